@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/* The algorithm interface: each file in src/algos/ exports one CsAlgo that builds schedules. */
+#pragma once
+
+#include <glib.h>
+
+#include "op.h"
+#include "schedule.h"
+#include "topo.h"
+
+G_BEGIN_DECLS
+
+/**
+ * CsAlgoArgs:
+ * What an algorithm needs to build one schedule. @topo may be NULL: algorithms that use the
+ * node structure (hierarchical, NVLS, tree across nodes) then treat all ranks as one node.
+ */
+typedef struct {
+    const CsTopo *topo;          /* (nullable) the machine, for node structure and rings */
+    CsOp op;
+    int nranks;
+    int root;                    /* rank; ignored by rootless collectives */
+    gint64 size_bytes;           /* bytes: nccl-tests' size column */
+    CsDtype dtype;
+    CsRedop redop;
+    CsProto proto;
+    int n_channels;              /* channels (NCCL's parallel rings/trees), >= 1 */
+    gint64 chunk_bytes;          /* bytes: pipeline chunk per channel step, 0 = protocol default */
+} CsAlgoArgs;
+
+typedef struct _CsAlgo CsAlgo;
+
+/**
+ * CsAlgo:
+ * @name:      CLI spelling ("ring").
+ * @summary:   one line for --help and `collsim algos`.
+ * @reference: paper, or NCCL file and version.
+ * @ops:       collectives it implements.
+ * @supports:  whether it applies to @op on @nranks ranks of @topo (@topo nullable); on FALSE
+ *             sets @why to a static string.
+ * @build:     builds the schedule (transfer full), or NULL with @error set.
+ */
+struct _CsAlgo {
+    const char *name;
+    const char *summary;
+    const char *reference;
+    CsOpMask ops;
+    gboolean (*supports) (const CsTopo *topo, CsOp op, int nranks, const char **why);
+    CsSchedule *(*build) (const CsAlgoArgs *args, GError **error);
+};
+
+/* Fills @args with defaults: root 0, float, sum, Simple, 1 channel, protocol chunk. */
+void cs_algo_args_init (CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks,
+                        gint64 size_bytes);
+
+/* Protocol default chunk per channel step, in bytes, rounded to the datatype. */
+gint64 cs_algo_default_chunk (const CsAlgoArgs *args);
+
+/* Builds with @algo after checking ops/supports; the error names algo and op on refusal. */
+CsSchedule *cs_algo_build (const CsAlgo *algo, const CsAlgoArgs *args, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,2 @@
+/* PLACEHOLDER-UNWRITTEN: models/nccl.c is written by its owner; delete this line. */
+typedef int cs_unwritten_nccl;

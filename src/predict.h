@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+/* Prediction: builds a schedule with an algorithm and runs it through the engine, for one
+ * (op, size, algo, proto, channels) point, and picks the best point per size. The only module
+ * that knows both the algorithm registry and the engine. */
+#pragma once
+
+#include <glib.h>
+
+#include "algos/algo.h"
+#include "engine.h"
+#include "topo.h"
+
+G_BEGIN_DECLS
+
+/**
+ * CsPredictOptions:
+ * Common knobs of every prediction.
+ */
+typedef struct {
+    CsEngineOptions engine;
+    CsDtype dtype;
+    CsRedop redop;
+    int root;
+    int nranks;                  /* 0 = every rank of the topology */
+    int n_channels;              /* 0 = chosen per topology, algorithm and size */
+} CsPredictOptions;
+
+void cs_predict_options_init (CsPredictOptions *options);
+
+/**
+ * CsPrediction:
+ * One predicted point.
+ */
+typedef struct {
+    const CsAlgo *algo;          /* (transfer none) */
+    CsProto proto;
+    int n_channels;
+    CsOpSize size;
+    CsResult result;             /* rank_finish is NULL here: only the totals are kept */
+    double time_us;              /* us */
+    double algbw_GBps;           /* GB/s */
+    double busbw_GBps;           /* GB/s */
+} CsPrediction;
+
+/* Predicts one point. FALSE with @error if the algorithm/protocol cannot serve it. */
+gboolean cs_predict_one (const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                         CsProto proto, const CsPredictOptions *options, CsPrediction *out,
+                         GError **error);
+
+/* Predicts every legal algorithm x protocol for one size and returns the fastest.
+ * @algo_filter / @proto_filter restrict the candidates (NULL / -1 = all).
+ * FALSE with @error if nothing applies. */
+gboolean cs_predict_best (const CsTopo *topo, CsOp op, gint64 size_bytes,
+                          const CsAlgo *algo_filter, int proto_filter,
+                          const CsPredictOptions *options, CsPrediction *out, GError **error);
+
+/* The channel count NCCL-like defaults would give @algo for @op on @topo. */
+int cs_predict_default_channels (const CsTopo *topo, const CsAlgo *algo, CsOp op,
+                                 CsProto proto, gint64 size_bytes, int nranks);
+
+G_END_DECLS
