@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, then
+#   1. an address+undefined sanitizer build without the optional backends: the unit, golden and
+#      slow suites;
+#   2. a normal build with CUDA (where nvcc is found) and MPI: every suite but the benchmarks
+#      (GPU tests skip with exit 77 where no GPU is present).
+# Under CI (CI=true) warnings are errors. The last line is "N passed, N failed, N skipped",
+# counted over individual test cases (TAP lines), and the exit status is non-zero on a failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh || exit 1
+
+werror=false
+[ "${CI:-}" = "true" ] && werror=true
+jobs=$(nproc 2>/dev/null || echo 2)
+
+status=0
+build_failures=0
+logs=()
+
+build_and_test () {
+    local dir=$1; shift
+    local setup_opts=("$@")
+    if [ -f "$dir/build.ninja" ]; then
+        meson setup --reconfigure "$dir" "${setup_opts[@]}" -Dwerror=$werror >/dev/null || return 1
+    else
+        meson setup "$dir" "${setup_opts[@]}" -Dwerror=$werror >/dev/null || return 1
+    fi
+    meson compile -C "$dir" -j "$jobs" || return 1
+}
+
+echo "== sanitizer build (build-asan) =="
+if build_and_test build-asan -Db_sanitize=address,undefined -Dcuda=disabled -Dmpi=disabled; then
+    ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --no-rebuild --print-errorlogs \
+        --num-processes "$jobs" --suite unit --suite golden --suite slow || status=1
+    logs+=(build-asan/meson-logs/testlog.json)
+else
+    echo "collsim: the sanitizer build failed" >&2
+    status=1
+    build_failures=$((build_failures + 1))
+fi
+
+echo "== full build (build-full) =="
+if build_and_test build-full -Dcuda=auto -Dmpi=auto; then
+    meson test -C build-full --no-rebuild --print-errorlogs --num-processes "$jobs" \
+        --no-suite unit --no-suite golden --no-suite slow || status=1
+    logs+=(build-full/meson-logs/testlog.json)
+else
+    echo "collsim: the full build failed" >&2
+    status=1
+    build_failures=$((build_failures + 1))
+fi
+
+python3 scripts/test-summary.py --build-failures "$build_failures" "${logs[@]}" || status=1
+exit $status
