@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/* Validation: every row of a measured nccl-tests trace against the engine's prediction for the
+ * same collective, size, ranks and (when the trace forced them) algorithm and protocol. */
+#pragma once
+
+#include <glib.h>
+
+#include "predict.h"
+#include "topo.h"
+#include "trace.h"
+
+G_BEGIN_DECLS
+
+/* Size regimes of the per-trace summary. */
+#define CS_VALIDATE_LATENCY_MAX_BYTES (G_GINT64_CONSTANT (64) * 1024)            /* < 64 KiB */
+#define CS_VALIDATE_BANDWIDTH_MIN_BYTES (G_GINT64_CONSTANT (64) * 1024 * 1024)  /* >= 64 MiB */
+
+/**
+ * CsValidateRow:
+ * One measured row beside its prediction. Errors are signed and relative:
+ * (predicted - measured) / measured.
+ */
+typedef struct {
+    gint64 size_bytes;           /* bytes: the trace's size column */
+    int line;                    /* line in the trace */
+    double measured_us;          /* us: out-of-place time */
+    double predicted_us;         /* us */
+    double measured_busbw_GBps;  /* GB/s: recomputed from size and time, as nccl-tests does */
+    double predicted_busbw_GBps; /* GB/s */
+    double time_error;           /* relative, signed */
+    double busbw_error;          /* relative, signed */
+    const char *algo;            /* predicted algorithm (static string) */
+    const char *proto;           /* predicted protocol (static string) */
+} CsValidateRow;
+
+/**
+ * CsValidateSummary:
+ * Geometric means of |busbw error| over a set of rows; NaN when the set is empty.
+ */
+typedef struct {
+    int n_rows;
+    double geomean_abs;          /* relative */
+    double max_abs;              /* relative */
+    gint64 max_size_bytes;       /* bytes: where the max is */
+} CsValidateSummary;
+
+/**
+ * CsValidateReport:
+ * One trace held against the engine.
+ */
+typedef struct {
+    char *origin;                /* trace file */
+    CsOp op;
+    int nranks;
+    char *forced_algo;           /* (nullable) algorithm the trace forced, collsim's name */
+    char *forced_proto;          /* (nullable) */
+    GArray *rows;                /* CsValidateRow */
+    CsValidateSummary all;       /* every row */
+    CsValidateSummary latency;   /* size < 64 KiB */
+    CsValidateSummary knee;      /* 64 KiB <= size < 64 MiB */
+    CsValidateSummary bandwidth; /* size >= 64 MiB */
+} CsValidateReport;
+
+/**
+ * CsValidateCrossover:
+ * For two traces of the same collective with different forced algorithms: the smallest
+ * measured size from which the second is faster than the first for good, and the same for
+ * the predictions; -1 where one never overtakes the other.
+ */
+typedef struct {
+    const CsValidateReport *a;
+    const CsValidateReport *b;
+    gint64 measured_bytes;
+    gint64 predicted_bytes;
+} CsValidateCrossover;
+
+/* Validates @trace against @topo. @options carries the engine settings; the trace's own
+ * headers (ranks, -g from its command, forced NCCL_ALGO/NCCL_PROTO, datatype) override the
+ * matching fields. Returns: (transfer full) (nullable). */
+CsValidateReport *cs_validate_trace (const CsTopo *topo, const CsTrace *trace,
+                                     const CsPredictOptions *options, GError **error);
+void cs_validate_report_free (CsValidateReport *report);
+
+/* Crossovers between every pair of reports of the same collective and ranks that forced
+ * different algorithms (or one forced, one default). (transfer full) GArray of
+ * CsValidateCrossover. */
+GArray *cs_validate_crossovers (CsValidateReport *const *reports, int n_reports);
+
+/* Reads NCCL_ALGO/NCCL_PROTO from a trace's `algo/proto`, `env` and `command` headers and
+ * maps them to collsim's names ("Ring" -> "ring", "Tree" -> "tree", "NVLS" -> "nvls"); sets
+ * NULL when not forced or not representable. Reads -g from the command. */
+void cs_validate_trace_settings (const CsTrace *trace, char **algo, char **proto,
+                                 int *gpus_per_thread);
+
+/* The busbw nccl-tests prints for @size_bytes in @time_us. */
+double cs_validate_busbw (CsOp op, int nranks, gint64 size_bytes, double time_us);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsValidateReport, cs_validate_report_free)
+
+G_END_DECLS
