@@ -182,7 +182,7 @@ cs_cli_validate (int argc, char **argv, GError **error)
         (CsValidateReport *const *) reports->pdata, (int) reports->len);
 
     if (json) {
-        g_autoptr (cJSON) root = cJSON_CreateObject ();
+        cJSON *root = cJSON_CreateObject ();
         cJSON_AddStringToObject (root, "collsim_version", COLLSIM_VERSION);
         cJSON_AddStringToObject (root, "topology", cs_topo_name (topo));
         cJSON *arr = cJSON_AddArrayToObject (root, "traces");
@@ -198,8 +198,10 @@ cs_cli_validate (int argc, char **argv, GError **error)
             cJSON_AddNumberToObject (x, "predicted_bytes", (double) c->predicted_bytes);
             cJSON_AddItemToArray (xs, x);
         }
-        g_autofree char *text = cJSON_Print (root);
+        char *text = cJSON_Print (root);
         printf ("%s\n", text);
+        cJSON_free (text);
+        cJSON_Delete (root);
     }
     else {
         for (guint i = 0; i < reports->len; i++)
