@@ -35,14 +35,56 @@ gboolean cs_cli_validate (int argc, char **argv, GError **error);
 gboolean cs_cli_calibrate (int argc, char **argv, GError **error);
 gboolean cs_cli_measure (int argc, char **argv, GError **error);
 
-/* Shared option helpers (cli_common.c). */
+/* ---- Shared option helpers (cli_common.c) ---- */
 
-/* A GOptionArgFunc-compatible parser target: fills *(gint64 *) from a size with units. */
+/*
+ * Flags with units (`-b 64K`, `--alpha 0.8us`, `--bandwidth 400Gb/s`) are parsed by units.c
+ * during option parsing, so a bad value is a usage error naming the flag. The pattern:
+ *
+ *     static gint64 min_bytes = 8;
+ *     static double alpha_s = 10e-6;
+ *     static const GOptionEntry entries[] = {
+ *         { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, cs_cli_parse_size_arg,
+ *           "Smallest size (default 8)", "SIZE" },
+ *         { "alpha", 0, 0, G_OPTION_ARG_CALLBACK, cs_cli_parse_time_arg, "Latency", "TIME" },
+ *         { NULL } };
+ *     static const CsCliUnitTarget targets[] = {
+ *         { "minbytes", &min_bytes }, { "alpha", &alpha_s }, { NULL, NULL } };
+ *     ...
+ *     if (!cs_cli_parse_units (&argc, &argv, entries, targets, "", summary, description, error))
+ *         return FALSE;
+ *
+ * The entry's callback picks the unit, the target table (looked up by the entry's long name,
+ * also when the short flag was given) picks where the value goes. Targets may be locals when
+ * the entries and targets arrays are locals too.
+ */
+typedef struct {
+    const char *long_name; /* the GOptionEntry's long_name, without dashes */
+    gpointer target;       /* gint64 * for sizes (bytes) and counts; double * for times
+                            * (seconds) and bandwidths (bytes/s) */
+} CsCliUnitTarget;
+
+/* GOptionArgFunc callbacks for G_OPTION_ARG_CALLBACK entries; valid only under
+ * cs_cli_parse_units(). Each writes the parsed value to the flag's target. */
 gboolean cs_cli_parse_size_arg (const char *option_name, const char *value, gpointer data,
                                 GError **error);
-/* Parses @argv with @entries; on failure sets CS_CLI_ERROR_USAGE. @summary for --help. */
+gboolean cs_cli_parse_count_arg (const char *option_name, const char *value, gpointer data,
+                                 GError **error);
+gboolean cs_cli_parse_time_arg (const char *option_name, const char *value, gpointer data,
+                                GError **error);
+gboolean cs_cli_parse_bandwidth_arg (const char *option_name, const char *value, gpointer data,
+                                     GError **error);
+
+/* Parses @argv with @entries, removing what it consumed (G_OPTION_REMAINING or leftovers stay
+ * for the caller). @parameter_string follows "Usage: collsim cmd [OPTION...]" in --help,
+ * @summary comes above the options, @description below. Bad flags and bad values become
+ * CS_CLI_ERROR_USAGE, the message prefixed with argv[0] ("collsim model: --alpha: ..."). */
 gboolean cs_cli_parse (int *argc, char ***argv, const GOptionEntry *entries,
                        const char *parameter_string, const char *summary,
                        const char *description, GError **error);
+/* The same, with @targets (NULL-terminated) for the entries using the unit callbacks above. */
+gboolean cs_cli_parse_units (int *argc, char ***argv, const GOptionEntry *entries,
+                             const CsCliUnitTarget *targets, const char *parameter_string,
+                             const char *summary, const char *description, GError **error);
 
 G_END_DECLS
