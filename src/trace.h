@@ -47,6 +47,20 @@ typedef struct {
 
 typedef struct _CsTrace CsTrace;
 
+/**
+ * CsTraceLayout:
+ * The column widths the writer uses; the reader accepts both (and older ones).
+ * @CS_TRACE_LAYOUT_CLASSIC: nccl-tests before getFloatStr (and rccl-tests): bandwidths
+ *   "%6.2f", time "%7.2f"/"%7.1f"/"%7.0f" by magnitude, #wrong five wide. Most published
+ *   traces, the seed's H100 run among them. The default.
+ * @CS_TRACE_LAYOUT_CURRENT: recent nccl-tests: every number keeps its width by dropping
+ *   decimals as it grows, #wrong six wide (the a100 trace).
+ */
+typedef enum {
+    CS_TRACE_LAYOUT_CLASSIC,
+    CS_TRACE_LAYOUT_CURRENT,
+} CsTraceLayout;
+
 /* Reads a trace. Returns: (transfer full) (nullable): NULL with "file:line: what" on error. */
 CsTrace *cs_trace_load_file (const char *path, GError **error);
 CsTrace *cs_trace_load_data (const char *text, const char *origin, GError **error);
@@ -55,7 +69,9 @@ CsTrace *cs_trace_load_data (const char *text, const char *origin, GError **erro
 CsTrace *cs_trace_new (CsOp op, int nranks);
 void cs_trace_free (CsTrace *trace);
 
-/* `# key: value` headers, in file order. Setting an existing key replaces it. */
+/* `# key: value` headers, in file order. Setting an existing key replaces it. Getting a key
+ * also finds a header whose key adds a qualifier in parentheses ("env (from the script)")
+ * when no header has exactly that key. */
 void cs_trace_set_header (CsTrace *trace, const char *key, const char *value);
 const char *cs_trace_get_header (const CsTrace *trace, const char *key);   /* (nullable) */
 /* Keys in order (transfer container). */
@@ -69,6 +85,14 @@ const CsTraceRow *cs_trace_row (const CsTrace *trace, gsize index);
 gboolean cs_trace_op (const CsTrace *trace, CsOp *op);
 int cs_trace_n_ranks (const CsTrace *trace);     /* 0 if unknown */
 const char *cs_trace_origin (const CsTrace *trace);
+
+/* The layout read (CLASSIC when no column titles said otherwise) or set for writing. */
+CsTraceLayout cs_trace_get_layout (const CsTrace *trace);
+void cs_trace_set_layout (CsTrace *trace, CsTraceLayout layout);
+
+/* nccl-tests' footer figure: the mean busbw over every out-of-place and in-place cell that
+ * has one (GB/s); 0 without rows. */
+double cs_trace_avg_busbw (const CsTrace *trace);
 
 /* Writes nccl-tests' layout: headers, column titles, rows, `# Avg bus bandwidth` footer.
  * Returns: (transfer full). */
