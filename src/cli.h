@@ -44,10 +44,11 @@ gboolean cs_cli_measure (int argc, char **argv, GError **error);
  *     static gint64 min_bytes = 8;
  *     static double alpha_s = 10e-6;
  *     static const GOptionEntry entries[] = {
- *         { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, cs_cli_parse_size_arg,
+ *         { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_size_arg),
  *           "Smallest size (default 8)", "SIZE" },
- *         { "alpha", 0, 0, G_OPTION_ARG_CALLBACK, cs_cli_parse_time_arg, "Latency", "TIME" },
- *         { NULL } };
+ *         { "alpha", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_time_arg),
+ *           "Latency", "TIME" },
+ *         G_OPTION_ENTRY_NULL };
  *     static const CsCliUnitTarget targets[] = {
  *         { "minbytes", &min_bytes }, { "alpha", &alpha_s }, { NULL, NULL } };
  *     ...
@@ -58,6 +59,9 @@ gboolean cs_cli_measure (int argc, char **argv, GError **error);
  * also when the short flag was given) picks where the value goes. Targets may be locals when
  * the entries and targets arrays are locals too.
  */
+/* GOptionEntry.arg_data is a gpointer; ISO C (-Wpedantic) objects to a function stored there. */
+#define CS_CLI_ARG_FUNC(func) (G_GNUC_EXTENSION (gpointer) (func))
+
 typedef struct {
     const char *long_name; /* the GOptionEntry's long_name, without dashes */
     gpointer target;       /* gint64 * for sizes (bytes) and counts; double * for times

@@ -400,13 +400,15 @@ format_3 (double v, const char *unit)
 
 /**
  * cs_units_format_time:
- * @seconds in the largest of ns, us, ms, s that keeps the number at least 1, to about three
- * significant digits: "10.0 us", "1.11 ns", "2.35 ms". Returns: (transfer full).
+ * @seconds in the largest of ps, ns, us, ms, s that keeps the number at least 1, to about
+ * three significant digits: "10.0 us", "1.11 ns", "2.35 ms", "8.89 ps". Returns: (transfer full).
  */
 char *
 cs_units_format_time (double seconds)
 {
-    static const Unit scale[] = { { "s", 1.0 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "ns", 1e-9 } };
+    static const Unit scale[] = {
+        { "s", 1.0 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "ns", 1e-9 }, { "ps", 1e-12 },
+    };
     double a = fabs (seconds);
 
     if (!isfinite (seconds))
@@ -414,11 +416,11 @@ cs_units_format_time (double seconds)
     if (a == 0.0)
         return g_strdup ("0 s");
     for (gsize i = 0; i < G_N_ELEMENTS (scale) - 1; i++) {
-        /* 999.96 us rounds to "1000 us": show it as "1.00 ms" instead. */
+        /* 999.96 us would round to "1000 us": show it as "1.00 ms" instead. */
         if (a >= scale[i].factor * 0.9995)
             return format_3 (seconds / scale[i].factor, scale[i].name);
     }
-    return format_3 (seconds / 1e-9, "ns");
+    return format_3 (seconds / 1e-12, "ps");
 }
 
 /**
