@@ -130,6 +130,9 @@ gsize cs_schedule_n_steps (const CsSchedule *sched);   /* all ranks */
 const char *cs_step_kind_name (CsStepKind kind);
 gboolean cs_step_kind_sends (CsStepKind kind);
 gboolean cs_step_kind_recvs (CsStepKind kind);
+/* Whether the step reads its local @src region / writes its local @dst region. */
+gboolean cs_step_kind_reads_src (CsStepKind kind);
+gboolean cs_step_kind_writes_dst (CsStepKind kind);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsSchedule, cs_schedule_free)
 

@@ -59,4 +59,30 @@ gint64 cs_algo_default_chunk (const CsAlgoArgs *args);
 /* Builds with @algo after checking ops/supports; the error names algo and op on refusal. */
 CsSchedule *cs_algo_build (const CsAlgo *algo, const CsAlgoArgs *args, GError **error);
 
+/* ---- Helpers for the algorithm files ---- */
+
+/* An empty schedule for @args: op, ranks, root, size, datatype, operator, protocol and
+ * channels. (transfer full) */
+CsSchedule *cs_algo_schedule_new (const CsAlgoArgs *args);
+
+/* Part @i of @count items cut into @parts nearly equal contiguous parts (the first
+ * count % parts parts get one more): its first item and length. */
+void cs_algo_split (gint64 count, int parts, int i, gint64 *first, gint64 *n);
+
+/* The pipeline chunk in bytes: @args->chunk_bytes, or cs_algo_default_chunk() when 0; whole
+ * elements, at least one. */
+gint64 cs_algo_chunk_bytes (const CsAlgoArgs *args);
+
+/* Moves [@offset, @offset + @bytes) of @buf as consecutive messages of at most @chunk_bytes
+ * (chunk index k for the k-th); nothing when @bytes is 0. A send and its receive must use
+ * the same @bytes and @chunk_bytes so the messages match. */
+void cs_algo_send_chunked (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                           gint64 offset, gint64 bytes, gint64 chunk_bytes);
+void cs_algo_recv_chunked (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                           gint64 offset, gint64 bytes, gint64 chunk_bytes);
+
+/* The one-rank case of every collective: rank 0 copies its input to its output (both are
+ * the same size when P = 1). */
+void cs_algo_copy_input (CsSchedule *sched);
+
 G_END_DECLS
