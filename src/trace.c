@@ -19,6 +19,7 @@ struct _CsTrace {
     CsTraceLayout layout;
     gboolean op_set;             /* @op came from cs_trace_new() */
     CsOp op;
+    int nranks;                  /* from cs_trace_new(), 0 if unknown */
     char *program;               /* "all_reduce_perf" from "# Collective test starting:" */
     int max_rank_line;           /* highest N of the "#  Rank N Group ..." lines, -1 if none */
 };
@@ -40,8 +41,9 @@ trace_alloc (const char *origin)
 
 /**
  * cs_trace_new:
- * An empty trace for @op on @nranks ranks, with the `collective` and `ranks` headers set, to
- * be filled with cs_trace_add_row() and written.
+ * An empty trace for @op on @nranks ranks (0 if unknown), to be filled with
+ * cs_trace_set_header() and cs_trace_add_row() and written. The writer adds the `collective`
+ * and `ranks` headers after the others unless they were set, so a reader finds them again.
  * Returns: (transfer full).
  */
 CsTrace *
@@ -51,11 +53,7 @@ cs_trace_new (CsOp op, int nranks)
     CsTrace *trace = trace_alloc (NULL);
     trace->op_set = TRUE;
     trace->op = op;
-    cs_trace_set_header (trace, "collective", cs_op_nccl_tests_name (op));
-    if (nranks > 0) {
-        g_autofree char *n = g_strdup_printf ("%d", nranks);
-        cs_trace_set_header (trace, "ranks", n);
-    }
+    trace->nranks = MAX (nranks, 0);
     return trace;
 }
 
@@ -265,8 +263,9 @@ leading_int (const char *text)
 
 /**
  * cs_trace_n_ranks:
- * The number of ranks, from the `ranks` header, else the `gpus` header, else the highest
- * "#  Rank N" line nccl-tests printed plus one; 0 if unknown.
+ * The number of ranks, from the `ranks` header, else the `gpus` header, else what
+ * cs_trace_new() was given, else the highest "#  Rank N" line nccl-tests printed plus one;
+ * 0 if unknown.
  */
 int
 cs_trace_n_ranks (const CsTrace *trace)
@@ -275,6 +274,8 @@ cs_trace_n_ranks (const CsTrace *trace)
     int n = leading_int (cs_trace_get_header (trace, "ranks"));
     if (n == 0)
         n = leading_int (cs_trace_get_header (trace, "gpus"));
+    if (n == 0)
+        n = trace->nranks;
     if (n == 0 && trace->max_rank_line >= 0)
         n = trace->max_rank_line + 1;
     return n;
@@ -901,7 +902,25 @@ cs_trace_to_string (const CsTrace *trace)
         g_autofree char *line = g_strdup_printf ("# %s: %s", k, v);
         append_line (out, line);
     }
+    if (trace->op_set && cs_trace_get_header (trace, "collective") == NULL)
+        g_string_append_printf (out, "# collective: %s\n", cs_op_nccl_tests_name (trace->op));
+    if (trace->nranks > 0 && cs_trace_get_header (trace, "ranks") == NULL)
+        g_string_append_printf (out, "# ranks: %d\n", trace->nranks);
+    g_autofree char *table = cs_trace_table_to_string (trace);
+    g_string_append (out, table);
+    return g_string_free (out, FALSE);
+}
 
+/**
+ * cs_trace_table_to_string:
+ * The table part of cs_trace_to_string(): titles, rows, footer.
+ * Returns: (transfer full).
+ */
+char *
+cs_trace_table_to_string (const CsTrace *trace)
+{
+    g_return_val_if_fail (trace != NULL, NULL);
+    GString *out = g_string_new (NULL);
     gboolean classic = trace->layout == CS_TRACE_LAYOUT_CLASSIC;
     g_autofree char *t1 = g_strdup_printf ("# %10s  %12s  %8s  %6s  %6s           out-of-place"
                                            "                       in-place",

@@ -97,6 +97,9 @@ double cs_trace_avg_busbw (const CsTrace *trace);
 /* Writes nccl-tests' layout: headers, column titles, rows, `# Avg bus bandwidth` footer.
  * Returns: (transfer full). */
 char *cs_trace_to_string (const CsTrace *trace);
+/* Only the table: the three title lines, the rows and the footer, without headers.
+ * Returns: (transfer full). */
+char *cs_trace_table_to_string (const CsTrace *trace);
 gboolean cs_trace_save_file (const CsTrace *trace, const char *path, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsTrace, cs_trace_free)

@@ -369,9 +369,9 @@ round_trip (CsTraceLayout layout)
         assert_cell_equal (&r->in_place, &rows[i].in_place);
     }
 
-    /* Headers come back in order, the collective and ranks first. */
+    /* Headers come back in order, the collective and ranks added last. */
     g_autoptr (GPtrArray) keys = cs_trace_header_keys (back);
-    const char *want[] = { "collective", "ranks", "topology", "model" };
+    const char *want[] = { "topology", "model", "collective", "ranks" };
     g_assert_cmpuint (keys->len, ==, G_N_ELEMENTS (want));
     for (guint i = 0; i < keys->len; i++)
         g_assert_cmpstr (g_ptr_array_index (keys, i), ==, want[i]);
@@ -439,6 +439,13 @@ test_writer_footer (void)
     g_assert_true (g_str_has_suffix (text, "# Out of bounds values : 1 FAILED\n"
                                            "# Avg bus bandwidth    : 2\n"));
     g_assert_true (g_str_has_prefix (text, "# collective: broadcast\n# ranks: 2\n"));
+
+    /* Headers set explicitly keep their place and are not repeated. */
+    cs_trace_set_header (trace, "ranks", "2 (one node)");
+    cs_trace_set_header (trace, "topology", "pcie-2gpu");
+    g_autofree char *again = cs_trace_to_string (trace);
+    g_assert_true (g_str_has_prefix (again, "# ranks: 2 (one node)\n# topology: pcie-2gpu\n"
+                                            "# collective: broadcast\n#  "));
 }
 
 static void
