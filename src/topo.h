@@ -158,6 +158,10 @@ double cs_topo_bisection_bw (const CsTopo *topo);
 CsTopo *cs_topo_copy_with (const CsTopo *topo, CsLinkKind link_kind, double alpha_s,
                            double lane_bw_Bps, const CsGpuSpec *gpu);
 
+/* @topo as an explicit-graph JSON document (templates expanded, calibrated values kept) that
+ * cs_topo_load_data() reads back. (transfer full) */
+char *cs_topo_to_json (const CsTopo *topo);
+
 const char *cs_device_kind_name (CsDeviceKind kind);
 const char *cs_link_kind_name (CsLinkKind kind);
 CsLinkClass cs_link_kind_class (CsLinkKind kind);
