@@ -73,6 +73,12 @@ static const SizeUnit size_units[] = {
     { "t", G_GINT64_CONSTANT (1) << 40 },
     { "TB", G_GINT64_CONSTANT (1) << 40 },
     { "TiB", G_GINT64_CONSTANT (1) << 40 },
+    { "P", G_GINT64_CONSTANT (1) << 50 },
+    { "PB", G_GINT64_CONSTANT (1) << 50 },
+    { "PiB", G_GINT64_CONSTANT (1) << 50 },
+    { "E", G_GINT64_CONSTANT (1) << 60 },
+    { "EB", G_GINT64_CONSTANT (1) << 60 },
+    { "EiB", G_GINT64_CONSTANT (1) << 60 },
     { NULL, 0 },
 };
 
@@ -278,7 +284,7 @@ cs_units_parse_bandwidth (const char *text, double *bytes_per_s, GError **error)
 /**
  * cs_units_parse_size:
  * Reads a size into bytes: a bare integer is bytes; B, K, KB, KiB, M, MB, MiB, G, GB, GiB,
- * T, TB, TiB (and k, m, g, t) follow, all K/M/G/T powers of 1024 as nccl-tests' -b/-e read
+ * T, TB, TiB, P.., E.. (and k, m, g, t) follow, all powers of 1024 as nccl-tests' -b/-e read
  * them ("64K" = "64KB" = "64KiB" = 65536). Fractions are accepted when they give whole bytes
  * ("1.5G"). Negative, fractional-byte and sizes above G_MAXINT64 are errors.
  */
