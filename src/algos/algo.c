@@ -182,3 +182,56 @@ cs_algo_copy_input (CsSchedule *sched)
         cs_schedule_step (sched, 0, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0,
                           bytes, 0);
 }
+
+/* The k-th message of @regions cut into chunks: region index and offset within it. */
+typedef struct {
+    const CsRegion *regions;
+    int n;
+    int i;                       /* current region */
+    gint64 at;                   /* bytes into it */
+} ChunkIter;
+
+static gboolean
+chunk_next (ChunkIter *it, gint64 chunk_bytes, int *region, gint64 *at, gint64 *bytes)
+{
+    while (it->i < it->n && it->at >= it->regions[it->i].bytes) {
+        it->i++;
+        it->at = 0;
+    }
+    if (it->i >= it->n)
+        return FALSE;
+    *region = it->i;
+    *at = it->at;
+    *bytes = MIN (chunk_bytes, it->regions[it->i].bytes - it->at);
+    it->at += *bytes;
+    return TRUE;
+}
+
+void
+cs_algo_exchange (CsSchedule *sched, int rank, int channel, gint64 chunk_bytes,
+                  int send_peer, const CsRegion *send, int n_send, int recv_peer,
+                  const CsRegion *recv, int n_recv, const CsRegion *reduce_src)
+{
+    g_return_if_fail (chunk_bytes > 0);
+    ChunkIter out = { .regions = send, .n = n_send };
+    ChunkIter in = { .regions = recv, .n = n_recv };
+    gboolean more_out = TRUE;
+    gboolean more_in = TRUE;
+    for (int k = 0; more_out || more_in; k++) {
+        int i;
+        gint64 at;
+        gint64 bytes;
+        more_out = more_out && chunk_next (&out, chunk_bytes, &i, &at, &bytes);
+        if (more_out)
+            cs_schedule_send (sched, rank, channel, send_peer, send[i].buf, send[i].offset + at,
+                              bytes, k);
+        more_in = more_in && chunk_next (&in, chunk_bytes, &i, &at, &bytes);
+        if (more_in && reduce_src == NULL)
+            cs_schedule_recv (sched, rank, channel, recv_peer, recv[i].buf, recv[i].offset + at,
+                              bytes, k);
+        else if (more_in)
+            cs_schedule_step (sched, rank, channel, CS_STEP_RECV_REDUCE, recv_peer, -1,
+                              reduce_src[i].buf, reduce_src[i].offset + at, recv[i].buf,
+                              recv[i].offset + at, bytes, k);
+    }
+}

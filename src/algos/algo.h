@@ -81,6 +81,25 @@ void cs_algo_send_chunked (CsSchedule *sched, int rank, int channel, int peer, C
 void cs_algo_recv_chunked (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
                            gint64 offset, gint64 bytes, gint64 chunk_bytes);
 
+/**
+ * CsRegion:
+ * A stretch of one of a rank's buffers.
+ */
+typedef struct {
+    CsBuffer buf;
+    gint64 offset;               /* bytes */
+    gint64 bytes;                /* bytes */
+} CsRegion;
+
+/* Sends the @n_send regions @send to @send_peer while receiving the @n_recv regions @recv from
+ * @recv_peer, each region cut into messages of at most @chunk_bytes, alternating one message
+ * out and one in, so that ranks exchanging in a cycle never all wait on full slots. With
+ * @reduce_src (nullable; @n_recv regions parallel to @recv) the receives are RECV_REDUCE:
+ * recv = received (+) reduce_src. Empty regions move nothing. */
+void cs_algo_exchange (CsSchedule *sched, int rank, int channel, gint64 chunk_bytes,
+                       int send_peer, const CsRegion *send, int n_send, int recv_peer,
+                       const CsRegion *recv, int n_recv, const CsRegion *reduce_src);
+
 /* The one-rank case of every collective: rank 0 copies its input to its output (both are
  * the same size when P = 1). */
 void cs_algo_copy_input (CsSchedule *sched);
