@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: MIT
+/* Shared machinery of the tree-shaped and node-aware algorithms: NCCL's (double) binary
+ * trees, trees of ranks, node groups, a time-ordered step sink and pipelined tree collectives.
+ *
+ * The trees follow NCCL 2.28 src/graph/trees.cc (ncclGetBtree, ncclGetDtree,
+ * ncclGetDtreeRoots), which implements the two-tree scheme of P. Sanders, J. Speck and
+ * J. L. Träff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan",
+ * Parallel Computing 35(12), 2009. The per-rank primitives of the tree collectives follow
+ * NCCL 2.28 src/device/all_reduce.h (runTreeSplit). */
+#include "algos/pipetree.h"
+
+#include <stdlib.h>
+
+/* ---- NCCL's trees ---- */
+
+/**
+ * cs_pipetree_btree:
+ * In-order binary tree on bit patterns: index xx10..0 has children xx01..0 and xx11..0 (or
+ * the largest xx1(0..)1(0..) in range), so odd indices are leaves and 0 is the root with a
+ * single child. Same parent/child relation as NCCL's ncclGetBtree.
+ */
+void
+cs_pipetree_btree (int n, int index, int *parent, int *child0, int *child1, int *child_type)
+{
+    int bit = 1;
+
+    g_return_if_fail (n >= 1 && index >= 0 && index < n);
+
+    while (bit < n && (bit & index) == 0)
+        bit <<= 1;
+
+    if (index == 0) {
+        *parent = -1;
+        *child0 = -1;
+        /* The only child of the root is above it, hence child1 as in NCCL. */
+        *child1 = n > 1 ? bit >> 1 : -1;
+        *child_type = -1;
+        return;
+    }
+
+    int up = (index ^ bit) | (bit << 1);
+    if (up >= n)
+        up = index ^ bit;
+    *parent = up;
+    *child_type = index < up ? 0 : 1;
+
+    int low = bit >> 1;
+    *child0 = low == 0 ? -1 : index - low;
+    while (low > 0 && index + low >= n)
+        low >>= 1;
+    *child1 = low == 0 ? -1 : index + low;
+}
+
+/**
+ * cs_pipetree_dtree:
+ * Tree 1 is tree 0 mirrored (index -> n-1-index) when @n is even, so inner ranks of one are
+ * leaves of the other; shifted by one when @n is odd, where only index 0 is inner in both.
+ */
+void
+cs_pipetree_dtree (int n, int tree, int index, int *parent, int *child0, int *child1,
+                   int *child_type)
+{
+    int u, d0, d1;
+
+    g_return_if_fail (tree == 0 || tree == 1);
+
+    if (tree == 0) {
+        cs_pipetree_btree (n, index, parent, child0, child1, child_type);
+        return;
+    }
+    if (n % 2 == 1) {
+        cs_pipetree_btree (n, (index - 1 + n) % n, &u, &d0, &d1, child_type);
+        *parent = u == -1 ? -1 : (u + 1) % n;
+        *child0 = d0 == -1 ? -1 : (d0 + 1) % n;
+        *child1 = d1 == -1 ? -1 : (d1 + 1) % n;
+    }
+    else {
+        cs_pipetree_btree (n, n - 1 - index, &u, &d0, &d1, child_type);
+        *parent = u == -1 ? -1 : n - 1 - u;
+        *child0 = d0 == -1 ? -1 : n - 1 - d0;
+        *child1 = d1 == -1 ? -1 : n - 1 - d1;
+    }
+}
+
+int
+cs_pipetree_dtree_root (int n, int tree)
+{
+    if (tree == 0)
+        return 0;
+    return (n % 2 == 1 && n > 1) ? 1 : n - 1;
+}
+
+/* ---- Trees of ranks ---- */
+
+CsPipeTree *
+cs_pipetree_new (int n_ranks)
+{
+    CsPipeTree *tree;
+
+    g_return_val_if_fail (n_ranks >= 1, NULL);
+
+    tree = g_new0 (CsPipeTree, 1);
+    tree->n_ranks = n_ranks;
+    tree->root = -1;
+    tree->nodes = g_new0 (CsTreeNode, n_ranks);
+    for (int r = 0; r < n_ranks; r++) {
+        tree->nodes[r].parent = -1;
+        tree->nodes[r].depth = -1;
+    }
+    return tree;
+}
+
+void
+cs_pipetree_free (CsPipeTree *tree)
+{
+    if (tree == NULL)
+        return;
+    g_free (tree->nodes);
+    g_free (tree);
+}
+
+void
+cs_pipetree_link (CsPipeTree *tree, int parent, int child)
+{
+    CsTreeNode *p;
+
+    g_return_if_fail (parent >= 0 && parent < tree->n_ranks);
+    g_return_if_fail (child >= 0 && child < tree->n_ranks && child != parent);
+
+    p = &tree->nodes[parent];
+    g_assert (p->n_children < CS_PIPETREE_MAX_CHILDREN);
+    g_assert (tree->nodes[child].parent == -1);
+    p->children[p->n_children++] = child;
+    tree->nodes[child].parent = parent;
+}
+
+void
+cs_pipetree_finish (CsPipeTree *tree, int root)
+{
+    g_autofree int *order = g_new (int, tree->n_ranks);
+    g_autofree int *below = g_new0 (int, tree->n_ranks);
+    int head = 0;
+    int tail = 0;
+
+    g_return_if_fail (root >= 0 && root < tree->n_ranks);
+    g_return_if_fail (tree->nodes[root].parent == -1);
+
+    tree->root = root;
+    tree->height = 0;
+    tree->nodes[root].depth = 0;
+    order[tail++] = root;
+    while (head < tail) {
+        const CsTreeNode *n = &tree->nodes[order[head++]];
+        for (int i = 0; i < n->n_children; i++) {
+            CsTreeNode *c = &tree->nodes[n->children[i]];
+            c->depth = n->depth + 1;
+            tree->height = MAX (tree->height, c->depth);
+            order[tail++] = n->children[i];
+        }
+    }
+
+    /* Subtree heights bottom-up, then deepest child first: its path is the critical one. */
+    for (int i = tail - 1; i >= 0; i--) {
+        CsTreeNode *n = &tree->nodes[order[i]];
+        for (int a = 1; a < n->n_children; a++) {
+            int c = n->children[a];
+            int b = a;
+            while (b > 0 && below[n->children[b - 1]] < below[c]) {
+                n->children[b] = n->children[b - 1];
+                b--;
+            }
+            n->children[b] = c;
+        }
+        if (n->parent >= 0)
+            below[n->parent] = MAX (below[n->parent], below[order[i]] + 1);
+    }
+}
+
+void
+cs_pipetree_dtree_over (CsPipeTree *tree, const int *members, int n, int which)
+{
+    for (int i = 0; i < n; i++) {
+        int parent, c0, c1, type;
+        cs_pipetree_dtree (n, which, i, &parent, &c0, &c1, &type);
+        if (parent >= 0)
+            cs_pipetree_link (tree, members[parent], members[i]);
+    }
+    cs_pipetree_finish (tree, members[cs_pipetree_dtree_root (n, which)]);
+}
+
+/* ---- Node groups ---- */
+
+typedef struct {
+    int node;
+    int rank;
+} NodeRank;
+
+static int
+node_rank_cmp (const void *a, const void *b)
+{
+    const NodeRank *x = a;
+    const NodeRank *y = b;
+
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static CsNodeGroups *
+groups_from_pairs (NodeRank *pairs, int n_ranks)
+{
+    CsNodeGroups *groups = g_new0 (CsNodeGroups, 1);
+    int g = -1;
+
+    qsort (pairs, n_ranks, sizeof *pairs, node_rank_cmp);
+    groups->n_ranks = n_ranks;
+    groups->ranks = g_new (int, n_ranks);
+    groups->group_of = g_new (int, n_ranks);
+    groups->local_of = g_new (int, n_ranks);
+    groups->offsets = g_new (int, n_ranks + 1);
+    for (int i = 0; i < n_ranks; i++) {
+        if (i == 0 || pairs[i].node != pairs[i - 1].node)
+            groups->offsets[++g] = i;
+        groups->ranks[i] = pairs[i].rank;
+        groups->group_of[pairs[i].rank] = g;
+        groups->local_of[pairs[i].rank] = i - groups->offsets[g];
+    }
+    groups->n_groups = g + 1;
+    groups->offsets[groups->n_groups] = n_ranks;
+    return groups;
+}
+
+/**
+ * cs_node_groups_new:
+ * Ranks sharing cs_topo_rank_node() form a group; the rank numbering need not be node-major.
+ * Returns: (transfer full) (nullable)
+ */
+CsNodeGroups *
+cs_node_groups_new (const CsTopo *topo, int n_ranks, GError **error)
+{
+    g_autofree NodeRank *pairs = NULL;
+
+    g_return_val_if_fail (n_ranks >= 1, NULL);
+
+    if (topo != NULL && n_ranks > cs_topo_n_ranks (topo)) {
+        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                     "%d ranks requested but topology %s has %d GPUs", n_ranks,
+                     cs_topo_name (topo), cs_topo_n_ranks (topo));
+        return NULL;
+    }
+    pairs = g_new (NodeRank, n_ranks);
+    for (int r = 0; r < n_ranks; r++) {
+        pairs[r].node = topo != NULL ? cs_topo_rank_node (topo, r) : 0;
+        pairs[r].rank = r;
+    }
+    return groups_from_pairs (pairs, n_ranks);
+}
+
+CsNodeGroups *
+cs_node_groups_new_flat (int n_ranks)
+{
+    g_autofree NodeRank *pairs = g_new (NodeRank, n_ranks);
+
+    for (int r = 0; r < n_ranks; r++) {
+        pairs[r].node = r;
+        pairs[r].rank = r;
+    }
+    return groups_from_pairs (pairs, n_ranks);
+}
+
+void
+cs_node_groups_free (CsNodeGroups *groups)
+{
+    if (groups == NULL)
+        return;
+    g_free (groups->offsets);
+    g_free (groups->ranks);
+    g_free (groups->group_of);
+    g_free (groups->local_of);
+    g_free (groups);
+}
+
+int
+cs_node_groups_size (const CsNodeGroups *groups, int g)
+{
+    return groups->offsets[g + 1] - groups->offsets[g];
+}
+
+int
+cs_node_groups_rank (const CsNodeGroups *groups, int g, int local)
+{
+    g_assert (local >= 0 && local < cs_node_groups_size (groups, g));
+    return groups->ranks[groups->offsets[g] + local];
+}
+
+gboolean
+cs_node_groups_uniform (const CsNodeGroups *groups)
+{
+    for (int g = 1; g < groups->n_groups; g++)
+        if (cs_node_groups_size (groups, g) != cs_node_groups_size (groups, 0))
+            return FALSE;
+    return TRUE;
+}
+
+/* ---- Step sink ---- */
+
+typedef struct {
+    gint64 time;
+    gint64 seq;
+    CsStep step;
+} TimedStep;
+
+struct _CsStepSink {
+    int n_ranks;
+    GArray **programs;           /* per rank, of TimedStep */
+};
+
+CsStepSink *
+cs_step_sink_new (int n_ranks)
+{
+    CsStepSink *sink = g_new0 (CsStepSink, 1);
+
+    sink->n_ranks = n_ranks;
+    sink->programs = g_new (GArray *, n_ranks);
+    for (int r = 0; r < n_ranks; r++)
+        sink->programs[r] = g_array_new (FALSE, FALSE, sizeof (TimedStep));
+    return sink;
+}
+
+void
+cs_step_sink_free (CsStepSink *sink)
+{
+    if (sink == NULL)
+        return;
+    for (int r = 0; r < sink->n_ranks; r++)
+        g_array_unref (sink->programs[r]);
+    g_free (sink->programs);
+    g_free (sink);
+}
+
+void
+cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step)
+{
+    GArray *program;
+    TimedStep ts;
+
+    g_return_if_fail (rank >= 0 && rank < sink->n_ranks);
+
+    if (step->bytes == 0)
+        return;
+    program = sink->programs[rank];
+    ts.time = time;
+    ts.seq = program->len;
+    ts.step = *step;
+    g_array_append_val (program, ts);
+}
+
+void
+cs_step_sink_step (CsStepSink *sink, int rank, gint64 time, int channel, CsStepKind kind,
+                   int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
+                   CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk)
+{
+    CsStep step = {
+        .src_offset = src_offset,
+        .dst_offset = dst_offset,
+        .bytes = bytes,
+        .send_peer = send_peer,
+        .recv_peer = recv_peer,
+        .chunk = chunk,
+        .kind = (guint8) kind,
+        .src_buf = (guint8) src_buf,
+        .dst_buf = (guint8) dst_buf,
+        .channel = (guint8) channel,
+    };
+
+    g_return_if_fail (channel >= 0 && channel <= G_MAXUINT8);
+    cs_step_sink_add (sink, rank, time, &step);
+}
+
+static int
+timed_step_cmp (gconstpointer a, gconstpointer b)
+{
+    const TimedStep *x = a;
+    const TimedStep *y = b;
+
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void
+cs_step_sink_flush (CsStepSink *sink, CsSchedule *sched)
+{
+    for (int r = 0; r < sink->n_ranks; r++) {
+        GArray *program = sink->programs[r];
+        g_array_sort (program, timed_step_cmp);
+        for (guint i = 0; i < program->len; i++)
+            cs_schedule_add (sched, r, &g_array_index (program, TimedStep, i).step);
+        g_array_set_size (program, 0);
+    }
+}
+
+/* ---- Pipelined collectives over a tree ---- */
+
+static void
+put (CsStepSink *sink, const CsTreeRegion *rg, int rank, gint64 time, CsStepKind kind,
+     int recv_peer, int send_peer, CsBuffer src, CsBuffer dst)
+{
+    cs_step_sink_step (sink, rank, time, rg->channel, kind, recv_peer, send_peer, src,
+                       rg->offset, dst, rg->offset, rg->bytes, rg->chunk);
+}
+
+/* Sends what @rank holds in @buf down to its children, the first by @first_kind (which also
+ * receives from the parent). */
+static void
+fan_out (CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank, gint64 time,
+         CsBuffer buf, int first)
+{
+    for (int i = first; i < n->n_children; i++)
+        put (sink, rg, rank, time, CS_STEP_SEND, -1, n->children[i], buf, buf);
+}
+
+/* The reduce-up part of a non-root rank: NCCL's send (leaf) or recvReduceSend, split into one
+ * receive per child because a step names one peer; partial sums wait in @acc_buf. */
+static void
+reduce_up (CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank,
+           gint64 time)
+{
+    CsBuffer src = rg->src_buf;
+
+    if (n->n_children == 0) {
+        put (sink, rg, rank, time, CS_STEP_SEND, -1, n->parent, src, src);
+        return;
+    }
+    for (int i = 0; i + 1 < n->n_children; i++) {
+        put (sink, rg, rank, time, CS_STEP_RECV_REDUCE, n->children[i], -1, src, rg->acc_buf);
+        src = rg->acc_buf;
+    }
+    put (sink, rg, rank, time, CS_STEP_RECV_REDUCE_SEND, n->children[n->n_children - 1],
+         n->parent, src, src);
+}
+
+/* Everything the root receives, reduced into @dst_buf except the last child's message,
+ * which the caller consumes. Returns the buffer holding the partial sum so far. */
+static CsBuffer
+root_gather (CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank,
+             gint64 time)
+{
+    CsBuffer src = rg->src_buf;
+
+    for (int i = 0; i + 1 < n->n_children; i++) {
+        put (sink, rg, rank, time, CS_STEP_RECV_REDUCE, n->children[i], -1, src, rg->dst_buf);
+        src = rg->dst_buf;
+    }
+    return src;
+}
+
+void
+cs_pipetree_broadcast (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region,
+                       gboolean root_copy)
+{
+    if (region->bytes == 0)
+        return;
+    for (int r = 0; r < tree->n_ranks; r++) {
+        const CsTreeNode *n = &tree->nodes[r];
+        gint64 t = region->time + n->depth;
+
+        if (n->depth < 0)
+            continue;
+        if (r == tree->root) {
+            fan_out (sink, region, n, r, t, region->src_buf, 0);
+            /* Copy after the sends: NCCL's copySend does both at once, the copy never
+             * delays the children. */
+            if (root_copy && region->src_buf != region->dst_buf)
+                put (sink, region, r, t, CS_STEP_COPY, -1, -1, region->src_buf,
+                     region->dst_buf);
+        }
+        else if (n->n_children == 0) {
+            put (sink, region, r, t, CS_STEP_RECV, n->parent, -1, region->dst_buf,
+                 region->dst_buf);
+        }
+        else {
+            put (sink, region, r, t, CS_STEP_RECV_COPY_SEND, n->parent, n->children[0],
+                 region->dst_buf, region->dst_buf);
+            fan_out (sink, region, n, r, t, region->dst_buf, 1);
+        }
+    }
+}
+
+void
+cs_pipetree_reduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region)
+{
+    if (region->bytes == 0)
+        return;
+    for (int r = 0; r < tree->n_ranks; r++) {
+        const CsTreeNode *n = &tree->nodes[r];
+        gint64 t = region->time + tree->height - n->depth;
+
+        if (n->depth < 0)
+            continue;
+        if (r != tree->root) {
+            reduce_up (sink, region, n, r, t);
+            continue;
+        }
+        if (n->n_children == 0) {
+            if (region->src_buf != region->dst_buf)
+                put (sink, region, r, t, CS_STEP_COPY, -1, -1, region->src_buf,
+                     region->dst_buf);
+            continue;
+        }
+        CsBuffer src = root_gather (sink, region, n, r, t);
+        put (sink, region, r, t, CS_STEP_RECV_REDUCE, n->children[n->n_children - 1], -1, src,
+             region->dst_buf);
+    }
+}
+
+void
+cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region)
+{
+    if (region->bytes == 0)
+        return;
+    for (int r = 0; r < tree->n_ranks; r++) {
+        const CsTreeNode *n = &tree->nodes[r];
+        gint64 up = region->time + tree->height - n->depth;
+        gint64 down = region->time + tree->height + n->depth;
+
+        if (n->depth < 0)
+            continue;
+        if (r == tree->root) {
+            if (n->n_children == 0) {
+                if (region->src_buf != region->dst_buf)
+                    put (sink, region, r, up, CS_STEP_COPY, -1, -1, region->src_buf,
+                         region->dst_buf);
+                continue;
+            }
+            /* NCCL's recvReduceCopySend: the last reduction turns straight around. */
+            CsBuffer src = root_gather (sink, region, n, r, up);
+            put (sink, region, r, up, CS_STEP_RECV_REDUCE_COPY_SEND,
+                 n->children[n->n_children - 1], n->children[0], src, region->dst_buf);
+            fan_out (sink, region, n, r, up, region->dst_buf, 1);
+            continue;
+        }
+        reduce_up (sink, region, n, r, up);
+        if (n->n_children == 0) {
+            put (sink, region, r, down, CS_STEP_RECV, n->parent, -1, region->dst_buf,
+                 region->dst_buf);
+        }
+        else {
+            put (sink, region, r, down, CS_STEP_RECV_COPY_SEND, n->parent, n->children[0],
+                 region->dst_buf, region->dst_buf);
+            fan_out (sink, region, n, r, down, region->dst_buf, 1);
+        }
+    }
+}
+
+/* ---- Sizes ---- */
+
+gint64
+cs_pipetree_part_start (gint64 n, int parts, int i)
+{
+    g_return_val_if_fail (parts >= 1 && i >= 0 && i <= parts, 0);
+    return n / parts * i + n % parts * i / parts;
+}
+
+int
+cs_pipetree_log2i (gint64 n)
+{
+    int l = 0;
+
+    while (n >>= 1)
+        l++;
+    return l;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/* Shared by the tree-shaped and node-aware algorithms (tree, hierarchical, nvls, nvlstree):
+ * NCCL's binary and double binary trees, trees of ranks, the node groups of a topology, a
+ * step sink that orders each rank's program by logical time so pipelined phases interleave,
+ * and pipelined broadcast / reduce / all-reduce over a tree. */
+#pragma once
+
+#include <glib.h>
+
+#include "schedule.h"
+#include "topo.h"
+
+G_BEGIN_DECLS
+
+/* ---- NCCL's trees (src/graph/trees.cc) ---- */
+
+/* NCCL_MAX_TREE_ARITY: a rank of a tree has at most this many children. */
+#define CS_PIPETREE_MAX_CHILDREN 3
+
+/* NCCL's ncclGetBtree: the binary tree over @n indices rooted at 0 in which odd indices are
+ * leaves. Sets @parent (-1 at the root), @child0 / @child1 (-1 when absent) and @child_type
+ * (0 if @index is its parent's child0, 1 if child1, -1 at the root). */
+void cs_pipetree_btree (int n, int index, int *parent, int *child0, int *child1,
+                        int *child_type);
+
+/* NCCL's ncclGetDtree: tree 0 is the btree; tree 1 mirrors it (n even) or shifts it by one
+ * (n odd), so that most inner indices of one tree are leaves of the other. */
+void cs_pipetree_dtree (int n, int tree, int index, int *parent, int *child0, int *child1,
+                        int *child_type);
+
+/* NCCL's ncclGetDtreeRoots: the root index of @tree (0 or 1). */
+int cs_pipetree_dtree_root (int n, int tree);
+
+/* ---- Trees of ranks ---- */
+
+/**
+ * CsTreeNode:
+ * One rank's place in a tree. Ranks outside the tree have @depth -1.
+ */
+typedef struct {
+    int parent;                                  /* rank, -1 at the root and outside */
+    int n_children;
+    int children[CS_PIPETREE_MAX_CHILDREN];      /* ranks, deepest subtree first */
+    int depth;                                   /* hops below the root, -1 outside */
+} CsTreeNode;
+
+/**
+ * CsPipeTree:
+ * A tree over some of @n_ranks ranks, built with cs_pipetree_new(), _link() and _finish().
+ */
+typedef struct {
+    int n_ranks;
+    int root;                    /* rank */
+    int height;                  /* hops: the largest depth */
+    CsTreeNode *nodes;           /* n_ranks entries (owned) */
+} CsPipeTree;
+
+/* A tree over @n_ranks ranks with no edges yet. (transfer full) */
+CsPipeTree *cs_pipetree_new (int n_ranks);
+void cs_pipetree_free (CsPipeTree *tree);
+/* Makes @child a child of @parent. */
+void cs_pipetree_link (CsPipeTree *tree, int parent, int child);
+/* Roots the tree at @root: computes depths and the height and orders every rank's children
+ * by decreasing subtree height (the longest path is served first). */
+void cs_pipetree_finish (CsPipeTree *tree, int root);
+/* NCCL's double binary tree @which (0 or 1) over @members[0..n-1] (index i is rank
+ * members[i]), into an empty @tree, finished. */
+void cs_pipetree_dtree_over (CsPipeTree *tree, const int *members, int n, int which);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsPipeTree, cs_pipetree_free)
+
+/* ---- Node groups ---- */
+
+/**
+ * CsNodeGroups:
+ * The ranks 0..n_ranks-1 grouped by node, nodes in increasing node index, ranks increasing
+ * within a node. Without a topology every rank is on one node.
+ */
+typedef struct {
+    int n_ranks;
+    int n_groups;
+    int *offsets;                /* n_groups + 1 entries into @ranks (owned) */
+    int *ranks;                  /* n_ranks entries (owned) */
+    int *group_of;               /* n_ranks entries: the group of each rank (owned) */
+    int *local_of;               /* n_ranks entries: index within the group (owned) */
+} CsNodeGroups;
+
+/* Groups the first @n_ranks ranks of @topo (nullable) by node. NULL with
+ * CS_SCHEDULE_ERROR_UNSUPPORTED if @topo has fewer ranks. (transfer full) */
+CsNodeGroups *cs_node_groups_new (const CsTopo *topo, int n_ranks, GError **error);
+/* Every rank on its own node: the flat structure of trees over ranks. (transfer full) */
+CsNodeGroups *cs_node_groups_new_flat (int n_ranks);
+void cs_node_groups_free (CsNodeGroups *groups);
+/* Ranks in group @g. */
+int cs_node_groups_size (const CsNodeGroups *groups, int g);
+/* Rank at index @local of group @g. */
+int cs_node_groups_rank (const CsNodeGroups *groups, int g, int local);
+/* TRUE if every group holds the same number of ranks. */
+gboolean cs_node_groups_uniform (const CsNodeGroups *groups);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsNodeGroups, cs_node_groups_free)
+
+/* ---- Step sink ---- */
+
+typedef struct _CsStepSink CsStepSink;
+
+/* A sink for the programs of @n_ranks ranks. (transfer full) */
+CsStepSink *cs_step_sink_new (int n_ranks);
+void cs_step_sink_free (CsStepSink *sink);
+/* Queues @step for @rank at logical @time. Steps of a rank run in (time, queueing order).
+ * Deadlock freedom is the caller's: each message must be received at a later time than it
+ * is sent, and in the order the sender queued it. Zero-byte steps are dropped. */
+void cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step);
+/* Fills a CsStep and queues it; the arguments are cs_schedule_step()'s. */
+void cs_step_sink_step (CsStepSink *sink, int rank, gint64 time, int channel, CsStepKind kind,
+                        int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
+                        CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk);
+/* Appends every queued step to @sched in order and empties the sink. */
+void cs_step_sink_flush (CsStepSink *sink, CsSchedule *sched);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsStepSink, cs_step_sink_free)
+
+/* ---- Pipelined collectives over a tree ---- */
+
+/**
+ * CsTreeRegion:
+ * One chunk of a pipelined tree collective: the same region on every rank of the tree.
+ * @src_buf is read (the contribution, or the root's data), @acc_buf holds partial sums of
+ * ranks with two children, @dst_buf receives the result.
+ */
+typedef struct {
+    int channel;
+    CsBuffer src_buf;
+    CsBuffer acc_buf;
+    CsBuffer dst_buf;
+    gint64 offset;               /* bytes: the same on every buffer */
+    gint64 bytes;
+    int chunk;                   /* recorded in the steps */
+    gint64 time;                 /* logical time at which the chunk enters the tree */
+} CsTreeRegion;
+
+/* Broadcast of the root's @src_buf region into every other rank's @dst_buf; the root also
+ * copies it into its own @dst_buf when @root_copy. Rank at depth d acts at time + d. */
+void cs_pipetree_broadcast (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region,
+                            gboolean root_copy);
+/* Reduction of every rank's @src_buf region into the root's @dst_buf. Rank at depth d acts at
+ * time + height - d (as late as possible, so nothing waits in a slot). */
+void cs_pipetree_reduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region);
+/* Reduce up then broadcast down (NCCL's tree all-reduce): every rank's @dst_buf gets the
+ * reduction of every @src_buf. Rank at depth d reduces at time + height - d and receives the
+ * result at time + height + d; the root does both in one step. */
+void cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree,
+                            const CsTreeRegion *region);
+
+/* ---- Sizes ---- */
+
+/* Start of part @i of @n elements cut into @parts nearly equal parts (part i is
+ * [start(i), start(i + 1))). */
+gint64 cs_pipetree_part_start (gint64 n, int parts, int i);
+/* The largest k with 2^k <= @n (0 for n <= 1): NCCL's log2i. */
+int cs_pipetree_log2i (gint64 n);
+
+G_END_DECLS
