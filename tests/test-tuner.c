@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: MIT
+/* The NCCL tuner plugin, loaded as NCCL loads it (dlopen + dlsym of ncclTunerPlugin_v3/4/5)
+ * and driven with hand-built cost tables: the chosen entry goes to 0, every other entry and
+ * every -1 entry stays, and bad or missing table files leave NCCL's choice alone. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tuner/nccl_tuner_abi.h"
+
+#define N_ALGOS 7
+#define N_PROTOS 3
+
+/* ---- Loading the plugin ---- */
+
+static void *plugin_handle;
+
+static char *
+plugin_path (void)
+{
+    const char *env = g_getenv ("COLLSIM_TUNER_PLUGIN");
+    if (env != NULL)
+        return g_strdup (env);
+    return g_test_build_filename (G_TEST_BUILT, "..", "src", "tuner", "libnccl-tuner-collsim.so",
+                                  NULL);
+}
+
+static const void *
+plugin_symbol (const char *name)
+{
+    if (plugin_handle == NULL) {
+        g_autofree char *path = plugin_path ();
+        plugin_handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+        if (plugin_handle == NULL)
+            g_error ("cannot load %s: %s", path, dlerror ());
+    }
+    const void *sym = dlsym (plugin_handle, name);
+    g_assert_nonnull (sym);
+    return sym;
+}
+
+static const CsNcclTunerV3 *
+v3 (void)
+{
+    return plugin_symbol ("ncclTunerPlugin_v3");
+}
+
+static const CsNcclTunerV4 *
+v4 (void)
+{
+    return plugin_symbol ("ncclTunerPlugin_v4");
+}
+
+static const CsNcclTunerV5 *
+v5 (void)
+{
+    return plugin_symbol ("ncclTunerPlugin_v5");
+}
+
+/* ---- A logger that remembers what NCCL would have printed ---- */
+
+static GPtrArray *log_lines;
+static int log_warnings;
+
+static void
+mock_logger (CsNcclLogLevel level, unsigned long flags, const char *file, int line,
+             const char *fmt, ...)
+{
+    va_list ap;
+    (void) file;
+    (void) line;
+    g_assert_cmpuint (flags, ==, CS_NCCL_LOG_TUNING);
+    va_start (ap, fmt);
+    g_ptr_array_add (log_lines, g_strdup_vprintf (fmt, ap));
+    va_end (ap);
+    if (level == CS_NCCL_LOG_WARN)
+        log_warnings++;
+}
+
+static gboolean
+log_contains (const char *needle)
+{
+    for (guint i = 0; i < log_lines->len; i++)
+        if (strstr (g_ptr_array_index (log_lines, i), needle) != NULL)
+            return TRUE;
+    return FALSE;
+}
+
+/* ---- Fixture: a table file and a cost table ---- */
+
+typedef struct {
+    char *dir;
+    char *file;
+    float table[N_ALGOS][N_PROTOS];
+    float before[N_ALGOS][N_PROTOS];
+} Fixture;
+
+/* Times in us as NCCL would hand them, with the entries NCCL could not use at -1: NVLS only
+ * with Simple, no CollNet, no PAT, NVLS Tree off on one node. */
+static void
+fill_table (Fixture *f)
+{
+    for (int a = 0; a < N_ALGOS; a++)
+        for (int p = 0; p < N_PROTOS; p++)
+            f->table[a][p] = 10.0f + a * 3.0f + p;
+    for (int p = 0; p < N_PROTOS; p++) {
+        f->table[CS_NCCL_TUNER_ALGO_COLLNET_DIRECT][p] = -1.0f;
+        f->table[CS_NCCL_TUNER_ALGO_COLLNET_CHAIN][p] = -1.0f;
+        f->table[CS_NCCL_TUNER_ALGO_NVLS_TREE][p] = -1.0f;
+        f->table[CS_NCCL_TUNER_ALGO_PAT][p] = -1.0f;
+    }
+    f->table[CS_NCCL_TUNER_ALGO_NVLS][CS_NCCL_TUNER_PROTO_LL] = -1.0f;
+    f->table[CS_NCCL_TUNER_ALGO_NVLS][CS_NCCL_TUNER_PROTO_LL128] = -1.0f;
+    memcpy (f->before, f->table, sizeof (f->table));
+}
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+    (void) data;
+    f->dir = g_dir_make_tmp ("collsim-tuner-XXXXXX", NULL);
+    g_assert_nonnull (f->dir);
+    f->file = g_build_filename (f->dir, "table.json", NULL);
+    fill_table (f);
+    log_lines = g_ptr_array_new_with_free_func (g_free);
+    log_warnings = 0;
+    g_unsetenv ("COLLSIM_TUNER_FILE");
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+    (void) data;
+    g_unlink (f->file);
+    g_rmdir (f->dir);
+    g_free (f->file);
+    g_free (f->dir);
+    g_ptr_array_unref (log_lines);
+    log_lines = NULL;
+    g_unsetenv ("COLLSIM_TUNER_FILE");
+}
+
+static void
+write_table (Fixture *f, const char *json)
+{
+    g_autoptr (GError) error = NULL;
+    g_file_set_contents (f->file, json, -1, &error);
+    g_assert_no_error (error);
+    g_setenv ("COLLSIM_TUNER_FILE", f->file, TRUE);
+}
+
+/* Every entry except (@algo, @proto) as before; (@algo, @proto) at @expect. */
+static void
+assert_only_changed (const Fixture *f, int algo, int proto, float expect)
+{
+    for (int a = 0; a < N_ALGOS; a++) {
+        for (int p = 0; p < N_PROTOS; p++) {
+            if (a == algo && p == proto)
+                g_assert_cmpfloat (f->table[a][p], ==, expect);
+            else
+                g_assert_cmpfloat (f->table[a][p], ==, f->before[a][p]);
+        }
+    }
+}
+
+static void
+assert_unchanged (const Fixture *f)
+{
+    assert_only_changed (f, -1, -1, 0.0f);
+}
+
+/* A table for 8 ranks on 1 node in the shape `collsim select --emit json` writes: all-reduce
+ * ring/LL up to 64 KiB - 1, ring/LL128 up to 4 MiB - 1, then NVLS/Simple on 16 channels;
+ * all-gather ring/Simple everywhere with NCCL's channel count; scatter has no NCCL ranges. */
+static const char *const table_8x1 =
+    "{\n"
+    "  \"format\": \"collsim-select\", \"format_version\": 1,\n"
+    "  \"collsim_version\": \"0.1.0\", \"topology\": \"dgx-h100x8\",\n"
+    "  \"nranks\": 8, \"nnodes\": 1,\n"
+    "  \"collectives\": [\n"
+    "    { \"collective\": \"allreduce\", \"nccl_ranges\": [\n"
+    "      { \"min_bytes\": 0, \"max_bytes\": 65535, \"algorithm\": \"ring\",\n"
+    "        \"protocol\": \"ll\", \"channels\": 4 },\n"
+    "      { \"min_bytes\": 65536, \"max_bytes\": 4194303, \"algorithm\": \"ring\",\n"
+    "        \"protocol\": \"ll128\", \"channels\": 8 },\n"
+    "      { \"min_bytes\": 4194304, \"max_bytes\": null, \"algorithm\": \"nvls\",\n"
+    "        \"protocol\": \"simple\", \"channels\": 16 } ] },\n"
+    "    { \"collective\": \"allgather\", \"nccl_ranges\": [\n"
+    "      { \"min_bytes\": 0, \"max_bytes\": null, \"algorithm\": \"ring\",\n"
+    "        \"protocol\": \"simple\", \"channels\": null } ] },\n"
+    "    { \"collective\": \"scatter\", \"nccl_ranges\": null }\n"
+    "  ]\n"
+    "}\n";
+
+/* ---- Tests ---- */
+
+static void
+test_symbols (void)
+{
+    g_test_summary ("The plugin exports ncclTunerPlugin_v3, _v4 and _v5, named 'collsim'.");
+    g_assert_cmpstr (v3 ()->name, ==, "collsim");
+    g_assert_cmpstr (v4 ()->name, ==, "collsim");
+    g_assert_cmpstr (v5 ()->name, ==, "collsim");
+    g_assert_nonnull (v5 ()->init);
+    g_assert_nonnull (v5 ()->get_coll_info);
+    g_assert_nonnull (v5 ()->finalize);
+}
+
+static void
+test_apply_v5 (Fixture *f, gconstpointer data)
+{
+    void *ctx = NULL;
+    int channels = 0;
+    (void) data;
+
+    write_table (f, table_8x1);
+    g_assert_cmpint (v5 ()->init (&ctx, 42, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    g_assert_nonnull (ctx);
+    g_assert_cmpint (log_warnings, ==, 0);
+    g_assert_true (log_contains ("loaded 4 ranges"));
+
+    /* 65535 B is the last byte of the ring/LL range. */
+    g_assert_cmpint (v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 65535, 1,
+                                           (float **) f->table, N_ALGOS, N_PROTOS, 0, &channels),
+                     ==, CS_NCCL_SUCCESS);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL, 0.0f);
+    g_assert_cmpint (channels, ==, 4);
+    g_assert_true (log_contains ("allreduce 65535 B -> ring/ll, 4 channels (dgx-h100x8)"));
+
+    /* 65536 B is the first byte of ring/LL128. */
+    fill_table (f);
+    g_assert_cmpint (v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 65536, 1,
+                                           (float **) f->table, N_ALGOS, N_PROTOS, 1, &channels),
+                     ==, CS_NCCL_SUCCESS);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL128, 0.0f);
+    g_assert_cmpint (channels, ==, 8);
+
+    /* The open last range: 16 GiB goes to NVLS/Simple. */
+    fill_table (f);
+    g_assert_cmpint (v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, (size_t) 16 << 30, 1,
+                                           (float **) f->table, N_ALGOS, N_PROTOS, 0, &channels),
+                     ==, CS_NCCL_SUCCESS);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_NVLS, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
+    g_assert_cmpint (channels, ==, 16);
+
+    /* channels null: the entry is chosen, the channel count is NCCL's (left at 0). */
+    fill_table (f);
+    channels = 0;
+    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_GATHER, 1 << 20, 1, (float **) f->table, N_ALGOS,
+                          N_PROTOS, 0, &channels);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
+    g_assert_cmpint (channels, ==, 0);
+
+    /* Broadcast has no ranges in the table: nothing changes. */
+    fill_table (f);
+    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_BROADCAST, 1 << 20, 1, (float **) f->table, N_ALGOS,
+                          N_PROTOS, 0, &channels);
+    assert_unchanged (f);
+    g_assert_cmpint (v5 ()->finalize (ctx), ==, CS_NCCL_SUCCESS);
+}
+
+static void
+test_apply_v3_v4 (Fixture *f, gconstpointer data)
+{
+    void *ctx = NULL;
+    int channels = 0;
+    (void) data;
+
+    write_table (f, table_8x1);
+    g_assert_cmpint (v3 ()->init (8, 1, mock_logger, &ctx), ==, CS_NCCL_SUCCESS);
+    g_assert_cmpint (v3 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 20, 1,
+                                           (float **) f->table, N_ALGOS, N_PROTOS, &channels),
+                     ==, CS_NCCL_SUCCESS);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL128, 0.0f);
+    g_assert_cmpint (channels, ==, 8);
+    g_assert_cmpint (v3 ()->destroy (ctx), ==, CS_NCCL_SUCCESS);
+
+    /* v4: same table, regBuff set. */
+    fill_table (f);
+    ctx = NULL;
+    g_assert_cmpint (v4 ()->init (8, 1, NULL, &ctx), ==, CS_NCCL_SUCCESS);
+    g_assert_cmpint (v4 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 8, 1,
+                                           (float **) f->table, N_ALGOS, N_PROTOS, 1, &channels),
+                     ==, CS_NCCL_SUCCESS);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL, 0.0f);
+    g_assert_cmpint (channels, ==, 4);
+    g_assert_cmpint (v4 ()->destroy (ctx), ==, CS_NCCL_SUCCESS);
+}
+
+static void
+test_ignored_entry (Fixture *f, gconstpointer data)
+{
+    void *ctx = NULL;
+    int channels = 7;
+    (void) data;
+
+    g_test_summary ("An entry NCCL marked -1 stays -1 and the channel count is not touched.");
+    write_table (f, table_8x1);
+    g_assert_cmpint (v5 ()->init (&ctx, 1, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    f->table[CS_NCCL_TUNER_ALGO_NVLS][CS_NCCL_TUNER_PROTO_SIMPLE] = -1.0f;
+    memcpy (f->before, f->table, sizeof (f->table));
+    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **) f->table,
+                          N_ALGOS, N_PROTOS, 0, &channels);
+    assert_unchanged (f);
+    g_assert_cmpint (channels, ==, 7);
+    g_assert_true (log_contains ("NCCL marked it -1"));
+    v5 ()->finalize (ctx);
+}
+
+static void
+test_small_table (Fixture *f, gconstpointer data)
+{
+    void *ctx = NULL;
+    int channels = 0;
+    float small[6][N_PROTOS];
+    (void) data;
+
+    g_test_summary ("An NCCL with fewer algorithms than the chosen index keeps its choice.");
+    write_table (f, "{ \"nranks\": 2, \"collectives\": [ { \"collective\": \"allgather\", "
+                    "\"nccl_ranges\": [ { \"min_bytes\": 0, \"max_bytes\": null, "
+                    "\"algorithm\": \"pat\", \"protocol\": \"simple\", \"channels\": 2 } ] } ] }");
+    g_assert_cmpint (v4 ()->init (2, 2, mock_logger, &ctx), ==, CS_NCCL_SUCCESS);
+    for (int a = 0; a < 6; a++)
+        for (int p = 0; p < N_PROTOS; p++)
+            small[a][p] = 5.0f;
+    v4 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_GATHER, 4096, 1, (float **) small, 6, N_PROTOS, 0,
+                          &channels);
+    for (int a = 0; a < 6; a++)
+        for (int p = 0; p < N_PROTOS; p++)
+            g_assert_cmpfloat (small[a][p], ==, 5.0f);
+    g_assert_cmpint (channels, ==, 0);
+    g_assert_true (log_contains ("outside this NCCL's table"));
+    v4 ()->destroy (ctx);
+}
+
+typedef struct {
+    const char *name;
+    const char *json;            /* NULL: the file does not exist */
+    gboolean warns;              /* a malformed file is a warning; a mismatch is not */
+    const char *message;         /* part of the logged line */
+} BadCase;
+
+static const BadCase bad_cases[] = {
+    { "missing-file", NULL, TRUE, "cannot open" },
+    { "not-json", "{ \"collectives\": [ ", TRUE, "not valid JSON" },
+    { "not-object", "42", TRUE, "not a collsim table" },
+    { "no-collectives", "{ \"nranks\": 8 }", TRUE, "no \"collectives\" array" },
+    { "unknown-algorithm",
+      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
+      " \"max_bytes\": null, \"algorithm\": \"rhd\", \"protocol\": \"simple\" } ] } ] }",
+      TRUE, "nccl_ranges[0]: algorithm is not one of NCCL's" },
+    { "unknown-protocol",
+      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
+      " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"LL64\" } ] } ] }",
+      TRUE, "protocol is not ll, ll128 or simple" },
+    { "negative-size",
+      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": -1,"
+      " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\" } ] } ] }",
+      TRUE, "min_bytes is not a whole number" },
+    { "reversed-range",
+      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 9,"
+      " \"max_bytes\": 8, \"algorithm\": \"ring\", \"protocol\": \"ll\" } ] } ] }",
+      TRUE, "max_bytes is below min_bytes" },
+    { "bad-channels",
+      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
+      " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\", \"channels\": 2.5 } ] } ] }",
+      TRUE, "channels is not a whole number" },
+    /* A good allreduce list followed by a bad allgather one: nothing of the file is used. */
+    { "half-good",
+      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
+      " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\" } ] },"
+      " { \"collective\": \"allgather\", \"nccl_ranges\": { } } ] }",
+      TRUE, "collectives[1].nccl_ranges is not an array" },
+    { "other-size",
+      "{ \"nranks\": 16, \"nnodes\": 2, \"collectives\": [ { \"collective\": \"allreduce\","
+      " \"nccl_ranges\": [ { \"min_bytes\": 0, \"max_bytes\": null, \"algorithm\": \"ring\","
+      " \"protocol\": \"ll\" } ] } ] }",
+      FALSE, "no table for 8 ranks on 1 nodes" },
+};
+
+static void
+test_bad_file (Fixture *f, gconstpointer data)
+{
+    const BadCase *c = data;
+    void *ctx = NULL;
+    int channels = 0;
+
+    if (c->json != NULL)
+        write_table (f, c->json);
+    else
+        g_setenv ("COLLSIM_TUNER_FILE", f->file, TRUE);
+    g_assert_cmpint (v5 ()->init (&ctx, 7, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    g_assert_nonnull (ctx);
+    for (int coll = 0; coll < 5; coll++) {
+        v5 ()->get_coll_info (ctx, (CsNcclColl) coll, 1 << 20, 1, (float **) f->table, N_ALGOS,
+                              N_PROTOS, 0, &channels);
+        assert_unchanged (f);
+        g_assert_cmpint (channels, ==, 0);
+    }
+    g_assert_cmpint (log_warnings, ==, c->warns ? 1 : 0);
+    if (!log_contains (c->message)) {
+        for (guint i = 0; i < log_lines->len; i++)
+            g_printerr ("logged: %s\n", (char *) g_ptr_array_index (log_lines, i));
+        g_error ("no log line contains '%s'", c->message);
+    }
+    v5 ()->finalize (ctx);
+}
+
+static void
+test_unset (Fixture *f, gconstpointer data)
+{
+    void *ctx = NULL;
+    int channels = 0;
+    (void) data;
+
+    g_assert_cmpint (v5 ()->init (&ctx, 7, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1024, 1, (float **) f->table, N_ALGOS,
+                          N_PROTOS, 0, &channels);
+    assert_unchanged (f);
+    g_assert_cmpint (log_warnings, ==, 0);
+    g_assert_true (log_contains ("COLLSIM_TUNER_FILE is not set"));
+    v5 ()->finalize (ctx);
+    /* A NULL context (init never ran) is harmless too. */
+    g_assert_cmpint (v5 ()->get_coll_info (NULL, CS_NCCL_COLL_ALL_REDUCE, 1024, 1,
+                                           (float **) f->table, N_ALGOS, N_PROTOS, 0, &channels),
+                     ==, CS_NCCL_SUCCESS);
+    assert_unchanged (f);
+}
+
+static void
+test_array_of_tables (Fixture *f, gconstpointer data)
+{
+    void *ctx = NULL;
+    int channels = 0;
+    g_autofree char *json = NULL;
+    (void) data;
+
+    g_test_summary ("A file with several tables applies the one for this communicator.");
+    json = g_strdup_printf ("[ { \"nranks\": 4, \"nnodes\": 1, \"collectives\": [ "
+                            "{ \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": "
+                            "0, \"max_bytes\": null, \"algorithm\": \"tree\", \"protocol\": "
+                            "\"ll\" } ] } ] }, %s ]",
+                            table_8x1);
+    write_table (f, json);
+    g_assert_cmpint (v5 ()->init (&ctx, 7, 4, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **) f->table, N_ALGOS,
+                          N_PROTOS, 0, &channels);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_TREE, CS_NCCL_TUNER_PROTO_LL, 0.0f);
+    v5 ()->finalize (ctx);
+
+    fill_table (f);
+    ctx = NULL;
+    g_assert_cmpint (v5 ()->init (&ctx, 8, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **) f->table, N_ALGOS,
+                          N_PROTOS, 0, &channels);
+    assert_only_changed (f, CS_NCCL_TUNER_ALGO_NVLS, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
+    g_assert_cmpint (channels, ==, 16);
+    v5 ()->finalize (ctx);
+}
+
+int
+main (int argc, char **argv)
+{
+    g_test_init (&argc, &argv, NULL);
+
+    g_test_add_func ("/tuner/symbols", test_symbols);
+    g_test_add ("/tuner/apply/v5", Fixture, NULL, fixture_setup, test_apply_v5, fixture_teardown);
+    g_test_add ("/tuner/apply/v3-v4", Fixture, NULL, fixture_setup, test_apply_v3_v4,
+                fixture_teardown);
+    g_test_add ("/tuner/apply/ignored-entry", Fixture, NULL, fixture_setup, test_ignored_entry,
+                fixture_teardown);
+    g_test_add ("/tuner/apply/small-table", Fixture, NULL, fixture_setup, test_small_table,
+                fixture_teardown);
+    g_test_add ("/tuner/apply/array-of-tables", Fixture, NULL, fixture_setup,
+                test_array_of_tables, fixture_teardown);
+    g_test_add ("/tuner/soft/unset", Fixture, NULL, fixture_setup, test_unset, fixture_teardown);
+    for (gsize i = 0; i < G_N_ELEMENTS (bad_cases); i++) {
+        g_autofree char *path = g_strdup_printf ("/tuner/soft/%s", bad_cases[i].name);
+        g_test_add (path, Fixture, &bad_cases[i], fixture_setup, test_bad_file,
+                    fixture_teardown);
+    }
+    const int status = g_test_run ();
+    if (plugin_handle != NULL)
+        dlclose (plugin_handle);
+    return status;
+}
