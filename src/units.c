@@ -95,12 +95,6 @@ typedef struct {
     char *unit;            /* what follows, surrounding blanks removed (owned; "" if none) */
 } Quantity;
 
-static gboolean
-is_blank (char c)
-{
-    return c == ' ' || c == '\t';
-}
-
 /* Splits @text into sign, number and unit. Never fails: the callers judge the parts. */
 static void
 scan_quantity (const char *text, Quantity *q)
@@ -109,7 +103,7 @@ scan_quantity (const char *text, Quantity *q)
 
     memset (q, 0, sizeof *q);
     q->text = text;
-    while (is_blank (*p))
+    while (g_ascii_isspace (*p))
         p++;
     if (*p == '+' || *p == '-') {
         q->negative = *p == '-';
