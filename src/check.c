@@ -600,11 +600,11 @@ sets_disjoint (const Exec *x, const RankSet *a, const RankSet *b, int *common)
     return TRUE;
 }
 
-/* @out (owned refs) = received @a (+) local @b, element by element. @b lies at
- * [@b_elem, ...) of @b_buf, for messages. */
+/* @out (owned refs) = @a (+) local @b, element by element. @b lies at [@b_elem, ...) of
+ * @b_buf and @a_name says what @a is ("received", "held"), for messages. */
 static gboolean
-combine (Exec *x, gsize gi, const GArray *a, const GArray *b, int b_buf, gint64 b_elem,
-         GArray *out, GError **error)
+combine (Exec *x, gsize gi, const char *a_name, const GArray *a, const GArray *b, int b_buf,
+         gint64 b_elem, GArray *out, GError **error)
 {
     g_array_set_size (out, 0);
     guint ia = 0;
@@ -632,8 +632,8 @@ combine (Exec *x, gsize gi, const GArray *a, const GArray *b, int b_buf, gint64 
         if (problem != NULL) {
             g_autofree char *what = step_describe (x, gi);
             GString *m = g_string_new (NULL);
-            g_string_append_printf (m, "%s %s: at %s byte %" G_GINT64_FORMAT ", received ", what,
-                                    problem, buf_names[b_buf], (b_elem + pos) * x->ts);
+            g_string_append_printf (m, "%s %s: at %s byte %" G_GINT64_FORMAT ", %s ", what,
+                                    problem, buf_names[b_buf], (b_elem + pos) * x->ts, a_name);
             piece_append (m, x, index_a, pa->set);
             g_string_append (m, " with local ");
             piece_append (m, x, index_b, pb->set);
@@ -782,14 +782,15 @@ exec_step (Exec *x, int u, int r, gsize gi, GError **error)
         case CS_STEP_RECV_REDUCE_SEND:
         case CS_STEP_RECV_REDUCE_COPY_SEND:
             buf_read (exec_buf (x, r, st->src_buf), src_elem, len, x->pb);
-            ok = combine (x, gi, received, x->pb, st->src_buf, src_elem, x->pc, error);
+            ok = combine (x, gi, "received", received, x->pb, st->src_buf, src_elem, x->pc,
+                          error);
             result = x->pc;
             break;
         case CS_STEP_REDUCE:
             /* dst = dst (+) src: the "received" operand is the current dst. */
             buf_read (exec_buf (x, r, st->dst_buf), dst_elem, len, received);
             buf_read (exec_buf (x, r, st->src_buf), src_elem, len, x->pb);
-            ok = combine (x, gi, received, x->pb, st->src_buf, src_elem, x->pc, error);
+            ok = combine (x, gi, "held", received, x->pb, st->src_buf, src_elem, x->pc, error);
             result = x->pc;
             break;
         case CS_N_STEP_KINDS:

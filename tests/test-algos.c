@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/* The checker sweep: every algorithm of the registry x every collective it implements x many
+ * rank counts, roots, sizes, chunkings and channel counts must pass the semantic checker.
+ * It iterates the registry, so a new algorithm is tested without editing this file.
+ * Built twice: test-algos (unit suite, P up to 17) and test-algos-slow (P up to 257). */
+#include "config.h"
+
+#include "algos/registry.h"
+#include "check.h"
+
+#ifndef SWEEP_SLOW
+static const int rank_counts[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17 };
+#else
+static const int rank_counts[] = { 10, 11, 13, 14, 15, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                                   27, 28, 29, 30, 31, 32, 33, 48, 64, 100, 128, 257 };
+#endif
+
+typedef struct {
+    const CsAlgo *algo;
+    CsOp op;
+    int nranks;
+} SweepCase;
+
+/* One configuration of a case: size, pipeline chunk, channels, protocol. */
+typedef struct {
+    gint64 size_bytes;
+    gint64 chunk_bytes;          /* 0: protocol default */
+    int n_channels;
+    CsProto proto;
+} Variant;
+
+/* Sizes in bytes of floats (4 bytes):
+ *  - 12P + 4: 3P + 1 elements, never divisible by P for P > 1, and for the block
+ *    collectives 3 elements per block with one left over (rounded away by cs_op_size);
+ *  - 1000: 250 elements, fewer than P for P > 250 (empty blocks);
+ *  - 148P + 12 with a 40-byte chunk: 37 elements per block cut into 4 chunks of at most
+ *    10, so every pipeline runs several chunks, with the last one short;
+ *  - the same on 3 channels with LL, where channels split vectors and blocks unevenly;
+ *  - 0 bytes: nothing to move, yet a valid schedule. */
+static int
+variants_for (int P, Variant *v)
+{
+    int n = 0;
+    v[n++] = (Variant) { 12 * (gint64) P + 4, 0, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant) { 1000, 0, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant) { 148 * (gint64) P + 12, 40, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant) { 148 * (gint64) P + 12, 40, 3, CS_PROTO_LL };
+    v[n++] = (Variant) { 0, 0, 1, CS_PROTO_SIMPLE };
+    return n;
+}
+
+static int
+roots_for (CsOp op, int P, int *roots)
+{
+    if (!cs_op_has_root (op)) {
+        roots[0] = 0;
+        return 1;
+    }
+    int n = 0;
+    int candidates[] = { 0, P - 1, P / 2 };
+    for (int i = 0; i < 3; i++) {
+        gboolean seen = FALSE;
+        for (int k = 0; k < n; k++)
+            seen = seen || roots[k] == candidates[i];
+        if (!seen)
+            roots[n++] = candidates[i];
+    }
+    return n;
+}
+
+static void
+test_sweep (gconstpointer data)
+{
+    const SweepCase *c = data;
+    Variant variants[8];
+    int roots[3];
+    int n_variants = variants_for (c->nranks, variants);
+    int n_roots = roots_for (c->op, c->nranks, roots);
+    for (int vi = 0; vi < n_variants; vi++) {
+        const Variant *v = &variants[vi];
+        for (int ri = 0; ri < n_roots; ri++) {
+            CsAlgoArgs args;
+            cs_algo_args_init (&args, NULL, c->op, c->nranks, v->size_bytes);
+            args.root = roots[ri];
+            args.chunk_bytes = v->chunk_bytes;
+            args.n_channels = v->n_channels;
+            args.proto = v->proto;
+            g_autoptr (GError) error = NULL;
+            g_autoptr (CsSchedule) sched = cs_algo_build (c->algo, &args, &error);
+            if (sched == NULL) {
+                /* Refusing is allowed only through supports(), with a reason. */
+                const char *why = NULL;
+                g_assert_nonnull (c->algo->supports);
+                g_assert_false (c->algo->supports (NULL, c->op, c->nranks, &why));
+                g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+                return;
+            }
+            CsCheckReport report;
+            if (!cs_check_schedule (sched, &report, &error))
+                g_error ("%s %s P=%d root=%d size=%" G_GINT64_FORMAT " chunk=%" G_GINT64_FORMAT
+                         " channels=%d %s: %s",
+                         c->algo->name, cs_op_name (c->op), c->nranks, roots[ri],
+                         v->size_bytes, v->chunk_bytes, v->n_channels,
+                         cs_proto_name (v->proto), error->message);
+            g_assert_cmpstr (cs_schedule_algo (sched), ==, c->algo->name);
+            /* More than one rank and a non-empty buffer: something must travel. */
+            if (c->nranks > 1 && cs_schedule_size (sched)->block_bytes > 0)
+                g_assert_cmpint (report.n_messages, >, 0);
+            if (c->nranks == 1)
+                g_assert_cmpint (report.n_messages, ==, 0);
+        }
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+    g_test_init (&argc, &argv, NULL);
+    g_test_summary ("Every registered algorithm computes every collective it claims, for many "
+                    "P, roots, sizes, chunks and channel counts (semantic checker).");
+    for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++) {
+        for (int op = 0; op < CS_N_OPS; op++) {
+            if (((*a)->ops & CS_OP_BIT (op)) == 0)
+                continue;
+            for (gsize i = 0; i < G_N_ELEMENTS (rank_counts); i++) {
+                SweepCase *c = g_new (SweepCase, 1);
+                *c = (SweepCase) { *a, (CsOp) op, rank_counts[i] };
+                g_autofree char *path = g_strdup_printf ("/algo/%s/%s/p%d", (*a)->name,
+                                                         cs_op_name ((CsOp) op), c->nranks);
+                g_test_add_data_func_full (path, c, test_sweep, g_free);
+            }
+        }
+    }
+    return g_test_run ();
+}
