@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+/* Tests of the double binary tree (src/algos/tree.c) and the tree helpers it shares
+ * (src/algos/pipetree.c): NCCL's tree shapes, complementarity, trees spanning nodes as
+ * chains on multi-node topologies, and the semantic checker on every op it serves. */
+#include "config.h"
+
+#include "algos/algo.h"
+#include "algos/pipetree.h"
+#include "check.h"
+
+extern const CsAlgo cs_algo_tree;
+
+/* ---- Shapes ---- */
+
+/* Parent and children of @index in NCCL's tree @which over @n, as one array:
+ * { parent, child0, child1 }. */
+static void
+dtree_links (int n, int which, int index, int out[3])
+{
+    int type;
+    cs_pipetree_dtree (n, which, index, &out[0], &out[1], &out[2], &type);
+}
+
+static void
+test_btree_figure (void)
+{
+    /* NCCL trees.cc draws the btree over 14 ranks:
+     *   0---------------8
+     *            ______/ \______
+     *           4               12
+     *         /   \            /  \
+     *       2       6       10     \
+     *      / \     / \     /  \     \
+     *     1   3   5   7   9   11    13
+     * Each row: index, parent, child0, child1. */
+    static const int want[14][4] = {
+        { 0, -1, -1, 8 }, { 1, 2, -1, -1 }, { 2, 4, 1, 3 },   { 3, 2, -1, -1 },
+        { 4, 8, 2, 6 },   { 5, 6, -1, -1 }, { 6, 4, 5, 7 },   { 7, 6, -1, -1 },
+        { 8, 0, 4, 12 },  { 9, 10, -1, -1 }, { 10, 12, 9, 11 }, { 11, 10, -1, -1 },
+        { 12, 8, 10, 13 }, { 13, 12, -1, -1 },
+    };
+    for (int i = 0; i < 14; i++) {
+        int got[3];
+        dtree_links (14, 0, i, got);
+        g_assert_cmpint (got[0], ==, want[i][1]);
+        g_assert_cmpint (got[1], ==, want[i][2]);
+        g_assert_cmpint (got[2], ==, want[i][3]);
+    }
+}
+
+static void
+test_dtree_figure (void)
+{
+    /* NCCL trees.cc draws the second tree for 12 ranks (even: the mirror, root 11) and for
+     * 13 ranks (odd: shifted by one, root 1):
+     *   3----------------11              1---------------9
+     *  / \______                                ______/ \______
+     * /         7                               5                0
+     * 1        /   \                          /   \            /
+     *         5      9                       3       7       11
+     *                                       / \     / \     /  \
+     *                                      2   4   6   8  10   12          */
+    int got[3];
+
+    g_assert_cmpint (cs_pipetree_dtree_root (12, 1), ==, 11);
+    dtree_links (12, 1, 11, got);
+    g_assert_cmpint (got[0], ==, -1);
+    g_assert_cmpint (got[1], ==, -1);
+    g_assert_cmpint (got[2], ==, 3);            /* the root's one child, NCCL's child1 */
+    dtree_links (12, 1, 3, got);
+    g_assert_cmpint (got[0], ==, 11);
+    g_assert_cmpint (got[1], ==, 7);            /* mirrored: child0 is the larger rank */
+    g_assert_cmpint (got[2], ==, 1);
+    dtree_links (12, 1, 7, got);
+    g_assert_cmpint (got[1], ==, 9);
+    g_assert_cmpint (got[2], ==, 5);
+    dtree_links (12, 1, 0, got);
+    g_assert_cmpint (got[0], ==, 1);
+
+    g_assert_cmpint (cs_pipetree_dtree_root (13, 1), ==, 1);
+    dtree_links (13, 1, 1, got);
+    g_assert_cmpint (got[0], ==, -1);
+    g_assert_cmpint (got[2], ==, 9);
+    dtree_links (13, 1, 9, got);
+    g_assert_cmpint (got[1], ==, 5);
+    g_assert_cmpint (got[2], ==, 0);            /* 12 + 1 wraps to 0 */
+    dtree_links (13, 1, 0, got);
+    g_assert_cmpint (got[0], ==, 9);
+    g_assert_cmpint (got[1], ==, 11);
+    g_assert_cmpint (got[2], ==, -1);
+    dtree_links (13, 1, 11, got);
+    g_assert_cmpint (got[1], ==, 10);
+    g_assert_cmpint (got[2], ==, 12);
+}
+
+/* Both trees over P = 1..64: a tree (one root, every rank reached, parent and child links
+ * agree, at most two children), and complementary: for even P no rank is inner in both; for
+ * odd P only rank 0 is (NCCL's shifted tree keeps it inner). */
+static void
+test_dtree_complementary (void)
+{
+    g_test_summary ("NCCL's two trees are trees and complementary for P = 1..64");
+    for (int n = 1; n <= 64; n++) {
+        g_autofree int *members = g_new (int, n);
+        gboolean inner[2][64] = { { FALSE } };
+
+        for (int i = 0; i < n; i++)
+            members[i] = i;
+        for (int which = 0; which < 2; which++) {
+            g_autoptr (CsPipeTree) tree = cs_pipetree_new (n);
+            int roots = 0;
+
+            cs_pipetree_dtree_over (tree, members, n, which);
+            g_assert_cmpint (tree->root, ==, cs_pipetree_dtree_root (n, which));
+            for (int i = 0; i < n; i++) {
+                int l[3];
+                dtree_links (n, which, i, l);
+                roots += l[0] < 0;
+                g_assert_cmpint (tree->nodes[i].depth, >=, 0);
+                g_assert_cmpint (tree->nodes[i].n_children, <=, 2);
+                for (int c = 1; c <= 2; c++) {
+                    if (l[c] < 0)
+                        continue;
+                    int back[3];
+                    dtree_links (n, which, l[c], back);
+                    g_assert_cmpint (back[0], ==, i);
+                }
+                inner[which][i] = tree->nodes[i].n_children > 0;
+            }
+            g_assert_cmpint (roots, ==, 1);
+            /* A binary tree of n nodes alternating leaves: height about log2 n. */
+            g_assert_cmpint (tree->height, <=, 2 * cs_pipetree_log2i (n) + 1);
+        }
+        for (int i = 0; i < n; i++) {
+            if (inner[0][i] && inner[1][i]) {
+                g_assert_cmpint (n % 2, ==, 1);
+                g_assert_cmpint (i, ==, 0);
+            }
+        }
+        /* The leaves of tree 0 are exactly the odd ranks. */
+        for (int i = 1; i < n; i++)
+            g_assert_cmpint (inner[0][i], ==, i % 2 == 0);
+    }
+}
+
+/* ---- Schedules ---- */
+
+static CsSchedule *
+build (const CsTopo *topo, CsOp op, int nranks, int root, gint64 size, gint64 chunk,
+       int n_channels, CsProto proto)
+{
+    CsAlgoArgs args;
+    GError *error = NULL;
+    CsSchedule *sched;
+
+    cs_algo_args_init (&args, topo, op, nranks, size);
+    args.root = root;
+    args.chunk_bytes = chunk;
+    args.n_channels = n_channels;
+    args.proto = proto;
+    sched = cs_algo_build (&cs_algo_tree, &args, &error);
+    g_assert_no_error (error);
+    return sched;
+}
+
+static void
+assert_checks (const CsSchedule *sched)
+{
+    GError *error = NULL;
+    gboolean ok = cs_check_schedule (sched, NULL, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (ok);
+}
+
+/* Peers @rank sends to on @channel (at most 64 distinct, as a bitmask over a peer list). */
+static int
+distinct_send_peers (const CsSchedule *sched, int rank, int channel, int *peers, int max)
+{
+    gsize n;
+    const CsStep *steps = cs_schedule_steps (sched, rank, &n);
+    int count = 0;
+
+    for (gsize i = 0; i < n; i++) {
+        gboolean seen = FALSE;
+        if (steps[i].channel != channel || steps[i].send_peer < 0)
+            continue;
+        for (int k = 0; k < count; k++)
+            seen = seen || peers[k] == steps[i].send_peer;
+        if (!seen) {
+            g_assert_cmpint (count, <, max);
+            peers[count++] = steps[i].send_peer;
+        }
+    }
+    return count;
+}
+
+static const int flat_ranks[] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
+                                  15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                  29, 30, 31, 32, 33, 48, 64, 100, 128, 257 };
+
+/* Without a topology: every op x P x roots 0, P-1, P/2 x uneven sizes, several chunks and
+ * channels; the broadcast tree from any root is a tree with at most two children a rank. */
+static void
+test_flat_checker (gconstpointer data)
+{
+    CsOp op = GPOINTER_TO_INT (data);
+
+    for (guint i = 0; i < G_N_ELEMENTS (flat_ranks); i++) {
+        int p = flat_ranks[i];
+        int roots[3] = { 0, p - 1, p / 2 };
+        int n_roots = cs_op_has_root (op) ? 3 : 1;
+        for (int ri = 0; ri < n_roots; ri++) {
+            /* 37P + 3 floats: uneven over channels; 40-byte chunks: several per channel. */
+            gint64 size = 4 * (37 * (gint64) p + 3);
+            g_autoptr (CsSchedule) a = build (NULL, op, p, roots[ri], size, 40, 1,
+                                              CS_PROTO_SIMPLE);
+            g_autoptr (CsSchedule) b = build (NULL, op, p, roots[ri], size, 0, 3, CS_PROTO_LL);
+            g_autoptr (CsSchedule) c = build (NULL, op, p, roots[ri], 4 * 5, 0, 2,
+                                              CS_PROTO_LL128);
+            assert_checks (a);
+            assert_checks (b);
+            assert_checks (c);
+            for (int r = 0; r < p; r++) {
+                int peers[4];
+                g_assert_cmpint (distinct_send_peers (a, r, 0, peers, 4), <=,
+                                 op == CS_OP_ALL_REDUCE ? 3 : 2);
+            }
+        }
+    }
+}
+
+/* ---- Multi-node topologies ---- */
+
+static CsTopo *
+load_topo (const char *name)
+{
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load (name, &error);
+
+    g_assert_no_error (error);
+    return topo;
+}
+
+/* On 2 x 8 H100 every op passes the checker for 1 to 4 channels; per channel every rank
+ * sends to at most three peers (parent, two children), every inter-node message joins two
+ * GPUs of the same rail (same local index), each node is a chain (7 intra-node edges for 8
+ * ranks) and one edge joins the two nodes. */
+static void
+test_topo_two_nodes (void)
+{
+    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-2n");
+    int p = cs_topo_n_ranks (topo);
+
+    g_assert_cmpint (p, ==, 16);
+    g_assert_cmpint (cs_topo_n_nodes (topo), ==, 2);
+    for (int n_channels = 1; n_channels <= 4; n_channels++) {
+        g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_REDUCE, p, 0,
+                                              4 * (1000 * (gint64) p + 7), 512, n_channels,
+                                              CS_PROTO_SIMPLE);
+        assert_checks (sched);
+        for (int c = 0; c < n_channels; c++) {
+            int intra_edges[2] = { 0, 0 };
+            int inter_edges = 0;
+            for (int r = 0; r < p; r++) {
+                gsize n;
+                const CsStep *steps = cs_schedule_steps (sched, r, &n);
+                int peers[4];
+                int np = distinct_send_peers (sched, r, c, peers, 4);
+                g_assert_cmpint (np, <=, 3);
+                for (gsize i = 0; i < n; i++) {
+                    int q = steps[i].recv_peer;
+                    if (steps[i].channel != c || q < 0)
+                        continue;
+                    if (cs_topo_rank_node (topo, q) != cs_topo_rank_node (topo, r))
+                        g_assert_cmpint (q % 8, ==, r % 8);
+                }
+                for (int k = 0; k < np; k++) {
+                    /* Count each undirected edge once, from its lower end. */
+                    if (peers[k] < r)
+                        continue;
+                    if (cs_topo_rank_node (topo, peers[k]) == cs_topo_rank_node (topo, r))
+                        intra_edges[cs_topo_rank_node (topo, r)]++;
+                    else
+                        inter_edges++;
+                }
+            }
+            /* A chain of 8 has 7 edges; the two nodes are joined by one tree edge. */
+            g_assert_cmpint (intra_edges[0], ==, 7);
+            g_assert_cmpint (intra_edges[1], ==, 7);
+            g_assert_cmpint (inter_edges, ==, 1);
+        }
+    }
+    for (int op = 0; op < CS_N_OPS; op++) {
+        if (!(cs_algo_tree.ops & CS_OP_BIT (op)) || op == CS_OP_ALL_REDUCE)
+            continue;
+        for (int root = 0; root < p; root += 5) {
+            g_autoptr (CsSchedule) sched = build (topo, op, p, root, 4 * 333, 64, 3,
+                                                  CS_PROTO_SIMPLE);
+            assert_checks (sched);
+        }
+    }
+}
+
+/* 16 nodes x 8: the tree over nodes has depth about log2(16) plus the chains; the checker
+ * passes for every op and root class; channels rotate which GPU heads a node, so different
+ * channel pairs leave each node through different GPUs (NICs). */
+static void
+test_topo_sixteen_nodes (void)
+{
+    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-16n");
+    int p = cs_topo_n_ranks (topo);
+    g_autoptr (CsSchedule) sched = NULL;
+    gboolean used[8] = { FALSE };
+
+    g_assert_cmpint (p, ==, 128);
+    sched = build (topo, CS_OP_ALL_REDUCE, p, 0, 4 * (64 * (gint64) p + 5), 256, 16,
+                   CS_PROTO_SIMPLE);
+    assert_checks (sched);
+    /* Which local ranks send inter-node on each channel: over 16 channels (8 pairs) every
+     * GPU of node 0 is used. */
+    for (int r = 0; r < 8; r++) {
+        gsize n;
+        const CsStep *steps = cs_schedule_steps (sched, r, &n);
+        for (gsize i = 0; i < n; i++)
+            if (steps[i].send_peer >= 0 && cs_topo_rank_node (topo, steps[i].send_peer) != 0)
+                used[r] = TRUE;
+    }
+    for (int r = 0; r < 8; r++)
+        g_assert_true (used[r]);
+
+    for (int op = CS_OP_BROADCAST; op <= CS_OP_REDUCE; op++) {
+        int roots[] = { 0, 77, 127 };
+        for (guint i = 0; i < G_N_ELEMENTS (roots); i++) {
+            g_autoptr (CsSchedule) s = build (topo, op, p, roots[i], 4 * 1001, 128, 2,
+                                              CS_PROTO_SIMPLE);
+            assert_checks (s);
+        }
+    }
+}
+
+/* Rounds of a one-chunk all-reduce on flat P = 8, one channel (tree 0). btree(8): 0 -> 4,
+ * 4 -> {2, 6}, 2 -> {1, 3}, 6 -> {5, 7}. The checker gives a message the round after the
+ * latest input of its step. Up: the leaves send in round 1, 2 and 6 forward in round 2 (their
+ * first child's message is reduced by a receive-only step), 4 in round 3; the root turns the
+ * sum around to 4 in round 4. Down: a step names one peer, so 4 sends to its first child in
+ * round 5 and its second in round 6; that child does the same in rounds 7 and 8. 8 rounds;
+ * 7 messages up and 7 down, 64 bytes each. */
+static void
+test_rounds (void)
+{
+    g_autoptr (CsSchedule) sched = build (NULL, CS_OP_ALL_REDUCE, 8, 0, 64, 0, 1,
+                                          CS_PROTO_SIMPLE);
+    CsCheckReport report;
+    GError *error = NULL;
+
+    g_assert_true (cs_check_schedule (sched, &report, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (report.n_rounds, ==, 8);
+    g_assert_cmpint (report.n_messages, ==, 14);
+    g_assert_cmpint (report.bytes_sent, ==, 14 * 64);
+}
+
+int
+main (int argc, char **argv)
+{
+    g_test_init (&argc, &argv, NULL);
+
+    g_test_add_func ("/algo/tree/shape/btree-figure", test_btree_figure);
+    g_test_add_func ("/algo/tree/shape/dtree-figure", test_dtree_figure);
+    g_test_add_func ("/algo/tree/shape/dtree-complementary", test_dtree_complementary);
+    g_test_add_data_func ("/algo/tree/check/flat/allreduce", GINT_TO_POINTER (CS_OP_ALL_REDUCE),
+                          test_flat_checker);
+    g_test_add_data_func ("/algo/tree/check/flat/broadcast", GINT_TO_POINTER (CS_OP_BROADCAST),
+                          test_flat_checker);
+    g_test_add_data_func ("/algo/tree/check/flat/reduce", GINT_TO_POINTER (CS_OP_REDUCE),
+                          test_flat_checker);
+    g_test_add_func ("/algo/tree/topo/hgx-2n", test_topo_two_nodes);
+    g_test_add_func ("/algo/tree/topo/hgx-16n", test_topo_sixteen_nodes);
+    g_test_add_func ("/algo/tree/rounds/p8", test_rounds);
+    return g_test_run ();
+}
