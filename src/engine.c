@@ -1,2 +1,984 @@
-/* PLACEHOLDER-UNWRITTEN: engine.c is written by its owner; delete this line. */
-typedef int cs_unwritten_engine;
+// SPDX-License-Identifier: MIT
+/* The discrete-event engine: replays a schedule on a topology, step by step and chunk by
+ * chunk, under a network model from src/models/, and splits the time of the critical path
+ * into alpha, beta, gamma and overhead (DESIGN §5, STYLE §4).
+ *
+ * What a step costs (the machine NCCL's primitives run on, src/device/prims_*.h in NCCL 2.2x):
+ *
+ * - Launch. Rank r starts at launch_s * (1 + r mod g), g = CsEngineOptions.gpus_per_thread:
+ *   one host thread launches its g GPUs' kernels one after another (nccl-tests -g).
+ * - Programs. Each (rank, channel) is a cursor walking that channel's steps in order; each
+ *   step begins step_overhead_s after the previous one ended (flag polling, fences).
+ * - Flow control. A connection is (sender, receiver, channel); the k-th receive takes the
+ *   k-th message. A send needs a free slot: NCCL_STEPS = 8 per connection, freed when the
+ *   receiver has consumed the message, and the news travels back over the reverse route
+ *   (its alpha): the sender of the 9th message waits for the 1st to be consumed.
+ * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
+ *   the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth when
+ *   alone); it then arrives after the propagation: route alpha + the protocol's hop latency
+ *   for the route's class. A sending step ends when its last byte has left.
+ * - Receiving. NCCL reduces (or copies out) a message slice by slice as it lands, so the
+ *   work overlaps the transfer: a receiving step ends at
+ *       max(last byte arrived + tail, begin + bytes / rate)
+ *   where begin = max(step ready, first byte arrived), rate = reduce_Bps for reductions and
+ *   copy_Bps for plain receives, and tail = the work on the last unit that can only start
+ *   once it has fully arrived: one slot for Simple (its flag covers the whole slot), one
+ *   line for LL and LL128 (their flags travel inside each 16- or 128-byte line).
+ *   A forwarding step (recv_*_send) starts its send when its receive side is done: chunks
+ *   are store-and-forward, the chunk size sets the pipeline grain.
+ * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
+ * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
+ *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
+ *   sender until the message has arrived (every message costs its sender alpha + n beta);
+ *   reductions start after the last byte arrived (alpha-beta-gamma as in Thakur,
+ *   Rabenseifner and Gropp 2005); copies are free. The engine then reproduces the closed
+ *   forms of models/alpha_beta.c exactly, for any P.
+ *
+ * Critical path. Every time the engine computes carries the alpha / beta / gamma parts of the
+ * chain that produced it (a Stamp); a max() keeps the parts of the winner, so the finish of
+ * the last rank says how its time splits. Overhead is the rest.
+ *
+ * Cost: events live in one flat binary heap keyed by (time, seq), at most one per cursor;
+ * messages live in a ring of min(8, messages) slots per connection. Everything is sized
+ * from the schedule before the loop: nothing is allocated per event. */
+#include <string.h>
+
+#include "engine-private.h"
+#include "engine.h"
+#include "models/netmodel.h"
+
+G_DEFINE_QUARK(cs - engine - error - quark, cs_engine_error)
+
+/* ---- Event heap ---- */
+
+/* Sizes the heap for @capacity events (transfer: the heap owns the array). */
+void
+cs_event_heap_init(CsEventHeap *heap, gsize capacity)
+{
+    heap->ev = g_new(CsEvent, MAX(capacity, 1));
+    heap->n = 0;
+    heap->capacity = MAX(capacity, 1);
+    heap->next_seq = 0;
+}
+
+/* Frees the heap's array. */
+void
+cs_event_heap_clear(CsEventHeap *heap)
+{
+    g_clear_pointer(&heap->ev, g_free);
+    heap->n = heap->capacity = 0;
+}
+
+static inline gboolean
+event_before(const CsEvent *a, const CsEvent *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+/* Adds an event; the heap must have room (its capacity is a bound derived from the
+ * schedule, so overflowing it is a bug). */
+void
+cs_event_heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind)
+{
+    CsEvent ev = { .time = time, .seq = heap->next_seq++, .cursor = cursor, .kind = kind };
+    gsize pos = heap->n++;
+
+    g_assert(heap->n <= heap->capacity);
+    while (pos > 0) {
+        gsize parent = (pos - 1) / 2;
+        if (!event_before(&ev, &heap->ev[parent]))
+            break;
+        heap->ev[pos] = heap->ev[parent];
+        pos = parent;
+    }
+    heap->ev[pos] = ev;
+}
+
+/* Removes the earliest event into @out; FALSE when the heap is empty. */
+gboolean
+cs_event_heap_pop(CsEventHeap *heap, CsEvent *out)
+{
+    if (heap->n == 0)
+        return FALSE;
+    *out = heap->ev[0];
+
+    CsEvent last = heap->ev[--heap->n];
+    gsize n = heap->n;
+    gsize pos = 0;
+    for (;;) {
+        gsize child = 2 * pos + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && event_before(&heap->ev[child + 1], &heap->ev[child]))
+            child++;
+        if (!event_before(&heap->ev[child], &last))
+            break;
+        heap->ev[pos] = heap->ev[child];
+        pos = child;
+    }
+    if (n > 0)
+        heap->ev[pos] = last;
+    return TRUE;
+}
+
+/* ---- State ---- */
+
+/* A time with the critical-path parts that led to it; overhead = t - a - b - g. */
+typedef struct {
+    CsTime t;
+    CsTime a; /* alpha: link and protocol latency */
+    CsTime b; /* beta: serialization, including queueing */
+    CsTime g; /* gamma: reduction and copy work */
+} Stamp;
+
+typedef enum {
+    EV_STEP,    /* a cursor's step begins */
+    EV_CONSUME, /* its received message is fully reduced / copied out */
+    EV_SEND,    /* it may start sending (a slot came back, or it is time) */
+} EventKind;
+
+typedef enum {
+    WAIT_NONE, /* an event is pending, or the cursor is done */
+    WAIT_MSG,  /* for the next message of wait_conn */
+    WAIT_SLOT, /* for a free slot on wait_conn */
+    WAIT_FLOW, /* for the model to report its flow's end */
+} WaitKind;
+
+/* One (rank, channel) program. */
+typedef struct {
+    Stamp ready;       /* when the current phase may proceed */
+    CsTime step_start; /* ps: when the current step began (observer) */
+    CsTime flow_first; /* ps: when the flow in flight began to leave */
+    gint32 step;       /* local index in the rank's program, -1 when done */
+    gint32 rank;
+    gint32 wait_conn;
+    guint8 wait; /* WaitKind */
+} Cursor;
+
+/* One direction of one channel between two ranks. */
+typedef struct {
+    const CsRoute *route; /* (transfer none) */
+    CsTime prop_ps;       /* route alpha + protocol hop latency */
+    CsTime credit_ps;     /* slot-return latency: the reverse route's alpha */
+    gint32 src_cursor;
+    gint32 dst_cursor;
+    gint32 n_msgs;  /* messages over the whole run */
+    gint32 n_recvs; /* receives matched to it (set-up check) */
+    gint32 n_sent;
+    gint32 n_consumed;
+    gint32 slot_base; /* first of its min(8, n_msgs) Msg slots */
+    gint32 n_slots;
+} Conn;
+
+/* A message in a slot: sent, maybe arrived, maybe consumed. */
+typedef struct {
+    Stamp arrive;   /* last byte at the receiver (once known) */
+    Stamp credit;   /* slot free again at the sender (once consumed) */
+    CsTime first;   /* ps: first byte at the receiver */
+    gboolean known; /* arrive/first are final */
+} Msg;
+
+/* Per-rank constants and results. */
+typedef struct {
+    double reduce_ps_per_byte;
+    double copy_ps_per_byte;
+    CsTime step_ps;
+    CsTime launch_ps;
+    Stamp finish;
+} RankInfo;
+
+typedef struct {
+    const CsSchedule *sched;
+    const CsTopo *topo;
+    const CsNetModel *model;
+    CsNetState *net;
+    const CsObserver *obs; /* NULL when no callback is set */
+    gboolean textbook;
+    int n_ranks;
+    int n_channels;
+
+    const CsStep **rank_steps; /* per rank (transfer none) */
+    gsize *rank_n_steps;
+    gsize *rank_base;        /* global index of the rank's first step */
+    gint32 *next_on_channel; /* global index -> local index of the next step, -1 */
+    gint32 *conn_in;         /* global index -> connection received from, -1 */
+    gint32 *conn_out;        /* global index -> connection sent on, -1 */
+
+    Cursor *cursors; /* rank * n_channels + channel */
+    int n_cursors;
+    Conn *conns;
+    int n_conns;
+    int conns_cap;
+    Msg *msgs;
+    RankInfo *ranks;
+
+    CsEventHeap heap;
+    double data_fraction;
+    double grain_bytes; /* the receive tail's unit (see the top comment) */
+    CsTime hop_ps[CS_N_LINK_CLASSES];
+
+    gint64 n_events;
+    gint64 n_transfers;
+    gint64 bytes_moved;
+} Engine;
+
+static inline const CsStep *
+cursor_step(const Engine *e, const Cursor *c)
+{
+    return &e->rank_steps[c->rank][c->step];
+}
+
+static inline gsize
+cursor_global(const Engine *e, const Cursor *c)
+{
+    return e->rank_base[c->rank] + (gsize)c->step;
+}
+
+static inline Msg *
+conn_msg(Engine *e, const Conn *conn, gint32 k)
+{
+    return &e->msgs[conn->slot_base + k % conn->n_slots];
+}
+
+static inline CsTime
+work_ps(gint64 bytes, double ps_per_byte)
+{
+    return (CsTime)((double)bytes * ps_per_byte + 0.5);
+}
+
+/* The later of two stamps; the first wins ties. */
+static inline Stamp
+stamp_later(Stamp x, Stamp y)
+{
+    return y.t > x.t ? y : x;
+}
+
+static void
+push(Engine *e, CsTime t, gint32 cursor, EventKind kind)
+{
+    cs_event_heap_push(&e->heap, t, cursor, kind);
+}
+
+/* ---- Step mechanics ---- */
+
+static void schedule_consume(Engine *e, gint32 id, CsTime now);
+static void try_send(Engine *e, gint32 id, CsTime now);
+
+/* The current step of cursor @id ended at @fin: report it, move to the next step. */
+static void
+step_finished(Engine *e, gint32 id, Stamp fin)
+{
+    Cursor *c = &e->cursors[id];
+    const RankInfo *ri = &e->ranks[c->rank];
+    gsize g = cursor_global(e, c);
+
+    if (e->obs != NULL && e->obs->step_done != NULL)
+        e->obs->step_done(e->obs->user_data, c->rank, (gsize)c->step, cursor_step(e, c),
+                          c->step_start, fin.t);
+    c->step = e->next_on_channel[g];
+    if (c->step < 0) {
+        e->ranks[c->rank].finish = stamp_later(e->ranks[c->rank].finish, fin);
+        return;
+    }
+    c->ready = fin;
+    c->ready.t += ri->step_ps;
+    push(e, c->ready.t, id, EV_STEP);
+}
+
+/* The receiver of @conn waits for its next message: if that message's arrival is known now,
+ * wake it. */
+static void
+wake_receiver(Engine *e, gint32 conn_id, CsTime now)
+{
+    Conn *conn = &e->conns[conn_id];
+    Cursor *r = &e->cursors[conn->dst_cursor];
+
+    if (r->wait != WAIT_MSG || r->wait_conn != conn_id || conn->n_consumed >= conn->n_sent)
+        return;
+    if (!conn_msg(e, conn, conn->n_consumed)->known)
+        return;
+    r->wait = WAIT_NONE;
+    schedule_consume(e, conn->dst_cursor, now);
+}
+
+/* The flow of cursor @id left its source completely at @end (its first byte at @first_out):
+ * the message's arrival is now known and the sending step is over. */
+static void
+finish_send(Engine *e, gint32 id, CsTime end)
+{
+    Cursor *c = &e->cursors[id];
+    const CsStep *st = cursor_step(e, c);
+    gint32 conn_id = e->conn_out[cursor_global(e, c)];
+    Conn *conn = &e->conns[conn_id];
+    Msg *m = conn_msg(e, conn, conn->n_sent - 1);
+
+    c->ready.b += end - c->ready.t;
+    c->ready.t = end;
+    m->arrive = c->ready;
+    m->arrive.t += conn->prop_ps;
+    m->arrive.a += conn->prop_ps;
+    m->first = c->flow_first + conn->prop_ps;
+    m->known = TRUE;
+    if (e->obs != NULL && e->obs->link_busy != NULL) {
+        for (int i = 0; i < conn->route->n_links; i++)
+            e->obs->link_busy(e->obs->user_data, conn->route->links[i], st->bytes, c->flow_first,
+                              end);
+    }
+    wake_receiver(e, conn_id, c->ready.t);
+    /* Hockney: in the textbook machine a message costs its sender alpha + n beta. */
+    step_finished(e, id, e->textbook ? m->arrive : c->ready);
+}
+
+/* Network-model callback: flow @flow (a cursor id) has left its source at @t. */
+static void
+flow_done(gpointer user_data, gint32 flow, CsTime t)
+{
+    Engine *e = user_data;
+    Cursor *c = &e->cursors[flow];
+
+    g_assert(c->wait == WAIT_FLOW);
+    c->wait = WAIT_NONE;
+    finish_send(e, flow, t);
+}
+
+/* Cursor @id's step receives a message that is known to arrive: compute when the step's
+ * receive side is done and wake it then. */
+static void
+schedule_consume(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const CsStep *st = cursor_step(e, c);
+    const RankInfo *ri = &e->ranks[c->rank];
+    Conn *conn = &e->conns[e->conn_in[cursor_global(e, c)]];
+    const Msg *m = conn_msg(e, conn, conn->n_consumed);
+    gboolean reduces = st->kind == CS_STEP_RECV_REDUCE || st->kind == CS_STEP_RECV_REDUCE_SEND
+                       || st->kind == CS_STEP_RECV_REDUCE_COPY_SEND;
+    Stamp done;
+
+    if (e->textbook) {
+        done = stamp_later(m->arrive, c->ready);
+        if (reduces) {
+            CsTime w = work_ps(st->bytes, ri->reduce_ps_per_byte);
+            done.t += w;
+            done.g += w;
+        }
+    }
+    else {
+        double ps_per_byte = reduces ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
+        Stamp begin = c->ready;
+        if (m->first > begin.t) {
+            /* The first byte is the arrival less its serialization. */
+            begin = m->arrive;
+            begin.b -= m->arrive.t - m->first;
+            begin.t = m->first;
+        }
+        CsTime all = work_ps(st->bytes, ps_per_byte);
+        CsTime tail = work_ps(MIN((double)st->bytes, e->grain_bytes), ps_per_byte);
+        Stamp by_arrival = m->arrive;
+        by_arrival.t += tail;
+        by_arrival.g += tail;
+        Stamp by_work = begin;
+        by_work.t += all;
+        by_work.g += all;
+        done = stamp_later(by_arrival, by_work);
+    }
+    c->ready = done;
+    push(e, MAX(done.t, now), id, EV_CONSUME);
+}
+
+/* Cursor @id starts (or retries) the receive side of its step at @now. */
+static void
+try_recv(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    gint32 conn_id = e->conn_in[cursor_global(e, c)];
+    Conn *conn = &e->conns[conn_id];
+
+    if (conn->n_consumed >= conn->n_sent || !conn_msg(e, conn, conn->n_consumed)->known) {
+        c->wait = WAIT_MSG;
+        c->wait_conn = conn_id;
+        return;
+    }
+    schedule_consume(e, id, now);
+}
+
+/* Cursor @id starts (or retries) the send side of its step at @now. */
+static void
+try_send(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const CsStep *st = cursor_step(e, c);
+    gint32 conn_id = e->conn_out[cursor_global(e, c)];
+    Conn *conn = &e->conns[conn_id];
+    gint32 k = conn->n_sent;
+    Stamp start = c->ready;
+
+    if (k >= CS_NCCL_STEPS) {
+        if (conn->n_consumed <= k - CS_NCCL_STEPS) {
+            c->wait = WAIT_SLOT;
+            c->wait_conn = conn_id;
+            return;
+        }
+        start = stamp_later(start, conn_msg(e, conn, k)->credit);
+    }
+    c->ready = start;
+    if (start.t > now) {
+        push(e, start.t, id, EV_SEND);
+        return;
+    }
+
+    /* The flow starts now. */
+    Msg *m = conn_msg(e, conn, k);
+    CsTime end;
+    conn->n_sent++;
+    m->known = FALSE;
+    if (conn->route->n_links == 0) {
+        /* To itself: a local copy, no link. */
+        c->flow_first = now;
+        end = now + work_ps(st->bytes, e->ranks[c->rank].copy_ps_per_byte);
+    }
+    else {
+        double wire = (double)st->bytes / e->data_fraction;
+        end = e->model->start(e->net, now, conn->route, wire, id, &c->flow_first);
+    }
+    if (end == CS_TIME_NEVER) {
+        c->wait = WAIT_FLOW;
+        return;
+    }
+    finish_send(e, id, end);
+}
+
+/* A local step (copy, reduce) of cursor @id runs from its ready time. */
+static void
+run_local(Engine *e, gint32 id)
+{
+    Cursor *c = &e->cursors[id];
+    const CsStep *st = cursor_step(e, c);
+    const RankInfo *ri = &e->ranks[c->rank];
+    Stamp fin = c->ready;
+    CsTime w = 0;
+
+    if (st->kind == CS_STEP_REDUCE)
+        w = work_ps(st->bytes, ri->reduce_ps_per_byte);
+    else if (!e->textbook)
+        w = work_ps(st->bytes, ri->copy_ps_per_byte);
+    fin.t += w;
+    fin.g += w;
+    step_finished(e, id, fin);
+}
+
+/* ---- Event handlers ---- */
+
+static void
+on_step(Engine *e, const CsEvent *ev)
+{
+    Cursor *c = &e->cursors[ev->cursor];
+    CsStepKind kind = cursor_step(e, c)->kind;
+
+    c->step_start = ev->time;
+    if (cs_step_kind_recvs(kind))
+        try_recv(e, ev->cursor, ev->time);
+    else if (cs_step_kind_sends(kind))
+        try_send(e, ev->cursor, ev->time);
+    else
+        run_local(e, ev->cursor);
+}
+
+static void
+on_consume(Engine *e, const CsEvent *ev)
+{
+    Cursor *c = &e->cursors[ev->cursor];
+    const CsStep *st = cursor_step(e, c);
+    gint32 conn_id = e->conn_in[cursor_global(e, c)];
+    Conn *conn = &e->conns[conn_id];
+    Msg *m = conn_msg(e, conn, conn->n_consumed);
+
+    m->credit = c->ready;
+    m->credit.t += conn->credit_ps;
+    m->credit.a += conn->credit_ps;
+    conn->n_consumed++;
+    e->n_transfers++;
+    e->bytes_moved += st->bytes;
+
+    Cursor *s = &e->cursors[conn->src_cursor];
+    if (s->wait == WAIT_SLOT && s->wait_conn == conn_id
+        && conn->n_consumed > conn->n_sent - CS_NCCL_STEPS) {
+        s->wait = WAIT_NONE;
+        push(e, MAX(ev->time, m->credit.t), conn->src_cursor, EV_SEND);
+    }
+    if (cs_step_kind_sends(st->kind))
+        try_send(e, ev->cursor, ev->time);
+    else
+        step_finished(e, ev->cursor, c->ready);
+}
+
+static void
+on_send(Engine *e, const CsEvent *ev)
+{
+    try_send(e, ev->cursor, ev->time);
+}
+
+/* ---- Set-up ---- */
+
+/* Open-addressing map (sender, receiver, channel) -> connection, used only while setting up. */
+typedef struct {
+    guint64 *keys; /* 0 = empty; keys are stored + 1 */
+    gint32 *vals;
+    gsize mask;
+    gsize n;
+} ConnMap;
+
+static guint64
+conn_key(int src, int dst, int channel)
+{
+    return (((guint64)src << 40) | ((guint64)dst << 16) | (guint64)channel) + 1;
+}
+
+static gsize
+conn_slot(const ConnMap *map, guint64 key)
+{
+    gsize i = (gsize)((key * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> 20) & map->mask;
+
+    while (map->keys[i] != 0 && map->keys[i] != key)
+        i = (i + 1) & map->mask;
+    return i;
+}
+
+static void
+conn_map_init(ConnMap *map, gsize capacity)
+{
+    gsize size = 64;
+
+    while (size < 2 * capacity)
+        size *= 2;
+    map->keys = g_new0(guint64, size);
+    map->vals = g_new(gint32, size);
+    map->mask = size - 1;
+    map->n = 0;
+}
+
+static void
+conn_map_clear(ConnMap *map)
+{
+    g_free(map->keys);
+    g_free(map->vals);
+}
+
+static void
+conn_map_grow(ConnMap *map)
+{
+    ConnMap bigger;
+    gsize old_size = map->mask + 1;
+
+    conn_map_init(&bigger, old_size);
+    for (gsize i = 0; i < old_size; i++) {
+        if (map->keys[i] == 0)
+            continue;
+        gsize j = conn_slot(&bigger, map->keys[i]);
+        bigger.keys[j] = map->keys[i];
+        bigger.vals[j] = map->vals[i];
+    }
+    bigger.n = map->n;
+    conn_map_clear(map);
+    *map = bigger;
+}
+
+/* The connection of (src, dst, channel); creates it when @create. -1 if absent. */
+static gint32
+conn_find(Engine *e, ConnMap *map, int src, int dst, int channel, gboolean create)
+{
+    guint64 key = conn_key(src, dst, channel);
+    gsize i = conn_slot(map, key);
+
+    if (map->keys[i] == key)
+        return map->vals[i];
+    if (!create)
+        return -1;
+    if (2 * (map->n + 1) > map->mask + 1) {
+        conn_map_grow(map);
+        i = conn_slot(map, key);
+    }
+    gint32 id = e->n_conns++;
+    if (e->n_conns > e->conns_cap) {
+        e->conns_cap = MAX(2 * e->conns_cap, 16);
+        e->conns = g_renew(Conn, e->conns, e->conns_cap);
+    }
+    memset(&e->conns[id], 0, sizeof(Conn));
+    e->conns[id].src_cursor = src * e->n_channels + channel;
+    e->conns[id].dst_cursor = dst * e->n_channels + channel;
+    map->keys[i] = key;
+    map->vals[i] = id;
+    map->n++;
+    return id;
+}
+
+static void
+engine_clear(Engine *e)
+{
+    if (e->net != NULL)
+        e->model->destroy(e->net);
+    g_free(e->rank_steps);
+    g_free(e->rank_n_steps);
+    g_free(e->rank_base);
+    g_free(e->next_on_channel);
+    g_free(e->conn_in);
+    g_free(e->conn_out);
+    g_free(e->cursors);
+    g_free(e->conns);
+    g_free(e->msgs);
+    g_free(e->ranks);
+    cs_event_heap_clear(&e->heap);
+}
+
+/* Checks a step's fields against the schedule's shape. */
+static gboolean
+step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
+{
+    const char *problem = NULL;
+
+    if (st->kind >= CS_N_STEP_KINDS)
+        problem = "unknown step kind";
+    else if (st->channel >= e->n_channels)
+        problem = "channel out of range";
+    else if (cs_step_kind_sends(st->kind) && (st->send_peer < 0 || st->send_peer >= e->n_ranks))
+        problem = "send peer out of range";
+    else if (cs_step_kind_recvs(st->kind) && (st->recv_peer < 0 || st->recv_peer >= e->n_ranks))
+        problem = "receive peer out of range";
+    else if (st->bytes < 0)
+        problem = "negative size";
+    if (problem == NULL)
+        return TRUE;
+    g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                "schedule rank %d step %" G_GSIZE_FORMAT ": %s", rank, i, problem);
+    return FALSE;
+}
+
+/* Builds the per-step tables and the connections. */
+static gboolean
+setup_programs(Engine *e, GError **error)
+{
+    gsize total = 0;
+
+    e->rank_steps = g_new(const CsStep *, e->n_ranks);
+    e->rank_n_steps = g_new(gsize, e->n_ranks);
+    e->rank_base = g_new(gsize, e->n_ranks);
+    for (int r = 0; r < e->n_ranks; r++) {
+        e->rank_steps[r] = cs_schedule_steps(e->sched, r, &e->rank_n_steps[r]);
+        e->rank_base[r] = total;
+        total += e->rank_n_steps[r];
+    }
+    e->next_on_channel = g_new(gint32, MAX(total, 1));
+    e->conn_in = g_new(gint32, MAX(total, 1));
+    e->conn_out = g_new(gint32, MAX(total, 1));
+    e->n_cursors = e->n_ranks * e->n_channels;
+    e->cursors = g_new0(Cursor, e->n_cursors);
+
+    g_autofree gint32 *last = g_new(gint32, e->n_channels);
+    ConnMap map;
+    conn_map_init(&map, (gsize)e->n_cursors);
+    for (int r = 0; r < e->n_ranks; r++) {
+        const CsStep *steps = e->rank_steps[r];
+        gsize base = e->rank_base[r];
+        for (int ch = 0; ch < e->n_channels; ch++) {
+            last[ch] = -1;
+            e->cursors[r * e->n_channels + ch].rank = r;
+            e->cursors[r * e->n_channels + ch].step = -1;
+        }
+        guint64 cached_key = 0;
+        gint32 cached = -1;
+        for (gsize i = 0; i < e->rank_n_steps[r]; i++) {
+            const CsStep *st = &steps[i];
+            if (!step_valid(e, r, i, st, error)) {
+                conn_map_clear(&map);
+                return FALSE;
+            }
+            e->next_on_channel[base + i] = -1;
+            if (last[st->channel] < 0)
+                e->cursors[r * e->n_channels + st->channel].step = (gint32)i;
+            else
+                e->next_on_channel[base + (gsize)last[st->channel]] = (gint32)i;
+            last[st->channel] = (gint32)i;
+            e->conn_in[base + i] = -1;
+            e->conn_out[base + i] = -1;
+            if (!cs_step_kind_sends(st->kind))
+                continue;
+            guint64 key = conn_key(r, st->send_peer, st->channel);
+            if (key != cached_key) {
+                cached = conn_find(e, &map, r, st->send_peer, st->channel, TRUE);
+                cached_key = key;
+            }
+            e->conn_out[base + i] = cached;
+            e->conns[cached].n_msgs++;
+        }
+    }
+    for (int r = 0; r < e->n_ranks; r++) {
+        const CsStep *steps = e->rank_steps[r];
+        guint64 cached_key = 0;
+        gint32 cached = -1;
+        for (gsize i = 0; i < e->rank_n_steps[r]; i++) {
+            const CsStep *st = &steps[i];
+            if (!cs_step_kind_recvs(st->kind))
+                continue;
+            guint64 key = conn_key(st->recv_peer, r, st->channel);
+            if (key != cached_key) {
+                cached = conn_find(e, &map, st->recv_peer, r, st->channel, FALSE);
+                cached_key = key;
+            }
+            if (cached < 0) {
+                g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
+                            "schedule rank %d step %" G_GSIZE_FORMAT
+                            ": receives from rank %d on channel %d, which never sends to it",
+                            r, i, st->recv_peer, st->channel);
+                conn_map_clear(&map);
+                return FALSE;
+            }
+            e->conn_in[e->rank_base[r] + i] = cached;
+            e->conns[cached].n_recvs++;
+        }
+    }
+    conn_map_clear(&map);
+
+    for (int i = 0; i < e->n_conns; i++) {
+        const Conn *conn = &e->conns[i];
+        if (conn->n_msgs != conn->n_recvs) {
+            g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
+                        "schedule: rank %d sends %d messages to rank %d on channel %d, "
+                        "which receives %d",
+                        conn->src_cursor / e->n_channels, conn->n_msgs,
+                        conn->dst_cursor / e->n_channels, conn->src_cursor % e->n_channels,
+                        conn->n_recvs);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Routes, latencies and message slots of every connection; the ranks' constants. */
+static gboolean
+setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
+{
+    CsProto proto = cs_schedule_proto(e->sched);
+    const CsProtoInfo *pi = cs_proto_info(proto);
+    int gpus_per_thread = MAX(options->gpus_per_thread, 1);
+    gsize n_slots = 0;
+    int max_hops = 1;
+
+    e->data_fraction = e->textbook ? 1.0 : pi->data_fraction;
+    /* Simple's flag covers a whole slot; LL and LL128 flag each 16- / 128-byte line. */
+    if (proto == CS_PROTO_SIMPLE)
+        e->grain_bytes = (double)pi->slot_data_bytes;
+    else
+        e->grain_bytes = proto == CS_PROTO_LL ? 8.0 : 120.0;
+    for (int k = 0; k < CS_N_LINK_CLASSES; k++)
+        e->hop_ps[k] = e->textbook ? 0 : cs_time_from_s(pi->hop_latency_s[k]);
+
+    e->ranks = g_new0(RankInfo, e->n_ranks);
+    for (int r = 0; r < e->n_ranks; r++) {
+        const CsGpuSpec *gpu = cs_topo_rank_gpu(e->topo, r);
+        RankInfo *ri = &e->ranks[r];
+        ri->reduce_ps_per_byte = gpu->reduce_Bps > 0 ? CS_TIME_PS_PER_S / gpu->reduce_Bps : 0;
+        ri->copy_ps_per_byte = gpu->copy_Bps > 0 ? CS_TIME_PS_PER_S / gpu->copy_Bps : 0;
+        if (!e->textbook) {
+            ri->step_ps = cs_time_from_s(gpu->step_overhead_s);
+            if (!options->no_launch)
+                ri->launch_ps = cs_time_from_s(gpu->launch_s * (1 + r % gpus_per_thread));
+        }
+        ri->finish.t = ri->launch_ps;
+    }
+
+    for (int i = 0; i < e->n_conns; i++) {
+        Conn *conn = &e->conns[i];
+        int src = conn->src_cursor / e->n_channels;
+        int dst = conn->dst_cursor / e->n_channels;
+        const char *why = NULL;
+        conn->route = cs_topo_route(e->topo, src, dst);
+        if (!e->textbook && conn->route->n_links > 0
+            && !cs_proto_legal(proto, conn->route->link_class, &why)) {
+            g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                        "protocol %s cannot carry rank %d -> %d over %s: %s", pi->name, src, dst,
+                        cs_link_class_name(conn->route->link_class), why);
+            return FALSE;
+        }
+        conn->prop_ps = cs_time_from_s(conn->route->alpha_s);
+        if (conn->route->n_links > 0) {
+            conn->prop_ps += e->hop_ps[conn->route->link_class];
+            max_hops = MAX(max_hops, conn->route->n_links);
+        }
+        conn->credit_ps
+            = e->textbook ? 0 : cs_time_from_s(cs_topo_route(e->topo, dst, src)->alpha_s);
+        conn->n_slots = MAX(MIN(conn->n_msgs, CS_NCCL_STEPS), 1);
+        conn->slot_base = (gint32)n_slots;
+        n_slots += (gsize)conn->n_slots;
+    }
+    e->msgs = g_new0(Msg, MAX(n_slots, 1));
+    e->net = e->model->create(e->topo, e->n_cursors, max_hops);
+    return TRUE;
+}
+
+/* ---- Run ---- */
+
+static void
+run_loop(Engine *e)
+{
+    CsEvent ev;
+    gboolean deferring = e->model->next_event_time != NULL;
+
+    for (;;) {
+        if (deferring) {
+            CsTime tm = e->model->next_event_time(e->net);
+            if (tm != CS_TIME_NEVER && (e->heap.n == 0 || tm <= e->heap.ev[0].time)) {
+                e->n_events++;
+                e->model->advance(e->net, tm, flow_done, e);
+                continue;
+            }
+        }
+        if (!cs_event_heap_pop(&e->heap, &ev))
+            break;
+        e->n_events++;
+        switch ((EventKind)ev.kind) {
+        case EV_STEP:
+            on_step(e, &ev);
+            break;
+        case EV_CONSUME:
+            on_consume(e, &ev);
+            break;
+        case EV_SEND:
+            on_send(e, &ev);
+            break;
+        }
+    }
+}
+
+/* Names the first stuck cursor of a run that ran out of events. */
+static gboolean
+check_finished(const Engine *e, GError **error)
+{
+    static const char *const waits[] = { "an event", "a message", "a free slot", "its flow" };
+
+    for (int i = 0; i < e->n_cursors; i++) {
+        const Cursor *c = &e->cursors[i];
+        if (c->step < 0)
+            continue;
+        const CsStep *st = cursor_step(e, c);
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
+                    "deadlock: rank %d channel %d is stuck at step %d (%s) waiting for %s", c->rank,
+                    i % e->n_channels, c->step, cs_step_kind_name(st->kind), waits[c->wait]);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/**
+ * cs_engine_run:
+ * @sched: a sealed schedule
+ * @topo: the machine; its first cs_schedule_n_ranks() ranks run the schedule
+ * @options: (nullable): how to run; NULL means all defaults
+ * @error: CS_ENGINE_ERROR_MISMATCH when the schedule does not fit the topology (too many
+ *   ranks, a protocol a route cannot carry, a malformed step), _DEADLOCK when a receive can
+ *   never be matched, _MODEL for an unknown network model
+ *
+ * Simulates @sched (see the top of this file for what everything costs).
+ * Returns: (transfer full) (nullable): the result, or NULL with @error set.
+ */
+CsResult *
+cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions *options,
+              GError **error)
+{
+    static const CsEngineOptions defaults = { 0 };
+    Engine e = { 0 };
+    CsResult *res;
+
+    g_return_val_if_fail(sched != NULL && topo != NULL, NULL);
+    if (options == NULL)
+        options = &defaults;
+    e.model = cs_net_model_lookup(options->net_model, error);
+    if (e.model == NULL)
+        return NULL;
+    e.sched = sched;
+    e.topo = topo;
+    e.textbook = options->textbook;
+    e.n_ranks = cs_schedule_n_ranks(sched);
+    e.n_channels = MAX(cs_schedule_n_channels(sched), 1);
+    if (options->observer != NULL
+        && (options->observer->step_done != NULL || options->observer->link_busy != NULL))
+        e.obs = options->observer;
+    if (e.n_ranks > cs_topo_n_ranks(topo)) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                    "the schedule has %d ranks but topology %s has only %d", e.n_ranks,
+                    cs_topo_name(topo), cs_topo_n_ranks(topo));
+        return NULL;
+    }
+    if (!setup_programs(&e, error) || !setup_costs(&e, options, error)) {
+        engine_clear(&e);
+        return NULL;
+    }
+
+    /* At most one pending event per cursor: a cursor either waits or has one event. */
+    cs_event_heap_init(&e.heap, (gsize)e.n_cursors);
+    for (int i = 0; i < e.n_cursors; i++) {
+        Cursor *c = &e.cursors[i];
+        if (c->step < 0)
+            continue;
+        c->ready.t = e.ranks[c->rank].launch_ps + e.ranks[c->rank].step_ps;
+        push(&e, c->ready.t, i, EV_STEP);
+    }
+    run_loop(&e);
+    if (!check_finished(&e, error)) {
+        engine_clear(&e);
+        return NULL;
+    }
+
+    res = g_new0(CsResult, 1);
+    res->n_ranks = e.n_ranks;
+    res->rank_finish = g_new(CsTime, MAX(e.n_ranks, 1));
+    Stamp last = { 0 };
+    for (int r = 0; r < e.n_ranks; r++) {
+        res->rank_finish[r] = e.ranks[r].finish.t;
+        last = stamp_later(last, e.ranks[r].finish);
+    }
+    res->time = last.t;
+    res->alpha = last.a;
+    res->beta = last.b;
+    res->gamma = last.g;
+    res->overhead = last.t - last.a - last.b - last.g;
+    res->n_events = e.n_events;
+    res->n_transfers = e.n_transfers;
+    res->bytes_moved = e.bytes_moved;
+    engine_clear(&e);
+    return res;
+}
+
+/* Frees a result and its per-rank array; NULL is fine. */
+void
+cs_result_free(CsResult *result)
+{
+    if (result == NULL)
+        return;
+    g_free(result->rank_finish);
+    g_free(result);
+}
+
+/* ---- nccl-tests figures ---- */
+
+/* The simulated time in microseconds, as nccl-tests prints it. */
+double
+cs_result_time_us(const CsResult *result)
+{
+    return cs_time_to_us(result->time);
+}
+
+/* nccl-tests' algbw: size / time in GB/s (1e9 B/s); 0 for a zero time. */
+double
+cs_result_algbw_GBps(const CsResult *result, const CsOpSize *size)
+{
+    if (result->time <= 0)
+        return 0.0;
+    return (double)size->size_bytes / cs_time_to_s(result->time) / 1e9;
+}
+
+/* nccl-tests' busbw: algbw times the collective's bus factor (op.h). */
+double
+cs_result_busbw_GBps(const CsResult *result, const CsOpSize *size, CsOp op, int nranks)
+{
+    return cs_result_algbw_GBps(result, size) * cs_op_busbw_factor(op, nranks);
+}

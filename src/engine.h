@@ -41,6 +41,11 @@ typedef struct {
     const char *net_model;       /* "reservation" (default) or "maxmin" */
     int gpus_per_thread;         /* GPUs one host thread launches serially (nccl-tests -g) */
     gboolean no_launch;          /* leave out the per-collective launch latency */
+    gboolean textbook;           /* Hockney's alpha-beta-gamma machine: no launch, no step
+                                  * overhead, no protocol (full bandwidth, no hop latency, no
+                                  * slot-return latency), a send occupies its sender until it
+                                  * has arrived, reductions after arrival (not overlapped),
+                                  * local copies free */
     const CsObserver *observer;  /* (nullable) */
 } CsEngineOptions;
 

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/* The network-model interface: how long a transfer's bytes occupy the links of its route.
+ * The engine owns time and events; a model only answers "when does this flow's last byte
+ * leave the source" (DESIGN §5, STYLE §3-§4). Models are registered in models/registry.c. */
+#pragma once
+
+#include <glib.h>
+
+#include "topo.h"
+#include "units.h"
+
+G_BEGIN_DECLS
+
+/* A time that never comes: "no event pending" and "not known yet". */
+#define CS_TIME_NEVER G_MAXINT64
+
+/* Opaque per-run state of one model. */
+typedef struct _CsNetState CsNetState;
+
+/* Reported by CsNetModel.advance() for each flow whose last byte left its source at @t. */
+typedef void (*CsNetDoneFunc)(gpointer user_data, gint32 flow, CsTime t);
+
+/**
+ * CsNetModel:
+ * @name:       CLI spelling (`--net-model reservation`).
+ * @summary:    one line for --help.
+ * @reference:  where the model comes from.
+ * @create:     state for @topo with at most @max_flows flows in flight at once, flow ids in
+ *              [0, @max_flows), each crossing at most @max_hops links (transfer full).
+ * @destroy:    frees the state.
+ * @start:      a flow @flow of @wire_bytes enters @route at @now (calls come in
+ *              non-decreasing @now). Returns the time its last byte leaves the source when
+ *              the model knows it at once (reservation), or CS_TIME_NEVER when it will report
+ *              it through @advance (fluid models). *@first_out receives the time its first
+ *              byte leaves (later than @now when it queues behind other flows).
+ * @next_event_time: the earliest time @advance has something to report, or CS_TIME_NEVER.
+ *              NULL for models that never defer (the engine then skips the call).
+ * @advance:    moves the model to @t (== next_event_time()) and calls @done for every flow
+ *              that ends at @t, in increasing flow id. @done must not call @start.
+ *
+ * SimGrid's Model::next_occurring_event() / update_actions_state() split (STYLE §4): the
+ * engine takes the minimum of its own heap and the model's next event.
+ */
+typedef struct {
+    const char *name;
+    const char *summary;
+    const char *reference;
+    CsNetState *(*create)(const CsTopo *topo, int max_flows, int max_hops);
+    void (*destroy)(CsNetState *state);
+    CsTime (*start)(CsNetState *state, CsTime now, const CsRoute *route, double wire_bytes,
+                    gint32 flow, CsTime *first_out);
+    CsTime (*next_event_time)(CsNetState *state);
+    void (*advance)(CsNetState *state, CsTime t, CsNetDoneFunc done, gpointer user_data);
+} CsNetModel;
+
+/* Serialization of @wire_bytes at @bw_Bps in picoseconds, rounded to the nearest: the one
+ * formula every model uses, so that they agree to the picosecond on an idle link. */
+static inline CsTime
+cs_net_serialization_ps(double wire_bytes, double bw_Bps)
+{
+    return (CsTime)(wire_bytes / bw_Bps * CS_TIME_PS_PER_S + 0.5);
+}
+
+extern const CsNetModel cs_net_model_reservation;
+extern const CsNetModel cs_net_model_maxmin;
+
+/* The NULL-terminated table of models, default first (transfer none). */
+const CsNetModel *const *cs_net_model_registry(void);
+/* By name; NULL name means the default. NULL with CS_ENGINE_ERROR_MODEL naming the known
+ * models otherwise. */
+const CsNetModel *cs_net_model_lookup(const char *name, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,798 @@
+// SPDX-License-Identifier: MIT
+/* Tests of the discrete-event engine: the event heap, the textbook closed forms under both
+ * network models, contention, slot flow control, launch semantics, the critical-path split,
+ * the observer and the errors. Schedules are built by hand with the schedule.h API so that
+ * each expectation can be derived in a comment. */
+#include <glib.h>
+#include <math.h>
+
+#include "engine-private.h"
+#include "engine.h"
+#include "models/alpha_beta.h"
+#include "models/netmodel.h"
+#include "schedule.h"
+#include "topo.h"
+
+/* ---- Helpers ---- */
+
+#define PS_PER_US 1000000
+
+/* A crossbar: @nranks GPUs, each with one duplex link to one NVSwitch. Every link has
+ * alpha 0.5 us and 1 GB/s, so a route GPU -> switch -> GPU has alpha = 1 us and B = 1 GB/s:
+ * one byte = 1000 ps, and every figure below is a whole number of picoseconds.
+ * reduce 4 GB/s (gamma = 250 ps/B), copy 8 GB/s (125 ps/B). */
+static CsTopo *
+crossbar(int nranks, const char *launch, const char *step, const char *uplink1_bw)
+{
+    g_autoptr(GString) js = g_string_new(NULL);
+    g_autoptr(GError) error = NULL;
+
+    g_string_append_printf(js,
+                           "{\"name\": \"xbar%d\", \"description\": \"test crossbar\", "
+                           "\"gpu\": {\"launch\": \"%s\", \"step_overhead\": \"%s\", "
+                           "\"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": \"8 GB/s\"}, "
+                           "\"devices\": [",
+                           nranks, launch, step);
+    for (int i = 0; i < nranks; i++)
+        g_string_append_printf(js, "{\"name\": \"gpu%d\", \"kind\": \"gpu\"}, ", i);
+    g_string_append(js, "{\"name\": \"sw\", \"kind\": \"nvswitch\"}], \"links\": [");
+    for (int i = 0; i < nranks; i++)
+        g_string_append_printf(js,
+                               "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
+                               "\"bandwidth\": \"%s\", \"alpha\": \"0.5 us\"}",
+                               i > 0 ? ", " : "", i,
+                               i == 1 && uplink1_bw != NULL ? uplink1_bw : "1 GB/s");
+    g_string_append(js, "]}");
+
+    CsTopo *topo = cs_topo_load_data(js->str, "crossbar", &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static CsTopo *
+textbook_crossbar(int nranks)
+{
+    return crossbar(nranks, "0 us", "0 us", NULL);
+}
+
+static CsResult *
+run(const CsSchedule *sched, const CsTopo *topo, const char *model, gboolean textbook)
+{
+    g_autoptr(GError) error = NULL;
+    CsEngineOptions opt = { .net_model = model, .textbook = textbook };
+    CsResult *res = cs_engine_run(sched, topo, &opt, &error);
+
+    g_assert_no_error(error);
+    g_assert_nonnull(res);
+    return res;
+}
+
+static void
+assert_rel(double got, double want)
+{
+    double err = want == 0.0 ? fabs(got) : fabs(got - want) / want;
+
+    if (err >= 1e-9)
+        g_error("got %.12g, want %.12g (relative error %.3g)", got, want, err);
+}
+
+static const char *const models[] = { "reservation", "maxmin" };
+
+/* ---- Hand-built textbook schedules (one channel, one chunk) ---- */
+
+/* Ring all-reduce on @p ranks of @n bytes (n divisible by p): P-1 reduce-scatter steps,
+ * then P-1 all-gather steps, each moving one block b = n/P to the next rank. */
+static CsSchedule *
+ring_allreduce(int p, gint64 n)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_REDUCE, p, 0, n, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    gint64 b = n / p;
+
+    for (int r = 0; r < p && p > 1; r++) {
+        int next = (r + 1) % p;
+        int prev = (r + p - 1) % p;
+#define BLK(k) ((gint64)(((r - (k)) % p + p) % p) * b)
+        cs_schedule_step(s, r, 0, CS_STEP_SEND, -1, next, CS_BUF_INPUT, BLK(0), CS_BUF_OUTPUT, 0, b,
+                         0);
+        for (int k = 1; k < p - 1; k++)
+            cs_schedule_step(s, r, 0, CS_STEP_RECV_REDUCE_SEND, prev, next, CS_BUF_INPUT, BLK(k),
+                             CS_BUF_OUTPUT, 0, b, k);
+        cs_schedule_step(s, r, 0, CS_STEP_RECV_REDUCE_COPY_SEND, prev, next, CS_BUF_INPUT,
+                         BLK(p - 1), CS_BUF_OUTPUT, BLK(p - 1), b, p - 1);
+        for (int k = 0; k < p - 2; k++)
+            cs_schedule_step(s, r, 0, CS_STEP_RECV_COPY_SEND, prev, next, CS_BUF_INPUT, 0,
+                             CS_BUF_OUTPUT, BLK(k), b, p + k);
+        cs_schedule_step(s, r, 0, CS_STEP_RECV, prev, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT,
+                         BLK(p - 2), b, 2 * p - 2);
+#undef BLK
+    }
+    cs_schedule_seal(s);
+    return s;
+}
+
+/* MPICH's binomial broadcast from rank 0: a rank that got the data from its parent sends
+ * it to r + mask for decreasing masks below its own lowest set bit. */
+static CsSchedule *
+binomial_broadcast(int p, gint64 n)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, p, 0, n, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    int top = 1;
+
+    while (top < p)
+        top *= 2;
+    for (int r = 0; r < p; r++) {
+        int mask = 1;
+        while (mask < top && (r & mask) == 0)
+            mask *= 2;
+        if (r != 0)
+            cs_schedule_recv(s, r, 0, r - mask, CS_BUF_OUTPUT, 0, n, 0);
+        for (mask /= 2; mask >= 1; mask /= 2) {
+            if (r + mask < p)
+                cs_schedule_send(s, r, 0, r + mask, CS_BUF_OUTPUT, 0, n, 0);
+        }
+    }
+    cs_schedule_seal(s);
+    return s;
+}
+
+/* Recursive doubling all-reduce for @p a power of two: lg P rounds, each a whole-buffer
+ * exchange with r xor 2^k, received into scratch then... modelled as send + recv_reduce. */
+static CsSchedule *
+recursive_doubling(int p, gint64 n)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_REDUCE, p, 0, n, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    for (int r = 0; r < p; r++) {
+        for (int mask = 1; mask < p; mask *= 2) {
+            cs_schedule_send(s, r, 0, r ^ mask, CS_BUF_OUTPUT, 0, n, mask);
+            cs_schedule_step(s, r, 0, CS_STEP_RECV_REDUCE, r ^ mask, -1, CS_BUF_OUTPUT, 0,
+                             CS_BUF_OUTPUT, 0, n, mask);
+        }
+    }
+    cs_schedule_seal(s);
+    return s;
+}
+
+/* Pairwise all-to-all: round k = 1..P-1 sends block to r+k and receives from r-k; @n is the
+ * total (nccl-tests), blocks n/P. */
+static CsSchedule *
+pairwise_alltoall(int p, gint64 n)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_TO_ALL, p, 0, n, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    gint64 b = n / p;
+
+    for (int r = 0; r < p; r++) {
+        for (int k = 1; k < p; k++) {
+            int to = (r + k) % p;
+            int from = (r - k + p) % p;
+            cs_schedule_send(s, r, 0, to, CS_BUF_INPUT, to * b, b, k);
+            cs_schedule_recv(s, r, 0, from, CS_BUF_OUTPUT, from * b, b, k);
+        }
+    }
+    cs_schedule_seal(s);
+    return s;
+}
+
+/* ---- Heap ---- */
+
+static void
+test_heap_order(void)
+{
+    CsEventHeap heap;
+    CsEvent ev;
+    CsTime last_time = -1;
+    guint64 last_seq = 0;
+    GRand *rng = g_rand_new_with_seed(7);
+
+    g_test_summary("Events come out by time, and by insertion order among equal times.");
+    cs_event_heap_init(&heap, 1000);
+    /* Times 0..19 only, so most of the 1000 events tie with others. */
+    for (int i = 0; i < 1000; i++)
+        cs_event_heap_push(&heap, g_rand_int_range(rng, 0, 20), i, 0);
+    for (int i = 0; i < 1000; i++) {
+        g_assert_true(cs_event_heap_pop(&heap, &ev));
+        g_assert_cmpint(ev.time, >=, last_time);
+        if (ev.time == last_time)
+            g_assert_cmpuint(ev.seq, >, last_seq);
+        /* seq is the insertion counter and cursor the loop index: they agree. */
+        g_assert_cmpuint(ev.seq, ==, (guint64)ev.cursor);
+        last_time = ev.time;
+        last_seq = ev.seq;
+    }
+    g_assert_false(cs_event_heap_pop(&heap, &ev));
+    cs_event_heap_clear(&heap);
+    g_rand_free(rng);
+}
+
+static void
+test_heap_interleaved(void)
+{
+    CsEventHeap heap;
+    CsEvent ev;
+
+    g_test_summary("Pushes between pops keep the order (the engine's usage pattern).");
+    cs_event_heap_init(&heap, 4);
+    cs_event_heap_push(&heap, 10, 0, 0);
+    cs_event_heap_push(&heap, 5, 1, 0);
+    g_assert_true(cs_event_heap_pop(&heap, &ev));
+    g_assert_cmpint(ev.cursor, ==, 1);
+    cs_event_heap_push(&heap, 10, 2, 0);
+    cs_event_heap_push(&heap, 7, 3, 0);
+    g_assert_true(cs_event_heap_pop(&heap, &ev));
+    g_assert_cmpint(ev.cursor, ==, 3);
+    /* Two events at t = 10: the one pushed first (cursor 0) first. */
+    g_assert_true(cs_event_heap_pop(&heap, &ev));
+    g_assert_cmpint(ev.cursor, ==, 0);
+    g_assert_true(cs_event_heap_pop(&heap, &ev));
+    g_assert_cmpint(ev.cursor, ==, 2);
+    cs_event_heap_clear(&heap);
+}
+
+static void
+test_determinism(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = crossbar(6, "3 us", "0.2 us", NULL);
+    g_autoptr(CsSchedule) sched = ring_allreduce(6, 6 * 4096);
+    g_autoptr(CsResult) a = run(sched, topo, model, FALSE);
+    g_autoptr(CsResult) b = run(sched, topo, model, FALSE);
+
+    g_test_summary("Two runs of the same input agree to the picosecond, field by field.");
+    g_assert_cmpint(a->time, ==, b->time);
+    g_assert_cmpint(a->alpha, ==, b->alpha);
+    g_assert_cmpint(a->beta, ==, b->beta);
+    g_assert_cmpint(a->gamma, ==, b->gamma);
+    g_assert_cmpint(a->overhead, ==, b->overhead);
+    g_assert_cmpint(a->n_events, ==, b->n_events);
+    for (int r = 0; r < 6; r++)
+        g_assert_cmpint(a->rank_finish[r], ==, b->rank_finish[r]);
+}
+
+/* ---- Closed forms ---- */
+
+typedef struct {
+    const char *name;
+    CsSchedule *(*build)(int p, gint64 n);
+    CsAlphaBetaFunc form;
+    int p;
+    gint64 n;
+} ClosedCase;
+
+/* alpha = 1 us, B = 1 GB/s, gamma = 1 / (4 GB/s) on the crossbar. Sizes are multiples of P
+ * so blocks are whole. P includes non-powers of two except for recursive doubling. */
+static const ClosedCase closed_cases[] = {
+    { "ring-allreduce/p2", ring_allreduce, cs_alpha_beta_ring_allreduce, 2, 2000 },
+    { "ring-allreduce/p5", ring_allreduce, cs_alpha_beta_ring_allreduce, 5, 5 * 1000 },
+    { "ring-allreduce/p8", ring_allreduce, cs_alpha_beta_ring_allreduce, 8, 8 * 12345 },
+    { "ring-allreduce/p13", ring_allreduce, cs_alpha_beta_ring_allreduce, 13, 13 * 777 },
+    { "binomial-broadcast/p2", binomial_broadcast, cs_alpha_beta_binomial_broadcast, 2, 999 },
+    { "binomial-broadcast/p5", binomial_broadcast, cs_alpha_beta_binomial_broadcast, 5, 4096 },
+    { "binomial-broadcast/p8", binomial_broadcast, cs_alpha_beta_binomial_broadcast, 8, 100 },
+    { "binomial-broadcast/p13", binomial_broadcast, cs_alpha_beta_binomial_broadcast, 13, 65536 },
+    { "recursive-doubling/p2", recursive_doubling, cs_alpha_beta_recursive_doubling_allreduce, 2,
+      3000 },
+    { "recursive-doubling/p8", recursive_doubling, cs_alpha_beta_recursive_doubling_allreduce, 8,
+      3000 },
+    { "recursive-doubling/p16", recursive_doubling, cs_alpha_beta_recursive_doubling_allreduce, 16,
+      1 },
+    { "pairwise-alltoall/p3", pairwise_alltoall, cs_alpha_beta_pairwise_alltoall, 3, 3 * 100 },
+    { "pairwise-alltoall/p7", pairwise_alltoall, cs_alpha_beta_pairwise_alltoall, 7, 7 * 1000 },
+    { "pairwise-alltoall/p16", pairwise_alltoall, cs_alpha_beta_pairwise_alltoall, 16, 16 * 64 },
+};
+
+typedef struct {
+    const ClosedCase *c;
+    const char *model;
+} ClosedRun;
+
+static void
+test_closed_form(gconstpointer data)
+{
+    const ClosedRun *cr = data;
+    const ClosedCase *c = cr->c;
+    g_autoptr(CsTopo) topo = textbook_crossbar(c->p);
+    g_autoptr(CsSchedule) sched = c->build(c->p, c->n);
+    g_autoptr(CsResult) res = run(sched, topo, cr->model, TRUE);
+    /* The route: two 0.5 us links, bottleneck 1 GB/s; gamma 1/4 GB/s. */
+    double want = c->form(c->p, (double)c->n, 1e-6, 1e9, 1.0 / 4e9);
+
+    g_test_summary("Textbook mode on an idle crossbar gives the closed form exactly.");
+    assert_rel(cs_time_to_s(res->time), want);
+    /* Nothing but alpha, beta and gamma in the textbook machine. */
+    g_assert_cmpint(res->overhead, ==, 0);
+}
+
+static void
+test_split_ring(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = textbook_crossbar(5);
+    g_autoptr(CsSchedule) sched = ring_allreduce(5, 5000);
+    g_autoptr(CsResult) res = run(sched, topo, model, TRUE);
+
+    g_test_summary("The critical path of a ring all-reduce splits as the closed form's terms.");
+    /* P = 5, b = 1000 B: 2(P-1) = 8 hops of alpha = 1 us and of b beta = 1 us each, and
+     * P-1 = 4 reductions of b gamma = 0.25 us. */
+    g_assert_cmpint(res->alpha, ==, 8 * PS_PER_US);
+    g_assert_cmpint(res->beta, ==, 8 * PS_PER_US);
+    g_assert_cmpint(res->gamma, ==, 4 * PS_PER_US / 4);
+    g_assert_cmpint(res->overhead, ==, 0);
+    g_assert_cmpint(res->time, ==, 17 * PS_PER_US);
+    g_assert_cmpint(res->n_transfers, ==, 5 * 8);
+    g_assert_cmpint(res->bytes_moved, ==, 5 * 8 * 1000);
+}
+
+/* ---- Contention ---- */
+
+/* Ranks 0 and 1 both send @m bytes to rank 2 at t = 0; rank 2 receives from 0, then 1. */
+static CsSchedule *
+two_into_one(gint64 m)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_GATHER, 3, 2, 3 * m, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    cs_schedule_send(s, 0, 0, 2, CS_BUF_INPUT, 0, m, 0);
+    cs_schedule_send(s, 1, 0, 2, CS_BUF_INPUT, 0, m, 0);
+    cs_schedule_recv(s, 2, 0, 0, CS_BUF_OUTPUT, 0, m, 0);
+    cs_schedule_recv(s, 2, 0, 1, CS_BUF_OUTPUT, m, m, 0);
+    cs_schedule_seal(s);
+    return s;
+}
+
+static void
+test_contention_reservation(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(3);
+    g_autoptr(CsSchedule) sched = two_into_one(1000);
+    g_autoptr(CsResult) res = run(sched, topo, "reservation", TRUE);
+
+    g_test_summary("Reservation: two flows into one link serialize.");
+    /* Both flows need switch -> gpu2. Rank 0's flow (its event was queued first) holds it
+     * for 1000 B / 1 GB/s = 1 us, so it arrives at 1 + alpha = 2 us; rank 1's waits until
+     * 1 us, leaves by 2 us, arrives at 3 us. Textbook senders finish when their message
+     * arrives. */
+    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 3 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[2], ==, 3 * PS_PER_US);
+    /* Rank 1's wait for the link is serialization on the critical path. */
+    g_assert_cmpint(res->beta, ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->alpha, ==, 1 * PS_PER_US);
+}
+
+static void
+test_contention_maxmin(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(3);
+    g_autoptr(CsSchedule) sched = two_into_one(1000);
+    g_autoptr(CsResult) res = run(sched, topo, "maxmin", TRUE);
+
+    g_test_summary("Max-min: two flows through one link each get half of it.");
+    /* Each flow gets 0.5 GB/s on switch -> gpu2: both leave by 2 us and arrive at 3 us. */
+    g_assert_cmpint(res->rank_finish[0], ==, 3 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 3 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[2], ==, 3 * PS_PER_US);
+}
+
+static void
+test_contention_maxmin_unequal(void)
+{
+    /* gpu1's uplink is 0.25 GB/s: flow 1 -> 2 cannot use its half of switch -> gpu2. */
+    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0 us", "0.25 GB/s");
+    g_autoptr(CsSchedule) sched = two_into_one(3000);
+    g_autoptr(CsResult) res = run(sched, topo, "maxmin", TRUE);
+
+    g_test_summary("Max-min, not equal split: a flow held back elsewhere leaves its share.");
+    /* Progressive filling: gpu1 -> sw offers 0.25 GB/s to one flow, sw -> gpu2 0.5 GB/s
+     * each to two: flow 1 fixed at 0.25, flow 0 gets the other 0.75 GB/s. Flow 0: 3000 B /
+     * 0.75 GB/s = 4 us, arrives 5 us. Flow 1: 3000 B / 0.25 GB/s = 12 us (its own uplink
+     * stays the bottleneck after flow 0 ends), arrives 13 us. */
+    g_assert_cmpint(res->rank_finish[0], ==, 5 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 13 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[2], ==, 13 * PS_PER_US);
+}
+
+static void
+test_contention_channels(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = crossbar(2, "0 us", "0 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 2);
+
+    g_test_summary("Two channels between the same pair share the link (both models).");
+    /* Rank 0 sends 1000 B on each of two channels at t = 0 over one 1 GB/s route: the two
+     * messages need 2 us of link time together. Not textbook: Simple adds its NVLink hop
+     * latency h to alpha; a plain receive copies out its 1000 B after arrival (tail
+     * 1000 B / 8 GB/s = 0.125 us, it fits in one 512 KiB slot). Reservation: first message
+     * leaves by 1 us, second by 2 us; max-min: both by 2 us. Either way rank 1 finishes at
+     * 2 us + 1 us + h + 0.125 us. */
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_send(s, 0, 1, 1, CS_BUF_INPUT, 1000, 1000, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 1, 1, 0, CS_BUF_OUTPUT, 1000, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+    CsTime hop
+        = cs_time_from_s(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK]);
+
+    g_assert_cmpint(res->rank_finish[1], ==, 3 * PS_PER_US + hop + 125000);
+    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+}
+
+/* ---- Flow control ---- */
+
+static void
+test_slots(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = textbook_crossbar(2);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    g_test_summary("A receiver that consumes late stops the sender after 8 messages.");
+    /* Rank 0 sends ten 100-byte messages; each costs its (textbook) sender alpha + 100 B
+     * beta = 1.1 us, so without flow control rank 0 would finish at 11 us. Rank 1 first
+     * reduces 80000 B locally (80000 x 250 ps = 20 us), then receives the ten messages.
+     * Messages 0..7 fill the 8 slots by 8.8 us; message 8 needs message 0's slot, freed
+     * when rank 1 consumes it at 20 us (it arrived long ago; a plain receive is free).
+     * So message 8 goes 20 -> 21.1 us, and message 9 (slot of message 1, consumed at
+     * 20 us too) 21.1 -> 22.2 us. Rank 1 takes message 9 at 22.2 us. */
+    cs_schedule_set_scratch(s, 80000);
+    for (int k = 0; k < 10; k++)
+        cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 100, k);
+    cs_schedule_step(s, 1, 0, CS_STEP_REDUCE, -1, -1, CS_BUF_SCRATCH, 0, CS_BUF_SCRATCH, 0, 80000,
+                     0);
+    for (int k = 0; k < 10; k++)
+        cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 100, k);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, TRUE);
+
+    g_assert_cmpint(res->rank_finish[0], ==, 22200000);
+    g_assert_cmpint(res->rank_finish[1], ==, 22200000);
+}
+
+static void
+test_slots_eight_free(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(2);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    g_test_summary("Exactly 8 unconsumed messages do not block the sender.");
+    /* Same as above with 8 messages: they go back to back, 8 x 1.1 us = 8.8 us, and rank 1
+     * takes them all at 20 us. */
+    cs_schedule_set_scratch(s, 80000);
+    for (int k = 0; k < 8; k++)
+        cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 100, k);
+    cs_schedule_step(s, 1, 0, CS_STEP_REDUCE, -1, -1, CS_BUF_SCRATCH, 0, CS_BUF_SCRATCH, 0, 80000,
+                     0);
+    for (int k = 0; k < 8; k++)
+        cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 100, k);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, "reservation", TRUE);
+
+    g_assert_cmpint(res->rank_finish[0], ==, 8800000);
+    g_assert_cmpint(res->rank_finish[1], ==, 20 * PS_PER_US);
+}
+
+/* ---- Launch, overheads, overlap ---- */
+
+static void
+test_launch_serial(void)
+{
+    g_autoptr(CsTopo) topo = crossbar(4, "5 us", "0.5 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_REDUCE, 4, 0, 8000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("One thread launching 4 GPUs starts them one launch apart (nccl-tests -g).");
+    /* Each rank copies 8000 B locally: 8000 B / 8 GB/s = 1 us after one step overhead of
+     * 0.5 us. With -g 4, rank r launches at 5 us x (1 + r): rank 3 finishes at
+     * 20 + 0.5 + 1 = 21.5 us. With -g 2, ranks 2 and 3 are the first of their thread. */
+    for (int r = 0; r < 4; r++)
+        cs_schedule_step(s, r, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 8000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    CsEngineOptions opt = { .gpus_per_thread = 4 };
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
+    g_assert_no_error(error);
+    for (int r = 0; r < 4; r++)
+        g_assert_cmpint(res->rank_finish[r], ==, (5 * (1 + r)) * PS_PER_US + 1500000);
+    g_assert_cmpint(res->time, ==, 21500000);
+    /* Launch and step overhead are overhead; the copy is gamma. */
+    g_assert_cmpint(res->overhead, ==, 20500000);
+    g_assert_cmpint(res->gamma, ==, 1 * PS_PER_US);
+
+    opt.gpus_per_thread = 2;
+    g_autoptr(CsResult) res2 = cs_engine_run(sched, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(res2->rank_finish[2], ==, 6500000);
+    g_assert_cmpint(res2->time, ==, 11500000);
+
+    opt.no_launch = TRUE;
+    g_autoptr(CsResult) res3 = cs_engine_run(sched, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(res3->time, ==, 1500000);
+}
+
+static void
+test_recv_overlap(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = crossbar(2, "0 us", "0 us", NULL);
+    CsSchedule *s
+        = cs_schedule_new(CS_OP_REDUCE, 2, 1, 4000, CS_DTYPE_INT8, CS_REDOP_SUM, CS_PROTO_LL, 1);
+
+    g_test_summary("A receive-reduce overlaps the transfer: only the last line's work trails.");
+    /* LL: 4000 data bytes are 8000 wire bytes, 8 us at 1 GB/s; arrival 8 + 1 + 0.6 (LL
+     * NVLink hop) = 9.6 us. Reducing 4000 B at 4 GB/s takes 1 us, and it can start with the
+     * first byte (1.6 us), so it keeps pace; only the last 8-byte line trails: 8 x 250 ps.
+     * Rank 1 finishes at 9.6 us + 2 ns. */
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 4000, 0);
+    cs_schedule_step(s, 1, 0, CS_STEP_RECV_REDUCE, 0, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 4000,
+                     0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+    CsTime hop = cs_time_from_s(cs_proto_info(CS_PROTO_LL)->hop_latency_s[CS_LINK_CLASS_NVLINK]);
+
+    g_assert_cmpint(res->rank_finish[1], ==, 9 * PS_PER_US + hop + 2000);
+    g_assert_cmpint(res->gamma, ==, 2000);
+    g_assert_cmpint(res->alpha, ==, 1 * PS_PER_US + hop);
+    g_assert_cmpint(res->beta, ==, 8 * PS_PER_US);
+}
+
+static void
+test_recv_reduce_bound(void)
+{
+    g_autoptr(CsTopo) topo = crossbar(2, "0 us", "0 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_REDUCE, 2, 1, 4000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    g_test_summary("A receiver that starts late reduces the whole message after its start.");
+    /* Rank 1 first copies 96000 B locally (96000 x 125 ps = 12 us); the 4000 B message
+     * (Simple: 4 us on the link) arrived at 4 + 1 + h us. Then the reduction runs from
+     * 12 us for 4000 x 250 ps = 1 us: rank 1 finishes at 13 us (if 5 + h + 1 < 13). */
+    cs_schedule_set_scratch(s, 96000);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 4000, 0);
+    cs_schedule_step(s, 1, 0, CS_STEP_COPY, -1, -1, CS_BUF_SCRATCH, 0, CS_BUF_SCRATCH, 0, 96000, 0);
+    cs_schedule_step(s, 1, 0, CS_STEP_RECV_REDUCE, 0, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 4000,
+                     0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, "reservation", FALSE);
+
+    g_assert_cmpfloat(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK], <, 6e-6);
+    g_assert_cmpint(res->rank_finish[1], ==, 13 * PS_PER_US);
+    g_assert_cmpint(res->gamma, ==, 13 * PS_PER_US);
+}
+
+/* ---- Observer ---- */
+
+typedef struct {
+    int steps;
+    CsTime latest_end;
+    gint64 link_bytes;
+    CsTime link_time;
+} Seen;
+
+static void
+seen_step(gpointer user_data, int rank, gsize step_index, const CsStep *step, CsTime start,
+          CsTime end)
+{
+    Seen *seen = user_data;
+
+    (void)rank;
+    (void)step_index;
+    (void)step;
+    g_assert_cmpint(end, >=, start);
+    seen->steps++;
+    seen->latest_end = MAX(seen->latest_end, end);
+}
+
+static void
+seen_link(gpointer user_data, int link, gint64 bytes, CsTime start, CsTime end)
+{
+    Seen *seen = user_data;
+
+    (void)link;
+    seen->link_bytes += bytes;
+    seen->link_time += end - start;
+}
+
+static void
+test_observer(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = textbook_crossbar(4);
+    g_autoptr(CsSchedule) sched = ring_allreduce(4, 4000);
+    g_autoptr(GError) error = NULL;
+    Seen seen = { 0 };
+    CsObserver obs = { .user_data = &seen, .step_done = seen_step, .link_busy = seen_link };
+    CsEngineOptions opt = { .net_model = model, .textbook = TRUE, .observer = &obs };
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
+
+    g_test_summary("The observer sees every step and every link crossing.");
+    g_assert_no_error(error);
+    /* 4 ranks x (2P - 1) = 7 steps (send, 2 recv-reduce-send, recv-reduce-copy-send,
+     * 2 recv-copy-send, recv); 4 x 2(P-1) = 24 messages of 1000 B, each over 2 links for
+     * 1 us. */
+    g_assert_cmpint(seen.steps, ==, 28);
+    g_assert_cmpint(seen.latest_end, ==, res->time);
+    g_assert_cmpint(seen.link_bytes, ==, 24 * 2 * 1000);
+    g_assert_cmpint(seen.link_time, ==, 24 * 2 * PS_PER_US);
+}
+
+/* ---- Errors ---- */
+
+static void
+test_error_model(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(2);
+    g_autoptr(CsSchedule) sched = ring_allreduce(2, 2000);
+    g_autoptr(GError) error = NULL;
+    CsEngineOptions opt = { .net_model = "telepathy" };
+    CsResult *res = cs_engine_run(sched, topo, &opt, &error);
+
+    g_assert_null(res);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MODEL);
+    g_assert_nonnull(strstr(error->message, "telepathy"));
+    g_assert_nonnull(strstr(error->message, "maxmin"));
+}
+
+static void
+test_error_ranks(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(2);
+    g_autoptr(CsSchedule) sched = ring_allreduce(3, 3000);
+    g_autoptr(GError) error = NULL;
+    CsResult *res = cs_engine_run(sched, topo, NULL, &error);
+
+    g_assert_null(res);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+}
+
+static void
+test_error_unmatched(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(2);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 100, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    g_autoptr(GError) error = NULL;
+
+    /* Two receives, one send. */
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 100, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 100, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 100, 1);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    CsResult *res = cs_engine_run(sched, topo, NULL, &error);
+
+    g_assert_null(res);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK);
+}
+
+static void
+test_error_cycle(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(2);
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_REDUCE, 2, 0, 100, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    g_autoptr(GError) error = NULL;
+
+    /* Both ranks receive before they send: counts match, but nobody can start. */
+    for (int r = 0; r < 2; r++) {
+        cs_schedule_recv(s, r, 0, 1 - r, CS_BUF_OUTPUT, 0, 100, 0);
+        cs_schedule_send(s, r, 0, 1 - r, CS_BUF_INPUT, 0, 100, 0);
+    }
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    CsResult *res = cs_engine_run(sched, topo, NULL, &error);
+
+    g_assert_null(res);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK);
+    g_assert_nonnull(strstr(error->message, "waiting for a message"));
+}
+
+static void
+test_error_protocol(void)
+{
+    g_autoptr(GError) error = NULL;
+    /* Two GPUs over PCIe only: LL128 needs NVLink. */
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"name\": \"pcie2\", \"description\": \"test\", \"gpu\": {\"launch\": \"1 us\", "
+        "\"step_overhead\": \"0 us\", \"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": "
+        "\"8 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\"}, {\"name\": \"g1\", "
+        "\"kind\": \"gpu\"}, {\"name\": \"sw\", \"kind\": \"pcie_switch\"}], \"links\": "
+        "[{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"16 GB/s\", "
+        "\"alpha\": \"1 us\"}, {\"endpoints\": [\"g1\", \"sw\"], \"kind\": \"pcie\", "
+        "\"bandwidth\": \"16 GB/s\", \"alpha\": \"1 us\"}]}",
+        "pcie2", &error);
+    g_assert_no_error(error);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 100, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_LL128, 1);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 100, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 100, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    CsResult *res = cs_engine_run(sched, topo, NULL, &error);
+
+    g_assert_null(res);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+    g_assert_nonnull(strstr(error->message, "LL128"));
+}
+
+static void
+test_registry(void)
+{
+    g_autoptr(GError) error = NULL;
+    const CsNetModel *const *all = cs_net_model_registry();
+
+    g_assert_nonnull(all[0]);
+    g_assert_cmpstr(all[0]->name, ==, "reservation");
+    g_assert_true(cs_net_model_lookup(NULL, &error) == all[0]);
+    g_assert_true(cs_net_model_lookup("maxmin", &error) == &cs_net_model_maxmin);
+    g_assert_no_error(error);
+    for (int i = 0; all[i] != NULL; i++) {
+        g_assert_nonnull(all[i]->summary);
+        g_assert_nonnull(all[i]->reference);
+    }
+}
+
+/* ---- Main ---- */
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    g_test_add_func("/engine/heap/order", test_heap_order);
+    g_test_add_func("/engine/heap/interleaved", test_heap_interleaved);
+    g_test_add_func("/engine/registry", test_registry);
+    for (gsize m = 0; m < G_N_ELEMENTS(models); m++) {
+        g_autofree char *p = g_strdup_printf("/engine/determinism/%s", models[m]);
+        g_test_add_data_func(p, models[m], test_determinism);
+    }
+    static ClosedRun closed_runs[G_N_ELEMENTS(closed_cases) * G_N_ELEMENTS(models)];
+    for (gsize i = 0; i < G_N_ELEMENTS(closed_cases); i++) {
+        for (gsize m = 0; m < G_N_ELEMENTS(models); m++) {
+            ClosedRun *cr = &closed_runs[i * G_N_ELEMENTS(models) + m];
+            cr->c = &closed_cases[i];
+            cr->model = models[m];
+            g_autofree char *p
+                = g_strdup_printf("/engine/closed-form/%s/%s", models[m], closed_cases[i].name);
+            g_test_add_data_func(p, cr, test_closed_form);
+        }
+    }
+    for (gsize m = 0; m < G_N_ELEMENTS(models); m++) {
+        g_autofree char *p1 = g_strdup_printf("/engine/split/ring/%s", models[m]);
+        g_autofree char *p2 = g_strdup_printf("/engine/contention/channels/%s", models[m]);
+        g_autofree char *p3 = g_strdup_printf("/engine/slots/late-receiver/%s", models[m]);
+        g_autofree char *p4 = g_strdup_printf("/engine/overlap/recv-reduce/%s", models[m]);
+        g_autofree char *p5 = g_strdup_printf("/engine/observer/%s", models[m]);
+        g_test_add_data_func(p1, models[m], test_split_ring);
+        g_test_add_data_func(p2, models[m], test_contention_channels);
+        g_test_add_data_func(p3, models[m], test_slots);
+        g_test_add_data_func(p4, models[m], test_recv_overlap);
+        g_test_add_data_func(p5, models[m], test_observer);
+    }
+    g_test_add_func("/engine/contention/reservation/serialize", test_contention_reservation);
+    g_test_add_func("/engine/contention/maxmin/half", test_contention_maxmin);
+    g_test_add_func("/engine/contention/maxmin/unequal", test_contention_maxmin_unequal);
+    g_test_add_func("/engine/slots/eight-free", test_slots_eight_free);
+    g_test_add_func("/engine/launch/serial", test_launch_serial);
+    g_test_add_func("/engine/overlap/late-receiver", test_recv_reduce_bound);
+    g_test_add_func("/engine/error/model", test_error_model);
+    g_test_add_func("/engine/error/ranks", test_error_ranks);
+    g_test_add_func("/engine/error/unmatched", test_error_unmatched);
+    g_test_add_func("/engine/error/cycle", test_error_cycle);
+    g_test_add_func("/engine/error/protocol", test_error_protocol);
+    return g_test_run();
+}
