@@ -91,6 +91,9 @@ run_options_clear (RunOptions *o)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunOptions, run_options_clear)
 
+/* The command as invoked, "collsim" or "collsim run", to start every message. */
+static const char *prog = "collsim";
+
 static gboolean
 usage_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
@@ -101,7 +104,7 @@ usage_error (GError **error, const char *fmt, ...)
     va_start (ap, fmt);
     g_autofree char *msg = g_strdup_vprintf (fmt, ap);
     va_end (ap);
-    g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim: %s", msg);
+    g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, msg);
     return FALSE;
 }
 
@@ -162,7 +165,7 @@ make_sizes (const RunOptions *o, GError **error)
 static char *
 command_line (int argc, char **argv)
 {
-    GString *s = g_string_new ("collsim");
+    GString *s = g_string_new (argv[0]);
     for (int i = 1; i < argc; i++) {
         gboolean plain = argv[i][0] != '\0' && strpbrk (argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
         g_autofree char *quoted = plain ? g_strdup (argv[i]) : g_shell_quote (argv[i]);
@@ -227,7 +230,7 @@ predict_best_block (CsReport *report, const CsTopo *topo, CsOp op, const GArray 
         gint64 size = g_array_index (sizes, gint64, i);
         CsPrediction pred;
         if (!cs_predict_best (topo, op, size, algo, proto, popts, &pred, error)) {
-            g_prefix_error (error, "collsim: %s of %" G_GINT64_FORMAT " bytes: ",
+            g_prefix_error (error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
                             cs_op_name (op), size);
             return FALSE;
         }
@@ -287,7 +290,7 @@ predict_all_blocks (CsReport *report, const CsTopo *topo, CsOp op, const GArray 
     }
     if (n_rows == 0) {
         g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
-                     "collsim: no algorithm x protocol can run %s on %d ranks of %s",
+                     "%s: no algorithm x protocol can run %s on %d ranks of %s", prog,
                      cs_op_name (op), nranks, cs_topo_name (topo));
         return FALSE;
     }
@@ -311,6 +314,7 @@ cs_cli_run (int argc, char **argv, GError **error)
         .ngpus = 1,
     };
     g_autofree char *cmd = command_line (argc, argv);
+    prog = argv[0];
     /* -f is a count, but whether it was given changes what -i means. */
     gint64 factor = 0;
 
