@@ -47,16 +47,25 @@ cs_json_parse (const char *text, const char *origin, GQuark domain, int parse_co
 
     if (end == NULL || end < text)
         end = text;
+    /* cJSON stops one past the culprit when it fails at a line's end ("{\"a\": 1,\n}"):
+     * point at the last non-blank character instead. */
+    const char *p = end;
+    while (*p != '\0' && g_ascii_isspace (*p))
+        p++;
+    if (*p == '\0') {
+        while (end > text && (*end == '\0' || g_ascii_isspace (*end)))
+            end--;
+    }
     int line = 1;
     const char *line_start = text;
-    for (const char *p = text; p < end; p++) {
-        if (*p == '\n') {
+    for (const char *q = text; q < end; q++) {
+        if (*q == '\n') {
             line++;
-            line_start = p + 1;
+            line_start = q + 1;
         }
     }
     int column = (int) g_utf8_strlen (line_start, end - line_start) + 1;
-    if (*end == '\0') {
+    if (*end == '\0' || g_ascii_isspace (*end)) {
         g_set_error (error, domain, parse_code,
                      "%s:%d:%d: not valid JSON: unexpected end of input", origin, line, column);
     }

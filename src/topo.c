@@ -1224,9 +1224,13 @@ cs_topo_to_json (const CsTopo *topo)
         };
         cJSON_AddItemToObject (o, "endpoints", cJSON_CreateStringArray (ends, 2));
         cJSON_AddStringToObject (o, "kind", cs_link_kind_name (l->kind));
-        add_owned_string (o, "bandwidth", fmt_bw (l->raw_bw_Bps / l->count));
+        /* A fitted bandwidth above the datasheet cannot be an efficiency <= 1: write it
+         * as the lane bandwidth itself. */
+        gboolean above = l->bw_Bps > l->raw_bw_Bps;
+        add_owned_string (o, "bandwidth",
+                          fmt_bw ((above ? l->bw_Bps : l->raw_bw_Bps) / l->count));
         cJSON_AddNumberToObject (o, "count", l->count);
-        if (l->bw_Bps != l->raw_bw_Bps)
+        if (l->bw_Bps < l->raw_bw_Bps)
             cJSON_AddNumberToObject (o, "efficiency", l->bw_Bps / l->raw_bw_Bps);
         add_owned_string (o, "alpha", fmt_time (l->alpha_s));
         if (!duplex)
