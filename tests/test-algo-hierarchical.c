@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/* Tests of the two-level algorithm (src/algos/hierarchical.c): the semantic checker on every
+ * op it serves, with and without multi-node topologies, and its structure: inter-node traffic
+ * only between ranks of the same rail, with the volume the two-level scheme promises. */
+#include "config.h"
+
+#include "algos/algo.h"
+#include "check.h"
+
+extern const CsAlgo cs_algo_hierarchical;
+
+static CsSchedule *
+build (const CsTopo *topo, CsOp op, int nranks, int root, gint64 size, gint64 chunk,
+       int n_channels)
+{
+    CsAlgoArgs args;
+    GError *error = NULL;
+    CsSchedule *sched;
+
+    cs_algo_args_init (&args, topo, op, nranks, size);
+    args.root = root;
+    args.chunk_bytes = chunk;
+    args.n_channels = n_channels;
+    sched = cs_algo_build (&cs_algo_hierarchical, &args, &error);
+    g_assert_no_error (error);
+    return sched;
+}
+
+static void
+assert_checks (const CsSchedule *sched, CsCheckReport *report)
+{
+    GError *error = NULL;
+    gboolean ok = cs_check_schedule (sched, report, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (ok);
+}
+
+static CsTopo *
+load_topo (const char *name)
+{
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load (name, &error);
+
+    g_assert_no_error (error);
+    return topo;
+}
+
+static const CsOp ops[] = { CS_OP_ALL_REDUCE, CS_OP_REDUCE_SCATTER, CS_OP_ALL_GATHER,
+                            CS_OP_BROADCAST, CS_OP_REDUCE };
+
+/* Every op on @topo (nullable) with @p ranks: roots 0, p-1, p/2; a size leaving a remainder
+ * everywhere (37 floats a rank plus 3) cut in 40-byte chunks on 1 and 3 channels, and a size
+ * smaller than P elements (empty blocks and shards). */
+static void
+check_all_ops (const CsTopo *topo, int p)
+{
+    for (guint o = 0; o < G_N_ELEMENTS (ops); o++) {
+        int roots[3] = { 0, p - 1, p / 2 };
+        int n_roots = cs_op_has_root (ops[o]) ? 3 : 1;
+        for (int ri = 0; ri < n_roots; ri++) {
+            gint64 size = 4 * (37 * (gint64) p + 3);
+            g_autoptr (CsSchedule) a = build (topo, ops[o], p, roots[ri], size, 40, 1);
+            g_autoptr (CsSchedule) b = build (topo, ops[o], p, roots[ri], size, 40, 3);
+            g_autoptr (CsSchedule) c = build (topo, ops[o], p, roots[ri], 4 * 3, 0, 2);
+            assert_checks (a, NULL);
+            assert_checks (b, NULL);
+            assert_checks (c, NULL);
+        }
+    }
+}
+
+static void
+test_flat_checker (void)
+{
+    static const int ranks[] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
+                                 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                                 27, 28, 29, 30, 31, 32, 33, 48, 64, 100, 128, 257 };
+
+    g_test_summary ("Without a topology (one node) every op passes the checker, P 1..257");
+    for (guint i = 0; i < G_N_ELEMENTS (ranks); i++)
+        check_all_ops (NULL, ranks[i]);
+}
+
+static void
+test_topo_checker (gconstpointer data)
+{
+    g_autoptr (CsTopo) topo = load_topo (data);
+
+    check_all_ops (topo, cs_topo_n_ranks (topo));
+}
+
+/* Bytes sent across nodes by each rank on @sched, asserting that every inter-node message
+ * joins ranks with the same index in their node (the same rail: node-major ranks, 8 a node). */
+static gint64
+inter_node_bytes (const CsTopo *topo, const CsSchedule *sched, int rank)
+{
+    gsize n;
+    const CsStep *steps = cs_schedule_steps (sched, rank, &n);
+    gint64 bytes = 0;
+
+    for (gsize i = 0; i < n; i++) {
+        int q = steps[i].send_peer;
+        if (q < 0 || cs_topo_rank_node (topo, q) == cs_topo_rank_node (topo, rank))
+            continue;
+        g_assert_cmpint (q % 8, ==, rank % 8);
+        bytes += steps[i].bytes;
+    }
+    return bytes;
+}
+
+/* All-reduce of S = 8 x 16 x 1024 floats on 2 nodes of 8 (P = 16, N = 2, L = 8): rank j of
+ * a node owns shard j (S/8 = 16 KiB floats = 64 KiB); the rail ring over 2 nodes sends half
+ * of the shard in its reduce-scatter half and the other half in its all-gather half:
+ * 2 (N-1)/N x S/L = 2 x 1/2 x 65,536 = 65,536 bytes per rank, all on its own rail. On 16 nodes
+ * (N = 16): 2 x 15/16 x 65,536 = 122,880 bytes. Reduce-scatter and all-gather move (N-1)/N of
+ * each rank's rail data: with blocks of 1 KiB floats (4 KiB) a rail carries N blocks, a rank
+ * sends (N-1) of them: 4,096 bytes on 2 nodes, 61,440 on 16. */
+static void
+test_rail_traffic (gconstpointer data)
+{
+    g_autoptr (CsTopo) topo = load_topo (data);
+    int p = cs_topo_n_ranks (topo);
+    int nodes = cs_topo_n_nodes (topo);
+    gint64 s = 8 * 16 * 1024 * 4;
+    g_autoptr (CsSchedule) ar = build (topo, CS_OP_ALL_REDUCE, p, 0, s, 0, 1);
+    g_autoptr (CsSchedule) rs = build (topo, CS_OP_REDUCE_SCATTER, p, 0, 4096 * (gint64) p, 0,
+                                       2);
+    g_autoptr (CsSchedule) ag = build (topo, CS_OP_ALL_GATHER, p, 0, 4096 * (gint64) p, 0, 4);
+
+    assert_checks (ar, NULL);
+    assert_checks (rs, NULL);
+    assert_checks (ag, NULL);
+    for (int r = 0; r < p; r++) {
+        g_assert_cmpint (inter_node_bytes (topo, ar, r), ==, 2 * (nodes - 1) * (s / 8) / nodes);
+        g_assert_cmpint (inter_node_bytes (topo, rs, r), ==, (nodes - 1) * 4096);
+        g_assert_cmpint (inter_node_bytes (topo, ag, r), ==, (nodes - 1) * 4096);
+    }
+}
+
+/* Broadcast from rank 13 of 2 x 8 on 8 channels: channel c leaves the root's node through
+ * local rank (5 + c) % 8, so the 8 channels use the 8 rails once each; the tree sends every
+ * byte across nodes exactly once per channel part: 8 x 1,000 floats = 32,000 bytes in total. */
+static void
+test_broadcast_rails (void)
+{
+    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-2n");
+    g_autoptr (CsSchedule) sched = build (topo, CS_OP_BROADCAST, 16, 13, 32000, 0, 8);
+    gint64 total = 0;
+    gboolean rails[8] = { FALSE };
+
+    assert_checks (sched, NULL);
+    for (int r = 8; r < 16; r++) {
+        gint64 b = inter_node_bytes (topo, sched, r);
+        total += b;
+        rails[r % 8] = b > 0;
+        /* Part c is 1,000 floats; each rail carries exactly one part. */
+        g_assert_cmpint (b, ==, 4000);
+    }
+    for (int r = 0; r < 8; r++)
+        g_assert_cmpint (inter_node_bytes (topo, sched, r), ==, 0);
+    g_assert_cmpint (total, ==, 32000);
+    for (int j = 0; j < 8; j++)
+        g_assert_true (rails[j]);
+}
+
+/* 12 of the 16 GPUs of 2 x 8 would put 8 ranks on one node and 4 on the other. */
+static void
+test_uneven_nodes_refused (void)
+{
+    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-2n");
+    const char *why = NULL;
+
+    g_assert_false (cs_algo_hierarchical.supports (topo, CS_OP_ALL_REDUCE, 12, &why));
+    g_assert_cmpstr (why, ==, "nodes hold different numbers of ranks");
+    g_assert_true (cs_algo_hierarchical.supports (topo, CS_OP_ALL_REDUCE, 16, &why));
+    g_assert_true (cs_algo_hierarchical.supports (NULL, CS_OP_ALL_GATHER, 7, &why));
+    g_assert_false (cs_algo_hierarchical.supports (NULL, CS_OP_ALL_TO_ALL, 7, &why));
+}
+
+int
+main (int argc, char **argv)
+{
+    g_test_init (&argc, &argv, NULL);
+
+    g_test_add_func ("/algo/hierarchical/check/flat", test_flat_checker);
+    g_test_add_data_func ("/algo/hierarchical/check/hgx-2n", "hgx-h100x8-2n", test_topo_checker);
+    g_test_add_data_func ("/algo/hierarchical/check/hgx-16n", "hgx-h100x8-16n",
+                          test_topo_checker);
+    g_test_add_data_func ("/algo/hierarchical/rails/hgx-2n", "hgx-h100x8-2n", test_rail_traffic);
+    g_test_add_data_func ("/algo/hierarchical/rails/hgx-16n", "hgx-h100x8-16n",
+                          test_rail_traffic);
+    g_test_add_func ("/algo/hierarchical/broadcast/rails", test_broadcast_rails);
+    g_test_add_func ("/algo/hierarchical/supports/uneven-nodes", test_uneven_nodes_refused);
+    return g_test_run ();
+}
