@@ -1244,7 +1244,15 @@ cs_topo_to_json (const CsTopo *topo)
                                          g_array_index (topo->devices, CsDevice,
                                                         topo->rank_device[r]).name));
     char *text = cJSON_Print (root);
-    char *result = g_strdup (text);
+    /* cJSON indents with tabs and writes "key":<tab>value; JSON strings never hold a raw
+     * tab, so every tab is layout: two spaces per level, one space after a colon. */
+    GString *out = g_string_sized_new (strlen (text) + 1024);
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '\t')
+            g_string_append (out, c > text && c[-1] == ':' ? " " : "  ");
+        else
+            g_string_append_c (out, *c);
+    }
     cJSON_free (text);
-    return result;
+    return g_string_free (out, FALSE);
 }
