@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/* The schedule IR: buffer sizes, packing at seal, validation of malformed steps, step kinds,
+ * and the memory of a large chunked ring. */
+#include "config.h"
+
+#include "algos/registry.h"
+#include "schedule.h"
+
+/* Setup: P = 4, 1000 bytes of floats (250 elements).
+ * Expectation: all-reduce buffers are 1000 bytes each way; all-gather's size is the total:
+ * 250 / 4 = 62 elements per block = 248 bytes in, 4 x 248 = 992 out; reduce-scatter the
+ * reverse; all-to-all 992 both ways. Scratch starts at 0. Rootless ops store root 0. */
+static void
+test_sizes (void)
+{
+    g_autoptr (CsSchedule) ar = cs_schedule_new (CS_OP_ALL_REDUCE, 4, 3, 1000, CS_DTYPE_FLOAT,
+                                                 CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+    g_assert_cmpint (cs_schedule_buffer_bytes (ar, CS_BUF_INPUT), ==, 1000);
+    g_assert_cmpint (cs_schedule_buffer_bytes (ar, CS_BUF_OUTPUT), ==, 1000);
+    g_assert_cmpint (cs_schedule_buffer_bytes (ar, CS_BUF_SCRATCH), ==, 0);
+    g_assert_cmpint (cs_schedule_root (ar), ==, 0);
+    g_assert_cmpint (cs_schedule_size (ar)->count, ==, 250);
+
+    g_autoptr (CsSchedule) ag = cs_schedule_new (CS_OP_ALL_GATHER, 4, 0, 1000, CS_DTYPE_FLOAT,
+                                                 CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+    g_assert_cmpint (cs_schedule_buffer_bytes (ag, CS_BUF_INPUT), ==, 248);
+    g_assert_cmpint (cs_schedule_buffer_bytes (ag, CS_BUF_OUTPUT), ==, 992);
+
+    g_autoptr (CsSchedule) rs = cs_schedule_new (CS_OP_REDUCE_SCATTER, 4, 0, 1000,
+                                                 CS_DTYPE_FLOAT, CS_REDOP_SUM, CS_PROTO_LL, 2);
+    g_assert_cmpint (cs_schedule_buffer_bytes (rs, CS_BUF_INPUT), ==, 992);
+    g_assert_cmpint (cs_schedule_buffer_bytes (rs, CS_BUF_OUTPUT), ==, 248);
+    g_assert_cmpint (cs_schedule_n_channels (rs), ==, 2);
+    g_assert_cmpint (cs_schedule_proto (rs), ==, CS_PROTO_LL);
+
+    g_autoptr (CsSchedule) bc = cs_schedule_new (CS_OP_BROADCAST, 4, 3, 1000, CS_DTYPE_DOUBLE,
+                                                 CS_REDOP_MAX, CS_PROTO_SIMPLE, 1);
+    g_assert_cmpint (cs_schedule_root (bc), ==, 3);
+    g_assert_cmpint (cs_schedule_dtype (bc), ==, CS_DTYPE_DOUBLE);
+    g_assert_cmpint (cs_schedule_redop (bc), ==, CS_REDOP_MAX);
+    /* 1000 bytes of doubles: 125 elements. */
+    g_assert_cmpint (cs_schedule_buffer_bytes (bc, CS_BUF_OUTPUT), ==, 1000);
+    cs_schedule_set_scratch (bc, 64);
+    g_assert_cmpint (cs_schedule_buffer_bytes (bc, CS_BUF_SCRATCH), ==, 64);
+    g_assert_cmpstr (cs_schedule_algo (bc), ==, "custom");
+    cs_schedule_set_algo (bc, "ring");
+    g_assert_cmpstr (cs_schedule_algo (bc), ==, "ring");
+}
+
+/* Setup: P = 3; steps appended to ranks 2, 0, 2, 1 in that order.
+ * Expectation: after sealing, each rank's program keeps its own order: rank 0 one step,
+ * rank 1 one, rank 2 two (first the one added first); 4 steps in all, counted the same
+ * before and after sealing. */
+static void
+test_seal_packs (void)
+{
+    g_autoptr (CsSchedule) s = cs_schedule_new (CS_OP_ALL_REDUCE, 3, 0, 64, CS_DTYPE_FLOAT,
+                                                CS_REDOP_SUM, CS_PROTO_SIMPLE, 2);
+    cs_schedule_send (s, 2, 0, 0, CS_BUF_INPUT, 0, 16, 7);
+    cs_schedule_recv (s, 0, 1, 2, CS_BUF_OUTPUT, 16, 16, 8);
+    cs_schedule_step (s, 2, 1, CS_STEP_RECV_REDUCE_COPY_SEND, 1, 0, CS_BUF_INPUT, 32,
+                      CS_BUF_OUTPUT, 48, 16, 9);
+    cs_schedule_step (s, 1, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 64, 10);
+    g_assert_cmpuint (cs_schedule_n_steps (s), ==, 4);
+    cs_schedule_seal (s);
+    cs_schedule_seal (s);
+    g_assert_cmpuint (cs_schedule_n_steps (s), ==, 4);
+
+    gsize n;
+    const CsStep *p0 = cs_schedule_steps (s, 0, &n);
+    g_assert_cmpuint (n, ==, 1);
+    g_assert_cmpint (p0[0].kind, ==, CS_STEP_RECV);
+    g_assert_cmpint (p0[0].recv_peer, ==, 2);
+    g_assert_cmpint (p0[0].send_peer, ==, -1);
+    g_assert_cmpint (p0[0].dst_offset, ==, 16);
+    g_assert_cmpint (p0[0].channel, ==, 1);
+    g_assert_cmpint (p0[0].chunk, ==, 8);
+    const CsStep *p1 = cs_schedule_steps (s, 1, &n);
+    g_assert_cmpuint (n, ==, 1);
+    g_assert_cmpint (p1[0].kind, ==, CS_STEP_COPY);
+    g_assert_cmpint (p1[0].bytes, ==, 64);
+    const CsStep *p2 = cs_schedule_steps (s, 2, &n);
+    g_assert_cmpuint (n, ==, 2);
+    g_assert_cmpint (p2[0].kind, ==, CS_STEP_SEND);
+    g_assert_cmpint (p2[0].chunk, ==, 7);
+    g_assert_cmpint (p2[1].kind, ==, CS_STEP_RECV_REDUCE_COPY_SEND);
+    g_assert_cmpint (p2[1].recv_peer, ==, 1);
+    g_assert_cmpint (p2[1].send_peer, ==, 0);
+    g_assert_cmpint (p2[1].src_offset, ==, 32);
+    g_assert_cmpint (p2[1].dst_offset, ==, 48);
+    /* The programs are consecutive in one array, rank-major. */
+    g_assert_true (p1 == p0 + 1);
+    g_assert_true (p2 == p1 + 1);
+}
+
+/* Setup: an all-reduce of 64 bytes of floats on 2 ranks and 1 channel; each bad step below
+ * breaks one rule.
+ * Expectation: each is refused with a critical warning and not added. */
+static void
+test_add_rejects (void)
+{
+    g_autoptr (CsSchedule) s = cs_schedule_new (CS_OP_ALL_REDUCE, 2, 0, 64, CS_DTYPE_FLOAT,
+                                                CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+    struct {
+        const char *what;
+        int rank;
+        int channel;
+        CsStepKind kind;
+        int recv_peer;
+        int send_peer;
+        gint64 src_offset;
+        gint64 dst_offset;
+        gint64 bytes;
+    } bad[] = {
+        { "peer out of range", 0, 0, CS_STEP_SEND, -1, 2, 0, 0, 16 },
+        { "negative peer", 0, 0, CS_STEP_RECV, -1, -1, 0, 0, 16 },
+        { "send peer on a recv", 0, 0, CS_STEP_RECV, 1, 1, 0, 0, 16 },
+        { "rank out of range", 2, 0, CS_STEP_SEND, -1, 1, 0, 0, 16 },
+        { "channel out of range", 0, 1, CS_STEP_SEND, -1, 1, 0, 0, 16 },
+        { "source past the end", 0, 0, CS_STEP_SEND, -1, 1, 56, 0, 16 },
+        { "destination past the end", 0, 0, CS_STEP_RECV, 1, -1, 0, 60, 8 },
+        { "misaligned offset", 0, 0, CS_STEP_SEND, -1, 1, 2, 0, 16 },
+        { "misaligned size", 0, 0, CS_STEP_SEND, -1, 1, 0, 0, 6 },
+        { "negative bytes", 0, 0, CS_STEP_COPY, -1, -1, 0, 0, -4 },
+        { "negative offset", 0, 0, CS_STEP_COPY, -1, -1, -4, 0, 4 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
+        g_test_message ("%s", bad[i].what);
+        g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_CRITICAL, "*assertion*failed*");
+        cs_schedule_step (s, bad[i].rank, bad[i].channel, bad[i].kind, bad[i].recv_peer,
+                          bad[i].send_peer, CS_BUF_INPUT, bad[i].src_offset, CS_BUF_OUTPUT,
+                          bad[i].dst_offset, bad[i].bytes, 0);
+        g_test_assert_expected_messages ();
+    }
+    g_assert_cmpuint (cs_schedule_n_steps (s), ==, 0);
+    /* The edges are fine: the last 16 bytes, and zero bytes at the very end. */
+    cs_schedule_send (s, 0, 0, 1, CS_BUF_INPUT, 48, 16, 0);
+    cs_schedule_recv (s, 1, 0, 0, CS_BUF_OUTPUT, 64, 0, 0);
+    g_assert_cmpuint (cs_schedule_n_steps (s), ==, 2);
+}
+
+static void
+test_kinds (void)
+{
+    static const struct {
+        CsStepKind kind;
+        const char *name;
+        gboolean sends;
+        gboolean recvs;
+        gboolean reads;
+        gboolean writes;
+    } kinds[] = {
+        { CS_STEP_SEND, "send", TRUE, FALSE, TRUE, FALSE },
+        { CS_STEP_RECV, "recv", FALSE, TRUE, FALSE, TRUE },
+        { CS_STEP_RECV_REDUCE, "recv_reduce", FALSE, TRUE, TRUE, TRUE },
+        { CS_STEP_RECV_REDUCE_SEND, "recv_reduce_send", TRUE, TRUE, TRUE, FALSE },
+        { CS_STEP_RECV_REDUCE_COPY_SEND, "recv_reduce_copy_send", TRUE, TRUE, TRUE, TRUE },
+        { CS_STEP_RECV_COPY_SEND, "recv_copy_send", TRUE, TRUE, FALSE, TRUE },
+        { CS_STEP_COPY, "copy", FALSE, FALSE, TRUE, TRUE },
+        { CS_STEP_REDUCE, "reduce", FALSE, FALSE, TRUE, TRUE },
+    };
+    g_assert_cmpint (G_N_ELEMENTS (kinds), ==, CS_N_STEP_KINDS);
+    for (gsize i = 0; i < G_N_ELEMENTS (kinds); i++) {
+        g_assert_cmpstr (cs_step_kind_name (kinds[i].kind), ==, kinds[i].name);
+        g_assert_cmpint (cs_step_kind_sends (kinds[i].kind), ==, kinds[i].sends);
+        g_assert_cmpint (cs_step_kind_recvs (kinds[i].kind), ==, kinds[i].recvs);
+        g_assert_cmpint (cs_step_kind_reads_src (kinds[i].kind), ==, kinds[i].reads);
+        g_assert_cmpint (cs_step_kind_writes_dst (kinds[i].kind), ==, kinds[i].writes);
+    }
+}
+
+/* Setup: ring all-reduce, 256 ranks, 64 MiB of floats, Simple (512 KiB chunks), 1 channel.
+ * Expectation: each loop moves P chunks; 64 MiB / (256 x 512 KiB) = 0.5, so one loop with
+ * chunks of 64 MiB / 256 = 256 KiB, and each rank runs 2(P - 1) + 1 = 511 steps (a send,
+ * P - 2 recv_reduce_send, one recv_reduce_copy_send, P - 2 recv_copy_send, one recv):
+ * 256 x 511 = 130,816 steps, packed in one array of 48-byte steps. */
+static void
+test_ring_steps (void)
+{
+    const CsAlgo *ring = cs_algo_lookup ("ring", NULL);
+    g_assert_nonnull (ring);
+    CsAlgoArgs args;
+    cs_algo_args_init (&args, NULL, CS_OP_ALL_REDUCE, 256, 64 << 20);
+    g_autoptr (GError) error = NULL;
+    g_autoptr (CsSchedule) s = cs_algo_build (ring, &args, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (cs_schedule_n_steps (s), ==, 256 * 511);
+    gsize n;
+    const CsStep *p = cs_schedule_steps (s, 5, &n);
+    g_assert_cmpuint (n, ==, 511);
+    g_assert_cmpint (p[0].kind, ==, CS_STEP_SEND);
+    g_assert_cmpint (p[0].bytes, ==, 256 << 10);
+    g_assert_cmpint (p[0].send_peer, ==, 6);
+    g_assert_cmpint (p[255].kind, ==, CS_STEP_RECV_REDUCE_COPY_SEND);
+    g_assert_cmpint (p[510].kind, ==, CS_STEP_RECV);
+    g_assert_cmpint (p[510].recv_peer, ==, 4);
+}
+
+int
+main (int argc, char **argv)
+{
+    g_test_init (&argc, &argv, NULL);
+    g_test_add_func ("/schedule/new/sizes", test_sizes);
+    g_test_add_func ("/schedule/seal/packs", test_seal_packs);
+    g_test_add_func ("/schedule/add/rejects", test_add_rejects);
+    g_test_add_func ("/schedule/step-kinds", test_kinds);
+    g_test_add_func ("/schedule/ring/steps", test_ring_steps);
+    return g_test_run ();
+}
