@@ -140,7 +140,7 @@ cs_json_describe (const cJSON *node)
         return g_strdup_printf ("\"%s\"", s);
     }
     if (cJSON_IsNumber (node))
-        return g_strdup_printf ("%.17g", node->valuedouble);
+        return g_strdup_printf ("%.15g", node->valuedouble);
     if (cJSON_IsBool (node))
         return g_strdup (cJSON_IsTrue (node) ? "true" : "false");
     if (cJSON_IsNull (node))
@@ -267,10 +267,10 @@ cs_json_get_int (const CsJsonCtx *ctx, const cJSON *object, const char *path, co
     if (m->valuedouble < min || m->valuedouble > max) {
         g_autofree char *p = cs_json_path_member (path, key);
         if (max == G_MAXINT)
-            cs_json_set_error (ctx, error, p, "%.17g is out of range (must be at least %d)",
+            cs_json_set_error (ctx, error, p, "%.15g is out of range (must be at least %d)",
                                m->valuedouble, min);
         else
-            cs_json_set_error (ctx, error, p, "%.17g is out of range (must be %d to %d)",
+            cs_json_set_error (ctx, error, p, "%.15g is out of range (must be %d to %d)",
                                m->valuedouble, min, max);
         return FALSE;
     }
@@ -294,7 +294,7 @@ cs_json_get_number (const CsJsonCtx *ctx, const cJSON *object, const char *path,
     double v = m->valuedouble;
     if ((min_exclusive ? v <= min : v < min) || v > max) {
         g_autofree char *p = cs_json_path_member (path, key);
-        cs_json_set_error (ctx, error, p, "%.17g is out of range (must be %s %g and at most %g)",
+        cs_json_set_error (ctx, error, p, "%.15g is out of range (must be %s %g and at most %g)",
                            v, min_exclusive ? "above" : "at least", min, max);
         return FALSE;
     }
@@ -320,7 +320,7 @@ get_quantity (const CsJsonCtx *ctx, const cJSON *object, const char *path, const
     g_autofree char *p = cs_json_path_member (path, key);
     if (cJSON_IsNumber (m)) {
         cs_json_set_error (ctx, error, p,
-                           "%.17g is not a %s: a bare number has no unit (write it as a "
+                           "%.15g is not a %s: a bare number has no unit (write it as a "
                            "string with its unit, e.g. \"%s\")",
                            m->valuedouble, what, example);
         return FALSE;
