@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+/* `collsim measure --backend nccl`: NCCL's own collectives (scatter, gather and all-to-all as
+ * grouped ncclSend/ncclRecv, as nccl-tests does), with NCCL_ALGO/NCCL_PROTO forced, in one
+ * process for all local GPUs or one process per GPU under mpirun. */
+#pragma once
+
+#include <glib.h>
+
+#include "backends/backend.h"
+
+G_BEGIN_DECLS
+
+/* The backend's CsBackendMeasureFunc. */
+gboolean cs_nccl_backend_measure (const CsMeasureArgs *args, CsTrace **trace, GError **error);
+
+/* NCCL's spelling of a collsim or NCCL algorithm / protocol name for NCCL_ALGO / NCCL_PROTO
+ * ("ring" -> "Ring", "ll128" -> "LL128"); other text, such as "allreduce:tree", unchanged.
+ * (transfer none) */
+const char *cs_nccl_backend_algo_env (const char *name);
+const char *cs_nccl_backend_proto_env (const char *name);
+
+G_END_DECLS
