@@ -8,6 +8,15 @@
 
 G_BEGIN_DECLS
 
+/* The protocols a "protocols" object may name, in CsProto order (models/protocol.h sits
+ * above this layer, so the names are repeated here). */
+#define CS_TOPO_N_PROTOS 3
+extern const char *const cs_topo_proto_names[CS_TOPO_N_PROTOS + 1]; /* NULL-terminated */
+
+/* Reads an optional "protocols" object of @root (at @path) into @topo's overrides. */
+gboolean cs_topo_parse_protocols (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
+                                  const char *path, GError **error);
+
 /* Which GPU-spec keys a device has been given (from the device or the defaults object). */
 typedef enum {
     SPEC_LAUNCH = 1 << 0,
@@ -35,6 +44,9 @@ struct _CsTopo {
     GHashTable *by_name;         /* device name (owned by the CsDevice) -> index + 1 */
     GArray *rank_order;          /* int device indices from "ranks", or NULL for the default */
     gboolean template_sharp;     /* a template's network declared SHARP */
+    /* s: per-hop protocol latency overrides from "protocols", < 0 = none; rows follow
+     * CsProto (models/protocol.h): LL, LL128, Simple. */
+    double hop_latency_s[CS_TOPO_N_PROTOS][CS_N_LINK_CLASSES];
 
     /* Derived by cs_topo_finish(). */
     int n_ranks;

@@ -25,13 +25,16 @@
  *                   source
  *   ranks[]         optional device names in rank order; default every GPU (every CPU if the
  *                   file has no GPU) in node-major, then file order
+ *   protocols       optional {"LL"|"LL128"|"Simple": {"nvlink"|"pci"|"net": time}}: per-hop
+ *                   protocol latencies overriding the protocol model's (calibrated files)
+ *   calibrated_from, calibration   records written by collsim calibrate; ignored
  * A link becomes one CsLink per direction with bw_Bps = count * bandwidth * efficiency and
  * raw_bw_Bps = count * bandwidth. Every device that runs a rank needs all four GPU costs.
  *
  * Cluster template (topo_template.c): name, description, nodes (>= 1), node (the name of a
  * single-node topology, or an inline explicit-graph object), network {kind, nics_per_node,
  * nic_bandwidth, nic_efficiency, nic_alpha, switch_alpha, rail_optimized, nodes_per_leaf,
- * oversubscription, sharp, nic_link, source}.
+ * oversubscription, sharp, nic_link, source}, protocols.
  */
 #include "config.h"
 
@@ -162,6 +165,9 @@ cs_topo_new_empty (const char *name, const char *path)
     topo->origins = g_array_new (FALSE, TRUE, sizeof (CsDeviceOrigin));
     topo->links = g_array_new (FALSE, TRUE, sizeof (CsLink));
     topo->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+    for (int p = 0; p < CS_TOPO_N_PROTOS; p++)
+        for (int c = 0; c < CS_N_LINK_CLASSES; c++)
+            topo->hop_latency_s[p][c] = -1.0;
     return topo;
 }
 
@@ -349,8 +355,11 @@ cs_topo_resolve (const char *name_or_path, const char *base_dir, GError **error)
 
 /* ---- Explicit graph ---- */
 
+/* "calibrated_from" and "calibration" are the records collsim calibrate writes beside the
+ * fitted values; the loader accepts and ignores them. */
 static const char *const top_explicit_keys[] = {
-    "name", "description", "gpu", "cpu", "devices", "links", "ranks", NULL,
+    "name", "description", "gpu", "cpu", "devices", "links", "ranks", "protocols",
+    "calibrated_from", "calibration", NULL,
 };
 static const char *const spec_keys[] = {
     "model", "launch", "step_overhead", "reduce_bandwidth", "copy_bandwidth", "source", NULL,
@@ -639,6 +648,45 @@ read_ranks (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *ranks, const char *
     return TRUE;
 }
 
+const char *const cs_topo_proto_names[CS_TOPO_N_PROTOS + 1] = { "LL", "LL128", "Simple", NULL };
+
+/**
+ * cs_topo_parse_protocols:
+ * The optional "protocols" object: {"Simple": {"nvlink": "3.4 us", "net": "14 us"}, ...},
+ * per-hop latencies that replace the protocol model's own for this topology (what
+ * collsim calibrate fits).
+ */
+gboolean
+cs_topo_parse_protocols (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, const char *path,
+                         GError **error)
+{
+    static const char *const class_keys[] = { "nvlink", "pci", "net", NULL };
+    const cJSON *protocols = NULL;
+
+    G_STATIC_ASSERT (CS_N_LINK_CLASSES == 3);
+    if (!cs_json_get_object (ctx, root, path, "protocols", FALSE, &protocols, error))
+        return FALSE;
+    if (protocols == NULL)
+        return TRUE;
+    g_autofree char *ppath = cs_json_path_member (path, "protocols");
+    if (!cs_json_check_object (ctx, protocols, ppath, cs_topo_proto_names, error))
+        return FALSE;
+    for (int p = 0; p < CS_TOPO_N_PROTOS; p++) {
+        const cJSON *per_class = cs_json_member (protocols, cs_topo_proto_names[p]);
+        if (per_class == NULL)
+            continue;
+        g_autofree char *cpath = cs_json_path_member (ppath, cs_topo_proto_names[p]);
+        if (!cs_json_check_object (ctx, per_class, cpath, class_keys, error))
+            return FALSE;
+        for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
+            if (!cs_json_get_time (ctx, per_class, cpath, cs_link_class_name (c), FALSE,
+                                   &topo->hop_latency_s[p][c], error))
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 /**
  * cs_topo_parse_graph:
  * Reads the explicit graph @root (at JSON @path, "" for a whole file) into @topo: defaults,
@@ -658,7 +706,8 @@ cs_topo_parse_graph (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, cons
         topo->description = g_strdup (description);
 
     SpecDefaults gpu_defaults, cpu_defaults;
-    if (!read_defaults (ctx, root, path, "gpu", &gpu_defaults, error)
+    if (!cs_topo_parse_protocols (topo, ctx, root, path, error)
+        || !read_defaults (ctx, root, path, "gpu", &gpu_defaults, error)
         || !read_defaults (ctx, root, path, "cpu", &cpu_defaults, error))
         return FALSE;
 
@@ -1078,7 +1127,116 @@ cs_topo_bisection_bw (const CsTopo *topo)
     return topo->bisection_Bps;
 }
 
+/**
+ * cs_topo_hop_latency_override:
+ * The per-hop latency of protocol @proto (a CsProto) on @link_class that the file's
+ * "protocols" object sets, in seconds, or -1 when it sets none.
+ */
+double
+cs_topo_hop_latency_override (const CsTopo *topo, int proto, CsLinkClass link_class)
+{
+    g_return_val_if_fail (proto >= 0 && proto < CS_TOPO_N_PROTOS, -1.0);
+    g_return_val_if_fail (link_class < CS_N_LINK_CLASSES, -1.0);
+    return topo->hop_latency_s[proto][link_class];
+}
+
 /* ---- Copies and output ---- */
+
+/* A copy of @topo's devices, links, rank order and overrides, not yet finished. */
+static CsTopo *
+copy_unfinished (const CsTopo *topo)
+{
+    CsTopo *copy = cs_topo_new_empty (topo->name, topo->path);
+
+    copy->description = g_strdup (topo->description);
+    copy->template_sharp = topo->template_sharp;
+    memcpy (copy->hop_latency_s, topo->hop_latency_s, sizeof copy->hop_latency_s);
+    for (guint d = 0; d < topo->devices->len; d++)
+        cs_topo_add_device (copy, &g_array_index (topo->devices, CsDevice, d),
+                            &g_array_index (topo->origins, CsDeviceOrigin, d));
+    g_array_append_vals (copy->links, topo->links->data, topo->links->len);
+    copy->rank_order = g_array_new (FALSE, FALSE, sizeof (int));
+    g_array_append_vals (copy->rank_order, topo->rank_device, topo->n_ranks);
+    return copy;
+}
+
+/* Finishes a copy: same devices, connectivity and rank map as a loaded topology, so it
+ * cannot fail. */
+static CsTopo *
+finish_copy (CsTopo *copy)
+{
+    CsJsonCtx ctx = { .origin = copy->name, .domain = CS_TOPO_ERROR,
+                      .code = CS_TOPO_ERROR_INVALID };
+    g_autoptr (GError) error = NULL;
+    gboolean ok = cs_topo_finish (copy, &ctx, &error);
+
+    g_assert_no_error (error);
+    g_assert (ok);
+    return copy;
+}
+
+static gboolean *
+rank_device_mask (const CsTopo *topo)
+{
+    gboolean *is_rank = g_new0 (gboolean, topo->devices->len);
+    for (int r = 0; r < topo->n_ranks; r++)
+        is_rank[topo->rank_device[r]] = TRUE;
+    return is_rank;
+}
+
+/**
+ * cs_topo_adjust_init:
+ * Fills @adjust with the adjustment that changes nothing: scales 1, no hop latencies.
+ */
+void
+cs_topo_adjust_init (CsTopoAdjust *adjust)
+{
+    g_return_if_fail (adjust != NULL);
+    for (int k = 0; k < CS_N_LINK_KINDS; k++) {
+        adjust->link_alpha_scale[k] = 1.0;
+        adjust->link_bw_scale[k] = 1.0;
+    }
+    for (int p = 0; p < CS_TOPO_N_PROTOS; p++)
+        for (int c = 0; c < CS_N_LINK_CLASSES; c++)
+            adjust->hop_latency_s[p][c] = -1.0;
+    adjust->launch_scale = 1.0;
+    adjust->step_overhead_scale = 1.0;
+    adjust->reduce_bw_scale = 1.0;
+}
+
+/**
+ * cs_topo_adjust:
+ * A copy of @topo with every link's alpha and usable bandwidth scaled by its kind's factors
+ * (raw_bw_Bps keeps the datasheet value), the costs of every GPU and rank device scaled, and
+ * the non-negative hop latencies of @adjust set as protocol overrides. Routes are recomputed.
+ * Returns: (transfer full).
+ */
+CsTopo *
+cs_topo_adjust (const CsTopo *topo, const CsTopoAdjust *adjust)
+{
+    g_return_val_if_fail (topo != NULL && adjust != NULL, NULL);
+    CsTopo *copy = copy_unfinished (topo);
+    g_autofree gboolean *is_rank = rank_device_mask (topo);
+
+    for (guint i = 0; i < copy->links->len; i++) {
+        CsLink *l = &g_array_index (copy->links, CsLink, i);
+        l->alpha_s *= adjust->link_alpha_scale[l->kind];
+        l->bw_Bps *= adjust->link_bw_scale[l->kind];
+    }
+    for (guint d = 0; d < copy->devices->len; d++) {
+        CsDevice *dev = &g_array_index (copy->devices, CsDevice, d);
+        if (dev->kind != CS_DEVICE_GPU && !is_rank[d])
+            continue;
+        dev->gpu.launch_s *= adjust->launch_scale;
+        dev->gpu.step_overhead_s *= adjust->step_overhead_scale;
+        dev->gpu.reduce_Bps *= adjust->reduce_bw_scale;
+    }
+    for (int p = 0; p < CS_TOPO_N_PROTOS; p++)
+        for (int c = 0; c < CS_N_LINK_CLASSES; c++)
+            if (adjust->hop_latency_s[p][c] >= 0.0)
+                copy->hop_latency_s[p][c] = adjust->hop_latency_s[p][c];
+    return finish_copy (copy);
+}
 
 /**
  * cs_topo_copy_with:
@@ -1093,43 +1251,26 @@ cs_topo_copy_with (const CsTopo *topo, CsLinkKind link_kind, double alpha_s, dou
                    const CsGpuSpec *gpu)
 {
     g_return_val_if_fail (topo != NULL, NULL);
-    CsTopo *copy = cs_topo_new_empty (topo->name, topo->path);
-    copy->description = g_strdup (topo->description);
-    copy->template_sharp = topo->template_sharp;
+    CsTopo *copy = copy_unfinished (topo);
+    g_autofree gboolean *is_rank = rank_device_mask (topo);
 
-    g_autofree gboolean *is_rank = g_new0 (gboolean, topo->devices->len);
-    for (int r = 0; r < topo->n_ranks; r++)
-        is_rank[topo->rank_device[r]] = TRUE;
-    for (guint d = 0; d < topo->devices->len; d++) {
-        CsDevice dev = g_array_index (topo->devices, CsDevice, d);
-        CsDeviceOrigin o = g_array_index (topo->origins, CsDeviceOrigin, d);
-        if (gpu != NULL && (dev.kind == CS_DEVICE_GPU || is_rank[d])) {
-            dev.gpu = *gpu;
-            o.spec_mask = SPEC_ALL;
+    for (guint d = 0; d < copy->devices->len; d++) {
+        CsDevice *dev = &g_array_index (copy->devices, CsDevice, d);
+        if (gpu != NULL && (dev->kind == CS_DEVICE_GPU || is_rank[d])) {
+            dev->gpu = *gpu;
+            g_array_index (copy->origins, CsDeviceOrigin, d).spec_mask = SPEC_ALL;
         }
-        cs_topo_add_device (copy, &dev, &o);
     }
-    for (guint i = 0; i < topo->links->len; i++) {
-        CsLink l = g_array_index (topo->links, CsLink, i);
-        if (l.kind == link_kind) {
-            if (alpha_s >= 0.0)
-                l.alpha_s = alpha_s;
-            if (lane_bw_Bps > 0.0)
-                l.bw_Bps = l.count * lane_bw_Bps;
-        }
-        cs_topo_add_link (copy, &l);
+    for (guint i = 0; i < copy->links->len; i++) {
+        CsLink *l = &g_array_index (copy->links, CsLink, i);
+        if (l->kind != link_kind)
+            continue;
+        if (alpha_s >= 0.0)
+            l->alpha_s = alpha_s;
+        if (lane_bw_Bps > 0.0)
+            l->bw_Bps = l->count * lane_bw_Bps;
     }
-    copy->rank_order = g_array_new (FALSE, FALSE, sizeof (int));
-    g_array_append_vals (copy->rank_order, topo->rank_device, topo->n_ranks);
-
-    CsJsonCtx ctx = { .origin = topo->name, .domain = CS_TOPO_ERROR,
-                      .code = CS_TOPO_ERROR_INVALID };
-    g_autoptr (GError) error = NULL;
-    gboolean ok = cs_topo_finish (copy, &ctx, &error);
-    /* Same devices, same connectivity, same rank map: finishing cannot fail. */
-    g_assert_no_error (error);
-    g_assert (ok);
-    return copy;
+    return finish_copy (copy);
 }
 
 static char *
@@ -1236,6 +1377,21 @@ cs_topo_to_json (const CsTopo *topo)
         if (!duplex)
             cJSON_AddBoolToObject (o, "duplex", FALSE);
         cJSON_AddItemToArray (links, o);
+    }
+
+    cJSON *protocols = NULL;
+    for (int p = 0; p < CS_TOPO_N_PROTOS; p++) {
+        cJSON *per_class = NULL;
+        for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
+            if (topo->hop_latency_s[p][c] < 0.0)
+                continue;
+            if (protocols == NULL)
+                protocols = cJSON_AddObjectToObject (root, "protocols");
+            if (per_class == NULL)
+                per_class = cJSON_AddObjectToObject (protocols, cs_topo_proto_names[p]);
+            add_owned_string (per_class, cs_link_class_name (c),
+                              fmt_time (topo->hop_latency_s[p][c]));
+        }
     }
 
     cJSON *ranks = cJSON_AddArrayToObject (root, "ranks");

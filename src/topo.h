@@ -158,6 +158,30 @@ double cs_topo_bisection_bw (const CsTopo *topo);
 CsTopo *cs_topo_copy_with (const CsTopo *topo, CsLinkKind link_kind, double alpha_s,
                            double lane_bw_Bps, const CsGpuSpec *gpu);
 
+/**
+ * CsTopoAdjust:
+ * Scale factors and overrides applied by cs_topo_adjust() (calibrate's knobs). Scales keep the
+ * differences between links of one kind (a Gen3 and a Gen5 PCIe link stay apart).
+ */
+typedef struct {
+    double link_alpha_scale[CS_N_LINK_KINDS];       /* 1 = unchanged */
+    double link_bw_scale[CS_N_LINK_KINDS];          /* 1 = unchanged; scales bw_Bps only */
+    double hop_latency_s[3][CS_N_LINK_CLASSES];     /* s, per CsProto; < 0 = unchanged */
+    double launch_scale;                            /* 1 = unchanged */
+    double step_overhead_scale;                     /* 1 = unchanged */
+    double reduce_bw_scale;                         /* 1 = unchanged */
+} CsTopoAdjust;
+
+/* An adjustment that changes nothing. */
+void cs_topo_adjust_init (CsTopoAdjust *adjust);
+/* A copy of @topo with @adjust applied to every link, GPU and protocol override.
+ * (transfer full) */
+CsTopo *cs_topo_adjust (const CsTopo *topo, const CsTopoAdjust *adjust);
+
+/* The per-hop latency of protocol @proto (a CsProto) on @link_class that the file overrides
+ * in its "protocols" object (calibrated topologies), or a negative value when it does not. */
+double cs_topo_hop_latency_override (const CsTopo *topo, int proto, CsLinkClass link_class);
+
 /* @topo as an explicit-graph JSON document (templates expanded, calibrated values kept) that
  * cs_topo_load_data() reads back. (transfer full) */
 char *cs_topo_to_json (const CsTopo *topo);

@@ -24,7 +24,7 @@
 #include "topo-private.h"
 
 static const char *const template_keys[] = {
-    "name", "description", "nodes", "node", "network", NULL,
+    "name", "description", "nodes", "node", "network", "protocols", NULL,
 };
 static const char *const network_keys[] = {
     "kind", "nics_per_node", "nic_bandwidth", "nic_efficiency", "nic_alpha", "switch_alpha",
@@ -309,7 +309,8 @@ gboolean
 cs_topo_template_expand (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
                          const char *base_dir, GError **error)
 {
-    if (!cs_json_check_object (ctx, root, "", template_keys, error))
+    if (!cs_json_check_object (ctx, root, "", template_keys, error)
+        || !cs_topo_parse_protocols (topo, ctx, root, "", error))
         return FALSE;
 
     const cJSON *nodes_item = cs_json_member (root, "nodes");

@@ -518,6 +518,45 @@ test_copy_with (void)
 }
 
 static void
+test_adjust (void)
+{
+    g_autoptr (CsTopo) topo = load_ok ("hgx-h100x8-2n");
+    CsTopoAdjust adj;
+
+    cs_topo_adjust_init (&adj);
+    adj.link_bw_scale[CS_LINK_PCIE] = 2.0;
+    adj.link_alpha_scale[CS_LINK_IB] = 3.0;
+    adj.hop_latency_s[2][CS_LINK_CLASS_NET] = 14e-6;
+    adj.launch_scale = 0.5;
+    g_autoptr (CsTopo) t = cs_topo_adjust (topo, &adj);
+
+    g_test_summary ("Doubling PCIe makes IB (50 GB/s) the bottleneck of the same-rail route; "
+                    "its alpha becomes 0.2 + 3 x (0.3 + 0.13) + 3 x 0.3 + 0.2 = 2.59 us");
+    const CsRoute *r = cs_topo_route (t, 0, 8);
+    assert_close (r->bw_Bps, 50e9);
+    assert_close (r->alpha_s, 2.59e-6);
+    assert_close (cs_topo_rank_gpu (t, 5)->launch_s, 2.25e-6);
+    assert_close (cs_topo_hop_latency_override (t, 2, CS_LINK_CLASS_NET), 14e-6);
+    g_assert_cmpfloat (cs_topo_hop_latency_override (t, 0, CS_LINK_CLASS_NET), <, 0.0);
+    g_assert_cmpfloat (cs_topo_hop_latency_override (topo, 2, CS_LINK_CLASS_NET), <, 0.0);
+    /* The original is untouched; raw bandwidth keeps the datasheet value. */
+    assert_close (cs_topo_route (topo, 0, 8)->bw_Bps, 48.006e9);
+    int pcie = cs_topo_route (t, 0, 8)->links[0];
+    assert_close (cs_topo_link (t, pcie)->raw_bw_Bps, 63e9);
+
+    /* The overrides survive the JSON round trip, and calibrate's records are accepted. */
+    g_autofree char *json = cs_topo_to_json (t);
+    g_assert_nonnull (strstr (json, "\"protocols\""));
+    g_autoptr (CsTopo) back = load_text (json);
+    assert_close (cs_topo_hop_latency_override (back, 2, CS_LINK_CLASS_NET), 14e-6);
+    g_autoptr (CsTopo) rec = load_text (
+        "{" GPU_SPEC ", \"devices\": [{\"name\": \"g\", \"kind\": \"gpu\"}], \"links\": [], "
+        "\"protocols\": {\"LL\": {\"nvlink\": \"0.6 us\"}}, "
+        "\"calibrated_from\": [\"a.txt\"], \"calibration\": {\"any\": 1}}");
+    assert_close (cs_topo_hop_latency_override (rec, 0, CS_LINK_CLASS_NVLINK), 0.6e-6);
+}
+
+static void
 assert_same_topo (const CsTopo *a, const CsTopo *b)
 {
     g_assert_cmpint (cs_topo_n_devices (a), ==, cs_topo_n_devices (b));
@@ -759,6 +798,7 @@ main (int argc, char **argv)
     g_test_add_func ("/topo/template/leaf-spine-oversubscribed", test_template_leaf_spine);
     g_test_add_func ("/topo/template/cpu-cluster", test_template_cpu_cluster);
     g_test_add_func ("/topo/copy-with", test_copy_with);
+    g_test_add_func ("/topo/adjust", test_adjust);
     static const char *const round_trip[] = { "dgx-h100x4", "rtx2080ti-x2-pcie3-shm",
                                               "mi300x-x8-xgmi", "hgx-h100x8-2n", "eth-cpu-8n" };
     for (gsize i = 0; i < G_N_ELEMENTS (round_trip); i++) {
