@@ -1,2 +1,159 @@
-/* PLACEHOLDER-UNWRITTEN: algos/nvls.c is written by its owner; delete this line. */
-typedef int cs_unwritten_nvls;
+// SPDX-License-Identifier: MIT
+/* NVLink SHARP (NVLS): all-reduce, reduce-scatter and all-gather in which the NVSwitch itself
+ * reduces (multimem.ld_reduce) and multicasts (multimem.st), on one NVLink domain whose
+ * switch declares multicast_reduction.
+ *
+ * Sources:
+ *   NCCL 2.28: src/device/all_reduce.h (RunWorkColl<AllReduce, NVLS>: scatter to the
+ *   multicast buffer, ld_reduce of this rank's head chunk, multicast store of the result),
+ *   src/device/reduce_scatter.h and all_gather.h (NVLS variants), src/transport/nvls.cc
+ *   (one NVLS head per local rank), src/enqueue.cc (NVLS chunk: NCCL_NVLS_CHUNKSIZE =
+ *   128 KiB, halved for small sizes), src/graph/tuning.cc (NVLS is Simple only).
+ *   NVIDIA, "NVLink SHARP" (Hopper architecture whitepaper, 2022): in-switch reduction and
+ *   multicast on third-generation NVSwitch.
+ *
+ * Modelling in the IR. The schedule IR has rank-to-rank steps only, so the switch's work is
+ * written as the traffic it causes between GPUs: the buffer is cut into P shards, rank j is
+ * the "head" of shard j;
+ *   reduce-scatter phase ("ld_reduce"): every rank sends shard j to rank j, and rank j
+ *     RECV_REDUCEs one message from each peer into its output (P-1 receives);
+ *   all-gather phase ("multimem.st"): rank j SENDs its reduced shard to every peer.
+ * No message is forwarded: each crosses the switch once, and a phase's P-1 sends leave back
+ * to back (a send step ends when its last byte has left, engine.c), so a phase costs one
+ * switch traversal plus serialization, not the P-1 store-and-forward hops of a ring; the
+ * checker's round count (one per step) is 2 (P-1) all the same. Traffic accounting, per GPU and direction, for a buffer of S
+ * bytes: the IR moves (P-1)/P x S in each phase, 2 (P-1)/P x S in all, the same volume as a
+ * ring. The real switch moves S up + S/P down in the ld_reduce phase and S/P up + S down in the
+ * multicast phase, (P+1)/P x S each way. So the IR over-counts NVLS's GPU-link bytes by a
+ * factor 2 (P-1)/(P+1) (1.56 for P = 8) and counts the P-1 reductions per shard on the head
+ * GPU that the switch does in NCCL; NCCL's own cost model scales NVLS bandwidth by an
+ * efficiency instead (0.85 on Hopper, tuning.cc). Reduce-scatter and all-gather use one
+ * phase each (the IR volume equals a ring's; the switch's saving there is smaller:
+ * ld_reduce still reads every GPU's block).
+ *
+ * Pipelining: channel c carries part c of every shard, in chunks; chunk i's reduce-scatter
+ * and chunk i-2's all-gather share a logical time unit, so the two phases overlap as NCCL's
+ * scatter/reduce and gather warps do. Multi-node NVLS (NVLS intra-node + tree across nodes)
+ * is the separate algorithm "nvls_tree". */
+#include "algos/algo.h"
+#include "algos/pipetree.h"
+
+/* ---- Algorithm ---- */
+
+static gboolean
+nvls_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
+{
+    g_autoptr (CsNodeGroups) domains = NULL;
+
+    if (op != CS_OP_ALL_REDUCE && op != CS_OP_REDUCE_SCATTER && op != CS_OP_ALL_GATHER) {
+        *why = "NVLS serves all-reduce, reduce-scatter and all-gather";
+        return FALSE;
+    }
+    if (topo == NULL || !cs_topo_has_nvls (topo)) {
+        *why = "needs an NVSwitch with multicast_reduction (NVLink SHARP) in the topology";
+        return FALSE;
+    }
+    domains = cs_node_groups_new_nvlink (topo, nranks, NULL);
+    if (domains == NULL) {
+        *why = "more ranks than GPUs in the topology";
+        return FALSE;
+    }
+    if (domains->n_groups > 1) {
+        *why = "the ranks span several NVLink domains (use nvls_tree)";
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static CsSchedule *
+nvls_build (const CsAlgoArgs *args, GError **error)
+{
+    int p = args->nranks;
+    int es = cs_dtype_size (args->dtype);
+    int n_channels = args->n_channels;
+    CsOpSize size = cs_op_size (args->op, args->size_bytes, args->dtype, p);
+    g_autoptr (CsStepSink) sink = NULL;
+    g_autofree int *m = NULL;
+    g_autofree CsBlockMove *blocks = NULL;
+    gint64 chunk_el;
+    CsSchedule *sched;
+
+    if (args->proto != CS_PROTO_SIMPLE) {
+        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                     "NVLS runs only with the Simple protocol (NCCL 2.28 tuning.cc), not %s",
+                     cs_proto_name (args->proto));
+        return NULL;
+    }
+    chunk_el = cs_pipetree_nvls_chunk (args->chunk_bytes, es, n_channels, p, 1,
+                                       size.size_bytes, FALSE) / es;
+    sink = cs_step_sink_new (p);
+    m = g_new (int, p);
+    blocks = g_new (CsBlockMove, p);
+    for (int x = 0; x < p; x++)
+        m[x] = x;
+    sched = cs_algo_schedule_new (args);
+
+    for (int c = 0; c < n_channels; c++) {
+        if (args->op == CS_OP_ALL_REDUCE) {
+            gint64 first, len, max_len = 0;
+            g_autofree gint64 *shard_first = g_new (gint64, p);
+            g_autofree gint64 *shard_len = g_new (gint64, p);
+
+            cs_algo_split (size.recv_bytes / es, n_channels, c, &first, &len);
+            for (int x = 0; x < p; x++) {
+                cs_algo_split (len, p, x, &shard_first[x], &shard_len[x]);
+                shard_first[x] += first;
+                max_len = MAX (max_len, shard_len[x]);
+            }
+            for (gint64 i = 0; i * chunk_el < max_len; i++) {
+                for (int x = 0; x < p; x++) {
+                    gint64 at = (shard_first[x] + i * chunk_el) * es;
+                    gint64 bytes = CLAMP (shard_len[x] - i * chunk_el, 0, chunk_el) * es;
+                    blocks[x] = (CsBlockMove) { CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
+                }
+                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i);
+                for (int x = 0; x < p; x++)
+                    blocks[x].src_buf = CS_BUF_OUTPUT;
+                cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i + 2, (int) i);
+            }
+            continue;
+        }
+
+        gint64 first, len;
+        gint64 bb = size.block_bytes;
+        cs_algo_split (bb / es, n_channels, c, &first, &len);
+        for (gint64 i = 0, at = first; at < first + len; i++, at += chunk_el) {
+            gint64 off = at * es;
+            gint64 bytes = MIN (chunk_el, first + len - at) * es;
+            for (int x = 0; x < p; x++) {
+                if (args->op == CS_OP_REDUCE_SCATTER)
+                    blocks[x] = (CsBlockMove) { CS_BUF_INPUT, x * bb + off, CS_BUF_OUTPUT, off,
+                                                bytes };
+                else
+                    blocks[x] = (CsBlockMove) { CS_BUF_INPUT, off, CS_BUF_OUTPUT, x * bb + off,
+                                                bytes };
+            }
+            if (args->op == CS_OP_REDUCE_SCATTER) {
+                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i);
+                continue;
+            }
+            for (int x = 0; x < p; x++)
+                cs_step_sink_step (sink, x, i, c, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, off,
+                                   CS_BUF_OUTPUT, x * bb + off, bytes, (int) i);
+            cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i, (int) i);
+        }
+    }
+    cs_step_sink_flush (sink, sched);
+    return sched;
+}
+
+const CsAlgo cs_algo_nvls = {
+    .name = "nvls",
+    .summary = "NVLink SHARP: the NVSwitch reduces and multicasts (one NVLink domain, Simple)",
+    .reference = "NCCL 2.28 src/device/all_reduce.h (NVLS), src/transport/nvls.cc, "
+                 "src/enqueue.cc; NVIDIA Hopper whitepaper 2022 (NVLink SHARP)",
+    .ops = CS_OP_BIT (CS_OP_ALL_REDUCE) | CS_OP_BIT (CS_OP_REDUCE_SCATTER) |
+           CS_OP_BIT (CS_OP_ALL_GATHER),
+    .supports = nvls_supports,
+    .build = nvls_build,
+};

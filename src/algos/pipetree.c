@@ -256,6 +256,42 @@ cs_node_groups_new (const CsTopo *topo, int n_ranks, GError **error)
     return groups_from_pairs (pairs, n_ranks);
 }
 
+/**
+ * cs_node_groups_new_nvlink:
+ * A rank joins the domain of the first earlier domain head it reaches over NVLink only (the
+ * route's slowest link class), else starts a domain. Domains are numbered by their lowest rank.
+ * Returns: (transfer full) (nullable)
+ */
+CsNodeGroups *
+cs_node_groups_new_nvlink (const CsTopo *topo, int n_ranks, GError **error)
+{
+    g_autofree NodeRank *pairs = NULL;
+    g_autofree int *heads = NULL;
+    int n_heads = 0;
+
+    g_return_val_if_fail (topo != NULL && n_ranks >= 1, NULL);
+
+    if (n_ranks > cs_topo_n_ranks (topo)) {
+        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                     "%d ranks requested but topology %s has %d GPUs", n_ranks,
+                     cs_topo_name (topo), cs_topo_n_ranks (topo));
+        return NULL;
+    }
+    pairs = g_new (NodeRank, n_ranks);
+    heads = g_new (int, n_ranks);
+    for (int r = 0; r < n_ranks; r++) {
+        int d = 0;
+        while (d < n_heads &&
+               cs_topo_route (topo, heads[d], r)->link_class != CS_LINK_CLASS_NVLINK)
+            d++;
+        if (d == n_heads)
+            heads[n_heads++] = r;
+        pairs[r].node = d;
+        pairs[r].rank = r;
+    }
+    return groups_from_pairs (pairs, n_ranks);
+}
+
 CsNodeGroups *
 cs_node_groups_new_flat (int n_ranks)
 {
@@ -553,6 +589,55 @@ cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeReg
     }
 }
 
+/* ---- Direct phases (NVLS) ---- */
+
+void
+cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, int k,
+                                   const CsBlockMove *blocks, gint64 time, int chunk)
+{
+    if (k == 1) {
+        const CsBlockMove *b = &blocks[0];
+        if (b->src_buf != b->dst_buf || b->src_off != b->dst_off)
+            cs_step_sink_step (sink, m[0], time, channel, CS_STEP_COPY, -1, -1, b->src_buf,
+                               b->src_off, b->dst_buf, b->dst_off, b->bytes, chunk);
+        return;
+    }
+    for (int x = 0; x < k; x++) {
+        const CsBlockMove *own = &blocks[x];
+        for (int q = 1; q < k; q++) {
+            const CsBlockMove *b = &blocks[(x + q) % k];
+            cs_step_sink_step (sink, m[x], time, channel, CS_STEP_SEND, -1, m[(x + q) % k],
+                               b->src_buf, b->src_off, b->src_buf, b->src_off, b->bytes, chunk);
+        }
+        for (int q = 1; q < k; q++) {
+            CsBuffer src = q == 1 ? own->src_buf : own->dst_buf;
+            gint64 src_off = q == 1 ? own->src_off : own->dst_off;
+            cs_step_sink_step (sink, m[x], time + 1, channel, CS_STEP_RECV_REDUCE,
+                               m[(x + k - q) % k], -1, src, src_off, own->dst_buf, own->dst_off,
+                               own->bytes, chunk);
+        }
+    }
+}
+
+void
+cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int k,
+                               const CsBlockMove *blocks, gint64 time, int chunk)
+{
+    for (int x = 0; x < k; x++) {
+        const CsBlockMove *own = &blocks[x];
+        for (int q = 1; q < k; q++)
+            cs_step_sink_step (sink, m[x], time, channel, CS_STEP_SEND, -1, m[(x + q) % k],
+                               own->src_buf, own->src_off, own->src_buf, own->src_off,
+                               own->bytes, chunk);
+        for (int q = 1; q < k; q++) {
+            const CsBlockMove *b = &blocks[(x + k - q) % k];
+            cs_step_sink_step (sink, m[x], time + 1, channel, CS_STEP_RECV, m[(x + k - q) % k],
+                               -1, b->dst_buf, b->dst_off, b->dst_buf, b->dst_off, b->bytes,
+                               chunk);
+        }
+    }
+}
+
 /* ---- Sizes ---- */
 
 gint64
@@ -570,4 +655,42 @@ cs_pipetree_log2i (gint64 n)
     while (n >>= 1)
         l++;
     return l;
+}
+
+/* NCCL 2.28 enqueue.cc (computeColl / getChunkSize): NVLS caps the Simple step at
+ * comm->nvlsChunkSize (NCCL_NVLS_CHUNKSIZE, default 128 KiB) and halves it for small sizes;
+ * NVLS_TREE starts from nvlsChunkSize, caps it at 64 KiB from 4 nodes, and has its own
+ * thresholds. */
+gint64
+cs_pipetree_nvls_chunk (gint64 chunk_bytes, int esize, int n_channels, int n_heads,
+                        int n_nodes, gint64 total_bytes, gboolean nvls_tree)
+{
+    gint64 chunk = chunk_bytes;
+    gint64 ops = (gint64) n_channels * n_heads;
+
+    if (chunk <= 0) {
+        chunk = 128 * 1024;
+        if (nvls_tree) {
+            if (n_nodes >= 4)
+                chunk = 65536;
+            if (total_bytes < 32 * ops * chunk && chunk > 262144)
+                chunk = 262144;
+            if (total_bytes < 16 * ops * chunk && chunk > 131072)
+                chunk = 131072;
+            if (total_bytes < 4 * ops * chunk && chunk > 65536)
+                chunk = 65536;
+            if (total_bytes < 1 * ops * chunk && chunk > 32768)
+                chunk = 32768;
+        }
+        else {
+            if (total_bytes < 64 * ops * chunk && chunk > 65536)
+                chunk = 65536;
+            if (total_bytes < 8 * ops * chunk && chunk > 32768)
+                chunk = 32768;
+            if (total_bytes < 2 * ops * chunk && chunk > 16384)
+                chunk = 16384;
+        }
+    }
+    chunk -= chunk % esize;
+    return MAX (chunk, esize);
 }

@@ -88,6 +88,10 @@ typedef struct {
 /* Groups the first @n_ranks ranks of @topo (nullable) by node. NULL with
  * CS_SCHEDULE_ERROR_UNSUPPORTED if @topo has fewer ranks. (transfer full) */
 CsNodeGroups *cs_node_groups_new (const CsTopo *topo, int n_ranks, GError **error);
+/* Groups the first @n_ranks ranks of @topo (not NULL) into NVLink domains: ranks joined by
+ * routes of NVLink class only (a node of NVSwitch GPUs, or a whole NVL72 rack). NULL with
+ * CS_SCHEDULE_ERROR_UNSUPPORTED if @topo has fewer ranks. (transfer full) */
+CsNodeGroups *cs_node_groups_new_nvlink (const CsTopo *topo, int n_ranks, GError **error);
 /* Every rank on its own node: the flat structure of trees over ranks. (transfer full) */
 CsNodeGroups *cs_node_groups_new_flat (int n_ranks);
 void cs_node_groups_free (CsNodeGroups *groups);
@@ -152,6 +156,32 @@ void cs_pipetree_reduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeR
 void cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree,
                             const CsTreeRegion *region);
 
+/* ---- Direct phases (NVLS) ---- */
+
+/**
+ * CsBlockMove:
+ * Block x of a direct phase: where ranks read it (@src) and where it lands (@dst), at the
+ * same offsets on every rank.
+ */
+typedef struct {
+    CsBuffer src_buf;
+    gint64 src_off;              /* bytes */
+    CsBuffer dst_buf;
+    gint64 dst_off;              /* bytes */
+    gint64 bytes;
+} CsBlockMove;
+
+/* Reduce-scatter among @m[0..k-1]: member x receives block x's @src from every other member
+ * and reduces it with its own into its @dst (one member: a copy). Sends at @time, receives at
+ * @time + 1; member x sends to x+q and receives from x-q in order q = 1..k-1. */
+void cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, int k,
+                                        const CsBlockMove *blocks, gint64 time, int chunk);
+/* All-gather among @m[0..k-1]: member x sends block x's @src to every other member, which
+ * stores it in its @dst. Sends at @time, receives at @time + 1. The owner's own copy, if
+ * needed, is the caller's. */
+void cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int k,
+                                    const CsBlockMove *blocks, gint64 time, int chunk);
+
 /* ---- Sizes ---- */
 
 /* Start of part @i of @n elements cut into @parts nearly equal parts (part i is
@@ -159,5 +189,11 @@ void cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree,
 gint64 cs_pipetree_part_start (gint64 n, int parts, int i);
 /* The largest k with 2^k <= @n (0 for n <= 1): NCCL's log2i. */
 int cs_pipetree_log2i (gint64 n);
+/* NCCL's NVLS chunk (enqueue.cc, Simple only): @args->chunk_bytes if set, else
+ * NCCL_NVLS_CHUNKSIZE (128 KiB) shrunk for small @total_bytes over n_channels x @n_heads
+ * concurrent chunks; @nvls_tree selects the NVLS_TREE rule (64 KiB cap from 4 nodes). Whole
+ * elements. */
+gint64 cs_pipetree_nvls_chunk (gint64 chunk_bytes, int esize, int n_channels, int n_heads,
+                               int n_nodes, gint64 total_bytes, gboolean nvls_tree);
 
 G_END_DECLS

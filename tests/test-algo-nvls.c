@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/* Tests of NVLink SHARP (src/algos/nvls.c) and NVLSTree (src/algos/nvls_tree.c): where they
+ * apply, the semantic checker on the shipped NVSwitch topologies, and the structure of the
+ * modelled traffic (two message rounds inside a domain, one tree per rail across domains). */
+#include "config.h"
+
+#include "algos/algo.h"
+#include "check.h"
+
+extern const CsAlgo cs_algo_nvls;
+extern const CsAlgo cs_algo_nvls_tree;
+
+static CsTopo *
+load_topo (const char *name)
+{
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load (name, &error);
+
+    g_assert_no_error (error);
+    return topo;
+}
+
+static CsSchedule *
+build (const CsAlgo *algo, const CsTopo *topo, CsOp op, gint64 size, gint64 chunk,
+       int n_channels)
+{
+    CsAlgoArgs args;
+    GError *error = NULL;
+    CsSchedule *sched;
+
+    cs_algo_args_init (&args, topo, op, cs_topo_n_ranks (topo), size);
+    args.chunk_bytes = chunk;
+    args.n_channels = n_channels;
+    sched = cs_algo_build (algo, &args, &error);
+    g_assert_no_error (error);
+    return sched;
+}
+
+static void
+assert_checks (const CsSchedule *sched, CsCheckReport *report)
+{
+    GError *error = NULL;
+    gboolean ok = cs_check_schedule (sched, report, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (ok);
+}
+
+/* ---- Where they apply ---- */
+
+static void
+test_supports (void)
+{
+    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    g_autoptr (CsTopo) a100 = load_topo ("dgx-a100x8");
+    g_autoptr (CsTopo) two = load_topo ("hgx-h100x8-2n");
+    g_autoptr (CsTopo) nvl72 = load_topo ("gb200-nvl72");
+    const char *why = NULL;
+
+    g_assert_false (cs_algo_nvls.supports (NULL, CS_OP_ALL_REDUCE, 8, &why));
+    g_assert_nonnull (why);
+    why = NULL;
+    /* Second-generation NVSwitch (A100) has no multicast reduction. */
+    g_assert_false (cs_algo_nvls.supports (a100, CS_OP_ALL_REDUCE, 8, &why));
+    g_assert_cmpstr (why, ==,
+                     "needs an NVSwitch with multicast_reduction (NVLink SHARP) in the topology");
+    g_assert_true (cs_algo_nvls.supports (h100, CS_OP_ALL_REDUCE, 8, &why));
+    g_assert_true (cs_algo_nvls.supports (h100, CS_OP_ALL_GATHER, 8, &why));
+    g_assert_false (cs_algo_nvls.supports (h100, CS_OP_BROADCAST, 8, &why));
+    /* Two nodes are two NVLink domains: NVLS alone cannot span them, NVLSTree can. */
+    g_assert_false (cs_algo_nvls.supports (two, CS_OP_ALL_REDUCE, 16, &why));
+    g_assert_cmpstr (why, ==, "the ranks span several NVLink domains (use nvls_tree)");
+    g_assert_true (cs_algo_nvls_tree.supports (two, CS_OP_ALL_REDUCE, 16, &why));
+    g_assert_false (cs_algo_nvls_tree.supports (two, CS_OP_ALL_GATHER, 16, &why));
+    g_assert_false (cs_algo_nvls_tree.supports (a100, CS_OP_ALL_REDUCE, 8, &why));
+    /* The NVL72 rack is 18 trays (nodes) but one NVLink domain: NVLS spans all 72 GPUs. */
+    g_assert_cmpint (cs_topo_n_nodes (nvl72), ==, 18);
+    g_assert_true (cs_algo_nvls.supports (nvl72, CS_OP_ALL_REDUCE, 72, &why));
+}
+
+static void
+test_simple_only (void)
+{
+    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    CsAlgoArgs args;
+    GError *error = NULL;
+    CsSchedule *sched;
+
+    cs_algo_args_init (&args, h100, CS_OP_ALL_REDUCE, 8, 1 << 20);
+    args.proto = CS_PROTO_LL128;
+    sched = cs_algo_build (&cs_algo_nvls, &args, &error);
+    g_assert_null (sched);
+    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+    g_clear_error (&error);
+    sched = cs_algo_build (&cs_algo_nvls_tree, &args, &error);
+    g_assert_null (sched);
+    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+    g_clear_error (&error);
+}
+
+/* ---- Checker ---- */
+
+/* Every op of @data's algorithm on a topology: sizes leaving remainders (37 floats a rank
+ * plus 3), 40-byte chunks on 1 and 3 channels, the default chunk, fewer elements than ranks. */
+typedef struct {
+    const CsAlgo *algo;
+    const char *topo;
+} Case;
+
+static void
+test_checker (gconstpointer data)
+{
+    const Case *c = data;
+    g_autoptr (CsTopo) topo = load_topo (c->topo);
+    int p = cs_topo_n_ranks (topo);
+
+    for (int op = 0; op < CS_N_OPS; op++) {
+        if (!(c->algo->ops & CS_OP_BIT (op)))
+            continue;
+        gint64 size = 4 * (37 * (gint64) p + 3);
+        g_autoptr (CsSchedule) a = build (c->algo, topo, op, size, 40, 1);
+        g_autoptr (CsSchedule) b = build (c->algo, topo, op, size, 40, 3);
+        g_autoptr (CsSchedule) d = build (c->algo, topo, op, size, 0, 2);
+        g_autoptr (CsSchedule) e = build (c->algo, topo, op, 4 * 3, 0, 1);
+        assert_checks (a, NULL);
+        assert_checks (b, NULL);
+        assert_checks (d, NULL);
+        assert_checks (e, NULL);
+    }
+}
+
+/* ---- Structure ---- */
+
+/* One chunk of NVLS all-reduce on P ranks: every rank sends each peer its shard, then
+ * multicasts its reduced shard: 2 P (P-1) messages of S/P bytes (P = 8, S = 8 x 256 floats:
+ * 112 messages of 1,024 bytes). A step names one peer, so a rank's P-1 sends are consecutive
+ * steps and the checker counts a round for each: the reduce-scatter sends travel in rounds
+ * 1..7, the last receive takes a round-7 message, the multicast sends follow in rounds 8..14.
+ * (No message is forwarded: every message is one switch traversal; the engine lets a send
+ * step end when its last byte has left, so a phase costs one latency, not P-1.) */
+static void
+test_nvls_rounds (void)
+{
+    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    g_autoptr (CsSchedule) sched = build (&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, 8 * 1024, 0,
+                                          1);
+    CsCheckReport report;
+
+    assert_checks (sched, &report);
+    g_assert_cmpint (report.n_rounds, ==, 2 * 7);
+    g_assert_cmpint (report.n_messages, ==, 2 * 8 * 7);
+    g_assert_cmpint (report.bytes_sent, ==, 2 * 8 * 7 * 1024);
+}
+
+/* NVLSTree on 2 x 8 H100, one channel, S = 16 x 4 KiB (one chunk: the NVLS_TREE rule gives
+ * 32 KiB for so small a size): rank j of each node heads shard j (S/8 = 8 KiB). Tree 0 over
+ * 2 nodes is node 0 -> node 1: each head of node 1 sends its node's sum of shard j up (8 KiB)
+ * and each head of node 0 sends the total back down (8 KiB); every inter-node message stays
+ * on its rail. Inside a node a rank sends each of its 7 peers their 8 KiB shard (reduce-
+ * scatter) and its own reduced 8 KiB shard (multicast): 2 x 7 x 8 KiB. */
+static void
+test_nvls_tree_rails (void)
+{
+    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-2n");
+    gint64 s = 16 * 4096;
+    g_autoptr (CsSchedule) sched = build (&cs_algo_nvls_tree, topo, CS_OP_ALL_REDUCE, s, 0, 1);
+
+    assert_checks (sched, NULL);
+    for (int r = 0; r < 16; r++) {
+        gsize n;
+        const CsStep *steps = cs_schedule_steps (sched, r, &n);
+        gint64 inter = 0;
+        gint64 intra = 0;
+        for (gsize i = 0; i < n; i++) {
+            int q = steps[i].send_peer;
+            if (q < 0)
+                continue;
+            if (cs_topo_rank_node (topo, q) != cs_topo_rank_node (topo, r)) {
+                g_assert_cmpint (q % 8, ==, r % 8);
+                inter += steps[i].bytes;
+            }
+            else {
+                intra += steps[i].bytes;
+            }
+        }
+        g_assert_cmpint (inter, ==, s / 8);
+        g_assert_cmpint (intra, ==, 2 * 7 * (s / 8));
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+    static const Case cases[] = {
+        { &cs_algo_nvls, "dgx-h100x4" },
+        { &cs_algo_nvls, "dgx-h100x8" },
+        { &cs_algo_nvls, "gb200-nvl72" },
+        { &cs_algo_nvls_tree, "dgx-h100x8" },
+        { &cs_algo_nvls_tree, "hgx-h100x8-2n" },
+        { &cs_algo_nvls_tree, "hgx-h100x8-16n" },
+    };
+
+    g_test_init (&argc, &argv, NULL);
+
+    g_test_add_func ("/algo/nvls/supports", test_supports);
+    g_test_add_func ("/algo/nvls/simple-only", test_simple_only);
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+        g_autofree char *path = g_strdup_printf ("/algo/%s/check/%s", cases[i].algo->name,
+                                                 cases[i].topo);
+        g_test_add_data_func (path, &cases[i], test_checker);
+    }
+    g_test_add_func ("/algo/nvls/rounds", test_nvls_rounds);
+    g_test_add_func ("/algo/nvls_tree/rails", test_nvls_tree_rails);
+    return g_test_run ();
+}
