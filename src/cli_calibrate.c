@@ -4,6 +4,7 @@
  * topology with a record of the traces it came from. */
 #include "config.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -61,6 +62,7 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
     g_autofree char *output = NULL;
     g_autofree char *params = NULL;
     g_autofree char *model = NULL;
+    g_autofree char *format = NULL;
     g_auto (GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
     const GOptionEntry entries[] = {
@@ -76,6 +78,7 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
           "For each trace, the error when it is left out of the fit", NULL },
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
+        { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE..." },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -103,6 +106,12 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
         g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
         return FALSE;
     }
+    if (format != NULL && g_strcmp0 (format, "json") != 0 && g_strcmp0 (format, "table") != 0) {
+        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                     "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);
+        return FALSE;
+    }
+    const gboolean json = g_strcmp0 (format, "json") == 0;
     const int n = (int) g_strv_length (files);
     if (leave_one_out && n < 2) {
         g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
@@ -138,52 +147,94 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
     if (cal == NULL)
         return FALSE;
 
-    printf ("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations\n",
-            cs_topo_name (topo), n, cal->n_rows, cal->iterations);
-    printf ("# rms relative time error: %.1f%% with the datasheet topology, %.1f%% fitted\n",
-            100 * cal->rms_before, 100 * cal->rms_after);
-    print_params (cal);
-
-    printf ("#\n# %-60s %10s %10s%s\n", "trace (geomean |busbw error|)", "datasheet", "fitted",
-            leave_one_out ? "  left out" : "");
+    g_autofree double *before = g_new (double, n);
+    g_autofree double *after = g_new (double, n);
+    g_autofree double *loo = g_new (double, n);
     for (int i = 0; i < n; i++) {
-        double before, after, loo = NAN;
-        if (!trace_error (topo, tv[i], &options, &before, error)
-            || !trace_error (cal->topo, tv[i], &options, &after, error))
+        loo[i] = NAN;
+        if (!trace_error (topo, tv[i], &options, &before[i], error)
+            || !trace_error (cal->topo, tv[i], &options, &after[i], error))
             return FALSE;
-        if (leave_one_out) {
-            g_autoptr (GPtrArray) others = g_ptr_array_new ();
-            for (int j = 0; j < n; j++)
-                if (j != i)
-                    g_ptr_array_add (others, tv[j]);
-            g_autoptr (GError) local = NULL;
-            g_autoptr (CsCalibration) part
-                = cs_calibrate_fit (topo, (CsTrace *const *) others->pdata, n - 1, &options,
-                                    (const char *const *) only, &local);
-            /* The others alone may not constrain every parameter: say so, do not fail. */
-            if (part != NULL && !trace_error (part->topo, tv[i], &options, &loo, error))
-                return FALSE;
+        if (!leave_one_out)
+            continue;
+        g_autoptr (GPtrArray) others = g_ptr_array_new ();
+        for (int j = 0; j < n; j++)
+            if (j != i)
+                g_ptr_array_add (others, tv[j]);
+        g_autoptr (GError) local = NULL;
+        g_autoptr (CsCalibration) part
+            = cs_calibrate_fit (topo, (CsTrace *const *) others->pdata, n - 1, &options,
+                                (const char *const *) only, &local);
+        /* The others alone may not constrain every parameter: say so, do not fail. */
+        if (part != NULL && !trace_error (part->topo, tv[i], &options, &loo[i], error))
+            return FALSE;
+    }
+
+    if (json) {
+        cJSON *root = cJSON_CreateObject ();
+        cJSON_AddStringToObject (root, "collsim_version", COLLSIM_VERSION);
+        cJSON_AddStringToObject (root, "topology", cs_topo_name (topo));
+        cJSON_AddNumberToObject (root, "rows", cal->n_rows);
+        cJSON_AddNumberToObject (root, "iterations", cal->iterations);
+        cJSON_AddNumberToObject (root, "rms_relative_error_before", cal->rms_before);
+        cJSON_AddNumberToObject (root, "rms_relative_error_after", cal->rms_after);
+        cJSON *ps = cJSON_AddArrayToObject (root, "parameters");
+        for (guint i = 0; i < cal->params->len; i++) {
+            const CsCalibParam *p = &g_array_index (cal->params, CsCalibParam, i);
+            cJSON *o = cJSON_CreateObject ();
+            cJSON_AddStringToObject (o, "name", p->name);
+            cJSON_AddNumberToObject (o, "datasheet", p->initial);
+            cJSON_AddNumberToObject (o, "fitted", p->fitted);
+            if (!isnan (p->sigma))
+                cJSON_AddNumberToObject (o, "sigma", p->sigma);
+            cJSON_AddBoolToObject (o, "free", p->free);
+            cJSON_AddItemToArray (ps, o);
         }
-        printf ("  %-60s %9.1f%% %9.1f%%", cs_trace_origin (tv[i]), 100 * before, 100 * after);
-        if (leave_one_out) {
-            if (isnan (loo))
+        cJSON *ts = cJSON_AddArrayToObject (root, "traces");
+        for (int i = 0; i < n; i++) {
+            cJSON *o = cJSON_CreateObject ();
+            cJSON_AddStringToObject (o, "trace", cs_trace_origin (tv[i]));
+            cJSON_AddNumberToObject (o, "datasheet_geomean_abs_busbw_error", before[i]);
+            cJSON_AddNumberToObject (o, "calibrated_geomean_abs_busbw_error", after[i]);
+            if (!isnan (loo[i]))
+                cJSON_AddNumberToObject (o, "leave_one_out_geomean_abs_busbw_error", loo[i]);
+            cJSON_AddItemToArray (ts, o);
+        }
+        char *text = cJSON_Print (root);
+        printf ("%s\n", text);
+        cJSON_free (text);
+        cJSON_Delete (root);
+    }
+    else {
+        printf ("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations\n",
+                cs_topo_name (topo), n, cal->n_rows, cal->iterations);
+        printf ("# rms relative time error: %.1f%% with the datasheet topology, %.1f%% fitted\n",
+                100 * cal->rms_before, 100 * cal->rms_after);
+        print_params (cal);
+        printf ("#\n# %-60s %10s %10s%s\n", "trace (geomean |busbw error|)", "datasheet",
+                "fitted", leave_one_out ? "  left out" : "");
+        for (int i = 0; i < n; i++) {
+            printf ("  %-60s %9.1f%% %9.1f%%", cs_trace_origin (tv[i]), 100 * before[i],
+                    100 * after[i]);
+            if (leave_one_out && isnan (loo[i]))
                 printf ("  %9s", "no fit");
-            else
-                printf ("  %8.1f%%", 100 * loo);
+            else if (leave_one_out)
+                printf ("  %8.1f%%", 100 * loo[i]);
+            printf ("\n");
         }
-        printf ("\n");
     }
 
     if (output != NULL) {
-        g_autofree char *json = cs_calibration_to_json (cal, topo, tv, n);
-        g_autoptr (GString) text = g_string_new (json);
+        g_autofree char *document = cs_calibration_to_json (cal, topo, tv, n);
+        g_autoptr (GString) text = g_string_new (document);
         g_string_append_c (text, '\n');
         if (!g_file_set_contents (output, text->str, (gssize) text->len, error)) {
             g_prefix_error (error, "%s: ", argv[0]);
             return FALSE;
         }
-        printf ("# wrote %s (fitted values; see its calibrated_from and calibration records)\n",
-                output);
+        if (!json)
+            printf ("# wrote %s (fitted values; see its calibrated_from and calibration "
+                    "records)\n", output);
     }
     return TRUE;
 }

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/* Calibration: the fit recovers known parameters from traces the engine synthesized with
+ * multiplicative noise, and reports what it cannot see as fixed. */
+#include <math.h>
+
+#include "algos/registry.h"
+#include "calibrate.h"
+
+/* A synthetic measurement: ring/Simple all-reduce on the 4 ranks of dgx-h100x4 as @truth
+ * predicts it, each time multiplied by (1 + noise), noise uniform in +-@noise. */
+static CsTrace *
+synthesize (const CsTopo *truth, double noise, guint32 seed)
+{
+    CsTrace *trace = cs_trace_new (CS_OP_ALL_REDUCE, 4);
+    cs_trace_set_header (trace, "collective", "all_reduce");
+    cs_trace_set_header (trace, "ranks", "4");
+    cs_trace_set_header (trace, "algo/proto", "NCCL_ALGO=Ring NCCL_PROTO=Simple forced");
+    g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
+    const CsAlgo *ring = cs_algo_lookup ("ring", NULL);
+    CsPredictOptions options;
+    cs_predict_options_init (&options);
+    for (gint64 size = 1024; size <= G_GINT64_CONSTANT (256) << 20; size *= 4) {
+        CsPrediction pred;
+        g_autoptr (GError) error = NULL;
+        gboolean ok = cs_predict_one (truth, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_SIMPLE,
+                                      &options, &pred, &error);
+        g_assert_no_error (error);
+        g_assert_true (ok);
+        CsTraceRow row = { .size_bytes = size, .count = size / 4, .root = -1 };
+        g_strlcpy (row.type, "float", sizeof row.type);
+        g_strlcpy (row.redop, "sum", sizeof row.redop);
+        row.out_of_place.time_us = pred.time_us * (1 + g_rand_double_range (rand, -noise, noise));
+        row.out_of_place.wrong = 0;
+        row.in_place = row.out_of_place;
+        cs_trace_add_row (trace, &row);
+    }
+    return trace;
+}
+
+static const CsCalibParam *
+find_param (const CsCalibration *cal, const char *name)
+{
+    for (guint i = 0; i < cal->params->len; i++) {
+        const CsCalibParam *p = &g_array_index (cal->params, CsCalibParam, i);
+        if (g_strcmp0 (p->name, name) == 0)
+            return p;
+    }
+    g_error ("no parameter %s", name);
+}
+
+/* Setup: the truth is dgx-h100x4 with a 30% slower launch and NVSwitch links at 85% of their
+ * datasheet bandwidth. Expectation: fitting launch and bandwidth to 1% noisy times recovers
+ * both within 3%, and the other candidates stay at their datasheet values. */
+static void
+test_recovers_launch_and_bandwidth (void)
+{
+    g_autoptr (GError) error = NULL;
+    g_autoptr (CsTopo) datasheet = cs_topo_load ("dgx-h100x4", &error);
+    g_assert_no_error (error);
+
+    CsTopoAdjust adj;
+    cs_topo_adjust_init (&adj);
+    adj.launch_scale = 1.3;
+    adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.85;
+    g_autoptr (CsTopo) truth = cs_topo_adjust (datasheet, &adj);
+
+    CsTrace *traces[2] = { synthesize (truth, 0.01, 1), synthesize (truth, 0.01, 2) };
+    CsPredictOptions options;
+    cs_predict_options_init (&options);
+    const char *only[] = { "gpu.launch", "nvswitch.bandwidth", NULL };
+    g_autoptr (CsCalibration) cal
+        = cs_calibrate_fit (datasheet, traces, 2, &options, only, &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (cal);
+
+    const CsCalibParam *launch = find_param (cal, "gpu.launch");
+    const CsCalibParam *bw = find_param (cal, "nvswitch.bandwidth");
+    g_assert_true (launch->free && bw->free);
+    g_assert_cmpfloat_with_epsilon (launch->fitted / launch->initial, 1.3, 0.03 * 1.3);
+    g_assert_cmpfloat_with_epsilon (bw->fitted / bw->initial, 0.85, 0.03 * 0.85);
+    g_assert_cmpfloat (bw->sigma, >, 0);
+    g_assert_cmpfloat (cal->rms_after, <, cal->rms_before);
+    /* 1% uniform noise has an rms of 0.58%. */
+    g_assert_cmpfloat (cal->rms_after, <, 0.01);
+
+    const CsCalibParam *step = find_param (cal, "gpu.step_overhead");
+    g_assert_false (step->free);
+    g_assert_cmpfloat (step->fitted, ==, step->initial);
+
+    for (int i = 0; i < 2; i++)
+        cs_trace_free (traces[i]);
+}
+
+/* Setup: an all-gather trace never reduces. Expectation: the reduction rate is a candidate
+ * only through the GPU, and the fit fixes it because no row moves when it changes. */
+static void
+test_invisible_parameter_fixed (void)
+{
+    g_autoptr (GError) error = NULL;
+    g_autoptr (CsTopo) topo = cs_topo_load ("dgx-h100x4", &error);
+    g_assert_no_error (error);
+    g_autoptr (CsTrace) trace = cs_trace_new (CS_OP_ALL_GATHER, 4);
+    cs_trace_set_header (trace, "collective", "all_gather");
+    cs_trace_set_header (trace, "ranks", "4");
+    for (gint64 size = 4096; size <= G_GINT64_CONSTANT (64) << 20; size *= 4) {
+        CsTraceRow row = { .size_bytes = size, .count = size / 16, .root = -1 };
+        g_strlcpy (row.type, "float", sizeof row.type);
+        g_strlcpy (row.redop, "none", sizeof row.redop);
+        /* Not the model's own numbers: a plain 20 us + size / 100 GB/s. */
+        row.out_of_place.time_us = 20 + size / 1e5;
+        row.in_place = row.out_of_place;
+        cs_trace_add_row (trace, &row);
+    }
+    CsTrace *traces[1] = { trace };
+    CsPredictOptions options;
+    cs_predict_options_init (&options);
+    g_autoptr (CsCalibration) cal = cs_calibrate_fit (topo, traces, 1, &options, NULL, &error);
+    g_assert_no_error (error);
+    const CsCalibParam *reduce = find_param (cal, "gpu.reduce_bandwidth");
+    g_assert_false (reduce->free);
+    g_assert_cmpfloat (cal->rms_after, <=, cal->rms_before);
+}
+
+/* Setup: two rows cannot determine more than two parameters. Expectation: an error, not a
+ * fit that pretends. */
+static void
+test_too_few_rows (void)
+{
+    g_autoptr (GError) error = NULL;
+    g_autoptr (CsTopo) topo = cs_topo_load ("dgx-h100x4", &error);
+    g_assert_no_error (error);
+    g_autoptr (CsTrace) trace = cs_trace_new (CS_OP_ALL_REDUCE, 4);
+    cs_trace_set_header (trace, "collective", "all_reduce");
+    cs_trace_set_header (trace, "ranks", "4");
+    for (int i = 0; i < 2; i++) {
+        CsTraceRow row = { .size_bytes = 1 << (20 + 4 * i), .root = -1 };
+        g_strlcpy (row.type, "float", sizeof row.type);
+        g_strlcpy (row.redop, "sum", sizeof row.redop);
+        row.out_of_place.time_us = 50.0 * (i + 1);
+        row.in_place = row.out_of_place;
+        cs_trace_add_row (trace, &row);
+    }
+    CsTrace *traces[1] = { trace };
+    CsPredictOptions options;
+    cs_predict_options_init (&options);
+    g_autoptr (CsCalibration) cal = cs_calibrate_fit (topo, traces, 1, &options, NULL, &error);
+    g_assert_null (cal);
+    g_assert_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
+}
+
+int
+main (int argc, char **argv)
+{
+    g_test_init (&argc, &argv, NULL);
+    g_test_add_func ("/calibrate/recovers/launch-and-bandwidth", test_recovers_launch_and_bandwidth);
+    g_test_add_func ("/calibrate/invisible-parameter-fixed", test_invisible_parameter_fixed);
+    g_test_add_func ("/calibrate/too-few-rows", test_too_few_rows);
+    return g_test_run ();
+}
