@@ -378,7 +378,8 @@ init_buffers (Exec *x)
                     if (ends[k] > 0 && ends[k] < buf->len)
                         g_array_append_val (cuts, ends[k]);
             }
-            qsort (cuts->data, cuts->len, sizeof (gint64), cmp_gint64);
+            if (cuts->len > 1)
+                qsort (cuts->data, cuts->len, sizeof (gint64), cmp_gint64);
             gboolean input = b == CS_BUF_INPUT;
             gint64 base = input_base (x, r);
             gint64 prev = -1;
@@ -938,7 +939,8 @@ check_channels (Exec *x, GError **error)
                     g_array_append_val (acc, a);
                 }
             }
-            qsort (acc->data, acc->len, sizeof (Access), cmp_access);
+            if (acc->len > 1)
+                qsort (acc->data, acc->len, sizeof (Access), cmp_access);
             /* Intervals seen so far overlap only within one channel, so the one reaching
              * furthest stands for all of them. */
             const Access *reach = NULL;
