@@ -340,9 +340,9 @@ cs_node_groups_uniform (const CsNodeGroups *groups)
 
 /* ---- Step sink ---- */
 
+/* Queueing order breaks ties: g_array_sort() is stable (GLib >= 2.32). */
 typedef struct {
     gint64 time;
-    gint64 seq;
     CsStep step;
 } TimedStep;
 
@@ -386,7 +386,6 @@ cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step)
         return;
     program = sink->programs[rank];
     ts.time = time;
-    ts.seq = program->len;
     ts.step = *step;
     g_array_append_val (program, ts);
 }
@@ -419,11 +418,10 @@ timed_step_cmp (gconstpointer a, gconstpointer b)
     const TimedStep *x = a;
     const TimedStep *y = b;
 
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    return (x->time > y->time) - (x->time < y->time);
 }
 
+/* Each rank's queue is freed once copied, so the peak stays the queued steps, not twice. */
 void
 cs_step_sink_flush (CsStepSink *sink, CsSchedule *sched)
 {
@@ -432,7 +430,8 @@ cs_step_sink_flush (CsStepSink *sink, CsSchedule *sched)
         g_array_sort (program, timed_step_cmp);
         for (guint i = 0; i < program->len; i++)
             cs_schedule_add (sched, r, &g_array_index (program, TimedStep, i).step);
-        g_array_set_size (program, 0);
+        g_array_unref (program);
+        sink->programs[r] = g_array_new (FALSE, FALSE, sizeof (TimedStep));
     }
 }
 
