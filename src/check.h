@@ -28,8 +28,11 @@ gboolean cs_check_schedule (const CsSchedule *sched, CsCheckReport *report, GErr
 /**
  * cs_check_rounds:
  * The ASAP round of every step (rank-major, in program order, as cs_schedule_steps lays them
- * out): 1 + the latest round among the steps it depends on (its channel predecessor and, for
- * a receive, the matching send); local steps keep their predecessor's round.
+ * out). A step that sends travels in 1 + the latest round among the steps it depends on (its
+ * channel predecessor and, if it also receives, the matching send); a pure receive completes
+ * in max(its predecessor's round, the round its message travelled in); local steps keep
+ * their predecessor's round. So a chain of P ranks takes P - 1 rounds, a ring all-reduce
+ * 2(P - 1) per loop. Waits for a free slot are not counted.
  * Returns: (transfer full): an array of cs_schedule_n_steps() rounds, or NULL on deadlock.
  */
 int *cs_check_rounds (const CsSchedule *sched, GError **error);

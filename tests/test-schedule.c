@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The schedule IR: buffer sizes, packing at seal, validation of malformed steps, step kinds,
- * and the memory of a large chunked ring. */
+ * a large chunked ring; with it the protocol constants and the algorithm helpers that
+ * schedules are built from. */
 #include "config.h"
+
+#include <string.h>
 
 #include "algos/registry.h"
 #include "schedule.h"
@@ -196,6 +199,138 @@ test_ring_steps (void)
     g_assert_cmpint (p[510].recv_peer, ==, 4);
 }
 
+/* Expectation: DESIGN §9 and NCCL 2.28's constants: LL carries 8 of 16 bytes, LL128 120 of
+ * 128; Ring hop latencies NVLink .6/1.9/3.4 us, PCI 1.0/2.5/5.7, NET 2.7/4/14 (LL/LL128/
+ * Simple); buffers 512 KiB, 4,915,200 B, 4 MiB; slot data 256 KiB / 8 = 32 KiB,
+ * 4,915,200 / 8 x 120/128 = 576,000 B, 4 MiB / 8 = 512 KiB. LL128 is illegal over PCIe. */
+static void
+test_protocols (void)
+{
+    static const struct {
+        CsProto proto;
+        const char *name;
+        double fraction;
+        double hop_us[3];
+        gint64 buffer;
+        gint64 slot;
+    } want[] = {
+        { CS_PROTO_LL, "LL", 0.5, { 0.6, 1.0, 2.7 }, 524288, 32768 },
+        { CS_PROTO_LL128, "LL128", 0.9375, { 1.9, 2.5, 4.0 }, 4915200, 576000 },
+        { CS_PROTO_SIMPLE, "Simple", 1.0, { 3.4, 5.7, 14.0 }, 4194304, 524288 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS (want); i++) {
+        const CsProtoInfo *info = cs_proto_info (want[i].proto);
+        g_assert_cmpstr (info->name, ==, want[i].name);
+        g_assert_cmpstr (cs_proto_name (want[i].proto), ==, want[i].name);
+        g_assert_cmpfloat_with_epsilon (info->data_fraction, want[i].fraction, 1e-12);
+        g_assert_cmpfloat_with_epsilon (info->hop_latency_s[CS_LINK_CLASS_NVLINK],
+                                        want[i].hop_us[0] * 1e-6, 1e-15);
+        g_assert_cmpfloat_with_epsilon (info->hop_latency_s[CS_LINK_CLASS_PCI],
+                                        want[i].hop_us[1] * 1e-6, 1e-15);
+        g_assert_cmpfloat_with_epsilon (info->hop_latency_s[CS_LINK_CLASS_NET],
+                                        want[i].hop_us[2] * 1e-6, 1e-15);
+        g_assert_cmpint (info->buffer_bytes, ==, want[i].buffer);
+        g_assert_cmpint (info->slot_data_bytes, ==, want[i].slot);
+        g_assert_nonnull (info->reference);
+        CsProto parsed;
+        g_autofree char *lower = g_ascii_strdown (want[i].name, -1);
+        g_assert_true (cs_proto_from_name (lower, &parsed, NULL));
+        g_assert_cmpint (parsed, ==, want[i].proto);
+    }
+    g_autoptr (GError) error = NULL;
+    CsProto p;
+    g_assert_false (cs_proto_from_name ("LL64", &p, &error));
+    g_assert_error (error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN);
+
+    const char *why = NULL;
+    g_assert_true (cs_proto_legal (CS_PROTO_LL128, CS_LINK_CLASS_NVLINK, &why));
+    g_assert_true (cs_proto_legal (CS_PROTO_LL128, CS_LINK_CLASS_NET, &why));
+    g_assert_false (cs_proto_legal (CS_PROTO_LL128, CS_LINK_CLASS_PCI, &why));
+    g_assert_nonnull (strstr (why, "NVLink"));
+    g_assert_true (cs_proto_legal (CS_PROTO_LL, CS_LINK_CLASS_PCI, NULL));
+    g_assert_true (cs_proto_legal (CS_PROTO_SIMPLE, CS_LINK_CLASS_PCI, NULL));
+}
+
+/* Expectation: the default chunk is one slot's data rounded down to whole elements (doubles:
+ * 576,000 / 8 = 72,000 exactly; int8 32,768); an explicit chunk is rounded down too (10 bytes
+ * of floats: 8) but never below one element (3 bytes of floats: 4). Splits of 10 into 4:
+ * 3, 3, 2, 2 starting at 0, 3, 6, 8. */
+static void
+test_algo_helpers (void)
+{
+    CsAlgoArgs args;
+    cs_algo_args_init (&args, NULL, CS_OP_ALL_REDUCE, 4, 1000);
+    g_assert_cmpint (args.root, ==, 0);
+    g_assert_cmpint (args.n_channels, ==, 1);
+    g_assert_cmpint (args.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpint (args.dtype, ==, CS_DTYPE_FLOAT);
+    g_assert_cmpint (cs_algo_default_chunk (&args), ==, 524288);
+    args.proto = CS_PROTO_LL128;
+    args.dtype = CS_DTYPE_DOUBLE;
+    g_assert_cmpint (cs_algo_default_chunk (&args), ==, 576000);
+    args.proto = CS_PROTO_LL;
+    args.dtype = CS_DTYPE_INT8;
+    g_assert_cmpint (cs_algo_chunk_bytes (&args), ==, 32768);
+    args.dtype = CS_DTYPE_FLOAT;
+    args.chunk_bytes = 10;
+    g_assert_cmpint (cs_algo_chunk_bytes (&args), ==, 8);
+    args.chunk_bytes = 3;
+    g_assert_cmpint (cs_algo_chunk_bytes (&args), ==, 4);
+
+    static const gint64 first[] = { 0, 3, 6, 8 };
+    static const gint64 len[] = { 3, 3, 2, 2 };
+    for (int i = 0; i < 4; i++) {
+        gint64 f;
+        gint64 n;
+        cs_algo_split (10, 4, i, &f, &n);
+        g_assert_cmpint (f, ==, first[i]);
+        g_assert_cmpint (n, ==, len[i]);
+    }
+}
+
+/* Expectation: bad arguments and collectives an algorithm lacks are errors naming the
+ * algorithm; lookup ignores case and dashes and lists the names on failure. */
+static void
+test_algo_build_errors (void)
+{
+    const CsAlgo *ring = cs_algo_lookup ("RING", NULL);
+    g_assert_nonnull (ring);
+    g_assert_true (cs_algo_lookup ("recursive-doubling", NULL)
+                   == cs_algo_lookup ("recursive_doubling", NULL));
+    g_autoptr (GError) error = NULL;
+    g_assert_null (cs_algo_lookup ("nosuch", &error));
+    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+    g_assert_nonnull (strstr (error->message, "ring"));
+    g_clear_error (&error);
+
+    CsAlgoArgs args;
+    cs_algo_args_init (&args, NULL, CS_OP_SCATTER, 4, 1000);
+    g_assert_null (cs_algo_build (ring, &args, &error));
+    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+    g_assert_nonnull (strstr (error->message, "ring does not implement scatter"));
+    g_clear_error (&error);
+
+    cs_algo_args_init (&args, NULL, CS_OP_BROADCAST, 4, 1000);
+    args.root = 4;
+    g_assert_null (cs_algo_build (ring, &args, &error));
+    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "root"));
+    g_clear_error (&error);
+
+    args.root = 0;
+    args.n_channels = 65;
+    g_assert_null (cs_algo_build (ring, &args, &error));
+    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID);
+    g_clear_error (&error);
+
+    /* A rootless collective ignores the root. */
+    cs_algo_args_init (&args, NULL, CS_OP_ALL_REDUCE, 4, 1000);
+    args.root = 17;
+    g_autoptr (CsSchedule) s = cs_algo_build (ring, &args, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (cs_schedule_root (s), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -205,5 +340,8 @@ main (int argc, char **argv)
     g_test_add_func ("/schedule/add/rejects", test_add_rejects);
     g_test_add_func ("/schedule/step-kinds", test_kinds);
     g_test_add_func ("/schedule/ring/steps", test_ring_steps);
+    g_test_add_func ("/schedule/protocols", test_protocols);
+    g_test_add_func ("/schedule/algo/helpers", test_algo_helpers);
+    g_test_add_func ("/schedule/algo/build-errors", test_algo_build_errors);
     return g_test_run ();
 }
