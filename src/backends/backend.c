@@ -207,6 +207,12 @@ cs_backend_build_schedule (const CsMeasureArgs *args, const CsAlgo *algo, int nr
                      cs_topo_name (args->topo), cs_topo_n_ranks (args->topo), nranks);
         return NULL;
     }
+    if (cs_op_has_root (args->op) && (args->root < 0 || args->root >= nranks)) {
+        g_set_error (error, CS_BACKEND_ERROR, CS_BACKEND_ERROR_INVALID,
+                     "-r: root %d does not exist on %d rank%s", args->root, nranks,
+                     nranks == 1 ? "" : "s");
+        return NULL;
+    }
     cs_algo_args_init (&a, args->topo, args->op, nranks, size_bytes);
     a.root = args->root;
     a.dtype = args->dtype;
