@@ -34,6 +34,7 @@ typedef struct {
     gsize n;
     gsize capacity;
     guint64 next_seq;
+    gboolean hole; /* the root was taken and awaits a push or a settle */
 } CsEventHeap;
 
 void cs_event_heap_init(CsEventHeap *heap, gsize capacity);
@@ -41,5 +42,10 @@ void cs_event_heap_clear(CsEventHeap *heap);
 void cs_event_heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind);
 /* Removes the earliest event into @out; FALSE when empty. */
 gboolean cs_event_heap_pop(CsEventHeap *heap, CsEvent *out);
+/* Copies the earliest event into @out and leaves a hole at the root that the next push fills
+ * (a pop and a push cost one sift); FALSE when empty. */
+gboolean cs_event_heap_take(CsEventHeap *heap, CsEvent *out);
+/* Closes a hole left by cs_event_heap_take() that no push filled. */
+void cs_event_heap_settle(CsEventHeap *heap);
 
 G_END_DECLS

@@ -12,46 +12,58 @@
  * - Flow control. A connection is (sender, receiver, channel); the k-th receive takes the
  *   k-th message. A send needs a free slot: NCCL_STEPS = 8 per connection, freed when the
  *   receiver has consumed the message, and the news travels back over the reverse route
- *   (its alpha): the sender of the 9th message waits for the 1st to be consumed.
+ *   (its alpha): the sender of the 9th message waits for the 1st to be consumed. The slots
+ *   exist before the receiver's kernel starts, so early ranks may send ahead.
  * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
  *   the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth when
  *   alone); it then arrives after the propagation: route alpha + the protocol's hop latency
  *   for the route's class. A sending step ends when its last byte has left.
- * - Receiving. NCCL reduces (or copies out) a message slice by slice as it lands, so the
- *   work overlaps the transfer: a receiving step ends at
+ * - Receiving. NCCL reduces (or copies out) a message unit by unit as it lands, so the work
+ *   overlaps the transfer: a receiving step ends at
  *       max(last byte arrived + tail, begin + bytes / rate)
  *   where begin = max(step ready, first byte arrived), rate = reduce_Bps for reductions and
- *   copy_Bps for plain receives, and tail = the work on the last unit that can only start
- *   once it has fully arrived: one slot for Simple (its flag covers the whole slot), one
- *   line for LL and LL128 (their flags travel inside each 16- or 128-byte line).
- *   A forwarding step (recv_*_send) starts its send when its receive side is done: chunks
- *   are store-and-forward, the chunk size sets the pipeline grain.
+ *   copy_Bps for plain receives, and tail = the work on the last unit, which can only start
+ *   once it has fully arrived. The unit is what one flag covers: a slot for Simple (the
+ *   sender posts its tail counter per slot), a line for LL (8 data bytes) and LL128 (120).
+ * - Forwarding (recv_*_send). The send starts as soon as the first unit has arrived and been
+ *   processed, and its last byte leaves no earlier than the last unit came in and was
+ *   processed: cut-through at the protocol's unit, so LL and LL128 stream a message through
+ *   a chain of ranks line by line while Simple moves it slot by slot. The step is over when
+ *   both its receive and its send are.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
  * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
  *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
  *   sender until the message has arrived (every message costs its sender alpha + n beta);
- *   reductions start after the last byte arrived (alpha-beta-gamma as in Thakur,
- *   Rabenseifner and Gropp 2005); copies are free. The engine then reproduces the closed
- *   forms of models/alpha_beta.c exactly, for any P.
+ *   forwarding and reductions start after the last byte arrived (alpha-beta-gamma as in
+ *   Thakur, Rabenseifner and Gropp 2005); copies are free. The engine then reproduces the
+ *   closed forms of models/alpha_beta.c exactly, for any P.
  *
  * Critical path. Every time the engine computes carries the alpha / beta / gamma parts of the
  * chain that produced it (a Stamp); a max() keeps the parts of the winner, so the finish of
  * the last rank says how its time splits. Overhead is the rest.
  *
- * Cost: events live in one flat binary heap keyed by (time, seq), at most one per cursor;
- * messages live in a ring of min(8, messages) slots per connection. Everything is sized
- * from the schedule before the loop: nothing is allocated per event. */
+ * Cost: events live in one flat binary heap keyed by (time, seq), at most one per cursor
+ * (events due at the current time wait in a FIFO, which is the same order without a sift);
+ * each cursor's steps are copied once into a compact array in walking order; messages live
+ * in a ring of at most 8 slots per connection. Everything is sized from the schedule before
+ * the loop: nothing is allocated per event. */
+#undef G_LOG_DOMAIN
+#define G_LOG_DOMAIN "collsim-engine"
+
 #include <string.h>
+#include <time.h>
 
 #include "engine-private.h"
 #include "engine.h"
 #include "models/netmodel.h"
 
-G_DEFINE_QUARK(cs - engine - error - quark, cs_engine_error)
+/* clang-format off */
+G_DEFINE_QUARK(cs-engine-error-quark, cs_engine_error)
+/* clang-format on */
 
 /* ---- Event heap ---- */
 
-/* Sizes the heap for @capacity events (transfer: the heap owns the array). */
+/* Sizes the heap for @capacity events (the heap owns its array). */
 void
 cs_event_heap_init(CsEventHeap *heap, gsize capacity)
 {
@@ -59,6 +71,7 @@ cs_event_heap_init(CsEventHeap *heap, gsize capacity)
     heap->n = 0;
     heap->capacity = MAX(capacity, 1);
     heap->next_seq = 0;
+    heap->hole = FALSE;
 }
 
 /* Frees the heap's array. */
@@ -75,14 +88,43 @@ event_before(const CsEvent *a, const CsEvent *b)
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
+/* Puts @ev in place of the root and sifts it down. */
+static inline void
+sift_down_from_root(CsEventHeap *heap, CsEvent ev)
+{
+    CsEvent *h = heap->ev;
+    gsize n = heap->n;
+    gsize pos = 0;
+
+    for (;;) {
+        gsize child = 2 * pos + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && event_before(&h[child + 1], &h[child]))
+            child++;
+        if (!event_before(&h[child], &ev))
+            break;
+        h[pos] = h[child];
+        pos = child;
+    }
+    h[pos] = ev;
+}
+
 /* Adds an event; the heap must have room (its capacity is a bound derived from the
- * schedule, so overflowing it is a bug). */
-void
-cs_event_heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind)
+ * schedule, so overflowing it is a bug). After heap_take(), the first push fills the root's
+ * hole: one sift instead of a pop and a push. */
+static inline void
+heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind)
 {
     CsEvent ev = { .time = time, .seq = heap->next_seq++, .cursor = cursor, .kind = kind };
-    gsize pos = heap->n++;
 
+    if (heap->hole) {
+        heap->hole = FALSE;
+        sift_down_from_root(heap, ev);
+        return;
+    }
+
+    gsize pos = heap->n++;
     g_assert(heap->n <= heap->capacity);
     while (pos > 0) {
         gsize parent = (pos - 1) / 2;
@@ -94,30 +136,59 @@ cs_event_heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind)
     heap->ev[pos] = ev;
 }
 
+/* Closes the root's hole left by heap_take() if no push filled it. */
+static inline void
+heap_settle(CsEventHeap *heap)
+{
+    if (!heap->hole)
+        return;
+    heap->hole = FALSE;
+    CsEvent last = heap->ev[--heap->n];
+    if (heap->n > 0)
+        sift_down_from_root(heap, last);
+}
+
+/* Copies the earliest event into @out and leaves its place as a hole for the next push (or
+ * heap_settle()); FALSE when the heap is empty. */
+static inline gboolean
+heap_take(CsEventHeap *heap, CsEvent *out)
+{
+    heap_settle(heap);
+    if (heap->n == 0)
+        return FALSE;
+    *out = heap->ev[0];
+    heap->hole = TRUE;
+    return TRUE;
+}
+
+/* Adds an event (see heap_push()). */
+void
+cs_event_heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind)
+{
+    heap_push(heap, time, cursor, kind);
+}
+
+/* Closes a hole left by cs_event_heap_take() that no push filled. */
+void
+cs_event_heap_settle(CsEventHeap *heap)
+{
+    heap_settle(heap);
+}
+
+/* Copies the earliest event into @out, leaving a hole for the next push; FALSE if empty. */
+gboolean
+cs_event_heap_take(CsEventHeap *heap, CsEvent *out)
+{
+    return heap_take(heap, out);
+}
+
 /* Removes the earliest event into @out; FALSE when the heap is empty. */
 gboolean
 cs_event_heap_pop(CsEventHeap *heap, CsEvent *out)
 {
-    if (heap->n == 0)
+    if (!heap_take(heap, out))
         return FALSE;
-    *out = heap->ev[0];
-
-    CsEvent last = heap->ev[--heap->n];
-    gsize n = heap->n;
-    gsize pos = 0;
-    for (;;) {
-        gsize child = 2 * pos + 1;
-        if (child >= n)
-            break;
-        if (child + 1 < n && event_before(&heap->ev[child + 1], &heap->ev[child]))
-            child++;
-        if (!event_before(&heap->ev[child], &last))
-            break;
-        heap->ev[pos] = heap->ev[child];
-        pos = child;
-    }
-    if (n > 0)
-        heap->ev[pos] = last;
+    heap_settle(heap);
     return TRUE;
 }
 
@@ -132,9 +203,8 @@ typedef struct {
 } Stamp;
 
 typedef enum {
-    EV_STEP,    /* a cursor's step begins */
-    EV_CONSUME, /* its received message is fully reduced / copied out */
-    EV_SEND,    /* it may start sending (a slot came back, or it is time) */
+    EV_STEP, /* a cursor's step begins */
+    EV_SEND, /* it may start sending (its data is in, or a slot came back) */
 } EventKind;
 
 typedef enum {
@@ -144,30 +214,61 @@ typedef enum {
     WAIT_FLOW, /* for the model to report its flow's end */
 } WaitKind;
 
-/* One (rank, channel) program. */
+/* What a step kind does, as bits. */
+enum {
+    DOES_RECV = 1,
+    DOES_SEND = 2,
+    DOES_REDUCE = 4,
+};
+
+static const guint8 kind_does[CS_N_STEP_KINDS] = {
+    [CS_STEP_SEND] = DOES_SEND,
+    [CS_STEP_RECV] = DOES_RECV,
+    [CS_STEP_RECV_REDUCE] = DOES_RECV | DOES_REDUCE,
+    [CS_STEP_RECV_REDUCE_SEND] = DOES_RECV | DOES_REDUCE | DOES_SEND,
+    [CS_STEP_RECV_REDUCE_COPY_SEND] = DOES_RECV | DOES_REDUCE | DOES_SEND,
+    [CS_STEP_RECV_COPY_SEND] = DOES_RECV | DOES_SEND,
+    [CS_STEP_COPY] = 0,
+    [CS_STEP_REDUCE] = DOES_REDUCE,
+};
+
+/* A step as the engine walks it: what it moves and where. Size: 24 bytes. */
+typedef struct {
+    gint64 bytes;
+    gint32 conn_in;  /* connection received from, -1 */
+    gint32 conn_out; /* connection sent on, -1 */
+    gint32 local;    /* index in the rank's program (observer, errors) */
+    guint8 does;     /* DOES_* bits */
+} EStep;
+
+/* One (rank, channel) program: its steps are e->steps[step .. end). */
 typedef struct {
     Stamp ready;       /* when the current phase may proceed */
+    Stamp recv_done;   /* forwarding step: when its receive side is done */
+    Stamp in_last;     /* forwarding step: last input unit arrived and processed */
     CsTime step_start; /* ps: when the current step began (observer) */
     CsTime flow_first; /* ps: when the flow in flight began to leave */
-    gint32 step;       /* local index in the rank's program, -1 when done */
+    gint32 step;       /* current step, == end when done */
+    gint32 end;
     gint32 rank;
     gint32 wait_conn;
     guint8 wait; /* WaitKind */
+    guint8 cut;  /* the current step forwards cut-through: it ends with its send */
 } Cursor;
 
 /* One direction of one channel between two ranks. */
 typedef struct {
-    const CsRoute *route; /* (transfer none) */
-    CsTime prop_ps;       /* route alpha + protocol hop latency */
-    CsTime credit_ps;     /* slot-return latency: the reverse route's alpha */
+    CsRoute route;    /* a copy; links point into Engine.route_links */
+    CsTime prop_ps;   /* route alpha + protocol hop latency */
+    CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
     gint32 src_cursor;
     gint32 dst_cursor;
     gint32 n_msgs;  /* messages over the whole run */
     gint32 n_recvs; /* receives matched to it (set-up check) */
     gint32 n_sent;
     gint32 n_consumed;
-    gint32 slot_base; /* first of its min(8, n_msgs) Msg slots */
-    gint32 n_slots;
+    gint32 slot_base; /* first of its Msg slots */
+    gint32 slot_mask; /* slots - 1: a power of two, at most CS_NCCL_STEPS */
 } Conn;
 
 /* A message in a slot: sent, maybe arrived, maybe consumed. */
@@ -198,23 +299,24 @@ typedef struct {
     int n_channels;
 
     const CsStep **rank_steps; /* per rank (transfer none) */
-    gsize *rank_n_steps;
-    gsize *rank_base;        /* global index of the rank's first step */
-    gint32 *next_on_channel; /* global index -> local index of the next step, -1 */
-    gint32 *conn_in;         /* global index -> connection received from, -1 */
-    gint32 *conn_out;        /* global index -> connection sent on, -1 */
-
-    Cursor *cursors; /* rank * n_channels + channel */
+    EStep *steps;              /* cursor-major, each cursor's steps in order */
+    Cursor *cursors;           /* rank * n_channels + channel */
     int n_cursors;
     Conn *conns;
     int n_conns;
     int conns_cap;
     Msg *msgs;
     RankInfo *ranks;
+    int *route_links; /* every connection's route, packed (cache-friendly copies) */
 
     CsEventHeap heap;
+    CsEvent *soon;   /* FIFO ring of events at the current time (see push()) */
+    gsize soon_head; /* next to run */
+    gsize soon_n;    /* queued */
+    gsize soon_mask; /* ring size - 1 */
+    CsTime now;      /* ps: time of the event being handled */
     double data_fraction;
-    double grain_bytes; /* the receive tail's unit (see the top comment) */
+    double grain_bytes; /* data bytes one flag covers (see the top comment) */
     CsTime hop_ps[CS_N_LINK_CLASSES];
 
     gint64 n_events;
@@ -222,22 +324,10 @@ typedef struct {
     gint64 bytes_moved;
 } Engine;
 
-static inline const CsStep *
-cursor_step(const Engine *e, const Cursor *c)
-{
-    return &e->rank_steps[c->rank][c->step];
-}
-
-static inline gsize
-cursor_global(const Engine *e, const Cursor *c)
-{
-    return e->rank_base[c->rank] + (gsize)c->step;
-}
-
 static inline Msg *
 conn_msg(Engine *e, const Conn *conn, gint32 k)
 {
-    return &e->msgs[conn->slot_base + k % conn->n_slots];
+    return &e->msgs[conn->slot_base + (k & conn->slot_mask)];
 }
 
 static inline CsTime
@@ -253,40 +343,158 @@ stamp_later(Stamp x, Stamp y)
     return y.t > x.t ? y : x;
 }
 
-static void
+/* Queues an event. One at the current time goes to a FIFO instead of the heap: it sorts
+ * after every heap event of this time (those were pushed before this time began, so their
+ * seq is smaller) and after earlier FIFO events, which is (time, seq) order without a sift. */
+static inline void
 push(Engine *e, CsTime t, gint32 cursor, EventKind kind)
 {
-    cs_event_heap_push(&e->heap, t, cursor, kind);
+    if (t == e->now) {
+        g_assert(e->soon_n <= e->soon_mask);
+        e->soon[(e->soon_head + e->soon_n++) & e->soon_mask]
+            = (CsEvent){ .time = t, .seq = e->heap.next_seq++, .cursor = cursor, .kind = kind };
+        return;
+    }
+    heap_push(&e->heap, t, cursor, kind);
+}
+
+/* The next event in (time, seq) order into @ev: the heap's if it is due now, else the
+ * FIFO's, else the heap's. FALSE when both are empty. */
+static inline gboolean
+next_event(Engine *e, CsEvent *ev)
+{
+    heap_settle(&e->heap);
+    if (e->soon_n > 0 && (e->heap.n == 0 || e->heap.ev[0].time != e->now)) {
+        *ev = e->soon[e->soon_head];
+        e->soon_head = (e->soon_head + 1) & e->soon_mask;
+        e->soon_n--;
+        return TRUE;
+    }
+    if (!heap_take(&e->heap, ev))
+        return FALSE;
+    e->now = ev->time;
+    return TRUE;
 }
 
 /* ---- Step mechanics ---- */
-
-static void schedule_consume(Engine *e, gint32 id, CsTime now);
-static void try_send(Engine *e, gint32 id, CsTime now);
 
 /* The current step of cursor @id ended at @fin: report it, move to the next step. */
 static void
 step_finished(Engine *e, gint32 id, Stamp fin)
 {
     Cursor *c = &e->cursors[id];
-    const RankInfo *ri = &e->ranks[c->rank];
-    gsize g = cursor_global(e, c);
 
-    if (e->obs != NULL && e->obs->step_done != NULL)
-        e->obs->step_done(e->obs->user_data, c->rank, (gsize)c->step, cursor_step(e, c),
+    if (e->obs != NULL && e->obs->step_done != NULL) {
+        gint32 local = e->steps[c->step].local;
+        e->obs->step_done(e->obs->user_data, c->rank, (gsize)local, &e->rank_steps[c->rank][local],
                           c->step_start, fin.t);
-    c->step = e->next_on_channel[g];
-    if (c->step < 0) {
+    }
+    if (++c->step == c->end) {
         e->ranks[c->rank].finish = stamp_later(e->ranks[c->rank].finish, fin);
         return;
     }
+    /* Its event comes after many others': fetch the step meanwhile. */
+    __builtin_prefetch(&e->steps[c->step]);
     c->ready = fin;
-    c->ready.t += ri->step_ps;
+    c->ready.t += e->ranks[c->rank].step_ps;
     push(e, c->ready.t, id, EV_STEP);
 }
 
+/* Cursor @id's step takes its message out of the slot at @done (known in advance): the slot
+ * goes back to the sender after the reverse route's latency, and a sender waiting for it
+ * may go on then. */
+static void
+consume(Engine *e, const EStep *st, Stamp done, CsTime now)
+{
+    Conn *conn = &e->conns[st->conn_in];
+    Msg *m = conn_msg(e, conn, conn->n_consumed);
+
+    m->credit = done;
+    m->credit.t += conn->credit_ps;
+    m->credit.a += conn->credit_ps;
+    conn->n_consumed++;
+    e->n_transfers++;
+    e->bytes_moved += st->bytes;
+
+    Cursor *s = &e->cursors[conn->src_cursor];
+    if (s->wait == WAIT_SLOT && s->wait_conn == st->conn_in
+        && conn->n_consumed > conn->n_sent - CS_NCCL_STEPS) {
+        s->wait = WAIT_NONE;
+        push(e, MAX(now, m->credit.t), conn->src_cursor, EV_SEND);
+    }
+}
+
+/* Cursor @id's step receives a message whose arrival is known: compute when its receive side
+ * is done and, forwarding, when its send may start. */
+static void
+receive(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const RankInfo *ri = &e->ranks[c->rank];
+    const Conn *conn = &e->conns[st->conn_in];
+    const Msg *m = conn_msg(e, conn, conn->n_consumed);
+    Stamp done;
+
+    if (e->textbook) {
+        done = stamp_later(m->arrive, c->ready);
+        if (st->does & DOES_REDUCE) {
+            CsTime w = work_ps(st->bytes, ri->reduce_ps_per_byte);
+            done.t += w;
+            done.g += w;
+        }
+        consume(e, st, done, now);
+        if (!(st->does & DOES_SEND)) {
+            step_finished(e, id, done);
+            return;
+        }
+        /* Store and forward. */
+        c->ready = done;
+        push(e, MAX(done.t, now), id, EV_SEND);
+        return;
+    }
+
+    double ps_per_byte = (st->does & DOES_REDUCE) ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
+    Stamp begin = c->ready;
+    if (m->first > begin.t) {
+        /* The first byte is the arrival less its serialization. */
+        begin = m->arrive;
+        begin.b -= m->arrive.t - m->first;
+        begin.t = m->first;
+    }
+    CsTime all = work_ps(st->bytes, ps_per_byte);
+    CsTime tail = work_ps(MIN((double)st->bytes, e->grain_bytes), ps_per_byte);
+    Stamp by_arrival = m->arrive;
+    by_arrival.t += tail;
+    by_arrival.g += tail;
+    Stamp by_work = begin;
+    by_work.t += all;
+    by_work.g += all;
+    done = stamp_later(by_arrival, by_work);
+
+    /* Forwarding: the send may start once the first unit is in and processed. */
+    Stamp first_unit = m->arrive;
+    if (st->does & DOES_SEND) {
+        double frac = MIN(1.0, e->grain_bytes / MAX((double)st->bytes, 1.0));
+        CsTime unit_in = (CsTime)((double)(m->arrive.t - m->first) * frac + 0.5);
+        first_unit.b -= m->arrive.t - m->first - unit_in;
+        first_unit.t = m->first + unit_in + tail;
+        first_unit.g += tail;
+    }
+    consume(e, st, done, now);
+    if (!(st->does & DOES_SEND)) {
+        step_finished(e, id, done);
+        return;
+    }
+    c->recv_done = done;
+    c->in_last = by_arrival;
+    c->ready = stamp_later(c->ready, first_unit);
+    c->cut = TRUE;
+    push(e, MAX(c->ready.t, now), id, EV_SEND);
+}
+
 /* The receiver of @conn waits for its next message: if that message's arrival is known now,
- * wake it. */
+ * let it receive. */
 static void
 wake_receiver(Engine *e, gint32 conn_id, CsTime now)
 {
@@ -298,35 +506,46 @@ wake_receiver(Engine *e, gint32 conn_id, CsTime now)
     if (!conn_msg(e, conn, conn->n_consumed)->known)
         return;
     r->wait = WAIT_NONE;
-    schedule_consume(e, conn->dst_cursor, now);
+    receive(e, conn->dst_cursor, now);
 }
 
-/* The flow of cursor @id left its source completely at @end (its first byte at @first_out):
- * the message's arrival is now known and the sending step is over. */
+/* The flow of cursor @id has left its source completely at @end (its first byte left at
+ * c->flow_first): the message's arrival is now known and the step's send side is over. */
 static void
 finish_send(Engine *e, gint32 id, CsTime end)
 {
     Cursor *c = &e->cursors[id];
-    const CsStep *st = cursor_step(e, c);
-    gint32 conn_id = e->conn_out[cursor_global(e, c)];
-    Conn *conn = &e->conns[conn_id];
+    const EStep *st = &e->steps[c->step];
+    Conn *conn = &e->conns[st->conn_out];
     Msg *m = conn_msg(e, conn, conn->n_sent - 1);
 
     c->ready.b += end - c->ready.t;
     c->ready.t = end;
+    /* Forwarding: the last byte cannot leave before it came in and was processed. */
+    if (c->cut)
+        c->ready = stamp_later(c->ready, c->in_last);
     m->arrive = c->ready;
     m->arrive.t += conn->prop_ps;
     m->arrive.a += conn->prop_ps;
     m->first = c->flow_first + conn->prop_ps;
     m->known = TRUE;
     if (e->obs != NULL && e->obs->link_busy != NULL) {
-        for (int i = 0; i < conn->route->n_links; i++)
-            e->obs->link_busy(e->obs->user_data, conn->route->links[i], st->bytes, c->flow_first,
+        for (int i = 0; i < conn->route.n_links; i++)
+            e->obs->link_busy(e->obs->user_data, conn->route.links[i], st->bytes, c->flow_first,
                               end);
     }
-    wake_receiver(e, conn_id, c->ready.t);
-    /* Hockney: in the textbook machine a message costs its sender alpha + n beta. */
-    step_finished(e, id, e->textbook ? m->arrive : c->ready);
+    /* The step ends before the receiver's event may be pushed, so that the heap stays within
+     * one event per cursor plus the woken ones. */
+    Stamp fin;
+    if (c->cut)
+        fin = stamp_later(c->ready, c->recv_done);
+    else if (e->textbook)
+        fin = m->arrive; /* Hockney: a message costs its sender alpha + n beta */
+    else
+        fin = c->ready;
+    c->cut = FALSE;
+    step_finished(e, id, fin);
+    wake_receiver(e, st->conn_out, end);
 }
 
 /* Network-model callback: flow @flow (a cursor id) has left its source at @t. */
@@ -341,57 +560,12 @@ flow_done(gpointer user_data, gint32 flow, CsTime t)
     finish_send(e, flow, t);
 }
 
-/* Cursor @id's step receives a message that is known to arrive: compute when the step's
- * receive side is done and wake it then. */
-static void
-schedule_consume(Engine *e, gint32 id, CsTime now)
-{
-    Cursor *c = &e->cursors[id];
-    const CsStep *st = cursor_step(e, c);
-    const RankInfo *ri = &e->ranks[c->rank];
-    Conn *conn = &e->conns[e->conn_in[cursor_global(e, c)]];
-    const Msg *m = conn_msg(e, conn, conn->n_consumed);
-    gboolean reduces = st->kind == CS_STEP_RECV_REDUCE || st->kind == CS_STEP_RECV_REDUCE_SEND
-                       || st->kind == CS_STEP_RECV_REDUCE_COPY_SEND;
-    Stamp done;
-
-    if (e->textbook) {
-        done = stamp_later(m->arrive, c->ready);
-        if (reduces) {
-            CsTime w = work_ps(st->bytes, ri->reduce_ps_per_byte);
-            done.t += w;
-            done.g += w;
-        }
-    }
-    else {
-        double ps_per_byte = reduces ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
-        Stamp begin = c->ready;
-        if (m->first > begin.t) {
-            /* The first byte is the arrival less its serialization. */
-            begin = m->arrive;
-            begin.b -= m->arrive.t - m->first;
-            begin.t = m->first;
-        }
-        CsTime all = work_ps(st->bytes, ps_per_byte);
-        CsTime tail = work_ps(MIN((double)st->bytes, e->grain_bytes), ps_per_byte);
-        Stamp by_arrival = m->arrive;
-        by_arrival.t += tail;
-        by_arrival.g += tail;
-        Stamp by_work = begin;
-        by_work.t += all;
-        by_work.g += all;
-        done = stamp_later(by_arrival, by_work);
-    }
-    c->ready = done;
-    push(e, MAX(done.t, now), id, EV_CONSUME);
-}
-
-/* Cursor @id starts (or retries) the receive side of its step at @now. */
+/* Cursor @id starts the receive side of its step at @now, or waits for the message. */
 static void
 try_recv(Engine *e, gint32 id, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    gint32 conn_id = e->conn_in[cursor_global(e, c)];
+    gint32 conn_id = e->steps[c->step].conn_in;
     Conn *conn = &e->conns[conn_id];
 
     if (conn->n_consumed >= conn->n_sent || !conn_msg(e, conn, conn->n_consumed)->known) {
@@ -399,7 +573,7 @@ try_recv(Engine *e, gint32 id, CsTime now)
         c->wait_conn = conn_id;
         return;
     }
-    schedule_consume(e, id, now);
+    receive(e, id, now);
 }
 
 /* Cursor @id starts (or retries) the send side of its step at @now. */
@@ -407,23 +581,21 @@ static void
 try_send(Engine *e, gint32 id, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    const CsStep *st = cursor_step(e, c);
-    gint32 conn_id = e->conn_out[cursor_global(e, c)];
-    Conn *conn = &e->conns[conn_id];
+    const EStep *st = &e->steps[c->step];
+    Conn *conn = &e->conns[st->conn_out];
     gint32 k = conn->n_sent;
-    Stamp start = c->ready;
 
     if (k >= CS_NCCL_STEPS) {
         if (conn->n_consumed <= k - CS_NCCL_STEPS) {
             c->wait = WAIT_SLOT;
-            c->wait_conn = conn_id;
+            c->wait_conn = st->conn_out;
             return;
         }
-        start = stamp_later(start, conn_msg(e, conn, k)->credit);
+        /* The slot of message k - 8, whose consumption freed it. */
+        c->ready = stamp_later(c->ready, conn_msg(e, conn, k)->credit);
     }
-    c->ready = start;
-    if (start.t > now) {
-        push(e, start.t, id, EV_SEND);
+    if (c->ready.t > now) {
+        push(e, c->ready.t, id, EV_SEND);
         return;
     }
 
@@ -432,14 +604,14 @@ try_send(Engine *e, gint32 id, CsTime now)
     CsTime end;
     conn->n_sent++;
     m->known = FALSE;
-    if (conn->route->n_links == 0) {
+    if (conn->route.n_links == 0) {
         /* To itself: a local copy, no link. */
         c->flow_first = now;
         end = now + work_ps(st->bytes, e->ranks[c->rank].copy_ps_per_byte);
     }
     else {
         double wire = (double)st->bytes / e->data_fraction;
-        end = e->model->start(e->net, now, conn->route, wire, id, &c->flow_first);
+        end = e->model->start(e->net, now, &conn->route, wire, id, &c->flow_first);
     }
     if (end == CS_TIME_NEVER) {
         c->wait = WAIT_FLOW;
@@ -453,12 +625,12 @@ static void
 run_local(Engine *e, gint32 id)
 {
     Cursor *c = &e->cursors[id];
-    const CsStep *st = cursor_step(e, c);
+    const EStep *st = &e->steps[c->step];
     const RankInfo *ri = &e->ranks[c->rank];
     Stamp fin = c->ready;
     CsTime w = 0;
 
-    if (st->kind == CS_STEP_REDUCE)
+    if (st->does & DOES_REDUCE)
         w = work_ps(st->bytes, ri->reduce_ps_per_byte);
     else if (!e->textbook)
         w = work_ps(st->bytes, ri->copy_ps_per_byte);
@@ -473,43 +645,15 @@ static void
 on_step(Engine *e, const CsEvent *ev)
 {
     Cursor *c = &e->cursors[ev->cursor];
-    CsStepKind kind = cursor_step(e, c)->kind;
+    guint8 does = e->steps[c->step].does;
 
     c->step_start = ev->time;
-    if (cs_step_kind_recvs(kind))
+    if (does & DOES_RECV)
         try_recv(e, ev->cursor, ev->time);
-    else if (cs_step_kind_sends(kind))
+    else if (does & DOES_SEND)
         try_send(e, ev->cursor, ev->time);
     else
         run_local(e, ev->cursor);
-}
-
-static void
-on_consume(Engine *e, const CsEvent *ev)
-{
-    Cursor *c = &e->cursors[ev->cursor];
-    const CsStep *st = cursor_step(e, c);
-    gint32 conn_id = e->conn_in[cursor_global(e, c)];
-    Conn *conn = &e->conns[conn_id];
-    Msg *m = conn_msg(e, conn, conn->n_consumed);
-
-    m->credit = c->ready;
-    m->credit.t += conn->credit_ps;
-    m->credit.a += conn->credit_ps;
-    conn->n_consumed++;
-    e->n_transfers++;
-    e->bytes_moved += st->bytes;
-
-    Cursor *s = &e->cursors[conn->src_cursor];
-    if (s->wait == WAIT_SLOT && s->wait_conn == conn_id
-        && conn->n_consumed > conn->n_sent - CS_NCCL_STEPS) {
-        s->wait = WAIT_NONE;
-        push(e, MAX(ev->time, m->credit.t), conn->src_cursor, EV_SEND);
-    }
-    if (cs_step_kind_sends(st->kind))
-        try_send(e, ev->cursor, ev->time);
-    else
-        step_finished(e, ev->cursor, c->ready);
 }
 
 static void
@@ -618,16 +762,14 @@ engine_clear(Engine *e)
     if (e->net != NULL)
         e->model->destroy(e->net);
     g_free(e->rank_steps);
-    g_free(e->rank_n_steps);
-    g_free(e->rank_base);
-    g_free(e->next_on_channel);
-    g_free(e->conn_in);
-    g_free(e->conn_out);
+    g_free(e->steps);
     g_free(e->cursors);
     g_free(e->conns);
     g_free(e->msgs);
     g_free(e->ranks);
+    g_free(e->route_links);
     cs_event_heap_clear(&e->heap);
+    g_free(e->soon);
 }
 
 /* Checks a step's fields against the schedule's shape. */
@@ -640,9 +782,11 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
         problem = "unknown step kind";
     else if (st->channel >= e->n_channels)
         problem = "channel out of range";
-    else if (cs_step_kind_sends(st->kind) && (st->send_peer < 0 || st->send_peer >= e->n_ranks))
+    else if ((kind_does[st->kind] & DOES_SEND)
+             && (st->send_peer < 0 || st->send_peer >= e->n_ranks))
         problem = "send peer out of range";
-    else if (cs_step_kind_recvs(st->kind) && (st->recv_peer < 0 || st->recv_peer >= e->n_ranks))
+    else if ((kind_does[st->kind] & DOES_RECV)
+             && (st->recv_peer < 0 || st->recv_peer >= e->n_ranks))
         problem = "receive peer out of range";
     else if (st->bytes < 0)
         problem = "negative size";
@@ -653,71 +797,78 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
     return FALSE;
 }
 
-/* Builds the per-step tables and the connections. */
+/* Copies the steps into cursor order and builds the connections: three sequential passes
+ * over the schedule (count, sends, receives). */
 static gboolean
 setup_programs(Engine *e, GError **error)
 {
+    g_autofree gsize *n_steps = g_new(gsize, e->n_ranks);
+    g_autofree gint32 *fill = NULL;
     gsize total = 0;
+    ConnMap map;
 
     e->rank_steps = g_new(const CsStep *, e->n_ranks);
-    e->rank_n_steps = g_new(gsize, e->n_ranks);
-    e->rank_base = g_new(gsize, e->n_ranks);
-    for (int r = 0; r < e->n_ranks; r++) {
-        e->rank_steps[r] = cs_schedule_steps(e->sched, r, &e->rank_n_steps[r]);
-        e->rank_base[r] = total;
-        total += e->rank_n_steps[r];
-    }
-    e->next_on_channel = g_new(gint32, MAX(total, 1));
-    e->conn_in = g_new(gint32, MAX(total, 1));
-    e->conn_out = g_new(gint32, MAX(total, 1));
     e->n_cursors = e->n_ranks * e->n_channels;
     e->cursors = g_new0(Cursor, e->n_cursors);
+    for (int r = 0; r < e->n_ranks; r++) {
+        e->rank_steps[r] = cs_schedule_steps(e->sched, r, &n_steps[r]);
+        for (gsize i = 0; i < n_steps[r]; i++) {
+            const CsStep *st = &e->rank_steps[r][i];
+            if (!step_valid(e, r, i, st, error))
+                return FALSE;
+            e->cursors[r * e->n_channels + st->channel].end++;
+        }
+        total += n_steps[r];
+    }
+    if (total > G_MAXINT32) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                    "schedule of %" G_GSIZE_FORMAT " steps is too large to simulate", total);
+        return FALSE;
+    }
+    e->steps = g_new(EStep, MAX(total, 1));
+    fill = g_new(gint32, e->n_cursors);
+    gint32 at = 0;
+    for (int i = 0; i < e->n_cursors; i++) {
+        Cursor *c = &e->cursors[i];
+        c->rank = i / e->n_channels;
+        c->step = at;
+        at += c->end;
+        c->end = at;
+        fill[i] = c->step;
+    }
 
-    g_autofree gint32 *last = g_new(gint32, e->n_channels);
-    ConnMap map;
     conn_map_init(&map, (gsize)e->n_cursors);
     for (int r = 0; r < e->n_ranks; r++) {
-        const CsStep *steps = e->rank_steps[r];
-        gsize base = e->rank_base[r];
-        for (int ch = 0; ch < e->n_channels; ch++) {
-            last[ch] = -1;
-            e->cursors[r * e->n_channels + ch].rank = r;
-            e->cursors[r * e->n_channels + ch].step = -1;
-        }
         guint64 cached_key = 0;
         gint32 cached = -1;
-        for (gsize i = 0; i < e->rank_n_steps[r]; i++) {
-            const CsStep *st = &steps[i];
-            if (!step_valid(e, r, i, st, error)) {
-                conn_map_clear(&map);
-                return FALSE;
-            }
-            e->next_on_channel[base + i] = -1;
-            if (last[st->channel] < 0)
-                e->cursors[r * e->n_channels + st->channel].step = (gint32)i;
-            else
-                e->next_on_channel[base + (gsize)last[st->channel]] = (gint32)i;
-            last[st->channel] = (gint32)i;
-            e->conn_in[base + i] = -1;
-            e->conn_out[base + i] = -1;
-            if (!cs_step_kind_sends(st->kind))
+        for (gsize i = 0; i < n_steps[r]; i++) {
+            const CsStep *st = &e->rank_steps[r][i];
+            EStep *es = &e->steps[fill[r * e->n_channels + st->channel]++];
+            es->bytes = st->bytes;
+            es->conn_in = -1;
+            es->conn_out = -1;
+            es->local = (gint32)i;
+            es->does = kind_does[st->kind];
+            if (!(es->does & DOES_SEND))
                 continue;
             guint64 key = conn_key(r, st->send_peer, st->channel);
             if (key != cached_key) {
                 cached = conn_find(e, &map, r, st->send_peer, st->channel, TRUE);
                 cached_key = key;
             }
-            e->conn_out[base + i] = cached;
+            es->conn_out = cached;
             e->conns[cached].n_msgs++;
         }
     }
+    for (int i = 0; i < e->n_cursors; i++)
+        fill[i] = e->cursors[i].step;
     for (int r = 0; r < e->n_ranks; r++) {
-        const CsStep *steps = e->rank_steps[r];
         guint64 cached_key = 0;
         gint32 cached = -1;
-        for (gsize i = 0; i < e->rank_n_steps[r]; i++) {
-            const CsStep *st = &steps[i];
-            if (!cs_step_kind_recvs(st->kind))
+        for (gsize i = 0; i < n_steps[r]; i++) {
+            const CsStep *st = &e->rank_steps[r][i];
+            EStep *es = &e->steps[fill[r * e->n_channels + st->channel]++];
+            if (!(es->does & DOES_RECV))
                 continue;
             guint64 key = conn_key(st->recv_peer, r, st->channel);
             if (key != cached_key) {
@@ -732,7 +883,7 @@ setup_programs(Engine *e, GError **error)
                 conn_map_clear(&map);
                 return FALSE;
             }
-            e->conn_in[e->rank_base[r] + i] = cached;
+            es->conn_in = cached;
             e->conns[cached].n_recvs++;
         }
     }
@@ -764,7 +915,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     int max_hops = 1;
 
     e->data_fraction = e->textbook ? 1.0 : pi->data_fraction;
-    /* Simple's flag covers a whole slot; LL and LL128 flag each 16- / 128-byte line. */
+    /* Simple's flag covers a slot; LL and LL128 flag each 16- / 128-byte line, which carries
+     * 8 / 120 bytes of data (prims_ll.h, prims_ll128.h). */
     if (proto == CS_PROTO_SIMPLE)
         e->grain_bytes = (double)pi->slot_data_bytes;
     else
@@ -791,26 +943,40 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         int src = conn->src_cursor / e->n_channels;
         int dst = conn->dst_cursor / e->n_channels;
         const char *why = NULL;
-        conn->route = cs_topo_route(e->topo, src, dst);
-        if (!e->textbook && conn->route->n_links > 0
-            && !cs_proto_legal(proto, conn->route->link_class, &why)) {
+        conn->route = *cs_topo_route(e->topo, src, dst);
+        if (!e->textbook && conn->route.n_links > 0
+            && !cs_proto_legal(proto, conn->route.link_class, &why)) {
             g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
                         "protocol %s cannot carry rank %d -> %d over %s: %s", pi->name, src, dst,
-                        cs_link_class_name(conn->route->link_class), why);
+                        cs_link_class_name(conn->route.link_class), why);
             return FALSE;
         }
-        conn->prop_ps = cs_time_from_s(conn->route->alpha_s);
-        if (conn->route->n_links > 0) {
-            conn->prop_ps += e->hop_ps[conn->route->link_class];
-            max_hops = MAX(max_hops, conn->route->n_links);
+        conn->prop_ps = cs_time_from_s(conn->route.alpha_s);
+        if (conn->route.n_links > 0) {
+            conn->prop_ps += e->hop_ps[conn->route.link_class];
+            max_hops = MAX(max_hops, conn->route.n_links);
         }
         conn->credit_ps
             = e->textbook ? 0 : cs_time_from_s(cs_topo_route(e->topo, dst, src)->alpha_s);
-        conn->n_slots = MAX(MIN(conn->n_msgs, CS_NCCL_STEPS), 1);
+        gint32 slots = 1;
+        while (slots < MIN(conn->n_msgs, CS_NCCL_STEPS))
+            slots *= 2;
+        conn->slot_mask = slots - 1;
         conn->slot_base = (gint32)n_slots;
-        n_slots += (gsize)conn->n_slots;
+        n_slots += (gsize)slots;
     }
     e->msgs = g_new0(Msg, MAX(n_slots, 1));
+    gsize n_links = 0;
+    for (int i = 0; i < e->n_conns; i++)
+        n_links += (gsize)e->conns[i].route.n_links;
+    e->route_links = g_new(int, MAX(n_links, 1));
+    n_links = 0;
+    for (int i = 0; i < e->n_conns; i++) {
+        CsRoute *route = &e->conns[i].route;
+        memcpy(&e->route_links[n_links], route->links, sizeof(int) * (gsize)route->n_links);
+        route->links = &e->route_links[n_links];
+        n_links += (gsize)route->n_links;
+    }
     e->net = e->model->create(e->topo, e->n_cursors, max_hops);
     return TRUE;
 }
@@ -825,22 +991,24 @@ run_loop(Engine *e)
 
     for (;;) {
         if (deferring) {
+            /* A flow ending now or before the next event goes first. */
             CsTime tm = e->model->next_event_time(e->net);
-            if (tm != CS_TIME_NEVER && (e->heap.n == 0 || tm <= e->heap.ev[0].time)) {
+            heap_settle(&e->heap);
+            CsTime next
+                = e->soon_n > 0 ? e->now : (e->heap.n > 0 ? e->heap.ev[0].time : CS_TIME_NEVER);
+            if (tm != CS_TIME_NEVER && tm <= next) {
                 e->n_events++;
+                e->now = tm;
                 e->model->advance(e->net, tm, flow_done, e);
                 continue;
             }
         }
-        if (!cs_event_heap_pop(&e->heap, &ev))
+        if (!next_event(e, &ev))
             break;
         e->n_events++;
         switch ((EventKind)ev.kind) {
         case EV_STEP:
             on_step(e, &ev);
-            break;
-        case EV_CONSUME:
-            on_consume(e, &ev);
             break;
         case EV_SEND:
             on_send(e, &ev);
@@ -857,12 +1025,13 @@ check_finished(const Engine *e, GError **error)
 
     for (int i = 0; i < e->n_cursors; i++) {
         const Cursor *c = &e->cursors[i];
-        if (c->step < 0)
+        if (c->step == c->end)
             continue;
-        const CsStep *st = cursor_step(e, c);
+        gint32 local = e->steps[c->step].local;
+        const CsStep *st = &e->rank_steps[c->rank][local];
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
                     "deadlock: rank %d channel %d is stuck at step %d (%s) waiting for %s", c->rank,
-                    i % e->n_channels, c->step, cs_step_kind_name(st->kind), waits[c->wait]);
+                    i % e->n_channels, local, cs_step_kind_name(st->kind), waits[c->wait]);
         return FALSE;
     }
     return TRUE;
@@ -908,21 +1077,34 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
                     cs_topo_name(topo), cs_topo_n_ranks(topo));
         return NULL;
     }
+    clock_t t_setup = clock();
     if (!setup_programs(&e, error) || !setup_costs(&e, options, error)) {
         engine_clear(&e);
         return NULL;
     }
 
-    /* At most one pending event per cursor: a cursor either waits or has one event. */
-    cs_event_heap_init(&e.heap, (gsize)e.n_cursors);
+    /* At most one pending event per cursor: a cursor with an event never waits, and only a
+     * waiting cursor is woken. Twice that keeps a margin for the assertion. */
+    cs_event_heap_init(&e.heap, 2 * (gsize)e.n_cursors);
+    e.soon_mask = 1;
+    while (e.soon_mask < 2 * (gsize)e.n_cursors)
+        e.soon_mask *= 2;
+    e.soon = g_new(CsEvent, e.soon_mask);
+    e.soon_mask -= 1;
+    e.now = -1;
     for (int i = 0; i < e.n_cursors; i++) {
         Cursor *c = &e.cursors[i];
-        if (c->step < 0)
+        if (c->step == c->end)
             continue;
         c->ready.t = e.ranks[c->rank].launch_ps + e.ranks[c->rank].step_ps;
         push(&e, c->ready.t, i, EV_STEP);
     }
+    clock_t t_loop = clock();
     run_loop(&e);
+    g_debug("%d ranks, %d channels, %d connections: set-up %.3f s, %" G_GINT64_FORMAT
+            " events in %.3f s (CPU)",
+            e.n_ranks, e.n_channels, e.n_conns, (double)(t_loop - t_setup) / CLOCKS_PER_SEC,
+            e.n_events, (double)(clock() - t_loop) / CLOCKS_PER_SEC);
     if (!check_finished(&e, error)) {
         engine_clear(&e);
         return NULL;
