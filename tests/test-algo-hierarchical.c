@@ -46,6 +46,25 @@ load_topo (const char *name)
     return topo;
 }
 
+/* A cluster template of @nodes copies of the shipped single-node topology @node, one NIC per
+ * GPU on a rail-optimized InfiniBand fabric (numbers are placeholders: only the structure
+ * matters to the schedules). */
+static CsTopo *
+load_cluster (int nodes, const char *node, int nics)
+{
+    g_autofree char *json = g_strdup_printf (
+        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
+        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
+        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
+        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
+        nodes, node, nodes, node, nics);
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load_data (json, "inline cluster", &error);
+
+    g_assert_no_error (error);
+    return topo;
+}
+
 static const CsOp ops[] = { CS_OP_ALL_REDUCE, CS_OP_REDUCE_SCATTER, CS_OP_ALL_GATHER,
                             CS_OP_BROADCAST, CS_OP_REDUCE };
 
@@ -82,18 +101,31 @@ test_flat_checker (void)
         check_all_ops (NULL, ranks[i]);
 }
 
+typedef struct {
+    const char *name;            /* shipped topology, or NULL for a cluster template of: */
+    int nodes;
+    const char *node;
+    int nics;
+} TopoCase;
+
+static CsTopo *
+load_case (const TopoCase *tc)
+{
+    return tc->name != NULL ? load_topo (tc->name) : load_cluster (tc->nodes, tc->node, tc->nics);
+}
+
 static void
 test_topo_checker (gconstpointer data)
 {
-    g_autoptr (CsTopo) topo = load_topo (data);
+    g_autoptr (CsTopo) topo = load_case (data);
 
     check_all_ops (topo, cs_topo_n_ranks (topo));
 }
 
-/* Bytes sent across nodes by each rank on @sched, asserting that every inter-node message
- * joins ranks with the same index in their node (the same rail: node-major ranks, 8 a node). */
+/* Bytes sent across nodes by @rank on @sched, asserting that every inter-node message joins
+ * ranks with the same index in their node (the same rail: node-major ranks, @l a node). */
 static gint64
-inter_node_bytes (const CsTopo *topo, const CsSchedule *sched, int rank)
+inter_node_bytes (const CsTopo *topo, const CsSchedule *sched, int rank, int l)
 {
     gsize n;
     const CsStep *steps = cs_schedule_steps (sched, rank, &n);
@@ -103,26 +135,26 @@ inter_node_bytes (const CsTopo *topo, const CsSchedule *sched, int rank)
         int q = steps[i].send_peer;
         if (q < 0 || cs_topo_rank_node (topo, q) == cs_topo_rank_node (topo, rank))
             continue;
-        g_assert_cmpint (q % 8, ==, rank % 8);
+        g_assert_cmpint (q % l, ==, rank % l);
         bytes += steps[i].bytes;
     }
     return bytes;
 }
 
-/* All-reduce of S = 8 x 16 x 1024 floats on 2 nodes of 8 (P = 16, N = 2, L = 8): rank j of
- * a node owns shard j (S/8 = 16 KiB floats = 64 KiB); the rail ring over 2 nodes sends half
- * of the shard in its reduce-scatter half and the other half in its all-gather half:
- * 2 (N-1)/N x S/L = 2 x 1/2 x 65,536 = 65,536 bytes per rank, all on its own rail. On 16 nodes
- * (N = 16): 2 x 15/16 x 65,536 = 122,880 bytes. Reduce-scatter and all-gather move (N-1)/N of
- * each rank's rail data: with blocks of 1 KiB floats (4 KiB) a rail carries N blocks, a rank
- * sends (N-1) of them: 4,096 bytes on 2 nodes, 61,440 on 16. */
+/* All-reduce of S = L x N x 4 KiB on N nodes of L ranks: rank j of a node owns shard j
+ * (S/L = N x 4 KiB); the ring on its rail cuts the shard into N sub-blocks of 4 KiB and sends
+ * N - 1 of them in its reduce-scatter half and N - 1 in its all-gather half:
+ * 2 (N-1) x 4 KiB a rank across nodes (8,192 bytes on 2 nodes, 122,880 on 16), all on the
+ * rank's own rail. Reduce-scatter and all-gather of 4 KiB blocks: a rail carries N blocks and
+ * each rank sends N - 1 of them across nodes. Nothing else leaves a node. */
 static void
 test_rail_traffic (gconstpointer data)
 {
-    g_autoptr (CsTopo) topo = load_topo (data);
+    g_autoptr (CsTopo) topo = load_case (data);
     int p = cs_topo_n_ranks (topo);
     int nodes = cs_topo_n_nodes (topo);
-    gint64 s = 8 * 16 * 1024 * 4;
+    int l = cs_topo_ranks_per_node (topo);
+    gint64 s = (gint64) l * nodes * 1024 * 4;
     g_autoptr (CsSchedule) ar = build (topo, CS_OP_ALL_REDUCE, p, 0, s, 0, 1);
     g_autoptr (CsSchedule) rs = build (topo, CS_OP_REDUCE_SCATTER, p, 0, 4096 * (gint64) p, 0,
                                        2);
@@ -132,9 +164,9 @@ test_rail_traffic (gconstpointer data)
     assert_checks (rs, NULL);
     assert_checks (ag, NULL);
     for (int r = 0; r < p; r++) {
-        g_assert_cmpint (inter_node_bytes (topo, ar, r), ==, 2 * (nodes - 1) * (s / 8) / nodes);
-        g_assert_cmpint (inter_node_bytes (topo, rs, r), ==, (nodes - 1) * 4096);
-        g_assert_cmpint (inter_node_bytes (topo, ag, r), ==, (nodes - 1) * 4096);
+        g_assert_cmpint (inter_node_bytes (topo, ar, r, l), ==, 2 * (nodes - 1) * 4096);
+        g_assert_cmpint (inter_node_bytes (topo, rs, r, l), ==, (nodes - 1) * 4096);
+        g_assert_cmpint (inter_node_bytes (topo, ag, r, l), ==, (nodes - 1) * 4096);
     }
 }
 
@@ -151,14 +183,14 @@ test_broadcast_rails (void)
 
     assert_checks (sched, NULL);
     for (int r = 8; r < 16; r++) {
-        gint64 b = inter_node_bytes (topo, sched, r);
+        gint64 b = inter_node_bytes (topo, sched, r, 8);
         total += b;
         rails[r % 8] = b > 0;
         /* Part c is 1,000 floats; each rail carries exactly one part. */
         g_assert_cmpint (b, ==, 4000);
     }
     for (int r = 0; r < 8; r++)
-        g_assert_cmpint (inter_node_bytes (topo, sched, r), ==, 0);
+        g_assert_cmpint (inter_node_bytes (topo, sched, r, 8), ==, 0);
     g_assert_cmpint (total, ==, 32000);
     for (int j = 0; j < 8; j++)
         g_assert_true (rails[j]);
@@ -184,12 +216,21 @@ main (int argc, char **argv)
     g_test_init (&argc, &argv, NULL);
 
     g_test_add_func ("/algo/hierarchical/check/flat", test_flat_checker);
-    g_test_add_data_func ("/algo/hierarchical/check/hgx-2n", "hgx-h100x8-2n", test_topo_checker);
-    g_test_add_data_func ("/algo/hierarchical/check/hgx-16n", "hgx-h100x8-16n",
-                          test_topo_checker);
-    g_test_add_data_func ("/algo/hierarchical/rails/hgx-2n", "hgx-h100x8-2n", test_rail_traffic);
-    g_test_add_data_func ("/algo/hierarchical/rails/hgx-16n", "hgx-h100x8-16n",
-                          test_rail_traffic);
+    static const TopoCase topo_cases[] = {
+        { "hgx-h100x8-2n", 0, NULL, 0 },
+        { "hgx-h100x8-16n", 0, NULL, 0 },
+        { NULL, 3, "dgx-h100x4", 4 },
+        { NULL, 5, "rtx2080ti-x2-pcie3-shm", 1 },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS (topo_cases); i++) {
+        const TopoCase *tc = &topo_cases[i];
+        g_autofree char *name = tc->name != NULL ? g_strdup (tc->name)
+                                                 : g_strdup_printf ("%dx%s", tc->nodes, tc->node);
+        g_autofree char *check = g_strdup_printf ("/algo/hierarchical/check/%s", name);
+        g_autofree char *rails = g_strdup_printf ("/algo/hierarchical/rails/%s", name);
+        g_test_add_data_func (check, tc, test_topo_checker);
+        g_test_add_data_func (rails, tc, test_rail_traffic);
+    }
     g_test_add_func ("/algo/hierarchical/broadcast/rails", test_broadcast_rails);
     g_test_add_func ("/algo/hierarchical/supports/uneven-nodes", test_uneven_nodes_refused);
     return g_test_run ();

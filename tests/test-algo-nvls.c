@@ -20,6 +20,25 @@ load_topo (const char *name)
     return topo;
 }
 
+/* A cluster template of @nodes copies of the shipped single-node topology @node, one NIC per
+ * GPU on a rail-optimized InfiniBand fabric (numbers are placeholders: only the structure
+ * matters to the schedules). */
+static CsTopo *
+load_cluster (int nodes, const char *node, int nics)
+{
+    g_autofree char *json = g_strdup_printf (
+        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
+        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
+        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
+        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
+        nodes, node, nodes, node, nics);
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load_data (json, "inline cluster", &error);
+
+    g_assert_no_error (error);
+    return topo;
+}
+
 static CsSchedule *
 build (const CsAlgo *algo, const CsTopo *topo, CsOp op, gint64 size, gint64 chunk,
        int n_channels)
@@ -44,6 +63,35 @@ assert_checks (const CsSchedule *sched, CsCheckReport *report)
 
     g_assert_no_error (error);
     g_assert_true (ok);
+}
+
+/* One NVSwitch with multicast reduction joining @p GPUs (placeholder numbers: only the
+ * structure matters to the schedules). */
+static CsTopo *
+load_switch_box (int p)
+{
+    g_autoptr (GString) json = g_string_new (NULL);
+    GError *error = NULL;
+    CsTopo *topo;
+
+    g_string_append_printf (json,
+                            "{\"name\": \"test-nvs%d\", \"gpu\": {\"launch\": \"4 us\", "
+                            "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"1 TB/s\", "
+                            "\"copy_bandwidth\": \"1.5 TB/s\"}, \"devices\": [{\"name\": \"sw\", "
+                            "\"kind\": \"nvswitch\", \"multicast_reduction\": true}",
+                            p);
+    for (int i = 0; i < p; i++)
+        g_string_append_printf (json, ", {\"name\": \"gpu%d\", \"kind\": \"gpu\"}", i);
+    g_string_append (json, "], \"links\": [");
+    for (int i = 0; i < p; i++)
+        g_string_append_printf (json,
+                                "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
+                                "\"bandwidth\": \"450 GB/s\", \"alpha\": \"0.1 us\"}",
+                                i > 0 ? ", " : "", i);
+    g_string_append (json, "]}");
+    topo = cs_topo_load_data (json->str, "inline switch box", &error);
+    g_assert_no_error (error);
+    return topo;
 }
 
 /* ---- Where they apply ---- */
@@ -104,14 +152,27 @@ test_simple_only (void)
  * plus 3), 40-byte chunks on 1 and 3 channels, the default chunk, fewer elements than ranks. */
 typedef struct {
     const CsAlgo *algo;
-    const char *topo;
+    const char *topo;            /* shipped, or NULL: */
+    int nodes;                   /* a cluster of @nodes x @node, or with @nodes 0 ... */
+    const char *node;
+    int p;                       /* ... one switch of @p GPUs */
 } Case;
+
+static CsTopo *
+load_case (const Case *c)
+{
+    if (c->topo != NULL)
+        return load_topo (c->topo);
+    if (c->nodes > 0)
+        return load_cluster (c->nodes, c->node, 4);
+    return load_switch_box (c->p);
+}
 
 static void
 test_checker (gconstpointer data)
 {
     const Case *c = data;
-    g_autoptr (CsTopo) topo = load_topo (c->topo);
+    g_autoptr (CsTopo) topo = load_case (c);
     int p = cs_topo_n_ranks (topo);
 
     for (int op = 0; op < CS_N_OPS; op++) {
@@ -191,25 +252,49 @@ test_nvls_tree_rails (void)
 int
 main (int argc, char **argv)
 {
+#ifndef NVLS_SLOW
+    static const int box_ranks[] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                     13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+                                     25, 26, 27, 28, 29, 30, 31, 32, 33, 48, 64 };
+    const gboolean slow = FALSE;
+#else
+    static const int box_ranks[] = { 100, 128, 257 };
+    const gboolean slow = TRUE;
+#endif
     static const Case cases[] = {
-        { &cs_algo_nvls, "dgx-h100x4" },
-        { &cs_algo_nvls, "dgx-h100x8" },
-        { &cs_algo_nvls, "gb200-nvl72" },
-        { &cs_algo_nvls_tree, "dgx-h100x8" },
-        { &cs_algo_nvls_tree, "hgx-h100x8-2n" },
-        { &cs_algo_nvls_tree, "hgx-h100x8-16n" },
+        { &cs_algo_nvls, "dgx-h100x4", 0, NULL, 0 },
+        { &cs_algo_nvls, "dgx-h100x8", 0, NULL, 0 },
+        { &cs_algo_nvls, "gb200-nvl72", 0, NULL, 0 },
+        { &cs_algo_nvls_tree, "dgx-h100x8", 0, NULL, 0 },
+        { &cs_algo_nvls_tree, "hgx-h100x8-2n", 0, NULL, 0 },
+        { &cs_algo_nvls_tree, "hgx-h100x8-16n", 0, NULL, 0 },
+        { &cs_algo_nvls_tree, "gb200-nvl72", 0, NULL, 0 },
+        { &cs_algo_nvls_tree, NULL, 3, "dgx-h100x4", 0 },
+        { &cs_algo_nvls_tree, NULL, 5, "dgx-h100x4", 0 },
     };
+    static Case box_cases[G_N_ELEMENTS (box_ranks)];
 
     g_test_init (&argc, &argv, NULL);
 
-    g_test_add_func ("/algo/nvls/supports", test_supports);
-    g_test_add_func ("/algo/nvls/simple-only", test_simple_only);
-    for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
-        g_autofree char *path = g_strdup_printf ("/algo/%s/check/%s", cases[i].algo->name,
-                                                 cases[i].topo);
+    /* The slow build runs only the big switches below. */
+    for (guint i = 0; i < (slow ? 0 : G_N_ELEMENTS (cases)); i++) {
+        g_autofree char *path = cases[i].topo != NULL
+            ? g_strdup_printf ("/algo/%s/check/%s", cases[i].algo->name, cases[i].topo)
+            : g_strdup_printf ("/algo/%s/check/%dx%s", cases[i].algo->name, cases[i].nodes,
+                               cases[i].node);
         g_test_add_data_func (path, &cases[i], test_checker);
     }
-    g_test_add_func ("/algo/nvls/rounds", test_nvls_rounds);
-    g_test_add_func ("/algo/nvls_tree/rails", test_nvls_tree_rails);
+    if (!slow) {
+        g_test_add_func ("/algo/nvls/supports", test_supports);
+        g_test_add_func ("/algo/nvls/simple-only", test_simple_only);
+        g_test_add_func ("/algo/nvls/rounds", test_nvls_rounds);
+        g_test_add_func ("/algo/nvls_tree/rails", test_nvls_tree_rails);
+    }
+    /* NVLS on one switch of P GPUs, for the rank counts of the registry sweep. */
+    for (guint i = 0; i < G_N_ELEMENTS (box_ranks); i++) {
+        g_autofree char *path = g_strdup_printf ("/algo/nvls/check/switch-p%d", box_ranks[i]);
+        box_cases[i] = (Case) { &cs_algo_nvls, NULL, 0, NULL, box_ranks[i] };
+        g_test_add_data_func (path, &box_cases[i], test_checker);
+    }
     return g_test_run ();
 }

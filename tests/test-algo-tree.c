@@ -242,59 +242,84 @@ load_topo (const char *name)
     return topo;
 }
 
-/* On 2 x 8 H100 every op passes the checker for 1 to 4 channels; per channel every rank
- * sends to at most three peers (parent, two children), every inter-node message joins two
- * GPUs of the same rail (same local index), each node is a chain (7 intra-node edges for 8
- * ranks) and one edge joins the two nodes. */
-static void
-test_topo_two_nodes (void)
+/* A cluster template of @nodes copies of the shipped single-node topology @node, one NIC per
+ * GPU on a rail-optimized InfiniBand fabric (numbers are placeholders: only the structure
+ * matters to the schedules). */
+static CsTopo *
+load_cluster (int nodes, const char *node, int nics)
 {
-    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-2n");
-    int p = cs_topo_n_ranks (topo);
+    g_autofree char *json = g_strdup_printf (
+        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
+        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
+        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
+        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
+        nodes, node, nodes, node, nics);
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load_data (json, "inline cluster", &error);
 
-    g_assert_cmpint (p, ==, 16);
-    g_assert_cmpint (cs_topo_n_nodes (topo), ==, 2);
+    g_assert_no_error (error);
+    return topo;
+}
+
+typedef struct {
+    const char *name;            /* shipped topology, or NULL for a cluster template of: */
+    int nodes;
+    const char *node;
+    int nics;
+} TopoCase;
+
+static CsTopo *
+load_case (const TopoCase *tc)
+{
+    return tc->name != NULL ? load_topo (tc->name) : load_cluster (tc->nodes, tc->node, tc->nics);
+}
+
+/* N nodes of L ranks (node-major): every op passes the checker for 1 to 4 channels; on each
+ * channel of all-reduce every rank sends to at most three peers (parent, two children), every
+ * inter-node message joins two GPUs of the same rail (same local index), each node is a chain
+ * (L - 1 intra-node edges) and N - 1 edges join the nodes into a tree. */
+static void
+test_node_trees (gconstpointer data)
+{
+    g_autoptr (CsTopo) topo = load_case (data);
+    int p = cs_topo_n_ranks (topo);
+    int nodes = cs_topo_n_nodes (topo);
+    int l = cs_topo_ranks_per_node (topo);
+
+    g_assert_cmpint (p, ==, nodes * l);
     for (int n_channels = 1; n_channels <= 4; n_channels++) {
         g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_REDUCE, p, 0,
-                                              4 * (1000 * (gint64) p + 7), 512, n_channels,
+                                              4 * (100 * (gint64) p + 7), 512, n_channels,
                                               CS_PROTO_SIMPLE);
         assert_checks (sched);
         for (int c = 0; c < n_channels; c++) {
-            int intra_edges[2] = { 0, 0 };
+            g_autofree int *intra_edges = g_new0 (int, nodes);
             int inter_edges = 0;
             for (int r = 0; r < p; r++) {
-                gsize n;
-                const CsStep *steps = cs_schedule_steps (sched, r, &n);
+                int node = cs_topo_rank_node (topo, r);
                 int peers[4];
                 int np = distinct_send_peers (sched, r, c, peers, 4);
                 g_assert_cmpint (np, <=, 3);
-                for (gsize i = 0; i < n; i++) {
-                    int q = steps[i].recv_peer;
-                    if (steps[i].channel != c || q < 0)
-                        continue;
-                    if (cs_topo_rank_node (topo, q) != cs_topo_rank_node (topo, r))
-                        g_assert_cmpint (q % 8, ==, r % 8);
-                }
                 for (int k = 0; k < np; k++) {
-                    /* Count each undirected edge once, from its lower end. */
+                    /* Each undirected edge once, from its lower end. */
                     if (peers[k] < r)
                         continue;
-                    if (cs_topo_rank_node (topo, peers[k]) == cs_topo_rank_node (topo, r))
-                        intra_edges[cs_topo_rank_node (topo, r)]++;
-                    else
+                    if (cs_topo_rank_node (topo, peers[k]) == node) {
+                        intra_edges[node]++;
+                    }
+                    else {
+                        g_assert_cmpint (peers[k] % l, ==, r % l);
                         inter_edges++;
+                    }
                 }
             }
-            /* A chain of 8 has 7 edges; the two nodes are joined by one tree edge. */
-            g_assert_cmpint (intra_edges[0], ==, 7);
-            g_assert_cmpint (intra_edges[1], ==, 7);
-            g_assert_cmpint (inter_edges, ==, 1);
+            for (int g = 0; g < nodes; g++)
+                g_assert_cmpint (intra_edges[g], ==, l - 1);
+            g_assert_cmpint (inter_edges, ==, nodes - 1);
         }
     }
-    for (int op = 0; op < CS_N_OPS; op++) {
-        if (!(cs_algo_tree.ops & CS_OP_BIT (op)) || op == CS_OP_ALL_REDUCE)
-            continue;
-        for (int root = 0; root < p; root += 5) {
+    for (int op = CS_OP_BROADCAST; op <= CS_OP_REDUCE; op++) {
+        for (int root = 0; root < p; root += 3) {
             g_autoptr (CsSchedule) sched = build (topo, op, p, root, 4 * 333, 64, 3,
                                                   CS_PROTO_SIMPLE);
             assert_checks (sched);
@@ -375,7 +400,19 @@ main (int argc, char **argv)
                           test_flat_checker);
     g_test_add_data_func ("/algo/tree/check/flat/reduce", GINT_TO_POINTER (CS_OP_REDUCE),
                           test_flat_checker);
-    g_test_add_func ("/algo/tree/topo/hgx-2n", test_topo_two_nodes);
+    static const TopoCase topo_cases[] = {
+        { "hgx-h100x8-2n", 0, NULL, 0 },
+        { NULL, 3, "dgx-h100x4", 4 },
+        { NULL, 5, "rtx2080ti-x2-pcie3-shm", 1 },
+        { NULL, 7, "dgx-h100x4", 4 },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS (topo_cases); i++) {
+        const TopoCase *tc = &topo_cases[i];
+        g_autofree char *path = tc->name != NULL
+            ? g_strdup_printf ("/algo/tree/topo/%s", tc->name)
+            : g_strdup_printf ("/algo/tree/topo/%dx%s", tc->nodes, tc->node);
+        g_test_add_data_func (path, tc, test_node_trees);
+    }
     g_test_add_func ("/algo/tree/topo/hgx-16n", test_topo_sixteen_nodes);
     g_test_add_func ("/algo/tree/rounds/p8", test_rounds);
     return g_test_run ();
