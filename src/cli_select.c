@@ -278,6 +278,14 @@ cs_cli_select (int argc, char **argv, GError **error)
     else
         sel = cs_select_run (topo, &sopts, error);
     if (sel == NULL) {
+        /* Options the selection refuses (nothing to select under NCCL's model, sizes) are
+         * usage errors; anything else keeps its domain. */
+        if (error != NULL && *error != NULL && (*error)->domain == CS_SELECT_ERROR) {
+            GError *inner = g_steal_pointer (error);
+            usage_error (error, "%s", inner->message);
+            g_error_free (inner);
+            return FALSE;
+        }
         g_prefix_error (error, "%s: ", prog);
         return FALSE;
     }

@@ -1032,9 +1032,11 @@ cs_selection_to_table (const CsSelection *sel)
     g_autofree char *lo = size_text (sel->min_bytes);
     g_autofree char *hi = size_text (sel->max_bytes);
     g_string_append_printf (out, "# collsim %s select: %s\n", COLLSIM_VERSION, what);
-    g_string_append_printf (out, "# grid %s ... %s (x%" G_GINT64_FORMAT "); crossovers by "
-                                 "bisection on the predictions; choice = algorithm/protocol/"
-                                 "channels\n",
+    g_string_append_printf (out, "# grid %s ... %s (x%" G_GINT64_FORMAT "); crossovers: where "
+                                 "the best algorithm/protocol changes, by bisection on the "
+                                 "predictions\n"
+                                 "# channels follow the size (NCCL lowers them for small "
+                                 "operations); a range's count is the one at its largest size\n",
                             lo, hi, sel->step_factor);
     if (sel->nccl_model)
         append_nccl_tables (out, sel->nccl);
@@ -1372,8 +1374,10 @@ cs_selection_compare_to_table (const CsSelection *sel)
     g_string_append_printf (out, "# collsim %s select --compare %s: %s\n", COLLSIM_VERSION,
                             sel->compare_spec, what);
     append_nccl_tables (out, sel->nccl);
-    g_string_append (out, "# 'collsim' columns: collsim's engine; collsim's pick is among the "
-                          "algorithms NCCL implements.\n");
+    g_string_append (out, "# model: NCCL's own prediction of its pick; engine: collsim's "
+                          "engine on NCCL's pick and on its own\n"
+                          "# pick among the algorithms NCCL implements (what the tuner plugin "
+                          "would set); loss: the difference.\n");
     for (guint i = 0; i < sel->ops->len; i++) {
         const OpResult *r = g_ptr_array_index (sel->ops, i);
         if (r->compare == NULL) {
@@ -1385,8 +1389,8 @@ cs_selection_compare_to_table (const CsSelection *sel)
         double worst = 0.0;
         gint64 worst_size = 0;
         g_string_append_printf (out, "#\n# %s\n", cs_op_name (r->full.op));
-        g_string_append (out, "#         size  NCCL pick      NCCL(us)  collsim(us)  "
-                              "collsim pick                 collsim(us)  loss(us)  loss(%)\n");
+        g_string_append (out, "#         size  NCCL pick      model(us)  engine(us)  "
+                              "engine pick                   engine(us)  loss(us)  loss(%)\n");
         for (guint j = 0; j < r->compare->len; j++) {
             const CsSelectCompareRow *row = &g_array_index (r->compare, CsSelectCompareRow, j);
             g_autofree char *pick = g_strdup_printf ("%s/%s",
@@ -1395,15 +1399,15 @@ cs_selection_compare_to_table (const CsSelection *sel)
             g_autofree char *best = cs_select_choice_label (&row->best);
             if (row->nccl_simulated)
                 g_string_append_printf (out,
-                                        "%14" G_GINT64_FORMAT "  %-13s %9.2f  %11.2f  %-26s "
-                                        "%11.2f  %8.2f  %7.1f\n",
+                                        "%14" G_GINT64_FORMAT "  %-13s %10.2f  %10.2f  %-26s "
+                                        "%12.2f  %8.2f  %7.1f\n",
                                         row->size_bytes, pick, row->nccl.time_us,
                                         row->nccl_pick_us, best, row->best_us, row->loss_us,
                                         row->loss_pct);
             else
                 g_string_append_printf (out,
-                                        "%14" G_GINT64_FORMAT "  %-13s %9.2f  %11s  %-26s "
-                                        "%11.2f  %8s  %7s\n",
+                                        "%14" G_GINT64_FORMAT "  %-13s %10.2f  %10s  %-26s "
+                                        "%12.2f  %8s  %7s\n",
                                         row->size_bytes, pick, row->nccl.time_us, "n/a", best,
                                         row->best_us, "n/a", "n/a");
             if (row->nccl_simulated && row->loss_pct > worst) {

@@ -724,6 +724,8 @@ static const CliCase cli_cases[] = {
     { "compare-emit", "select --topo dgx-h100x4 --compare nccl --emit env", 2,
       "--compare prints a table or JSON" },
     { "unknown-topo", "select --topo no-such-machine", 2, "no-such-machine" },
+    { "nothing-for-nccl", "select --topo dgx-h100x4 --op scatter,gather --model nccl", 2,
+      "NCCL's cost model covers none of the collectives asked" },
     { "ok-model-nccl", "select --topo dgx-h100x4 --op allreduce --model nccl:2.19 -e 1M", 0,
       "NCCL 2.19 cost model" },
 };

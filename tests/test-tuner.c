@@ -4,6 +4,7 @@
  * every -1 entry stays, and bad or missing table files leave NCCL's choice alone. */
 #include "config.h"
 
+#include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -463,6 +464,82 @@ test_array_of_tables (Fixture *f, gconstpointer data)
     v5 ()->finalize (ctx);
 }
 
+static void
+test_from_select (Fixture *f, gconstpointer data)
+{
+    const char *bin = g_getenv ("COLLSIM_BIN");
+    (void) data;
+    if (bin == NULL) {
+        g_test_skip ("COLLSIM_BIN is not set (run under meson test)");
+        return;
+    }
+    g_test_summary ("`collsim select --emit json` is what the plugin reads: for each size the "
+                    "entry set to 0 is the one its nccl_ranges name.");
+    const char *argv[] = { bin, "select", "--topo", "dgx-h100x8", "--op", "allreduce,allgather",
+                           "--model", "nccl", "--emit", "json", "--output", f->file, NULL };
+    int status = 0;
+    g_autoptr (GError) error = NULL;
+    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                                 NULL, &status, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (status, ==, 0);
+    g_setenv ("COLLSIM_TUNER_FILE", f->file, TRUE);
+
+    g_autofree char *text = NULL;
+    g_assert_true (g_file_get_contents (f->file, &text, NULL, &error));
+    cJSON *root = cJSON_Parse (text);
+    g_assert_nonnull (root);
+    void *ctx = NULL;
+    g_assert_cmpint (v5 ()->init (&ctx, 3, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    g_assert_cmpint (log_warnings, ==, 0);
+
+    static const char *const algos[] = { "tree", "ring", "collnet_direct", "collnet_chain",
+                                         "nvls", "nvls_tree", "pat" };
+    static const char *const protos[] = { "ll", "ll128", "simple" };
+    const cJSON *coll;
+    int checked = 0;
+    cJSON_ArrayForEach (coll, cJSON_GetObjectItem (root, "collectives"))
+    {
+        const char *name = cJSON_GetObjectItem (coll, "collective")->valuestring;
+        const CsNcclColl type = strcmp (name, "allreduce") == 0 ? CS_NCCL_COLL_ALL_REDUCE
+                                                                 : CS_NCCL_COLL_ALL_GATHER;
+        const cJSON *r;
+        cJSON_ArrayForEach (r, cJSON_GetObjectItem (coll, "nccl_ranges"))
+        {
+            const size_t lo = (size_t) cJSON_GetObjectItem (r, "min_bytes")->valuedouble;
+            int a = -1;
+            int p = -1;
+            for (int i = 0; i < N_ALGOS; i++)
+                if (strcmp (algos[i], cJSON_GetObjectItem (r, "algorithm")->valuestring) == 0)
+                    a = i;
+            for (int i = 0; i < N_PROTOS; i++)
+                if (strcmp (protos[i], cJSON_GetObjectItem (r, "protocol")->valuestring) == 0)
+                    p = i;
+            g_assert_cmpint (a, >=, 0);
+            g_assert_cmpint (p, >=, 0);
+            /* The range's first byte (and 8 B for the first range, NCCL's smallest size). */
+            const size_t sizes[] = { lo, lo == 0 ? 8 : lo + 1 };
+            for (gsize k = 0; k < G_N_ELEMENTS (sizes); k++) {
+                int channels = 0;
+                fill_table (f);
+                f->table[CS_NCCL_TUNER_ALGO_NVLS_TREE][CS_NCCL_TUNER_PROTO_SIMPLE] = 3.0f;
+                memcpy (f->before, f->table, sizeof (f->table));
+                if (f->table[a][p] < 0.0f)
+                    continue;
+                v5 ()->get_coll_info (ctx, type, sizes[k], 1, (float **) f->table, N_ALGOS,
+                                      N_PROTOS, 0, &channels);
+                assert_only_changed (f, a, p, 0.0f);
+                g_assert_cmpint (channels, ==,
+                                 (int) cJSON_GetObjectItem (r, "channels")->valuedouble);
+                checked++;
+            }
+        }
+    }
+    g_assert_cmpint (checked, >=, 4);
+    v5 ()->finalize (ctx);
+    cJSON_Delete (root);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -479,6 +556,8 @@ main (int argc, char **argv)
     g_test_add ("/tuner/apply/array-of-tables", Fixture, NULL, fixture_setup,
                 test_array_of_tables, fixture_teardown);
     g_test_add ("/tuner/soft/unset", Fixture, NULL, fixture_setup, test_unset, fixture_teardown);
+    g_test_add ("/tuner/apply/from-select", Fixture, NULL, fixture_setup, test_from_select,
+                fixture_teardown);
     for (gsize i = 0; i < G_N_ELEMENTS (bad_cases); i++) {
         g_autofree char *path = g_strdup_printf ("/tuner/soft/%s", bad_cases[i].name);
         g_test_add (path, Fixture, &bad_cases[i], fixture_setup, test_bad_file,
