@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "backends/backend.h"
 #include "backends/reference.h"
@@ -390,6 +391,73 @@ test_count_wrong (void)
     g_assert_cmpfloat (poison, !=, floorf (poison));
 }
 
+/* ---- collsim measure: what fails before any backend runs ---- */
+
+/* Runs `collsim measure ARGS...`; returns the exit status and the stderr text. */
+static int
+run_measure (const char *const *args, char **err)
+{
+    const char *bin = g_getenv ("COLLSIM_BIN");
+    g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+    g_ptr_array_add (argv, (gpointer) bin);
+    g_ptr_array_add (argv, (gpointer) "measure");
+    for (const char *const *a = args; *a != NULL; a++)
+        g_ptr_array_add (argv, (gpointer) *a);
+    g_ptr_array_add (argv, NULL);
+    int wait_status = 0;
+    g_autoptr (GError) error = NULL;
+    g_autofree char *out = NULL;
+    g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                                 &out, err, &wait_status, &error));
+    g_assert_no_error (error);
+    return WEXITSTATUS (wait_status);
+}
+
+static void
+test_cli_usage (void)
+{
+    if (g_getenv ("COLLSIM_BIN") == NULL) {
+        g_test_skip ("COLLSIM_BIN not set (run through meson test)");
+        return;
+    }
+    static const struct {
+        const char *args[8];
+        int status;
+        const char *says;
+    } cases[] = {
+        { { "--op", "allreduce", NULL }, 2, "--backend is required" },
+        { { "--backend", "gloo", NULL }, 2, "unknown backend \"gloo\"" },
+        { { "--backend", "nccl", "-f", "1", NULL }, 2, "-f: \"1\" is not a step factor" },
+        { { "--backend", "nccl", "-b", "2K", "-e", "1K", NULL }, 2, "is larger than -e" },
+        { { "--backend", "nccl", "-n", "0", NULL }, 2, "-n: 0 iterations" },
+        { { "--backend", "nccl", "-c", "2", NULL }, 2, "-c: 2" },
+        { { "--backend", "nccl", "--gpus", "0,x", NULL }, 2, "--gpus: \"x\"" },
+        { { "--backend", "nccl", "--op", "allsum", NULL }, 2, "--op" },
+        { { "--backend", "mpi", "--virtual-ranks", "4", "--algo", "ring", NULL }, 2,
+          "--virtual-ranks is for --backend cuda" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+        g_autofree char *err = NULL;
+        const CsBackend *b = cs_backend_lookup (cases[i].args[1], NULL);
+        /* A built-out backend stops at "built without" (exit 1) before the other checks. */
+        if (b != NULL && !b->available)
+            continue;
+        g_assert_cmpint (run_measure (cases[i].args, &err), ==, cases[i].status);
+        if (strstr (err, cases[i].says) == NULL)
+            g_error ("case %" G_GSIZE_FORMAT ": expected \"%s\" in: %s", i, cases[i].says, err);
+    }
+    /* Each built-out backend names its package and build option, exit 1. */
+    for (const CsBackend *const *b = cs_backend_registry (); *b != NULL; b++) {
+        if ((*b)->available)
+            continue;
+        const char *args[] = { "--backend", (*b)->name, "--algo", "ring", NULL };
+        g_autofree char *err = NULL;
+        g_assert_cmpint (run_measure (args, &err), ==, 1);
+        g_autofree char *line = g_strdup_printf ("collsim measure: %s\n", (*b)->missing);
+        g_assert_cmpstr (err, ==, line);
+    }
+}
+
 #ifdef HAVE_NCCL
 /* NCCL's own spellings (NCCL 2.28 ncclAlgoStr / ncclProtoStr); lists pass through. */
 static void
@@ -420,6 +488,7 @@ main (int argc, char **argv)
     g_test_add_func ("/backend/reference/inputs-bounded", test_inputs_bounded);
     g_test_add_func ("/backend/reference/expected", test_expected);
     g_test_add_func ("/backend/reference/count-wrong", test_count_wrong);
+    g_test_add_func ("/backend/cli/usage", test_cli_usage);
 #ifdef HAVE_NCCL
     g_test_add_func ("/backend/nccl/names", test_nccl_names);
 #endif
