@@ -21,10 +21,11 @@
  * No message is forwarded: each crosses the switch once, and a phase's P-1 sends leave back
  * to back (a send step ends when its last byte has left, engine.c), so a phase costs one
  * switch traversal plus serialization, not the P-1 store-and-forward hops of a ring; the
- * checker's round count (one per step) is 2 (P-1) all the same. Traffic accounting, per GPU and direction, for a buffer of S
- * bytes: the IR moves (P-1)/P x S in each phase, 2 (P-1)/P x S in all, the same volume as a
- * ring. The real switch moves S up + S/P down in the ld_reduce phase and S/P up + S down in the
- * multicast phase, (P+1)/P x S each way. So the IR over-counts NVLS's GPU-link bytes by a
+ * checker's round count (one per step) is 2 (P-1) all the same.
+ * Traffic accounting, per GPU and direction, for a buffer of S bytes: the IR moves
+ * (P-1)/P x S in each phase, 2 (P-1)/P x S in all, the same volume as a ring. The real
+ * switch moves S up + S/P down in the ld_reduce phase and S/P up + S down in the multicast
+ * phase, (P+1)/P x S each way. So the IR over-counts NVLS's GPU-link bytes by a
  * factor 2 (P-1)/(P+1) (1.56 for P = 8) and counts the P-1 reductions per shard on the head
  * GPU that the switch does in NCCL; NCCL's own cost model scales NVLS bandwidth by an
  * efficiency instead (0.85 on Hopper, tuning.cc). Reduce-scatter and all-gather use one
