@@ -620,10 +620,9 @@ compare_rows (Search *s, const CsNcclModel *nccl, const OpResult *r)
         const CsSelectPoint *p = &g_array_index (mine->points, CsSelectPoint, i);
         row.best = p->best;
         row.best_us = p->time_us;
-        const char *name = cs_nccl_algo_collsim_name (row.nccl.algo);
-        for (guint c = 0; name != NULL && c < s->cands->len; c++) {
+        for (guint c = 0; c < s->cands->len; c++) {
             const Cand *cand = &g_array_index (s->cands, Cand, c);
-            if (strcmp (cand->algo->name, name) != 0 || cand->proto != row.nccl.proto)
+            if (cand->nccl_algo != (int) row.nccl.algo || cand->proto != row.nccl.proto)
                 continue;
             const Eval e = evaluate (s, (int) c, size, 0);
             if (!e.ok)

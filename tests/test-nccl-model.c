@@ -411,8 +411,9 @@ test_names (void)
     g_assert_true (cs_nccl_algo_from_name ("collnet-direct", &a));
     g_assert_cmpint (a, ==, CS_NCCL_ALGO_COLLNET_DIRECT);
     g_assert_false (cs_nccl_algo_from_name ("rhd", &a));
-    g_assert_true (cs_nccl_algo_from_collsim ("nvls-tree", &a));
+    g_assert_true (cs_nccl_algo_from_collsim ("nvls_tree", &a));
     g_assert_cmpint (a, ==, CS_NCCL_ALGO_NVLS_TREE);
+    g_assert_cmpstr (cs_nccl_algo_collsim_name (a), ==, "nvls_tree");
     g_assert_true (cs_nccl_algo_from_collsim ("ring", &a));
     g_assert_cmpint (a, ==, CS_NCCL_ALGO_RING);
     g_assert_false (cs_nccl_algo_from_collsim ("mst", &a));

@@ -294,7 +294,7 @@ static const char *const algo_env_names[CS_NCCL_N_ALGOS] = {
 };
 
 static const char *const algo_collsim_names[CS_NCCL_N_ALGOS] = {
-    "tree", "ring", NULL, NULL, "nvls", "nvls-tree", "pat",
+    "tree", "ring", NULL, NULL, "nvls", "nvls_tree", "pat",
 };
 
 static const char *const proto_names[CS_N_PROTOS] = { "ll", "ll128", "simple" };
@@ -373,7 +373,7 @@ cs_nccl_algo_from_collsim (const char *collsim_name, CsNcclAlgo *algo)
         }
     }
     /* Spellings an algorithm file may use for the same NCCL algorithm. */
-    if (strcmp (collsim_name, "nvls_tree") == 0 || strcmp (collsim_name, "nvlstree") == 0) {
+    if (strcmp (collsim_name, "nvls-tree") == 0 || strcmp (collsim_name, "nvlstree") == 0) {
         *algo = CS_NCCL_ALGO_NVLS_TREE;
         return TRUE;
     }

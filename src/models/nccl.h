@@ -219,9 +219,9 @@ const char *cs_nccl_algo_name (CsNcclAlgo algo);
 /* NCCL_ALGO's spelling: "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree",
  * "PAT". */
 const char *cs_nccl_algo_env_name (CsNcclAlgo algo);
-/* Accepts either spelling (any case), and collsim's ("nvls-tree"). */
+/* Accepts either spelling (any case, '-' or '_'). */
 gboolean cs_nccl_algo_from_name (const char *name, CsNcclAlgo *algo);
-/* The collsim algorithm that implements @algo ("ring", "tree", "nvls", "nvls-tree", "pat"),
+/* The collsim algorithm that implements @algo ("ring", "tree", "nvls", "nvls_tree", "pat"),
  * or NULL (CollNet: not simulated). */
 const char *cs_nccl_algo_collsim_name (CsNcclAlgo algo);
 /* The NCCL algorithm a collsim algorithm name is; FALSE for algorithms NCCL does not have
