@@ -15,17 +15,17 @@
 /* ---- Hand-built systems ---- */
 
 static const CsNcclConstants *
-constants (const char *version)
+constants(const char *version)
 {
-    g_autoptr (GError) error = NULL;
-    const CsNcclConstants *c = cs_nccl_constants_lookup (version, &error);
-    g_assert_no_error (error);
-    g_assert_nonnull (c);
+    g_autoptr(GError) error = NULL;
+    const CsNcclConstants *c = cs_nccl_constants_lookup(version, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(c);
     return c;
 }
 
 static CsNcclGraph
-graph (int channels, double bw, CsNcclHw hw)
+graph(int channels, double bw, CsNcclHw hw)
 {
     CsNcclGraph g = { 0 };
     g.n_channels = channels;
@@ -39,490 +39,500 @@ graph (int channels, double bw, CsNcclHw hw)
 
 /* 8 x H100 on NVSwitch: ring and tree 12 channels x 30 GB/s, NVLS 16 x 20 GB/s. */
 static CsNcclSystem
-dgx_h100x8 (void)
+dgx_h100x8(void)
 {
     CsNcclSystem s;
-    cs_nccl_system_init (&s, 8, 1, CS_NCCL_ARCH_HOPPER);
+    cs_nccl_system_init(&s, 8, 1, CS_NCCL_ARCH_HOPPER);
     s.nvswitch = TRUE;
     s.n_nics = 8;
-    s.graphs[CS_NCCL_ALGO_RING] = graph (12, 30.0, CS_NCCL_HW_NVLINK);
-    s.graphs[CS_NCCL_ALGO_TREE] = graph (12, 30.0, CS_NCCL_HW_NVLINK);
-    s.graphs[CS_NCCL_ALGO_NVLS] = graph (16, 20.0, CS_NCCL_HW_NVLINK);
-    s.graphs[CS_NCCL_ALGO_NVLS_TREE] = graph (16, 20.0, CS_NCCL_HW_NVLINK);
+    s.graphs[CS_NCCL_ALGO_RING] = graph(12, 30.0, CS_NCCL_HW_NVLINK);
+    s.graphs[CS_NCCL_ALGO_TREE] = graph(12, 30.0, CS_NCCL_HW_NVLINK);
+    s.graphs[CS_NCCL_ALGO_NVLS] = graph(16, 20.0, CS_NCCL_HW_NVLINK);
+    s.graphs[CS_NCCL_ALGO_NVLS_TREE] = graph(16, 20.0, CS_NCCL_HW_NVLINK);
     return s;
 }
 
 /* 2 nodes x 8 H100: ring and tree 8 channels x 24 GB/s (NVLink inside, IB across). */
 static CsNcclSystem
-two_nodes (void)
+two_nodes(void)
 {
     CsNcclSystem s;
-    cs_nccl_system_init (&s, 16, 2, CS_NCCL_ARCH_HOPPER);
+    cs_nccl_system_init(&s, 16, 2, CS_NCCL_ARCH_HOPPER);
     s.nvswitch = TRUE;
     s.n_nics = 8;
-    s.graphs[CS_NCCL_ALGO_RING] = graph (8, 24.0, CS_NCCL_HW_NVLINK);
-    s.graphs[CS_NCCL_ALGO_TREE] = graph (8, 24.0, CS_NCCL_HW_NVLINK);
+    s.graphs[CS_NCCL_ALGO_RING] = graph(8, 24.0, CS_NCCL_HW_NVLINK);
+    s.graphs[CS_NCCL_ALGO_TREE] = graph(8, 24.0, CS_NCCL_HW_NVLINK);
     s.graphs[CS_NCCL_ALGO_TREE].tree_pattern = TRUE;
     return s;
 }
 
 static void
-assert_close (double got, double want)
+assert_close(double got, double want)
 {
-    g_assert_cmpfloat_with_epsilon (got, want, EPS * MAX (1.0, fabs (want)));
+    g_assert_cmpfloat_with_epsilon(got, want, EPS * MAX(1.0, fabs(want)));
 }
 
 /* ---- Latencies ---- */
 
 static void
-test_latency_2_28_nvswitch (void)
+test_latency_2_28_nvswitch(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    CsNcclSystem s = dgx_h100x8();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
     const CsNcclFunc ar = CS_NCCL_FUNC_ALL_REDUCE;
 
-    g_test_summary ("Setup: 8 GPUs, one node, NVLink; all-reduce nsteps = 2(P-1) = 14, no "
-                    "inter-node steps. Expectation (2.28): ring lat = base + 14 x NVLink hop.");
+    g_test_summary("Setup: 8 GPUs, one node, NVLink; all-reduce nsteps = 2(P-1) = 14, no "
+                   "inter-node steps. Expectation (2.28): ring lat = base + 14 x NVLink hop.");
     /* Ring/Simple: 8.4 + 14 x 3.4 = 56.0 us. */
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 56.0);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 56.0);
     /* Ring/LL: 6.6 + 14 x 0.6 = 15.0; Ring/LL128: 14.0 + 14 x 1.9 = 40.6. */
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 15.0);
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL128), 40.6);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 15.0);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL128), 40.6);
     /* Tree = base + 2((ppn-1) intra + log2(nNodes) inter): Simple 8.4 + 2 x 7 x 4.0 = 64.4,
      * LL 6.8 + 2 x 7 x 0.6 = 15.2, LL128 14.0 + 2 x 7 x 1.25 = 31.5. */
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 64.4);
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL), 15.2);
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL128), 31.5);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 64.4);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL), 15.2);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL128), 31.5);
     /* NVLS: the NVLink hop alone, 25 us. */
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE), 25.0);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE), 25.0);
     /* All-gather ring: nsteps = P-1 = 7: Simple 8.4 + 7 x 3.4 = 32.2. */
-    assert_close (cs_nccl_model_latency_us (m, CS_NCCL_FUNC_ALL_GATHER, CS_NCCL_ALGO_RING,
-                                            CS_PROTO_SIMPLE), 32.2);
+    assert_close(
+        cs_nccl_model_latency_us(m, CS_NCCL_FUNC_ALL_GATHER, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+        32.2);
     /* Broadcast ring with identical channels: one hop, 8.4 + 3.4 = 11.8. */
-    assert_close (cs_nccl_model_latency_us (m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_RING,
-                                            CS_PROTO_SIMPLE), 11.8);
+    assert_close(
+        cs_nccl_model_latency_us(m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+        11.8);
 }
 
 static void
-test_latency_broadcast_channels_differ (void)
+test_latency_broadcast_channels_differ(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
+    CsNcclSystem s = dgx_h100x8();
     s.graphs[CS_NCCL_ALGO_RING].same_channels = FALSE;
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
 
     /* nsteps = P = 8 hops; Simple takes the tree's hop latency as chunk latency:
      * 8.4 + 8 x 4.0 = 40.4; LL keeps the ring's: 6.6 + 8 x 0.6 = 11.4. */
-    assert_close (cs_nccl_model_latency_us (m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_RING,
-                                            CS_PROTO_SIMPLE), 40.4);
-    assert_close (cs_nccl_model_latency_us (m, CS_NCCL_FUNC_REDUCE, CS_NCCL_ALGO_RING,
-                                            CS_PROTO_LL), 11.4);
+    assert_close(
+        cs_nccl_model_latency_us(m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+        40.4);
+    assert_close(cs_nccl_model_latency_us(m, CS_NCCL_FUNC_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_LL),
+                 11.4);
 }
 
 static void
-test_latency_2_19_nvswitch (void)
+test_latency_2_19_nvswitch(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.19"), &s);
+    CsNcclSystem s = dgx_h100x8();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.19"), &s);
     const CsNcclFunc ar = CS_NCCL_FUNC_ALL_REDUCE;
 
-    g_test_summary ("2.19: Tree/Simple had 28 us per NVLink hop and no base latency.");
+    g_test_summary("2.19: Tree/Simple had 28 us per NVLink hop and no base latency.");
     /* Ring/Simple unchanged: 8.4 + 14 x 3.4 = 56.0. */
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 56.0);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 56.0);
     /* Tree/Simple: 0 + 2 x 7 x 28 = 392.0. */
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 392.0);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 392.0);
     /* NVLS: 23 us. */
-    assert_close (cs_nccl_model_latency_us (m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE), 23.0);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE), 23.0);
 }
 
 static void
-test_latency_two_nodes (void)
+test_latency_two_nodes(void)
 {
-    CsNcclSystem s = two_nodes ();
-    g_autoptr (CsNcclModel) m28 = cs_nccl_model_new (constants ("2.28"), &s);
-    g_autoptr (CsNcclModel) m19 = cs_nccl_model_new (constants ("2.19"), &s);
+    CsNcclSystem s = two_nodes();
+    g_autoptr(CsNcclModel) m28 = cs_nccl_model_new(constants("2.28"), &s);
+    g_autoptr(CsNcclModel) m19 = cs_nccl_model_new(constants("2.19"), &s);
     const CsNcclFunc ar = CS_NCCL_FUNC_ALL_REDUCE;
 
-    g_test_summary ("Setup: 16 ranks on 2 nodes. Ring all-reduce: nsteps 30; 2.28 counts "
-                    "2(nNodes-1) = 2 network steps, 2.19 counted 2 nNodes = 4; intra hops are at "
-                    "least the network overhead (1 us Intel, x3 for Simple).");
+    g_test_summary("Setup: 16 ranks on 2 nodes. Ring all-reduce: nsteps 30; 2.28 counts "
+                   "2(nNodes-1) = 2 network steps, 2.19 counted 2 nNodes = 4; intra hops are at "
+                   "least the network overhead (1 us Intel, x3 for Simple).");
     /* 2.28 Simple: intra max(3.4, 3.0) = 3.4, inter 14: 8.4 + 28 x 3.4 + 2 x 14 = 131.6. */
-    assert_close (cs_nccl_model_latency_us (m28, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 131.6);
+    assert_close(cs_nccl_model_latency_us(m28, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 131.6);
     /* 2.28 LL: intra max(0.6, 1.0) = 1.0, inter 2.7: 6.6 + 28 x 1.0 + 2 x 2.7 = 40.0. */
-    assert_close (cs_nccl_model_latency_us (m28, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 40.0);
+    assert_close(cs_nccl_model_latency_us(m28, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 40.0);
     /* 2.19 Simple: 8.4 + 26 x 3.4 + 4 x 14 = 152.8. */
-    assert_close (cs_nccl_model_latency_us (m19, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 152.8);
+    assert_close(cs_nccl_model_latency_us(m19, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 152.8);
     /* 2.28 Tree/Simple: 8.4 + 2 x (7 x 4.0 + log2(2) x 14) = 92.4. */
-    assert_close (cs_nccl_model_latency_us (m28, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 92.4);
+    assert_close(cs_nccl_model_latency_us(m28, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 92.4);
     /* 2.19 Tree/Simple: 0 + 2 x (7 x 28 + 1 x 28) = 448.0. */
-    assert_close (cs_nccl_model_latency_us (m19, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 448.0);
+    assert_close(cs_nccl_model_latency_us(m19, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 448.0);
 }
 
 /* ---- Bandwidths ---- */
 
 static void
-test_bandwidth_2_28 (void)
+test_bandwidth_2_28(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    CsNcclSystem s = dgx_h100x8();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
     const CsNcclFunc ar = CS_NCCL_FUNC_ALL_REDUCE;
     const double ring_ratio = 8.0 / 14.0;
 
-    g_test_summary ("Setup: bus bandwidth = 12 channels x 30 GB/s = 360 GB/s. Ring converts to "
-                    "algorithm bandwidth by nRanks / nsteps = 8/14, tree by 1/2.");
+    g_test_summary("Setup: bus bandwidth = 12 channels x 30 GB/s = 360 GB/s. Ring converts to "
+                   "algorithm bandwidth by nRanks / nsteps = 8/14, tree by 1/2.");
     /* Ring/Simple: 360 x 8/14 = 205.714. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
-                  360.0 * ring_ratio);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+                 360.0 * ring_ratio);
     /* Ring/LL: min(llMaxBw Hopper-N1 141, 360 x 0.5) = 141, x 8/14. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL),
-                  141.0 * ring_ratio);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL),
+                 141.0 * ring_ratio);
     /* Ring/LL128: min(360 x 0.92 = 331.2, 12 x 36.7 = 440.4) = 331.2, x 8/14. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL128),
-                  331.2 * ring_ratio);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL128),
+                 331.2 * ring_ratio);
     /* Tree/Simple: min(331.2, 12 x 38.7) = 331.2, x 0.5 = 165.6. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 165.6);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 165.6);
     /* Tree/LL: min(331.2 / 3.8, 141) x 0.5 = 43.5789. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL),
-                  331.2 / 3.8 * 0.5);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL),
+                 331.2 / 3.8 * 0.5);
     /* Tree/LL128 on one node: min(331.2 x 7/9, 12 x 36.7) x 0.5 = 128.8. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL128), 128.8);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL128), 128.8);
     /* NVLS: per channel min(20 x 0.85 x 15/16 x 2 = 31.875, inter 20) = 20; 16 x 20 = 320,
      * x 8/14 = 182.857. NVLS has no LL/LL128. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE),
-                  320.0 * ring_ratio);
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_LL), 0.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE),
+                 320.0 * ring_ratio);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_LL), 0.0);
     /* NVLS Tree is off on one node; CollNet off without SHARP; tree does no broadcast. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_NVLS_TREE, CS_PROTO_SIMPLE),
-                  0.0);
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_COLLNET_DIRECT,
-                                                CS_PROTO_SIMPLE), 0.0);
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_TREE,
-                                                CS_PROTO_SIMPLE), 0.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_NVLS_TREE, CS_PROTO_SIMPLE), 0.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_COLLNET_DIRECT, CS_PROTO_SIMPLE),
+                 0.0);
+    assert_close(
+        cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE),
+        0.0);
     /* All-gather ring: 360 x 8/7; broadcast ring: 360 x 8/8. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_GATHER, CS_NCCL_ALGO_RING,
-                                                CS_PROTO_SIMPLE), 360.0 * 8.0 / 7.0);
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_RING,
-                                                CS_PROTO_SIMPLE), 360.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_GATHER, CS_NCCL_ALGO_RING,
+                                              CS_PROTO_SIMPLE),
+                 360.0 * 8.0 / 7.0);
+    assert_close(
+        cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_BROADCAST, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+        360.0);
 }
 
 static void
-test_bandwidth_2_19 (void)
+test_bandwidth_2_19(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.19"), &s);
+    CsNcclSystem s = dgx_h100x8();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.19"), &s);
     const CsNcclFunc ar = CS_NCCL_FUNC_ALL_REDUCE;
 
     /* Ring/LL: min(llMaxBw Hopper-N1 87.7, 360 / 4 = 90) = 87.7, x 8/14. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL),
-                  87.7 * 8.0 / 14.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL),
+                 87.7 * 8.0 / 14.0);
     /* All-gather ring LL on one node uses 1/3: min(87.7, 120) = 87.7, x 8/7. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_GATHER, CS_NCCL_ALGO_RING,
-                                                CS_PROTO_LL), 87.7 * 8.0 / 7.0);
+    assert_close(
+        cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_GATHER, CS_NCCL_ALGO_RING, CS_PROTO_LL),
+        87.7 * 8.0 / 7.0);
     /* NVLS: min(20, 20) x 16 = 320, x 5/6. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE),
-                  320.0 * 5.0 / 6.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_NVLS, CS_PROTO_SIMPLE),
+                 320.0 * 5.0 / 6.0);
 }
 
 static void
-test_bandwidth_tree_pattern (void)
+test_bandwidth_tree_pattern(void)
 {
-    CsNcclSystem s = two_nodes ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    CsNcclSystem s = two_nodes();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
 
     /* Bus 8 x 24 = 192; tree: min(192 x 0.92, 8 x perChMaxTreeBw Hopper-N2 41.4) = 176.64,
      * TREE pattern x 0.85 = 150.144, x 0.5 = 75.072. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_TREE,
-                                                CS_PROTO_SIMPLE), 75.072);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_TREE,
+                                              CS_PROTO_SIMPLE),
+                 75.072);
     /* Ring/LL128 with ppn 8: min(192 x 0.92, 8 x 36.7) = 176.64, x 16/30. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING,
-                                                CS_PROTO_LL128), 176.64 * 16.0 / 30.0);
+    assert_close(
+        cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_LL128),
+        176.64 * 16.0 / 30.0);
     /* Ring/LL across nodes: min(llMaxBw Intel-N2 39.0, 192 x 0.5) = 39.0, x 16/30. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING,
-                                                CS_PROTO_LL), 39.0 * 16.0 / 30.0);
+    assert_close(
+        cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_LL),
+        39.0 * 16.0 / 30.0);
 }
 
 static void
-test_pcie_no_ll128 (void)
+test_pcie_no_ll128(void)
 {
     CsNcclSystem s;
-    cs_nccl_system_init (&s, 8, 1, CS_NCCL_ARCH_AMPERE);
-    s.graphs[CS_NCCL_ALGO_RING] = graph (2, 24.0, CS_NCCL_HW_PCI);
-    s.graphs[CS_NCCL_ALGO_TREE] = graph (2, 24.0, CS_NCCL_HW_PCI);
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    cs_nccl_system_init(&s, 8, 1, CS_NCCL_ARCH_AMPERE);
+    s.graphs[CS_NCCL_ALGO_RING] = graph(2, 24.0, CS_NCCL_HW_PCI);
+    s.graphs[CS_NCCL_ALGO_TREE] = graph(2, 24.0, CS_NCCL_HW_PCI);
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
 
-    g_test_summary ("LL128 needs NVLink inside the node; PCI hops take PCI latencies.");
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING,
-                                                CS_PROTO_LL128), 0.0);
+    g_test_summary("LL128 needs NVLink inside the node; PCI hops take PCI latencies.");
+    assert_close(
+        cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_LL128),
+        0.0);
     /* Ring/Simple over PCI: 8.4 + 14 x 5.7 = 88.2. */
-    assert_close (cs_nccl_model_latency_us (m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING,
-                                            CS_PROTO_SIMPLE), 88.2);
+    assert_close(
+        cs_nccl_model_latency_us(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+        88.2);
 }
 
 /* ---- Times and NCCL's pick ---- */
 
 static void
-test_time_and_pick (void)
+test_time_and_pick(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    CsNcclSystem s = dgx_h100x8();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
     CsNcclPrediction p;
     const double ring_simple = 360.0 * 8.0 / 14.0;
 
-    g_test_summary ("time = lat + nBytes / (1000 x bw); tree bandwidth is scaled by "
-                    "treeCorrectionFactor[proto][log2(nBytes / 64)].");
+    g_test_summary("time = lat + nBytes / (1000 x bw); tree bandwidth is scaled by "
+                   "treeCorrectionFactor[proto][log2(nBytes / 64)].");
     /* 1 MiB ring/Simple: 56.0 + 1048576 / (1000 x 205.714) = 61.0972. */
-    assert_close (cs_nccl_model_time_us (m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE,
-                                         1048576),
-                  56.0 + 1048576.0 / (1000.0 * ring_simple));
+    assert_close(
+        cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE, 1048576),
+        56.0 + 1048576.0 / (1000.0 * ring_simple));
     /* 1 MiB tree/Simple: log2(16384) = 14, factor 0.5: 64.4 + 1048576 / (1000 x 82.8). */
-    assert_close (cs_nccl_model_time_us (m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE,
-                                         1048576),
-                  64.4 + 1048576.0 / (1000.0 * 82.8));
+    assert_close(
+        cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE, 1048576),
+        64.4 + 1048576.0 / (1000.0 * 82.8));
     /* 32 B: 2.28's log2i(0) is -1, no correction: 64.4 + 32 / (1000 x 165.6). */
-    assert_close (cs_nccl_model_time_us (m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE,
-                                         32),
-                  64.4 + 32.0 / (1000.0 * 165.6));
+    assert_close(cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE, 32),
+                 64.4 + 32.0 / (1000.0 * 165.6));
     /* Unusable entries and collectives NCCL has no model for are -1. */
-    assert_close (cs_nccl_model_time_us (m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_NVLS, CS_PROTO_LL, 64),
-                  -1.0);
-    assert_close (cs_nccl_model_time_us (m, CS_OP_ALL_TO_ALL, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE,
-                                         64),
-                  -1.0);
+    assert_close(cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_NVLS, CS_PROTO_LL, 64),
+                 -1.0);
+    assert_close(cs_nccl_model_time_us(m, CS_OP_ALL_TO_ALL, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE, 64),
+                 -1.0);
 
     /* 1 MiB pick: ring/LL 15.0 + 1048576 / 80571 = 28.01 beats NVLS 25 + 5.73 = 30.73,
      * tree/LL128 31.5 + 1048576 / (128.8 x 0.6 x 1000) = 45.07 and ring/LL128 46.14. */
-    g_assert_true (cs_nccl_model_pick (m, CS_OP_ALL_REDUCE, 1048576, &p));
-    g_assert_cmpint (p.algo, ==, CS_NCCL_ALGO_RING);
-    g_assert_cmpint (p.proto, ==, CS_PROTO_LL);
-    g_assert_cmpint (p.n_channels, ==, 12);
-    assert_close (p.time_us, 15.0 + 1048576.0 / (1000.0 * 141.0 * 8.0 / 14.0));
+    g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, 1048576, &p));
+    g_assert_cmpint(p.algo, ==, CS_NCCL_ALGO_RING);
+    g_assert_cmpint(p.proto, ==, CS_PROTO_LL);
+    g_assert_cmpint(p.n_channels, ==, 12);
+    assert_close(p.time_us, 15.0 + 1048576.0 / (1000.0 * 141.0 * 8.0 / 14.0));
     /* 64 MiB: ring/Simple 56 + 326.2 = 382.2 beats NVLS 25 + 367.0 = 392.0. */
-    g_assert_true (cs_nccl_model_pick (m, CS_OP_ALL_REDUCE, 64 << 20, &p));
-    g_assert_cmpint (p.algo, ==, CS_NCCL_ALGO_RING);
-    g_assert_cmpint (p.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, 64 << 20, &p));
+    g_assert_cmpint(p.algo, ==, CS_NCCL_ALGO_RING);
+    g_assert_cmpint(p.proto, ==, CS_PROTO_SIMPLE);
     /* 8 B: ring/LL at 15.0001 beats tree/LL at 15.2. */
-    g_assert_true (cs_nccl_model_pick (m, CS_OP_ALL_REDUCE, 8, &p));
-    g_assert_cmpint (p.algo, ==, CS_NCCL_ALGO_RING);
-    g_assert_cmpint (p.proto, ==, CS_PROTO_LL);
-    g_assert_false (cs_nccl_model_pick (m, CS_OP_GATHER, 8, &p));
+    g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, 8, &p));
+    g_assert_cmpint(p.algo, ==, CS_NCCL_ALGO_RING);
+    g_assert_cmpint(p.proto, ==, CS_PROTO_LL);
+    g_assert_false(cs_nccl_model_pick(m, CS_OP_GATHER, 8, &p));
 }
 
 static void
-test_plateau (void)
+test_plateau(void)
 {
-    CsNcclSystem s = two_nodes ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    CsNcclSystem s = two_nodes();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
     const double bw = 192.0 * 16.0 / 30.0;
 
-    g_test_summary ("Multi-node ring/Simple all-reduce latency x1.4 (Ampere+) once "
-                    "nBytes / (nChannels x nRanks) >= 64, i.e. from 8 x 16 x 64 = 8192 B.");
-    assert_close (cs_nccl_model_time_us (m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE,
-                                         8191),
-                  131.6 + 8191.0 / (1000.0 * bw));
-    assert_close (cs_nccl_model_time_us (m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE,
-                                         8192),
-                  131.6 * 1.4 + 8192.0 / (1000.0 * bw));
+    g_test_summary("Multi-node ring/Simple all-reduce latency x1.4 (Ampere+) once "
+                   "nBytes / (nChannels x nRanks) >= 64, i.e. from 8 x 16 x 64 = 8192 B.");
+    assert_close(
+        cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE, 8191),
+        131.6 + 8191.0 / (1000.0 * bw));
+    assert_close(
+        cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE, 8192),
+        131.6 * 1.4 + 8192.0 / (1000.0 * bw));
 }
 
 static void
-test_cost_table (void)
+test_cost_table(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
+    CsNcclSystem s = dgx_h100x8();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
     float table[CS_NCCL_N_ALGOS][CS_N_PROTOS];
 
-    g_assert_true (cs_nccl_model_cost_table (m, CS_OP_BROADCAST, 4096, table));
+    g_assert_true(cs_nccl_model_cost_table(m, CS_OP_BROADCAST, 4096, table));
     /* Broadcast is ring only: every other algorithm -1. 8.4 + 3.4 + 4096 / (1000 x 360). */
     for (int a = 0; a < CS_NCCL_N_ALGOS; a++)
         for (int p = 0; p < CS_N_PROTOS; p++)
             if (a != CS_NCCL_ALGO_RING)
-                g_assert_cmpfloat (table[a][p], ==, -1.0f);
-    g_assert_cmpfloat_with_epsilon (table[CS_NCCL_ALGO_RING][CS_PROTO_SIMPLE],
-                                    11.8 + 4096.0 / 360000.0, 1e-4);
-    g_assert_false (cs_nccl_model_cost_table (m, CS_OP_SCATTER, 4096, table));
-    g_assert_cmpfloat (table[CS_NCCL_ALGO_RING][CS_PROTO_SIMPLE], ==, -1.0f);
+                g_assert_cmpfloat(table[a][p], ==, -1.0f);
+    g_assert_cmpfloat_with_epsilon(table[CS_NCCL_ALGO_RING][CS_PROTO_SIMPLE],
+                                   11.8 + 4096.0 / 360000.0, 1e-4);
+    g_assert_false(cs_nccl_model_cost_table(m, CS_OP_SCATTER, 4096, table));
+    g_assert_cmpfloat(table[CS_NCCL_ALGO_RING][CS_PROTO_SIMPLE], ==, -1.0f);
 }
 
 static void
-test_predict_forced (void)
+test_predict_forced(void)
 {
-    CsNcclSystem s = dgx_h100x8 ();
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new (constants ("2.28"), &s);
-    g_autoptr (GError) error = NULL;
+    CsNcclSystem s = dgx_h100x8();
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(constants("2.28"), &s);
+    g_autoptr(GError) error = NULL;
     CsNcclPrediction p;
 
     /* NCCL_ALGO=Tree NCCL_PROTO=Simple at 1 MiB: the tree/Simple time computed above. */
-    g_assert_true (cs_nccl_model_predict (m, CS_OP_ALL_REDUCE, 1048576, CS_NCCL_ALGO_TREE,
-                                          CS_PROTO_SIMPLE, &p, &error));
-    g_assert_no_error (error);
-    assert_close (p.time_us, 64.4 + 1048576.0 / (1000.0 * 82.8));
-    assert_close (p.latency_us, 64.4);
+    g_assert_true(cs_nccl_model_predict(m, CS_OP_ALL_REDUCE, 1048576, CS_NCCL_ALGO_TREE,
+                                        CS_PROTO_SIMPLE, &p, &error));
+    g_assert_no_error(error);
+    assert_close(p.time_us, 64.4 + 1048576.0 / (1000.0 * 82.8));
+    assert_close(p.latency_us, 64.4);
     /* Forced tree only: at 1 MiB tree/LL128 31.5 + 13.57 beats tree/Simple 77.06. */
-    g_assert_true (cs_nccl_model_predict (m, CS_OP_ALL_REDUCE, 1048576, CS_NCCL_ALGO_TREE, -1,
-                                          &p, &error));
-    g_assert_cmpint (p.proto, ==, CS_PROTO_LL128);
+    g_assert_true(
+        cs_nccl_model_predict(m, CS_OP_ALL_REDUCE, 1048576, CS_NCCL_ALGO_TREE, -1, &p, &error));
+    g_assert_cmpint(p.proto, ==, CS_PROTO_LL128);
     /* NVLS/LL does not exist. */
-    g_assert_false (cs_nccl_model_predict (m, CS_OP_ALL_REDUCE, 64, CS_NCCL_ALGO_NVLS,
-                                           CS_PROTO_LL, &p, &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED);
-    g_clear_error (&error);
-    g_assert_false (cs_nccl_model_predict (m, CS_OP_ALL_TO_ALL, 64, -1, -1, &p, &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED);
+    g_assert_false(
+        cs_nccl_model_predict(m, CS_OP_ALL_REDUCE, 64, CS_NCCL_ALGO_NVLS, CS_PROTO_LL, &p, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED);
+    g_clear_error(&error);
+    g_assert_false(cs_nccl_model_predict(m, CS_OP_ALL_TO_ALL, 64, -1, -1, &p, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED);
 }
 
 /* ---- Versions and names ---- */
 
 static void
-test_versions (void)
+test_versions(void)
 {
-    g_autoptr (GError) error = NULL;
+    g_autoptr(GError) error = NULL;
     const CsNcclConstants *c = NULL;
 
-    g_assert_cmpstr (constants ("2.28.9")->version, ==, "2.28");
-    g_assert_cmpstr (constants ("2.19.3")->version, ==, "2.19");
-    g_assert_cmpstr (constants (NULL)->version, ==, "2.28");
-    g_assert_null (cs_nccl_constants_lookup ("2.2", &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
-    g_assert_nonnull (strstr (error->message, "known: 2.19, 2.28"));
-    g_clear_error (&error);
+    g_assert_cmpstr(constants("2.28.9")->version, ==, "2.28");
+    g_assert_cmpstr(constants("2.19.3")->version, ==, "2.19");
+    g_assert_cmpstr(constants(NULL)->version, ==, "2.28");
+    g_assert_null(cs_nccl_constants_lookup("2.2", &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
+    g_assert_nonnull(strstr(error->message, "known: 2.19, 2.28"));
+    g_clear_error(&error);
 
-    g_assert_true (cs_nccl_parse_spec ("nccl", &c, &error));
-    g_assert_cmpstr (c->version, ==, "2.28");
-    g_assert_true (cs_nccl_parse_spec ("nccl:2.19", &c, &error));
-    g_assert_cmpstr (c->version, ==, "2.19");
-    g_assert_false (cs_nccl_parse_spec ("nccl:", &c, &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC);
-    g_clear_error (&error);
-    g_assert_false (cs_nccl_parse_spec ("ncclx", &c, &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC);
-    g_clear_error (&error);
-    g_assert_false (cs_nccl_parse_spec ("nccl:3.0", &c, &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
+    g_assert_true(cs_nccl_parse_spec("nccl", &c, &error));
+    g_assert_cmpstr(c->version, ==, "2.28");
+    g_assert_true(cs_nccl_parse_spec("nccl:2.19", &c, &error));
+    g_assert_cmpstr(c->version, ==, "2.19");
+    g_assert_false(cs_nccl_parse_spec("nccl:", &c, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC);
+    g_clear_error(&error);
+    g_assert_false(cs_nccl_parse_spec("ncclx", &c, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC);
+    g_clear_error(&error);
+    g_assert_false(cs_nccl_parse_spec("nccl:3.0", &c, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
 }
 
 static void
-test_names (void)
+test_names(void)
 {
     CsNcclAlgo a;
 
-    g_assert_cmpstr (cs_nccl_algo_name (CS_NCCL_ALGO_NVLS_TREE), ==, "nvls_tree");
-    g_assert_cmpstr (cs_nccl_algo_env_name (CS_NCCL_ALGO_NVLS_TREE), ==, "NVLSTree");
-    g_assert_true (cs_nccl_algo_from_name ("NVLSTree", &a));
-    g_assert_cmpint (a, ==, CS_NCCL_ALGO_NVLS_TREE);
-    g_assert_true (cs_nccl_algo_from_name ("collnet-direct", &a));
-    g_assert_cmpint (a, ==, CS_NCCL_ALGO_COLLNET_DIRECT);
-    g_assert_false (cs_nccl_algo_from_name ("rhd", &a));
-    g_assert_true (cs_nccl_algo_from_collsim ("nvls_tree", &a));
-    g_assert_cmpint (a, ==, CS_NCCL_ALGO_NVLS_TREE);
-    g_assert_cmpstr (cs_nccl_algo_collsim_name (a), ==, "nvls_tree");
-    g_assert_true (cs_nccl_algo_from_collsim ("ring", &a));
-    g_assert_cmpint (a, ==, CS_NCCL_ALGO_RING);
-    g_assert_false (cs_nccl_algo_from_collsim ("mst", &a));
-    g_assert_false (cs_nccl_algo_from_collsim ("bruck", &a));
-    g_assert_null (cs_nccl_algo_collsim_name (CS_NCCL_ALGO_COLLNET_CHAIN));
-    g_assert_cmpint (cs_nccl_func_from_op (CS_OP_REDUCE_SCATTER), ==,
-                     CS_NCCL_FUNC_REDUCE_SCATTER);
-    g_assert_cmpint (cs_nccl_func_from_op (CS_OP_ALL_TO_ALL), ==, -1);
-    g_assert_cmpstr (cs_nccl_proto_name (CS_PROTO_LL128), ==, "ll128");
+    g_assert_cmpstr(cs_nccl_algo_name(CS_NCCL_ALGO_NVLS_TREE), ==, "nvls_tree");
+    g_assert_cmpstr(cs_nccl_algo_env_name(CS_NCCL_ALGO_NVLS_TREE), ==, "NVLSTree");
+    g_assert_true(cs_nccl_algo_from_name("NVLSTree", &a));
+    g_assert_cmpint(a, ==, CS_NCCL_ALGO_NVLS_TREE);
+    g_assert_true(cs_nccl_algo_from_name("collnet-direct", &a));
+    g_assert_cmpint(a, ==, CS_NCCL_ALGO_COLLNET_DIRECT);
+    g_assert_false(cs_nccl_algo_from_name("rhd", &a));
+    g_assert_true(cs_nccl_algo_from_collsim("nvls_tree", &a));
+    g_assert_cmpint(a, ==, CS_NCCL_ALGO_NVLS_TREE);
+    g_assert_cmpstr(cs_nccl_algo_collsim_name(a), ==, "nvls_tree");
+    g_assert_true(cs_nccl_algo_from_collsim("ring", &a));
+    g_assert_cmpint(a, ==, CS_NCCL_ALGO_RING);
+    g_assert_false(cs_nccl_algo_from_collsim("mst", &a));
+    g_assert_false(cs_nccl_algo_from_collsim("bruck", &a));
+    g_assert_null(cs_nccl_algo_collsim_name(CS_NCCL_ALGO_COLLNET_CHAIN));
+    g_assert_cmpint(cs_nccl_func_from_op(CS_OP_REDUCE_SCATTER), ==, CS_NCCL_FUNC_REDUCE_SCATTER);
+    g_assert_cmpint(cs_nccl_func_from_op(CS_OP_ALL_TO_ALL), ==, -1);
+    g_assert_cmpstr(cs_nccl_proto_name(CS_PROTO_LL128), ==, "ll128");
 
     gboolean known = FALSE;
-    g_assert_cmpint (cs_nccl_arch_from_model ("H100 SXM5 80GB", &known), ==, CS_NCCL_ARCH_HOPPER);
-    g_assert_true (known);
-    g_assert_cmpint (cs_nccl_arch_from_model ("A100-SXM4-80GB", &known), ==, CS_NCCL_ARCH_AMPERE);
-    g_assert_cmpint (cs_nccl_arch_from_model ("GB200", &known), ==, CS_NCCL_ARCH_BLACKWELL);
-    g_assert_cmpint (cs_nccl_arch_from_model ("RTX 2080 Ti", &known), ==, CS_NCCL_ARCH_VOLTA);
-    cs_nccl_arch_from_model ("Epyc 9654", &known);
-    g_assert_false (known);
+    g_assert_cmpint(cs_nccl_arch_from_model("H100 SXM5 80GB", &known), ==, CS_NCCL_ARCH_HOPPER);
+    g_assert_true(known);
+    g_assert_cmpint(cs_nccl_arch_from_model("A100-SXM4-80GB", &known), ==, CS_NCCL_ARCH_AMPERE);
+    g_assert_cmpint(cs_nccl_arch_from_model("GB200", &known), ==, CS_NCCL_ARCH_BLACKWELL);
+    g_assert_cmpint(cs_nccl_arch_from_model("RTX 2080 Ti", &known), ==, CS_NCCL_ARCH_VOLTA);
+    cs_nccl_arch_from_model("Epyc 9654", &known);
+    g_assert_false(known);
 }
 
 /* ---- The emulated search on shipped topologies ---- */
 
 static void
-test_from_topo_dgx_h100x8 (void)
+test_from_topo_dgx_h100x8(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTopo) topo = cs_topo_load ("dgx-h100x8", &error);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", &error);
     CsNcclSystem s;
 
-    g_assert_no_error (error);
-    g_test_summary ("DGX H100: 18 NVLinks x 20.6 GB/s = 370.8 GB/s per GPU. sm90 speeds start "
-                    "at 60 GB/s: floor(370.8 / 60) = 6 channels, duplicated to 12 x 30 GB/s "
-                    "(bw >= 50). NVLS: 16 channels at the first speed <= 370.8 / 16 = 23.2: 20.");
-    g_assert_true (cs_nccl_system_from_topo (topo, 0, constants ("2.28"), &s, &error));
-    g_assert_no_error (error);
-    g_assert_cmpint (s.n_ranks, ==, 8);
-    g_assert_cmpint (s.n_nodes, ==, 1);
-    g_assert_cmpint (s.arch, ==, CS_NCCL_ARCH_HOPPER);
-    g_assert_false (s.arch_guessed);
-    g_assert_cmpint (s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 12);
-    assert_close (s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 30.0);
-    g_assert_cmpint (s.graphs[CS_NCCL_ALGO_RING].hw_intra, ==, CS_NCCL_HW_NVLINK);
-    g_assert_true (s.graphs[CS_NCCL_ALGO_RING].ll128);
-    g_assert_cmpint (s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 16);
-    assert_close (s.graphs[CS_NCCL_ALGO_NVLS].bw_intra_GBps, 20.0);
-    g_assert_false (s.collnet);
+    g_assert_no_error(error);
+    g_test_summary("DGX H100: 18 NVLinks x 20.6 GB/s = 370.8 GB/s per GPU. sm90 speeds start "
+                   "at 60 GB/s: floor(370.8 / 60) = 6 channels, duplicated to 12 x 30 GB/s "
+                   "(bw >= 50). NVLS: 16 channels at the first speed <= 370.8 / 16 = 23.2: 20.");
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.28"), &s, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(s.n_ranks, ==, 8);
+    g_assert_cmpint(s.n_nodes, ==, 1);
+    g_assert_cmpint(s.arch, ==, CS_NCCL_ARCH_HOPPER);
+    g_assert_false(s.arch_guessed);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 12);
+    assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 30.0);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].hw_intra, ==, CS_NCCL_HW_NVLINK);
+    g_assert_true(s.graphs[CS_NCCL_ALGO_RING].ll128);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 16);
+    assert_close(s.graphs[CS_NCCL_ALGO_NVLS].bw_intra_GBps, 20.0);
+    g_assert_false(s.collnet);
 
     /* Four of the eight GPUs: same per-GPU bandwidth, same channels. */
-    g_assert_true (cs_nccl_system_from_topo (topo, 4, constants ("2.28"), &s, &error));
-    g_assert_cmpint (s.n_ranks, ==, 4);
-    g_assert_cmpint (s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 12);
-    g_assert_false (cs_nccl_system_from_topo (topo, 9, constants ("2.28"), &s, &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED);
+    g_assert_true(cs_nccl_system_from_topo(topo, 4, constants("2.28"), &s, &error));
+    g_assert_cmpint(s.n_ranks, ==, 4);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 12);
+    g_assert_false(cs_nccl_system_from_topo(topo, 9, constants("2.28"), &s, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED);
 }
 
 static void
-test_from_topo_two_nodes (void)
+test_from_topo_two_nodes(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTopo) topo = cs_topo_load ("hgx-h100x8-2n", &error);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("hgx-h100x8-2n", &error);
     CsNcclSystem s;
 
-    g_assert_no_error (error);
-    g_test_summary ("2 nodes, 8 x 400 Gb/s NICs (50 GB/s) each: sm90 inter speed 48 GB/s fits "
-                    "one NIC once (8 channels) and the GPU's 370.8 GB/s 7 times: 7 channels x 48, "
-                    "not duplicated (Hopper, 25 <= 48 < 50, more than 4 channels).");
-    g_assert_true (cs_nccl_system_from_topo (topo, 0, constants ("2.28"), &s, &error));
-    g_assert_no_error (error);
-    g_assert_cmpint (s.n_ranks, ==, 16);
-    g_assert_cmpint (s.n_nodes, ==, 2);
-    g_assert_cmpint (s.n_nics, ==, 8);
-    g_assert_cmpint (s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 7);
-    assert_close (s.graphs[CS_NCCL_ALGO_RING].bw_inter_GBps, 48.0);
-    g_assert_true (s.graphs[CS_NCCL_ALGO_TREE].tree_pattern);
+    g_assert_no_error(error);
+    g_test_summary("2 nodes, 8 x 400 Gb/s NICs (50 GB/s) each: sm90 inter speed 48 GB/s fits "
+                   "one NIC once (8 channels) and the GPU's 370.8 GB/s 7 times: 7 channels x 48, "
+                   "not duplicated (Hopper, 25 <= 48 < 50, more than 4 channels).");
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.28"), &s, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(s.n_ranks, ==, 16);
+    g_assert_cmpint(s.n_nodes, ==, 2);
+    g_assert_cmpint(s.n_nics, ==, 8);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 7);
+    assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_inter_GBps, 48.0);
+    g_assert_true(s.graphs[CS_NCCL_ALGO_TREE].tree_pattern);
 
     /* The model on it: ring/Simple all-reduce latency 8.4 + 28 x 3.4 + 2 x 14 = 131.6 us. */
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new_for_topo (topo, 0, "nccl:2.28", &error);
-    g_assert_no_error (error);
-    assert_close (cs_nccl_model_latency_us (m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING,
-                                            CS_PROTO_SIMPLE), 131.6);
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, 0, "nccl:2.28", &error);
+    g_assert_no_error(error);
+    assert_close(
+        cs_nccl_model_latency_us(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+        131.6);
     /* NVLS across nodes needs CollNet: off; NVLS Tree on. */
-    assert_close (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_NVLS,
-                                                CS_PROTO_SIMPLE), 0.0);
-    g_assert_cmpfloat (cs_nccl_model_bandwidth_GBps (m, CS_NCCL_FUNC_ALL_REDUCE,
-                                                     CS_NCCL_ALGO_NVLS_TREE, CS_PROTO_SIMPLE),
-                       >, 0.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_NVLS,
+                                              CS_PROTO_SIMPLE),
+                 0.0);
+    g_assert_cmpfloat(cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE,
+                                                   CS_NCCL_ALGO_NVLS_TREE, CS_PROTO_SIMPLE),
+                      >, 0.0);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
+    g_test_init(&argc, &argv, NULL);
 
-    g_test_add_func ("/nccl-model/latency/2.28-nvswitch", test_latency_2_28_nvswitch);
-    g_test_add_func ("/nccl-model/latency/broadcast-channels-differ",
-                     test_latency_broadcast_channels_differ);
-    g_test_add_func ("/nccl-model/latency/2.19-nvswitch", test_latency_2_19_nvswitch);
-    g_test_add_func ("/nccl-model/latency/two-nodes", test_latency_two_nodes);
-    g_test_add_func ("/nccl-model/bandwidth/2.28", test_bandwidth_2_28);
-    g_test_add_func ("/nccl-model/bandwidth/2.19", test_bandwidth_2_19);
-    g_test_add_func ("/nccl-model/bandwidth/tree-pattern", test_bandwidth_tree_pattern);
-    g_test_add_func ("/nccl-model/bandwidth/pcie-no-ll128", test_pcie_no_ll128);
-    g_test_add_func ("/nccl-model/time/pick", test_time_and_pick);
-    g_test_add_func ("/nccl-model/time/plateau", test_plateau);
-    g_test_add_func ("/nccl-model/time/cost-table", test_cost_table);
-    g_test_add_func ("/nccl-model/time/forced", test_predict_forced);
-    g_test_add_func ("/nccl-model/constants/versions", test_versions);
-    g_test_add_func ("/nccl-model/constants/names", test_names);
-    g_test_add_func ("/nccl-model/topo/dgx-h100x8", test_from_topo_dgx_h100x8);
-    g_test_add_func ("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
-    return g_test_run ();
+    g_test_add_func("/nccl-model/latency/2.28-nvswitch", test_latency_2_28_nvswitch);
+    g_test_add_func("/nccl-model/latency/broadcast-channels-differ",
+                    test_latency_broadcast_channels_differ);
+    g_test_add_func("/nccl-model/latency/2.19-nvswitch", test_latency_2_19_nvswitch);
+    g_test_add_func("/nccl-model/latency/two-nodes", test_latency_two_nodes);
+    g_test_add_func("/nccl-model/bandwidth/2.28", test_bandwidth_2_28);
+    g_test_add_func("/nccl-model/bandwidth/2.19", test_bandwidth_2_19);
+    g_test_add_func("/nccl-model/bandwidth/tree-pattern", test_bandwidth_tree_pattern);
+    g_test_add_func("/nccl-model/bandwidth/pcie-no-ll128", test_pcie_no_ll128);
+    g_test_add_func("/nccl-model/time/pick", test_time_and_pick);
+    g_test_add_func("/nccl-model/time/plateau", test_plateau);
+    g_test_add_func("/nccl-model/time/cost-table", test_cost_table);
+    g_test_add_func("/nccl-model/time/forced", test_predict_forced);
+    g_test_add_func("/nccl-model/constants/versions", test_versions);
+    g_test_add_func("/nccl-model/constants/names", test_names);
+    g_test_add_func("/nccl-model/topo/dgx-h100x8", test_from_topo_dgx_h100x8);
+    g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
+    return g_test_run();
 }

@@ -20,52 +20,52 @@
 /* ---- Helpers ---- */
 
 static CsTopo *
-load (const char *name)
+load(const char *name)
 {
-    g_autoptr (GError) error = NULL;
-    CsTopo *topo = cs_topo_load (name, &error);
-    g_assert_no_error (error);
+    g_autoptr(GError) error = NULL;
+    CsTopo *topo = cs_topo_load(name, &error);
+    g_assert_no_error(error);
     return topo;
 }
 
 static CsSelection *
-run_select (const CsTopo *topo, const CsSelectOptions *o)
+run_select(const CsTopo *topo, const CsSelectOptions *o)
 {
-    g_autoptr (GError) error = NULL;
-    CsSelection *sel = cs_select_run (topo, o, &error);
-    g_assert_no_error (error);
-    g_assert_nonnull (sel);
+    g_autoptr(GError) error = NULL;
+    CsSelection *sel = cs_select_run(topo, o, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(sel);
     return sel;
 }
 
 static const CsSelectTable *
-table_of (const CsSelection *sel, CsOp op)
+table_of(const CsSelection *sel, CsOp op)
 {
-    for (guint i = 0; i < cs_selection_n_tables (sel); i++)
-        if (cs_selection_table (sel, i)->op == op)
-            return cs_selection_table (sel, i);
-    g_error ("no table for %s", cs_op_name (op));
+    for (guint i = 0; i < cs_selection_n_tables(sel); i++)
+        if (cs_selection_table(sel, i)->op == op)
+            return cs_selection_table(sel, i);
+    g_error("no table for %s", cs_op_name(op));
     return NULL;
 }
 
 /* The ranges start at 0, follow each other without gap or overlap, end open, and open at the
  * crossovers. */
 static void
-assert_ranges (const CsSelectTable *t)
+assert_ranges(const CsSelectTable *t)
 {
-    g_assert_cmpuint (t->ranges->len, ==, t->crossovers->len + 1);
+    g_assert_cmpuint(t->ranges->len, ==, t->crossovers->len + 1);
     gint64 next = 0;
     for (guint i = 0; i < t->ranges->len; i++) {
-        const CsSelectRange *r = &g_array_index (t->ranges, CsSelectRange, i);
-        g_assert_cmpint (r->min_bytes, ==, next);
+        const CsSelectRange *r = &g_array_index(t->ranges, CsSelectRange, i);
+        g_assert_cmpint(r->min_bytes, ==, next);
         if (i + 1 < t->ranges->len) {
-            const CsSelectCrossover *x = &g_array_index (t->crossovers, CsSelectCrossover, i);
-            g_assert_cmpint (r->max_bytes, ==, x->size_bytes - 1);
-            g_assert_cmpint (x->size_bytes - x->below_bytes, ==, t->granularity);
+            const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+            g_assert_cmpint(r->max_bytes, ==, x->size_bytes - 1);
+            g_assert_cmpint(x->size_bytes - x->below_bytes, ==, t->granularity);
             next = r->max_bytes + 1;
         }
         else {
-            g_assert_cmpint (r->max_bytes, ==, -1);
+            g_assert_cmpint(r->max_bytes, ==, -1);
         }
     }
 }
@@ -73,88 +73,88 @@ assert_ranges (const CsSelectTable *t)
 /* ---- NCCL's model: crossovers solved by hand ---- */
 
 static void
-test_nccl_model_crossovers (void)
+test_nccl_model_crossovers(void)
 {
-    g_autoptr (CsTopo) topo = load ("dgx-h100x8");
+    g_autoptr(CsTopo) topo = load("dgx-h100x8");
     CsSelectOptions o;
-    cs_select_options_init (&o);
-    o.ops = CS_OP_BIT (CS_OP_ALL_REDUCE);
-    o.max_bytes = (gint64) 1 << 30;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = (gint64)1 << 30;
     o.nccl_spec = "nccl:2.28";
-    g_autoptr (CsSelection) sel = run_select (topo, &o);
-    const CsSelectTable *t = table_of (sel, CS_OP_ALL_REDUCE);
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    const CsSelectTable *t = table_of(sel, CS_OP_ALL_REDUCE);
 
-    g_test_summary ("Setup: NCCL 2.28 on DGX H100 (ring 12 x 30 GB/s, NVLS 16 x 20 GB/s). "
-                    "Algorithm bandwidths: ring/LL 141 x 8/14, NVLS 320 x 8/14, ring/Simple "
-                    "360 x 8/14 GB/s; latencies 15.0, 25.0, 56.0 us. ring/LL = NVLS at "
-                    "n = 10 / (1/bwLL - 1/bwNVLS) = 1440383.4 B, NVLS = ring/Simple at "
-                    "n = 31 / (1/bwNVLS - 1/bwSimple) = 51017142.9 B; ties go to ring (first in "
-                    "NCCL's order), so the crossovers are the next multiples of 4 B.");
-    const double bw_ll = 141.0 * 8.0 / 14.0 * 1000.0;      /* bytes per us */
+    g_test_summary("Setup: NCCL 2.28 on DGX H100 (ring 12 x 30 GB/s, NVLS 16 x 20 GB/s). "
+                   "Algorithm bandwidths: ring/LL 141 x 8/14, NVLS 320 x 8/14, ring/Simple "
+                   "360 x 8/14 GB/s; latencies 15.0, 25.0, 56.0 us. ring/LL = NVLS at "
+                   "n = 10 / (1/bwLL - 1/bwNVLS) = 1440383.4 B, NVLS = ring/Simple at "
+                   "n = 31 / (1/bwNVLS - 1/bwSimple) = 51017142.9 B; ties go to ring (first in "
+                   "NCCL's order), so the crossovers are the next multiples of 4 B.");
+    const double bw_ll = 141.0 * 8.0 / 14.0 * 1000.0; /* bytes per us */
     const double bw_nvls = 320.0 * 8.0 / 14.0 * 1000.0;
     const double bw_simple = 360.0 * 8.0 / 14.0 * 1000.0;
     const double n1 = 10.0 / (1.0 / bw_ll - 1.0 / bw_nvls);
     const double n2 = 31.0 / (1.0 / bw_nvls - 1.0 / bw_simple);
-    const gint64 x1 = ((gint64) floor (n1 / 4.0) + 1) * 4;
-    const gint64 x2 = ((gint64) floor (n2 / 4.0) + 1) * 4;
-    g_assert_cmpint (x1, ==, 1440384);
-    g_assert_cmpint (x2, ==, 51017144);
+    const gint64 x1 = ((gint64)floor(n1 / 4.0) + 1) * 4;
+    const gint64 x2 = ((gint64)floor(n2 / 4.0) + 1) * 4;
+    g_assert_cmpint(x1, ==, 1440384);
+    g_assert_cmpint(x2, ==, 51017144);
 
-    g_assert_cmpuint (t->crossovers->len, ==, 2);
-    const CsSelectCrossover *a = &g_array_index (t->crossovers, CsSelectCrossover, 0);
-    const CsSelectCrossover *b = &g_array_index (t->crossovers, CsSelectCrossover, 1);
-    g_assert_cmpint (a->size_bytes, ==, x1);
-    g_assert_cmpint (a->from.nccl_algo, ==, CS_NCCL_ALGO_RING);
-    g_assert_cmpint (a->from.proto, ==, CS_PROTO_LL);
-    g_assert_cmpint (a->to.nccl_algo, ==, CS_NCCL_ALGO_NVLS);
-    g_assert_cmpint (b->size_bytes, ==, x2);
-    g_assert_cmpint (b->to.nccl_algo, ==, CS_NCCL_ALGO_RING);
-    g_assert_cmpint (b->to.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpuint(t->crossovers->len, ==, 2);
+    const CsSelectCrossover *a = &g_array_index(t->crossovers, CsSelectCrossover, 0);
+    const CsSelectCrossover *b = &g_array_index(t->crossovers, CsSelectCrossover, 1);
+    g_assert_cmpint(a->size_bytes, ==, x1);
+    g_assert_cmpint(a->from.nccl_algo, ==, CS_NCCL_ALGO_RING);
+    g_assert_cmpint(a->from.proto, ==, CS_PROTO_LL);
+    g_assert_cmpint(a->to.nccl_algo, ==, CS_NCCL_ALGO_NVLS);
+    g_assert_cmpint(b->size_bytes, ==, x2);
+    g_assert_cmpint(b->to.nccl_algo, ==, CS_NCCL_ALGO_RING);
+    g_assert_cmpint(b->to.proto, ==, CS_PROTO_SIMPLE);
     /* Both sides' times at the crossover: the new choice is faster there, not below. */
-    g_assert_cmpfloat (a->to_time_us, <, a->from_time_us);
-    g_assert_cmpfloat (a->from_time_below_us, <=, a->to_time_below_us);
-    g_assert_cmpfloat_with_epsilon (a->from_time_us, 15.0 + x1 / bw_ll, 1e-9);
-    g_assert_cmpfloat_with_epsilon (a->to_time_us, 25.0 + x1 / bw_nvls, 1e-9);
-    g_assert_cmpint (t->granularity, ==, 4);
-    assert_ranges (t);
+    g_assert_cmpfloat(a->to_time_us, <, a->from_time_us);
+    g_assert_cmpfloat(a->from_time_below_us, <=, a->to_time_below_us);
+    g_assert_cmpfloat_with_epsilon(a->from_time_us, 15.0 + x1 / bw_ll, 1e-9);
+    g_assert_cmpfloat_with_epsilon(a->to_time_us, 25.0 + x1 / bw_nvls, 1e-9);
+    g_assert_cmpint(t->granularity, ==, 4);
+    assert_ranges(t);
     /* Channels are the graphs': ring 12, NVLS 16. */
-    g_assert_cmpint (g_array_index (t->ranges, CsSelectRange, 1).choice.n_channels, ==, 16);
-    g_assert_cmpint (g_array_index (t->ranges, CsSelectRange, 2).choice.n_channels, ==, 12);
+    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 1).choice.n_channels, ==, 16);
+    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 2).choice.n_channels, ==, 12);
 }
 
 static void
-test_nccl_model_granularity (void)
+test_nccl_model_granularity(void)
 {
-    g_autoptr (CsTopo) topo = load ("dgx-h100x8");
+    g_autoptr(CsTopo) topo = load("dgx-h100x8");
     CsSelectOptions o;
-    cs_select_options_init (&o);
-    o.ops = CS_OP_BIT (CS_OP_ALL_GATHER) | CS_OP_BIT (CS_OP_ALL_TO_ALL);
-    o.max_bytes = (gint64) 1 << 30;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_GATHER) | CS_OP_BIT(CS_OP_ALL_TO_ALL);
+    o.max_bytes = (gint64)1 << 30;
     o.predict.dtype = CS_DTYPE_BFLOAT16;
     o.nccl_spec = "nccl";
-    g_autoptr (CsSelection) sel = run_select (topo, &o);
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
 
     /* All-to-all has no NCCL model: left out. All-gather sizes are totals of 8 blocks of
      * bfloat16: one step is 8 x 2 = 16 B, and every crossover flips NCCL's own argmin. */
-    g_assert_cmpuint (cs_selection_n_tables (sel), ==, 1);
-    const CsSelectTable *t = table_of (sel, CS_OP_ALL_GATHER);
-    g_assert_cmpint (t->granularity, ==, 16);
-    g_assert_cmpuint (t->crossovers->len, >=, 1);
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new_for_topo (topo, 0, "nccl", &error);
-    g_assert_no_error (error);
+    g_assert_cmpuint(cs_selection_n_tables(sel), ==, 1);
+    const CsSelectTable *t = table_of(sel, CS_OP_ALL_GATHER);
+    g_assert_cmpint(t->granularity, ==, 16);
+    g_assert_cmpuint(t->crossovers->len, >=, 1);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, 0, "nccl", &error);
+    g_assert_no_error(error);
     for (guint i = 0; i < t->crossovers->len; i++) {
-        const CsSelectCrossover *x = &g_array_index (t->crossovers, CsSelectCrossover, i);
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
         CsNcclPrediction below, at;
-        g_assert_cmpint (x->size_bytes % 16, ==, 0);
-        g_assert_true (cs_nccl_model_pick (m, CS_OP_ALL_GATHER, x->below_bytes, &below));
-        g_assert_true (cs_nccl_model_pick (m, CS_OP_ALL_GATHER, x->size_bytes, &at));
-        g_assert_cmpint (below.algo, ==, x->from.nccl_algo);
-        g_assert_cmpint (below.proto, ==, x->from.proto);
-        g_assert_cmpint (at.algo, ==, x->to.nccl_algo);
-        g_assert_cmpint (at.proto, ==, x->to.proto);
+        g_assert_cmpint(x->size_bytes % 16, ==, 0);
+        g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_GATHER, x->below_bytes, &below));
+        g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_GATHER, x->size_bytes, &at));
+        g_assert_cmpint(below.algo, ==, x->from.nccl_algo);
+        g_assert_cmpint(below.proto, ==, x->from.proto);
+        g_assert_cmpint(at.algo, ==, x->to.nccl_algo);
+        g_assert_cmpint(at.proto, ==, x->to.proto);
     }
-    assert_ranges (t);
+    assert_ranges(t);
 }
 
 /* ---- collsim's engine: crossovers checked against independent predictions ---- */
@@ -166,27 +166,27 @@ typedef struct {
 
 /* The argmin over every registered algorithm x protocol, by direct calls to the predictor. */
 static Pick
-independent_best (const CsTopo *topo, CsOp op, gint64 size, gboolean nccl_only)
+independent_best(const CsTopo *topo, CsOp op, gint64 size, gboolean nccl_only)
 {
     Pick best = { NULL, CS_PROTO_SIMPLE };
     CsTime best_time = G_MAXINT64;
     CsPredictOptions popts;
-    cs_predict_options_init (&popts);
-    for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++) {
+    cs_predict_options_init(&popts);
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         CsNcclAlgo na;
-        if (((*a)->ops & CS_OP_BIT (op)) == 0)
+        if (((*a)->ops & CS_OP_BIT(op)) == 0)
             continue;
-        if (nccl_only && !cs_nccl_algo_from_collsim ((*a)->name, &na))
+        if (nccl_only && !cs_nccl_algo_from_collsim((*a)->name, &na))
             continue;
         for (int p = 0; p < CS_N_PROTOS; p++) {
             CsPrediction pred;
-            g_autoptr (GError) error = NULL;
-            if (!cs_predict_one (topo, op, size, *a, (CsProto) p, &popts, &pred, &error))
+            g_autoptr(GError) error = NULL;
+            if (!cs_predict_one(topo, op, size, *a, (CsProto)p, &popts, &pred, &error))
                 continue;
             if (pred.result.time < best_time) {
                 best_time = pred.result.time;
                 best.algo = *a;
-                best.proto = (CsProto) p;
+                best.proto = (CsProto)p;
             }
         }
     }
@@ -194,133 +194,133 @@ independent_best (const CsTopo *topo, CsOp op, gint64 size, gboolean nccl_only)
 }
 
 static void
-check_engine_crossovers (const char *topo_name, CsOp op, gint64 max_bytes)
+check_engine_crossovers(const char *topo_name, CsOp op, gint64 max_bytes)
 {
-    g_autoptr (CsTopo) topo = load (topo_name);
+    g_autoptr(CsTopo) topo = load(topo_name);
     CsSelectOptions o;
-    cs_select_options_init (&o);
-    o.ops = CS_OP_BIT (op);
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(op);
     o.max_bytes = max_bytes;
     o.exact = TRUE;
-    g_autoptr (CsSelection) sel = run_select (topo, &o);
-    const CsSelectTable *t = table_of (sel, op);
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    const CsSelectTable *t = table_of(sel, op);
 
-    g_assert_cmpuint (t->points->len, >, 0);
+    g_assert_cmpuint(t->points->len, >, 0);
     /* Every case here has at least one change of algorithm or protocol. */
-    g_assert_cmpuint (t->crossovers->len, >=, 1);
-    assert_ranges (t);
+    g_assert_cmpuint(t->crossovers->len, >=, 1);
+    assert_ranges(t);
     for (guint i = 0; i < t->crossovers->len; i++) {
-        const CsSelectCrossover *x = &g_array_index (t->crossovers, CsSelectCrossover, i);
-        const Pick below = independent_best (topo, op, x->below_bytes, FALSE);
-        const Pick at = independent_best (topo, op, x->size_bytes, FALSE);
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+        const Pick below = independent_best(topo, op, x->below_bytes, FALSE);
+        const Pick at = independent_best(topo, op, x->size_bytes, FALSE);
         if (below.algo != x->from.algo || below.proto != x->from.proto || at.algo != x->to.algo
             || at.proto != x->to.proto)
-            g_error ("%s %s crossover at %" G_GINT64_FORMAT ": table says %s/%s -> %s/%s, "
-                     "direct predictions say %s/%s -> %s/%s",
-                     topo_name, cs_op_name (op), x->size_bytes, x->from.algo->name,
-                     cs_proto_name (x->from.proto), x->to.algo->name, cs_proto_name (x->to.proto),
-                     below.algo->name, cs_proto_name (below.proto), at.algo->name,
-                     cs_proto_name (at.proto));
+            g_error("%s %s crossover at %" G_GINT64_FORMAT ": table says %s/%s -> %s/%s, "
+                    "direct predictions say %s/%s -> %s/%s",
+                    topo_name, cs_op_name(op), x->size_bytes, x->from.algo->name,
+                    cs_proto_name(x->from.proto), x->to.algo->name, cs_proto_name(x->to.proto),
+                    below.algo->name, cs_proto_name(below.proto), at.algo->name,
+                    cs_proto_name(at.proto));
         /* The times reported are the two sides' own (equal times go to the earlier
          * candidate in listing order, so the new choice may tie). */
-        g_assert_cmpfloat (x->to_time_us, <=, x->from_time_us);
-        g_assert_cmpfloat (x->from_time_below_us, <=, x->to_time_below_us);
+        g_assert_cmpfloat(x->to_time_us, <=, x->from_time_us);
+        g_assert_cmpfloat(x->from_time_below_us, <=, x->to_time_below_us);
     }
     /* Every grid point's best is the independent argmin too. */
     for (guint i = 0; i < t->points->len; i++) {
-        const CsSelectPoint *p = &g_array_index (t->points, CsSelectPoint, i);
-        const Pick b = independent_best (topo, op, p->size_bytes, FALSE);
-        g_assert_true (b.algo == p->best.algo);
-        g_assert_cmpint (b.proto, ==, p->best.proto);
-        g_assert_false (p->extrapolated);
+        const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
+        const Pick b = independent_best(topo, op, p->size_bytes, FALSE);
+        g_assert_true(b.algo == p->best.algo);
+        g_assert_cmpint(b.proto, ==, p->best.proto);
+        g_assert_false(p->extrapolated);
     }
 }
 
 static void
-test_engine_allreduce (void)
+test_engine_allreduce(void)
 {
-    g_test_summary ("Each crossover's size and the size one element below are predicted "
-                    "directly with every algorithm x protocol: the argmin is the table's 'from' "
-                    "below and 'to' at the crossover.");
-    check_engine_crossovers ("dgx-h100x4", CS_OP_ALL_REDUCE, (gint64) 64 << 20);
+    g_test_summary("Each crossover's size and the size one element below are predicted "
+                   "directly with every algorithm x protocol: the argmin is the table's 'from' "
+                   "below and 'to' at the crossover.");
+    check_engine_crossovers("dgx-h100x4", CS_OP_ALL_REDUCE, (gint64)64 << 20);
 }
 
 static void
-test_engine_allgather (void)
+test_engine_allgather(void)
 {
-    check_engine_crossovers ("dgx-h100x4", CS_OP_ALL_GATHER, (gint64) 64 << 20);
+    check_engine_crossovers("dgx-h100x4", CS_OP_ALL_GATHER, (gint64)64 << 20);
 }
 
 static void
-test_engine_broadcast_pcie (void)
+test_engine_broadcast_pcie(void)
 {
-    check_engine_crossovers ("rtx2080ti-x2-pcie3-shm", CS_OP_BROADCAST, (gint64) 16 << 20);
+    check_engine_crossovers("rtx2080ti-x2-pcie3-shm", CS_OP_BROADCAST, (gint64)16 << 20);
 }
 
 static void
-test_nccl_only (void)
+test_nccl_only(void)
 {
-    g_autoptr (CsTopo) topo = load ("dgx-h100x4");
+    g_autoptr(CsTopo) topo = load("dgx-h100x4");
     CsSelectOptions o;
-    cs_select_options_init (&o);
-    o.ops = CS_OP_BIT (CS_OP_ALL_REDUCE) | CS_OP_BIT (CS_OP_ALL_TO_ALL);
-    o.max_bytes = (gint64) 16 << 20;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_TO_ALL);
+    o.max_bytes = (gint64)16 << 20;
     o.exact = TRUE;
     o.nccl_only = TRUE;
-    g_autoptr (CsSelection) sel = run_select (topo, &o);
-    const CsSelectTable *t = table_of (sel, CS_OP_ALL_REDUCE);
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    const CsSelectTable *t = table_of(sel, CS_OP_ALL_REDUCE);
 
-    g_assert_true (t->nccl_only);
+    g_assert_true(t->nccl_only);
     for (guint i = 0; i < t->points->len; i++) {
-        const CsSelectPoint *p = &g_array_index (t->points, CsSelectPoint, i);
+        const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
         CsNcclAlgo na;
-        g_assert_true (cs_nccl_algo_from_collsim (p->best.algo->name, &na));
-        g_assert_cmpint (p->best.nccl_algo, ==, na);
+        g_assert_true(cs_nccl_algo_from_collsim(p->best.algo->name, &na));
+        g_assert_cmpint(p->best.nccl_algo, ==, na);
     }
     for (guint i = 0; i < t->crossovers->len; i++) {
-        const CsSelectCrossover *x = &g_array_index (t->crossovers, CsSelectCrossover, i);
-        const Pick below = independent_best (topo, CS_OP_ALL_REDUCE, x->below_bytes, TRUE);
-        const Pick at = independent_best (topo, CS_OP_ALL_REDUCE, x->size_bytes, TRUE);
-        g_assert_true (below.algo == x->from.algo && below.proto == x->from.proto);
-        g_assert_true (at.algo == x->to.algo && at.proto == x->to.proto);
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+        const Pick below = independent_best(topo, CS_OP_ALL_REDUCE, x->below_bytes, TRUE);
+        const Pick at = independent_best(topo, CS_OP_ALL_REDUCE, x->size_bytes, TRUE);
+        g_assert_true(below.algo == x->from.algo && below.proto == x->from.proto);
+        g_assert_true(at.algo == x->to.algo && at.proto == x->to.proto);
     }
     /* The NCCL table is the same table; all-to-all has none, and no NCCL-implementable
      * candidate at all under --nccl-only. */
-    g_assert_true (cs_selection_nccl_table (sel, CS_OP_ALL_REDUCE) == t);
-    g_assert_null (cs_selection_nccl_table (sel, CS_OP_ALL_TO_ALL));
-    const CsSelectTable *a2a = table_of (sel, CS_OP_ALL_TO_ALL);
-    g_assert_cmpint (a2a->n_candidates, ==, 0);
-    g_assert_nonnull (a2a->note);
+    g_assert_true(cs_selection_nccl_table(sel, CS_OP_ALL_REDUCE) == t);
+    g_assert_null(cs_selection_nccl_table(sel, CS_OP_ALL_TO_ALL));
+    const CsSelectTable *a2a = table_of(sel, CS_OP_ALL_TO_ALL);
+    g_assert_cmpint(a2a->n_candidates, ==, 0);
+    g_assert_nonnull(a2a->note);
 }
 
 static void
-test_extrapolation (void)
+test_extrapolation(void)
 {
-    g_autoptr (CsTopo) topo = load ("dgx-h100x4");
+    g_autoptr(CsTopo) topo = load("dgx-h100x4");
     CsSelectOptions o;
-    cs_select_options_init (&o);
-    o.ops = CS_OP_BIT (CS_OP_ALL_REDUCE);
-    o.min_bytes = (gint64) 64 << 20;
-    o.max_bytes = (gint64) 1 << 30;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.min_bytes = (gint64)64 << 20;
+    o.max_bytes = (gint64)1 << 30;
     o.max_events = 2000;
-    g_autoptr (CsSelection) fast = run_select (topo, &o);
+    g_autoptr(CsSelection) fast = run_select(topo, &o);
     o.exact = TRUE;
-    g_autoptr (CsSelection) exact = run_select (topo, &o);
-    const CsSelectTable *tf = table_of (fast, CS_OP_ALL_REDUCE);
-    const CsSelectTable *te = table_of (exact, CS_OP_ALL_REDUCE);
+    g_autoptr(CsSelection) exact = run_select(topo, &o);
+    const CsSelectTable *tf = table_of(fast, CS_OP_ALL_REDUCE);
+    const CsSelectTable *te = table_of(exact, CS_OP_ALL_REDUCE);
 
-    g_test_summary ("Past the event cap a pipelined schedule's time is linear in its size: "
-                    "the extrapolated times stay within 1% of full simulations.");
-    g_assert_cmpuint (tf->points->len, ==, te->points->len);
+    g_test_summary("Past the event cap a pipelined schedule's time is linear in its size: "
+                   "the extrapolated times stay within 1% of full simulations.");
+    g_assert_cmpuint(tf->points->len, ==, te->points->len);
     gboolean some = FALSE;
     for (guint i = 0; i < tf->points->len; i++) {
-        const CsSelectPoint *pf = &g_array_index (tf->points, CsSelectPoint, i);
-        const CsSelectPoint *pe = &g_array_index (te->points, CsSelectPoint, i);
+        const CsSelectPoint *pf = &g_array_index(tf->points, CsSelectPoint, i);
+        const CsSelectPoint *pe = &g_array_index(te->points, CsSelectPoint, i);
         some |= pf->extrapolated;
-        g_assert_false (pe->extrapolated);
-        g_assert_cmpfloat (fabs (pf->time_us - pe->time_us), <=, 0.01 * pe->time_us);
+        g_assert_false(pe->extrapolated);
+        g_assert_cmpfloat(fabs(pf->time_us - pe->time_us), <=, 0.01 * pe->time_us);
     }
-    g_assert_true (some);
+    g_assert_true(some);
 }
 
 /* ---- Emitters, parsed back ---- */
@@ -332,130 +332,129 @@ typedef struct {
 
 /* Two collectives NCCL tunes and one it does not, on NCCL's model (fast and exact). */
 static void
-emit_setup (EmitFixture *f, gconstpointer data)
+emit_setup(EmitFixture *f, gconstpointer data)
 {
-    const gint64 max_bytes = GPOINTER_TO_INT (data) ? (gint64) 16 << 30 : (gint64) 1 << 30;
-    f->topo = load ("dgx-h100x4");
+    const gint64 max_bytes = GPOINTER_TO_INT(data) ? (gint64)16 << 30 : (gint64)1 << 30;
+    f->topo = load("dgx-h100x4");
     CsSelectOptions o;
-    cs_select_options_init (&o);
-    o.ops = CS_OP_BIT (CS_OP_ALL_REDUCE) | CS_OP_BIT (CS_OP_ALL_GATHER)
-            | CS_OP_BIT (CS_OP_ALL_TO_ALL);
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_GATHER) | CS_OP_BIT(CS_OP_ALL_TO_ALL);
     o.min_bytes = 1024;
     o.max_bytes = max_bytes;
     o.step_factor = 4;
-    f->sel = run_select (f->topo, &o);
+    f->sel = run_select(f->topo, &o);
 }
 
 static void
-emit_teardown (EmitFixture *f, gconstpointer data)
+emit_teardown(EmitFixture *f, gconstpointer data)
 {
-    (void) data;
-    cs_selection_free (f->sel);
-    cs_topo_unref (f->topo);
+    (void)data;
+    cs_selection_free(f->sel);
+    cs_topo_unref(f->topo);
 }
 
 static gint64
-json_int (const cJSON *o, const char *key)
+json_int(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
-    g_assert_true (cJSON_IsNumber (v));
-    return (gint64) v->valuedouble;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    g_assert_true(cJSON_IsNumber(v));
+    return (gint64)v->valuedouble;
 }
 
 static const char *
-json_str (const cJSON *o, const char *key)
+json_str(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive (o, key);
-    g_assert_true (cJSON_IsString (v));
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    g_assert_true(cJSON_IsString(v));
     return v->valuestring;
 }
 
 static void
-test_emit_json (EmitFixture *f, gconstpointer data)
+test_emit_json(EmitFixture *f, gconstpointer data)
 {
-    (void) data;
-    g_autofree char *text = cs_selection_to_json (f->sel);
-    g_autoptr (cJSON) root = cJSON_Parse (text);
-    g_assert_nonnull (root);
+    (void)data;
+    g_autofree char *text = cs_selection_to_json(f->sel);
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
 
-    g_assert_cmpstr (json_str (root, "format"), ==, "collsim-select");
-    g_assert_cmpstr (json_str (root, "collsim_version"), ==, COLLSIM_VERSION);
-    g_assert_cmpstr (json_str (root, "topology"), ==, "dgx-h100x4");
-    g_assert_cmpint (json_int (root, "nranks"), ==, 4);
-    g_assert_cmpint (json_int (root, "nnodes"), ==, 1);
-    const cJSON *colls = cJSON_GetObjectItemCaseSensitive (root, "collectives");
-    g_assert_cmpint (cJSON_GetArraySize (colls), ==, 3);
+    g_assert_cmpstr(json_str(root, "format"), ==, "collsim-select");
+    g_assert_cmpstr(json_str(root, "collsim_version"), ==, COLLSIM_VERSION);
+    g_assert_cmpstr(json_str(root, "topology"), ==, "dgx-h100x4");
+    g_assert_cmpint(json_int(root, "nranks"), ==, 4);
+    g_assert_cmpint(json_int(root, "nnodes"), ==, 1);
+    const cJSON *colls = cJSON_GetObjectItemCaseSensitive(root, "collectives");
+    g_assert_cmpint(cJSON_GetArraySize(colls), ==, 3);
     const cJSON *c;
-    cJSON_ArrayForEach (c, colls)
+    cJSON_ArrayForEach(c, colls)
     {
         CsOp op;
-        g_assert_true (cs_op_from_name (json_str (c, "collective"), &op, NULL));
-        const CsSelectTable *t = table_of (f->sel, op);
-        const cJSON *points = cJSON_GetObjectItemCaseSensitive (c, "points");
-        g_assert_cmpint (cJSON_GetArraySize (points), ==, (int) t->points->len);
+        g_assert_true(cs_op_from_name(json_str(c, "collective"), &op, NULL));
+        const CsSelectTable *t = table_of(f->sel, op);
+        const cJSON *points = cJSON_GetObjectItemCaseSensitive(c, "points");
+        g_assert_cmpint(cJSON_GetArraySize(points), ==, (int)t->points->len);
         for (guint i = 0; i < t->points->len; i++) {
-            const CsSelectPoint *p = &g_array_index (t->points, CsSelectPoint, i);
-            const cJSON *jp = cJSON_GetArrayItem (points, (int) i);
-            g_assert_cmpint (json_int (jp, "size_bytes"), ==, p->size_bytes);
-            g_assert_cmpstr (json_str (jp, "algorithm"), ==, p->best.algo->name);
-            g_assert_cmpstr (json_str (jp, "protocol"), ==, cs_proto_name (p->best.proto));
-            g_assert_cmpint (json_int (jp, "channels"), ==, p->best.n_channels);
-            const cJSON *time = cJSON_GetObjectItemCaseSensitive (jp, "time_us");
-            g_assert_cmpfloat_with_epsilon (time->valuedouble, p->time_us, 1e-6);
+            const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
+            const cJSON *jp = cJSON_GetArrayItem(points, (int)i);
+            g_assert_cmpint(json_int(jp, "size_bytes"), ==, p->size_bytes);
+            g_assert_cmpstr(json_str(jp, "algorithm"), ==, p->best.algo->name);
+            g_assert_cmpstr(json_str(jp, "protocol"), ==, cs_proto_name(p->best.proto));
+            g_assert_cmpint(json_int(jp, "channels"), ==, p->best.n_channels);
+            const cJSON *time = cJSON_GetObjectItemCaseSensitive(jp, "time_us");
+            g_assert_cmpfloat_with_epsilon(time->valuedouble, p->time_us, 1e-6);
         }
-        const cJSON *xs = cJSON_GetObjectItemCaseSensitive (c, "crossovers");
-        g_assert_cmpint (cJSON_GetArraySize (xs), ==, (int) t->crossovers->len);
+        const cJSON *xs = cJSON_GetObjectItemCaseSensitive(c, "crossovers");
+        g_assert_cmpint(cJSON_GetArraySize(xs), ==, (int)t->crossovers->len);
         /* Ranges: contiguous from 0, the last open (null), boundaries at the crossovers. */
-        const cJSON *ranges = cJSON_GetObjectItemCaseSensitive (c, "ranges");
-        g_assert_cmpint (cJSON_GetArraySize (ranges), ==, (int) t->ranges->len);
+        const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(c, "ranges");
+        g_assert_cmpint(cJSON_GetArraySize(ranges), ==, (int)t->ranges->len);
         gint64 next = 0;
-        for (int i = 0; i < cJSON_GetArraySize (ranges); i++) {
-            const cJSON *r = cJSON_GetArrayItem (ranges, i);
-            const cJSON *max = cJSON_GetObjectItemCaseSensitive (r, "max_bytes");
-            g_assert_cmpint (json_int (r, "min_bytes"), ==, next);
-            if (i + 1 < cJSON_GetArraySize (ranges)) {
-                const cJSON *x = cJSON_GetArrayItem (xs, i);
-                g_assert_cmpint ((gint64) max->valuedouble + 1, ==, json_int (x, "size_bytes"));
-                next = (gint64) max->valuedouble + 1;
+        for (int i = 0; i < cJSON_GetArraySize(ranges); i++) {
+            const cJSON *r = cJSON_GetArrayItem(ranges, i);
+            const cJSON *max = cJSON_GetObjectItemCaseSensitive(r, "max_bytes");
+            g_assert_cmpint(json_int(r, "min_bytes"), ==, next);
+            if (i + 1 < cJSON_GetArraySize(ranges)) {
+                const cJSON *x = cJSON_GetArrayItem(xs, i);
+                g_assert_cmpint((gint64)max->valuedouble + 1, ==, json_int(x, "size_bytes"));
+                next = (gint64)max->valuedouble + 1;
             }
             else {
-                g_assert_true (cJSON_IsNull (max));
+                g_assert_true(cJSON_IsNull(max));
             }
         }
         /* nccl_ranges: NCCL's names only; null for all-to-all. */
-        const cJSON *nr = cJSON_GetObjectItemCaseSensitive (c, "nccl_ranges");
+        const cJSON *nr = cJSON_GetObjectItemCaseSensitive(c, "nccl_ranges");
         if (op == CS_OP_ALL_TO_ALL) {
-            g_assert_true (cJSON_IsNull (nr));
+            g_assert_true(cJSON_IsNull(nr));
             continue;
         }
-        g_assert_true (cJSON_IsArray (nr));
+        g_assert_true(cJSON_IsArray(nr));
         const cJSON *r;
         next = 0;
-        cJSON_ArrayForEach (r, nr)
+        cJSON_ArrayForEach(r, nr)
         {
             CsNcclAlgo na;
             CsProto proto;
-            g_assert_cmpint (json_int (r, "min_bytes"), ==, next);
-            g_assert_true (cs_nccl_algo_from_name (json_str (r, "algorithm"), &na));
-            g_assert_cmpstr (json_str (r, "algorithm"), ==, cs_nccl_algo_name (na));
-            g_assert_true (cs_proto_from_name (json_str (r, "protocol"), &proto, NULL));
-            g_assert_cmpstr (json_str (r, "protocol"), ==, cs_nccl_proto_name (proto));
-            const cJSON *max = cJSON_GetObjectItemCaseSensitive (r, "max_bytes");
-            next = cJSON_IsNull (max) ? -1 : (gint64) max->valuedouble + 1;
+            g_assert_cmpint(json_int(r, "min_bytes"), ==, next);
+            g_assert_true(cs_nccl_algo_from_name(json_str(r, "algorithm"), &na));
+            g_assert_cmpstr(json_str(r, "algorithm"), ==, cs_nccl_algo_name(na));
+            g_assert_true(cs_proto_from_name(json_str(r, "protocol"), &proto, NULL));
+            g_assert_cmpstr(json_str(r, "protocol"), ==, cs_nccl_proto_name(proto));
+            const cJSON *max = cJSON_GetObjectItemCaseSensitive(r, "max_bytes");
+            next = cJSON_IsNull(max) ? -1 : (gint64)max->valuedouble + 1;
         }
-        g_assert_cmpint (next, ==, -1);
+        g_assert_cmpint(next, ==, -1);
     }
 }
 
 /* Comment and data lines of a CSV; data lines split in fields. */
 static GPtrArray *
-csv_rows (const char *text, gboolean *saw_comment)
+csv_rows(const char *text, gboolean *saw_comment)
 {
-    GPtrArray *rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
-    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (int i = 0; lines[i] != NULL; i++) {
         /* NCCL's example tuner reads lines into a 256-byte buffer. */
-        g_assert_cmpuint (strlen (lines[i]), <, 256);
+        g_assert_cmpuint(strlen(lines[i]), <, 256);
         if (lines[i][0] == '\0')
             continue;
         if (lines[i][0] == '#') {
@@ -463,244 +462,244 @@ csv_rows (const char *text, gboolean *saw_comment)
                 *saw_comment = TRUE;
             continue;
         }
-        g_ptr_array_add (rows, g_strsplit (lines[i], ",", -1));
+        g_ptr_array_add(rows, g_strsplit(lines[i], ",", -1));
     }
     return rows;
 }
 
 static void
-check_tuner_csv (EmitFixture *f, guint64 last_max)
+check_tuner_csv(EmitFixture *f, guint64 last_max)
 {
-    g_autofree char *text = cs_selection_to_nccl_tuner_csv (f->sel);
+    g_autofree char *text = cs_selection_to_nccl_tuner_csv(f->sel);
     gboolean comment = FALSE;
-    g_autoptr (GPtrArray) rows = csv_rows (text, &comment);
-    g_assert_true (comment);
-    g_assert_nonnull (strstr (text, "bruck"));   /* the restriction is said */
+    g_autoptr(GPtrArray) rows = csv_rows(text, &comment);
+    g_assert_true(comment);
+    g_assert_nonnull(strstr(text, "bruck")); /* the restriction is said */
 
     /* Per collective: contiguous from 0 to @last_max, rows matching the NCCL table. */
     const CsOp ops[] = { CS_OP_ALL_GATHER, CS_OP_ALL_REDUCE };
-    for (gsize k = 0; k < G_N_ELEMENTS (ops); k++) {
-        const CsSelectTable *t = cs_selection_nccl_table (f->sel, ops[k]);
+    for (gsize k = 0; k < G_N_ELEMENTS(ops); k++) {
+        const CsSelectTable *t = cs_selection_nccl_table(f->sel, ops[k]);
         guint64 next = 0;
         guint n = 0;
         for (guint i = 0; i < rows->len; i++) {
-            char **fields = g_ptr_array_index (rows, i);
-            g_assert_cmpuint (g_strv_length (fields), ==, 10);
-            if (strcmp (fields[0], cs_op_name (ops[k])) != 0)
+            char **fields = g_ptr_array_index(rows, i);
+            g_assert_cmpuint(g_strv_length(fields), ==, 10);
+            if (strcmp(fields[0], cs_op_name(ops[k])) != 0)
                 continue;
-            const CsSelectRange *r = &g_array_index (t->ranges, CsSelectRange, n);
-            const guint64 min = g_ascii_strtoull (fields[1], NULL, 10);
-            const guint64 max = g_ascii_strtoull (fields[2], NULL, 10);
-            g_assert_cmpuint (min, ==, next);
-            g_assert_cmpuint (max, >=, min);
-            g_assert_cmpstr (fields[3], ==, cs_nccl_algo_name (r->choice.nccl_algo));
-            g_assert_cmpstr (fields[4], ==, cs_nccl_proto_name (r->choice.proto));
-            g_assert_cmpint (atoi (fields[5]), ==, r->choice.n_channels);
-            g_assert_cmpstr (fields[6], ==, "1");
-            g_assert_cmpstr (fields[7], ==, "4");
-            g_assert_cmpstr (fields[8], ==, "-1");
-            g_assert_cmpstr (fields[9], ==, "-1");
+            const CsSelectRange *r = &g_array_index(t->ranges, CsSelectRange, n);
+            const guint64 min = g_ascii_strtoull(fields[1], NULL, 10);
+            const guint64 max = g_ascii_strtoull(fields[2], NULL, 10);
+            g_assert_cmpuint(min, ==, next);
+            g_assert_cmpuint(max, >=, min);
+            g_assert_cmpstr(fields[3], ==, cs_nccl_algo_name(r->choice.nccl_algo));
+            g_assert_cmpstr(fields[4], ==, cs_nccl_proto_name(r->choice.proto));
+            g_assert_cmpint(atoi(fields[5]), ==, r->choice.n_channels);
+            g_assert_cmpstr(fields[6], ==, "1");
+            g_assert_cmpstr(fields[7], ==, "4");
+            g_assert_cmpstr(fields[8], ==, "-1");
+            g_assert_cmpstr(fields[9], ==, "-1");
             next = max + 1;
             if (max == last_max)
                 next = 0;
             n++;
         }
-        g_assert_cmpuint (n, ==, t->ranges->len);
-        g_assert_cmpuint (next, ==, 0);
+        g_assert_cmpuint(n, ==, t->ranges->len);
+        g_assert_cmpuint(next, ==, 0);
     }
     for (guint i = 0; i < rows->len; i++)
-        g_assert_cmpstr (((char **) g_ptr_array_index (rows, i))[0], !=, "alltoall");
+        g_assert_cmpstr(((char **)g_ptr_array_index(rows, i))[0], !=, "alltoall");
 }
 
 static void
-test_emit_tuner_csv (EmitFixture *f, gconstpointer data)
+test_emit_tuner_csv(EmitFixture *f, gconstpointer data)
 {
-    g_test_summary ("The example tuner's CSV: 10 fields, ranges from 0 to 2^32-1 without gap "
-                    "or overlap (open to 2^64-1 when the grid passes 4 GiB), NCCL's names.");
-    check_tuner_csv (f, GPOINTER_TO_INT (data) ? G_MAXUINT64 : G_GUINT64_CONSTANT (4294967295));
+    g_test_summary("The example tuner's CSV: 10 fields, ranges from 0 to 2^32-1 without gap "
+                   "or overlap (open to 2^64-1 when the grid passes 4 GiB), NCCL's names.");
+    check_tuner_csv(f, GPOINTER_TO_INT(data) ? G_MAXUINT64 : G_GUINT64_CONSTANT(4294967295));
 }
 
 static void
-test_emit_measurements_csv (EmitFixture *f, gconstpointer data)
+test_emit_measurements_csv(EmitFixture *f, gconstpointer data)
 {
-    (void) data;
-    g_autofree char *text = cs_selection_to_nccl_measurements_csv (f->sel);
-    g_assert_true (g_str_has_prefix (text, "collective,size_bytes,algorithm,protocol,channels,"
-                                           "nodes,ranks,pipeOps,regBuff,cost_metric,"
-                                           "bandwidth_gbps,latency_us\n"));
+    (void)data;
+    g_autofree char *text = cs_selection_to_nccl_measurements_csv(f->sel);
+    g_assert_true(g_str_has_prefix(text, "collective,size_bytes,algorithm,protocol,channels,"
+                                         "nodes,ranks,pipeOps,regBuff,cost_metric,"
+                                         "bandwidth_gbps,latency_us\n"));
     gboolean comment = FALSE;
-    g_autoptr (GPtrArray) rows = csv_rows (strchr (text, '\n') + 1, &comment);
-    g_assert_false (comment);
-    g_autoptr (GHashTable) best = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+    g_autoptr(GPtrArray) rows = csv_rows(strchr(text, '\n') + 1, &comment);
+    g_assert_false(comment);
+    g_autoptr(GHashTable) best = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     for (guint i = 0; i < rows->len; i++) {
-        char **fields = g_ptr_array_index (rows, i);
+        char **fields = g_ptr_array_index(rows, i);
         CsNcclAlgo na;
-        g_assert_cmpuint (g_strv_length (fields), ==, 12);
-        g_assert_true (cs_nccl_algo_from_name (fields[2], &na));
-        const double cost = g_ascii_strtod (fields[9], NULL);
-        g_assert_cmpfloat (cost, >, 0.0);
-        g_assert_cmpfloat (g_ascii_strtod (fields[11], NULL), ==, cost);
-        g_autofree char *key = g_strdup_printf ("%s,%s", fields[0], fields[1]);
-        double *min = g_hash_table_lookup (best, key);
+        g_assert_cmpuint(g_strv_length(fields), ==, 12);
+        g_assert_true(cs_nccl_algo_from_name(fields[2], &na));
+        const double cost = g_ascii_strtod(fields[9], NULL);
+        g_assert_cmpfloat(cost, >, 0.0);
+        g_assert_cmpfloat(g_ascii_strtod(fields[11], NULL), ==, cost);
+        g_autofree char *key = g_strdup_printf("%s,%s", fields[0], fields[1]);
+        double *min = g_hash_table_lookup(best, key);
         if (min == NULL) {
-            min = g_new (double, 1);
+            min = g_new(double, 1);
             *min = cost;
-            g_hash_table_insert (best, g_steal_pointer (&key), min);
+            g_hash_table_insert(best, g_steal_pointer(&key), min);
         }
-        *min = MIN (*min, cost);
+        *min = MIN(*min, cost);
     }
     /* The cheapest row per size is the NCCL table's best (to the CSV's 1e-6 us). */
-    const CsSelectTable *t = cs_selection_nccl_table (f->sel, CS_OP_ALL_REDUCE);
+    const CsSelectTable *t = cs_selection_nccl_table(f->sel, CS_OP_ALL_REDUCE);
     for (guint i = 0; i < t->points->len; i++) {
-        const CsSelectPoint *p = &g_array_index (t->points, CsSelectPoint, i);
-        g_autofree char *key = g_strdup_printf ("allreduce,%" G_GINT64_FORMAT, p->size_bytes);
-        const double *min = g_hash_table_lookup (best, key);
-        g_assert_nonnull (min);
-        g_assert_cmpfloat_with_epsilon (*min, p->time_us, 2e-6);
+        const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
+        g_autofree char *key = g_strdup_printf("allreduce,%" G_GINT64_FORMAT, p->size_bytes);
+        const double *min = g_hash_table_lookup(best, key);
+        g_assert_nonnull(min);
+        g_assert_cmpfloat_with_epsilon(*min, p->time_us, 2e-6);
     }
 }
 
 static void
-test_emit_env (EmitFixture *f, gconstpointer data)
+test_emit_env(EmitFixture *f, gconstpointer data)
 {
-    (void) data;
-    g_autofree char *text = cs_selection_to_env (f->sel);
-    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    (void)data;
+    g_autofree char *text = cs_selection_to_env(f->sel);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     const char *algo_line = NULL;
     const char *proto_line = NULL;
 
     for (int i = 0; lines[i] != NULL; i++) {
-        if (g_str_has_prefix (lines[i], "export NCCL_ALGO=\""))
-            algo_line = lines[i] + strlen ("export NCCL_ALGO=\"");
-        else if (g_str_has_prefix (lines[i], "export NCCL_PROTO=\""))
-            proto_line = lines[i] + strlen ("export NCCL_PROTO=\"");
+        if (g_str_has_prefix(lines[i], "export NCCL_ALGO=\""))
+            algo_line = lines[i] + strlen("export NCCL_ALGO=\"");
+        else if (g_str_has_prefix(lines[i], "export NCCL_PROTO=\""))
+            proto_line = lines[i] + strlen("export NCCL_PROTO=\"");
         else
-            g_assert_true (lines[i][0] == '#' || lines[i][0] == '\0');
+            g_assert_true(lines[i][0] == '#' || lines[i][0] == '\0');
     }
-    g_assert_nonnull (algo_line);
-    g_assert_nonnull (proto_line);
+    g_assert_nonnull(algo_line);
+    g_assert_nonnull(proto_line);
 
     /* NCCL's syntax: "coll:a,b;coll:c", every entry prefixed; names as NCCL spells them. */
-    g_autofree char *algos = g_strndup (algo_line, strlen (algo_line) - 1);
-    g_auto (GStrv) entries = g_strsplit (algos, ";", -1);
-    g_assert_cmpuint (g_strv_length (entries), ==, 2);
+    g_autofree char *algos = g_strndup(algo_line, strlen(algo_line) - 1);
+    g_auto(GStrv) entries = g_strsplit(algos, ";", -1);
+    g_assert_cmpuint(g_strv_length(entries), ==, 2);
     for (int i = 0; entries[i] != NULL; i++) {
-        g_auto (GStrv) kv = g_strsplit (entries[i], ":", 2);
+        g_auto(GStrv) kv = g_strsplit(entries[i], ":", 2);
         CsOp op;
-        g_assert_nonnull (kv[1]);
-        g_assert_true (cs_op_from_name (kv[0], &op, NULL));
-        const CsSelectTable *t = cs_selection_nccl_table (f->sel, op);
-        g_auto (GStrv) names = g_strsplit (kv[1], ",", -1);
+        g_assert_nonnull(kv[1]);
+        g_assert_true(cs_op_from_name(kv[0], &op, NULL));
+        const CsSelectTable *t = cs_selection_nccl_table(f->sel, op);
+        g_auto(GStrv) names = g_strsplit(kv[1], ",", -1);
         /* Exactly the algorithms the collective's NCCL ranges use. */
         gboolean used[CS_NCCL_N_ALGOS] = { FALSE };
         for (guint j = 0; j < t->ranges->len; j++)
-            used[g_array_index (t->ranges, CsSelectRange, j).choice.nccl_algo] = TRUE;
+            used[g_array_index(t->ranges, CsSelectRange, j).choice.nccl_algo] = TRUE;
         int n_used = 0;
         for (int a = 0; a < CS_NCCL_N_ALGOS; a++)
             n_used += used[a];
-        g_assert_cmpint ((int) g_strv_length (names), ==, n_used);
+        g_assert_cmpint((int)g_strv_length(names), ==, n_used);
         for (int j = 0; names[j] != NULL; j++) {
             CsNcclAlgo na;
-            g_assert_true (cs_nccl_algo_from_name (names[j], &na));
-            g_assert_cmpstr (names[j], ==, cs_nccl_algo_env_name (na));
-            g_assert_true (used[na]);
+            g_assert_true(cs_nccl_algo_from_name(names[j], &na));
+            g_assert_cmpstr(names[j], ==, cs_nccl_algo_env_name(na));
+            g_assert_true(used[na]);
         }
         /* More than one pair: the comment says one setting cannot express the table. */
         if (t->ranges->len > 1) {
-            g_autofree char *needle = g_strdup_printf ("# %s:", kv[0]);
-            g_assert_nonnull (strstr (text, needle));
-            g_assert_nonnull (strstr (text, "cannot express"));
+            g_autofree char *needle = g_strdup_printf("# %s:", kv[0]);
+            g_assert_nonnull(strstr(text, needle));
+            g_assert_nonnull(strstr(text, "cannot express"));
         }
     }
-    g_assert_null (strstr (proto_line, "alltoall"));
-    g_assert_nonnull (strstr (proto_line, "allreduce:"));
+    g_assert_null(strstr(proto_line, "alltoall"));
+    g_assert_nonnull(strstr(proto_line, "allreduce:"));
 }
 
 static void
-test_emit_table (EmitFixture *f, gconstpointer data)
+test_emit_table(EmitFixture *f, gconstpointer data)
 {
-    (void) data;
-    g_autofree char *text = cs_selection_to_table (f->sel);
-    g_assert_true (g_str_has_prefix (text, "# collsim " COLLSIM_VERSION " select: dgx-h100x4"));
-    const CsSelectTable *t = table_of (f->sel, CS_OP_ALL_REDUCE);
+    (void)data;
+    g_autofree char *text = cs_selection_to_table(f->sel);
+    g_assert_true(g_str_has_prefix(text, "# collsim " COLLSIM_VERSION " select: dgx-h100x4"));
+    const CsSelectTable *t = table_of(f->sel, CS_OP_ALL_REDUCE);
     for (guint i = 0; i < t->crossovers->len; i++) {
-        const CsSelectCrossover *x = &g_array_index (t->crossovers, CsSelectCrossover, i);
-        g_autofree char *needle = g_strdup_printf ("#%13" G_GINT64_FORMAT "  (", x->size_bytes);
-        g_assert_nonnull (strstr (text, needle));
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+        g_autofree char *needle = g_strdup_printf("#%13" G_GINT64_FORMAT "  (", x->size_bytes);
+        g_assert_nonnull(strstr(text, needle));
     }
 }
 
 /* ---- --compare ---- */
 
 static void
-test_compare (void)
+test_compare(void)
 {
-    g_autoptr (CsTopo) topo = load ("dgx-h100x8");
-    g_autoptr (GError) error = NULL;
+    g_autoptr(CsTopo) topo = load("dgx-h100x8");
+    g_autoptr(GError) error = NULL;
     CsSelectOptions o;
-    cs_select_options_init (&o);
-    o.ops = CS_OP_BIT (CS_OP_ALL_REDUCE) | CS_OP_BIT (CS_OP_SCATTER);
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_SCATTER);
     o.min_bytes = 1024;
-    o.max_bytes = (gint64) 256 << 20;
+    o.max_bytes = (gint64)256 << 20;
     o.step_factor = 16;
-    g_autoptr (CsSelection) sel = cs_select_compare (topo, &o, "nccl:2.19", &error);
-    g_assert_no_error (error);
-    g_autoptr (CsNcclModel) m = cs_nccl_model_new_for_topo (topo, 0, "nccl:2.19", &error);
+    g_autoptr(CsSelection) sel = cs_select_compare(topo, &o, "nccl:2.19", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, 0, "nccl:2.19", &error);
 
-    g_assert_null (cs_selection_compare_rows (sel, CS_OP_SCATTER));
-    const GArray *rows = cs_selection_compare_rows (sel, CS_OP_ALL_REDUCE);
-    const CsSelectTable *t = cs_selection_nccl_table (sel, CS_OP_ALL_REDUCE);
-    g_assert_nonnull (rows);
-    g_assert_cmpuint (rows->len, ==, t->points->len);
+    g_assert_null(cs_selection_compare_rows(sel, CS_OP_SCATTER));
+    const GArray *rows = cs_selection_compare_rows(sel, CS_OP_ALL_REDUCE);
+    const CsSelectTable *t = cs_selection_nccl_table(sel, CS_OP_ALL_REDUCE);
+    g_assert_nonnull(rows);
+    g_assert_cmpuint(rows->len, ==, t->points->len);
     for (guint i = 0; i < rows->len; i++) {
-        const CsSelectCompareRow *r = &g_array_index (rows, CsSelectCompareRow, i);
-        const CsSelectPoint *p = &g_array_index (t->points, CsSelectPoint, i);
+        const CsSelectCompareRow *r = &g_array_index(rows, CsSelectCompareRow, i);
+        const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
         CsNcclPrediction pick;
-        g_assert_true (cs_nccl_model_pick (m, CS_OP_ALL_REDUCE, r->size_bytes, &pick));
-        g_assert_cmpint (r->nccl.algo, ==, pick.algo);
-        g_assert_cmpint (r->nccl.proto, ==, pick.proto);
-        g_assert_cmpfloat (r->nccl.time_us, ==, pick.time_us);
-        g_assert_cmpfloat (r->best_us, ==, p->time_us);
-        g_assert_true (r->nccl_simulated);
-        g_assert_cmpstr (r->nccl_as_collsim.algo->name, ==, cs_nccl_algo_collsim_name (pick.algo));
+        g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, r->size_bytes, &pick));
+        g_assert_cmpint(r->nccl.algo, ==, pick.algo);
+        g_assert_cmpint(r->nccl.proto, ==, pick.proto);
+        g_assert_cmpfloat(r->nccl.time_us, ==, pick.time_us);
+        g_assert_cmpfloat(r->best_us, ==, p->time_us);
+        g_assert_true(r->nccl_simulated);
+        g_assert_cmpstr(r->nccl_as_collsim.algo->name, ==, cs_nccl_algo_collsim_name(pick.algo));
         /* collsim's pick is the fastest NCCL-implementable one: the loss is never negative. */
-        g_assert_cmpfloat (r->nccl_pick_us, >=, r->best_us);
-        g_assert_cmpfloat_with_epsilon (r->loss_us, r->nccl_pick_us - r->best_us, 1e-9);
+        g_assert_cmpfloat(r->nccl_pick_us, >=, r->best_us);
+        g_assert_cmpfloat_with_epsilon(r->loss_us, r->nccl_pick_us - r->best_us, 1e-9);
     }
-    g_autofree char *text = cs_selection_compare_to_table (sel);
-    g_assert_nonnull (strstr (text, "NCCL 2.19 model"));
-    g_autofree char *json = cs_selection_compare_to_json (sel);
-    g_autoptr (cJSON) root = cJSON_Parse (json);
-    g_assert_nonnull (root);
-    g_assert_cmpstr (json_str (root, "nccl_model"), ==, "2.19");
+    g_autofree char *text = cs_selection_compare_to_table(sel);
+    g_assert_nonnull(strstr(text, "NCCL 2.19 model"));
+    g_autofree char *json = cs_selection_compare_to_json(sel);
+    g_autoptr(cJSON) root = cJSON_Parse(json);
+    g_assert_nonnull(root);
+    g_assert_cmpstr(json_str(root, "nccl_model"), ==, "2.19");
 
     /* --compare goes with the engine only. */
     o.nccl_spec = "nccl";
-    g_assert_null (cs_select_compare (topo, &o, "nccl", &error));
-    g_assert_error (error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS);
+    g_assert_null(cs_select_compare(topo, &o, "nccl", &error));
+    g_assert_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS);
 }
 
 static void
-test_bad_options (void)
+test_bad_options(void)
 {
-    g_autoptr (CsTopo) topo = load ("dgx-h100x4");
-    g_autoptr (GError) error = NULL;
+    g_autoptr(CsTopo) topo = load("dgx-h100x4");
+    g_autoptr(GError) error = NULL;
     CsSelectOptions o;
-    cs_select_options_init (&o);
+    cs_select_options_init(&o);
     o.min_bytes = 1024;
     o.max_bytes = 512;
-    g_assert_null (cs_select_run (topo, &o, &error));
-    g_assert_error (error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS);
-    g_clear_error (&error);
-    cs_select_options_init (&o);
+    g_assert_null(cs_select_run(topo, &o, &error));
+    g_assert_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS);
+    g_clear_error(&error);
+    cs_select_options_init(&o);
     o.predict.nranks = 5;
-    g_assert_null (cs_select_run (topo, &o, &error));
-    g_assert_error (error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS);
-    g_clear_error (&error);
-    cs_select_options_init (&o);
+    g_assert_null(cs_select_run(topo, &o, &error));
+    g_assert_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS);
+    g_clear_error(&error);
+    cs_select_options_init(&o);
     o.nccl_spec = "nccl:1.0";
-    g_assert_null (cs_select_run (topo, &o, &error));
-    g_assert_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
+    g_assert_null(cs_select_run(topo, &o, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
 }
 
 /* ---- The command line ---- */
@@ -731,88 +730,88 @@ static const CliCase cli_cases[] = {
 };
 
 static void
-test_cli (gconstpointer data)
+test_cli(gconstpointer data)
 {
     const CliCase *c = data;
-    const char *bin = g_getenv ("COLLSIM_BIN");
+    const char *bin = g_getenv("COLLSIM_BIN");
     if (bin == NULL) {
-        g_test_skip ("COLLSIM_BIN is not set (run under meson test)");
+        g_test_skip("COLLSIM_BIN is not set (run under meson test)");
         return;
     }
-    g_autofree char *cmd = g_strdup_printf ("%s %s", bin, c->args);
-    g_auto (GStrv) argv = NULL;
+    g_autofree char *cmd = g_strdup_printf("%s %s", bin, c->args);
+    g_auto(GStrv) argv = NULL;
     g_autofree char *out = NULL;
     g_autofree char *err = NULL;
     int status = 0;
-    g_autoptr (GError) error = NULL;
-    g_assert_true (g_shell_parse_argv (cmd, NULL, &argv, &error));
-    g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
-                                 &status, &error));
-    g_assert_no_error (error);
-    g_assert_true (WIFEXITED (status));
-    g_assert_cmpint (WEXITSTATUS (status), ==, c->status);
-    g_assert_nonnull (strstr (c->status == 0 ? out : err, c->message));
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &error));
+    g_assert_true(
+        g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, c->status);
+    g_assert_nonnull(strstr(c->status == 0 ? out : err, c->message));
 }
 
 static void
-test_cli_output_file (void)
+test_cli_output_file(void)
 {
-    const char *bin = g_getenv ("COLLSIM_BIN");
+    const char *bin = g_getenv("COLLSIM_BIN");
     if (bin == NULL) {
-        g_test_skip ("COLLSIM_BIN is not set (run under meson test)");
+        g_test_skip("COLLSIM_BIN is not set (run under meson test)");
         return;
     }
-    g_autofree char *dir = g_dir_make_tmp ("collsim-select-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename (dir, "t.json", NULL);
-    const char *argv[] = { bin, "select", "--topo", "dgx-h100x4", "--op", "allreduce",
-                           "--model", "nccl", "--emit", "json", "--output", path, NULL };
+    g_autofree char *dir = g_dir_make_tmp("collsim-select-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "t.json", NULL);
+    const char *argv[] = { bin,    "select", "--topo", "dgx-h100x4", "--op", "allreduce", "--model",
+                           "nccl", "--emit", "json",   "--output",   path,   NULL };
     g_autofree char *out = NULL;
     int status = 0;
-    g_autoptr (GError) error = NULL;
-    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
-                                 NULL, &status, &error));
-    g_assert_no_error (error);
-    g_assert_cmpint (status, ==, 0);
-    g_assert_cmpstr (out, ==, "");
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                               &status, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(status, ==, 0);
+    g_assert_cmpstr(out, ==, "");
     g_autofree char *text = NULL;
-    g_assert_true (g_file_get_contents (path, &text, NULL, &error));
-    g_autoptr (cJSON) root = cJSON_Parse (text);
-    g_assert_nonnull (root);
-    g_assert_cmpstr (json_str (root, "model"), ==, "nccl:2.28");
-    g_remove (path);
-    g_rmdir (dir);
+    g_assert_true(g_file_get_contents(path, &text, NULL, &error));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    g_assert_cmpstr(json_str(root, "model"), ==, "nccl:2.28");
+    g_remove(path);
+    g_rmdir(dir);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
+    g_test_init(&argc, &argv, NULL);
 
-    g_test_add_func ("/select/nccl-model/crossovers-by-hand", test_nccl_model_crossovers);
-    g_test_add_func ("/select/nccl-model/granularity", test_nccl_model_granularity);
-    g_test_add_func ("/select/engine/allreduce-exact", test_engine_allreduce);
-    g_test_add_func ("/select/engine/allgather-exact", test_engine_allgather);
-    g_test_add_func ("/select/engine/broadcast-pcie-exact", test_engine_broadcast_pcie);
-    g_test_add_func ("/select/engine/nccl-only", test_nccl_only);
-    g_test_add_func ("/select/engine/extrapolation", test_extrapolation);
-    g_test_add ("/select/emit/json", EmitFixture, GINT_TO_POINTER (0), emit_setup, test_emit_json,
-                emit_teardown);
-    g_test_add ("/select/emit/nccl-tuner-csv", EmitFixture, GINT_TO_POINTER (0), emit_setup,
-                test_emit_tuner_csv, emit_teardown);
-    g_test_add ("/select/emit/nccl-tuner-csv-past-4G", EmitFixture, GINT_TO_POINTER (1),
-                emit_setup, test_emit_tuner_csv, emit_teardown);
-    g_test_add ("/select/emit/nccl-measurements-csv", EmitFixture, GINT_TO_POINTER (0),
-                emit_setup, test_emit_measurements_csv, emit_teardown);
-    g_test_add ("/select/emit/env", EmitFixture, GINT_TO_POINTER (0), emit_setup, test_emit_env,
-                emit_teardown);
-    g_test_add ("/select/emit/table", EmitFixture, GINT_TO_POINTER (0), emit_setup,
-                test_emit_table, emit_teardown);
-    g_test_add_func ("/select/compare/nccl-2.19", test_compare);
-    g_test_add_func ("/select/options/bad", test_bad_options);
-    for (gsize i = 0; i < G_N_ELEMENTS (cli_cases); i++) {
-        g_autofree char *path = g_strdup_printf ("/select/cli/%s", cli_cases[i].name);
-        g_test_add_data_func (path, &cli_cases[i], test_cli);
+    g_test_add_func("/select/nccl-model/crossovers-by-hand", test_nccl_model_crossovers);
+    g_test_add_func("/select/nccl-model/granularity", test_nccl_model_granularity);
+    g_test_add_func("/select/engine/allreduce-exact", test_engine_allreduce);
+    g_test_add_func("/select/engine/allgather-exact", test_engine_allgather);
+    g_test_add_func("/select/engine/broadcast-pcie-exact", test_engine_broadcast_pcie);
+    g_test_add_func("/select/engine/nccl-only", test_nccl_only);
+    g_test_add_func("/select/engine/extrapolation", test_extrapolation);
+    g_test_add("/select/emit/json", EmitFixture, GINT_TO_POINTER(0), emit_setup, test_emit_json,
+               emit_teardown);
+    g_test_add("/select/emit/nccl-tuner-csv", EmitFixture, GINT_TO_POINTER(0), emit_setup,
+               test_emit_tuner_csv, emit_teardown);
+    g_test_add("/select/emit/nccl-tuner-csv-past-4G", EmitFixture, GINT_TO_POINTER(1), emit_setup,
+               test_emit_tuner_csv, emit_teardown);
+    g_test_add("/select/emit/nccl-measurements-csv", EmitFixture, GINT_TO_POINTER(0), emit_setup,
+               test_emit_measurements_csv, emit_teardown);
+    g_test_add("/select/emit/env", EmitFixture, GINT_TO_POINTER(0), emit_setup, test_emit_env,
+               emit_teardown);
+    g_test_add("/select/emit/table", EmitFixture, GINT_TO_POINTER(0), emit_setup, test_emit_table,
+               emit_teardown);
+    g_test_add_func("/select/compare/nccl-2.19", test_compare);
+    g_test_add_func("/select/options/bad", test_bad_options);
+    for (gsize i = 0; i < G_N_ELEMENTS(cli_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/select/cli/%s", cli_cases[i].name);
+        g_test_add_data_func(path, &cli_cases[i], test_cli);
     }
-    g_test_add_func ("/select/cli/output-file", test_cli_output_file);
-    return g_test_run ();
+    g_test_add_func("/select/cli/output-file", test_cli_output_file);
+    return g_test_run();
 }

@@ -22,45 +22,45 @@
 static void *plugin_handle;
 
 static char *
-plugin_path (void)
+plugin_path(void)
 {
-    const char *env = g_getenv ("COLLSIM_TUNER_PLUGIN");
+    const char *env = g_getenv("COLLSIM_TUNER_PLUGIN");
     if (env != NULL)
-        return g_strdup (env);
-    return g_test_build_filename (G_TEST_BUILT, "..", "src", "tuner", "libnccl-tuner-collsim.so",
-                                  NULL);
+        return g_strdup(env);
+    return g_test_build_filename(G_TEST_BUILT, "..", "src", "tuner", "libnccl-tuner-collsim.so",
+                                 NULL);
 }
 
 static const void *
-plugin_symbol (const char *name)
+plugin_symbol(const char *name)
 {
     if (plugin_handle == NULL) {
-        g_autofree char *path = plugin_path ();
-        plugin_handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+        g_autofree char *path = plugin_path();
+        plugin_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (plugin_handle == NULL)
-            g_error ("cannot load %s: %s", path, dlerror ());
+            g_error("cannot load %s: %s", path, dlerror());
     }
-    const void *sym = dlsym (plugin_handle, name);
-    g_assert_nonnull (sym);
+    const void *sym = dlsym(plugin_handle, name);
+    g_assert_nonnull(sym);
     return sym;
 }
 
 static const CsNcclTunerV3 *
-v3 (void)
+v3(void)
 {
-    return plugin_symbol ("ncclTunerPlugin_v3");
+    return plugin_symbol("ncclTunerPlugin_v3");
 }
 
 static const CsNcclTunerV4 *
-v4 (void)
+v4(void)
 {
-    return plugin_symbol ("ncclTunerPlugin_v4");
+    return plugin_symbol("ncclTunerPlugin_v4");
 }
 
 static const CsNcclTunerV5 *
-v5 (void)
+v5(void)
 {
-    return plugin_symbol ("ncclTunerPlugin_v5");
+    return plugin_symbol("ncclTunerPlugin_v5");
 }
 
 /* ---- A logger that remembers what NCCL would have printed ---- */
@@ -69,25 +69,25 @@ static GPtrArray *log_lines;
 static int log_warnings;
 
 static void
-mock_logger (CsNcclLogLevel level, unsigned long flags, const char *file, int line,
-             const char *fmt, ...)
+mock_logger(CsNcclLogLevel level, unsigned long flags, const char *file, int line, const char *fmt,
+            ...)
 {
     va_list ap;
-    (void) file;
-    (void) line;
-    g_assert_cmpuint (flags, ==, CS_NCCL_LOG_TUNING);
-    va_start (ap, fmt);
-    g_ptr_array_add (log_lines, g_strdup_vprintf (fmt, ap));
-    va_end (ap);
+    (void)file;
+    (void)line;
+    g_assert_cmpuint(flags, ==, CS_NCCL_LOG_TUNING);
+    va_start(ap, fmt);
+    g_ptr_array_add(log_lines, g_strdup_vprintf(fmt, ap));
+    va_end(ap);
     if (level == CS_NCCL_LOG_WARN)
         log_warnings++;
 }
 
 static gboolean
-log_contains (const char *needle)
+log_contains(const char *needle)
 {
     for (guint i = 0; i < log_lines->len; i++)
-        if (strstr (g_ptr_array_index (log_lines, i), needle) != NULL)
+        if (strstr(g_ptr_array_index(log_lines, i), needle) != NULL)
             return TRUE;
     return FALSE;
 }
@@ -104,7 +104,7 @@ typedef struct {
 /* Times in us as NCCL would hand them, with the entries NCCL could not use at -1: NVLS only
  * with Simple, no CollNet, no PAT, NVLS Tree off on one node. */
 static void
-fill_table (Fixture *f)
+fill_table(Fixture *f)
 {
     for (int a = 0; a < N_ALGOS; a++)
         for (int p = 0; p < N_PROTOS; p++)
@@ -117,233 +117,233 @@ fill_table (Fixture *f)
     }
     f->table[CS_NCCL_TUNER_ALGO_NVLS][CS_NCCL_TUNER_PROTO_LL] = -1.0f;
     f->table[CS_NCCL_TUNER_ALGO_NVLS][CS_NCCL_TUNER_PROTO_LL128] = -1.0f;
-    memcpy (f->before, f->table, sizeof (f->table));
+    memcpy(f->before, f->table, sizeof(f->table));
 }
 
 static void
-fixture_setup (Fixture *f, gconstpointer data)
+fixture_setup(Fixture *f, gconstpointer data)
 {
-    (void) data;
-    f->dir = g_dir_make_tmp ("collsim-tuner-XXXXXX", NULL);
-    g_assert_nonnull (f->dir);
-    f->file = g_build_filename (f->dir, "table.json", NULL);
-    fill_table (f);
-    log_lines = g_ptr_array_new_with_free_func (g_free);
+    (void)data;
+    f->dir = g_dir_make_tmp("collsim-tuner-XXXXXX", NULL);
+    g_assert_nonnull(f->dir);
+    f->file = g_build_filename(f->dir, "table.json", NULL);
+    fill_table(f);
+    log_lines = g_ptr_array_new_with_free_func(g_free);
     log_warnings = 0;
-    g_unsetenv ("COLLSIM_TUNER_FILE");
+    g_unsetenv("COLLSIM_TUNER_FILE");
 }
 
 static void
-fixture_teardown (Fixture *f, gconstpointer data)
+fixture_teardown(Fixture *f, gconstpointer data)
 {
-    (void) data;
-    g_unlink (f->file);
-    g_rmdir (f->dir);
-    g_free (f->file);
-    g_free (f->dir);
-    g_ptr_array_unref (log_lines);
+    (void)data;
+    g_unlink(f->file);
+    g_rmdir(f->dir);
+    g_free(f->file);
+    g_free(f->dir);
+    g_ptr_array_unref(log_lines);
     log_lines = NULL;
-    g_unsetenv ("COLLSIM_TUNER_FILE");
+    g_unsetenv("COLLSIM_TUNER_FILE");
 }
 
 static void
-write_table (Fixture *f, const char *json)
+write_table(Fixture *f, const char *json)
 {
-    g_autoptr (GError) error = NULL;
-    g_file_set_contents (f->file, json, -1, &error);
-    g_assert_no_error (error);
-    g_setenv ("COLLSIM_TUNER_FILE", f->file, TRUE);
+    g_autoptr(GError) error = NULL;
+    g_file_set_contents(f->file, json, -1, &error);
+    g_assert_no_error(error);
+    g_setenv("COLLSIM_TUNER_FILE", f->file, TRUE);
 }
 
 /* Every entry except (@algo, @proto) as before; (@algo, @proto) at @expect. */
 static void
-assert_only_changed (const Fixture *f, int algo, int proto, float expect)
+assert_only_changed(const Fixture *f, int algo, int proto, float expect)
 {
     for (int a = 0; a < N_ALGOS; a++) {
         for (int p = 0; p < N_PROTOS; p++) {
             if (a == algo && p == proto)
-                g_assert_cmpfloat (f->table[a][p], ==, expect);
+                g_assert_cmpfloat(f->table[a][p], ==, expect);
             else
-                g_assert_cmpfloat (f->table[a][p], ==, f->before[a][p]);
+                g_assert_cmpfloat(f->table[a][p], ==, f->before[a][p]);
         }
     }
 }
 
 static void
-assert_unchanged (const Fixture *f)
+assert_unchanged(const Fixture *f)
 {
-    assert_only_changed (f, -1, -1, 0.0f);
+    assert_only_changed(f, -1, -1, 0.0f);
 }
 
 /* A table for 8 ranks on 1 node in the shape `collsim select --emit json` writes: all-reduce
  * ring/LL up to 64 KiB - 1, ring/LL128 up to 4 MiB - 1, then NVLS/Simple on 16 channels;
  * all-gather ring/Simple everywhere with NCCL's channel count; scatter has no NCCL ranges. */
-static const char *const table_8x1 =
-    "{\n"
-    "  \"format\": \"collsim-select\", \"format_version\": 1,\n"
-    "  \"collsim_version\": \"0.1.0\", \"topology\": \"dgx-h100x8\",\n"
-    "  \"nranks\": 8, \"nnodes\": 1,\n"
-    "  \"collectives\": [\n"
-    "    { \"collective\": \"allreduce\", \"nccl_ranges\": [\n"
-    "      { \"min_bytes\": 0, \"max_bytes\": 65535, \"algorithm\": \"ring\",\n"
-    "        \"protocol\": \"ll\", \"channels\": 4 },\n"
-    "      { \"min_bytes\": 65536, \"max_bytes\": 4194303, \"algorithm\": \"ring\",\n"
-    "        \"protocol\": \"ll128\", \"channels\": 8 },\n"
-    "      { \"min_bytes\": 4194304, \"max_bytes\": null, \"algorithm\": \"nvls\",\n"
-    "        \"protocol\": \"simple\", \"channels\": 16 } ] },\n"
-    "    { \"collective\": \"allgather\", \"nccl_ranges\": [\n"
-    "      { \"min_bytes\": 0, \"max_bytes\": null, \"algorithm\": \"ring\",\n"
-    "        \"protocol\": \"simple\", \"channels\": null } ] },\n"
-    "    { \"collective\": \"scatter\", \"nccl_ranges\": null }\n"
-    "  ]\n"
-    "}\n";
+static const char *const table_8x1
+    = "{\n"
+      "  \"format\": \"collsim-select\", \"format_version\": 1,\n"
+      "  \"collsim_version\": \"0.1.0\", \"topology\": \"dgx-h100x8\",\n"
+      "  \"nranks\": 8, \"nnodes\": 1,\n"
+      "  \"collectives\": [\n"
+      "    { \"collective\": \"allreduce\", \"nccl_ranges\": [\n"
+      "      { \"min_bytes\": 0, \"max_bytes\": 65535, \"algorithm\": \"ring\",\n"
+      "        \"protocol\": \"ll\", \"channels\": 4 },\n"
+      "      { \"min_bytes\": 65536, \"max_bytes\": 4194303, \"algorithm\": \"ring\",\n"
+      "        \"protocol\": \"ll128\", \"channels\": 8 },\n"
+      "      { \"min_bytes\": 4194304, \"max_bytes\": null, \"algorithm\": \"nvls\",\n"
+      "        \"protocol\": \"simple\", \"channels\": 16 } ] },\n"
+      "    { \"collective\": \"allgather\", \"nccl_ranges\": [\n"
+      "      { \"min_bytes\": 0, \"max_bytes\": null, \"algorithm\": \"ring\",\n"
+      "        \"protocol\": \"simple\", \"channels\": null } ] },\n"
+      "    { \"collective\": \"scatter\", \"nccl_ranges\": null }\n"
+      "  ]\n"
+      "}\n";
 
 /* ---- Tests ---- */
 
 static void
-test_symbols (void)
+test_symbols(void)
 {
-    g_test_summary ("The plugin exports ncclTunerPlugin_v3, _v4 and _v5, named 'collsim'.");
-    g_assert_cmpstr (v3 ()->name, ==, "collsim");
-    g_assert_cmpstr (v4 ()->name, ==, "collsim");
-    g_assert_cmpstr (v5 ()->name, ==, "collsim");
-    g_assert_nonnull (v5 ()->init);
-    g_assert_nonnull (v5 ()->get_coll_info);
-    g_assert_nonnull (v5 ()->finalize);
+    g_test_summary("The plugin exports ncclTunerPlugin_v3, _v4 and _v5, named 'collsim'.");
+    g_assert_cmpstr(v3()->name, ==, "collsim");
+    g_assert_cmpstr(v4()->name, ==, "collsim");
+    g_assert_cmpstr(v5()->name, ==, "collsim");
+    g_assert_nonnull(v5()->init);
+    g_assert_nonnull(v5()->get_coll_info);
+    g_assert_nonnull(v5()->finalize);
 }
 
 static void
-test_apply_v5 (Fixture *f, gconstpointer data)
+test_apply_v5(Fixture *f, gconstpointer data)
 {
     void *ctx = NULL;
     int channels = 0;
-    (void) data;
+    (void)data;
 
-    write_table (f, table_8x1);
-    g_assert_cmpint (v5 ()->init (&ctx, 42, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
-    g_assert_nonnull (ctx);
-    g_assert_cmpint (log_warnings, ==, 0);
-    g_assert_true (log_contains ("loaded 4 ranges"));
+    write_table(f, table_8x1);
+    g_assert_cmpint(v5()->init(&ctx, 42, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    g_assert_nonnull(ctx);
+    g_assert_cmpint(log_warnings, ==, 0);
+    g_assert_true(log_contains("loaded 4 ranges"));
 
     /* 65535 B is the last byte of the ring/LL range. */
-    g_assert_cmpint (v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 65535, 1,
-                                           (float **) f->table, N_ALGOS, N_PROTOS, 0, &channels),
-                     ==, CS_NCCL_SUCCESS);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL, 0.0f);
-    g_assert_cmpint (channels, ==, 4);
-    g_assert_true (log_contains ("allreduce 65535 B -> ring/ll, 4 channels (dgx-h100x8)"));
+    g_assert_cmpint(v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 65535, 1, (float **)f->table,
+                                        N_ALGOS, N_PROTOS, 0, &channels),
+                    ==, CS_NCCL_SUCCESS);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL, 0.0f);
+    g_assert_cmpint(channels, ==, 4);
+    g_assert_true(log_contains("allreduce 65535 B -> ring/ll, 4 channels (dgx-h100x8)"));
 
     /* 65536 B is the first byte of ring/LL128. */
-    fill_table (f);
-    g_assert_cmpint (v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 65536, 1,
-                                           (float **) f->table, N_ALGOS, N_PROTOS, 1, &channels),
-                     ==, CS_NCCL_SUCCESS);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL128, 0.0f);
-    g_assert_cmpint (channels, ==, 8);
+    fill_table(f);
+    g_assert_cmpint(v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 65536, 1, (float **)f->table,
+                                        N_ALGOS, N_PROTOS, 1, &channels),
+                    ==, CS_NCCL_SUCCESS);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL128, 0.0f);
+    g_assert_cmpint(channels, ==, 8);
 
     /* The open last range: 16 GiB goes to NVLS/Simple. */
-    fill_table (f);
-    g_assert_cmpint (v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, (size_t) 16 << 30, 1,
-                                           (float **) f->table, N_ALGOS, N_PROTOS, 0, &channels),
-                     ==, CS_NCCL_SUCCESS);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_NVLS, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
-    g_assert_cmpint (channels, ==, 16);
+    fill_table(f);
+    g_assert_cmpint(v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, (size_t)16 << 30, 1,
+                                        (float **)f->table, N_ALGOS, N_PROTOS, 0, &channels),
+                    ==, CS_NCCL_SUCCESS);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_NVLS, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
+    g_assert_cmpint(channels, ==, 16);
 
     /* channels null: the entry is chosen, the channel count is NCCL's (left at 0). */
-    fill_table (f);
+    fill_table(f);
     channels = 0;
-    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_GATHER, 1 << 20, 1, (float **) f->table, N_ALGOS,
-                          N_PROTOS, 0, &channels);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
-    g_assert_cmpint (channels, ==, 0);
+    v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_GATHER, 1 << 20, 1, (float **)f->table, N_ALGOS,
+                        N_PROTOS, 0, &channels);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
+    g_assert_cmpint(channels, ==, 0);
 
     /* Broadcast has no ranges in the table: nothing changes. */
-    fill_table (f);
-    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_BROADCAST, 1 << 20, 1, (float **) f->table, N_ALGOS,
-                          N_PROTOS, 0, &channels);
-    assert_unchanged (f);
-    g_assert_cmpint (v5 ()->finalize (ctx), ==, CS_NCCL_SUCCESS);
+    fill_table(f);
+    v5()->get_coll_info(ctx, CS_NCCL_COLL_BROADCAST, 1 << 20, 1, (float **)f->table, N_ALGOS,
+                        N_PROTOS, 0, &channels);
+    assert_unchanged(f);
+    g_assert_cmpint(v5()->finalize(ctx), ==, CS_NCCL_SUCCESS);
 }
 
 static void
-test_apply_v3_v4 (Fixture *f, gconstpointer data)
+test_apply_v3_v4(Fixture *f, gconstpointer data)
 {
     void *ctx = NULL;
     int channels = 0;
-    (void) data;
+    (void)data;
 
-    write_table (f, table_8x1);
-    g_assert_cmpint (v3 ()->init (8, 1, mock_logger, &ctx), ==, CS_NCCL_SUCCESS);
-    g_assert_cmpint (v3 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 20, 1,
-                                           (float **) f->table, N_ALGOS, N_PROTOS, &channels),
-                     ==, CS_NCCL_SUCCESS);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL128, 0.0f);
-    g_assert_cmpint (channels, ==, 8);
-    g_assert_cmpint (v3 ()->destroy (ctx), ==, CS_NCCL_SUCCESS);
+    write_table(f, table_8x1);
+    g_assert_cmpint(v3()->init(8, 1, mock_logger, &ctx), ==, CS_NCCL_SUCCESS);
+    g_assert_cmpint(v3()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 20, 1,
+                                        (float **)f->table, N_ALGOS, N_PROTOS, &channels),
+                    ==, CS_NCCL_SUCCESS);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL128, 0.0f);
+    g_assert_cmpint(channels, ==, 8);
+    g_assert_cmpint(v3()->destroy(ctx), ==, CS_NCCL_SUCCESS);
 
     /* v4: same table, regBuff set. */
-    fill_table (f);
+    fill_table(f);
     ctx = NULL;
-    g_assert_cmpint (v4 ()->init (8, 1, NULL, &ctx), ==, CS_NCCL_SUCCESS);
-    g_assert_cmpint (v4 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 8, 1,
-                                           (float **) f->table, N_ALGOS, N_PROTOS, 1, &channels),
-                     ==, CS_NCCL_SUCCESS);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL, 0.0f);
-    g_assert_cmpint (channels, ==, 4);
-    g_assert_cmpint (v4 ()->destroy (ctx), ==, CS_NCCL_SUCCESS);
+    g_assert_cmpint(v4()->init(8, 1, NULL, &ctx), ==, CS_NCCL_SUCCESS);
+    g_assert_cmpint(v4()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 8, 1, (float **)f->table,
+                                        N_ALGOS, N_PROTOS, 1, &channels),
+                    ==, CS_NCCL_SUCCESS);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_RING, CS_NCCL_TUNER_PROTO_LL, 0.0f);
+    g_assert_cmpint(channels, ==, 4);
+    g_assert_cmpint(v4()->destroy(ctx), ==, CS_NCCL_SUCCESS);
 }
 
 static void
-test_ignored_entry (Fixture *f, gconstpointer data)
+test_ignored_entry(Fixture *f, gconstpointer data)
 {
     void *ctx = NULL;
     int channels = 7;
-    (void) data;
+    (void)data;
 
-    g_test_summary ("An entry NCCL marked -1 stays -1 and the channel count is not touched.");
-    write_table (f, table_8x1);
-    g_assert_cmpint (v5 ()->init (&ctx, 1, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    g_test_summary("An entry NCCL marked -1 stays -1 and the channel count is not touched.");
+    write_table(f, table_8x1);
+    g_assert_cmpint(v5()->init(&ctx, 1, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
     f->table[CS_NCCL_TUNER_ALGO_NVLS][CS_NCCL_TUNER_PROTO_SIMPLE] = -1.0f;
-    memcpy (f->before, f->table, sizeof (f->table));
-    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **) f->table,
-                          N_ALGOS, N_PROTOS, 0, &channels);
-    assert_unchanged (f);
-    g_assert_cmpint (channels, ==, 7);
-    g_assert_true (log_contains ("NCCL marked it -1"));
-    v5 ()->finalize (ctx);
+    memcpy(f->before, f->table, sizeof(f->table));
+    v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **)f->table, N_ALGOS,
+                        N_PROTOS, 0, &channels);
+    assert_unchanged(f);
+    g_assert_cmpint(channels, ==, 7);
+    g_assert_true(log_contains("NCCL marked it -1"));
+    v5()->finalize(ctx);
 }
 
 static void
-test_small_table (Fixture *f, gconstpointer data)
+test_small_table(Fixture *f, gconstpointer data)
 {
     void *ctx = NULL;
     int channels = 0;
     float small[6][N_PROTOS];
-    (void) data;
+    (void)data;
 
-    g_test_summary ("An NCCL with fewer algorithms than the chosen index keeps its choice.");
-    write_table (f, "{ \"nranks\": 2, \"collectives\": [ { \"collective\": \"allgather\", "
-                    "\"nccl_ranges\": [ { \"min_bytes\": 0, \"max_bytes\": null, "
-                    "\"algorithm\": \"pat\", \"protocol\": \"simple\", \"channels\": 2 } ] } ] }");
-    g_assert_cmpint (v4 ()->init (2, 2, mock_logger, &ctx), ==, CS_NCCL_SUCCESS);
+    g_test_summary("An NCCL with fewer algorithms than the chosen index keeps its choice.");
+    write_table(f, "{ \"nranks\": 2, \"collectives\": [ { \"collective\": \"allgather\", "
+                   "\"nccl_ranges\": [ { \"min_bytes\": 0, \"max_bytes\": null, "
+                   "\"algorithm\": \"pat\", \"protocol\": \"simple\", \"channels\": 2 } ] } ] }");
+    g_assert_cmpint(v4()->init(2, 2, mock_logger, &ctx), ==, CS_NCCL_SUCCESS);
     for (int a = 0; a < 6; a++)
         for (int p = 0; p < N_PROTOS; p++)
             small[a][p] = 5.0f;
-    v4 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_GATHER, 4096, 1, (float **) small, 6, N_PROTOS, 0,
-                          &channels);
+    v4()->get_coll_info(ctx, CS_NCCL_COLL_ALL_GATHER, 4096, 1, (float **)small, 6, N_PROTOS, 0,
+                        &channels);
     for (int a = 0; a < 6; a++)
         for (int p = 0; p < N_PROTOS; p++)
-            g_assert_cmpfloat (small[a][p], ==, 5.0f);
-    g_assert_cmpint (channels, ==, 0);
-    g_assert_true (log_contains ("outside this NCCL's table"));
-    v4 ()->destroy (ctx);
+            g_assert_cmpfloat(small[a][p], ==, 5.0f);
+    g_assert_cmpint(channels, ==, 0);
+    g_assert_true(log_contains("outside this NCCL's table"));
+    v4()->destroy(ctx);
 }
 
 typedef struct {
     const char *name;
-    const char *json;            /* NULL: the file does not exist */
-    gboolean warns;              /* a malformed file is a warning; a mismatch is not */
-    const char *message;         /* part of the logged line */
+    const char *json;    /* NULL: the file does not exist */
+    gboolean warns;      /* a malformed file is a warning; a mismatch is not */
+    const char *message; /* part of the logged line */
 } BadCase;
 
 static const BadCase bad_cases[] = {
@@ -360,7 +360,8 @@ static const BadCase bad_cases[] = {
       " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"LL64\" } ] } ] }",
       TRUE, "protocol is not ll, ll128 or simple" },
     { "negative-size",
-      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": -1,"
+      "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": "
+      "-1,"
       " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\" } ] } ] }",
       TRUE, "min_bytes is not a whole number" },
     { "reversed-range",
@@ -369,7 +370,8 @@ static const BadCase bad_cases[] = {
       TRUE, "max_bytes is below min_bytes" },
     { "bad-channels",
       "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
-      " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\", \"channels\": 2.5 } ] } ] }",
+      " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\", \"channels\": 2.5 } ] "
+      "} ] }",
       TRUE, "channels is not a whole number" },
     /* A good allreduce list followed by a bad allgather one: nothing of the file is used. */
     { "half-good",
@@ -385,186 +387,186 @@ static const BadCase bad_cases[] = {
 };
 
 static void
-test_bad_file (Fixture *f, gconstpointer data)
+test_bad_file(Fixture *f, gconstpointer data)
 {
     const BadCase *c = data;
     void *ctx = NULL;
     int channels = 0;
 
     if (c->json != NULL)
-        write_table (f, c->json);
+        write_table(f, c->json);
     else
-        g_setenv ("COLLSIM_TUNER_FILE", f->file, TRUE);
-    g_assert_cmpint (v5 ()->init (&ctx, 7, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
-    g_assert_nonnull (ctx);
+        g_setenv("COLLSIM_TUNER_FILE", f->file, TRUE);
+    g_assert_cmpint(v5()->init(&ctx, 7, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    g_assert_nonnull(ctx);
     for (int coll = 0; coll < 5; coll++) {
-        v5 ()->get_coll_info (ctx, (CsNcclColl) coll, 1 << 20, 1, (float **) f->table, N_ALGOS,
-                              N_PROTOS, 0, &channels);
-        assert_unchanged (f);
-        g_assert_cmpint (channels, ==, 0);
+        v5()->get_coll_info(ctx, (CsNcclColl)coll, 1 << 20, 1, (float **)f->table, N_ALGOS,
+                            N_PROTOS, 0, &channels);
+        assert_unchanged(f);
+        g_assert_cmpint(channels, ==, 0);
     }
-    g_assert_cmpint (log_warnings, ==, c->warns ? 1 : 0);
-    if (!log_contains (c->message)) {
+    g_assert_cmpint(log_warnings, ==, c->warns ? 1 : 0);
+    if (!log_contains(c->message)) {
         for (guint i = 0; i < log_lines->len; i++)
-            g_printerr ("logged: %s\n", (char *) g_ptr_array_index (log_lines, i));
-        g_error ("no log line contains '%s'", c->message);
+            g_printerr("logged: %s\n", (char *)g_ptr_array_index(log_lines, i));
+        g_error("no log line contains '%s'", c->message);
     }
-    v5 ()->finalize (ctx);
+    v5()->finalize(ctx);
 }
 
 static void
-test_unset (Fixture *f, gconstpointer data)
+test_unset(Fixture *f, gconstpointer data)
 {
     void *ctx = NULL;
     int channels = 0;
-    (void) data;
+    (void)data;
 
-    g_assert_cmpint (v5 ()->init (&ctx, 7, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
-    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1024, 1, (float **) f->table, N_ALGOS,
-                          N_PROTOS, 0, &channels);
-    assert_unchanged (f);
-    g_assert_cmpint (log_warnings, ==, 0);
-    g_assert_true (log_contains ("COLLSIM_TUNER_FILE is not set"));
-    v5 ()->finalize (ctx);
+    g_assert_cmpint(v5()->init(&ctx, 7, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 1024, 1, (float **)f->table, N_ALGOS,
+                        N_PROTOS, 0, &channels);
+    assert_unchanged(f);
+    g_assert_cmpint(log_warnings, ==, 0);
+    g_assert_true(log_contains("COLLSIM_TUNER_FILE is not set"));
+    v5()->finalize(ctx);
     /* A NULL context (init never ran) is harmless too. */
-    g_assert_cmpint (v5 ()->get_coll_info (NULL, CS_NCCL_COLL_ALL_REDUCE, 1024, 1,
-                                           (float **) f->table, N_ALGOS, N_PROTOS, 0, &channels),
-                     ==, CS_NCCL_SUCCESS);
-    assert_unchanged (f);
+    g_assert_cmpint(v5()->get_coll_info(NULL, CS_NCCL_COLL_ALL_REDUCE, 1024, 1, (float **)f->table,
+                                        N_ALGOS, N_PROTOS, 0, &channels),
+                    ==, CS_NCCL_SUCCESS);
+    assert_unchanged(f);
 }
 
 static void
-test_array_of_tables (Fixture *f, gconstpointer data)
+test_array_of_tables(Fixture *f, gconstpointer data)
 {
     void *ctx = NULL;
     int channels = 0;
     g_autofree char *json = NULL;
-    (void) data;
+    (void)data;
 
-    g_test_summary ("A file with several tables applies the one for this communicator.");
-    json = g_strdup_printf ("[ { \"nranks\": 4, \"nnodes\": 1, \"collectives\": [ "
-                            "{ \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": "
-                            "0, \"max_bytes\": null, \"algorithm\": \"tree\", \"protocol\": "
-                            "\"ll\" } ] } ] }, %s ]",
-                            table_8x1);
-    write_table (f, json);
-    g_assert_cmpint (v5 ()->init (&ctx, 7, 4, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
-    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **) f->table, N_ALGOS,
-                          N_PROTOS, 0, &channels);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_TREE, CS_NCCL_TUNER_PROTO_LL, 0.0f);
-    v5 ()->finalize (ctx);
+    g_test_summary("A file with several tables applies the one for this communicator.");
+    json = g_strdup_printf("[ { \"nranks\": 4, \"nnodes\": 1, \"collectives\": [ "
+                           "{ \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": "
+                           "0, \"max_bytes\": null, \"algorithm\": \"tree\", \"protocol\": "
+                           "\"ll\" } ] } ] }, %s ]",
+                           table_8x1);
+    write_table(f, json);
+    g_assert_cmpint(v5()->init(&ctx, 7, 4, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **)f->table, N_ALGOS,
+                        N_PROTOS, 0, &channels);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_TREE, CS_NCCL_TUNER_PROTO_LL, 0.0f);
+    v5()->finalize(ctx);
 
-    fill_table (f);
+    fill_table(f);
     ctx = NULL;
-    g_assert_cmpint (v5 ()->init (&ctx, 8, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
-    v5 ()->get_coll_info (ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **) f->table, N_ALGOS,
-                          N_PROTOS, 0, &channels);
-    assert_only_changed (f, CS_NCCL_TUNER_ALGO_NVLS, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
-    g_assert_cmpint (channels, ==, 16);
-    v5 ()->finalize (ctx);
+    g_assert_cmpint(v5()->init(&ctx, 8, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 30, 1, (float **)f->table, N_ALGOS,
+                        N_PROTOS, 0, &channels);
+    assert_only_changed(f, CS_NCCL_TUNER_ALGO_NVLS, CS_NCCL_TUNER_PROTO_SIMPLE, 0.0f);
+    g_assert_cmpint(channels, ==, 16);
+    v5()->finalize(ctx);
 }
 
 static void
-test_from_select (Fixture *f, gconstpointer data)
+test_from_select(Fixture *f, gconstpointer data)
 {
-    const char *bin = g_getenv ("COLLSIM_BIN");
-    (void) data;
+    const char *bin = g_getenv("COLLSIM_BIN");
+    (void)data;
     if (bin == NULL) {
-        g_test_skip ("COLLSIM_BIN is not set (run under meson test)");
+        g_test_skip("COLLSIM_BIN is not set (run under meson test)");
         return;
     }
-    g_test_summary ("`collsim select --emit json` is what the plugin reads: for each size the "
-                    "entry set to 0 is the one its nccl_ranges name.");
-    const char *argv[] = { bin, "select", "--topo", "dgx-h100x8", "--op", "allreduce,allgather",
-                           "--model", "nccl", "--emit", "json", "--output", f->file, NULL };
+    g_test_summary("`collsim select --emit json` is what the plugin reads: for each size the "
+                   "entry set to 0 is the one its nccl_ranges name.");
+    const char *argv[]
+        = { bin,       "select", "--topo", "dgx-h100x8", "--op",     "allreduce,allgather",
+            "--model", "nccl",   "--emit", "json",       "--output", f->file,
+            NULL };
     int status = 0;
-    g_autoptr (GError) error = NULL;
-    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
-                                 NULL, &status, &error));
-    g_assert_no_error (error);
-    g_assert_cmpint (status, ==, 0);
-    g_setenv ("COLLSIM_TUNER_FILE", f->file, TRUE);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                               &status, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(status, ==, 0);
+    g_setenv("COLLSIM_TUNER_FILE", f->file, TRUE);
 
     g_autofree char *text = NULL;
-    g_assert_true (g_file_get_contents (f->file, &text, NULL, &error));
-    cJSON *root = cJSON_Parse (text);
-    g_assert_nonnull (root);
+    g_assert_true(g_file_get_contents(f->file, &text, NULL, &error));
+    cJSON *root = cJSON_Parse(text);
+    g_assert_nonnull(root);
     void *ctx = NULL;
-    g_assert_cmpint (v5 ()->init (&ctx, 3, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
-    g_assert_cmpint (log_warnings, ==, 0);
+    g_assert_cmpint(v5()->init(&ctx, 3, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    g_assert_cmpint(log_warnings, ==, 0);
 
-    static const char *const algos[] = { "tree", "ring", "collnet_direct", "collnet_chain",
-                                         "nvls", "nvls_tree", "pat" };
+    static const char *const algos[]
+        = { "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat" };
     static const char *const protos[] = { "ll", "ll128", "simple" };
     const cJSON *coll;
     int checked = 0;
-    cJSON_ArrayForEach (coll, cJSON_GetObjectItem (root, "collectives"))
+    cJSON_ArrayForEach(coll, cJSON_GetObjectItem(root, "collectives"))
     {
-        const char *name = cJSON_GetObjectItem (coll, "collective")->valuestring;
-        const CsNcclColl type = strcmp (name, "allreduce") == 0 ? CS_NCCL_COLL_ALL_REDUCE
-                                                                 : CS_NCCL_COLL_ALL_GATHER;
+        const char *name = cJSON_GetObjectItem(coll, "collective")->valuestring;
+        const CsNcclColl type
+            = strcmp(name, "allreduce") == 0 ? CS_NCCL_COLL_ALL_REDUCE : CS_NCCL_COLL_ALL_GATHER;
         const cJSON *r;
-        cJSON_ArrayForEach (r, cJSON_GetObjectItem (coll, "nccl_ranges"))
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(coll, "nccl_ranges"))
         {
-            const size_t lo = (size_t) cJSON_GetObjectItem (r, "min_bytes")->valuedouble;
+            const size_t lo = (size_t)cJSON_GetObjectItem(r, "min_bytes")->valuedouble;
             int a = -1;
             int p = -1;
             for (int i = 0; i < N_ALGOS; i++)
-                if (strcmp (algos[i], cJSON_GetObjectItem (r, "algorithm")->valuestring) == 0)
+                if (strcmp(algos[i], cJSON_GetObjectItem(r, "algorithm")->valuestring) == 0)
                     a = i;
             for (int i = 0; i < N_PROTOS; i++)
-                if (strcmp (protos[i], cJSON_GetObjectItem (r, "protocol")->valuestring) == 0)
+                if (strcmp(protos[i], cJSON_GetObjectItem(r, "protocol")->valuestring) == 0)
                     p = i;
-            g_assert_cmpint (a, >=, 0);
-            g_assert_cmpint (p, >=, 0);
+            g_assert_cmpint(a, >=, 0);
+            g_assert_cmpint(p, >=, 0);
             /* The range's first byte (and 8 B for the first range, NCCL's smallest size). */
             const size_t sizes[] = { lo, lo == 0 ? 8 : lo + 1 };
-            for (gsize k = 0; k < G_N_ELEMENTS (sizes); k++) {
+            for (gsize k = 0; k < G_N_ELEMENTS(sizes); k++) {
                 int channels = 0;
-                fill_table (f);
+                fill_table(f);
                 f->table[CS_NCCL_TUNER_ALGO_NVLS_TREE][CS_NCCL_TUNER_PROTO_SIMPLE] = 3.0f;
-                memcpy (f->before, f->table, sizeof (f->table));
+                memcpy(f->before, f->table, sizeof(f->table));
                 if (f->table[a][p] < 0.0f)
                     continue;
-                v5 ()->get_coll_info (ctx, type, sizes[k], 1, (float **) f->table, N_ALGOS,
-                                      N_PROTOS, 0, &channels);
-                assert_only_changed (f, a, p, 0.0f);
-                g_assert_cmpint (channels, ==,
-                                 (int) cJSON_GetObjectItem (r, "channels")->valuedouble);
+                v5()->get_coll_info(ctx, type, sizes[k], 1, (float **)f->table, N_ALGOS, N_PROTOS,
+                                    0, &channels);
+                assert_only_changed(f, a, p, 0.0f);
+                g_assert_cmpint(channels, ==, (int)cJSON_GetObjectItem(r, "channels")->valuedouble);
                 checked++;
             }
         }
     }
-    g_assert_cmpint (checked, >=, 4);
-    v5 ()->finalize (ctx);
-    cJSON_Delete (root);
+    g_assert_cmpint(checked, >=, 4);
+    v5()->finalize(ctx);
+    cJSON_Delete(root);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
+    g_test_init(&argc, &argv, NULL);
 
-    g_test_add_func ("/tuner/symbols", test_symbols);
-    g_test_add ("/tuner/apply/v5", Fixture, NULL, fixture_setup, test_apply_v5, fixture_teardown);
-    g_test_add ("/tuner/apply/v3-v4", Fixture, NULL, fixture_setup, test_apply_v3_v4,
-                fixture_teardown);
-    g_test_add ("/tuner/apply/ignored-entry", Fixture, NULL, fixture_setup, test_ignored_entry,
-                fixture_teardown);
-    g_test_add ("/tuner/apply/small-table", Fixture, NULL, fixture_setup, test_small_table,
-                fixture_teardown);
-    g_test_add ("/tuner/apply/array-of-tables", Fixture, NULL, fixture_setup,
-                test_array_of_tables, fixture_teardown);
-    g_test_add ("/tuner/soft/unset", Fixture, NULL, fixture_setup, test_unset, fixture_teardown);
-    g_test_add ("/tuner/apply/from-select", Fixture, NULL, fixture_setup, test_from_select,
-                fixture_teardown);
-    for (gsize i = 0; i < G_N_ELEMENTS (bad_cases); i++) {
-        g_autofree char *path = g_strdup_printf ("/tuner/soft/%s", bad_cases[i].name);
-        g_test_add (path, Fixture, &bad_cases[i], fixture_setup, test_bad_file,
-                    fixture_teardown);
+    g_test_add_func("/tuner/symbols", test_symbols);
+    g_test_add("/tuner/apply/v5", Fixture, NULL, fixture_setup, test_apply_v5, fixture_teardown);
+    g_test_add("/tuner/apply/v3-v4", Fixture, NULL, fixture_setup, test_apply_v3_v4,
+               fixture_teardown);
+    g_test_add("/tuner/apply/ignored-entry", Fixture, NULL, fixture_setup, test_ignored_entry,
+               fixture_teardown);
+    g_test_add("/tuner/apply/small-table", Fixture, NULL, fixture_setup, test_small_table,
+               fixture_teardown);
+    g_test_add("/tuner/apply/array-of-tables", Fixture, NULL, fixture_setup, test_array_of_tables,
+               fixture_teardown);
+    g_test_add("/tuner/soft/unset", Fixture, NULL, fixture_setup, test_unset, fixture_teardown);
+    g_test_add("/tuner/apply/from-select", Fixture, NULL, fixture_setup, test_from_select,
+               fixture_teardown);
+    for (gsize i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/tuner/soft/%s", bad_cases[i].name);
+        g_test_add(path, Fixture, &bad_cases[i], fixture_setup, test_bad_file, fixture_teardown);
     }
-    const int status = g_test_run ();
+    const int status = g_test_run();
     if (plugin_handle != NULL)
-        dlclose (plugin_handle);
+        dlclose(plugin_handle);
     return status;
 }

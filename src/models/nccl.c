@@ -16,7 +16,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK (cs-nccl-error-quark, cs_nccl_error)
+/* clang-format on */
 
 /* ---- Constant sets ---- */
 
@@ -226,7 +228,7 @@ static const CsNcclConstants nccl_2_28 = {
 static const CsNcclConstants *const constant_sets[] = { &nccl_2_19, &nccl_2_28, NULL };
 
 const CsNcclConstants *const *
-cs_nccl_constants_all (void)
+cs_nccl_constants_all(void)
 {
     return constant_sets;
 }
@@ -238,23 +240,23 @@ cs_nccl_constants_all (void)
  * Returns: (transfer none) (nullable).
  */
 const CsNcclConstants *
-cs_nccl_constants_lookup (const char *version, GError **error)
+cs_nccl_constants_lookup(const char *version, GError **error)
 {
-    const gsize n = G_N_ELEMENTS (constant_sets) - 1;
+    const gsize n = G_N_ELEMENTS(constant_sets) - 1;
 
     if (version == NULL || *version == '\0')
         return constant_sets[n - 1];
     for (gsize i = 0; i < n; i++) {
         const char *v = constant_sets[i]->version;
-        const gsize len = strlen (v);
-        if (strncmp (version, v, len) == 0 && (version[len] == '\0' || version[len] == '.'))
+        const gsize len = strlen(v);
+        if (strncmp(version, v, len) == 0 && (version[len] == '\0' || version[len] == '.'))
             return constant_sets[i];
     }
-    g_autoptr (GString) known = g_string_new (NULL);
+    g_autoptr(GString) known = g_string_new(NULL);
     for (gsize i = 0; i < n; i++)
-        g_string_append_printf (known, "%s%s", i > 0 ? ", " : "", constant_sets[i]->version);
-    g_set_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION,
-                 "no NCCL cost-model constants for version '%s' (known: %s)", version, known->str);
+        g_string_append_printf(known, "%s%s", i > 0 ? ", " : "", constant_sets[i]->version);
+    g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION,
+                "no NCCL cost-model constants for version '%s' (known: %s)", version, known->str);
     return NULL;
 }
 
@@ -263,22 +265,23 @@ cs_nccl_constants_lookup (const char *version, GError **error)
  * "nccl" (newest constants) or "nccl:VERSION".
  */
 gboolean
-cs_nccl_parse_spec (const char *spec, const CsNcclConstants **constants, GError **error)
+cs_nccl_parse_spec(const char *spec, const CsNcclConstants **constants, GError **error)
 {
-    g_return_val_if_fail (spec != NULL && constants != NULL, FALSE);
-    if (g_ascii_strncasecmp (spec, "nccl", 4) != 0 || (spec[4] != '\0' && spec[4] != ':')) {
-        g_set_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC,
-                     "'%s' is not an NCCL model (expected 'nccl' or 'nccl:VERSION', e.g. "
-                     "'nccl:2.28')", spec);
+    g_return_val_if_fail(spec != NULL && constants != NULL, FALSE);
+    if (g_ascii_strncasecmp(spec, "nccl", 4) != 0 || (spec[4] != '\0' && spec[4] != ':')) {
+        g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC,
+                    "'%s' is not an NCCL model (expected 'nccl' or 'nccl:VERSION', e.g. "
+                    "'nccl:2.28')",
+                    spec);
         return FALSE;
     }
     const char *version = spec[4] == ':' ? spec + 5 : NULL;
     if (version != NULL && *version == '\0') {
-        g_set_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC,
-                     "'%s': a version must follow 'nccl:' (e.g. 'nccl:2.28')", spec);
+        g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC,
+                    "'%s': a version must follow 'nccl:' (e.g. 'nccl:2.28')", spec);
         return FALSE;
     }
-    *constants = cs_nccl_constants_lookup (version, error);
+    *constants = cs_nccl_constants_lookup(version, error);
     return *constants != NULL;
 }
 
@@ -307,33 +310,36 @@ static const char *const func_names[CS_NCCL_N_FUNCS] = {
 };
 
 static const char *const arch_names[CS_NCCL_N_ARCHS] = {
-    "Volta", "Ampere", "Hopper", "Blackwell",
+    "Volta",
+    "Ampere",
+    "Hopper",
+    "Blackwell",
 };
 
 const char *
-cs_nccl_algo_name (CsNcclAlgo algo)
+cs_nccl_algo_name(CsNcclAlgo algo)
 {
-    g_return_val_if_fail (algo < CS_NCCL_N_ALGOS, NULL);
+    g_return_val_if_fail(algo < CS_NCCL_N_ALGOS, NULL);
     return algo_names[algo];
 }
 
 const char *
-cs_nccl_algo_env_name (CsNcclAlgo algo)
+cs_nccl_algo_env_name(CsNcclAlgo algo)
 {
-    g_return_val_if_fail (algo < CS_NCCL_N_ALGOS, NULL);
+    g_return_val_if_fail(algo < CS_NCCL_N_ALGOS, NULL);
     return algo_env_names[algo];
 }
 
 const char *
-cs_nccl_algo_collsim_name (CsNcclAlgo algo)
+cs_nccl_algo_collsim_name(CsNcclAlgo algo)
 {
-    g_return_val_if_fail (algo < CS_NCCL_N_ALGOS, NULL);
+    g_return_val_if_fail(algo < CS_NCCL_N_ALGOS, NULL);
     return algo_collsim_names[algo];
 }
 
 /* Lower-case without '_' and '-': "NVLSTree", "nvls_tree" and "nvls-tree" agree. */
 static gboolean
-same_name (const char *a, const char *b)
+same_name(const char *a, const char *b)
 {
     for (;;) {
         while (*a == '_' || *a == '-')
@@ -342,7 +348,7 @@ same_name (const char *a, const char *b)
             b++;
         if (*a == '\0' || *b == '\0')
             return *a == *b;
-        if (g_ascii_tolower (*a) != g_ascii_tolower (*b))
+        if (g_ascii_tolower(*a) != g_ascii_tolower(*b))
             return FALSE;
         a++;
         b++;
@@ -350,12 +356,12 @@ same_name (const char *a, const char *b)
 }
 
 gboolean
-cs_nccl_algo_from_name (const char *name, CsNcclAlgo *algo)
+cs_nccl_algo_from_name(const char *name, CsNcclAlgo *algo)
 {
-    g_return_val_if_fail (name != NULL && algo != NULL, FALSE);
+    g_return_val_if_fail(name != NULL && algo != NULL, FALSE);
     for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
-        if (same_name (name, algo_names[a])) {
-            *algo = (CsNcclAlgo) a;
+        if (same_name(name, algo_names[a])) {
+            *algo = (CsNcclAlgo)a;
             return TRUE;
         }
     }
@@ -363,25 +369,25 @@ cs_nccl_algo_from_name (const char *name, CsNcclAlgo *algo)
 }
 
 gboolean
-cs_nccl_algo_from_collsim (const char *collsim_name, CsNcclAlgo *algo)
+cs_nccl_algo_from_collsim(const char *collsim_name, CsNcclAlgo *algo)
 {
-    g_return_val_if_fail (collsim_name != NULL && algo != NULL, FALSE);
+    g_return_val_if_fail(collsim_name != NULL && algo != NULL, FALSE);
     for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
-        if (algo_collsim_names[a] != NULL && strcmp (collsim_name, algo_collsim_names[a]) == 0) {
-            *algo = (CsNcclAlgo) a;
+        if (algo_collsim_names[a] != NULL && strcmp(collsim_name, algo_collsim_names[a]) == 0) {
+            *algo = (CsNcclAlgo)a;
             return TRUE;
         }
     }
     /* Spellings an algorithm file may use for the same NCCL algorithm. */
-    if (strcmp (collsim_name, "nvls-tree") == 0 || strcmp (collsim_name, "nvlstree") == 0) {
+    if (strcmp(collsim_name, "nvls-tree") == 0 || strcmp(collsim_name, "nvlstree") == 0) {
         *algo = CS_NCCL_ALGO_NVLS_TREE;
         return TRUE;
     }
-    if (strcmp (collsim_name, "collnet-direct") == 0 || strcmp (collsim_name, "collnet") == 0) {
+    if (strcmp(collsim_name, "collnet-direct") == 0 || strcmp(collsim_name, "collnet") == 0) {
         *algo = CS_NCCL_ALGO_COLLNET_DIRECT;
         return TRUE;
     }
-    if (strcmp (collsim_name, "collnet-chain") == 0) {
+    if (strcmp(collsim_name, "collnet-chain") == 0) {
         *algo = CS_NCCL_ALGO_COLLNET_CHAIN;
         return TRUE;
     }
@@ -389,14 +395,14 @@ cs_nccl_algo_from_collsim (const char *collsim_name, CsNcclAlgo *algo)
 }
 
 const char *
-cs_nccl_proto_name (CsProto proto)
+cs_nccl_proto_name(CsProto proto)
 {
-    g_return_val_if_fail (proto < CS_N_PROTOS, NULL);
+    g_return_val_if_fail(proto < CS_N_PROTOS, NULL);
     return proto_names[proto];
 }
 
 int
-cs_nccl_func_from_op (CsOp op)
+cs_nccl_func_from_op(CsOp op)
 {
     switch (op) {
     case CS_OP_BROADCAST:
@@ -419,16 +425,16 @@ cs_nccl_func_from_op (CsOp op)
 }
 
 const char *
-cs_nccl_func_name (CsNcclFunc func)
+cs_nccl_func_name(CsNcclFunc func)
 {
-    g_return_val_if_fail (func < CS_NCCL_N_FUNCS, NULL);
+    g_return_val_if_fail(func < CS_NCCL_N_FUNCS, NULL);
     return func_names[func];
 }
 
 const char *
-cs_nccl_arch_name (CsNcclArch arch)
+cs_nccl_arch_name(CsNcclArch arch)
 {
-    g_return_val_if_fail (arch < CS_NCCL_N_ARCHS, NULL);
+    g_return_val_if_fail(arch < CS_NCCL_N_ARCHS, NULL);
     return arch_names[arch];
 }
 
@@ -438,7 +444,7 @@ cs_nccl_arch_name (CsNcclArch arch)
  * >= 100 Blackwell, >= 90 Hopper, >= 80 Ampere (Ada too), else Volta (Turing too).
  */
 CsNcclArch
-cs_nccl_arch_from_model (const char *model, gboolean *recognised)
+cs_nccl_arch_from_model(const char *model, gboolean *recognised)
 {
     static const struct {
         const char *token;
@@ -464,9 +470,9 @@ cs_nccl_arch_from_model (const char *model, gboolean *recognised)
         *recognised = FALSE;
     if (model == NULL)
         return CS_NCCL_ARCH_HOPPER;
-    g_autofree char *upper = g_ascii_strup (model, -1);
-    for (gsize i = 0; i < G_N_ELEMENTS (table); i++) {
-        if (strstr (upper, table[i].token) != NULL) {
+    g_autofree char *upper = g_ascii_strup(model, -1);
+    for (gsize i = 0; i < G_N_ELEMENTS(table); i++) {
+        if (strstr(upper, table[i].token) != NULL) {
             if (recognised != NULL)
                 *recognised = TRUE;
             return table[i].arch;
@@ -478,10 +484,10 @@ cs_nccl_arch_from_model (const char *model, gboolean *recognised)
 /* ---- Systems: an emulation of NCCL's topology search ---- */
 
 void
-cs_nccl_system_init (CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch arch)
+cs_nccl_system_init(CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch arch)
 {
-    g_return_if_fail (system != NULL);
-    memset (system, 0, sizeof (*system));
+    g_return_if_fail(system != NULL);
+    memset(system, 0, sizeof(*system));
     system->n_ranks = n_ranks;
     system->n_nodes = n_nodes;
     system->arch = arch;
@@ -492,22 +498,20 @@ cs_nccl_system_init (CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch 
 static const double nvlink_lane_GBps[CS_NCCL_N_ARCHS] = { 20.0, 20.0, 20.6, 40.1 };
 
 /* search.cc speedArrayIntra / sm90SpeedArrayIntra / sm100SpeedArrayIntra (GB/s per channel). */
-static const double speeds_intra_generic[] = { 40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
-                                               7.0,  6.0,  5.0,  4.0,  3.0 };
-static const double speeds_intra_sm90[] = { 60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
-                                            15.0, 12.0, 11.0, 6.0,  3.0 };
-static const double speeds_intra_sm100[] = { 90.0, 80.0, 70.0, 60.0, 50.0, 40.0,
-                                             30.0, 24.0, 20.0, 19.0, 18.0 };
+static const double speeds_intra_generic[]
+    = { 40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0 };
+static const double speeds_intra_sm90[]
+    = { 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0 };
+static const double speeds_intra_sm100[]
+    = { 90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0 };
 /* search.cc speedArrayInter / sm90SpeedArrayInter / sm100SpeedArrayInter. */
-static const double speeds_inter_generic[] = { 48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0,
-                                               12.0, 10.0, 9.0,  7.0,  6.0,  5.0,  4.0,
-                                               3.0,  2.4,  1.2,  0.24, 0.12 };
-static const double speeds_inter_sm90[] = { 48.0, 45.0, 42.0, 40.0, 30.0, 24.0,
-                                            22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
-                                            3.0,  2.4,  1.2,  0.24, 0.12 };
-static const double speeds_inter_sm100[] = { 96.0, 48.0, 45.1, 42.0, 40.0, 30.0,
-                                             24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
-                                             6.0,  3.0,  2.4,  1.2,  0.24, 0.12 };
+static const double speeds_inter_generic[]
+    = { 48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+        7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12 };
+static const double speeds_inter_sm90[] = { 48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                            15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12 };
+static const double speeds_inter_sm100[] = { 96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+                                             17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12 };
 
 typedef struct {
     const double *v;
@@ -515,7 +519,7 @@ typedef struct {
 } SpeedArray;
 
 static SpeedArray
-speed_array (CsNcclArch arch, const CsNcclConstants *c, gboolean inter)
+speed_array(CsNcclArch arch, const CsNcclConstants *c, gboolean inter)
 {
     SpeedArray s;
     /* 2.19 knows no sm100 array: a Blackwell GPU searches with the sm90 one. */
@@ -523,15 +527,15 @@ speed_array (CsNcclArch arch, const CsNcclConstants *c, gboolean inter)
         arch = CS_NCCL_ARCH_HOPPER;
     if (arch == CS_NCCL_ARCH_BLACKWELL) {
         s.v = inter ? speeds_inter_sm100 : speeds_intra_sm100;
-        s.n = inter ? G_N_ELEMENTS (speeds_inter_sm100) : G_N_ELEMENTS (speeds_intra_sm100);
+        s.n = inter ? G_N_ELEMENTS(speeds_inter_sm100) : G_N_ELEMENTS(speeds_intra_sm100);
     }
     else if (arch == CS_NCCL_ARCH_HOPPER) {
         s.v = inter ? speeds_inter_sm90 : speeds_intra_sm90;
-        s.n = inter ? G_N_ELEMENTS (speeds_inter_sm90) : G_N_ELEMENTS (speeds_intra_sm90);
+        s.n = inter ? G_N_ELEMENTS(speeds_inter_sm90) : G_N_ELEMENTS(speeds_intra_sm90);
     }
     else {
         s.v = inter ? speeds_inter_generic : speeds_intra_generic;
-        s.n = inter ? G_N_ELEMENTS (speeds_inter_generic) : G_N_ELEMENTS (speeds_intra_generic);
+        s.n = inter ? G_N_ELEMENTS(speeds_inter_generic) : G_N_ELEMENTS(speeds_intra_generic);
     }
     return s;
 }
@@ -539,7 +543,7 @@ speed_array (CsNcclArch arch, const CsNcclConstants *c, gboolean inter)
 /* The first speed of the array that one path carries and the GPU's total feeds at least
  * once (ncclTopoCompute's starting speedIndex). */
 static double
-first_speed (SpeedArray s, double max_path_GBps, double total_GBps)
+first_speed(SpeedArray s, double max_path_GBps, double total_GBps)
 {
     for (gsize i = 0; i < s.n; i++)
         if (s.v[i] <= max_path_GBps && s.v[i] <= total_GBps)
@@ -550,22 +554,22 @@ first_speed (SpeedArray s, double max_path_GBps, double total_GBps)
 /* What NCCL thinks a link carries, GB/s: NVLink lanes at NCCL's per-generation figure, other
  * links at their datasheet rate (NCCL reads PCIe width/speed and NIC speed from the system). */
 static double
-link_nccl_GBps (const CsLink *link, CsNcclArch arch)
+link_nccl_GBps(const CsLink *link, CsNcclArch arch)
 {
-    if (cs_link_kind_class (link->kind) == CS_LINK_CLASS_NVLINK)
-        return MAX (link->count, 1) * nvlink_lane_GBps[arch];
+    if (cs_link_kind_class(link->kind) == CS_LINK_CLASS_NVLINK)
+        return MAX(link->count, 1) * nvlink_lane_GBps[arch];
     return link->raw_bw_Bps / 1e9;
 }
 
 /* ncclTopoDupChannels: fast channels are split in two so more SMs pull on them. */
 static void
-dup_channels (CsNcclGraph *g, CsNcclArch arch, int max_channels)
+dup_channels(CsNcclGraph *g, CsNcclArch arch, int max_channels)
 {
     if (g->bw_intra_GBps < 25.0)
         return;
     if (arch > CS_NCCL_ARCH_AMPERE && g->bw_intra_GBps < 50.0 && g->n_channels > 4)
         return;
-    const int dup = MIN (g->n_channels * 2, max_channels);
+    const int dup = MIN(g->n_channels * 2, max_channels);
     const int div = (dup + g->n_channels - 1) / g->n_channels;
     g->bw_intra_GBps /= div;
     g->bw_inter_GBps /= div;
@@ -588,38 +592,38 @@ dup_channels (CsNcclGraph *g, CsNcclArch arch, int max_channels)
  * machines; NCCL_GRAPH_DUMP_FILE shows what it found.
  */
 gboolean
-cs_nccl_system_from_topo (const CsTopo *topo, int nranks, const CsNcclConstants *constants,
-                          CsNcclSystem *system, GError **error)
+cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *constants,
+                         CsNcclSystem *system, GError **error)
 {
-    g_return_val_if_fail (topo != NULL && constants != NULL && system != NULL, FALSE);
-    const int all = cs_topo_n_ranks (topo);
+    g_return_val_if_fail(topo != NULL && constants != NULL && system != NULL, FALSE);
+    const int all = cs_topo_n_ranks(topo);
     if (nranks <= 0)
         nranks = all;
     if (nranks > all) {
-        g_set_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
-                     "%s: %d ranks asked, the topology has %d", cs_topo_name (topo), nranks, all);
+        g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
+                    "%s: %d ranks asked, the topology has %d", cs_topo_name(topo), nranks, all);
         return FALSE;
     }
 
     /* Nodes among the ranks used, and ranks per node. */
-    g_autoptr (GHashTable) nodes = g_hash_table_new (NULL, NULL);
+    g_autoptr(GHashTable) nodes = g_hash_table_new(NULL, NULL);
     for (int r = 0; r < nranks; r++)
-        g_hash_table_add (nodes, GINT_TO_POINTER (cs_topo_rank_node (topo, r) + 1));
-    const int n_nodes = MAX (1, (int) g_hash_table_size (nodes));
+        g_hash_table_add(nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, r) + 1));
+    const int n_nodes = MAX(1, (int)g_hash_table_size(nodes));
 
     /* MNNVL (NCCL 2.19+): nodes joined by NVLink form one NVLink domain, tuned as one node. */
     gboolean mnnvl = n_nodes > 1;
     for (int r = 1; r < nranks && mnnvl; r++)
-        if (cs_topo_rank_node (topo, r) != cs_topo_rank_node (topo, 0)
-            && cs_topo_route (topo, 0, r)->link_class != CS_LINK_CLASS_NVLINK)
+        if (cs_topo_rank_node(topo, r) != cs_topo_rank_node(topo, 0)
+            && cs_topo_route(topo, 0, r)->link_class != CS_LINK_CLASS_NVLINK)
             mnnvl = FALSE;
 
     gboolean recognised = FALSE;
-    const CsDevice *gpu0 = cs_topo_device (topo, cs_topo_rank_device (topo, 0));
-    const CsNcclArch arch = cs_nccl_arch_from_model (gpu0->model, &recognised);
-    cs_nccl_system_init (system, nranks, mnnvl ? 1 : n_nodes, arch);
+    const CsDevice *gpu0 = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
+    const CsNcclArch arch = cs_nccl_arch_from_model(gpu0->model, &recognised);
+    cs_nccl_system_init(system, nranks, mnnvl ? 1 : n_nodes, arch);
     system->arch_guessed = !recognised;
-    system->collnet = system->n_nodes > 1 && cs_topo_has_sharp (topo);
+    system->collnet = system->n_nodes > 1 && cs_topo_has_sharp(topo);
 
     /* Intra-node paths: the widest single path (system->maxBw), every path NVLink or not, and
      * the GPU's total bandwidth over its NVLink (or PCI) links (system->totalBw). */
@@ -628,16 +632,16 @@ cs_nccl_system_from_topo (const CsTopo *topo, int nranks, const CsNcclConstants 
     gboolean have_pairs = FALSE;
     for (int r = 0; r < nranks; r++) {
         for (int q = 0; q < nranks; q++) {
-            if (q == r || (!mnnvl && cs_topo_rank_node (topo, q) != cs_topo_rank_node (topo, r)))
+            if (q == r || (!mnnvl && cs_topo_rank_node(topo, q) != cs_topo_rank_node(topo, r)))
                 continue;
-            const CsRoute *route = cs_topo_route (topo, r, q);
+            const CsRoute *route = cs_topo_route(topo, r, q);
             double path = G_MAXDOUBLE;
             for (int i = 0; i < route->n_links; i++)
-                path = MIN (path, link_nccl_GBps (cs_topo_link (topo, route->links[i]), arch));
+                path = MIN(path, link_nccl_GBps(cs_topo_link(topo, route->links[i]), arch));
             if (route->n_links == 0)
                 continue;
             have_pairs = TRUE;
-            max_path = MAX (max_path, path);
+            max_path = MAX(max_path, path);
             if (route->link_class != CS_LINK_CLASS_NVLINK)
                 all_nvlink = FALSE;
         }
@@ -645,26 +649,27 @@ cs_nccl_system_from_topo (const CsTopo *topo, int nranks, const CsNcclConstants 
     const CsLinkClass intra_class = all_nvlink ? CS_LINK_CLASS_NVLINK : CS_LINK_CLASS_PCI;
     double total_intra = G_MAXDOUBLE;
     for (int r = 0; r < nranks; r++) {
-        const int dev = cs_topo_rank_device (topo, r);
+        const int dev = cs_topo_rank_device(topo, r);
         double sum = 0.0;
-        for (int l = 0; l < cs_topo_n_links (topo); l++) {
-            const CsLink *link = cs_topo_link (topo, l);
+        for (int l = 0; l < cs_topo_n_links(topo); l++) {
+            const CsLink *link = cs_topo_link(topo, l);
             if (link->src != dev)
                 continue;
-            const CsLinkClass cls = cs_link_kind_class (link->kind);
-            if (cls == intra_class || (intra_class == CS_LINK_CLASS_PCI && cls != CS_LINK_CLASS_NET))
-                sum += link_nccl_GBps (link, arch);
+            const CsLinkClass cls = cs_link_kind_class(link->kind);
+            if (cls == intra_class
+                || (intra_class == CS_LINK_CLASS_PCI && cls != CS_LINK_CLASS_NET))
+                sum += link_nccl_GBps(link, arch);
         }
-        total_intra = MIN (total_intra, sum);
+        total_intra = MIN(total_intra, sum);
     }
     if (!have_pairs)
         max_path = total_intra = G_MAXDOUBLE;
 
     /* NVSwitches and NICs of the first node. */
-    const int node0 = cs_topo_rank_node (topo, 0);
+    const int node0 = cs_topo_rank_node(topo, 0);
     double nic_GBps = 0.0;
-    for (int d = 0; d < cs_topo_n_devices (topo); d++) {
-        const CsDevice *dev = cs_topo_device (topo, d);
+    for (int d = 0; d < cs_topo_n_devices(topo); d++) {
+        const CsDevice *dev = cs_topo_device(topo, d);
         if (dev->node != node0)
             continue;
         if (dev->kind == CS_DEVICE_NVSWITCH)
@@ -672,38 +677,38 @@ cs_nccl_system_from_topo (const CsTopo *topo, int nranks, const CsNcclConstants 
         if (dev->kind != CS_DEVICE_NIC)
             continue;
         system->n_nics++;
-        for (int l = 0; l < cs_topo_n_links (topo); l++) {
-            const CsLink *link = cs_topo_link (topo, l);
-            if (link->src == d && cs_link_kind_class (link->kind) == CS_LINK_CLASS_NET)
-                nic_GBps = MAX (nic_GBps, link_nccl_GBps (link, arch));
+        for (int l = 0; l < cs_topo_n_links(topo); l++) {
+            const CsLink *link = cs_topo_link(topo, l);
+            if (link->src == d && cs_link_kind_class(link->kind) == CS_LINK_CLASS_NET)
+                nic_GBps = MAX(nic_GBps, link_nccl_GBps(link, arch));
         }
     }
 
     const int max_ch = constants->max_ring_channels;
     CsNcclGraph ring = { 0 };
-    ring.hw_intra = intra_class == CS_LINK_CLASS_NVLINK || !have_pairs ? CS_NCCL_HW_NVLINK
-                                                                        : CS_NCCL_HW_PCI;
+    ring.hw_intra
+        = intra_class == CS_LINK_CLASS_NVLINK || !have_pairs ? CS_NCCL_HW_NVLINK : CS_NCCL_HW_PCI;
     /* LL128 needs NVLink inside the node (typeIntra <= PATH_NVB); one GPU per node is LOC. */
     ring.ll128 = intra_class == CS_LINK_CLASS_NVLINK || !have_pairs;
     ring.same_channels = TRUE;
     if (system->n_nodes == 1) {
-        const double s = first_speed (speed_array (arch, constants, FALSE), max_path, total_intra);
-        ring.n_channels = CLAMP ((int) floor (total_intra / s + 1e-9), 1, max_ch);
+        const double s = first_speed(speed_array(arch, constants, FALSE), max_path, total_intra);
+        ring.n_channels = CLAMP((int)floor(total_intra / s + 1e-9), 1, max_ch);
         ring.bw_intra_GBps = ring.bw_inter_GBps = s;
     }
     else {
-        const int n_nics = MAX (system->n_nics, 1);
+        const int n_nics = MAX(system->n_nics, 1);
         if (nic_GBps <= 0.0)
-            nic_GBps = 12.5;   /* no NIC link found: a 100 Gb/s NIC, NCCL's usual floor */
-        const double s = first_speed (speed_array (arch, constants, TRUE),
-                                      MIN (nic_GBps, max_path), total_intra);
-        int n = n_nics * MAX (1, (int) floor (nic_GBps / s + 1e-9));
+            nic_GBps = 12.5; /* no NIC link found: a 100 Gb/s NIC, NCCL's usual floor */
+        const double s
+            = first_speed(speed_array(arch, constants, TRUE), MIN(nic_GBps, max_path), total_intra);
+        int n = n_nics * MAX(1, (int)floor(nic_GBps / s + 1e-9));
         if (have_pairs)
-            n = MIN (n, (int) floor (total_intra / s + 1e-9));
-        ring.n_channels = CLAMP (n, 1, max_ch);
+            n = MIN(n, (int)floor(total_intra / s + 1e-9));
+        ring.n_channels = CLAMP(n, 1, max_ch);
         ring.bw_intra_GBps = ring.bw_inter_GBps = s;
     }
-    dup_channels (&ring, arch, max_ch);
+    dup_channels(&ring, arch, max_ch);
     system->graphs[CS_NCCL_ALGO_RING] = ring;
 
     CsNcclGraph tree = ring;
@@ -713,24 +718,24 @@ cs_nccl_system_from_topo (const CsTopo *topo, int nranks, const CsNcclConstants 
     /* 2.23+ runs PAT on the tree graph. */
     system->graphs[CS_NCCL_ALGO_PAT] = tree;
 
-    if (cs_topo_has_nvls (topo) && arch >= CS_NCCL_ARCH_HOPPER) {
+    if (cs_topo_has_nvls(topo) && arch >= CS_NCCL_ARCH_HOPPER) {
         CsNcclGraph nvls = ring;
         nvls.n_channels = constants->nvls_channels;
-        const SpeedArray sa = speed_array (arch, constants, FALSE);
-        nvls.bw_intra_GBps = first_speed (sa, max_path, total_intra / nvls.n_channels);
+        const SpeedArray sa = speed_array(arch, constants, FALSE);
+        nvls.bw_intra_GBps = first_speed(sa, max_path, total_intra / nvls.n_channels);
         nvls.bw_inter_GBps = nvls.bw_intra_GBps;
         if (system->n_nodes > 1) {
-            const double per_ch = MAX (system->n_nics, 1) * nic_GBps / nvls.n_channels;
-            nvls.bw_inter_GBps = first_speed (speed_array (arch, constants, TRUE), per_ch, per_ch);
+            const double per_ch = MAX(system->n_nics, 1) * nic_GBps / nvls.n_channels;
+            nvls.bw_inter_GBps = first_speed(speed_array(arch, constants, TRUE), per_ch, per_ch);
         }
         system->graphs[CS_NCCL_ALGO_NVLS] = nvls;
         system->graphs[CS_NCCL_ALGO_NVLS_TREE] = nvls;
     }
     if (system->collnet) {
         CsNcclGraph cn = ring;
-        cn.n_channels = MAX (system->n_nics, 1);
+        cn.n_channels = MAX(system->n_nics, 1);
         cn.bw_intra_GBps = cn.bw_inter_GBps
-            = first_speed (speed_array (arch, constants, TRUE), nic_GBps, nic_GBps);
+            = first_speed(speed_array(arch, constants, TRUE), nic_GBps, nic_GBps);
         system->graphs[CS_NCCL_ALGO_COLLNET_DIRECT] = cn;
         system->graphs[CS_NCCL_ALGO_COLLNET_CHAIN] = cn;
     }
@@ -744,12 +749,12 @@ struct _CsNcclModel {
     CsNcclSystem sys;
     double latency_us[CS_NCCL_N_FUNCS][CS_NCCL_N_ALGOS][CS_N_PROTOS];
     double bandwidth_GBps[CS_NCCL_N_FUNCS][CS_NCCL_N_ALGOS][CS_N_PROTOS];
-    int comm_channels;           /* comm->nChannels: min of the tree and ring graphs */
+    int comm_channels; /* comm->nChannels: min of the tree and ring graphs */
 };
 
 /* NCCL's log2i: floor(log2(n)), 0 for n <= 1. */
 static int
-log2i (gint64 n)
+log2i(gint64 n)
 {
     int l = 0;
     while (n > 1) {
@@ -760,19 +765,19 @@ log2i (gint64 n)
 }
 
 static gboolean
-is_ag_rs (int f)
+is_ag_rs(int f)
 {
     return f == CS_NCCL_FUNC_ALL_GATHER || f == CS_NCCL_FUNC_REDUCE_SCATTER;
 }
 
 /* Whether ncclTopoTuneModel computes (func, algo, proto) at all. */
 static gboolean
-modelled (const CsNcclModel *m, int f, int a, int p)
+modelled(const CsNcclModel *m, int f, int a, int p)
 {
     const gboolean v228 = m->c->formula == CS_NCCL_FORMULA_2_28;
     if ((f == CS_NCCL_FUNC_BROADCAST || f == CS_NCCL_FUNC_REDUCE) && a != CS_NCCL_ALGO_RING)
         return FALSE;
-    if (is_ag_rs (f) && a != CS_NCCL_ALGO_RING && a != CS_NCCL_ALGO_NVLS
+    if (is_ag_rs(f) && a != CS_NCCL_ALGO_RING && a != CS_NCCL_ALGO_NVLS
         && a != CS_NCCL_ALGO_COLLNET_DIRECT && !(v228 && a == CS_NCCL_ALGO_PAT))
         return FALSE;
     if (a == CS_NCCL_ALGO_PAT && (!v228 || f == CS_NCCL_FUNC_ALL_REDUCE))
@@ -787,15 +792,15 @@ modelled (const CsNcclModel *m, int f, int a, int p)
 
 /* The bus bandwidth of one entry before the bus -> algorithm conversion (GB/s). */
 static double
-bus_bandwidth (const CsNcclModel *m, int f, int a, int p)
+bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
 {
     const CsNcclConstants *c = m->c;
     const CsNcclSystem *s = &m->sys;
     const CsNcclGraph *g = &s->graphs[a];
     const gboolean v228 = c->formula == CS_NCCL_FORMULA_2_28;
     const int n_nodes = s->n_nodes;
-    const double ppn = (double) s->n_ranks / n_nodes;
-    const int arch = MIN ((int) s->arch, c->n_archs - 1);
+    const double ppn = (double)s->n_ranks / n_nodes;
+    const int arch = MIN((int)s->arch, c->n_archs - 1);
     const int i2 = n_nodes <= 2 ? n_nodes - 1 : 2;
     const int i1 = n_nodes == 1 ? arch : (s->cpu_amd ? 1 : 0);
     const double ll_max_bw = c->ll_max_bw[i1][i2];
@@ -818,15 +823,15 @@ bus_bandwidth (const CsNcclModel *m, int f, int a, int p)
             intra *= f == CS_NCCL_FUNC_ALL_REDUCE ? 2.0 : (ppn - 1.0) / ppn;
             const double inter
                 = g->bw_inter_GBps * ((n_nodes <= 2 && a == CS_NCCL_ALGO_NVLS_TREE) ? 2.0 : 1.0);
-            bw = MIN (intra, inter);
+            bw = MIN(intra, inter);
             if (a == CS_NCCL_ALGO_NVLS_TREE)
-                bw = MIN (bw, nvls_tree_max);
+                bw = MIN(bw, nvls_tree_max);
         }
         else if (a == CS_NCCL_ALGO_NVLS) {
-            bw = MIN (g->bw_intra_GBps, g->bw_inter_GBps);
+            bw = MIN(g->bw_intra_GBps, g->bw_inter_GBps);
         }
         else {
-            bw = MIN (g->bw_intra_GBps, n_nodes <= 2 ? g->bw_inter_GBps : g->bw_inter_GBps / 2);
+            bw = MIN(g->bw_intra_GBps, n_nodes <= 2 ? g->bw_inter_GBps : g->bw_inter_GBps / 2);
         }
     }
     double bus = nch * bw;
@@ -834,16 +839,16 @@ bus_bandwidth (const CsNcclModel *m, int f, int a, int p)
     if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_LL) {
         const gboolean quarter
             = n_nodes > 1 || f == CS_NCCL_FUNC_ALL_REDUCE || f == CS_NCCL_FUNC_REDUCE;
-        bus = MIN (ll_max_bw, bus * (v228 ? 0.5 : (quarter ? 1.0 / 4.0 : 1.0 / 3.0)));
+        bus = MIN(ll_max_bw, bus * (v228 ? 0.5 : (quarter ? 1.0 / 4.0 : 1.0 / 3.0)));
     }
     if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_LL128)
-        bus = MIN (bus * (!v228 && ppn < 2 ? 0.7 : 0.92), nch * ring_ll128_max);
+        bus = MIN(bus * (!v228 && ppn < 2 ? 0.7 : 0.92), nch * ring_ll128_max);
     if (a == CS_NCCL_ALGO_TREE && (!v228 || f == CS_NCCL_FUNC_ALL_REDUCE))
-        bus = MIN (bus * 0.92, nch * tree_max);
+        bus = MIN(bus * 0.92, nch * tree_max);
     if (a == CS_NCCL_ALGO_TREE && p == CS_PROTO_LL)
-        bus = MIN (bus * 1.0 / 3.8, ll_max_bw);
+        bus = MIN(bus * 1.0 / 3.8, ll_max_bw);
     if (a == CS_NCCL_ALGO_TREE && p == CS_PROTO_LL128)
-        bus = MIN (bus * (n_nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * tree_ll128_max);
+        bus = MIN(bus * (n_nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * tree_ll128_max);
     if (a == CS_NCCL_ALGO_TREE && g->tree_pattern)
         bus *= 0.85;
     if (v228 && a == CS_NCCL_ALGO_PAT)
@@ -851,12 +856,12 @@ bus_bandwidth (const CsNcclModel *m, int f, int a, int p)
     if (collnet && p != CS_PROTO_SIMPLE)
         return 0.0;
     if (a == CS_NCCL_ALGO_COLLNET_DIRECT) {
-        if (is_ag_rs (f)) {
+        if (is_ag_rs(f)) {
             /* AllGather/ReduceScatter on CollNet need one NIC per GPU (one head per rank). */
             if (n_nodes > 1 && ppn > s->n_nics)
                 return 0.0;
             if (v228) {
-                bus = ppn * MIN (g->bw_intra_GBps, g->bw_inter_GBps * 0.9);
+                bus = ppn * MIN(g->bw_intra_GBps, g->bw_inter_GBps * 0.9);
             }
             else {
                 bus = ppn * bw;
@@ -873,7 +878,7 @@ bus_bandwidth (const CsNcclModel *m, int f, int a, int p)
         }
     }
     /* 2.28: NVLS AllGather/ReduceScatter across nodes also need CollNet and a head per rank. */
-    if (v228 && a == CS_NCCL_ALGO_NVLS && is_ag_rs (f) && n_nodes > 1
+    if (v228 && a == CS_NCCL_ALGO_NVLS && is_ag_rs(f) && n_nodes > 1
         && (!s->collnet || ppn > s->n_nics))
         return 0.0;
     return bus;
@@ -881,21 +886,21 @@ bus_bandwidth (const CsNcclModel *m, int f, int a, int p)
 
 /* Bus -> algorithm bandwidth: the ring moves nsteps/nRanks of the data per byte of result. */
 static double
-algo_ratio (const CsNcclModel *m, int f, int a, int nsteps)
+algo_ratio(const CsNcclModel *m, int f, int a, int nsteps)
 {
     const gboolean v228 = m->c->formula == CS_NCCL_FORMULA_2_28;
-    if (v228 ? (a != CS_NCCL_ALGO_RING && is_ag_rs (f))
-             : (a == CS_NCCL_ALGO_COLLNET_DIRECT && is_ag_rs (f)))
+    if (v228 ? (a != CS_NCCL_ALGO_RING && is_ag_rs(f))
+             : (a == CS_NCCL_ALGO_COLLNET_DIRECT && is_ag_rs(f)))
         return 1.0;
     if (a == CS_NCCL_ALGO_RING)
-        return (double) m->sys.n_ranks / nsteps;
+        return (double)m->sys.n_ranks / nsteps;
     if (a == CS_NCCL_ALGO_NVLS || a == CS_NCCL_ALGO_NVLS_TREE)
-        return v228 ? (double) m->sys.n_ranks / nsteps : 5.0 / 6.0;
+        return v228 ? (double)m->sys.n_ranks / nsteps : 5.0 / 6.0;
     return 0.5;
 }
 
 static double
-latency (const CsNcclModel *m, int f, int a, int p, int nsteps)
+latency(const CsNcclModel *m, int f, int a, int p, int nsteps)
 {
     const CsNcclConstants *c = m->c;
     const CsNcclSystem *s = &m->sys;
@@ -939,25 +944,25 @@ latency (const CsNcclModel *m, int f, int a, int p, int nsteps)
                 if (p == CS_PROTO_SIMPLE)
                     overhead *= 3.0;
             }
-            intra = MAX (intra, overhead);
+            intra = MAX(intra, overhead);
             int n_inter;
             if (v228)
-                n_inter = n_nodes == 1 ? 0
-                                       : (f == CS_NCCL_FUNC_ALL_REDUCE ? 2 * (n_nodes - 1)
-                                                                       : n_nodes - 1);
+                n_inter = n_nodes == 1
+                              ? 0
+                              : (f == CS_NCCL_FUNC_ALL_REDUCE ? 2 * (n_nodes - 1) : n_nodes - 1);
             else
-                n_inter = f == CS_NCCL_FUNC_ALL_REDUCE ? (n_nodes > 1 ? 2 * n_nodes : 0)
-                                                       : n_nodes - 1;
+                n_inter
+                    = f == CS_NCCL_FUNC_ALL_REDUCE ? (n_nodes > 1 ? 2 * n_nodes : 0) : n_nodes - 1;
             lat += (nsteps - n_inter) * intra + n_inter * inter;
         }
         break;
     case CS_NCCL_ALGO_TREE:
         if (!v228 || f == CS_NCCL_FUNC_ALL_REDUCE)
-            lat += 2.0 * ((ppn_int - 1) * intra + log2i (n_nodes) * inter);
+            lat += 2.0 * ((ppn_int - 1) * intra + log2i(n_nodes) * inter);
         break;
     case CS_NCCL_ALGO_COLLNET_DIRECT:
         /* 0.4 us of arity serialization per local rank (tuning.cc). */
-        lat += 2.0 * (MIN (1, ppn_int - 1) * intra + (ppn_int - 1) * 0.4) + inter;
+        lat += 2.0 * (MIN(1, ppn_int - 1) * intra + (ppn_int - 1) * 0.4) + inter;
         break;
     case CS_NCCL_ALGO_COLLNET_CHAIN:
         lat += 2.0 * (ppn_int - 1) * intra + inter;
@@ -968,14 +973,14 @@ latency (const CsNcclModel *m, int f, int a, int p, int nsteps)
             lat += inter;
         break;
     case CS_NCCL_ALGO_NVLS_TREE:
-        lat += intra + 2.0 * log2i (n_nodes) * inter;
+        lat += intra + 2.0 * log2i(n_nodes) * inter;
         break;
     case CS_NCCL_ALGO_PAT:
-        if (is_ag_rs (f))
-            lat += log2i (n_nodes) * (inter / 3.5) + n_ranks * 2.8;
+        if (is_ag_rs(f))
+            lat += log2i(n_nodes) * (inter / 3.5) + n_ranks * 2.8;
         break;
     default:
-        g_assert_not_reached ();
+        g_assert_not_reached();
     }
     return lat;
 }
@@ -984,7 +989,7 @@ latency (const CsNcclModel *m, int f, int a, int p, int nsteps)
  * across nodes, CollNet only with SHARP (and Direct only with NVSwitches), NVLS across nodes
  * only with CollNet. */
 static gboolean
-enabled (const CsNcclModel *m, int a, int p)
+enabled(const CsNcclModel *m, int a, int p)
 {
     const CsNcclSystem *s = &m->sys;
     if (p == CS_PROTO_LL128) {
@@ -1010,21 +1015,21 @@ enabled (const CsNcclModel *m, int a, int p)
 
 /* ncclTopoTuneModel: the latency and algorithm-bandwidth tables. */
 static void
-tune (CsNcclModel *m)
+tune(CsNcclModel *m)
 {
     const int n = m->sys.n_ranks;
     if (n <= 1)
         return;
     for (int f = 0; f < CS_NCCL_N_FUNCS; f++) {
-        const int nsteps = f == CS_NCCL_FUNC_ALL_REDUCE ? 2 * (n - 1) : is_ag_rs (f) ? n - 1 : n;
+        const int nsteps = f == CS_NCCL_FUNC_ALL_REDUCE ? 2 * (n - 1) : is_ag_rs(f) ? n - 1 : n;
         for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
             for (int p = 0; p < CS_N_PROTOS; p++) {
-                if (!modelled (m, f, a, p))
+                if (!modelled(m, f, a, p))
                     continue;
-                double bus = bus_bandwidth (m, f, a, p);
-                bus *= algo_ratio (m, f, a, nsteps);
-                m->bandwidth_GBps[f][a][p] = enabled (m, a, p) ? bus : 0.0;
-                m->latency_us[f][a][p] = latency (m, f, a, p, nsteps);
+                double bus = bus_bandwidth(m, f, a, p);
+                bus *= algo_ratio(m, f, a, nsteps);
+                m->bandwidth_GBps[f][a][p] = enabled(m, a, p) ? bus : 0.0;
+                m->latency_us[f][a][p] = latency(m, f, a, p, nsteps);
             }
         }
     }
@@ -1036,17 +1041,17 @@ tune (CsNcclModel *m)
  * Returns: (transfer full).
  */
 CsNcclModel *
-cs_nccl_model_new (const CsNcclConstants *constants, const CsNcclSystem *system)
+cs_nccl_model_new(const CsNcclConstants *constants, const CsNcclSystem *system)
 {
-    g_return_val_if_fail (constants != NULL && system != NULL, NULL);
-    g_return_val_if_fail (system->n_ranks >= 1 && system->n_nodes >= 1, NULL);
-    CsNcclModel *m = g_new0 (CsNcclModel, 1);
+    g_return_val_if_fail(constants != NULL && system != NULL, NULL);
+    g_return_val_if_fail(system->n_ranks >= 1 && system->n_nodes >= 1, NULL);
+    CsNcclModel *m = g_new0(CsNcclModel, 1);
     m->c = constants;
     m->sys = *system;
     const int ring = system->graphs[CS_NCCL_ALGO_RING].n_channels;
     const int tree = system->graphs[CS_NCCL_ALGO_TREE].n_channels;
-    m->comm_channels = MAX (1, tree > 0 ? MIN (ring, tree) : ring);
-    tune (m);
+    m->comm_channels = MAX(1, tree > 0 ? MIN(ring, tree) : ring);
+    tune(m);
     return m;
 }
 
@@ -1056,60 +1061,58 @@ cs_nccl_model_new (const CsNcclConstants *constants, const CsNcclSystem *system)
  * Returns: (transfer full) (nullable).
  */
 CsNcclModel *
-cs_nccl_model_new_for_topo (const CsTopo *topo, int nranks, const char *spec, GError **error)
+cs_nccl_model_new_for_topo(const CsTopo *topo, int nranks, const char *spec, GError **error)
 {
     const CsNcclConstants *c = NULL;
     CsNcclSystem sys;
 
-    if (!cs_nccl_parse_spec (spec != NULL ? spec : "nccl", &c, error))
+    if (!cs_nccl_parse_spec(spec != NULL ? spec : "nccl", &c, error))
         return NULL;
-    if (!cs_nccl_system_from_topo (topo, nranks, c, &sys, error))
+    if (!cs_nccl_system_from_topo(topo, nranks, c, &sys, error))
         return NULL;
-    return cs_nccl_model_new (c, &sys);
+    return cs_nccl_model_new(c, &sys);
 }
 
 void
-cs_nccl_model_free (CsNcclModel *model)
+cs_nccl_model_free(CsNcclModel *model)
 {
-    g_free (model);
+    g_free(model);
 }
 
 const CsNcclConstants *
-cs_nccl_model_constants (const CsNcclModel *model)
+cs_nccl_model_constants(const CsNcclModel *model)
 {
-    g_return_val_if_fail (model != NULL, NULL);
+    g_return_val_if_fail(model != NULL, NULL);
     return model->c;
 }
 
 const CsNcclSystem *
-cs_nccl_model_system (const CsNcclModel *model)
+cs_nccl_model_system(const CsNcclModel *model)
 {
-    g_return_val_if_fail (model != NULL, NULL);
+    g_return_val_if_fail(model != NULL, NULL);
     return &model->sys;
 }
 
 double
-cs_nccl_model_latency_us (const CsNcclModel *model, CsNcclFunc func, CsNcclAlgo algo,
-                          CsProto proto)
+cs_nccl_model_latency_us(const CsNcclModel *model, CsNcclFunc func, CsNcclAlgo algo, CsProto proto)
 {
-    g_return_val_if_fail (model != NULL && func < CS_NCCL_N_FUNCS, 0.0);
-    g_return_val_if_fail (algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, 0.0);
+    g_return_val_if_fail(model != NULL && func < CS_NCCL_N_FUNCS, 0.0);
+    g_return_val_if_fail(algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, 0.0);
     return model->latency_us[func][algo][proto];
 }
 
 double
-cs_nccl_model_bandwidth_GBps (const CsNcclModel *model, CsNcclFunc func, CsNcclAlgo algo,
-                              CsProto proto)
+cs_nccl_model_bandwidth_GBps(const CsNcclModel *model, CsNcclFunc func, CsNcclAlgo algo,
+                             CsProto proto)
 {
-    g_return_val_if_fail (model != NULL && func < CS_NCCL_N_FUNCS, 0.0);
-    g_return_val_if_fail (algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, 0.0);
+    g_return_val_if_fail(model != NULL && func < CS_NCCL_N_FUNCS, 0.0);
+    g_return_val_if_fail(algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, 0.0);
     return model->bandwidth_GBps[func][algo][proto];
 }
 
 /* ncclTopoGetAlgoTime for one operation; fills @lat_out / @bw_out when non-NULL. */
 static double
-algo_time (const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat_out,
-           double *bw_out)
+algo_time(const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat_out, double *bw_out)
 {
     const CsNcclConstants *c = m->c;
     double bw = m->bandwidth_GBps[f][a][p];
@@ -1119,7 +1122,7 @@ algo_time (const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat
         return -1.0;
     /* 2.28's log2i is -1 below 64 B (no correction); 2.19's is 0 there. */
     const gint64 units = nbytes >> 6;
-    const int log_size = units <= 0 ? (c->formula == CS_NCCL_FORMULA_2_28 ? -1 : 0) : log2i (units);
+    const int log_size = units <= 0 ? (c->formula == CS_NCCL_FORMULA_2_28 ? -1 : 0) : log2i(units);
     if (a == CS_NCCL_ALGO_TREE && f == CS_NCCL_FUNC_ALL_REDUCE && log_size >= 0 && log_size < 23)
         bw *= c->tree_correction[p][log_size];
     if (c->formula == CS_NCCL_FORMULA_2_28 && a == CS_NCCL_ALGO_NVLS_TREE
@@ -1129,13 +1132,13 @@ algo_time (const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat
     /* Plateau effect of ring (tuning.cc): multi-node Simple all-reduce latency grows. */
     if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_SIMPLE && m->sys.n_nodes > 1
         && f == CS_NCCL_FUNC_ALL_REDUCE
-        && nbytes / ((gint64) m->comm_channels * m->sys.n_ranks) >= 64)
+        && nbytes / ((gint64)m->comm_channels * m->sys.n_ranks) >= 64)
         lat *= m->sys.arch < CS_NCCL_ARCH_AMPERE ? 1.9 : 1.4;
     if (lat_out != NULL)
         *lat_out = lat;
     if (bw_out != NULL)
         *bw_out = bw;
-    return lat + (double) nbytes / (1000.0 * bw);
+    return lat + (double)nbytes / (1000.0 * bw);
 }
 
 /**
@@ -1143,34 +1146,33 @@ algo_time (const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat
  * NCCL's predicted time in us, or -1 when the entry is unusable or @op has no NCCL model.
  */
 double
-cs_nccl_model_time_us (const CsNcclModel *model, CsOp op, CsNcclAlgo algo, CsProto proto,
-                       gint64 nbytes)
+cs_nccl_model_time_us(const CsNcclModel *model, CsOp op, CsNcclAlgo algo, CsProto proto,
+                      gint64 nbytes)
 {
-    g_return_val_if_fail (model != NULL, -1.0);
-    g_return_val_if_fail (algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, -1.0);
-    const int f = cs_nccl_func_from_op (op);
+    g_return_val_if_fail(model != NULL, -1.0);
+    g_return_val_if_fail(algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, -1.0);
+    const int f = cs_nccl_func_from_op(op);
     if (f < 0)
         return -1.0;
-    return algo_time (model, f, algo, proto, nbytes, NULL, NULL);
+    return algo_time(model, f, algo, proto, nbytes, NULL, NULL);
 }
 
 gboolean
-cs_nccl_model_cost_table (const CsNcclModel *model, CsOp op, gint64 nbytes,
-                          float table[CS_NCCL_N_ALGOS][CS_N_PROTOS])
+cs_nccl_model_cost_table(const CsNcclModel *model, CsOp op, gint64 nbytes,
+                         float table[CS_NCCL_N_ALGOS][CS_N_PROTOS])
 {
-    g_return_val_if_fail (model != NULL && table != NULL, FALSE);
-    const int f = cs_nccl_func_from_op (op);
+    g_return_val_if_fail(model != NULL && table != NULL, FALSE);
+    const int f = cs_nccl_func_from_op(op);
     for (int a = 0; a < CS_NCCL_N_ALGOS; a++)
         for (int p = 0; p < CS_N_PROTOS; p++)
-            table[a][p] = f < 0 ? -1.0f
-                                : (float) algo_time (model, f, a, p, nbytes, NULL, NULL);
+            table[a][p] = f < 0 ? -1.0f : (float)algo_time(model, f, a, p, nbytes, NULL, NULL);
     return f >= 0;
 }
 
 /* The first minimum over the allowed entries, in NCCL's loop order. */
 static gboolean
-pick (const CsNcclModel *m, int f, gint64 nbytes, int only_algo, int only_proto,
-      CsNcclPrediction *out)
+pick(const CsNcclModel *m, int f, gint64 nbytes, int only_algo, int only_proto,
+     CsNcclPrediction *out)
 {
     double best = G_MAXDOUBLE;
     gboolean found = FALSE;
@@ -1183,13 +1185,13 @@ pick (const CsNcclModel *m, int f, gint64 nbytes, int only_algo, int only_proto,
                 continue;
             double lat = 0.0;
             double bw = 0.0;
-            const double t = algo_time (m, f, a, p, nbytes, &lat, &bw);
+            const double t = algo_time(m, f, a, p, nbytes, &lat, &bw);
             if (t < 0.0 || t >= best)
                 continue;
             best = t;
             found = TRUE;
-            out->algo = (CsNcclAlgo) a;
-            out->proto = (CsProto) p;
+            out->algo = (CsNcclAlgo)a;
+            out->proto = (CsProto)p;
             out->n_channels = m->sys.graphs[a].n_channels;
             out->time_us = t;
             out->latency_us = lat;
@@ -1200,11 +1202,11 @@ pick (const CsNcclModel *m, int f, gint64 nbytes, int only_algo, int only_proto,
 }
 
 gboolean
-cs_nccl_model_pick (const CsNcclModel *model, CsOp op, gint64 nbytes, CsNcclPrediction *out)
+cs_nccl_model_pick(const CsNcclModel *model, CsOp op, gint64 nbytes, CsNcclPrediction *out)
 {
-    g_return_val_if_fail (model != NULL && out != NULL, FALSE);
-    const int f = cs_nccl_func_from_op (op);
-    return f >= 0 && pick (model, f, nbytes, -1, -1, out);
+    g_return_val_if_fail(model != NULL && out != NULL, FALSE);
+    const int f = cs_nccl_func_from_op(op);
+    return f >= 0 && pick(model, f, nbytes, -1, -1, out);
 }
 
 /**
@@ -1213,25 +1215,24 @@ cs_nccl_model_pick (const CsNcclModel *model, CsOp op, gint64 nbytes, CsNcclPred
  * the forced @algo / @proto (-1 = free), as NCCL_ALGO / NCCL_PROTO would force them.
  */
 gboolean
-cs_nccl_model_predict (const CsNcclModel *model, CsOp op, gint64 nbytes, int algo, int proto,
-                       CsNcclPrediction *out, GError **error)
+cs_nccl_model_predict(const CsNcclModel *model, CsOp op, gint64 nbytes, int algo, int proto,
+                      CsNcclPrediction *out, GError **error)
 {
-    g_return_val_if_fail (model != NULL && out != NULL, FALSE);
-    g_return_val_if_fail (algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, FALSE);
-    const int f = cs_nccl_func_from_op (op);
+    g_return_val_if_fail(model != NULL && out != NULL, FALSE);
+    g_return_val_if_fail(algo < CS_NCCL_N_ALGOS && proto < CS_N_PROTOS, FALSE);
+    const int f = cs_nccl_func_from_op(op);
     if (f < 0) {
-        g_set_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
-                     "NCCL's cost model has no %s (NCCL runs it as point-to-point sends)",
-                     cs_op_name (op));
+        g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
+                    "NCCL's cost model has no %s (NCCL runs it as point-to-point sends)",
+                    cs_op_name(op));
         return FALSE;
     }
-    if (pick (model, f, nbytes, algo, proto, out))
+    if (pick(model, f, nbytes, algo, proto, out))
         return TRUE;
-    g_set_error (error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
-                 "NCCL %s's model has no usable %s%s%s for %s on %d ranks, %d node%s",
-                 model->c->version, algo >= 0 ? algo_env_names[algo] : "algorithm",
-                 proto >= 0 ? "/" : "", proto >= 0 ? proto_env_names[proto] : "",
-                 cs_op_name (op), model->sys.n_ranks, model->sys.n_nodes,
-                 model->sys.n_nodes == 1 ? "" : "s");
+    g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
+                "NCCL %s's model has no usable %s%s%s for %s on %d ranks, %d node%s",
+                model->c->version, algo >= 0 ? algo_env_names[algo] : "algorithm",
+                proto >= 0 ? "/" : "", proto >= 0 ? proto_env_names[proto] : "", cs_op_name(op),
+                model->sys.n_ranks, model->sys.n_nodes, model->sys.n_nodes == 1 ? "" : "s");
     return FALSE;
 }

@@ -12,13 +12,13 @@
 
 G_BEGIN_DECLS
 
-#define CS_NCCL_ERROR (cs_nccl_error_quark ())
-GQuark cs_nccl_error_quark (void);
+#define CS_NCCL_ERROR (cs_nccl_error_quark())
+GQuark cs_nccl_error_quark(void);
 
 typedef enum {
-    CS_NCCL_ERROR_VERSION,       /* no constant set for that NCCL version */
-    CS_NCCL_ERROR_SPEC,          /* a model spec that is not "nccl" or "nccl:VERSION" */
-    CS_NCCL_ERROR_UNSUPPORTED,   /* NCCL has no model for that collective/algorithm/protocol */
+    CS_NCCL_ERROR_VERSION,     /* no constant set for that NCCL version */
+    CS_NCCL_ERROR_SPEC,        /* a model spec that is not "nccl" or "nccl:VERSION" */
+    CS_NCCL_ERROR_UNSUPPORTED, /* NCCL has no model for that collective/algorithm/protocol */
 } CsNcclError;
 
 /**
@@ -52,12 +52,7 @@ typedef enum {
 } CsNcclFunc;
 
 /* NCCL's hardware link classes for latencies (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET). */
-typedef enum {
-    CS_NCCL_HW_NVLINK,
-    CS_NCCL_HW_PCI,
-    CS_NCCL_HW_NET,
-    CS_NCCL_N_HW
-} CsNcclHw;
+typedef enum { CS_NCCL_HW_NVLINK, CS_NCCL_HW_PCI, CS_NCCL_HW_NET, CS_NCCL_N_HW } CsNcclHw;
 
 /* GPU generations NCCL's tables are indexed by (NCCL_VOLTA_COMPCAP_IDX ...). */
 typedef enum {
@@ -75,7 +70,7 @@ typedef enum {
 } CsNcclFormula;
 
 #define CS_NCCL_N_TREE_CORRECTION 24
-#define CS_NCCL_N_SCALES 3       /* 1 node, 2 nodes, 4+ nodes */
+#define CS_NCCL_N_SCALES 3 /* 1 node, 2 nodes, 4+ nodes */
 
 /**
  * CsNcclConstants:
@@ -83,22 +78,22 @@ typedef enum {
  * speed arrays and channel limits). Latencies in us, bandwidths in GB/s. Plain data.
  */
 typedef struct {
-    const char *version;                                     /* "2.28" */
-    const char *reference;                                   /* provenance, one line */
+    const char *version;   /* "2.28" */
+    const char *reference; /* provenance, one line */
     CsNcclFormula formula;
     double base_lat_us[CS_NCCL_N_ALGOS][CS_N_PROTOS];
     double hw_lat_us[CS_NCCL_N_HW][CS_NCCL_N_ALGOS][CS_N_PROTOS];
-    double ll_max_bw[CS_NCCL_N_ARCHS][CS_NCCL_N_SCALES];     /* GB/s, whole ring/tree */
+    double ll_max_bw[CS_NCCL_N_ARCHS][CS_NCCL_N_SCALES]; /* GB/s, whole ring/tree */
     double per_ch_max_ring_ll128_bw[CS_NCCL_N_ARCHS][CS_NCCL_N_SCALES];
     double per_ch_max_tree_ll128_bw[CS_NCCL_N_ARCHS][CS_NCCL_N_SCALES];
     double per_ch_max_tree_bw[CS_NCCL_N_ARCHS][CS_NCCL_N_SCALES];
     double per_ch_max_nvls_tree_bw[CS_NCCL_N_ARCHS][CS_NCCL_N_SCALES];
-    double nvls_efficiency[CS_NCCL_N_ARCHS];                 /* 2.28 only; 0 = not used */
-    int n_tree_correction;                                   /* entries used below */
+    double nvls_efficiency[CS_NCCL_N_ARCHS]; /* 2.28 only; 0 = not used */
+    int n_tree_correction;                   /* entries used below */
     double tree_correction[CS_N_PROTOS][CS_NCCL_N_TREE_CORRECTION];
-    int n_archs;                                             /* rows in the per-arch tables */
-    int max_ring_channels;                                   /* search limit: MAXCHANNELS / 2 */
-    int nvls_channels;                                       /* NCCL_NVLS_NCHANNELS default */
+    int n_archs;           /* rows in the per-arch tables */
+    int max_ring_channels; /* search limit: MAXCHANNELS / 2 */
+    int nvls_channels;     /* NCCL_NVLS_NCHANNELS default */
 } CsNcclConstants;
 
 /**
@@ -107,14 +102,14 @@ typedef struct {
  * the tuning model. Bandwidths are per channel, GB/s.
  */
 typedef struct {
-    int n_channels;              /* 0 = the algorithm has no graph here */
-    double bw_intra_GBps;        /* per channel, inside a node */
-    double bw_inter_GBps;        /* per channel, across nodes */
-    CsNcclHw hw_intra;           /* CS_NCCL_HW_NVLINK or CS_NCCL_HW_PCI (graph typeIntra) */
-    gboolean ll128;              /* LL128 enabled on this graph (NVLink inside, NIC close) */
-    gboolean same_channels;      /* every channel takes the same path (ring bcast/reduce) */
-    gboolean tree_pattern;       /* NCCL_TOPO_PATTERN_TREE, not balanced: tree bw x 0.85 */
-    double latency_inter_us;     /* graph latencyInter (network latency NCCL adds) */
+    int n_channels;          /* 0 = the algorithm has no graph here */
+    double bw_intra_GBps;    /* per channel, inside a node */
+    double bw_inter_GBps;    /* per channel, across nodes */
+    CsNcclHw hw_intra;       /* CS_NCCL_HW_NVLINK or CS_NCCL_HW_PCI (graph typeIntra) */
+    gboolean ll128;          /* LL128 enabled on this graph (NVLink inside, NIC close) */
+    gboolean same_channels;  /* every channel takes the same path (ring bcast/reduce) */
+    gboolean tree_pattern;   /* NCCL_TOPO_PATTERN_TREE, not balanced: tree bw x 0.85 */
+    double latency_inter_us; /* graph latencyInter (network latency NCCL adds) */
 } CsNcclGraph;
 
 /**
@@ -126,11 +121,11 @@ typedef struct {
     int n_ranks;
     int n_nodes;
     CsNcclArch arch;
-    gboolean arch_guessed;       /* the GPU model was not recognised: @arch is an assumption */
-    gboolean cpu_amd;            /* AMD hosts: llMaxBws row and 2 us network overhead */
-    gboolean collnet;            /* CollNet (SHARP) available */
-    gboolean nvswitch;           /* NVSwitches in the node (CollNet Direct needs them) */
-    int n_nics;                  /* NICs per node (CollNet heads) */
+    gboolean arch_guessed; /* the GPU model was not recognised: @arch is an assumption */
+    gboolean cpu_amd;      /* AMD hosts: llMaxBws row and 2 us network overhead */
+    gboolean collnet;      /* CollNet (SHARP) available */
+    gboolean nvswitch;     /* NVSwitches in the node (CollNet Direct needs them) */
+    int n_nics;            /* NICs per node (CollNet heads) */
     CsNcclGraph graphs[CS_NCCL_N_ALGOS];
 } CsNcclSystem;
 
@@ -141,10 +136,10 @@ typedef struct {
 typedef struct {
     CsNcclAlgo algo;
     CsProto proto;
-    int n_channels;              /* the algorithm's graph channels */
-    double time_us;              /* lat + nBytes / (1000 * bw) */
-    double latency_us;           /* the latency term */
-    double bandwidth_GBps;       /* algorithm bandwidth used, after the tree correction */
+    int n_channels;        /* the algorithm's graph channels */
+    double time_us;        /* lat + nBytes / (1000 * bw) */
+    double latency_us;     /* the latency term */
+    double bandwidth_GBps; /* algorithm bandwidth used, after the tree correction */
 } CsNcclPrediction;
 
 typedef struct _CsNcclModel CsNcclModel;
@@ -152,88 +147,86 @@ typedef struct _CsNcclModel CsNcclModel;
 /* ---- Constant sets ---- */
 
 /* Every known constant set, oldest first (transfer none, NULL-terminated). */
-const CsNcclConstants *const *cs_nccl_constants_all (void);
+const CsNcclConstants *const *cs_nccl_constants_all(void);
 /* "2.28", "2.28.9" or NULL (the newest). NULL with CS_NCCL_ERROR_VERSION listing known ones. */
-const CsNcclConstants *cs_nccl_constants_lookup (const char *version, GError **error);
+const CsNcclConstants *cs_nccl_constants_lookup(const char *version, GError **error);
 /* Parses a model spec "nccl" or "nccl:VERSION". */
-gboolean cs_nccl_parse_spec (const char *spec, const CsNcclConstants **constants,
-                             GError **error);
+gboolean cs_nccl_parse_spec(const char *spec, const CsNcclConstants **constants, GError **error);
 
 /* ---- Systems ---- */
 
 /* Zeroes @system and sets @n_ranks, @n_nodes and @arch; graphs are left empty. */
-void cs_nccl_system_init (CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch arch);
+void cs_nccl_system_init(CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch arch);
 /* Emulates NCCL's topology search (search.cc) on the first @nranks ranks of @topo (0 = all):
  * NVLink bandwidth as NCCL assumes it per generation, the speed arrays, channel duplication.
  * An approximation of the search, documented in nccl.c. */
-gboolean cs_nccl_system_from_topo (const CsTopo *topo, int nranks,
-                                   const CsNcclConstants *constants, CsNcclSystem *system,
-                                   GError **error);
+gboolean cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *constants,
+                                  CsNcclSystem *system, GError **error);
 /* The generation a GPU model string names ("H100 SXM5" -> Hopper); unknown -> Hopper with
  * *recognised FALSE. */
-CsNcclArch cs_nccl_arch_from_model (const char *model, gboolean *recognised);
-const char *cs_nccl_arch_name (CsNcclArch arch);
+CsNcclArch cs_nccl_arch_from_model(const char *model, gboolean *recognised);
+const char *cs_nccl_arch_name(CsNcclArch arch);
 
 /* ---- The model ---- */
 
 /* Tunes the model for @system (ncclTopoTuneModel). Returns: (transfer full). */
-CsNcclModel *cs_nccl_model_new (const CsNcclConstants *constants, const CsNcclSystem *system);
+CsNcclModel *cs_nccl_model_new(const CsNcclConstants *constants, const CsNcclSystem *system);
 /* cs_nccl_parse_spec() + cs_nccl_system_from_topo() + cs_nccl_model_new().
  * Returns: (transfer full) (nullable). */
-CsNcclModel *cs_nccl_model_new_for_topo (const CsTopo *topo, int nranks, const char *spec,
-                                         GError **error);
-void cs_nccl_model_free (CsNcclModel *model);
+CsNcclModel *cs_nccl_model_new_for_topo(const CsTopo *topo, int nranks, const char *spec,
+                                        GError **error);
+void cs_nccl_model_free(CsNcclModel *model);
 
-const CsNcclConstants *cs_nccl_model_constants (const CsNcclModel *model);
-const CsNcclSystem *cs_nccl_model_system (const CsNcclModel *model);
+const CsNcclConstants *cs_nccl_model_constants(const CsNcclModel *model);
+const CsNcclSystem *cs_nccl_model_system(const CsNcclModel *model);
 
 /* The tuned tables: latency (us) and algorithm bandwidth (GB/s, 0 = unusable). */
-double cs_nccl_model_latency_us (const CsNcclModel *model, CsNcclFunc func, CsNcclAlgo algo,
-                                 CsProto proto);
-double cs_nccl_model_bandwidth_GBps (const CsNcclModel *model, CsNcclFunc func,
-                                     CsNcclAlgo algo, CsProto proto);
+double cs_nccl_model_latency_us(const CsNcclModel *model, CsNcclFunc func, CsNcclAlgo algo,
+                                CsProto proto);
+double cs_nccl_model_bandwidth_GBps(const CsNcclModel *model, CsNcclFunc func, CsNcclAlgo algo,
+                                    CsProto proto);
 
 /* NCCL's predicted time (ncclTopoGetAlgoTime, one op in the group) for @nbytes, NCCL's nBytes
  * (= nccl-tests' size column); -1 when the entry is unusable or @op has no NCCL model. */
-double cs_nccl_model_time_us (const CsNcclModel *model, CsOp op, CsNcclAlgo algo,
-                              CsProto proto, gint64 nbytes);
+double cs_nccl_model_time_us(const CsNcclModel *model, CsOp op, CsNcclAlgo algo, CsProto proto,
+                             gint64 nbytes);
 /* The cost table NCCL hands a tuner plugin, float[algo][proto], -1 = ignore. FALSE (table all
  * -1) when @op has no NCCL model. */
-gboolean cs_nccl_model_cost_table (const CsNcclModel *model, CsOp op, gint64 nbytes,
-                                   float table[CS_NCCL_N_ALGOS][CS_N_PROTOS]);
+gboolean cs_nccl_model_cost_table(const CsNcclModel *model, CsOp op, gint64 nbytes,
+                                  float table[CS_NCCL_N_ALGOS][CS_N_PROTOS]);
 /* NCCL's pick: the first minimum of the cost table (algorithms, then protocols, in NCCL's
  * order). FALSE when nothing is usable or @op has no model. */
-gboolean cs_nccl_model_pick (const CsNcclModel *model, CsOp op, gint64 nbytes,
-                             CsNcclPrediction *out);
+gboolean cs_nccl_model_pick(const CsNcclModel *model, CsOp op, gint64 nbytes,
+                            CsNcclPrediction *out);
 /* One point for `collsim run --model nccl`: NCCL's pick, or the forced @algo (-1 = any) and
  * @proto (-1 = any) as NCCL_ALGO/NCCL_PROTO would force them. FALSE with
  * CS_NCCL_ERROR_UNSUPPORTED when nothing matching is usable. */
-gboolean cs_nccl_model_predict (const CsNcclModel *model, CsOp op, gint64 nbytes, int algo,
-                                int proto, CsNcclPrediction *out, GError **error);
+gboolean cs_nccl_model_predict(const CsNcclModel *model, CsOp op, gint64 nbytes, int algo,
+                               int proto, CsNcclPrediction *out, GError **error);
 
 /* ---- Names ---- */
 
 /* The tuner CSV / JSON spelling: "tree", "ring", "collnet_direct", "collnet_chain", "nvls",
  * "nvls_tree", "pat". */
-const char *cs_nccl_algo_name (CsNcclAlgo algo);
+const char *cs_nccl_algo_name(CsNcclAlgo algo);
 /* NCCL_ALGO's spelling: "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree",
  * "PAT". */
-const char *cs_nccl_algo_env_name (CsNcclAlgo algo);
+const char *cs_nccl_algo_env_name(CsNcclAlgo algo);
 /* Accepts either spelling (any case, '-' or '_'). */
-gboolean cs_nccl_algo_from_name (const char *name, CsNcclAlgo *algo);
+gboolean cs_nccl_algo_from_name(const char *name, CsNcclAlgo *algo);
 /* The collsim algorithm that implements @algo ("ring", "tree", "nvls", "nvls_tree", "pat"),
  * or NULL (CollNet: not simulated). */
-const char *cs_nccl_algo_collsim_name (CsNcclAlgo algo);
+const char *cs_nccl_algo_collsim_name(CsNcclAlgo algo);
 /* The NCCL algorithm a collsim algorithm name is; FALSE for algorithms NCCL does not have
  * (mst, rhd, bruck, ...). */
-gboolean cs_nccl_algo_from_collsim (const char *collsim_name, CsNcclAlgo *algo);
+gboolean cs_nccl_algo_from_collsim(const char *collsim_name, CsNcclAlgo *algo);
 /* "ll", "ll128", "simple" (tuner CSV spelling). */
-const char *cs_nccl_proto_name (CsProto proto);
+const char *cs_nccl_proto_name(CsProto proto);
 /* The NCCL collective of @op, or -1 (scatter, gather, all-to-all). */
-int cs_nccl_func_from_op (CsOp op);
+int cs_nccl_func_from_op(CsOp op);
 /* "broadcast", "reduce", "allgather", "reducescatter", "allreduce". */
-const char *cs_nccl_func_name (CsNcclFunc func);
+const char *cs_nccl_func_name(CsNcclFunc func);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsNcclModel, cs_nccl_model_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsNcclModel, cs_nccl_model_free)
 
 G_END_DECLS

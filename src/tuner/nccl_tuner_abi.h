@@ -12,14 +12,14 @@
 
 /* ncclResult_t (nccl.h). */
 typedef enum {
-    CS_NCCL_SUCCESS = 0,             /* ncclSuccess */
-    CS_NCCL_UNHANDLED_CUDA_ERROR = 1,/* ncclUnhandledCudaError */
-    CS_NCCL_SYSTEM_ERROR = 2,        /* ncclSystemError */
-    CS_NCCL_INTERNAL_ERROR = 3,      /* ncclInternalError */
-    CS_NCCL_INVALID_ARGUMENT = 4,    /* ncclInvalidArgument */
-    CS_NCCL_INVALID_USAGE = 5,       /* ncclInvalidUsage */
-    CS_NCCL_REMOTE_ERROR = 6,        /* ncclRemoteError */
-    CS_NCCL_IN_PROGRESS = 7,         /* ncclInProgress */
+    CS_NCCL_SUCCESS = 0,              /* ncclSuccess */
+    CS_NCCL_UNHANDLED_CUDA_ERROR = 1, /* ncclUnhandledCudaError */
+    CS_NCCL_SYSTEM_ERROR = 2,         /* ncclSystemError */
+    CS_NCCL_INTERNAL_ERROR = 3,       /* ncclInternalError */
+    CS_NCCL_INVALID_ARGUMENT = 4,     /* ncclInvalidArgument */
+    CS_NCCL_INVALID_USAGE = 5,        /* ncclInvalidUsage */
+    CS_NCCL_REMOTE_ERROR = 6,         /* ncclRemoteError */
+    CS_NCCL_IN_PROGRESS = 7,          /* ncclInProgress */
 } CsNcclResult;
 
 /* ncclDebugLogLevel (common.h). */
@@ -36,8 +36,8 @@ typedef enum {
 #define CS_NCCL_LOG_TUNING 64ul
 
 /* ncclDebugLogger_t (common.h). */
-typedef void (*CsNcclLogger) (CsNcclLogLevel level, unsigned long flags, const char *file,
-                              int line, const char *fmt, ...);
+typedef void (*CsNcclLogger)(CsNcclLogLevel level, unsigned long flags, const char *file, int line,
+                             const char *fmt, ...);
 
 /* ncclFunc_t: collective types passed to getCollInfo (ncclFuncBroadcast = 0 ...). */
 typedef enum {
@@ -71,23 +71,21 @@ typedef enum {
 /* ncclTuner_v3_t (NCCL 2.22). */
 typedef struct {
     const char *name;
-    CsNcclResult (*init) (size_t n_ranks, size_t n_nodes, CsNcclLogger log_function,
-                          void **context);
-    CsNcclResult (*get_coll_info) (void *context, CsNcclColl coll_type, size_t n_bytes,
-                                   int num_pipe_ops, float **coll_cost_table, int num_algo,
-                                   int num_proto, int *n_channels);
-    CsNcclResult (*destroy) (void *context);
+    CsNcclResult (*init)(size_t n_ranks, size_t n_nodes, CsNcclLogger log_function, void **context);
+    CsNcclResult (*get_coll_info)(void *context, CsNcclColl coll_type, size_t n_bytes,
+                                  int num_pipe_ops, float **coll_cost_table, int num_algo,
+                                  int num_proto, int *n_channels);
+    CsNcclResult (*destroy)(void *context);
 } CsNcclTunerV3;
 
 /* ncclTuner_v4_t (NCCL 2.23-2.27): getCollInfo gains regBuff. */
 typedef struct {
     const char *name;
-    CsNcclResult (*init) (size_t n_ranks, size_t n_nodes, CsNcclLogger log_function,
-                          void **context);
-    CsNcclResult (*get_coll_info) (void *context, CsNcclColl coll_type, size_t n_bytes,
-                                   int num_pipe_ops, float **coll_cost_table, int num_algo,
-                                   int num_proto, int reg_buff, int *n_channels);
-    CsNcclResult (*destroy) (void *context);
+    CsNcclResult (*init)(size_t n_ranks, size_t n_nodes, CsNcclLogger log_function, void **context);
+    CsNcclResult (*get_coll_info)(void *context, CsNcclColl coll_type, size_t n_bytes,
+                                  int num_pipe_ops, float **coll_cost_table, int num_algo,
+                                  int num_proto, int reg_buff, int *n_channels);
+    CsNcclResult (*destroy)(void *context);
 } CsNcclTunerV4;
 
 /* ncclNvlDomainInfo_v5_t. */
@@ -97,11 +95,11 @@ typedef struct {
     int max_ranks_per_nvl_domain;
 } CsNcclNvlDomainInfoV5;
 
-#define CS_NCCL_V5_N_ALGOS 7     /* NCCL_NUM_ALGORITHMS_V5 */
-#define CS_NCCL_V5_N_PROTOS 3    /* NCCL_NUM_PROTOCOLS_V5 */
-#define CS_NCCL_V5_N_HW 3        /* NCCL_NUM_HW_LINKS_V5 */
-#define CS_NCCL_V5_N_COMPCAPS 4  /* NCCL_NUM_COMPCAPS_V5 */
-#define CS_NCCL_V5_N_SCALES 3    /* NCCL_NUM_TUNING_SCALES_V5 */
+#define CS_NCCL_V5_N_ALGOS 7    /* NCCL_NUM_ALGORITHMS_V5 */
+#define CS_NCCL_V5_N_PROTOS 3   /* NCCL_NUM_PROTOCOLS_V5 */
+#define CS_NCCL_V5_N_HW 3       /* NCCL_NUM_HW_LINKS_V5 */
+#define CS_NCCL_V5_N_COMPCAPS 4 /* NCCL_NUM_COMPCAPS_V5 */
+#define CS_NCCL_V5_N_SCALES 3   /* NCCL_NUM_TUNING_SCALES_V5 */
 
 /* ncclTunerConstants_v5_t: NCCL's own constants, handed to init so a plugin may adjust them. */
 typedef struct {
@@ -118,27 +116,26 @@ typedef struct {
  * NVLink domain information and NCCL's constants; destroy is called finalize. */
 typedef struct {
     const char *name;
-    CsNcclResult (*init) (void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes,
-                          CsNcclLogger log_function, CsNcclNvlDomainInfoV5 *nvl_domain_info,
-                          CsNcclTunerConstantsV5 *constants);
-    CsNcclResult (*get_coll_info) (void *context, CsNcclColl coll_type, size_t n_bytes,
-                                   int num_pipe_ops, float **coll_cost_table, int num_algo,
-                                   int num_proto, int reg_buff, int *n_channels);
-    CsNcclResult (*finalize) (void *context);
+    CsNcclResult (*init)(void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes,
+                         CsNcclLogger log_function, CsNcclNvlDomainInfoV5 *nvl_domain_info,
+                         CsNcclTunerConstantsV5 *constants);
+    CsNcclResult (*get_coll_info)(void *context, CsNcclColl coll_type, size_t n_bytes,
+                                  int num_pipe_ops, float **coll_cost_table, int num_algo,
+                                  int num_proto, int reg_buff, int *n_channels);
+    CsNcclResult (*finalize)(void *context);
 } CsNcclTunerV5;
 
 /* The layouts NCCL expects on LP64 (x86-64, aarch64): a changed member would move these. */
-_Static_assert (sizeof (CsNcclResult) == 4, "ncclResult_t is an int-sized enum");
-_Static_assert (sizeof (CsNcclColl) == 4, "ncclFunc_t is an int-sized enum");
-_Static_assert (sizeof (CsNcclTunerV3) == 4 * sizeof (void *), "ncclTuner_v3_t: 4 pointers");
-_Static_assert (sizeof (CsNcclTunerV4) == 4 * sizeof (void *), "ncclTuner_v4_t: 4 pointers");
-_Static_assert (sizeof (CsNcclTunerV5) == 4 * sizeof (void *), "ncclTuner_v5_t: 4 pointers");
-_Static_assert (offsetof (CsNcclTunerV5, get_coll_info) == 2 * sizeof (void *),
-                "ncclTuner_v5_t.getCollInfo is the third member");
-_Static_assert (sizeof (CsNcclNvlDomainInfoV5) == 3 * sizeof (int), "three ints");
-_Static_assert (sizeof (CsNcclTunerConstantsV5)
-                    == sizeof (double) * (7 * 3 + 3 * 7 * 3 + 5 * 4 * 3),
-                "ncclTunerConstants_v5_t: seven double tables, no padding");
+_Static_assert(sizeof(CsNcclResult) == 4, "ncclResult_t is an int-sized enum");
+_Static_assert(sizeof(CsNcclColl) == 4, "ncclFunc_t is an int-sized enum");
+_Static_assert(sizeof(CsNcclTunerV3) == 4 * sizeof(void *), "ncclTuner_v3_t: 4 pointers");
+_Static_assert(sizeof(CsNcclTunerV4) == 4 * sizeof(void *), "ncclTuner_v4_t: 4 pointers");
+_Static_assert(sizeof(CsNcclTunerV5) == 4 * sizeof(void *), "ncclTuner_v5_t: 4 pointers");
+_Static_assert(offsetof(CsNcclTunerV5, get_coll_info) == 2 * sizeof(void *),
+               "ncclTuner_v5_t.getCollInfo is the third member");
+_Static_assert(sizeof(CsNcclNvlDomainInfoV5) == 3 * sizeof(int), "three ints");
+_Static_assert(sizeof(CsNcclTunerConstantsV5) == sizeof(double) * (7 * 3 + 3 * 7 * 3 + 5 * 4 * 3),
+               "ncclTunerConstants_v5_t: seven double tables, no padding");
 
 /* The symbols NCCL looks up (defined by the plugin). */
 extern const CsNcclTunerV3 ncclTunerPlugin_v3;

@@ -21,18 +21,18 @@
 
 #include "nccl_tuner_abi.h"
 
-#define EXPORT __attribute__ ((visibility ("default")))
+#define EXPORT __attribute__((visibility("default")))
 #define PLUGIN_NAME "collsim"
-#define N_COLLS 5                /* broadcast, reduce, allgather, reducescatter, allreduce */
+#define N_COLLS 5 /* broadcast, reduce, allgather, reducescatter, allreduce */
 
 /* ---- The table ---- */
 
 typedef struct {
     size_t min_bytes;
     size_t max_bytes;
-    int algo;                    /* NCCL_ALGO_* index */
-    int proto;                   /* NCCL_PROTO_* index */
-    int channels;                /* <= 0: leave NCCL's count */
+    int algo;     /* NCCL_ALGO_* index */
+    int proto;    /* NCCL_PROTO_* index */
+    int channels; /* <= 0: leave NCCL's count */
 } Range;
 
 typedef struct {
@@ -44,8 +44,8 @@ typedef struct {
     CsNcclLogger log;
     size_t n_ranks;
     size_t n_nodes;
-    char *origin;                /* file, for messages */
-    char *topology;              /* the table's topology name */
+    char *origin;   /* file, for messages */
+    char *topology; /* the table's topology name */
     CollTable colls[N_COLLS];
 } Context;
 
@@ -60,181 +60,181 @@ static const char *const algo_names[] = {
 /* NCCL_PROTO_* order. */
 static const char *const proto_names[] = { "ll", "ll128", "simple" };
 
-#define N_ALGO_NAMES ((int) (sizeof (algo_names) / sizeof (algo_names[0])))
-#define N_PROTO_NAMES ((int) (sizeof (proto_names) / sizeof (proto_names[0])))
+#define N_ALGO_NAMES ((int)(sizeof(algo_names) / sizeof(algo_names[0])))
+#define N_PROTO_NAMES ((int)(sizeof(proto_names) / sizeof(proto_names[0])))
 
-static void
-say (const Context *ctx, CsNcclLogLevel level, int line, const char *fmt, ...)
-    __attribute__ ((format (printf, 4, 5)));
+static void say(const Context *ctx, CsNcclLogLevel level, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Through NCCL's logger, so messages obey NCCL_DEBUG / NCCL_DEBUG_SUBSYS=TUNING. */
 static void
-say (const Context *ctx, CsNcclLogLevel level, int line, const char *fmt, ...)
+say(const Context *ctx, CsNcclLogLevel level, int line, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
 
     if (ctx->log == NULL)
         return;
-    va_start (ap, fmt);
-    vsnprintf (msg, sizeof (msg), fmt, ap);
-    va_end (ap);
-    ctx->log (level, CS_NCCL_LOG_TUNING, __FILE__, line, "TUNER/collsim: %s", msg);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ctx->log(level, CS_NCCL_LOG_TUNING, __FILE__, line, "TUNER/collsim: %s", msg);
 }
 
 static void
-free_tables (Context *ctx)
+free_tables(Context *ctx)
 {
     for (int c = 0; c < N_COLLS; c++) {
-        free (ctx->colls[c].ranges);
+        free(ctx->colls[c].ranges);
         ctx->colls[c].ranges = NULL;
         ctx->colls[c].n_ranges = 0;
     }
-    free (ctx->topology);
+    free(ctx->topology);
     ctx->topology = NULL;
 }
 
 static int
-index_of (const char *name, const char *const *names, int n)
+index_of(const char *name, const char *const *names, int n)
 {
     for (int i = 0; i < n; i++)
-        if (strcasecmp (name, names[i]) == 0)
+        if (strcasecmp(name, names[i]) == 0)
             return i;
     return -1;
 }
 
 /* A whole non-negative number that a size_t holds exactly (cJSON keeps numbers as double). */
 static int
-get_size (const cJSON *v, size_t *out)
+get_size(const cJSON *v, size_t *out)
 {
-    if (!cJSON_IsNumber (v))
+    if (!cJSON_IsNumber(v))
         return 0;
     const double d = v->valuedouble;
-    if (!(d >= 0.0) || d > 9007199254740992.0 || floor (d) != d)
+    if (!(d >= 0.0) || d > 9007199254740992.0 || floor(d) != d)
         return 0;
-    *out = (size_t) d;
+    *out = (size_t)d;
     return 1;
 }
 
 /* One entry of nccl_ranges; on failure writes what is wrong into @why. */
 static int
-load_range (const cJSON *item, Range *r, char *why, size_t why_len)
+load_range(const cJSON *item, Range *r, char *why, size_t why_len)
 {
-    const cJSON *min = cJSON_GetObjectItemCaseSensitive (item, "min_bytes");
-    const cJSON *max = cJSON_GetObjectItemCaseSensitive (item, "max_bytes");
-    const cJSON *algo = cJSON_GetObjectItemCaseSensitive (item, "algorithm");
-    const cJSON *proto = cJSON_GetObjectItemCaseSensitive (item, "protocol");
-    const cJSON *channels = cJSON_GetObjectItemCaseSensitive (item, "channels");
+    const cJSON *min = cJSON_GetObjectItemCaseSensitive(item, "min_bytes");
+    const cJSON *max = cJSON_GetObjectItemCaseSensitive(item, "max_bytes");
+    const cJSON *algo = cJSON_GetObjectItemCaseSensitive(item, "algorithm");
+    const cJSON *proto = cJSON_GetObjectItemCaseSensitive(item, "protocol");
+    const cJSON *channels = cJSON_GetObjectItemCaseSensitive(item, "channels");
 
-    if (!cJSON_IsObject (item)) {
-        snprintf (why, why_len, "not an object");
+    if (!cJSON_IsObject(item)) {
+        snprintf(why, why_len, "not an object");
         return 0;
     }
-    if (!get_size (min, &r->min_bytes)) {
-        snprintf (why, why_len, "min_bytes is not a whole number of bytes");
+    if (!get_size(min, &r->min_bytes)) {
+        snprintf(why, why_len, "min_bytes is not a whole number of bytes");
         return 0;
     }
     /* null = no upper bound (the last range). */
-    if (cJSON_IsNull (max))
+    if (cJSON_IsNull(max))
         r->max_bytes = SIZE_MAX;
-    else if (!get_size (max, &r->max_bytes)) {
-        snprintf (why, why_len, "max_bytes is not a whole number of bytes or null");
+    else if (!get_size(max, &r->max_bytes)) {
+        snprintf(why, why_len, "max_bytes is not a whole number of bytes or null");
         return 0;
     }
     if (r->max_bytes < r->min_bytes) {
-        snprintf (why, why_len, "max_bytes is below min_bytes");
+        snprintf(why, why_len, "max_bytes is below min_bytes");
         return 0;
     }
-    if (!cJSON_IsString (algo)
-        || (r->algo = index_of (algo->valuestring, algo_names, N_ALGO_NAMES)) < 0) {
-        snprintf (why, why_len, "algorithm is not one of NCCL's (tree, ring, collnet_direct, "
-                                "collnet_chain, nvls, nvls_tree, pat)");
+    if (!cJSON_IsString(algo)
+        || (r->algo = index_of(algo->valuestring, algo_names, N_ALGO_NAMES)) < 0) {
+        snprintf(why, why_len,
+                 "algorithm is not one of NCCL's (tree, ring, collnet_direct, "
+                 "collnet_chain, nvls, nvls_tree, pat)");
         return 0;
     }
-    if (!cJSON_IsString (proto)
-        || (r->proto = index_of (proto->valuestring, proto_names, N_PROTO_NAMES)) < 0) {
-        snprintf (why, why_len, "protocol is not ll, ll128 or simple");
+    if (!cJSON_IsString(proto)
+        || (r->proto = index_of(proto->valuestring, proto_names, N_PROTO_NAMES)) < 0) {
+        snprintf(why, why_len, "protocol is not ll, ll128 or simple");
         return 0;
     }
     r->channels = 0;
-    if (channels != NULL && !cJSON_IsNull (channels)) {
-        if (!cJSON_IsNumber (channels) || floor (channels->valuedouble) != channels->valuedouble
+    if (channels != NULL && !cJSON_IsNull(channels)) {
+        if (!cJSON_IsNumber(channels) || floor(channels->valuedouble) != channels->valuedouble
             || channels->valuedouble > 64.0) {
-            snprintf (why, why_len, "channels is not a whole number up to 64");
+            snprintf(why, why_len, "channels is not a whole number up to 64");
             return 0;
         }
-        r->channels = (int) channels->valuedouble;
+        r->channels = (int)channels->valuedouble;
     }
     return 1;
 }
 
 /* Whether @table names this communicator: "nranks"/"nnodes" absent or -1 match any. */
 static int
-table_matches (const Context *ctx, const cJSON *table)
+table_matches(const Context *ctx, const cJSON *table)
 {
-    const cJSON *nranks = cJSON_GetObjectItemCaseSensitive (table, "nranks");
-    const cJSON *nnodes = cJSON_GetObjectItemCaseSensitive (table, "nnodes");
+    const cJSON *nranks = cJSON_GetObjectItemCaseSensitive(table, "nranks");
+    const cJSON *nnodes = cJSON_GetObjectItemCaseSensitive(table, "nnodes");
 
-    if (cJSON_IsNumber (nranks) && nranks->valuedouble >= 0
-        && (size_t) nranks->valuedouble != ctx->n_ranks)
+    if (cJSON_IsNumber(nranks) && nranks->valuedouble >= 0
+        && (size_t)nranks->valuedouble != ctx->n_ranks)
         return 0;
-    if (cJSON_IsNumber (nnodes) && nnodes->valuedouble >= 0
-        && (size_t) nnodes->valuedouble != ctx->n_nodes)
+    if (cJSON_IsNumber(nnodes) && nnodes->valuedouble >= 0
+        && (size_t)nnodes->valuedouble != ctx->n_nodes)
         return 0;
     return 1;
 }
 
 /* Loads the nccl_ranges of every collective of @table; all or nothing. */
 static int
-load_table (Context *ctx, const cJSON *table, char *why, size_t why_len)
+load_table(Context *ctx, const cJSON *table, char *why, size_t why_len)
 {
-    const cJSON *colls = cJSON_GetObjectItemCaseSensitive (table, "collectives");
-    const cJSON *topology = cJSON_GetObjectItemCaseSensitive (table, "topology");
+    const cJSON *colls = cJSON_GetObjectItemCaseSensitive(table, "collectives");
+    const cJSON *topology = cJSON_GetObjectItemCaseSensitive(table, "topology");
     const cJSON *coll;
     int index = 0;
 
-    if (!cJSON_IsArray (colls)) {
-        snprintf (why, why_len, "no \"collectives\" array");
+    if (!cJSON_IsArray(colls)) {
+        snprintf(why, why_len, "no \"collectives\" array");
         return 0;
     }
-    if (cJSON_IsString (topology))
-        ctx->topology = strdup (topology->valuestring);
-    cJSON_ArrayForEach (coll, colls)
+    if (cJSON_IsString(topology))
+        ctx->topology = strdup(topology->valuestring);
+    cJSON_ArrayForEach(coll, colls)
     {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive (coll, "collective");
-        const cJSON *ranges = cJSON_GetObjectItemCaseSensitive (coll, "nccl_ranges");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(coll, "collective");
+        const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(coll, "nccl_ranges");
         const cJSON *item;
         int c;
 
-        if (!cJSON_IsString (name)) {
-            snprintf (why, why_len, "collectives[%d]: no \"collective\" name", index);
+        if (!cJSON_IsString(name)) {
+            snprintf(why, why_len, "collectives[%d]: no \"collective\" name", index);
             return 0;
         }
-        c = index_of (name->valuestring, coll_names, N_COLLS);
+        c = index_of(name->valuestring, coll_names, N_COLLS);
         /* Scatter, gather, all-to-all: NCCL does not tune them; skip quietly. */
-        if (c < 0 || ranges == NULL || cJSON_IsNull (ranges)) {
+        if (c < 0 || ranges == NULL || cJSON_IsNull(ranges)) {
             index++;
             continue;
         }
-        if (!cJSON_IsArray (ranges)) {
-            snprintf (why, why_len, "collectives[%d].nccl_ranges is not an array", index);
+        if (!cJSON_IsArray(ranges)) {
+            snprintf(why, why_len, "collectives[%d].nccl_ranges is not an array", index);
             return 0;
         }
-        const int n = cJSON_GetArraySize (ranges);
+        const int n = cJSON_GetArraySize(ranges);
         CollTable *t = &ctx->colls[c];
-        free (t->ranges);
-        t->ranges = n > 0 ? calloc ((size_t) n, sizeof (Range)) : NULL;
+        free(t->ranges);
+        t->ranges = n > 0 ? calloc((size_t)n, sizeof(Range)) : NULL;
         t->n_ranges = 0;
         if (n > 0 && t->ranges == NULL) {
-            snprintf (why, why_len, "out of memory");
+            snprintf(why, why_len, "out of memory");
             return 0;
         }
-        cJSON_ArrayForEach (item, ranges)
+        cJSON_ArrayForEach(item, ranges)
         {
             char what[160];
-            if (!load_range (item, &t->ranges[t->n_ranges], what, sizeof (what))) {
-                snprintf (why, why_len, "collectives[%d].nccl_ranges[%d]: %s", index,
-                          t->n_ranges, what);
+            if (!load_range(item, &t->ranges[t->n_ranges], what, sizeof(what))) {
+                snprintf(why, why_len, "collectives[%d].nccl_ranges[%d]: %s", index, t->n_ranges,
+                         what);
                 return 0;
             }
             t->n_ranges++;
@@ -245,39 +245,39 @@ load_table (Context *ctx, const cJSON *table, char *why, size_t why_len)
 }
 
 static char *
-read_file (const char *path, char *why, size_t why_len)
+read_file(const char *path, char *why, size_t why_len)
 {
-    FILE *f = fopen (path, "rb");
+    FILE *f = fopen(path, "rb");
     char *text = NULL;
     size_t len = 0;
     size_t cap = 0;
 
     if (f == NULL) {
-        snprintf (why, why_len, "cannot open: %s", strerror (errno));
+        snprintf(why, why_len, "cannot open: %s", strerror(errno));
         return NULL;
     }
     for (;;) {
         if (len + 4096 + 1 > cap) {
             cap = cap == 0 ? 65536 : cap * 2;
-            char *grown = realloc (text, cap);
+            char *grown = realloc(text, cap);
             if (grown == NULL) {
-                free (text);
-                fclose (f);
-                snprintf (why, why_len, "out of memory");
+                free(text);
+                fclose(f);
+                snprintf(why, why_len, "out of memory");
                 return NULL;
             }
             text = grown;
         }
-        const size_t got = fread (text + len, 1, cap - len - 1, f);
+        const size_t got = fread(text + len, 1, cap - len - 1, f);
         len += got;
         if (got == 0)
             break;
     }
-    const int failed = ferror (f);
-    fclose (f);
+    const int failed = ferror(f);
+    fclose(f);
     if (failed) {
-        free (text);
-        snprintf (why, why_len, "read error");
+        free(text);
+        snprintf(why, why_len, "read error");
         return NULL;
     }
     text[len] = '\0';
@@ -286,125 +286,125 @@ read_file (const char *path, char *why, size_t why_len)
 
 /* Reads COLLSIM_TUNER_FILE into @ctx; logs and leaves the tables empty on any problem. */
 static void
-load (Context *ctx)
+load(Context *ctx)
 {
-    const char *path = getenv ("COLLSIM_TUNER_FILE");
+    const char *path = getenv("COLLSIM_TUNER_FILE");
     char why[256] = "";
     char *text;
     cJSON *root;
     const cJSON *chosen = NULL;
 
     if (path == NULL || *path == '\0') {
-        say (ctx, CS_NCCL_LOG_INFO, __LINE__,
-             "COLLSIM_TUNER_FILE is not set; NCCL keeps its own choices");
+        say(ctx, CS_NCCL_LOG_INFO, __LINE__,
+            "COLLSIM_TUNER_FILE is not set; NCCL keeps its own choices");
         return;
     }
-    ctx->origin = strdup (path);
-    text = read_file (path, why, sizeof (why));
+    ctx->origin = strdup(path);
+    text = read_file(path, why, sizeof(why));
     if (text == NULL) {
-        say (ctx, CS_NCCL_LOG_WARN, __LINE__, "%s: %s; NCCL keeps its own choices", path, why);
+        say(ctx, CS_NCCL_LOG_WARN, __LINE__, "%s: %s; NCCL keeps its own choices", path, why);
         return;
     }
-    root = cJSON_Parse (text);
+    root = cJSON_Parse(text);
     if (root == NULL) {
-        const char *at = cJSON_GetErrorPtr ();
-        long offset = at != NULL && at >= text ? (long) (at - text) : -1;
-        say (ctx, CS_NCCL_LOG_WARN, __LINE__,
-             "%s: not valid JSON (near byte %ld); NCCL keeps its own choices", path, offset);
-        free (text);
+        const char *at = cJSON_GetErrorPtr();
+        long offset = at != NULL && at >= text ? (long)(at - text) : -1;
+        say(ctx, CS_NCCL_LOG_WARN, __LINE__,
+            "%s: not valid JSON (near byte %ld); NCCL keeps its own choices", path, offset);
+        free(text);
         return;
     }
-    free (text);
+    free(text);
 
     /* One table, or an array of tables for several communicator sizes. */
-    if (cJSON_IsArray (root)) {
+    if (cJSON_IsArray(root)) {
         const cJSON *t;
-        cJSON_ArrayForEach (t, root)
+        cJSON_ArrayForEach(t, root)
         {
-            if (cJSON_IsObject (t) && table_matches (ctx, t)) {
+            if (cJSON_IsObject(t) && table_matches(ctx, t)) {
                 chosen = t;
                 break;
             }
         }
     }
-    else if (cJSON_IsObject (root) && table_matches (ctx, root)) {
+    else if (cJSON_IsObject(root) && table_matches(ctx, root)) {
         chosen = root;
     }
-    if (!cJSON_IsObject (root) && !cJSON_IsArray (root)) {
-        say (ctx, CS_NCCL_LOG_WARN, __LINE__,
-             "%s: not a collsim table (expected an object); NCCL keeps its own choices", path);
+    if (!cJSON_IsObject(root) && !cJSON_IsArray(root)) {
+        say(ctx, CS_NCCL_LOG_WARN, __LINE__,
+            "%s: not a collsim table (expected an object); NCCL keeps its own choices", path);
     }
     else if (chosen == NULL) {
-        say (ctx, CS_NCCL_LOG_INFO, __LINE__,
-             "%s: no table for %zu ranks on %zu nodes; NCCL keeps its own choices", path,
-             ctx->n_ranks, ctx->n_nodes);
+        say(ctx, CS_NCCL_LOG_INFO, __LINE__,
+            "%s: no table for %zu ranks on %zu nodes; NCCL keeps its own choices", path,
+            ctx->n_ranks, ctx->n_nodes);
     }
-    else if (!load_table (ctx, chosen, why, sizeof (why))) {
-        free_tables (ctx);
-        say (ctx, CS_NCCL_LOG_WARN, __LINE__, "%s: %s; NCCL keeps its own choices", path, why);
+    else if (!load_table(ctx, chosen, why, sizeof(why))) {
+        free_tables(ctx);
+        say(ctx, CS_NCCL_LOG_WARN, __LINE__, "%s: %s; NCCL keeps its own choices", path, why);
     }
     else {
         int n = 0;
         for (int c = 0; c < N_COLLS; c++)
             n += ctx->colls[c].n_ranges;
-        say (ctx, CS_NCCL_LOG_INFO, __LINE__, "%s: loaded %d ranges (topology %s) for %zu ranks "
-             "on %zu nodes", path, n, ctx->topology != NULL ? ctx->topology : "?", ctx->n_ranks,
-             ctx->n_nodes);
+        say(ctx, CS_NCCL_LOG_INFO, __LINE__,
+            "%s: loaded %d ranges (topology %s) for %zu ranks "
+            "on %zu nodes",
+            path, n, ctx->topology != NULL ? ctx->topology : "?", ctx->n_ranks, ctx->n_nodes);
     }
-    cJSON_Delete (root);
+    cJSON_Delete(root);
 }
 
 /* ---- Plugin entry points ---- */
 
 static CsNcclResult
-context_new (size_t n_ranks, size_t n_nodes, CsNcclLogger log, void **context)
+context_new(size_t n_ranks, size_t n_nodes, CsNcclLogger log, void **context)
 {
     Context *ctx;
 
     if (context == NULL)
         return CS_NCCL_INVALID_ARGUMENT;
-    ctx = calloc (1, sizeof (Context));
+    ctx = calloc(1, sizeof(Context));
     if (ctx == NULL)
         return CS_NCCL_SYSTEM_ERROR;
     ctx->log = log;
     ctx->n_ranks = n_ranks;
     ctx->n_nodes = n_nodes;
-    load (ctx);
+    load(ctx);
     *context = ctx;
     return CS_NCCL_SUCCESS;
 }
 
 static CsNcclResult
-init_v3 (size_t n_ranks, size_t n_nodes, CsNcclLogger log, void **context)
+init_v3(size_t n_ranks, size_t n_nodes, CsNcclLogger log, void **context)
 {
-    return context_new (n_ranks, n_nodes, log, context);
+    return context_new(n_ranks, n_nodes, log, context);
 }
 
 static CsNcclResult
-init_v5 (void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes, CsNcclLogger log,
-         CsNcclNvlDomainInfoV5 *nvl_domain_info, CsNcclTunerConstantsV5 *constants)
+init_v5(void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes, CsNcclLogger log,
+        CsNcclNvlDomainInfoV5 *nvl_domain_info, CsNcclTunerConstantsV5 *constants)
 {
-    (void) comm_id;
-    (void) nvl_domain_info;
+    (void)comm_id;
+    (void)nvl_domain_info;
     /* NCCL's constants are left alone: the table overrides choices, not the model. */
-    (void) constants;
-    return context_new (n_ranks, n_nodes, log, context);
+    (void)constants;
+    return context_new(n_ranks, n_nodes, log, context);
 }
 
 static CsNcclResult
-get_coll_info (void *context, CsNcclColl coll_type, size_t n_bytes, int num_pipe_ops,
-               float **coll_cost_table, int num_algo, int num_proto, int reg_buff,
-               int *n_channels)
+get_coll_info(void *context, CsNcclColl coll_type, size_t n_bytes, int num_pipe_ops,
+              float **coll_cost_table, int num_algo, int num_proto, int reg_buff, int *n_channels)
 {
     const Context *ctx = context;
     const CollTable *t;
-    float *table = (float *) coll_cost_table;
+    float *table = (float *)coll_cost_table;
 
-    (void) num_pipe_ops;
-    (void) reg_buff;
+    (void)num_pipe_ops;
+    (void)reg_buff;
     if (ctx == NULL || table == NULL)
         return CS_NCCL_SUCCESS;
-    if ((int) coll_type < 0 || (int) coll_type >= N_COLLS)
+    if ((int)coll_type < 0 || (int)coll_type >= N_COLLS)
         return CS_NCCL_SUCCESS;
     t = &ctx->colls[coll_type];
     for (int i = 0; i < t->n_ranges; i++) {
@@ -412,53 +412,53 @@ get_coll_info (void *context, CsNcclColl coll_type, size_t n_bytes, int num_pipe
         if (n_bytes < r->min_bytes || n_bytes > r->max_bytes)
             continue;
         if (r->algo >= num_algo || r->proto >= num_proto) {
-            say (ctx, CS_NCCL_LOG_INFO, __LINE__,
-                 "%s %zu B: %s/%s is outside this NCCL's table (%d x %d); NCCL's choice kept",
-                 coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto],
-                 num_algo, num_proto);
+            say(ctx, CS_NCCL_LOG_INFO, __LINE__,
+                "%s %zu B: %s/%s is outside this NCCL's table (%d x %d); NCCL's choice kept",
+                coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto],
+                num_algo, num_proto);
             return CS_NCCL_SUCCESS;
         }
         float *entry = &table[r->algo * num_proto + r->proto];
         if (*entry < 0.0f) {
-            say (ctx, CS_NCCL_LOG_INFO, __LINE__,
-                 "%s %zu B: %s/%s is not usable here (NCCL marked it -1); NCCL's choice kept",
-                 coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto]);
+            say(ctx, CS_NCCL_LOG_INFO, __LINE__,
+                "%s %zu B: %s/%s is not usable here (NCCL marked it -1); NCCL's choice kept",
+                coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto]);
             return CS_NCCL_SUCCESS;
         }
         *entry = 0.0f;
         if (r->channels > 0 && n_channels != NULL)
             *n_channels = r->channels;
         if (r->channels > 0)
-            say (ctx, CS_NCCL_LOG_INFO, __LINE__, "%s %zu B -> %s/%s, %d channels (%s)",
-                 coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto],
-                 r->channels, ctx->topology != NULL ? ctx->topology : ctx->origin);
+            say(ctx, CS_NCCL_LOG_INFO, __LINE__, "%s %zu B -> %s/%s, %d channels (%s)",
+                coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto],
+                r->channels, ctx->topology != NULL ? ctx->topology : ctx->origin);
         else
-            say (ctx, CS_NCCL_LOG_INFO, __LINE__, "%s %zu B -> %s/%s, NCCL's channels (%s)",
-                 coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto],
-                 ctx->topology != NULL ? ctx->topology : ctx->origin);
+            say(ctx, CS_NCCL_LOG_INFO, __LINE__, "%s %zu B -> %s/%s, NCCL's channels (%s)",
+                coll_names[coll_type], n_bytes, algo_names[r->algo], proto_names[r->proto],
+                ctx->topology != NULL ? ctx->topology : ctx->origin);
         return CS_NCCL_SUCCESS;
     }
     return CS_NCCL_SUCCESS;
 }
 
 static CsNcclResult
-get_coll_info_v3 (void *context, CsNcclColl coll_type, size_t n_bytes, int num_pipe_ops,
-                  float **coll_cost_table, int num_algo, int num_proto, int *n_channels)
+get_coll_info_v3(void *context, CsNcclColl coll_type, size_t n_bytes, int num_pipe_ops,
+                 float **coll_cost_table, int num_algo, int num_proto, int *n_channels)
 {
-    return get_coll_info (context, coll_type, n_bytes, num_pipe_ops, coll_cost_table, num_algo,
-                          num_proto, 0, n_channels);
+    return get_coll_info(context, coll_type, n_bytes, num_pipe_ops, coll_cost_table, num_algo,
+                         num_proto, 0, n_channels);
 }
 
 static CsNcclResult
-destroy (void *context)
+destroy(void *context)
 {
     Context *ctx = context;
 
     if (ctx == NULL)
         return CS_NCCL_SUCCESS;
-    free_tables (ctx);
-    free (ctx->origin);
-    free (ctx);
+    free_tables(ctx);
+    free(ctx->origin);
+    free(ctx);
     return CS_NCCL_SUCCESS;
 }
 
