@@ -92,11 +92,11 @@ check_all_ops (const CsTopo *topo, int p)
 static void
 test_flat_checker (void)
 {
-    static const int ranks[] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
-                                 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
-                                 27, 28, 29, 30, 31, 32, 33, 48, 64, 100, 128, 257 };
+    /* The registry sweep (test-algos, test-algos-slow) runs every P of 1..33, 48, 64, 100,
+     * 128, 257; here a spread of shapes: primes, powers of two, one rank. */
+    static const int ranks[] = { 1, 2, 3, 4, 5, 7, 8, 13, 16, 33, 64, 100 };
 
-    g_test_summary ("Without a topology (one node) every op passes the checker, P 1..257");
+    g_test_summary ("Without a topology (one node) every op passes the checker");
     for (guint i = 0; i < G_N_ELEMENTS (ranks); i++)
         check_all_ops (NULL, ranks[i]);
 }
