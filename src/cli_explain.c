@@ -81,14 +81,46 @@ join_ranks (const int *ranks, int n)
 /* ---- Rounds ---- */
 
 /* What one rank sends one peer in one round: its chunks merged. */
+/* What a sending step does with the data, for the verb. */
+typedef enum {
+    ACT_SEND,                    /* its own data */
+    ACT_FORWARD,                 /* what it just received */
+    ACT_REDUCE,                  /* what it received plus its own */
+} Action;
+
 typedef struct {
     int round;
     int rank;
     int peer;
     int n_chunks;
     gint64 bytes;
-    gboolean reduces;            /* some chunk is the sum of what it received and holds */
+    Action action;               /* of the first chunk; chunks of one transfer agree */
 } Transfer;
+
+static Action
+action_of (CsStepKind kind)
+{
+    switch (kind) {
+    case CS_STEP_RECV_REDUCE_SEND:
+    case CS_STEP_RECV_REDUCE_COPY_SEND:
+        return ACT_REDUCE;
+    case CS_STEP_RECV_COPY_SEND:
+        return ACT_FORWARD;
+    default:
+        return ACT_SEND;
+    }
+}
+
+static const char *
+verb (Action action)
+{
+    static const char *const verbs[] = {
+        [ACT_SEND] = "sends",
+        [ACT_FORWARD] = "forwards",
+        [ACT_REDUCE] = "reduces into and sends",
+    };
+    return verbs[action];
+}
 
 static int
 compare_transfers (gconstpointer a, gconstpointer b)
@@ -122,17 +154,15 @@ collect_transfers (const CsSchedule *sched, const int *rounds)
             gint64 *key = g_new (gint64, 1);
             *key = ((gint64) round * nranks + r) * nranks + st->send_peer;
             gpointer pos = g_hash_table_lookup (index, key);
-            gboolean reduces = st->kind == CS_STEP_RECV_REDUCE_SEND
-                               || st->kind == CS_STEP_RECV_REDUCE_COPY_SEND;
             if (pos != NULL) {
                 Transfer *t = &g_array_index (transfers, Transfer, GPOINTER_TO_UINT (pos) - 1);
                 t->n_chunks++;
                 t->bytes += st->bytes;
-                t->reduces = t->reduces || reduces;
                 g_free (key);
                 continue;
             }
-            Transfer t = { round, r, st->send_peer, 1, st->bytes, reduces };
+            Transfer t = { round, r, st->send_peer, 1, st->bytes,
+                           action_of ((CsStepKind) st->kind) };
             g_array_append_val (transfers, t);
             g_hash_table_insert (index, key, GUINT_TO_POINTER (transfers->len));
         }
@@ -156,7 +186,6 @@ amount (const Transfer *t)
 static char *
 describe_sender (const Transfer *ts, int n)
 {
-    const char *verb = ts[0].reduces ? "adds its data to what it received and sends" : "sends";
     gboolean same = TRUE;
     for (int i = 1; i < n; i++)
         same = same && ts[i].n_chunks == ts[0].n_chunks && ts[i].bytes == ts[0].bytes;
@@ -167,11 +196,11 @@ describe_sender (const Transfer *ts, int n)
         g_autofree char *who = join_ranks (peers, n);
         g_free (peers);
         g_autofree char *what = amount (&ts[0]);
-        return g_strdup_printf ("GPU %d %s %s%s to GPU %s", ts[0].rank, verb, what,
-                                n > 1 ? " each" : "", who);
+        return g_strdup_printf ("GPU %d %s %s%s to GPU %s", ts[0].rank, verb (ts[0].action),
+                                what, n > 1 ? " each" : "", who);
     }
     GString *s = g_string_new (NULL);
-    g_string_append_printf (s, "GPU %d %s ", ts[0].rank, verb);
+    g_string_append_printf (s, "GPU %d %s ", ts[0].rank, verb (ts[0].action));
     for (int i = 0; i < n; i++) {
         g_autofree char *what = amount (&ts[i]);
         if (i > 0)
@@ -190,15 +219,16 @@ describe_shift (const Transfer *ts, int n, int nranks)
     int k = ((ts[0].peer - ts[0].rank) % nranks + nranks) % nranks;
     for (int i = 0; i < n; i++) {
         if (ts[i].rank != i || ts[i].n_chunks != ts[0].n_chunks || ts[i].bytes != ts[0].bytes
-            || ts[i].reduces != ts[0].reduces
+            || ts[i].action != ts[0].action
             || ((ts[i].peer - ts[i].rank) % nranks + nranks) % nranks != k)
             return NULL;
     }
     g_autofree char *what = amount (&ts[0]);
-    const char *verb = ts[0].reduces ? "adds its data to what it received and sends" : "sends";
     if (k == nranks - 1)
-        return g_strdup_printf ("every GPU r %s %s to GPU (r-1) mod %d", verb, what, nranks);
-    return g_strdup_printf ("every GPU r %s %s to GPU (r+%d) mod %d", verb, what, k, nranks);
+        return g_strdup_printf ("every GPU r %s %s to GPU (r-1) mod %d", verb (ts[0].action),
+                                what, nranks);
+    return g_strdup_printf ("every GPU r %s %s to GPU (r+%d) mod %d", verb (ts[0].action), what,
+                            k, nranks);
 }
 
 static void
@@ -388,8 +418,11 @@ print_closed_form (const CsTopo *topo, const CsAlgo *algo, CsOp op, int nranks,
     g_autofree char *bw = cs_units_format_bandwidth (route->bw_Bps);
     printf ("\nTextbook closed form (%s): T = %s\n", form->reference, form->formula);
     printf ("  with P = %d, n = %" G_GINT64_FORMAT " B, alpha = %s and B = %s (route GPU 0 -> "
-            "GPU 1), gamma = %.4g ps/B:\n",
-            nranks, size->size_bytes, alpha, bw, gamma * 1e12);
+            "GPU 1)",
+            nranks, size->size_bytes, alpha, bw);
+    if (cs_op_reduces (op))
+        printf (", gamma = %.4g ps/B", gamma * 1e12);
+    printf (":\n");
     printf ("  T = %.3f us; the engine predicts %.3f us (%.2fx).\n", t * 1e6, engine_us,
             t > 0.0 ? engine_us / (t * 1e6) : 0.0);
     printf ("  The closed form leaves out launch and per-step overhead, protocol latency and\n"
@@ -565,7 +598,9 @@ cs_cli_explain (int argc, char **argv, GError **error)
 
     /* The same schedule the prediction ran, rebuilt to be told in words. */
     CsAlgoArgs args;
-    cs_algo_args_init (&args, topo, op, nranks, o.size);
+    /* As predict.c: the algorithm sees the machine only when it runs on all of it. */
+    cs_algo_args_init (&args, nranks == cs_topo_n_ranks (topo) ? topo : NULL, op, nranks,
+                       o.size);
     args.root = popts.root;
     args.dtype = dtype;
     args.redop = redop;

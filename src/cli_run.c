@@ -49,7 +49,7 @@ static const char description[] =
     "Examples:\n"
     "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
     "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
-    "  collsim --topo hgx-h100x8-2nodes --op allreduce --algo ring --proto LL128 -e 64M";
+    "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M";
 
 /* ---- Options ---- */
 
@@ -189,9 +189,14 @@ set_headers (CsReport *report, const CsTopo *topo, int nranks, const RunOptions 
 {
     cs_report_set_header (report, "source", "collsim " COLLSIM_VERSION
                                             " prediction (simulated, not measured)");
+    /* The description's first sentence: what the machine is; its sources stay in the file. */
     const char *desc = cs_topo_description (topo);
-    g_autofree char *topo_line = desc != NULL && desc[0] != '\0'
-                                     ? g_strdup_printf ("%s: %s", cs_topo_name (topo), desc)
+    g_autofree char *first = g_strdup (desc != NULL ? desc : "");
+    char *stop = strstr (first, ". ");
+    if (stop != NULL)
+        stop[1] = '\0';
+    g_autofree char *topo_line = first[0] != '\0'
+                                     ? g_strdup_printf ("%s: %s", cs_topo_name (topo), first)
                                      : g_strdup (cs_topo_name (topo));
     cs_report_set_header (report, "topology", topo_line);
     g_autofree char *gpus = g_strdup_printf ("%d", nranks);
@@ -254,7 +259,9 @@ predict_all_blocks (CsReport *report, const CsTopo *topo, CsOp op, const GArray 
         if ((algo->ops & CS_OP_BIT (op)) == 0)
             continue;
         const char *why = NULL;
-        if (algo->supports != NULL && !algo->supports (topo, op, nranks, &why)) {
+        /* As predict.c: the algorithm sees the machine only when it runs on all of it. */
+        const CsTopo *seen = nranks == cs_topo_n_ranks (topo) ? topo : NULL;
+        if (algo->supports != NULL && !algo->supports (seen, op, nranks, &why)) {
             cs_report_begin_block (report, algo->name, FALSE);
             g_autofree char *note = g_strdup_printf ("%s: not applicable: %s", algo->name,
                                                      why != NULL ? why : "refused");

@@ -100,8 +100,10 @@ test_golden_explain_mst (void)
 {
     g_test_summary ("Seed 000's example: a broadcast from GPU 0 over a spanning tree of 6 GPUs "
                     "takes ceil(log2 6) = 3 rounds.");
-    const char *const args[] = { "explain", "--topo", "dgx-h100x8", "--op",    "broadcast",
-                                 "--algo",  "mst",    "--ranks",    "6",       NULL };
+    /* 16 KiB fits one LL slot: one chunk, so the tree's rounds are not repeated per chunk. */
+    const char *const args[] = { "explain", "--topo", "dgx-h100x8", "--op",   "broadcast",
+                                 "--algo",  "mst",    "--ranks",    "6",      "--size",
+                                 "16K",     NULL };
     check_golden ("explain-mst-broadcast-6.txt", args);
 }
 
@@ -374,7 +376,7 @@ test_usage_errors (void)
           "x GPUs, as in nccl-tests)" },
         { { "--op", "broadcast", "-r", "4", NULL },
           "collsim: -r 4: the root must be a rank in 0..3" },
-        { { "allreduce", NULL },
+        { { "-e", "1M", "allreduce", NULL },
           "collsim: unexpected argument \"allreduce\" (options only; the collective is --op)" },
         { { "--layout", "wide", NULL },
           "collsim: --layout: \"wide\" is not a layout (classic or current)" },
