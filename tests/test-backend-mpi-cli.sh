@@ -25,7 +25,8 @@ status=$?
 [ $status -eq 0 ] || fail "allreduce ring -np 4 exited $status: $(cat "$tmp/err")"
 rows=$(grep -c '^ *[0-9]' "$tmp/out")
 [ "$rows" -eq 7 ] || fail "expected 7 rows (one per size, rank 0 only), got $rows"
-for header in '# backend: mpi' '# collective: all_reduce' '# ranks: 4' '# algo/proto: ring/default' \
+for header in '# backend: mpi' '# collective: all_reduce' '# ranks: 4' '# algo/proto: ring/Simple (collsim schedule)' \
+              '# algo: ring' '# proto: Simple' \
               '# launcher: MPI, 4 processes, one rank each' '# nodes: 1'; do
     grep -q "^$header\$" "$tmp/out" || fail "missing header line '$header'"
 done

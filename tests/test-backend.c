@@ -141,7 +141,10 @@ test_trace_row (void)
     g_assert_cmpstr (cs_trace_get_header (trace, "backend"), ==, "mpi");
     g_assert_cmpstr (cs_trace_get_header (trace, "collective"), ==, "all_reduce");
     g_assert_cmpstr (cs_trace_get_header (trace, "ranks"), ==, "4");
-    g_assert_cmpstr (cs_trace_get_header (trace, "algo/proto"), ==, "ring/default");
+    g_assert_cmpstr (cs_trace_get_header (trace, "algo/proto"), ==,
+                     "ring/Simple (collsim schedule)");
+    g_assert_cmpstr (cs_trace_get_header (trace, "algo"), ==, "ring");
+    g_assert_cmpstr (cs_trace_get_header (trace, "proto"), ==, "Simple");
     g_assert_cmpstr (cs_trace_get_header (trace, "command"), ==, args.command);
 
     /* The written trace reads back with the same row and headers. */

@@ -232,6 +232,8 @@ cs_backend_build_schedule (const CsMeasureArgs *args, const CsAlgo *algo, int nr
 /**
  * cs_backend_trace_new:
  * The headers every backend writes, in the `# key: value` vocabulary of traces/README.md.
+ * The schedule backends (cuda, mpi) also write `algo` and `proto`: the collsim algorithm and
+ * protocol that built the schedule, for validate and calibrate to predict the same one.
  * Returns: (transfer full).
  */
 CsTrace *
@@ -241,10 +243,6 @@ cs_backend_trace_new (const CsMeasureArgs *args, const char *backend, int nranks
     g_autofree char *source = g_strdup_printf ("collsim %s measure --backend %s",
                                                COLLSIM_VERSION, backend);
     g_autofree char *ranks = g_strdup_printf ("%d", nranks);
-    g_autofree char *algo_proto = g_strdup_printf ("%s/%s",
-                                                   args->algo != NULL ? args->algo : "default",
-                                                   args->proto_name != NULL ? args->proto_name
-                                                                            : "default");
     g_autofree char *iterations = g_strdup_printf ("warmup %d, timed %d, check %s",
                                                    args->warmup, args->iters,
                                                    args->check ? "on" : "off");
@@ -255,7 +253,16 @@ cs_backend_trace_new (const CsMeasureArgs *args, const char *backend, int nranks
     cs_trace_set_header (trace, "backend", backend);
     cs_trace_set_header (trace, "collective", cs_op_nccl_tests_name (args->op));
     cs_trace_set_header (trace, "ranks", ranks);
-    cs_trace_set_header (trace, "algo/proto", algo_proto);
+    /* The schedule backends ran exactly this algorithm and protocol; the nccl backend says
+     * what it forced in NCCL's own words (nccl_backend.c). */
+    if (g_strcmp0 (backend, "nccl") != 0 && args->algo != NULL) {
+        const char *proto = cs_proto_name (args->proto);
+        g_autofree char *algo_proto = g_strdup_printf ("%s/%s (collsim schedule)", args->algo,
+                                                       proto);
+        cs_trace_set_header (trace, "algo/proto", algo_proto);
+        cs_trace_set_header (trace, "algo", args->algo);
+        cs_trace_set_header (trace, "proto", proto);
+    }
     cs_trace_set_header (trace, "datatype", cs_dtype_name (args->dtype));
     if (cs_op_reduces (args->op))
         cs_trace_set_header (trace, "redop", cs_redop_name (args->redop));

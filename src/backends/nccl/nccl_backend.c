@@ -328,8 +328,17 @@ describe (const CsMeasureArgs *args, const Nccl *n, const char *env, CsTrace *tr
     cs_trace_set_header (trace, "software", software);
     cs_trace_set_header (trace, "launcher", launcher);
     cs_trace_set_header (trace, "env", *env != '\0' ? env : "none");
-    if (args->algo == NULL || args->proto_name == NULL)
-        cs_trace_set_header (trace, "note", "algorithm or protocol not forced: NCCL's choice");
+    /* traces/README.md's wording: what was forced, as the variables say it. */
+    g_autofree char *forced = NULL;
+    if (args->algo == NULL && args->proto_name == NULL)
+        forced = g_strdup ("not forced");
+    else if (args->algo == NULL)
+        forced = g_strdup_printf ("%s forced, algorithm not forced", env);
+    else if (args->proto_name == NULL)
+        forced = g_strdup_printf ("%s forced, protocol not forced", env);
+    else
+        forced = g_strdup_printf ("%s forced", env);
+    cs_trace_set_header (trace, "algo/proto", forced);
 }
 
 /* ---- Running ---- */
