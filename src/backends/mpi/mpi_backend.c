@@ -98,6 +98,7 @@ typedef struct {
     gboolean *recv_posted;
     gboolean *recv_done;
     MPI_Request *reqs;      /* [C] channel receives, then sends in flight */
+    int *done;              /* MPI_Waitsome's completed indices */
     int n_reqs;
     int max_reqs;
 } Rank;
@@ -248,6 +249,7 @@ rank_setup (Rank *rk, const CsSchedule *sched, int rank, GError **error)
         rk->temp[c] = g_malloc ((gsize) rk->temp_bytes[c] + 1);
     rk->max_reqs = rk->C + n_sends;
     rk->reqs = g_new (MPI_Request, rk->max_reqs + 1);
+    rk->done = g_new (int, rk->max_reqs + 1);
     return TRUE;
 }
 
@@ -268,6 +270,7 @@ rank_clear (Rank *rk)
     g_free (rk->recv_posted);
     g_free (rk->recv_done);
     g_free (rk->reqs);
+    g_free (rk->done);
 }
 
 /* ---- Running ---- */
@@ -395,8 +398,6 @@ compact_sends (Rank *rk)
 static void
 run_once (Rank *rk)
 {
-    g_autofree int *done = g_new (int, rk->max_reqs + 1);
-
     rk->n_reqs = rk->C;
     for (int c = 0; c < rk->C; c++) {
         rk->reqs[c] = MPI_REQUEST_NULL;
@@ -414,10 +415,10 @@ run_once (Rank *rk)
             break;
         /* Something is still to receive: wait for any message or send to complete. */
         int n_done = 0;
-        MPI_Waitsome (rk->n_reqs, rk->reqs, &n_done, done, MPI_STATUSES_IGNORE);
+        MPI_Waitsome (rk->n_reqs, rk->reqs, &n_done, rk->done, MPI_STATUSES_IGNORE);
         for (int i = 0; i < n_done; i++)
-            if (done[i] < rk->C)
-                rk->recv_done[done[i]] = TRUE;
+            if (rk->done[i] < rk->C)
+                rk->recv_done[rk->done[i]] = TRUE;
         compact_sends (rk);
     }
     MPI_Waitall (rk->n_reqs - rk->C, rk->reqs + rk->C, MPI_STATUSES_IGNORE);
