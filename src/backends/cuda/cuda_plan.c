@@ -473,8 +473,8 @@ emit_step (Builder *b, int rank, int channel, const CsStep *st, gint64 in, gint6
     }
 }
 
-/* Whether the next step of stream @s may be issued now: its message has been sent, and the
- * slot of the message it sends has been consumed. */
+/* Whether a step receiving @in and sending @out (-1: none) may be issued now: its message has
+ * been sent, and the slot its own message will take has been consumed. */
 static gboolean
 step_ready (const Builder *b, gint64 in, gint64 out)
 {
