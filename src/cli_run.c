@@ -18,38 +18,39 @@
 /* The default sweep: 8 B to 8 GiB by doubling. nccl-tests' own default is one 32 MiB size;
  * published runs mostly sweep -b 8 -e 1G or -e 8G -f 2, and 8 GiB reaches the bandwidth
  * plateau of every shipped machine. */
-#define DEFAULT_MIN_BYTES ((gint64) 8)
-#define DEFAULT_MAX_BYTES ((gint64) 8 << 30)
+#define DEFAULT_MIN_BYTES ((gint64)8)
+#define DEFAULT_MAX_BYTES ((gint64)8 << 30)
 /* nccl-tests' -i default, used when -f 1 asks for increments without -i. */
-#define DEFAULT_STEP_BYTES ((gint64) 1 << 20)
+#define DEFAULT_STEP_BYTES ((gint64)1 << 20)
 /* A sweep longer than this is a typo (-i 8 up to 8G), not a plan. */
 #define MAX_SIZES 4096
 
-static const char summary[] =
-    "Predict a collective over a sweep of sizes, like nccl-tests measures it, and print\n"
-    "nccl-tests' own table (size count type redop root time algbw busbw #wrong, out-of-place\n"
-    "and in-place), so a prediction and a measured log diff line by line.";
+static const char summary[]
+    = "Predict a collective over a sweep of sizes, like nccl-tests measures it, and print\n"
+      "nccl-tests' own table (size count type redop root time algbw busbw #wrong, out-of-place\n"
+      "and in-place), so a prediction and a measured log diff line by line.";
 
-static const char description[] =
-    "Sizes follow nccl-tests: -b to -e, multiplied by -f, or increased by -i when -i is given\n"
-    "without -f. The default sweep is 8 B to 8 GiB by doubling (nccl-tests' own default is a\n"
-    "single 32 MiB size; published runs sweep -b 8 -e 1G or 8G).\n"
-    "\n"
-    "The table is nccl-tests' byte for byte: the in-place columns repeat the out-of-place ones\n"
-    "(a simulation has no in-place effect) and #wrong is N/A, as nccl-tests prints it when it\n"
-    "checks nothing (-c 0). By default each size gets the fastest algorithm x protocol x channel\n"
-    "count collsim finds; a comment table after the block names the winner per size and splits\n"
-    "its time along the critical path into alpha (latency), beta (bandwidth), gamma (reduction)\n"
-    "and overhead. --all prints one block per algorithm x protocol instead.\n"
-    "\n"
-    "-g G is nccl-tests' GPUs per thread: one process driving G GPUs launches their kernels one\n"
-    "after another, which costs G launch latencies at small sizes (the seed's 4 x H100 log ran\n"
-    "-g 4). Ranks = processes x threads x G, so G must divide the ranks.\n"
-    "\n"
-    "Examples:\n"
-    "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
-    "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
-    "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M";
+static const char description[]
+    = "Sizes follow nccl-tests: -b to -e, multiplied by -f, or increased by -i when -i is given\n"
+      "without -f. The default sweep is 8 B to 8 GiB by doubling (nccl-tests' own default is a\n"
+      "single 32 MiB size; published runs sweep -b 8 -e 1G or 8G).\n"
+      "\n"
+      "The table is nccl-tests' byte for byte: the in-place columns repeat the out-of-place ones\n"
+      "(a simulation has no in-place effect) and #wrong is N/A, as nccl-tests prints it when it\n"
+      "checks nothing (-c 0). By default each size gets the fastest algorithm x protocol x "
+      "channel\n"
+      "count collsim finds; a comment table after the block names the winner per size and splits\n"
+      "its time along the critical path into alpha (latency), beta (bandwidth), gamma (reduction)\n"
+      "and overhead. --all prints one block per algorithm x protocol instead.\n"
+      "\n"
+      "-g G is nccl-tests' GPUs per thread: one process driving G GPUs launches their kernels one\n"
+      "after another, which costs G launch latencies at small sizes (the seed's 4 x H100 log ran\n"
+      "-g 4). Ranks = processes x threads x G, so G must divide the ranks.\n"
+      "\n"
+      "Examples:\n"
+      "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
+      "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
+      "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M";
 
 /* ---- Options ---- */
 
@@ -76,76 +77,78 @@ typedef struct {
 } RunOptions;
 
 static void
-run_options_clear (RunOptions *o)
+run_options_clear(RunOptions *o)
 {
-    g_free (o->topo);
-    g_free (o->op);
-    g_free (o->dtype);
-    g_free (o->redop);
-    g_free (o->algo);
-    g_free (o->proto);
-    g_free (o->model);
-    g_free (o->format);
-    g_free (o->layout);
+    g_free(o->topo);
+    g_free(o->op);
+    g_free(o->dtype);
+    g_free(o->redop);
+    g_free(o->algo);
+    g_free(o->proto);
+    g_free(o->model);
+    g_free(o->format);
+    g_free(o->layout);
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunOptions, run_options_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
 
 /* The command as invoked, "collsim" or "collsim run", to start every message. */
 static const char *prog = "collsim";
 
-static gboolean
-usage_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+static gboolean usage_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 static gboolean
-usage_error (GError **error, const char *fmt, ...)
+usage_error(GError **error, const char *fmt, ...)
 {
     va_list ap;
-    va_start (ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-    va_end (ap);
-    g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, msg);
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, msg);
     return FALSE;
 }
 
 /* Turns a lookup failure (unknown op, algorithm, ...) into a usage error naming the flag. */
 static gboolean
-flag_error (GError **error, const char *flag, GError *cause)
+flag_error(GError **error, const char *flag, GError *cause)
 {
-    usage_error (error, "%s: %s", flag, cause->message);
-    g_error_free (cause);
+    usage_error(error, "%s: %s", flag, cause->message);
+    g_error_free(cause);
     return FALSE;
 }
 
 /* The sizes nccl-tests would run: minBytes, then x factor (or + step) while <= maxBytes. */
 static GArray *
-make_sizes (const RunOptions *o, GError **error)
+make_sizes(const RunOptions *o, GError **error)
 {
     gboolean increment = o->step_bytes > 0 && !o->factor_given;
     gint64 step = o->step_bytes > 0 ? o->step_bytes : DEFAULT_STEP_BYTES;
     if (o->min_bytes > o->max_bytes) {
-        usage_error (error, "-b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
-                     o->min_bytes, o->max_bytes);
+        usage_error(error, "-b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
+                    o->min_bytes, o->max_bytes);
         return NULL;
     }
     if (!increment && o->step_factor > 1 && o->min_bytes == 0) {
-        usage_error (error, "-b 0 with -f %" G_GINT64_FORMAT " never grows; start at -b 1 or "
-                     "use -i", o->step_factor);
+        usage_error(error,
+                    "-b 0 with -f %" G_GINT64_FORMAT " never grows; start at -b 1 or "
+                    "use -i",
+                    o->step_factor);
         return NULL;
     }
     if (!increment && o->step_factor == 1)
         increment = TRUE;
 
-    GArray *sizes = g_array_new (FALSE, FALSE, sizeof (gint64));
+    GArray *sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
     for (gint64 s = o->min_bytes; s <= o->max_bytes;) {
         if (sizes->len >= MAX_SIZES) {
-            g_array_unref (sizes);
-            usage_error (error, "the sweep from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
-                         " has more than %d sizes; use a larger -f or -i",
-                         o->min_bytes, o->max_bytes, MAX_SIZES);
+            g_array_unref(sizes);
+            usage_error(error,
+                        "the sweep from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
+                        " has more than %d sizes; use a larger -f or -i",
+                        o->min_bytes, o->max_bytes, MAX_SIZES);
             return NULL;
         }
-        g_array_append_val (sizes, s);
+        g_array_append_val(sizes, s);
         if (increment) {
             if (s > G_MAXINT64 - step)
                 break;
@@ -163,142 +166,142 @@ make_sizes (const RunOptions *o, GError **error)
 /* ---- Headers ---- */
 
 static char *
-command_line (int argc, char **argv)
+command_line(int argc, char **argv)
 {
-    GString *s = g_string_new (argv[0]);
+    GString *s = g_string_new(argv[0]);
     for (int i = 1; i < argc; i++) {
-        gboolean plain = argv[i][0] != '\0' && strpbrk (argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
-        g_autofree char *quoted = plain ? g_strdup (argv[i]) : g_shell_quote (argv[i]);
-        g_string_append_printf (s, " %s", quoted);
+        gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
+        g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
+        g_string_append_printf(s, " %s", quoted);
     }
-    return g_string_free (s, FALSE);
+    return g_string_free(s, FALSE);
 }
 
 static int
-count_nodes (const CsTopo *topo, int nranks)
+count_nodes(const CsTopo *topo, int nranks)
 {
-    g_autoptr (GHashTable) nodes = g_hash_table_new (g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) nodes = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (int r = 0; r < nranks; r++)
-        g_hash_table_add (nodes, GINT_TO_POINTER (cs_topo_rank_node (topo, r) + 1));
-    return (int) g_hash_table_size (nodes);
+        g_hash_table_add(nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, r) + 1));
+    return (int)g_hash_table_size(nodes);
 }
 
 static void
-set_headers (CsReport *report, const CsTopo *topo, int nranks, const RunOptions *o,
-             const char *model, const char *cmd)
+set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *o,
+            const char *model, const char *cmd)
 {
-    cs_report_set_header (report, "source", "collsim " COLLSIM_VERSION
-                                            " prediction (simulated, not measured)");
+    cs_report_set_header(report, "source",
+                         "collsim " COLLSIM_VERSION " prediction (simulated, not measured)");
     /* The description's first sentence: what the machine is; its sources stay in the file. */
-    const char *desc = cs_topo_description (topo);
-    g_autofree char *first = g_strdup (desc != NULL ? desc : "");
-    char *stop = strstr (first, ". ");
+    const char *desc = cs_topo_description(topo);
+    g_autofree char *first = g_strdup(desc != NULL ? desc : "");
+    char *stop = strstr(first, ". ");
     if (stop != NULL)
         stop[1] = '\0';
     g_autofree char *topo_line = first[0] != '\0'
-                                     ? g_strdup_printf ("%s: %s", cs_topo_name (topo), first)
-                                     : g_strdup (cs_topo_name (topo));
-    cs_report_set_header (report, "topology", topo_line);
-    g_autofree char *gpus = g_strdup_printf ("%d", nranks);
-    cs_report_set_header (report, "gpus", gpus);
-    g_autofree char *nodes = g_strdup_printf ("%d", count_nodes (topo, nranks));
-    cs_report_set_header (report, "nodes", nodes);
-    cs_report_set_header (report, "model", model);
-    cs_report_set_header (report, "command", cmd);
+                                     ? g_strdup_printf("%s: %s", cs_topo_name(topo), first)
+                                     : g_strdup(cs_topo_name(topo));
+    cs_report_set_header(report, "topology", topo_line);
+    g_autofree char *gpus = g_strdup_printf("%d", nranks);
+    cs_report_set_header(report, "gpus", gpus);
+    g_autofree char *nodes = g_strdup_printf("%d", count_nodes(topo, nranks));
+    cs_report_set_header(report, "nodes", nodes);
+    cs_report_set_header(report, "model", model);
+    cs_report_set_header(report, "command", cmd);
     g_autofree char *choice = NULL;
     if (o->all)
-        choice = g_strdup ("one block per algorithm x protocol");
+        choice = g_strdup("one block per algorithm x protocol");
     else if (o->algo != NULL || o->proto != NULL)
-        choice = g_strdup_printf ("%s forced, %s forced; the fastest of the rest per size",
-                                  o->algo != NULL ? o->algo : "no algorithm",
-                                  o->proto != NULL ? o->proto : "no protocol");
+        choice = g_strdup_printf("%s forced, %s forced; the fastest of the rest per size",
+                                 o->algo != NULL ? o->algo : "no algorithm",
+                                 o->proto != NULL ? o->proto : "no protocol");
     else
-        choice = g_strdup ("the fastest per size (see the table after the block)");
-    cs_report_set_header (report, "algo/proto", choice);
+        choice = g_strdup("the fastest per size (see the table after the block)");
+    cs_report_set_header(report, "algo/proto", choice);
     if (o->channels > 0) {
-        g_autofree char *ch = g_strdup_printf ("%d (forced)", o->channels);
-        cs_report_set_header (report, "channels", ch);
+        g_autofree char *ch = g_strdup_printf("%d (forced)", o->channels);
+        cs_report_set_header(report, "channels", ch);
     }
-    cs_report_set_header (report, "columns", "in-place repeats out-of-place (no in-place effect "
-                                             "is simulated); #wrong N/A (nothing is checked)");
+    cs_report_set_header(report, "columns",
+                         "in-place repeats out-of-place (no in-place effect "
+                         "is simulated); #wrong N/A (nothing is checked)");
 }
 
 /* ---- Predictions ---- */
 
 static gboolean
-predict_best_block (CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
-                    const CsAlgo *algo, int proto, const CsPredictOptions *popts,
-                    GError **error)
+predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
+                   const CsAlgo *algo, int proto, const CsPredictOptions *popts, GError **error)
 {
-    cs_report_begin_block (report, "best", TRUE);
+    cs_report_begin_block(report, "best", TRUE);
     for (guint i = 0; i < sizes->len; i++) {
-        gint64 size = g_array_index (sizes, gint64, i);
+        gint64 size = g_array_index(sizes, gint64, i);
         CsPrediction pred;
-        if (!cs_predict_best (topo, op, size, algo, proto, popts, &pred, error)) {
-            g_prefix_error (error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
-                            cs_op_name (op), size);
+        if (!cs_predict_best(topo, op, size, algo, proto, popts, &pred, error)) {
+            g_prefix_error(error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog, cs_op_name(op),
+                           size);
             return FALSE;
         }
-        cs_report_add (report, &pred);
+        cs_report_add(report, &pred);
     }
     return TRUE;
 }
 
 /* One block per algorithm x protocol; what cannot run becomes a note, not a failure. */
 static gboolean
-predict_all_blocks (CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
-                    const CsAlgo *algo_filter, int proto_filter, const CsPredictOptions *popts,
-                    GError **error)
+predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
+                   const CsAlgo *algo_filter, int proto_filter, const CsPredictOptions *popts,
+                   GError **error)
 {
     int nranks = popts->nranks;
     gsize n_rows = 0;
-    for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++) {
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         const CsAlgo *algo = *a;
         if (algo_filter != NULL && algo != algo_filter)
             continue;
-        if ((algo->ops & CS_OP_BIT (op)) == 0)
+        if ((algo->ops & CS_OP_BIT(op)) == 0)
             continue;
         const char *why = NULL;
         /* As predict.c: the algorithm sees the machine only when it runs on all of it. */
-        const CsTopo *seen = nranks == cs_topo_n_ranks (topo) ? topo : NULL;
-        if (algo->supports != NULL && !algo->supports (seen, op, nranks, &why)) {
-            cs_report_begin_block (report, algo->name, FALSE);
-            g_autofree char *note = g_strdup_printf ("%s: not applicable: %s", algo->name,
-                                                     why != NULL ? why : "refused");
-            cs_report_add_note (report, note);
+        const CsTopo *seen = nranks == cs_topo_n_ranks(topo) ? topo : NULL;
+        if (algo->supports != NULL && !algo->supports(seen, op, nranks, &why)) {
+            cs_report_begin_block(report, algo->name, FALSE);
+            g_autofree char *note = g_strdup_printf("%s: not applicable: %s", algo->name,
+                                                    why != NULL ? why : "refused");
+            cs_report_add_note(report, note);
             continue;
         }
         for (int p = 0; p < CS_N_PROTOS; p++) {
             if (proto_filter >= 0 && p != proto_filter)
                 continue;
-            g_autofree char *label = g_strdup_printf ("%s/%s", algo->name,
-                                                      cs_proto_name ((CsProto) p));
-            cs_report_begin_block (report, label, FALSE);
+            g_autofree char *label
+                = g_strdup_printf("%s/%s", algo->name, cs_proto_name((CsProto)p));
+            cs_report_begin_block(report, label, FALSE);
             g_autofree char *last_note = NULL;
             for (guint i = 0; i < sizes->len; i++) {
-                gint64 size = g_array_index (sizes, gint64, i);
+                gint64 size = g_array_index(sizes, gint64, i);
                 CsPrediction pred;
-                g_autoptr (GError) local = NULL;
-                if (cs_predict_one (topo, op, size, algo, (CsProto) p, popts, &pred, &local)) {
-                    cs_report_add (report, &pred);
+                g_autoptr(GError) local = NULL;
+                if (cs_predict_one(topo, op, size, algo, (CsProto)p, popts, &pred, &local)) {
+                    cs_report_add(report, &pred);
                     n_rows++;
                     continue;
                 }
                 /* The same refusal for every size is said once. */
-                if (g_strcmp0 (last_note, local->message) != 0) {
-                    g_autofree char *note = g_strdup_printf (
-                        "%s: %" G_GINT64_FORMAT " bytes: %s", label, size, local->message);
-                    cs_report_add_note (report, note);
-                    g_free (last_note);
-                    last_note = g_strdup (local->message);
+                if (g_strcmp0(last_note, local->message) != 0) {
+                    g_autofree char *note = g_strdup_printf("%s: %" G_GINT64_FORMAT " bytes: %s",
+                                                            label, size, local->message);
+                    cs_report_add_note(report, note);
+                    g_free(last_note);
+                    last_note = g_strdup(local->message);
                 }
             }
         }
     }
     if (n_rows == 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
-                     "%s: no algorithm x protocol can run %s on %d ranks of %s", prog,
-                     cs_op_name (op), nranks, cs_topo_name (topo));
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
+                    "%s: no algorithm x protocol can run %s on %d ranks of %s", prog,
+                    cs_op_name(op), nranks, cs_topo_name(topo));
         return FALSE;
     }
     return TRUE;
@@ -311,16 +314,16 @@ predict_all_blocks (CsReport *report, const CsTopo *topo, CsOp op, const GArray 
  * `collsim [run] --topo T --op OP [nccl-tests flags]`: see @summary and @description.
  */
 gboolean
-cs_cli_run (int argc, char **argv, GError **error)
+cs_cli_run(int argc, char **argv, GError **error)
 {
-    g_auto (RunOptions) o = {
+    g_auto(RunOptions) o = {
         .min_bytes = DEFAULT_MIN_BYTES,
         .max_bytes = DEFAULT_MAX_BYTES,
         .step_factor = 2,
         .root = 0,
         .ngpus = 1,
     };
-    g_autofree char *cmd = command_line (argc, argv);
+    g_autofree char *cmd = command_line(argc, argv);
     prog = argv[0];
     /* -f is a count, but whether it was given changes what -i means. */
     gint64 factor = 0;
@@ -330,25 +333,30 @@ cs_cli_run (int argc, char **argv, GError **error)
           "Topology: a shipped name or a JSON file (default dgx-h100x4)", "T" },
         { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
           "Collective: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
-          "scatter, gather (default allreduce)", "OP" },
-        { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_size_arg),
+          "scatter, gather (default allreduce)",
+          "OP" },
+        { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Smallest size, e.g. 8, 64K, 1M (default 8)", "SIZE" },
-        { "maxbytes", 'e', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_size_arg),
+        { "maxbytes", 'e', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Largest size (default 8G)", "SIZE" },
-        { "stepfactor", 'f', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_count_arg),
+        { "stepfactor", 'f', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Multiply the size by F each step (default 2)", "F" },
-        { "stepbytes", 'i', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_size_arg),
+        { "stepbytes", 'i', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Add SIZE each step instead (when -f is not given)", "SIZE" },
         { "datatype", 'd', 0, G_OPTION_ARG_STRING, &o.dtype,
           "Datatype: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 "
-          "(default float)", "TYPE" },
+          "(default float)",
+          "TYPE" },
         { "redop", 'o', 0, G_OPTION_ARG_STRING, &o.redop,
           "Reduction: sum prod max min avg (default sum)", "OP" },
-        { "root", 'r', 0, G_OPTION_ARG_INT, &o.root, "Root rank of rooted collectives "
-          "(default 0)", "R" },
+        { "root", 'r', 0, G_OPTION_ARG_INT, &o.root,
+          "Root rank of rooted collectives "
+          "(default 0)",
+          "R" },
         { "ngpus", 'g', 0, G_OPTION_ARG_INT, &o.ngpus,
           "GPUs per thread, as nccl-tests' -g: one process driving G GPUs launches serially "
-          "(default 1)", "G" },
+          "(default 1)",
+          "G" },
         { "algo", 0, 0, G_OPTION_ARG_STRING, &o.algo, "Force an algorithm (see 'collsim algos')",
           "A" },
         { "proto", 0, 0, G_OPTION_ARG_STRING, &o.proto, "Force a protocol: LL, LL128, Simple",
@@ -360,23 +368,26 @@ cs_cli_run (int argc, char **argv, GError **error)
           "Network model: reservation (default, fast) or maxmin (fair sharing)", "M" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
-        { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_count_arg),
+        { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Use the first N ranks of the topology (default all)", "N" },
         { "layout", 0, 0, G_OPTION_ARG_STRING, &o.layout,
           "Table widths: classic (default, most published logs) or current (recent "
-          "nccl-tests)", "L" },
+          "nccl-tests)",
+          "L" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
-        { "minbytes", &o.min_bytes },  { "maxbytes", &o.max_bytes }, { "stepfactor", &factor },
-        { "stepbytes", &o.step_bytes }, { "ranks", &o.ranks },       { NULL, NULL },
+        { "minbytes", &o.min_bytes },   { "maxbytes", &o.max_bytes }, { "stepfactor", &factor },
+        { "stepbytes", &o.step_bytes }, { "ranks", &o.ranks },        { NULL, NULL },
     };
-    if (!cs_cli_parse_units (&argc, &argv, entries, targets, "", summary, description, error))
+    if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
         return FALSE;
     if (argc > 1) {
         /* "collsim allreduce" is a common slip for "collsim --op allreduce". */
-        return usage_error (error, "unexpected argument \"%s\" (options only; the collective "
-                            "is --op)", argv[1]);
+        return usage_error(error,
+                           "unexpected argument \"%s\" (options only; the collective "
+                           "is --op)",
+                           argv[1]);
     }
     if (factor > 0) {
         o.step_factor = factor;
@@ -392,101 +403,99 @@ cs_cli_run (int argc, char **argv, GError **error)
     CsReportFormat format = CS_REPORT_FORMAT_TABLE;
     CsTraceLayout layout = CS_TRACE_LAYOUT_CLASSIC;
     GError *cause = NULL;
-    if (o.op != NULL && !cs_op_from_name (o.op, &op, &cause))
-        return flag_error (error, "--op", cause);
-    if (o.dtype != NULL && !cs_dtype_from_name (o.dtype, &dtype, &cause))
-        return flag_error (error, "-d", cause);
-    if (o.redop != NULL && !cs_redop_from_name (o.redop, &redop, &cause))
-        return flag_error (error, "-o", cause);
-    if (o.algo != NULL && (algo = cs_algo_lookup (o.algo, &cause)) == NULL)
-        return flag_error (error, "--algo", cause);
+    if (o.op != NULL && !cs_op_from_name(o.op, &op, &cause))
+        return flag_error(error, "--op", cause);
+    if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &dtype, &cause))
+        return flag_error(error, "-d", cause);
+    if (o.redop != NULL && !cs_redop_from_name(o.redop, &redop, &cause))
+        return flag_error(error, "-o", cause);
+    if (o.algo != NULL && (algo = cs_algo_lookup(o.algo, &cause)) == NULL)
+        return flag_error(error, "--algo", cause);
     if (o.proto != NULL) {
         CsProto p;
-        if (!cs_proto_from_name (o.proto, &p, &cause))
-            return flag_error (error, "--proto", cause);
-        proto = (int) p;
+        if (!cs_proto_from_name(o.proto, &p, &cause))
+            return flag_error(error, "--proto", cause);
+        proto = (int)p;
     }
-    if (o.format != NULL && !cs_report_format_from_name (o.format, &format))
-        return usage_error (error, "--format: \"%s\" is not a format (table, json or csv)",
-                            o.format);
+    if (o.format != NULL && !cs_report_format_from_name(o.format, &format))
+        return usage_error(error, "--format: \"%s\" is not a format (table, json or csv)",
+                           o.format);
     if (o.layout != NULL) {
-        if (g_ascii_strcasecmp (o.layout, "classic") == 0)
+        if (g_ascii_strcasecmp(o.layout, "classic") == 0)
             layout = CS_TRACE_LAYOUT_CLASSIC;
-        else if (g_ascii_strcasecmp (o.layout, "current") == 0)
+        else if (g_ascii_strcasecmp(o.layout, "current") == 0)
             layout = CS_TRACE_LAYOUT_CURRENT;
         else
-            return usage_error (error, "--layout: \"%s\" is not a layout (classic or current)",
-                                o.layout);
+            return usage_error(error, "--layout: \"%s\" is not a layout (classic or current)",
+                               o.layout);
     }
     const char *model = o.model != NULL ? o.model : "reservation";
-    if (cs_net_model_lookup (model, &cause) == NULL)
-        return flag_error (error, "--model", cause);
-    if (algo != NULL && (algo->ops & CS_OP_BIT (op)) == 0)
-        return usage_error (error, "--algo %s does not implement %s (see 'collsim algos')",
-                            algo->name, cs_op_name (op));
+    if (cs_net_model_lookup(model, &cause) == NULL)
+        return flag_error(error, "--model", cause);
+    if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
+        return usage_error(error, "--algo %s does not implement %s (see 'collsim algos')",
+                           algo->name, cs_op_name(op));
     if (o.channels < 0)
-        return usage_error (error, "--channels: %d is not a channel count", o.channels);
+        return usage_error(error, "--channels: %d is not a channel count", o.channels);
 
-    g_autoptr (GArray) sizes = make_sizes (&o, error);
+    g_autoptr(GArray) sizes = make_sizes(&o, error);
     if (sizes == NULL)
         return FALSE;
 
     /* The machine. */
-    g_autoptr (CsTopo) topo = cs_topo_load (o.topo != NULL ? o.topo : "dgx-h100x4", error);
+    g_autoptr(CsTopo) topo = cs_topo_load(o.topo != NULL ? o.topo : "dgx-h100x4", error);
     if (topo == NULL)
         return FALSE;
-    int topo_ranks = cs_topo_n_ranks (topo);
+    int topo_ranks = cs_topo_n_ranks(topo);
     int nranks = topo_ranks;
     if (o.ranks > 0) {
         if (o.ranks > topo_ranks)
-            return usage_error (error, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks",
-                                o.ranks, cs_topo_name (topo), topo_ranks);
-        nranks = (int) o.ranks;
+            return usage_error(error, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
+                               cs_topo_name(topo), topo_ranks);
+        nranks = (int)o.ranks;
     }
-    if (cs_op_has_root (op) && (o.root < 0 || o.root >= nranks))
-        return usage_error (error, "-r %d: the root must be a rank in 0..%d", o.root,
-                            nranks - 1);
+    if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks))
+        return usage_error(error, "-r %d: the root must be a rank in 0..%d", o.root, nranks - 1);
     if (o.ngpus < 1 || o.ngpus > nranks || nranks % o.ngpus != 0)
-        return usage_error (error, "-g %d: GPUs per thread must divide the %d ranks "
-                            "(ranks = processes x threads x GPUs, as in nccl-tests)",
-                            o.ngpus, nranks);
+        return usage_error(error,
+                           "-g %d: GPUs per thread must divide the %d ranks "
+                           "(ranks = processes x threads x GPUs, as in nccl-tests)",
+                           o.ngpus, nranks);
 
     CsPredictOptions popts;
-    cs_predict_options_init (&popts);
+    cs_predict_options_init(&popts);
     popts.engine.net_model = model;
     popts.engine.gpus_per_thread = o.ngpus;
     popts.dtype = dtype;
     popts.redop = redop;
-    popts.root = cs_op_has_root (op) ? o.root : 0;
+    popts.root = cs_op_has_root(op) ? o.root : 0;
     popts.nranks = nranks;
     popts.n_channels = o.channels;
 
-    g_autoptr (CsReport) report = cs_report_new (op, nranks, dtype, redop, o.root);
-    cs_report_set_layout (report, layout);
-    set_headers (report, topo, nranks, &o, model, cmd);
-    gint64 first = g_array_index (sizes, gint64, 0);
+    g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
+    cs_report_set_layout(report, layout);
+    set_headers(report, topo, nranks, &o, model, cmd);
+    gint64 first = g_array_index(sizes, gint64, 0);
     g_autofree char *preamble = NULL;
     gboolean increment = (o.step_bytes > 0 && !o.factor_given) || o.step_factor == 1;
     if (increment)
-        preamble = g_strdup_printf ("nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT
-                                    " maxBytes %" G_GINT64_FORMAT " step: %" G_GINT64_FORMAT
-                                    "(bytes)",
-                                    o.ngpus, first, o.max_bytes,
-                                    o.step_bytes > 0 ? o.step_bytes : DEFAULT_STEP_BYTES);
+        preamble = g_strdup_printf(
+            "nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT " maxBytes %" G_GINT64_FORMAT
+            " step: %" G_GINT64_FORMAT "(bytes)",
+            o.ngpus, first, o.max_bytes, o.step_bytes > 0 ? o.step_bytes : DEFAULT_STEP_BYTES);
     else
-        preamble = g_strdup_printf ("nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT
-                                    " maxBytes %" G_GINT64_FORMAT " step: %" G_GINT64_FORMAT
-                                    "(factor)",
-                                    o.ngpus, first, o.max_bytes, o.step_factor);
-    cs_report_set_preamble (report, preamble);
+        preamble
+            = g_strdup_printf("nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT
+                              " maxBytes %" G_GINT64_FORMAT " step: %" G_GINT64_FORMAT "(factor)",
+                              o.ngpus, first, o.max_bytes, o.step_factor);
+    cs_report_set_preamble(report, preamble);
 
-    gboolean ok = o.all ? predict_all_blocks (report, topo, op, sizes, algo, proto, &popts, error)
-                        : predict_best_block (report, topo, op, sizes, algo, proto, &popts,
-                                              error);
+    gboolean ok = o.all ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, error)
+                        : predict_best_block(report, topo, op, sizes, algo, proto, &popts, error);
     if (!ok)
         return FALSE;
 
-    g_autofree char *text = cs_report_to_string (report, format);
-    fputs (text, stdout);
+    g_autofree char *text = cs_report_to_string(report, format);
+    fputs(text, stdout);
     return TRUE;
 }

@@ -12,8 +12,8 @@
 typedef struct {
     char *label;
     gboolean best;
-    GArray *rows;                /* CsPrediction */
-    GPtrArray *notes;            /* char * */
+    GArray *rows;     /* CsPrediction */
+    GPtrArray *notes; /* char * */
 } Block;
 
 struct _CsReport {
@@ -23,21 +23,21 @@ struct _CsReport {
     CsRedop redop;
     int root;
     CsTraceLayout layout;
-    GPtrArray *keys;             /* char *, in order */
-    GPtrArray *values;           /* char *, parallel to @keys */
+    GPtrArray *keys;   /* char *, in order */
+    GPtrArray *values; /* char *, parallel to @keys */
     char *preamble;
-    GPtrArray *blocks;           /* Block * */
+    GPtrArray *blocks; /* Block * */
 };
 
 /* ---- Construction ---- */
 
 gboolean
-cs_report_format_from_name (const char *name, CsReportFormat *format)
+cs_report_format_from_name(const char *name, CsReportFormat *format)
 {
     static const char *const names[] = { "table", "json", "csv" };
-    for (gsize i = 0; i < G_N_ELEMENTS (names); i++) {
-        if (g_ascii_strcasecmp (name, names[i]) == 0) {
-            *format = (CsReportFormat) i;
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (g_ascii_strcasecmp(name, names[i]) == 0) {
+            *format = (CsReportFormat)i;
             return TRUE;
         }
     }
@@ -45,13 +45,13 @@ cs_report_format_from_name (const char *name, CsReportFormat *format)
 }
 
 static void
-block_free (gpointer data)
+block_free(gpointer data)
 {
     Block *b = data;
-    g_free (b->label);
-    g_array_unref (b->rows);
-    g_ptr_array_unref (b->notes);
-    g_free (b);
+    g_free(b->label);
+    g_array_unref(b->rows);
+    g_ptr_array_unref(b->notes);
+    g_free(b);
 }
 
 /**
@@ -60,155 +60,155 @@ block_free (gpointer data)
  * Returns: (transfer full).
  */
 CsReport *
-cs_report_new (CsOp op, int nranks, CsDtype dtype, CsRedop redop, int root)
+cs_report_new(CsOp op, int nranks, CsDtype dtype, CsRedop redop, int root)
 {
-    g_return_val_if_fail (op < CS_N_OPS && dtype < CS_N_DTYPES && redop < CS_N_REDOPS, NULL);
-    CsReport *report = g_new0 (CsReport, 1);
+    g_return_val_if_fail(op < CS_N_OPS && dtype < CS_N_DTYPES && redop < CS_N_REDOPS, NULL);
+    CsReport *report = g_new0(CsReport, 1);
     report->op = op;
     report->nranks = nranks;
     report->dtype = dtype;
     report->redop = redop;
     report->root = root;
     report->layout = CS_TRACE_LAYOUT_CLASSIC;
-    report->keys = g_ptr_array_new_with_free_func (g_free);
-    report->values = g_ptr_array_new_with_free_func (g_free);
-    report->blocks = g_ptr_array_new_with_free_func (block_free);
+    report->keys = g_ptr_array_new_with_free_func(g_free);
+    report->values = g_ptr_array_new_with_free_func(g_free);
+    report->blocks = g_ptr_array_new_with_free_func(block_free);
     return report;
 }
 
 void
-cs_report_free (CsReport *report)
+cs_report_free(CsReport *report)
 {
     if (report == NULL)
         return;
-    g_ptr_array_unref (report->keys);
-    g_ptr_array_unref (report->values);
-    g_ptr_array_unref (report->blocks);
-    g_free (report->preamble);
-    g_free (report);
+    g_ptr_array_unref(report->keys);
+    g_ptr_array_unref(report->values);
+    g_ptr_array_unref(report->blocks);
+    g_free(report->preamble);
+    g_free(report);
 }
 
 void
-cs_report_set_header (CsReport *report, const char *key, const char *value)
+cs_report_set_header(CsReport *report, const char *key, const char *value)
 {
-    g_return_if_fail (report != NULL && key != NULL && value != NULL);
+    g_return_if_fail(report != NULL && key != NULL && value != NULL);
     for (guint i = 0; i < report->keys->len; i++) {
-        if (strcmp (g_ptr_array_index (report->keys, i), key) == 0) {
-            g_free (report->values->pdata[i]);
-            report->values->pdata[i] = g_strdup (value);
+        if (strcmp(g_ptr_array_index(report->keys, i), key) == 0) {
+            g_free(report->values->pdata[i]);
+            report->values->pdata[i] = g_strdup(value);
             return;
         }
     }
-    g_ptr_array_add (report->keys, g_strdup (key));
-    g_ptr_array_add (report->values, g_strdup (value));
+    g_ptr_array_add(report->keys, g_strdup(key));
+    g_ptr_array_add(report->values, g_strdup(value));
 }
 
 void
-cs_report_set_preamble (CsReport *report, const char *line)
+cs_report_set_preamble(CsReport *report, const char *line)
 {
-    g_return_if_fail (report != NULL);
-    g_free (report->preamble);
-    report->preamble = g_strdup (line);
+    g_return_if_fail(report != NULL);
+    g_free(report->preamble);
+    report->preamble = g_strdup(line);
 }
 
 void
-cs_report_set_layout (CsReport *report, CsTraceLayout layout)
+cs_report_set_layout(CsReport *report, CsTraceLayout layout)
 {
-    g_return_if_fail (report != NULL);
+    g_return_if_fail(report != NULL);
     report->layout = layout;
 }
 
 void
-cs_report_begin_block (CsReport *report, const char *label, gboolean best)
+cs_report_begin_block(CsReport *report, const char *label, gboolean best)
 {
-    g_return_if_fail (report != NULL && label != NULL);
-    Block *b = g_new0 (Block, 1);
-    b->label = g_strdup (label);
+    g_return_if_fail(report != NULL && label != NULL);
+    Block *b = g_new0(Block, 1);
+    b->label = g_strdup(label);
     b->best = best;
-    b->rows = g_array_new (FALSE, FALSE, sizeof (CsPrediction));
-    b->notes = g_ptr_array_new_with_free_func (g_free);
-    g_ptr_array_add (report->blocks, b);
+    b->rows = g_array_new(FALSE, FALSE, sizeof(CsPrediction));
+    b->notes = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(report->blocks, b);
 }
 
 static Block *
-current_block (CsReport *report)
+current_block(CsReport *report)
 {
     if (report->blocks->len == 0)
-        cs_report_begin_block (report, "best", TRUE);
-    return g_ptr_array_index (report->blocks, report->blocks->len - 1);
+        cs_report_begin_block(report, "best", TRUE);
+    return g_ptr_array_index(report->blocks, report->blocks->len - 1);
 }
 
 void
-cs_report_add (CsReport *report, const CsPrediction *pred)
+cs_report_add(CsReport *report, const CsPrediction *pred)
 {
-    g_return_if_fail (report != NULL && pred != NULL);
+    g_return_if_fail(report != NULL && pred != NULL);
     CsPrediction copy = *pred;
     /* Only the totals are kept (predict.h); never hold on to a caller's array. */
     copy.result.rank_finish = NULL;
-    g_array_append_val (current_block (report)->rows, copy);
+    g_array_append_val(current_block(report)->rows, copy);
 }
 
 void
-cs_report_add_note (CsReport *report, const char *note)
+cs_report_add_note(CsReport *report, const char *note)
 {
-    g_return_if_fail (report != NULL && note != NULL);
-    g_ptr_array_add (current_block (report)->notes, g_strdup (note));
+    g_return_if_fail(report != NULL && note != NULL);
+    g_ptr_array_add(current_block(report)->notes, g_strdup(note));
 }
 
 gsize
-cs_report_n_blocks (const CsReport *report)
+cs_report_n_blocks(const CsReport *report)
 {
-    g_return_val_if_fail (report != NULL, 0);
+    g_return_val_if_fail(report != NULL, 0);
     return report->blocks->len;
 }
 
 static const Block *
-get_block (const CsReport *report, gsize block)
+get_block(const CsReport *report, gsize block)
 {
-    g_return_val_if_fail (block < report->blocks->len, NULL);
-    return g_ptr_array_index (report->blocks, block);
+    g_return_val_if_fail(block < report->blocks->len, NULL);
+    return g_ptr_array_index(report->blocks, block);
 }
 
 gsize
-cs_report_block_n_rows (const CsReport *report, gsize block)
+cs_report_block_n_rows(const CsReport *report, gsize block)
 {
-    g_return_val_if_fail (report != NULL && block < report->blocks->len, 0);
-    return get_block (report, block)->rows->len;
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, 0);
+    return get_block(report, block)->rows->len;
 }
 
 const CsPrediction *
-cs_report_block_row (const CsReport *report, gsize block, gsize row)
+cs_report_block_row(const CsReport *report, gsize block, gsize row)
 {
-    g_return_val_if_fail (report != NULL && block < report->blocks->len, NULL);
-    const Block *b = get_block (report, block);
-    g_return_val_if_fail (row < b->rows->len, NULL);
-    return &g_array_index (b->rows, CsPrediction, row);
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, NULL);
+    const Block *b = get_block(report, block);
+    g_return_val_if_fail(row < b->rows->len, NULL);
+    return &g_array_index(b->rows, CsPrediction, row);
 }
 
 /* ---- Columns as nccl-tests prints them ---- */
 
 static const char *
-redop_column (const CsReport *report)
+redop_column(const CsReport *report)
 {
-    return cs_op_reduces (report->op) ? cs_redop_name (report->redop) : "none";
+    return cs_op_reduces(report->op) ? cs_redop_name(report->redop) : "none";
 }
 
 static int
-root_column (const CsReport *report)
+root_column(const CsReport *report)
 {
-    return cs_op_has_root (report->op) ? report->root : -1;
+    return cs_op_has_root(report->op) ? report->root : -1;
 }
 
 static const char *
-algo_name (const CsPrediction *p)
+algo_name(const CsPrediction *p)
 {
     return p->algo != NULL ? p->algo->name : "?";
 }
 
 static double
-ps_to_us (CsTime t)
+ps_to_us(CsTime t)
 {
-    return (double) t / 1e6;
+    return (double)t / 1e6;
 }
 
 /**
@@ -216,32 +216,32 @@ ps_to_us (CsTime t)
  * Returns: (transfer full): block @block as a trace (see report.h).
  */
 CsTrace *
-cs_report_block_trace (const CsReport *report, gsize block)
+cs_report_block_trace(const CsReport *report, gsize block)
 {
-    g_return_val_if_fail (report != NULL && block < report->blocks->len, NULL);
-    const Block *b = get_block (report, block);
-    CsTrace *trace = cs_trace_new (report->op, report->nranks);
-    cs_trace_set_layout (trace, report->layout);
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, NULL);
+    const Block *b = get_block(report, block);
+    CsTrace *trace = cs_trace_new(report->op, report->nranks);
+    cs_trace_set_layout(trace, report->layout);
     for (guint i = 0; i < report->keys->len; i++)
-        cs_trace_set_header (trace, g_ptr_array_index (report->keys, i),
-                             g_ptr_array_index (report->values, i));
+        cs_trace_set_header(trace, g_ptr_array_index(report->keys, i),
+                            g_ptr_array_index(report->values, i));
     for (guint i = 0; i < b->rows->len; i++) {
-        const CsPrediction *p = &g_array_index (b->rows, CsPrediction, i);
+        const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
         CsTraceRow row = {
             .size_bytes = p->size.size_bytes,
             .count = p->size.count,
-            .root = root_column (report),
+            .root = root_column(report),
         };
-        g_strlcpy (row.type, cs_dtype_name (report->dtype), sizeof row.type);
-        g_strlcpy (row.redop, redop_column (report), sizeof row.redop);
-        row.out_of_place = (CsTraceCell) {
+        g_strlcpy(row.type, cs_dtype_name(report->dtype), sizeof row.type);
+        g_strlcpy(row.redop, redop_column(report), sizeof row.redop);
+        row.out_of_place = (CsTraceCell){
             .time_us = p->time_us,
             .algbw_GBps = p->algbw_GBps,
             .busbw_GBps = p->busbw_GBps,
             .wrong = -1,
         };
         row.in_place = row.out_of_place;
-        cs_trace_add_row (trace, &row);
+        cs_trace_add_row(trace, &row);
     }
     return trace;
 }
@@ -251,128 +251,128 @@ cs_report_block_trace (const CsReport *report, gsize block)
 /* The winners of a best-per-size block and where their time goes, as comment lines so a
  * trace reader skips them and the table above stays nccl-tests' own. */
 static void
-append_winners (GString *out, const Block *b)
+append_winners(GString *out, const Block *b)
 {
     int algo_w = 9;
     for (guint i = 0; i < b->rows->len; i++)
-        algo_w = MAX (algo_w, (int) strlen (algo_name (&g_array_index (b->rows, CsPrediction, i))));
-    g_string_append (out, "#\n# Best algorithm and protocol per size; the predicted time split "
-                          "along the critical path (us):\n");
-    g_string_append_printf (out, "# %10s  %-*s  %-6s  %8s  %9s  %9s  %9s  %9s  %9s\n", "size",
-                            algo_w, "algorithm", "proto", "channels", "time", "alpha", "beta",
-                            "gamma", "overhead");
+        algo_w = MAX(algo_w, (int)strlen(algo_name(&g_array_index(b->rows, CsPrediction, i))));
+    g_string_append(out, "#\n# Best algorithm and protocol per size; the predicted time split "
+                         "along the critical path (us):\n");
+    g_string_append_printf(out, "# %10s  %-*s  %-6s  %8s  %9s  %9s  %9s  %9s  %9s\n", "size",
+                           algo_w, "algorithm", "proto", "channels", "time", "alpha", "beta",
+                           "gamma", "overhead");
     for (guint i = 0; i < b->rows->len; i++) {
-        const CsPrediction *p = &g_array_index (b->rows, CsPrediction, i);
-        g_string_append_printf (out,
-                                "# %10" G_GINT64_FORMAT "  %-*s  %-6s  %8d  %9.3f  %9.3f  %9.3f"
-                                "  %9.3f  %9.3f\n",
-                                p->size.size_bytes, algo_w, algo_name (p),
-                                cs_proto_name (p->proto), p->n_channels, p->time_us,
-                                ps_to_us (p->result.alpha), ps_to_us (p->result.beta),
-                                ps_to_us (p->result.gamma), ps_to_us (p->result.overhead));
+        const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
+        g_string_append_printf(out,
+                               "# %10" G_GINT64_FORMAT "  %-*s  %-6s  %8d  %9.3f  %9.3f  %9.3f"
+                               "  %9.3f  %9.3f\n",
+                               p->size.size_bytes, algo_w, algo_name(p), cs_proto_name(p->proto),
+                               p->n_channels, p->time_us, ps_to_us(p->result.alpha),
+                               ps_to_us(p->result.beta), ps_to_us(p->result.gamma),
+                               ps_to_us(p->result.overhead));
     }
 }
 
 static char *
-to_table (const CsReport *report)
+to_table(const CsReport *report)
 {
-    GString *out = g_string_new (NULL);
+    GString *out = g_string_new(NULL);
     gboolean has_collective = FALSE;
     gboolean has_ranks = FALSE;
     for (guint i = 0; i < report->keys->len; i++) {
-        const char *k = g_ptr_array_index (report->keys, i);
-        g_string_append_printf (out, "# %s: %s\n", k,
-                                (const char *) g_ptr_array_index (report->values, i));
-        has_collective = has_collective || strcmp (k, "collective") == 0;
-        has_ranks = has_ranks || strcmp (k, "ranks") == 0;
+        const char *k = g_ptr_array_index(report->keys, i);
+        g_string_append_printf(out, "# %s: %s\n", k,
+                               (const char *)g_ptr_array_index(report->values, i));
+        has_collective = has_collective || strcmp(k, "collective") == 0;
+        has_ranks = has_ranks || strcmp(k, "ranks") == 0;
     }
     /* The reader finds the collective and the ranks again (trace.c writes them the same). */
     if (!has_collective)
-        g_string_append_printf (out, "# collective: %s\n", cs_op_nccl_tests_name (report->op));
+        g_string_append_printf(out, "# collective: %s\n", cs_op_nccl_tests_name(report->op));
     if (!has_ranks && report->nranks > 0)
-        g_string_append_printf (out, "# ranks: %d\n", report->nranks);
+        g_string_append_printf(out, "# ranks: %d\n", report->nranks);
     if (report->preamble != NULL)
-        g_string_append_printf (out, "# %s\n", report->preamble);
+        g_string_append_printf(out, "# %s\n", report->preamble);
 
     for (guint bi = 0; bi < report->blocks->len; bi++) {
-        const Block *b = g_ptr_array_index (report->blocks, bi);
-        g_string_append (out, "#\n");
+        const Block *b = g_ptr_array_index(report->blocks, bi);
+        g_string_append(out, "#\n");
         if (!b->best || report->blocks->len > 1)
-            g_string_append_printf (out, "# block: %s\n", b->label);
+            g_string_append_printf(out, "# block: %s\n", b->label);
         if (b->rows->len > 0) {
-            g_autoptr (CsTrace) trace = cs_report_block_trace (report, bi);
-            g_autofree char *table = cs_trace_table_to_string (trace);
-            g_string_append (out, table);
+            g_autoptr(CsTrace) trace = cs_report_block_trace(report, bi);
+            g_autofree char *table = cs_trace_table_to_string(trace);
+            g_string_append(out, table);
             if (b->best)
-                append_winners (out, b);
+                append_winners(out, b);
         }
         for (guint i = 0; i < b->notes->len; i++)
-            g_string_append_printf (out, "# note: %s\n",
-                                    (const char *) g_ptr_array_index (b->notes, i));
+            g_string_append_printf(out, "# note: %s\n",
+                                   (const char *)g_ptr_array_index(b->notes, i));
     }
-    return g_string_free (out, FALSE);
+    return g_string_free(out, FALSE);
 }
 
 /* ---- JSON ---- */
 
 static cJSON *
-prediction_json (const CsReport *report, const CsPrediction *p)
+prediction_json(const CsReport *report, const CsPrediction *p)
 {
-    cJSON *o = cJSON_CreateObject ();
-    cJSON_AddNumberToObject (o, "size", (double) p->size.size_bytes);
-    cJSON_AddNumberToObject (o, "count", (double) p->size.count);
-    cJSON_AddStringToObject (o, "type", cs_dtype_name (report->dtype));
-    cJSON_AddStringToObject (o, "redop", redop_column (report));
-    cJSON_AddNumberToObject (o, "root", root_column (report));
-    cJSON_AddStringToObject (o, "algo", algo_name (p));
-    cJSON_AddStringToObject (o, "proto", cs_proto_name (p->proto));
-    cJSON_AddNumberToObject (o, "channels", p->n_channels);
-    cJSON_AddNumberToObject (o, "time_us", p->time_us);
-    cJSON_AddNumberToObject (o, "algbw_GBps", p->algbw_GBps);
-    cJSON_AddNumberToObject (o, "busbw_GBps", p->busbw_GBps);
-    cJSON_AddNumberToObject (o, "alpha_us", ps_to_us (p->result.alpha));
-    cJSON_AddNumberToObject (o, "beta_us", ps_to_us (p->result.beta));
-    cJSON_AddNumberToObject (o, "gamma_us", ps_to_us (p->result.gamma));
-    cJSON_AddNumberToObject (o, "overhead_us", ps_to_us (p->result.overhead));
-    cJSON_AddNumberToObject (o, "events", (double) p->result.n_events);
-    cJSON_AddNumberToObject (o, "transfers", (double) p->result.n_transfers);
-    cJSON_AddNumberToObject (o, "bytes_moved", (double) p->result.bytes_moved);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "size", (double)p->size.size_bytes);
+    cJSON_AddNumberToObject(o, "count", (double)p->size.count);
+    cJSON_AddStringToObject(o, "type", cs_dtype_name(report->dtype));
+    cJSON_AddStringToObject(o, "redop", redop_column(report));
+    cJSON_AddNumberToObject(o, "root", root_column(report));
+    cJSON_AddStringToObject(o, "algo", algo_name(p));
+    cJSON_AddStringToObject(o, "proto", cs_proto_name(p->proto));
+    cJSON_AddNumberToObject(o, "channels", p->n_channels);
+    cJSON_AddNumberToObject(o, "time_us", p->time_us);
+    cJSON_AddNumberToObject(o, "algbw_GBps", p->algbw_GBps);
+    cJSON_AddNumberToObject(o, "busbw_GBps", p->busbw_GBps);
+    cJSON_AddNumberToObject(o, "alpha_us", ps_to_us(p->result.alpha));
+    cJSON_AddNumberToObject(o, "beta_us", ps_to_us(p->result.beta));
+    cJSON_AddNumberToObject(o, "gamma_us", ps_to_us(p->result.gamma));
+    cJSON_AddNumberToObject(o, "overhead_us", ps_to_us(p->result.overhead));
+    cJSON_AddNumberToObject(o, "events", (double)p->result.n_events);
+    cJSON_AddNumberToObject(o, "transfers", (double)p->result.n_transfers);
+    cJSON_AddNumberToObject(o, "bytes_moved", (double)p->result.bytes_moved);
     return o;
 }
 
 static char *
-to_json (const CsReport *report)
+to_json(const CsReport *report)
 {
-    g_autoptr (cJSON) root = cJSON_CreateObject ();
-    cJSON *headers = cJSON_AddObjectToObject (root, "headers");
+    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON *headers = cJSON_AddObjectToObject(root, "headers");
     for (guint i = 0; i < report->keys->len; i++)
-        cJSON_AddStringToObject (headers, g_ptr_array_index (report->keys, i),
-                                 g_ptr_array_index (report->values, i));
-    cJSON_AddStringToObject (root, "collective", cs_op_name (report->op));
-    cJSON_AddNumberToObject (root, "ranks", report->nranks);
-    cJSON_AddStringToObject (root, "type", cs_dtype_name (report->dtype));
-    cJSON_AddStringToObject (root, "redop", redop_column (report));
-    cJSON_AddNumberToObject (root, "root", root_column (report));
-    cJSON *blocks = cJSON_AddArrayToObject (root, "blocks");
+        cJSON_AddStringToObject(headers, g_ptr_array_index(report->keys, i),
+                                g_ptr_array_index(report->values, i));
+    cJSON_AddStringToObject(root, "collective", cs_op_name(report->op));
+    cJSON_AddNumberToObject(root, "ranks", report->nranks);
+    cJSON_AddStringToObject(root, "type", cs_dtype_name(report->dtype));
+    cJSON_AddStringToObject(root, "redop", redop_column(report));
+    cJSON_AddNumberToObject(root, "root", root_column(report));
+    cJSON *blocks = cJSON_AddArrayToObject(root, "blocks");
     for (guint bi = 0; bi < report->blocks->len; bi++) {
-        const Block *b = g_ptr_array_index (report->blocks, bi);
-        cJSON *bo = cJSON_CreateObject ();
-        cJSON_AddStringToObject (bo, "label", b->label);
-        cJSON_AddBoolToObject (bo, "best", b->best);
-        cJSON *rows = cJSON_AddArrayToObject (bo, "rows");
+        const Block *b = g_ptr_array_index(report->blocks, bi);
+        cJSON *bo = cJSON_CreateObject();
+        cJSON_AddStringToObject(bo, "label", b->label);
+        cJSON_AddBoolToObject(bo, "best", b->best);
+        cJSON *rows = cJSON_AddArrayToObject(bo, "rows");
         for (guint i = 0; i < b->rows->len; i++)
-            cJSON_AddItemToArray (rows,
-                                  prediction_json (report, &g_array_index (b->rows, CsPrediction, i)));
-        g_autoptr (CsTrace) trace = cs_report_block_trace (report, bi);
-        cJSON_AddNumberToObject (bo, "avg_busbw_GBps", cs_trace_avg_busbw (trace));
-        cJSON *notes = cJSON_AddArrayToObject (bo, "notes");
+            cJSON_AddItemToArray(rows,
+                                 prediction_json(report, &g_array_index(b->rows, CsPrediction, i)));
+        g_autoptr(CsTrace) trace = cs_report_block_trace(report, bi);
+        cJSON_AddNumberToObject(bo, "avg_busbw_GBps", cs_trace_avg_busbw(trace));
+        cJSON *notes = cJSON_AddArrayToObject(bo, "notes");
         for (guint i = 0; i < b->notes->len; i++)
-            cJSON_AddItemToArray (notes, cJSON_CreateString (g_ptr_array_index (b->notes, i)));
-        cJSON_AddItemToArray (blocks, bo);
+            cJSON_AddItemToArray(notes, cJSON_CreateString(g_ptr_array_index(b->notes, i)));
+        cJSON_AddItemToArray(blocks, bo);
     }
-    char *printed = cJSON_Print (root);
-    char *text = g_strconcat (printed, "\n", NULL);
-    cJSON_free (printed);
+    char *printed = cJSON_Print(root);
+    char *text = g_strconcat(printed, "\n", NULL);
+    cJSON_free(printed);
     return text;
 }
 
@@ -380,46 +380,43 @@ to_json (const CsReport *report)
 
 /* A CSV field, quoted when it holds a separator or a quote (RFC 4180). */
 static void
-append_csv_field (GString *out, const char *field)
+append_csv_field(GString *out, const char *field)
 {
-    if (strpbrk (field, ",\"\n") == NULL) {
-        g_string_append (out, field);
+    if (strpbrk(field, ",\"\n") == NULL) {
+        g_string_append(out, field);
         return;
     }
-    g_string_append_c (out, '"');
+    g_string_append_c(out, '"');
     for (const char *c = field; *c != '\0'; c++) {
         if (*c == '"')
-            g_string_append_c (out, '"');
-        g_string_append_c (out, *c);
+            g_string_append_c(out, '"');
+        g_string_append_c(out, *c);
     }
-    g_string_append_c (out, '"');
+    g_string_append_c(out, '"');
 }
 
 static char *
-to_csv (const CsReport *report)
+to_csv(const CsReport *report)
 {
-    GString *out = g_string_new ("block,size,count,type,redop,root,algo,proto,channels,time_us,"
-                                 "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us\n");
+    GString *out = g_string_new("block,size,count,type,redop,root,algo,proto,channels,time_us,"
+                                "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us\n");
     for (guint bi = 0; bi < report->blocks->len; bi++) {
-        const Block *b = g_ptr_array_index (report->blocks, bi);
+        const Block *b = g_ptr_array_index(report->blocks, bi);
         for (guint i = 0; i < b->rows->len; i++) {
-            const CsPrediction *p = &g_array_index (b->rows, CsPrediction, i);
-            append_csv_field (out, b->label);
+            const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
+            append_csv_field(out, b->label);
             /* Times to the picosecond (6 decimals of us), bandwidths to 0.1 MB/s. */
-            g_string_append_printf (out,
-                                    ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%s,%s,%d,",
-                                    p->size.size_bytes, p->size.count,
-                                    cs_dtype_name (report->dtype), redop_column (report),
-                                    root_column (report));
-            append_csv_field (out, algo_name (p));
-            g_string_append_printf (out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f\n",
-                                    cs_proto_name (p->proto), p->n_channels, p->time_us,
-                                    p->algbw_GBps, p->busbw_GBps, ps_to_us (p->result.alpha),
-                                    ps_to_us (p->result.beta), ps_to_us (p->result.gamma),
-                                    ps_to_us (p->result.overhead));
+            g_string_append_printf(out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%s,%s,%d,",
+                                   p->size.size_bytes, p->size.count, cs_dtype_name(report->dtype),
+                                   redop_column(report), root_column(report));
+            append_csv_field(out, algo_name(p));
+            g_string_append_printf(
+                out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f\n", cs_proto_name(p->proto),
+                p->n_channels, p->time_us, p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),
+                ps_to_us(p->result.beta), ps_to_us(p->result.gamma), ps_to_us(p->result.overhead));
         }
     }
-    return g_string_free (out, FALSE);
+    return g_string_free(out, FALSE);
 }
 
 /**
@@ -427,16 +424,16 @@ to_csv (const CsReport *report)
  * Returns: (transfer full): the report in @format.
  */
 char *
-cs_report_to_string (const CsReport *report, CsReportFormat format)
+cs_report_to_string(const CsReport *report, CsReportFormat format)
 {
-    g_return_val_if_fail (report != NULL, NULL);
+    g_return_val_if_fail(report != NULL, NULL);
     switch (format) {
     case CS_REPORT_FORMAT_JSON:
-        return to_json (report);
+        return to_json(report);
     case CS_REPORT_FORMAT_CSV:
-        return to_csv (report);
+        return to_csv(report);
     case CS_REPORT_FORMAT_TABLE:
     default:
-        return to_table (report);
+        return to_table(report);
     }
 }

@@ -9,31 +9,31 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK (cs-trace-error-quark, cs_trace_error)
+G_DEFINE_QUARK(cs - trace - error - quark, cs_trace_error)
 
 struct _CsTrace {
-    char *origin;                /* file name or caller's label, for messages */
-    GPtrArray *keys;             /* char *: header keys in order */
-    GHashTable *values;          /* key -> value (both owned by keys / here) */
-    GArray *rows;                /* CsTraceRow */
+    char *origin;       /* file name or caller's label, for messages */
+    GPtrArray *keys;    /* char *: header keys in order */
+    GHashTable *values; /* key -> value (both owned by keys / here) */
+    GArray *rows;       /* CsTraceRow */
     CsTraceLayout layout;
-    gboolean op_set;             /* @op came from cs_trace_new() */
+    gboolean op_set; /* @op came from cs_trace_new() */
     CsOp op;
-    int nranks;                  /* from cs_trace_new(), 0 if unknown */
-    char *program;               /* "all_reduce_perf" from "# Collective test starting:" */
-    int max_rank_line;           /* highest N of the "#  Rank N Group ..." lines, -1 if none */
+    int nranks;        /* from cs_trace_new(), 0 if unknown */
+    char *program;     /* "all_reduce_perf" from "# Collective test starting:" */
+    int max_rank_line; /* highest N of the "#  Rank N Group ..." lines, -1 if none */
 };
 
 /* ---- Construction and headers ---- */
 
 static CsTrace *
-trace_alloc (const char *origin)
+trace_alloc(const char *origin)
 {
-    CsTrace *trace = g_new0 (CsTrace, 1);
-    trace->origin = g_strdup (origin != NULL ? origin : "(trace)");
-    trace->keys = g_ptr_array_new_with_free_func (g_free);
-    trace->values = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
-    trace->rows = g_array_new (FALSE, TRUE, sizeof (CsTraceRow));
+    CsTrace *trace = g_new0(CsTrace, 1);
+    trace->origin = g_strdup(origin != NULL ? origin : "(trace)");
+    trace->keys = g_ptr_array_new_with_free_func(g_free);
+    trace->values = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    trace->rows = g_array_new(FALSE, TRUE, sizeof(CsTraceRow));
     trace->layout = CS_TRACE_LAYOUT_CLASSIC;
     trace->max_rank_line = -1;
     return trace;
@@ -47,27 +47,27 @@ trace_alloc (const char *origin)
  * Returns: (transfer full).
  */
 CsTrace *
-cs_trace_new (CsOp op, int nranks)
+cs_trace_new(CsOp op, int nranks)
 {
-    g_return_val_if_fail (op < CS_N_OPS, NULL);
-    CsTrace *trace = trace_alloc (NULL);
+    g_return_val_if_fail(op < CS_N_OPS, NULL);
+    CsTrace *trace = trace_alloc(NULL);
     trace->op_set = TRUE;
     trace->op = op;
-    trace->nranks = MAX (nranks, 0);
+    trace->nranks = MAX(nranks, 0);
     return trace;
 }
 
 void
-cs_trace_free (CsTrace *trace)
+cs_trace_free(CsTrace *trace)
 {
     if (trace == NULL)
         return;
-    g_hash_table_destroy (trace->values);
-    g_ptr_array_unref (trace->keys);
-    g_array_unref (trace->rows);
-    g_free (trace->program);
-    g_free (trace->origin);
-    g_free (trace);
+    g_hash_table_destroy(trace->values);
+    g_ptr_array_unref(trace->keys);
+    g_array_unref(trace->rows);
+    g_free(trace->program);
+    g_free(trace->origin);
+    g_free(trace);
 }
 
 /**
@@ -76,23 +76,23 @@ cs_trace_free (CsTrace *trace)
  * @value become spaces, since a header is one line.
  */
 void
-cs_trace_set_header (CsTrace *trace, const char *key, const char *value)
+cs_trace_set_header(CsTrace *trace, const char *key, const char *value)
 {
-    g_return_if_fail (trace != NULL && key != NULL && value != NULL);
-    char *v = g_strdup (value);
+    g_return_if_fail(trace != NULL && key != NULL && value != NULL);
+    char *v = g_strdup(value);
     for (char *c = v; *c != '\0'; c++)
         if (*c == '\n' || *c == '\r')
             *c = ' ';
     for (guint i = 0; i < trace->keys->len; i++) {
-        const char *k = g_ptr_array_index (trace->keys, i);
-        if (strcmp (k, key) == 0) {
-            g_hash_table_replace (trace->values, (gpointer) k, v);
+        const char *k = g_ptr_array_index(trace->keys, i);
+        if (strcmp(k, key) == 0) {
+            g_hash_table_replace(trace->values, (gpointer)k, v);
             return;
         }
     }
-    char *k = g_strdup (key);
-    g_ptr_array_add (trace->keys, k);
-    g_hash_table_replace (trace->values, k, v);
+    char *k = g_strdup(key);
+    g_ptr_array_add(trace->keys, k);
+    g_hash_table_replace(trace->values, k, v);
 }
 
 /**
@@ -102,17 +102,17 @@ cs_trace_set_header (CsTrace *trace, const char *key, const char *value)
  * Returns: (transfer none) (nullable).
  */
 const char *
-cs_trace_get_header (const CsTrace *trace, const char *key)
+cs_trace_get_header(const CsTrace *trace, const char *key)
 {
-    g_return_val_if_fail (trace != NULL && key != NULL, NULL);
-    const char *value = g_hash_table_lookup (trace->values, key);
+    g_return_val_if_fail(trace != NULL && key != NULL, NULL);
+    const char *value = g_hash_table_lookup(trace->values, key);
     if (value != NULL)
         return value;
-    gsize n = strlen (key);
+    gsize n = strlen(key);
     for (guint i = 0; i < trace->keys->len; i++) {
-        const char *k = g_ptr_array_index (trace->keys, i);
-        if (strncmp (k, key, n) == 0 && k[n] == ' ' && k[n + 1] == '(')
-            return g_hash_table_lookup (trace->values, k);
+        const char *k = g_ptr_array_index(trace->keys, i);
+        if (strncmp(k, key, n) == 0 && k[n] == ' ' && k[n + 1] == '(')
+            return g_hash_table_lookup(trace->values, k);
     }
     return NULL;
 }
@@ -122,55 +122,55 @@ cs_trace_get_header (const CsTrace *trace, const char *key)
  * Returns: (transfer container): the keys in file order; the strings belong to @trace.
  */
 GPtrArray *
-cs_trace_header_keys (const CsTrace *trace)
+cs_trace_header_keys(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, NULL);
-    GPtrArray *keys = g_ptr_array_sized_new (trace->keys->len);
+    g_return_val_if_fail(trace != NULL, NULL);
+    GPtrArray *keys = g_ptr_array_sized_new(trace->keys->len);
     for (guint i = 0; i < trace->keys->len; i++)
-        g_ptr_array_add (keys, g_ptr_array_index (trace->keys, i));
+        g_ptr_array_add(keys, g_ptr_array_index(trace->keys, i));
     return keys;
 }
 
 void
-cs_trace_add_row (CsTrace *trace, const CsTraceRow *row)
+cs_trace_add_row(CsTrace *trace, const CsTraceRow *row)
 {
-    g_return_if_fail (trace != NULL && row != NULL);
-    g_array_append_vals (trace->rows, row, 1);
+    g_return_if_fail(trace != NULL && row != NULL);
+    g_array_append_vals(trace->rows, row, 1);
 }
 
 gsize
-cs_trace_n_rows (const CsTrace *trace)
+cs_trace_n_rows(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, 0);
+    g_return_val_if_fail(trace != NULL, 0);
     return trace->rows->len;
 }
 
 /* Returns: (transfer none). */
 const CsTraceRow *
-cs_trace_row (const CsTrace *trace, gsize index)
+cs_trace_row(const CsTrace *trace, gsize index)
 {
-    g_return_val_if_fail (trace != NULL && index < trace->rows->len, NULL);
-    return &g_array_index (trace->rows, CsTraceRow, index);
+    g_return_val_if_fail(trace != NULL && index < trace->rows->len, NULL);
+    return &g_array_index(trace->rows, CsTraceRow, index);
 }
 
 const char *
-cs_trace_origin (const CsTrace *trace)
+cs_trace_origin(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, NULL);
+    g_return_val_if_fail(trace != NULL, NULL);
     return trace->origin;
 }
 
 CsTraceLayout
-cs_trace_get_layout (const CsTrace *trace)
+cs_trace_get_layout(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, CS_TRACE_LAYOUT_CLASSIC);
+    g_return_val_if_fail(trace != NULL, CS_TRACE_LAYOUT_CLASSIC);
     return trace->layout;
 }
 
 void
-cs_trace_set_layout (CsTrace *trace, CsTraceLayout layout)
+cs_trace_set_layout(CsTrace *trace, CsTraceLayout layout)
 {
-    g_return_if_fail (trace != NULL);
+    g_return_if_fail(trace != NULL);
     trace->layout = layout;
 }
 
@@ -179,7 +179,7 @@ cs_trace_set_layout (CsTrace *trace, CsTraceLayout layout)
 /* The collective named in a file name: nccl-tests' stems and our own spellings, longest
  * first so "reduce_scatter" is not read as "reduce". */
 static gboolean
-op_from_file_name (const char *origin, CsOp *op)
+op_from_file_name(const char *origin, CsOp *op)
 {
     static const struct {
         const char *needle;
@@ -195,14 +195,14 @@ op_from_file_name (const char *origin, CsOp *op)
         { "scatter", CS_OP_SCATTER },
         { "gather", CS_OP_GATHER },
     };
-    g_autofree char *base = g_path_get_basename (origin);
-    GString *norm = g_string_new (NULL);
+    g_autofree char *base = g_path_get_basename(origin);
+    GString *norm = g_string_new(NULL);
     for (const char *c = base; *c != '\0'; c++)
         if (*c != '_' && *c != '-')
-            g_string_append_c (norm, g_ascii_tolower (*c));
-    g_autofree char *s = g_string_free (norm, FALSE);
-    for (gsize i = 0; i < G_N_ELEMENTS (names); i++) {
-        if (strstr (s, names[i].needle) != NULL) {
+            g_string_append_c(norm, g_ascii_tolower(*c));
+    g_autofree char *s = g_string_free(norm, FALSE);
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (strstr(s, names[i].needle) != NULL) {
             *op = names[i].op;
             return TRUE;
         }
@@ -212,18 +212,18 @@ op_from_file_name (const char *origin, CsOp *op)
 
 /* A collective from a header value such as "all_reduce" or "all_reduce (NCCL_ALGO=Ring)". */
 static gboolean
-op_from_text (const char *text, CsOp *op)
+op_from_text(const char *text, CsOp *op)
 {
-    g_autofree char *word = g_strdup (text);
-    g_strstrip (word);
+    g_autofree char *word = g_strdup(text);
+    g_strstrip(word);
     char *end = word;
-    while (*end != '\0' && !g_ascii_isspace (*end) && *end != '(' && *end != ',')
+    while (*end != '\0' && !g_ascii_isspace(*end) && *end != '(' && *end != ',')
         end++;
     *end = '\0';
     /* nccl-tests' MPI builds are called all_reduce_perf_mpi. */
-    if (g_str_has_suffix (word, "_mpi"))
-        word[strlen (word) - 4] = '\0';
-    return word[0] != '\0' && cs_op_from_name (word, op, NULL);
+    if (g_str_has_suffix(word, "_mpi"))
+        word[strlen(word) - 4] = '\0';
+    return word[0] != '\0' && cs_op_from_name(word, op, NULL);
 }
 
 /**
@@ -232,33 +232,33 @@ op_from_text (const char *text, CsOp *op)
  * line, the op given to cs_trace_new(), or the file name, in that order.
  */
 gboolean
-cs_trace_op (const CsTrace *trace, CsOp *op)
+cs_trace_op(const CsTrace *trace, CsOp *op)
 {
-    g_return_val_if_fail (trace != NULL && op != NULL, FALSE);
-    const char *collective = cs_trace_get_header (trace, "collective");
-    if (collective != NULL && op_from_text (collective, op))
+    g_return_val_if_fail(trace != NULL && op != NULL, FALSE);
+    const char *collective = cs_trace_get_header(trace, "collective");
+    if (collective != NULL && op_from_text(collective, op))
         return TRUE;
-    if (trace->program != NULL && op_from_text (trace->program, op))
+    if (trace->program != NULL && op_from_text(trace->program, op))
         return TRUE;
     if (trace->op_set) {
         *op = trace->op;
         return TRUE;
     }
-    return op_from_file_name (trace->origin, op);
+    return op_from_file_name(trace->origin, op);
 }
 
 /* The leading integer of a header value ("16 (8 per node)" -> 16), 0 if none. */
 static int
-leading_int (const char *text)
+leading_int(const char *text)
 {
     if (text == NULL)
         return 0;
-    while (g_ascii_isspace (*text))
+    while (g_ascii_isspace(*text))
         text++;
-    if (!g_ascii_isdigit (*text))
+    if (!g_ascii_isdigit(*text))
         return 0;
-    gint64 v = g_ascii_strtoll (text, NULL, 10);
-    return v > 0 && v <= G_MAXINT ? (int) v : 0;
+    gint64 v = g_ascii_strtoll(text, NULL, 10);
+    return v > 0 && v <= G_MAXINT ? (int)v : 0;
 }
 
 /**
@@ -268,12 +268,12 @@ leading_int (const char *text)
  * 0 if unknown.
  */
 int
-cs_trace_n_ranks (const CsTrace *trace)
+cs_trace_n_ranks(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, 0);
-    int n = leading_int (cs_trace_get_header (trace, "ranks"));
+    g_return_val_if_fail(trace != NULL, 0);
+    int n = leading_int(cs_trace_get_header(trace, "ranks"));
     if (n == 0)
-        n = leading_int (cs_trace_get_header (trace, "gpus"));
+        n = leading_int(cs_trace_get_header(trace, "gpus"));
     if (n == 0)
         n = trace->nranks;
     if (n == 0 && trace->max_rank_line >= 0)
@@ -282,16 +282,16 @@ cs_trace_n_ranks (const CsTrace *trace)
 }
 
 double
-cs_trace_avg_busbw (const CsTrace *trace)
+cs_trace_avg_busbw(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, 0.0);
+    g_return_val_if_fail(trace != NULL, 0.0);
     double sum = 0.0;
     int n = 0;
     for (guint i = 0; i < trace->rows->len; i++) {
-        const CsTraceRow *row = &g_array_index (trace->rows, CsTraceRow, i);
+        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
         const CsTraceCell *cells[2] = { &row->out_of_place, &row->in_place };
         for (int h = 0; h < 2; h++) {
-            if (!isnan (cells[h]->busbw_GBps)) {
+            if (!isnan(cells[h]->busbw_GBps)) {
                 sum += cells[h]->busbw_GBps;
                 n++;
             }
@@ -311,15 +311,15 @@ typedef enum {
     COL_TIME,
     COL_ALGBW,
     COL_BUSBW,
-    COL_WRONG,                   /* "#wrong": wrong elements, or N/A */
-    COL_ERROR,                   /* "error": old nccl-tests' max deviation, e.g. "2e-07" */
-    COL_TIMESTAMP,               /* two tokens: date and time of day */
-    COL_OTHER,                   /* a column we do not use ("#iters", "esttime", ...) */
+    COL_WRONG,     /* "#wrong": wrong elements, or N/A */
+    COL_ERROR,     /* "error": old nccl-tests' max deviation, e.g. "2e-07" */
+    COL_TIMESTAMP, /* two tokens: date and time of day */
+    COL_OTHER,     /* a column we do not use ("#iters", "esttime", ...) */
 } ColRole;
 
 typedef struct {
     ColRole role;
-    int half;                    /* 0 out-of-place, 1 in-place */
+    int half; /* 0 out-of-place, 1 in-place */
 } Column;
 
 #define MAX_COLUMNS 48
@@ -331,36 +331,36 @@ typedef struct {
 } Columns;
 
 static const char *const role_names[] = {
-    [COL_SIZE] = "size", [COL_COUNT] = "count", [COL_TYPE] = "type", [COL_REDOP] = "redop",
-    [COL_ROOT] = "root", [COL_TIME] = "time", [COL_ALGBW] = "algbw", [COL_BUSBW] = "busbw",
-    [COL_WRONG] = "#wrong", [COL_ERROR] = "error", [COL_TIMESTAMP] = "timestamp",
-    [COL_OTHER] = "column",
+    [COL_SIZE] = "size",   [COL_COUNT] = "count",         [COL_TYPE] = "type",
+    [COL_REDOP] = "redop", [COL_ROOT] = "root",           [COL_TIME] = "time",
+    [COL_ALGBW] = "algbw", [COL_BUSBW] = "busbw",         [COL_WRONG] = "#wrong",
+    [COL_ERROR] = "error", [COL_TIMESTAMP] = "timestamp", [COL_OTHER] = "column",
 };
 
 static ColRole
-role_of (const char *title)
+role_of(const char *title)
 {
-    if (strcmp (title, "size") == 0)
+    if (strcmp(title, "size") == 0)
         return COL_SIZE;
-    if (strcmp (title, "count") == 0)
+    if (strcmp(title, "count") == 0)
         return COL_COUNT;
-    if (strcmp (title, "type") == 0)
+    if (strcmp(title, "type") == 0)
         return COL_TYPE;
-    if (strcmp (title, "redop") == 0)
+    if (strcmp(title, "redop") == 0)
         return COL_REDOP;
-    if (strcmp (title, "root") == 0)
+    if (strcmp(title, "root") == 0)
         return COL_ROOT;
-    if (strcmp (title, "time") == 0 || strcmp (title, "cputime") == 0)
+    if (strcmp(title, "time") == 0 || strcmp(title, "cputime") == 0)
         return COL_TIME;
-    if (strcmp (title, "algbw") == 0)
+    if (strcmp(title, "algbw") == 0)
         return COL_ALGBW;
-    if (strcmp (title, "busbw") == 0)
+    if (strcmp(title, "busbw") == 0)
         return COL_BUSBW;
-    if (strcmp (title, "#wrong") == 0)
+    if (strcmp(title, "#wrong") == 0)
         return COL_WRONG;
-    if (strcmp (title, "error") == 0)
+    if (strcmp(title, "error") == 0)
         return COL_ERROR;
-    if (strcmp (title, "timestamp") == 0)
+    if (strcmp(title, "timestamp") == 0)
         return COL_TIMESTAMP;
     return COL_OTHER;
 }
@@ -369,14 +369,14 @@ role_of (const char *title)
  * FALSE if @tokens are not such a line. The first time/algbw/busbw/#wrong belong to the
  * out-of-place half, the second to the in-place half. */
 static gboolean
-columns_from_titles (char **tokens, Columns *cols)
+columns_from_titles(char **tokens, Columns *cols)
 {
     int seen[COL_OTHER + 1] = { 0 };
     int n = 0;
     for (; tokens[n] != NULL; n++) {
         if (n >= MAX_COLUMNS)
             return FALSE;
-        ColRole role = role_of (tokens[n]);
+        ColRole role = role_of(tokens[n]);
         cols->cols[n].role = role;
         cols->cols[n].half = seen[role] > 0 ? 1 : 0;
         seen[role]++;
@@ -390,91 +390,88 @@ columns_from_titles (char **tokens, Columns *cols)
 
 /* The usual layouts, for rows met before any column titles: by their number of tokens. */
 static gboolean
-columns_from_count (int n_tokens, Columns *cols)
+columns_from_count(int n_tokens, Columns *cols)
 {
-    static const char *const with_root[] = { "size", "count", "type", "redop", "root", "time",
-                                             "algbw", "busbw", "#wrong", "time", "algbw",
-                                             "busbw", "#wrong", NULL };
-    static const char *const with_stamp[] = { "size", "count", "type", "redop", "root",
-                                              "time", "algbw", "busbw", "#wrong", "time",
-                                              "algbw", "busbw", "#wrong", "timestamp", NULL };
-    static const char *const no_root[] = { "size", "count", "type", "redop", "time", "algbw",
-                                           "busbw", "#wrong", "time", "algbw", "busbw",
-                                           "#wrong", NULL };
+    static const char *const with_root[]
+        = { "size",  "count",  "type", "redop", "root",  "time",   "algbw",
+            "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", NULL };
+    static const char *const with_stamp[]
+        = { "size",   "count", "type",  "redop", "root",   "time",      "algbw", "busbw",
+            "#wrong", "time",  "algbw", "busbw", "#wrong", "timestamp", NULL };
+    static const char *const no_root[]
+        = { "size",   "count", "type",  "redop", "time",   "algbw", "busbw",
+            "#wrong", "time",  "algbw", "busbw", "#wrong", NULL };
     const char *const *titles = n_tokens == 13   ? with_root
                                 : n_tokens == 15 ? with_stamp
                                 : n_tokens == 12 ? no_root
                                                  : NULL;
     if (titles == NULL)
         return FALSE;
-    return columns_from_titles ((char **) titles, cols);
+    return columns_from_titles((char **)titles, cols);
 }
 
 static int
-n_tokens_expected (const Columns *cols)
+n_tokens_expected(const Columns *cols)
 {
     /* The timestamp title is one word, its value two ("2025-06-18 10:00:00"). */
     return cols->n_cols + (cols->has_timestamp ? 1 : 0);
 }
 
 static gboolean
-parse_int (const char *text, gint64 min, gint64 *out)
+parse_int(const char *text, gint64 min, gint64 *out)
 {
-    return g_ascii_string_to_signed (text, 10, min, G_MAXINT64, out, NULL);
+    return g_ascii_string_to_signed(text, 10, min, G_MAXINT64, out, NULL);
 }
 
 static gboolean
-is_na (const char *text)
+is_na(const char *text)
 {
-    return g_ascii_strcasecmp (text, "N/A") == 0;
+    return g_ascii_strcasecmp(text, "N/A") == 0;
 }
 
 /* A non-negative decimal number as nccl-tests prints it, or N/A (NaN). */
 static gboolean
-parse_number (const char *text, double *out)
+parse_number(const char *text, double *out)
 {
-    if (is_na (text)) {
+    if (is_na(text)) {
         *out = NAN;
         return TRUE;
     }
     char *end = NULL;
     errno = 0;
-    double v = g_ascii_strtod (text, &end);
-    if (end == text || *end != '\0' || errno != 0 || !isfinite (v) || v < 0.0)
+    double v = g_ascii_strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !isfinite(v) || v < 0.0)
         return FALSE;
     *out = v;
     return TRUE;
 }
 
-static gboolean
-set_malformed (GError **error, const char *origin, int line, const char *fmt, ...)
-    G_GNUC_PRINTF (4, 5);
+static gboolean set_malformed(GError **error, const char *origin, int line, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
 
 static gboolean
-set_malformed (GError **error, const char *origin, int line, const char *fmt, ...)
+set_malformed(GError **error, const char *origin, int line, const char *fmt, ...)
 {
     va_list ap;
-    va_start (ap, fmt);
-    g_autofree char *what = g_strdup_vprintf (fmt, ap);
-    va_end (ap);
-    g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED, "%s:%d: %s", origin, line,
-                 what);
+    va_start(ap, fmt);
+    g_autofree char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED, "%s:%d: %s", origin, line, what);
     return FALSE;
 }
 
 static gboolean
-parse_row (char **tokens, int n_tokens, const Columns *cols, const char *origin, int line,
-           CsTraceRow *row, GError **error)
+parse_row(char **tokens, int n_tokens, const Columns *cols, const char *origin, int line,
+          CsTraceRow *row, GError **error)
 {
-    int expected = n_tokens_expected (cols);
+    int expected = n_tokens_expected(cols);
     /* A timestamp column may be titled but left empty. */
     int without_stamp = cols->has_timestamp ? expected - 2 : expected;
     if (n_tokens != expected && n_tokens != without_stamp)
-        return set_malformed (error, origin, line,
-                              "a result row needs %d columns, this one has %d", expected,
-                              n_tokens);
+        return set_malformed(error, origin, line, "a result row needs %d columns, this one has %d",
+                             expected, n_tokens);
 
-    memset (row, 0, sizeof *row);
+    memset(row, 0, sizeof *row);
     row->root = -1;
     row->line = line;
     CsTraceCell *cells[2] = { &row->out_of_place, &row->in_place };
@@ -494,10 +491,10 @@ parse_row (char **tokens, int n_tokens, const Columns *cols, const char *origin,
         switch (col->role) {
         case COL_SIZE:
         case COL_COUNT:
-            if (!parse_int (tok, 0, &v))
-                return set_malformed (error, origin, line,
-                                      "%s column: \"%s\" is not a non-negative integer",
-                                      role_names[col->role], tok);
+            if (!parse_int(tok, 0, &v))
+                return set_malformed(error, origin, line,
+                                     "%s column: \"%s\" is not a non-negative integer",
+                                     role_names[col->role], tok);
             if (col->role == COL_SIZE)
                 row->size_bytes = v;
             else
@@ -506,27 +503,26 @@ parse_row (char **tokens, int n_tokens, const Columns *cols, const char *origin,
         case COL_TYPE:
         case COL_REDOP: {
             char *dst = col->role == COL_TYPE ? row->type : row->redop;
-            if (strlen (tok) >= sizeof row->type)
-                return set_malformed (error, origin, line, "%s column: \"%s\" is too long",
-                                      role_names[col->role], tok);
-            g_strlcpy (dst, tok, sizeof row->type);
+            if (strlen(tok) >= sizeof row->type)
+                return set_malformed(error, origin, line, "%s column: \"%s\" is too long",
+                                     role_names[col->role], tok);
+            g_strlcpy(dst, tok, sizeof row->type);
             break;
         }
         case COL_ROOT:
-            if (!parse_int (tok, -1, &v) || v > G_MAXINT)
-                return set_malformed (error, origin, line,
-                                      "root column: \"%s\" is not a rank or -1", tok);
-            row->root = (int) v;
+            if (!parse_int(tok, -1, &v) || v > G_MAXINT)
+                return set_malformed(error, origin, line, "root column: \"%s\" is not a rank or -1",
+                                     tok);
+            row->root = (int)v;
             break;
         case COL_TIME:
         case COL_ALGBW:
         case COL_BUSBW: {
             double d;
-            if (!parse_number (tok, &d))
-                return set_malformed (error, origin, line,
-                                      "%s %s column: \"%s\" is not a non-negative number",
-                                      col->half == 0 ? "out-of-place" : "in-place",
-                                      role_names[col->role], tok);
+            if (!parse_number(tok, &d))
+                return set_malformed(
+                    error, origin, line, "%s %s column: \"%s\" is not a non-negative number",
+                    col->half == 0 ? "out-of-place" : "in-place", role_names[col->role], tok);
             if (col->role == COL_TIME)
                 cell->time_us = d;
             else if (col->role == COL_ALGBW)
@@ -537,34 +533,33 @@ parse_row (char **tokens, int n_tokens, const Columns *cols, const char *origin,
         }
         case COL_WRONG: {
             double d;
-            if (is_na (tok)) {
+            if (is_na(tok)) {
                 cell->wrong = -1;
                 break;
             }
             /* Recent nccl-tests print the count with %g: "1.2e+06" is a count too. */
-            if (!parse_number (tok, &d) || d != floor (d) || d > 9e18)
-                return set_malformed (error, origin, line,
-                                      "%s #wrong column: \"%s\" is not a count or N/A",
-                                      col->half == 0 ? "out-of-place" : "in-place", tok);
-            cell->wrong = (gint64) d;
+            if (!parse_number(tok, &d) || d != floor(d) || d > 9e18)
+                return set_malformed(error, origin, line,
+                                     "%s #wrong column: \"%s\" is not a count or N/A",
+                                     col->half == 0 ? "out-of-place" : "in-place", tok);
+            cell->wrong = (gint64)d;
             break;
         }
         case COL_ERROR: {
             /* Old nccl-tests: the largest deviation, "*" when over the threshold. It is no
              * count of wrong elements, so #wrong stays N/A. */
-            g_autofree char *num = g_strdup (tok);
-            gsize len = strlen (num);
+            g_autofree char *num = g_strdup(tok);
+            gsize len = strlen(num);
             if (len > 1 && num[len - 1] == '*')
                 num[len - 1] = '\0';
             double d;
-            if (!parse_number (num, &d))
-                return set_malformed (error, origin, line,
-                                      "%s error column: \"%s\" is not a number",
-                                      col->half == 0 ? "out-of-place" : "in-place", tok);
+            if (!parse_number(num, &d))
+                return set_malformed(error, origin, line, "%s error column: \"%s\" is not a number",
+                                     col->half == 0 ? "out-of-place" : "in-place", tok);
             break;
         }
         case COL_TIMESTAMP:
-            t++;    /* date and time of day */
+            t++; /* date and time of day */
             break;
         case COL_OTHER:
             break;
@@ -576,15 +571,15 @@ parse_row (char **tokens, int n_tokens, const Columns *cols, const char *origin,
 /* Drops what MPI launchers put before each line: Open MPI's --tag-output "[1,0]<stdout>:"
  * and Slurm's --label "0: ". */
 static const char *
-strip_launcher_prefix (const char *line)
+strip_launcher_prefix(const char *line)
 {
     const char *p = line;
     if (*p == '[') {
         const char *q = p + 1;
-        while (g_ascii_isdigit (*q) || *q == ',')
+        while (g_ascii_isdigit(*q) || *q == ',')
             q++;
         if (q > p + 1 && *q == ']' && q[1] == '<') {
-            const char *close = strstr (q, ">:");
+            const char *close = strstr(q, ">:");
             if (close != NULL && close - q < 12)
                 p = close + 2;
         }
@@ -593,7 +588,7 @@ strip_launcher_prefix (const char *line)
     while (*q == ' ')
         q++;
     const char *digits = q;
-    while (g_ascii_isdigit (*q))
+    while (g_ascii_isdigit(*q))
         q++;
     if (q > digits && q[0] == ':' && (q[1] == ' ' || q[1] == '\0'))
         p = q[1] == ' ' ? q + 2 : q + 1;
@@ -602,44 +597,44 @@ strip_launcher_prefix (const char *line)
 
 /* "key: value" after the '#': a key of words without ':' that starts with a letter. */
 static gboolean
-split_header (const char *text, char **key, char **value)
+split_header(const char *text, char **key, char **value)
 {
-    if (!g_ascii_isalpha (text[0]))
+    if (!g_ascii_isalpha(text[0]))
         return FALSE;
-    const char *colon = strchr (text, ':');
+    const char *colon = strchr(text, ':');
     if (colon == NULL || colon - text > 80 || (colon[1] != ' ' && colon[1] != '\0'))
         return FALSE;
-    g_autofree char *k = g_strndup (text, colon - text);
-    if (strstr (k, "  ") != NULL || g_str_has_suffix (k, " "))
+    g_autofree char *k = g_strndup(text, colon - text);
+    if (strstr(k, "  ") != NULL || g_str_has_suffix(k, " "))
         return FALSE;
-    *key = g_steal_pointer (&k);
-    *value = g_strstrip (g_strdup (colon + 1));
+    *key = g_steal_pointer(&k);
+    *value = g_strstrip(g_strdup(colon + 1));
     return TRUE;
 }
 
 /* nccl-tests' own comment lines that look like headers but are not ours. */
 static gboolean
-is_nccl_tests_comment (const char *text)
+is_nccl_tests_comment(const char *text)
 {
     static const char *const prefixes[] = {
-        "nThread ", "Collective test", "Out of bounds", "Avg bus bandwidth",
-        "nccl-tests version", "Using devices", "Rank ", "GPU memory usage", "Writing JSON",
-        "Blocking Enabled", "Parallel Init",
+        "nThread ",           "Collective test",  "Out of bounds", "Avg bus bandwidth",
+        "nccl-tests version", "Using devices",    "Rank ",         "GPU memory usage",
+        "Writing JSON",       "Blocking Enabled", "Parallel Init",
     };
-    for (gsize i = 0; i < G_N_ELEMENTS (prefixes); i++)
-        if (g_str_has_prefix (text, prefixes[i]))
+    for (gsize i = 0; i < G_N_ELEMENTS(prefixes); i++)
+        if (g_str_has_prefix(text, prefixes[i]))
             return TRUE;
     return FALSE;
 }
 
 static gboolean
-looks_like_integer (const char *tok)
+looks_like_integer(const char *tok)
 {
     if (*tok == '-')
         tok++;
-    if (!g_ascii_isdigit (*tok))
+    if (!g_ascii_isdigit(*tok))
         return FALSE;
-    while (g_ascii_isdigit (*tok))
+    while (g_ascii_isdigit(*tok))
         tok++;
     return *tok == '\0';
 }
@@ -652,23 +647,23 @@ looks_like_integer (const char *tok)
  * Returns: (transfer full) (nullable): NULL with CS_TRACE_ERROR "origin:line: what" on error.
  */
 CsTrace *
-cs_trace_load_data (const char *text, const char *origin, GError **error)
+cs_trace_load_data(const char *text, const char *origin, GError **error)
 {
-    g_return_val_if_fail (text != NULL, NULL);
-    g_autoptr (CsTrace) trace = trace_alloc (origin);
+    g_return_val_if_fail(text != NULL, NULL);
+    g_autoptr(CsTrace) trace = trace_alloc(origin);
     origin = trace->origin;
     Columns cols = { .n_cols = 0 };
     gboolean have_cols = FALSE;
-    gboolean in_headers = TRUE;  /* `# key: value` headers only lead the file */
+    gboolean in_headers = TRUE; /* `# key: value` headers only lead the file */
 
-    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (int i = 0; lines[i] != NULL; i++) {
         int lineno = i + 1;
         char *raw = lines[i];
-        gsize len = strlen (raw);
+        gsize len = strlen(raw);
         while (len > 0 && (raw[len - 1] == '\r' || raw[len - 1] == ' ' || raw[len - 1] == '\t'))
             raw[--len] = '\0';
-        const char *line = strip_launcher_prefix (raw);
+        const char *line = strip_launcher_prefix(raw);
         while (*line == ' ' || *line == '\t')
             line++;
         if (*line == '\0')
@@ -678,53 +673,52 @@ cs_trace_load_data (const char *text, const char *origin, GError **error)
             const char *body = line + 1;
             while (*body == ' ' || *body == '\t')
                 body++;
-            g_auto (GStrv) tokens = g_strsplit_set (body, " \t", -1);
+            g_auto(GStrv) tokens = g_strsplit_set(body, " \t", -1);
             /* g_strsplit_set keeps empty strings between separators: compact them. */
             int n = 0;
             for (int k = 0; tokens[k] != NULL; k++) {
                 if (tokens[k][0] != '\0')
                     tokens[n++] = tokens[k];
                 else
-                    g_free (tokens[k]);
+                    g_free(tokens[k]);
             }
             tokens[n] = NULL;
 
-            if (n > 0 && strcmp (tokens[0], "size") == 0) {
+            if (n > 0 && strcmp(tokens[0], "size") == 0) {
                 Columns c;
-                if (columns_from_titles (tokens, &c)) {
+                if (columns_from_titles(tokens, &c)) {
                     cols = c;
                     have_cols = TRUE;
                     in_headers = FALSE;
                     /* Recent nccl-tests leave two spaces before #wrong, older ones one. */
-                    trace->layout = strstr (body, "busbw  #wrong") != NULL
-                                        ? CS_TRACE_LAYOUT_CURRENT
-                                        : CS_TRACE_LAYOUT_CLASSIC;
+                    trace->layout = strstr(body, "busbw  #wrong") != NULL ? CS_TRACE_LAYOUT_CURRENT
+                                                                          : CS_TRACE_LAYOUT_CLASSIC;
                     continue;
                 }
             }
-            if (g_str_has_prefix (body, "Collective test starting:")) {
-                g_free (trace->program);
-                trace->program = g_strstrip (g_strdup (body + strlen ("Collective test starting:")));
+            if (g_str_has_prefix(body, "Collective test starting:")) {
+                g_free(trace->program);
+                trace->program = g_strstrip(g_strdup(body + strlen("Collective test starting:")));
                 in_headers = FALSE;
                 continue;
             }
-            if (g_str_has_prefix (body, "Rank ") && n >= 2) {
+            if (g_str_has_prefix(body, "Rank ") && n >= 2) {
                 gint64 r;
-                if (parse_int (tokens[1], 0, &r) && r < G_MAXINT)
-                    trace->max_rank_line = MAX (trace->max_rank_line, (int) r);
+                if (parse_int(tokens[1], 0, &r) && r < G_MAXINT)
+                    trace->max_rank_line = MAX(trace->max_rank_line, (int)r);
                 in_headers = FALSE;
                 continue;
             }
-            if (is_nccl_tests_comment (body)) {
+            if (is_nccl_tests_comment(body)) {
                 in_headers = FALSE;
                 continue;
             }
             char *key = NULL;
             char *value = NULL;
-            if (in_headers && split_header (body, &key, &value)) {
-                cs_trace_set_header (trace, key, value);
-                g_free (key);
-                g_free (value);
+            if (in_headers && split_header(body, &key, &value)) {
+                cs_trace_set_header(trace, key, value);
+                g_free(key);
+                g_free(value);
                 continue;
             }
             /* A lone "#" separates nccl-tests' blocks; anything else ends the headers. */
@@ -733,43 +727,43 @@ cs_trace_load_data (const char *text, const char *origin, GError **error)
             continue;
         }
 
-        g_auto (GStrv) tokens = g_strsplit_set (line, " \t", -1);
+        g_auto(GStrv) tokens = g_strsplit_set(line, " \t", -1);
         int n = 0;
         for (int k = 0; tokens[k] != NULL; k++) {
             if (tokens[k][0] != '\0')
                 tokens[n++] = tokens[k];
             else
-                g_free (tokens[k]);
+                g_free(tokens[k]);
         }
         tokens[n] = NULL;
         /* Log lines (NCCL INFO, launcher chatter) start with a host name or a word. */
-        if (n == 0 || !looks_like_integer (tokens[0]))
+        if (n == 0 || !looks_like_integer(tokens[0]))
             continue;
         in_headers = FALSE;
         if (!have_cols) {
-            if (!columns_from_count (n, &cols)) {
-                set_malformed (error, origin, lineno,
-                               "a result row before any column titles has %d columns "
-                               "(nccl-tests prints 13, or 12 without the root column)",
-                               n);
+            if (!columns_from_count(n, &cols)) {
+                set_malformed(error, origin, lineno,
+                              "a result row before any column titles has %d columns "
+                              "(nccl-tests prints 13, or 12 without the root column)",
+                              n);
                 return NULL;
             }
             have_cols = TRUE;
         }
         CsTraceRow row;
-        if (!parse_row (tokens, n, &cols, origin, lineno, &row, error))
+        if (!parse_row(tokens, n, &cols, origin, lineno, &row, error))
             return NULL;
-        cs_trace_add_row (trace, &row);
+        cs_trace_add_row(trace, &row);
     }
 
     if (trace->rows->len == 0) {
-        g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY,
-                     "%s: no result rows (expected nccl-tests output: \"size count type "
-                     "redop root time algbw busbw #wrong ...\")",
-                     origin);
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY,
+                    "%s: no result rows (expected nccl-tests output: \"size count type "
+                    "redop root time algbw busbw #wrong ...\")",
+                    origin);
         return NULL;
     }
-    return g_steal_pointer (&trace);
+    return g_steal_pointer(&trace);
 }
 
 /**
@@ -778,110 +772,110 @@ cs_trace_load_data (const char *text, const char *origin, GError **error)
  * Returns: (transfer full) (nullable).
  */
 CsTrace *
-cs_trace_load_file (const char *path, GError **error)
+cs_trace_load_file(const char *path, GError **error)
 {
-    g_return_val_if_fail (path != NULL, NULL);
+    g_return_val_if_fail(path != NULL, NULL);
     g_autofree char *text = NULL;
     gsize len = 0;
-    g_autoptr (GError) io_error = NULL;
-    if (!g_file_get_contents (path, &text, &len, &io_error)) {
-        g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
+    g_autoptr(GError) io_error = NULL;
+    if (!g_file_get_contents(path, &text, &len, &io_error)) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
         return NULL;
     }
-    if (memchr (text, '\0', len) != NULL) {
-        g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                     "%s: binary data, not nccl-tests output", path);
+    if (memchr(text, '\0', len) != NULL) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: binary data, not nccl-tests output", path);
         return NULL;
     }
-    return cs_trace_load_data (text, path, error);
+    return cs_trace_load_data(text, path, error);
 }
 
 /* ---- Writer ---- */
 
 /* The classic time column: two decimals below 100 us, one below 10 ms, none above. */
 static void
-format_time_classic (char *buf, gsize size, double us)
+format_time_classic(char *buf, gsize size, double us)
 {
-    if (isnan (us))
-        g_snprintf (buf, size, "%7s", "N/A");
+    if (isnan(us))
+        g_snprintf(buf, size, "%7s", "N/A");
     else if (us >= 10000.0)
-        g_snprintf (buf, size, "%7.0f", us);
+        g_snprintf(buf, size, "%7.0f", us);
     else if (us >= 100.0)
-        g_snprintf (buf, size, "%7.1f", us);
+        g_snprintf(buf, size, "%7.1f", us);
     else
-        g_snprintf (buf, size, "%7.2f", us);
+        g_snprintf(buf, size, "%7.2f", us);
 }
 
 /* Recent nccl-tests keep each number @width wide: two decimals while the integer part has
  * fewer than width - 2 digits, then one, then none, then exponent notation. */
 static void
-format_fit (char *buf, gsize size, double value, int width)
+format_fit(char *buf, gsize size, double value, int width)
 {
-    if (isnan (value)) {
-        g_snprintf (buf, size, "%*s", width, "N/A");
+    if (isnan(value)) {
+        g_snprintf(buf, size, "%*s", width, "N/A");
         return;
     }
     int digits = 0;
     for (double p = 1.0; value >= p && digits < 400; p *= 10.0)
         digits++;
     if (digits < width - 2)
-        g_snprintf (buf, size, "%*.2f", width, value);
+        g_snprintf(buf, size, "%*.2f", width, value);
     else if (digits < width - 1)
-        g_snprintf (buf, size, "%*.1f", width, value);
+        g_snprintf(buf, size, "%*.1f", width, value);
     else if (digits < width + 1)
-        g_snprintf (buf, size, "%*.0f", width, value);
+        g_snprintf(buf, size, "%*.0f", width, value);
     else if (width >= 7)
-        g_snprintf (buf, size, "%*.1e", width, value);
+        g_snprintf(buf, size, "%*.1e", width, value);
     else
-        g_snprintf (buf, size, "%*.0e", width, value);
+        g_snprintf(buf, size, "%*.0e", width, value);
 }
 
 static void
-append_bw_classic (GString *out, double value)
+append_bw_classic(GString *out, double value)
 {
-    if (isnan (value))
-        g_string_append_printf (out, "  %6s", "N/A");
+    if (isnan(value))
+        g_string_append_printf(out, "  %6s", "N/A");
     else
-        g_string_append_printf (out, "  %6.2f", value);
+        g_string_append_printf(out, "  %6.2f", value);
 }
 
 static void
-append_cell (GString *out, const CsTraceCell *cell, CsTraceLayout layout)
+append_cell(GString *out, const CsTraceCell *cell, CsTraceLayout layout)
 {
     char time_s[32];
     if (layout == CS_TRACE_LAYOUT_CLASSIC) {
-        format_time_classic (time_s, sizeof time_s, cell->time_us);
-        g_string_append_printf (out, "  %7s", time_s);
-        append_bw_classic (out, cell->algbw_GBps);
-        append_bw_classic (out, cell->busbw_GBps);
+        format_time_classic(time_s, sizeof time_s, cell->time_us);
+        g_string_append_printf(out, "  %7s", time_s);
+        append_bw_classic(out, cell->algbw_GBps);
+        append_bw_classic(out, cell->busbw_GBps);
         if (cell->wrong < 0)
-            g_string_append_printf (out, "  %5s", "N/A");
+            g_string_append_printf(out, "  %5s", "N/A");
         else
-            g_string_append_printf (out, "  %5g", (double) cell->wrong);
+            g_string_append_printf(out, "  %5g", (double)cell->wrong);
         return;
     }
     char alg_s[32];
     char bus_s[32];
-    format_fit (time_s, sizeof time_s, cell->time_us, 7);
-    format_fit (alg_s, sizeof alg_s, cell->algbw_GBps, 6);
-    format_fit (bus_s, sizeof bus_s, cell->busbw_GBps, 6);
-    g_string_append_printf (out, "  %7s  %6s  %6s", time_s, alg_s, bus_s);
+    format_fit(time_s, sizeof time_s, cell->time_us, 7);
+    format_fit(alg_s, sizeof alg_s, cell->algbw_GBps, 6);
+    format_fit(bus_s, sizeof bus_s, cell->busbw_GBps, 6);
+    g_string_append_printf(out, "  %7s  %6s  %6s", time_s, alg_s, bus_s);
     /* nccl-tests prints N/A one column short of a count here; keep its bytes. */
     if (cell->wrong < 0)
-        g_string_append (out, "    N/A");
+        g_string_append(out, "    N/A");
     else
-        g_string_append_printf (out, "  %6g", (double) cell->wrong);
+        g_string_append_printf(out, "  %6g", (double)cell->wrong);
 }
 
 /* Appends a line without the trailing blanks nccl-tests' padding leaves. */
 static void
-append_line (GString *out, const char *line)
+append_line(GString *out, const char *line)
 {
-    gsize len = strlen (line);
+    gsize len = strlen(line);
     while (len > 0 && line[len - 1] == ' ')
         len--;
-    g_string_append_len (out, line, len);
-    g_string_append_c (out, '\n');
+    g_string_append_len(out, line, len);
+    g_string_append_c(out, '\n');
 }
 
 /**
@@ -892,23 +886,23 @@ append_line (GString *out, const char *line)
  * Returns: (transfer full).
  */
 char *
-cs_trace_to_string (const CsTrace *trace)
+cs_trace_to_string(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, NULL);
-    GString *out = g_string_new (NULL);
+    g_return_val_if_fail(trace != NULL, NULL);
+    GString *out = g_string_new(NULL);
     for (guint i = 0; i < trace->keys->len; i++) {
-        const char *k = g_ptr_array_index (trace->keys, i);
-        const char *v = g_hash_table_lookup (trace->values, k);
-        g_autofree char *line = g_strdup_printf ("# %s: %s", k, v);
-        append_line (out, line);
+        const char *k = g_ptr_array_index(trace->keys, i);
+        const char *v = g_hash_table_lookup(trace->values, k);
+        g_autofree char *line = g_strdup_printf("# %s: %s", k, v);
+        append_line(out, line);
     }
-    if (trace->op_set && cs_trace_get_header (trace, "collective") == NULL)
-        g_string_append_printf (out, "# collective: %s\n", cs_op_nccl_tests_name (trace->op));
-    if (trace->nranks > 0 && cs_trace_get_header (trace, "ranks") == NULL)
-        g_string_append_printf (out, "# ranks: %d\n", trace->nranks);
-    g_autofree char *table = cs_trace_table_to_string (trace);
-    g_string_append (out, table);
-    return g_string_free (out, FALSE);
+    if (trace->op_set && cs_trace_get_header(trace, "collective") == NULL)
+        g_string_append_printf(out, "# collective: %s\n", cs_op_nccl_tests_name(trace->op));
+    if (trace->nranks > 0 && cs_trace_get_header(trace, "ranks") == NULL)
+        g_string_append_printf(out, "# ranks: %d\n", trace->nranks);
+    g_autofree char *table = cs_trace_table_to_string(trace);
+    g_string_append(out, table);
+    return g_string_free(out, FALSE);
 }
 
 /**
@@ -917,50 +911,48 @@ cs_trace_to_string (const CsTrace *trace)
  * Returns: (transfer full).
  */
 char *
-cs_trace_table_to_string (const CsTrace *trace)
+cs_trace_table_to_string(const CsTrace *trace)
 {
-    g_return_val_if_fail (trace != NULL, NULL);
-    GString *out = g_string_new (NULL);
+    g_return_val_if_fail(trace != NULL, NULL);
+    GString *out = g_string_new(NULL);
     gboolean classic = trace->layout == CS_TRACE_LAYOUT_CLASSIC;
-    g_autofree char *t1 = g_strdup_printf ("# %10s  %12s  %8s  %6s  %6s           out-of-place"
-                                           "                       in-place",
-                                           "", "", "", "", "");
-    g_autofree char *t2 = g_strdup_printf (classic
-                                               ? "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s"
-                                                 "  %7s  %6s  %6s %6s"
-                                               : "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s"
-                                                 "  %7s  %6s  %6s  %6s",
-                                           "size", "count", "type", "redop", "root", "time",
-                                           "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-                                           "#wrong");
-    g_autofree char *t3 = g_strdup_printf ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %*s"
-                                           "  %7s  %6s  %6s",
-                                           "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-                                           "(GB/s)", classic ? 5 : 6, "", "(us)", "(GB/s)",
-                                           "(GB/s)");
-    append_line (out, t1);
-    append_line (out, t2);
-    append_line (out, t3);
+    g_autofree char *t1 = g_strdup_printf("# %10s  %12s  %8s  %6s  %6s           out-of-place"
+                                          "                       in-place",
+                                          "", "", "", "", "");
+    g_autofree char *t2
+        = g_strdup_printf(classic ? "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s"
+                                    "  %7s  %6s  %6s %6s"
+                                  : "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s"
+                                    "  %7s  %6s  %6s  %6s",
+                          "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+                          "#wrong", "time", "algbw", "busbw", "#wrong");
+    g_autofree char *t3
+        = g_strdup_printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %*s"
+                          "  %7s  %6s  %6s",
+                          "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)",
+                          classic ? 5 : 6, "", "(us)", "(GB/s)", "(GB/s)");
+    append_line(out, t1);
+    append_line(out, t2);
+    append_line(out, t3);
 
     gint64 wrong = 0;
     for (guint i = 0; i < trace->rows->len; i++) {
-        const CsTraceRow *row = &g_array_index (trace->rows, CsTraceRow, i);
-        GString *line = g_string_new (NULL);
-        g_string_append_printf (line, "%12" G_GINT64_FORMAT "  %12" G_GINT64_FORMAT
-                                      "  %8s  %6s  %6i",
-                                row->size_bytes, row->count, row->type, row->redop, row->root);
-        append_cell (line, &row->out_of_place, trace->layout);
-        append_cell (line, &row->in_place, trace->layout);
-        append_line (out, line->str);
-        g_string_free (line, TRUE);
-        wrong += MAX (row->out_of_place.wrong, 0) + MAX (row->in_place.wrong, 0);
+        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
+        GString *line = g_string_new(NULL);
+        g_string_append_printf(line,
+                               "%12" G_GINT64_FORMAT "  %12" G_GINT64_FORMAT "  %8s  %6s  %6i",
+                               row->size_bytes, row->count, row->type, row->redop, row->root);
+        append_cell(line, &row->out_of_place, trace->layout);
+        append_cell(line, &row->in_place, trace->layout);
+        append_line(out, line->str);
+        g_string_free(line, TRUE);
+        wrong += MAX(row->out_of_place.wrong, 0) + MAX(row->in_place.wrong, 0);
     }
 
-    g_string_append_printf (out, "# %-20s : %" G_GINT64_FORMAT " %s\n", "Out of bounds values",
-                            wrong, wrong > 0 ? "FAILED" : "OK");
-    g_string_append_printf (out, "# %-20s : %g\n", "Avg bus bandwidth",
-                            cs_trace_avg_busbw (trace));
-    return g_string_free (out, FALSE);
+    g_string_append_printf(out, "# %-20s : %" G_GINT64_FORMAT " %s\n", "Out of bounds values",
+                           wrong, wrong > 0 ? "FAILED" : "OK");
+    g_string_append_printf(out, "# %-20s : %g\n", "Avg bus bandwidth", cs_trace_avg_busbw(trace));
+    return g_string_free(out, FALSE);
 }
 
 /**
@@ -968,13 +960,13 @@ cs_trace_table_to_string (const CsTrace *trace)
  * Writes cs_trace_to_string() to @path.
  */
 gboolean
-cs_trace_save_file (const CsTrace *trace, const char *path, GError **error)
+cs_trace_save_file(const CsTrace *trace, const char *path, GError **error)
 {
-    g_return_val_if_fail (trace != NULL && path != NULL, FALSE);
-    g_autofree char *text = cs_trace_to_string (trace);
-    g_autoptr (GError) io_error = NULL;
-    if (!g_file_set_contents (path, text, -1, &io_error)) {
-        g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
+    g_return_val_if_fail(trace != NULL && path != NULL, FALSE);
+    g_autofree char *text = cs_trace_to_string(trace);
+    g_autoptr(GError) io_error = NULL;
+    if (!g_file_set_contents(path, text, -1, &io_error)) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
         return FALSE;
     }
     return TRUE;

@@ -19,102 +19,116 @@
 typedef struct {
     char *out;
     char *err;
-    int status;                  /* exit status, or -1 when killed */
+    int status; /* exit status, or -1 when killed */
 } Run;
 
 static void
-run_clear (Run *r)
+run_clear(Run *r)
 {
-    g_clear_pointer (&r->out, g_free);
-    g_clear_pointer (&r->err, g_free);
+    g_clear_pointer(&r->out, g_free);
+    g_clear_pointer(&r->err, g_free);
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Run, run_clear)
 
 /* Runs `collsim ARGS...` with GLib's messages pinned to English. */
 static Run
-run_collsim (const char *const *args)
+run_collsim(const char *const *args)
 {
-    const char *bin = g_getenv ("COLLSIM_BIN");
-    g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-    g_autoptr (GError) error = NULL;
+    const char *bin = g_getenv("COLLSIM_BIN");
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_autoptr(GError) error = NULL;
     Run r = { NULL, NULL, -1 };
     int wait_status = 0;
 
-    g_assert_nonnull (bin);
-    g_ptr_array_add (argv, (gpointer) bin);
+    g_assert_nonnull(bin);
+    g_ptr_array_add(argv, (gpointer)bin);
     for (int i = 0; args[i] != NULL; i++)
-        g_ptr_array_add (argv, (gpointer) args[i]);
-    g_ptr_array_add (argv, NULL);
-    g_auto (GStrv) envp = g_environ_setenv (g_get_environ (), "LC_ALL", "C", TRUE);
-    g_spawn_sync (NULL, (char **) argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
-                  &wait_status, &error);
-    g_assert_no_error (error);
-    if (WIFEXITED (wait_status))
-        r.status = WEXITSTATUS (wait_status);
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) envp = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
+    g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
+                 &wait_status, &error);
+    g_assert_no_error(error);
+    if (WIFEXITED(wait_status))
+        r.status = WEXITSTATUS(wait_status);
     return r;
 }
 
 static void
-check_golden (const char *name, const char *const *args)
+check_golden(const char *name, const char *const *args)
 {
-    g_autofree char *path = g_test_build_filename (G_TEST_DIST, "golden", name, NULL);
-    g_auto (Run) r = run_collsim (args);
-    g_assert_cmpstr (r.err, ==, "");
-    g_assert_cmpint (r.status, ==, 0);
-    if (g_strcmp0 (g_getenv ("COLLSIM_UPDATE_GOLDEN"), "1") == 0) {
-        g_autoptr (GError) error = NULL;
-        g_file_set_contents (path, r.out, -1, &error);
-        g_assert_no_error (error);
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "golden", name, NULL);
+    g_auto(Run) r = run_collsim(args);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_cmpint(r.status, ==, 0);
+    if (g_strcmp0(g_getenv("COLLSIM_UPDATE_GOLDEN"), "1") == 0) {
+        g_autoptr(GError) error = NULL;
+        g_file_set_contents(path, r.out, -1, &error);
+        g_assert_no_error(error);
     }
     g_autofree char *want = NULL;
-    g_autoptr (GError) error = NULL;
-    g_file_get_contents (path, &want, NULL, &error);
-    g_assert_no_error (error);
-    g_assert_cmpstr (r.out, ==, want);
+    g_autoptr(GError) error = NULL;
+    g_file_get_contents(path, &want, NULL, &error);
+    g_assert_no_error(error);
+    if (strcmp(r.out, want) != 0) {
+        /* Name the first line that differs rather than dumping both outputs. */
+        g_auto(GStrv) got_lines = g_strsplit(r.out, "\n", -1);
+        g_auto(GStrv) want_lines = g_strsplit(want, "\n", -1);
+        guint i = 0;
+        while (got_lines[i] != NULL && want_lines[i] != NULL
+               && strcmp(got_lines[i], want_lines[i]) == 0)
+            i++;
+        g_test_message("tests/golden/%s line %u differs (rerun 'meson compile -C BUILD "
+                       "update-golden' and review the diff if the change is intended)\n"
+                       "  got:  %s\n  want: %s",
+                       name, i + 1, got_lines[i] != NULL ? got_lines[i] : "(end)",
+                       want_lines[i] != NULL ? want_lines[i] : "(end)");
+        g_test_fail();
+    }
 }
 
 /* ---- Golden ---- */
 
 static void
-test_golden_default (void)
+test_golden_default(void)
 {
-    g_test_summary ("The default command: all-reduce on dgx-h100x4, 8 B to 8 GiB by doubling.");
+    g_test_summary("The default command: all-reduce on dgx-h100x4, 8 B to 8 GiB by doubling.");
     const char *const args[] = { NULL };
-    check_golden ("run-default.txt", args);
+    check_golden("run-default.txt", args);
 }
 
 static void
-test_golden_seed_h100 (void)
+test_golden_seed_h100(void)
 {
-    g_test_summary ("The seed's nccl-tests command line on its machine: one process driving "
-                    "4 H100 (-g 4), 8 B to 1 GiB; diff it against "
-                    "traces/h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt.");
-    const char *const args[] = { "--topo", "dgx-h100x4", "--op", "allreduce", "-g", "4",
-                                 "-b",     "8",          "-e",   "1G",        NULL };
-    check_golden ("run-h100x4-g4-8-1G.txt", args);
+    g_test_summary("The seed's nccl-tests command line on its machine: one process driving "
+                   "4 H100 (-g 4), 8 B to 1 GiB; diff it against "
+                   "traces/h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt.");
+    const char *const args[]
+        = { "--topo", "dgx-h100x4", "--op", "allreduce", "-g", "4", "-b", "8", "-e", "1G", NULL };
+    check_golden("run-h100x4-g4-8-1G.txt", args);
 }
 
 static void
-test_golden_explain_mst (void)
+test_golden_explain_mst(void)
 {
-    g_test_summary ("Seed 000's example: a broadcast from GPU 0 over a spanning tree of 6 GPUs "
-                    "takes ceil(log2 6) = 3 rounds.");
+    g_test_summary("Seed 000's example: a broadcast from GPU 0 over a spanning tree of 6 GPUs "
+                   "takes ceil(log2 6) = 3 rounds.");
     /* 16 KiB fits one LL slot: one chunk, so the tree's rounds are not repeated per chunk. */
-    const char *const args[] = { "explain", "--topo", "dgx-h100x8", "--op",   "broadcast",
-                                 "--algo",  "mst",    "--ranks",    "6",      "--size",
-                                 "16K",     NULL };
-    check_golden ("explain-mst-broadcast-6.txt", args);
+    const char *const args[]
+        = { "explain", "--topo",  "dgx-h100x8", "--op",   "broadcast", "--algo",
+            "mst",     "--ranks", "6",          "--size", "16K",       NULL };
+    check_golden("explain-mst-broadcast-6.txt", args);
 }
 
 /* ---- The table is an nccl-tests trace ---- */
 
 static CsTrace *
-trace_of (const Run *r)
+trace_of(const Run *r)
 {
-    g_autoptr (GError) error = NULL;
-    CsTrace *trace = cs_trace_load_data (r->out, "stdout", &error);
-    g_assert_no_error (error);
+    g_autoptr(GError) error = NULL;
+    CsTrace *trace = cs_trace_load_data(r->out, "stdout", &error);
+    g_assert_no_error(error);
     return trace;
 }
 
@@ -122,247 +136,246 @@ trace_of (const Run *r)
  * algbw = size / time (bytes per us = 1e-3 GB/s), busbw = algbw * 2(P-1)/P = 1.5 algbw on 4
  * ranks; the in-place half repeats the out-of-place one and #wrong is N/A. */
 static void
-test_table_is_trace (void)
+test_table_is_trace(void)
 {
-    const char *const args[] = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "64M", "-f", "4",
-                                 NULL };
-    g_auto (Run) r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_autoptr (CsTrace) trace = trace_of (&r);
+    const char *const args[] = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "64M", "-f", "4", NULL };
+    g_auto(Run) r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autoptr(CsTrace) trace = trace_of(&r);
     /* 1K, 4K, ..., 64M: 4^0..4^8 times 1 KiB = 9 rows. */
-    g_assert_cmpuint (cs_trace_n_rows (trace), ==, 9);
+    g_assert_cmpuint(cs_trace_n_rows(trace), ==, 9);
     CsOp op;
-    g_assert_true (cs_trace_op (trace, &op));
-    g_assert_cmpint (op, ==, CS_OP_ALL_REDUCE);
-    g_assert_cmpint (cs_trace_n_ranks (trace), ==, 4);
+    g_assert_true(cs_trace_op(trace, &op));
+    g_assert_cmpint(op, ==, CS_OP_ALL_REDUCE);
+    g_assert_cmpint(cs_trace_n_ranks(trace), ==, 4);
     gint64 size = 1024;
-    for (gsize i = 0; i < cs_trace_n_rows (trace); i++, size *= 4) {
-        const CsTraceRow *row = cs_trace_row (trace, i);
-        g_assert_cmpint (row->size_bytes, ==, size);
-        g_assert_cmpint (row->count, ==, size / 4);
-        g_assert_cmpstr (row->type, ==, "float");
-        g_assert_cmpstr (row->redop, ==, "sum");
-        g_assert_cmpint (row->root, ==, -1);
+    for (gsize i = 0; i < cs_trace_n_rows(trace); i++, size *= 4) {
+        const CsTraceRow *row = cs_trace_row(trace, i);
+        g_assert_cmpint(row->size_bytes, ==, size);
+        g_assert_cmpint(row->count, ==, size / 4);
+        g_assert_cmpstr(row->type, ==, "float");
+        g_assert_cmpstr(row->redop, ==, "sum");
+        g_assert_cmpint(row->root, ==, -1);
         const CsTraceCell *c = &row->out_of_place;
-        g_assert_cmpfloat (c->time_us, >, 0.0);
-        double algbw = (double) size / c->time_us / 1e3;
+        g_assert_cmpfloat(c->time_us, >, 0.0);
+        double algbw = (double)size / c->time_us / 1e3;
         /* Time is printed with >= 4 significant digits, bandwidths with 2 decimals. */
-        g_assert_cmpfloat (fabs (c->algbw_GBps - algbw), <=, 0.005 + algbw * 1e-3);
-        g_assert_cmpfloat (fabs (c->busbw_GBps - 1.5 * c->algbw_GBps), <=, 0.01 + algbw * 1e-3);
-        g_assert_cmpint (c->wrong, ==, -1);
-        g_assert_cmpfloat (row->in_place.time_us, ==, c->time_us);
-        g_assert_cmpfloat (row->in_place.busbw_GBps, ==, c->busbw_GBps);
+        g_assert_cmpfloat(fabs(c->algbw_GBps - algbw), <=, 0.005 + algbw * 1e-3);
+        g_assert_cmpfloat(fabs(c->busbw_GBps - 1.5 * c->algbw_GBps), <=, 0.01 + algbw * 1e-3);
+        g_assert_cmpint(c->wrong, ==, -1);
+        g_assert_cmpfloat(row->in_place.time_us, ==, c->time_us);
+        g_assert_cmpfloat(row->in_place.busbw_GBps, ==, c->busbw_GBps);
         /* A bigger message never finishes sooner. */
         if (i > 0)
-            g_assert_cmpfloat (c->time_us, >=, cs_trace_row (trace, i - 1)->out_of_place.time_us);
+            g_assert_cmpfloat(c->time_us, >=, cs_trace_row(trace, i - 1)->out_of_place.time_us);
     }
     /* The winners table names an algorithm and protocol per size. */
-    g_assert_nonnull (strstr (r.out, "# Best algorithm and protocol per size"));
+    g_assert_nonnull(strstr(r.out, "# Best algorithm and protocol per size"));
 }
 
 static void
-test_sweep_increment (void)
+test_sweep_increment(void)
 {
     /* -i without -f: 1, 2, 3, 4 MiB (nccl-tests adds stepBytes when stepFactor is 1). */
     const char *const args[] = { "-b", "1M", "-e", "4M", "-i", "1M", NULL };
-    g_auto (Run) r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_autoptr (CsTrace) trace = trace_of (&r);
-    g_assert_cmpuint (cs_trace_n_rows (trace), ==, 4);
+    g_auto(Run) r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autoptr(CsTrace) trace = trace_of(&r);
+    g_assert_cmpuint(cs_trace_n_rows(trace), ==, 4);
     for (gsize i = 0; i < 4; i++)
-        g_assert_cmpint (cs_trace_row (trace, i)->size_bytes, ==, (gint64) (i + 1) << 20);
-    g_assert_nonnull (strstr (r.out, "step: 1048576(bytes)"));
+        g_assert_cmpint(cs_trace_row(trace, i)->size_bytes, ==, (gint64)(i + 1) << 20);
+    g_assert_nonnull(strstr(r.out, "step: 1048576(bytes)"));
 }
 
 /* nccl-tests' conventions per collective: broadcast keeps its root and prints redop none;
  * all-gather prints the total size and the per-rank count: 1 MiB on 4 ranks of float is
  * 65536 elements per rank; bfloat16 halves the element size. */
 static void
-test_columns_per_op (void)
+test_columns_per_op(void)
 {
     const char *const bcast[] = { "--op", "broadcast", "-r", "2", "-b", "1M", "-e", "1M", NULL };
-    g_auto (Run) r1 = run_collsim (bcast);
-    g_assert_cmpint (r1.status, ==, 0);
-    g_autoptr (CsTrace) t1 = trace_of (&r1);
-    g_assert_cmpint (cs_trace_row (t1, 0)->root, ==, 2);
-    g_assert_cmpstr (cs_trace_row (t1, 0)->redop, ==, "none");
-    g_assert_cmpint (cs_trace_row (t1, 0)->count, ==, 262144);
+    g_auto(Run) r1 = run_collsim(bcast);
+    g_assert_cmpint(r1.status, ==, 0);
+    g_autoptr(CsTrace) t1 = trace_of(&r1);
+    g_assert_cmpint(cs_trace_row(t1, 0)->root, ==, 2);
+    g_assert_cmpstr(cs_trace_row(t1, 0)->redop, ==, "none");
+    g_assert_cmpint(cs_trace_row(t1, 0)->count, ==, 262144);
 
-    const char *const ag[] = { "--op", "allgather", "-d", "bfloat16", "-b", "1M", "-e", "1M",
-                               NULL };
-    g_auto (Run) r2 = run_collsim (ag);
-    g_assert_cmpint (r2.status, ==, 0);
-    g_autoptr (CsTrace) t2 = trace_of (&r2);
-    const CsTraceRow *row = cs_trace_row (t2, 0);
-    g_assert_cmpint (row->size_bytes, ==, 1048576);
-    g_assert_cmpint (row->count, ==, 131072);
-    g_assert_cmpstr (row->type, ==, "bfloat16");
+    const char *const ag[]
+        = { "--op", "allgather", "-d", "bfloat16", "-b", "1M", "-e", "1M", NULL };
+    g_auto(Run) r2 = run_collsim(ag);
+    g_assert_cmpint(r2.status, ==, 0);
+    g_autoptr(CsTrace) t2 = trace_of(&r2);
+    const CsTraceRow *row = cs_trace_row(t2, 0);
+    g_assert_cmpint(row->size_bytes, ==, 1048576);
+    g_assert_cmpint(row->count, ==, 131072);
+    g_assert_cmpstr(row->type, ==, "bfloat16");
     /* busbw = algbw * (P-1)/P = 0.75 algbw. */
-    g_assert_cmpfloat (fabs (row->out_of_place.busbw_GBps - 0.75 * row->out_of_place.algbw_GBps),
-                       <=, 0.011);
+    g_assert_cmpfloat(fabs(row->out_of_place.busbw_GBps - 0.75 * row->out_of_place.algbw_GBps), <=,
+                      0.011);
 }
 
 /* -g 4 makes one thread launch four kernels one after the other: never faster than -g 1. */
 static void
-test_gpus_per_thread (void)
+test_gpus_per_thread(void)
 {
     const char *const g1[] = { "-b", "8", "-e", "8", NULL };
     const char *const g4[] = { "-b", "8", "-e", "8", "-g", "4", NULL };
-    g_auto (Run) r1 = run_collsim (g1);
-    g_auto (Run) r4 = run_collsim (g4);
-    g_assert_cmpint (r1.status, ==, 0);
-    g_assert_cmpint (r4.status, ==, 0);
-    g_autoptr (CsTrace) t1 = trace_of (&r1);
-    g_autoptr (CsTrace) t4 = trace_of (&r4);
-    g_assert_cmpfloat (cs_trace_row (t4, 0)->out_of_place.time_us, >=,
-                       cs_trace_row (t1, 0)->out_of_place.time_us);
-    g_assert_nonnull (strstr (r4.out, "# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor)"));
+    g_auto(Run) r1 = run_collsim(g1);
+    g_auto(Run) r4 = run_collsim(g4);
+    g_assert_cmpint(r1.status, ==, 0);
+    g_assert_cmpint(r4.status, ==, 0);
+    g_autoptr(CsTrace) t1 = trace_of(&r1);
+    g_autoptr(CsTrace) t4 = trace_of(&r4);
+    g_assert_cmpfloat(cs_trace_row(t4, 0)->out_of_place.time_us, >=,
+                      cs_trace_row(t1, 0)->out_of_place.time_us);
+    g_assert_nonnull(strstr(r4.out, "# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor)"));
 }
 
 /* The JSON and CSV carry the same predictions as the table. */
 static void
-test_formats_agree (void)
+test_formats_agree(void)
 {
     const char *const table[] = { "-b", "64K", "-e", "256K", NULL };
     const char *const json[] = { "-b", "64K", "-e", "256K", "--format", "json", NULL };
     const char *const csv[] = { "-b", "64K", "-e", "256K", "--format", "csv", NULL };
-    g_auto (Run) rt = run_collsim (table);
-    g_auto (Run) rj = run_collsim (json);
-    g_auto (Run) rc = run_collsim (csv);
-    g_assert_cmpint (rt.status + rj.status + rc.status, ==, 0);
-    g_autoptr (CsTrace) trace = trace_of (&rt);
+    g_auto(Run) rt = run_collsim(table);
+    g_auto(Run) rj = run_collsim(json);
+    g_auto(Run) rc = run_collsim(csv);
+    g_assert_cmpint(rt.status + rj.status + rc.status, ==, 0);
+    g_autoptr(CsTrace) trace = trace_of(&rt);
 
-    g_autoptr (cJSON) root = cJSON_Parse (rj.out);
-    g_assert_nonnull (root);
-    cJSON *rows = cJSON_GetObjectItem (cJSON_GetArrayItem (cJSON_GetObjectItem (root, "blocks"), 0),
-                                       "rows");
-    g_assert_cmpint (cJSON_GetArraySize (rows), ==, 3);
-    g_auto (GStrv) lines = g_strsplit (rc.out, "\n", -1);
-    g_assert_cmpuint (g_strv_length (lines), ==, 5);
+    g_autoptr(cJSON) root = cJSON_Parse(rj.out);
+    g_assert_nonnull(root);
+    cJSON *rows
+        = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "blocks"), 0), "rows");
+    g_assert_cmpint(cJSON_GetArraySize(rows), ==, 3);
+    g_auto(GStrv) lines = g_strsplit(rc.out, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 5);
     for (int i = 0; i < 3; i++) {
-        cJSON *row = cJSON_GetArrayItem (rows, i);
-        double t = cJSON_GetObjectItem (row, "time_us")->valuedouble;
-        double parts = cJSON_GetObjectItem (row, "alpha_us")->valuedouble
-                       + cJSON_GetObjectItem (row, "beta_us")->valuedouble
-                       + cJSON_GetObjectItem (row, "gamma_us")->valuedouble
-                       + cJSON_GetObjectItem (row, "overhead_us")->valuedouble;
+        cJSON *row = cJSON_GetArrayItem(rows, i);
+        double t = cJSON_GetObjectItem(row, "time_us")->valuedouble;
+        double parts = cJSON_GetObjectItem(row, "alpha_us")->valuedouble
+                       + cJSON_GetObjectItem(row, "beta_us")->valuedouble
+                       + cJSON_GetObjectItem(row, "gamma_us")->valuedouble
+                       + cJSON_GetObjectItem(row, "overhead_us")->valuedouble;
         /* Every picosecond of the time belongs to exactly one part (engine.h). */
-        g_assert_cmpfloat_with_epsilon (parts, t, 1e-6);
+        g_assert_cmpfloat_with_epsilon(parts, t, 1e-6);
         /* The table prints the same time to 2 decimals (< 100 us) or 1 decimal. */
-        g_assert_cmpfloat_with_epsilon (cs_trace_row (trace, i)->out_of_place.time_us, t, 0.05);
-        g_auto (GStrv) f = g_strsplit (lines[i + 1], ",", -1);
-        g_assert_cmpstr (f[0], ==, "best");
-        g_assert_cmpfloat_with_epsilon (g_ascii_strtod (f[9], NULL), t, 1e-6);
-        g_assert_cmpstr (f[6], ==, cJSON_GetObjectItem (row, "algo")->valuestring);
+        g_assert_cmpfloat_with_epsilon(cs_trace_row(trace, i)->out_of_place.time_us, t, 0.05);
+        g_auto(GStrv) f = g_strsplit(lines[i + 1], ",", -1);
+        g_assert_cmpstr(f[0], ==, "best");
+        g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[9], NULL), t, 1e-6);
+        g_assert_cmpstr(f[6], ==, cJSON_GetObjectItem(row, "algo")->valuestring);
     }
 }
 
 /* --all: one labelled block per algorithm x protocol that can run all-reduce; ring runs it
  * with every protocol on NVLink. */
 static void
-test_all_blocks (void)
+test_all_blocks(void)
 {
     const char *const args[] = { "--all", "-b", "1M", "-e", "1M", NULL };
-    g_auto (Run) r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_assert_nonnull (strstr (r.out, "# block: ring/LL\n"));
-    g_assert_nonnull (strstr (r.out, "# block: ring/LL128\n"));
-    g_assert_nonnull (strstr (r.out, "# block: ring/Simple\n"));
-    g_assert_null (strstr (r.out, "# Best algorithm"));
+    g_auto(Run) r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "# block: ring/LL\n"));
+    g_assert_nonnull(strstr(r.out, "# block: ring/LL128\n"));
+    g_assert_nonnull(strstr(r.out, "# block: ring/Simple\n"));
+    g_assert_null(strstr(r.out, "# Best algorithm"));
 }
 
 /* ---- explain ---- */
 
 static double
-predicted_time_us (const char *out)
+predicted_time_us(const char *out)
 {
-    const char *p = strstr (out, "Predicted time: ");
-    g_assert_nonnull (p);
-    return g_ascii_strtod (p + strlen ("Predicted time: "), NULL);
+    const char *p = strstr(out, "Predicted time: ");
+    g_assert_nonnull(p);
+    return g_ascii_strtod(p + strlen("Predicted time: "), NULL);
 }
 
 /* The timeline holds one complete event per step, inside the predicted time; ranks 1..5 of an
  * MST broadcast each receive the data once, so each has at least one receiving step. */
 static void
-test_explain_timeline (void)
+test_explain_timeline(void)
 {
-    g_autofree char *dir = g_dir_make_tmp ("collsim-explain-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename (dir, "timeline.json", NULL);
-    const char *const args[] = { "explain",  "--topo",  "dgx-h100x8", "--op", "broadcast",
-                                 "--algo",   "mst",     "--ranks",    "6",    "--timeline",
-                                 path,       NULL };
-    g_auto (Run) r = run_collsim (args);
-    g_assert_cmpstr (r.err, ==, "");
-    g_assert_cmpint (r.status, ==, 0);
-    double total_us = predicted_time_us (r.out);
+    g_autofree char *dir = g_dir_make_tmp("collsim-explain-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const args[]
+        = { "explain", "--topo",  "dgx-h100x8", "--op",       "broadcast", "--algo",
+            "mst",     "--ranks", "6",          "--timeline", path,        NULL };
+    g_auto(Run) r = run_collsim(args);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_cmpint(r.status, ==, 0);
+    double total_us = predicted_time_us(r.out);
 
     g_autofree char *text = NULL;
-    g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-    g_autoptr (cJSON) root = cJSON_Parse (text);
-    g_assert_nonnull (root);
-    cJSON *events = cJSON_GetObjectItem (root, "traceEvents");
-    g_assert_true (cJSON_IsArray (events));
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+    g_assert_true(cJSON_IsArray(events));
     gboolean received[6] = { FALSE };
     int n_steps = 0;
     cJSON *e;
-    cJSON_ArrayForEach (e, events)
+    cJSON_ArrayForEach(e, events)
     {
-        if (strcmp (cJSON_GetObjectItem (e, "ph")->valuestring, "X") != 0)
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0)
             continue;
         n_steps++;
-        int pid = cJSON_GetObjectItem (e, "pid")->valueint;
-        g_assert_cmpint (pid, >=, 0);
-        g_assert_cmpint (pid, <, 6);
-        double ts = cJSON_GetObjectItem (e, "ts")->valuedouble;
-        double dur = cJSON_GetObjectItem (e, "dur")->valuedouble;
-        g_assert_cmpfloat (ts, >=, 0.0);
-        g_assert_cmpfloat (dur, >=, 0.0);
-        g_assert_cmpfloat (ts + dur, <=, total_us + 1e-3);
-        if (cJSON_GetObjectItem (cJSON_GetObjectItem (e, "args"), "recv_peer")->valueint >= 0)
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        g_assert_cmpint(pid, >=, 0);
+        g_assert_cmpint(pid, <, 6);
+        double ts = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        double dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
+        g_assert_cmpfloat(ts, >=, 0.0);
+        g_assert_cmpfloat(dur, >=, 0.0);
+        g_assert_cmpfloat(ts + dur, <=, total_us + 1e-3);
+        if (cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "recv_peer")->valueint >= 0)
             received[pid] = TRUE;
     }
-    g_assert_cmpint (n_steps, >=, 10);   /* 5 sends and 5 receives at least */
+    g_assert_cmpint(n_steps, >=, 10); /* 5 sends and 5 receives at least */
     for (int rank = 1; rank < 6; rank++)
-        g_assert_true (received[rank]);
-    g_assert_false (received[0]);
-    g_assert_nonnull (strstr (r.out, "Timeline: "));
-    g_remove (path);
-    g_rmdir (dir);
+        g_assert_true(received[rank]);
+    g_assert_false(received[0]);
+    g_assert_nonnull(strstr(r.out, "Timeline: "));
+    g_remove(path);
+    g_rmdir(dir);
 }
 
 /* The split adds up to the time, and a closed form sits beside it. */
 static void
-test_explain_split (void)
+test_explain_split(void)
 {
-    const char *const args[] = { "explain", "--op", "allreduce", "--algo", "ring", "--size",
-                                 "64M", NULL };
-    g_auto (Run) r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    double total = predicted_time_us (r.out);
+    const char *const args[]
+        = { "explain", "--op", "allreduce", "--algo", "ring", "--size", "64M", NULL };
+    g_auto(Run) r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    double total = predicted_time_us(r.out);
     double sum = 0.0;
     const char *const parts[] = { "\n  alpha ", "\n  beta ", "\n  gamma ", "\n  overhead " };
-    for (gsize i = 0; i < G_N_ELEMENTS (parts); i++) {
-        const char *p = strstr (r.out, parts[i]);
-        g_assert_nonnull (p);
-        sum += g_ascii_strtod (p + strlen (parts[i]), NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(parts); i++) {
+        const char *p = strstr(r.out, parts[i]);
+        g_assert_nonnull(p);
+        sum += g_ascii_strtod(p + strlen(parts[i]), NULL);
     }
-    g_assert_cmpfloat_with_epsilon (sum, total, 0.005);
-    g_assert_nonnull (strstr (r.out, "Textbook closed form"));
-    g_assert_nonnull (strstr (r.out, "Round 1: every GPU r"));
+    g_assert_cmpfloat_with_epsilon(sum, total, 0.005);
+    g_assert_nonnull(strstr(r.out, "Textbook closed form"));
+    g_assert_nonnull(strstr(r.out, "Round 1: every GPU r"));
 }
 
 /* ---- Errors and help ---- */
 
 typedef struct {
     const char *args[10];
-    const char *message;         /* the first stderr line */
+    const char *message; /* the first stderr line */
 } BadCase;
 
 static void
-test_usage_errors (void)
+test_usage_errors(void)
 {
-    g_test_summary ("Bad flags exit 2 with one line naming the flag, then the --help hint; "
-                    "nothing goes to stdout.");
+    g_test_summary("Bad flags exit 2 with one line naming the flag, then the --help hint; "
+                   "nothing goes to stdout.");
     static const BadCase cases[] = {
         { { "--op", "allsum", NULL },
           "collsim: --op: \"allsum\" is not a collective (known: broadcast, reduce, allreduce, "
@@ -385,82 +398,94 @@ test_usage_errors (void)
         { { "explain", "--ranks", "5", NULL },
           "collsim explain: --ranks 5: dgx-h100x4 has only 4 ranks" },
     };
-    for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
-        g_auto (Run) r = run_collsim (cases[i].args);
-        const char *prog = strcmp (cases[i].args[0], "run") == 0       ? "collsim run"
-                           : strcmp (cases[i].args[0], "explain") == 0 ? "collsim explain"
-                                                                       : "collsim";
-        g_autofree char *want = g_strdup_printf ("%s\nTry '%s --help'\n", cases[i].message, prog);
-        g_assert_cmpstr (r.out, ==, "");
-        g_assert_cmpstr (r.err, ==, want);
-        g_assert_cmpint (r.status, ==, 2);
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_auto(Run) r = run_collsim(cases[i].args);
+        const char *prog = strcmp(cases[i].args[0], "run") == 0       ? "collsim run"
+                           : strcmp(cases[i].args[0], "explain") == 0 ? "collsim explain"
+                                                                      : "collsim";
+        g_autofree char *want = g_strdup_printf("%s\nTry '%s --help'\n", cases[i].message, prog);
+        g_assert_cmpstr(r.out, ==, "");
+        g_assert_cmpstr(r.err, ==, want);
+        g_assert_cmpint(r.status, ==, 2);
     }
 }
 
 /* Unknown names that come from other modules' lists: the flag is named, exit 2. */
 static void
-test_unknown_names (void)
+test_unknown_names(void)
 {
     const char *const algo[] = { "--algo", "zigzag", NULL };
     const char *const model[] = { "--model", "fluid", NULL };
     const char *const proto[] = { "--proto", "LL256", NULL };
     const char *const topo[] = { "--topo", "no-such-machine", NULL };
     const char *const *cases[] = { algo, model, proto, topo };
-    const char *const prefixes[] = { "collsim: --algo: ", "collsim: --model: ",
-                                     "collsim: --proto: ", "" };
+    const char *const prefixes[]
+        = { "collsim: --algo: ", "collsim: --model: ", "collsim: --proto: ", "" };
     /* Flag errors are usage errors (a --help hint follows); a missing topology is not. */
     const guint n_lines[] = { 2, 2, 2, 1 };
-    for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
-        g_auto (Run) r = run_collsim (cases[i]);
-        g_test_message ("%s", r.err);
-        g_assert_cmpint (r.status, ==, 2);
-        g_assert_cmpstr (r.out, ==, "");
-        g_assert_true (g_str_has_prefix (r.err, prefixes[i]));
-        g_auto (GStrv) lines = g_strsplit (r.err, "\n", -1);
-        g_assert_cmpuint (g_strv_length (lines), ==, n_lines[i] + 1);
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_auto(Run) r = run_collsim(cases[i]);
+        g_test_message("%s", r.err);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_assert_true(g_str_has_prefix(r.err, prefixes[i]));
+        g_auto(GStrv) lines = g_strsplit(r.err, "\n", -1);
+        g_assert_cmpuint(g_strv_length(lines), ==, n_lines[i] + 1);
     }
 }
 
 static void
-test_help (void)
+test_help(void)
 {
     const char *const run_help[] = { "run", "--help", NULL };
-    g_auto (Run) r = run_collsim (run_help);
-    g_assert_cmpint (r.status, ==, 0);
-    const char *const flags[] = { "--topo=T", "--op=OP", "-b, --minbytes=SIZE",
-                                  "-e, --maxbytes=SIZE", "-f, --stepfactor=F",
-                                  "-i, --stepbytes=SIZE", "-d, --datatype=TYPE",
-                                  "-o, --redop=OP", "-r, --root=R", "-g, --ngpus=G", "--algo=A",
-                                  "--proto=P", "--channels=N", "--all", "--model=M",
-                                  "--format=F", "--ranks=N", "--layout=L" };
-    for (gsize i = 0; i < G_N_ELEMENTS (flags); i++)
-        g_assert_nonnull (strstr (r.out, flags[i]));
-    g_assert_nonnull (strstr (r.out, "8 B to 8 GiB"));
+    g_auto(Run) r = run_collsim(run_help);
+    g_assert_cmpint(r.status, ==, 0);
+    const char *const flags[] = { "--topo=T",
+                                  "--op=OP",
+                                  "-b, --minbytes=SIZE",
+                                  "-e, --maxbytes=SIZE",
+                                  "-f, --stepfactor=F",
+                                  "-i, --stepbytes=SIZE",
+                                  "-d, --datatype=TYPE",
+                                  "-o, --redop=OP",
+                                  "-r, --root=R",
+                                  "-g, --ngpus=G",
+                                  "--algo=A",
+                                  "--proto=P",
+                                  "--channels=N",
+                                  "--all",
+                                  "--model=M",
+                                  "--format=F",
+                                  "--ranks=N",
+                                  "--layout=L" };
+    for (gsize i = 0; i < G_N_ELEMENTS(flags); i++)
+        g_assert_nonnull(strstr(r.out, flags[i]));
+    g_assert_nonnull(strstr(r.out, "8 B to 8 GiB"));
 
     const char *const explain_help[] = { "explain", "--help", NULL };
-    g_auto (Run) e = run_collsim (explain_help);
-    g_assert_cmpint (e.status, ==, 0);
-    g_assert_nonnull (strstr (e.out, "--timeline=FILE"));
-    g_assert_nonnull (strstr (e.out, "--size=S"));
+    g_auto(Run) e = run_collsim(explain_help);
+    g_assert_cmpint(e.status, ==, 0);
+    g_assert_nonnull(strstr(e.out, "--timeline=FILE"));
+    g_assert_nonnull(strstr(e.out, "--size=S"));
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
-    g_test_add_func ("/cli-run/golden/default", test_golden_default);
-    g_test_add_func ("/cli-run/golden/seed-h100x4-g4", test_golden_seed_h100);
-    g_test_add_func ("/cli-run/golden/explain-mst-broadcast-6", test_golden_explain_mst);
-    g_test_add_func ("/cli-run/table/is-trace", test_table_is_trace);
-    g_test_add_func ("/cli-run/table/columns-per-op", test_columns_per_op);
-    g_test_add_func ("/cli-run/sweep/increment", test_sweep_increment);
-    g_test_add_func ("/cli-run/gpus-per-thread", test_gpus_per_thread);
-    g_test_add_func ("/cli-run/formats-agree", test_formats_agree);
-    g_test_add_func ("/cli-run/all-blocks", test_all_blocks);
-    g_test_add_func ("/cli-run/explain/timeline", test_explain_timeline);
-    g_test_add_func ("/cli-run/explain/split", test_explain_split);
-    g_test_add_func ("/cli-run/errors/usage", test_usage_errors);
-    g_test_add_func ("/cli-run/errors/unknown-names", test_unknown_names);
-    g_test_add_func ("/cli-run/help", test_help);
-    return g_test_run ();
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cli-run/golden/default", test_golden_default);
+    g_test_add_func("/cli-run/golden/seed-h100x4-g4", test_golden_seed_h100);
+    g_test_add_func("/cli-run/golden/explain-mst-broadcast-6", test_golden_explain_mst);
+    g_test_add_func("/cli-run/table/is-trace", test_table_is_trace);
+    g_test_add_func("/cli-run/table/columns-per-op", test_columns_per_op);
+    g_test_add_func("/cli-run/sweep/increment", test_sweep_increment);
+    g_test_add_func("/cli-run/gpus-per-thread", test_gpus_per_thread);
+    g_test_add_func("/cli-run/formats-agree", test_formats_agree);
+    g_test_add_func("/cli-run/all-blocks", test_all_blocks);
+    g_test_add_func("/cli-run/explain/timeline", test_explain_timeline);
+    g_test_add_func("/cli-run/explain/split", test_explain_split);
+    g_test_add_func("/cli-run/errors/usage", test_usage_errors);
+    g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
+    g_test_add_func("/cli-run/help", test_help);
+    return g_test_run();
 }

@@ -11,49 +11,49 @@
 /* ---- Helpers ---- */
 
 static char *
-shipped_path (const char *name)
+shipped_path(const char *name)
 {
-    return g_test_build_filename (G_TEST_DIST, "..", "traces", name, NULL);
+    return g_test_build_filename(G_TEST_DIST, "..", "traces", name, NULL);
 }
 
 static char *
-fixture_path (const char *name)
+fixture_path(const char *name)
 {
-    return g_test_build_filename (G_TEST_DIST, "data", "trace", name, NULL);
+    return g_test_build_filename(G_TEST_DIST, "data", "trace", name, NULL);
 }
 
 /* The lines of @text with trailing blanks removed (transfer full). */
 static GPtrArray *
-stripped_lines (const char *text)
+stripped_lines(const char *text)
 {
-    GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
-    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (int i = 0; lines[i] != NULL; i++)
-        g_ptr_array_add (out, g_strchomp (g_strdup (lines[i])));
+        g_ptr_array_add(out, g_strchomp(g_strdup(lines[i])));
     return out;
 }
 
 /* Result rows (first visible character a digit) and nccl-tests' three title lines. */
 static gboolean
-is_table_line (const char *line)
+is_table_line(const char *line)
 {
     const char *p = line;
     while (*p == ' ')
         p++;
-    if (g_ascii_isdigit (*p))
+    if (g_ascii_isdigit(*p))
         return TRUE;
-    return g_str_has_prefix (line, "#       size ") || g_str_has_prefix (line, "#        (B) ")
-           || (g_str_has_prefix (line, "#     ") && strstr (line, "out-of-place") != NULL);
+    return g_str_has_prefix(line, "#       size ") || g_str_has_prefix(line, "#        (B) ")
+           || (g_str_has_prefix(line, "#     ") && strstr(line, "out-of-place") != NULL);
 }
 
 static GPtrArray *
-table_lines (const char *text)
+table_lines(const char *text)
 {
-    g_autoptr (GPtrArray) all = stripped_lines (text);
-    GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+    g_autoptr(GPtrArray) all = stripped_lines(text);
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < all->len; i++)
-        if (is_table_line (g_ptr_array_index (all, i)))
-            g_ptr_array_add (out, g_strdup (g_ptr_array_index (all, i)));
+        if (is_table_line(g_ptr_array_index(all, i)))
+            g_ptr_array_add(out, g_strdup(g_ptr_array_index(all, i)));
     return out;
 }
 
@@ -64,23 +64,23 @@ typedef struct {
     CsOp op;
     int ranks;
     gsize rows;
-    gint64 first_size;          /* bytes: first row */
-    double first_time_us;       /* out-of-place time of the first row */
-    gint64 last_size;           /* bytes: last row */
-    double last_busbw;          /* in-place busbw of the last row */
+    gint64 first_size;    /* bytes: first row */
+    double first_time_us; /* out-of-place time of the first row */
+    gint64 last_size;     /* bytes: last row */
+    double last_busbw;    /* in-place busbw of the last row */
     CsTraceLayout layout;
 } ShippedCase;
 
 /* Read off the files in traces/ by eye: row counts, first and last rows as printed. */
 static const ShippedCase shipped[] = {
-    { "a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt", CS_OP_ALL_REDUCE, 8, 25, 8,
-      34.84, 134217728, 182.90, CS_TRACE_LAYOUT_CURRENT },
+    { "a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt", CS_OP_ALL_REDUCE, 8, 25, 8, 34.84,
+      134217728, 182.90, CS_TRACE_LAYOUT_CURRENT },
     { "gb200-nvl72-1rack-72gpu-mnnvl_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 72, 5,
       536870912, 1806.7, 8589934592, 846.82, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt", CS_OP_ALL_REDUCE, 4, 28, 8, 26.08,
       1073741824, 353.40, CS_TRACE_LAYOUT_CLASSIC },
-    { "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt", CS_OP_ALL_REDUCE, 16, 32, 8,
-      68.52, 17179869184, 469.10, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt", CS_OP_ALL_REDUCE, 16, 32, 8, 68.52,
+      17179869184, 469.10, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-8gpu-x2-ib400g_allreduce_default_ncclunknown.txt", CS_OP_ALL_REDUCE, 16, 14,
       1048576, 93.25, 8589934592, 466.65, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-8gpu-x2-ib400g_allreduce_ring_ctas24_ncclunknown.txt", CS_OP_ALL_REDUCE, 16, 14,
@@ -101,224 +101,226 @@ static const ShippedCase shipped[] = {
 
 /* The "# Avg bus bandwidth : X" figure printed in @text, NaN if none. */
 static double
-printed_avg_busbw (const char *text)
+printed_avg_busbw(const char *text)
 {
-    const char *p = strstr (text, "Avg bus bandwidth");
+    const char *p = strstr(text, "Avg bus bandwidth");
     if (p == NULL)
         return NAN;
-    p = strchr (p, ':');
-    return p != NULL ? g_ascii_strtod (p + 1, NULL) : NAN;
+    p = strchr(p, ':');
+    return p != NULL ? g_ascii_strtod(p + 1, NULL) : NAN;
 }
 
 static void
-test_shipped (gconstpointer data)
+test_shipped(gconstpointer data)
 {
     const ShippedCase *c = data;
-    g_autofree char *path = shipped_path (c->file);
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTrace) trace = cs_trace_load_file (path, &error);
-    g_assert_no_error (error);
-    g_assert_nonnull (trace);
+    g_autofree char *path = shipped_path(c->file);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_file(path, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(trace);
 
-    g_assert_cmpuint (cs_trace_n_rows (trace), ==, c->rows);
-    const CsTraceRow *first = cs_trace_row (trace, 0);
-    const CsTraceRow *last = cs_trace_row (trace, c->rows - 1);
-    g_assert_cmpint (first->size_bytes, ==, c->first_size);
-    g_assert_cmpfloat_with_epsilon (first->out_of_place.time_us, c->first_time_us, 1e-9);
-    g_assert_cmpint (last->size_bytes, ==, c->last_size);
-    g_assert_cmpfloat_with_epsilon (last->in_place.busbw_GBps, c->last_busbw, 1e-9);
-    g_assert_cmpstr (first->type, ==, "float");
-    g_assert_cmpint (first->out_of_place.wrong, ==, 0);
+    g_assert_cmpuint(cs_trace_n_rows(trace), ==, c->rows);
+    const CsTraceRow *first = cs_trace_row(trace, 0);
+    const CsTraceRow *last = cs_trace_row(trace, c->rows - 1);
+    g_assert_cmpint(first->size_bytes, ==, c->first_size);
+    g_assert_cmpfloat_with_epsilon(first->out_of_place.time_us, c->first_time_us, 1e-9);
+    g_assert_cmpint(last->size_bytes, ==, c->last_size);
+    g_assert_cmpfloat_with_epsilon(last->in_place.busbw_GBps, c->last_busbw, 1e-9);
+    g_assert_cmpstr(first->type, ==, "float");
+    g_assert_cmpint(first->out_of_place.wrong, ==, 0);
 
     CsOp op;
-    g_assert_true (cs_trace_op (trace, &op));
-    g_assert_cmpint (op, ==, c->op);
-    g_assert_cmpint (cs_trace_n_ranks (trace), ==, c->ranks);
-    g_assert_cmpint (cs_trace_get_layout (trace), ==, c->layout);
-    g_assert_nonnull (cs_trace_get_header (trace, "source"));
-    g_assert_nonnull (cs_trace_get_header (trace, "hardware"));
+    g_assert_true(cs_trace_op(trace, &op));
+    g_assert_cmpint(op, ==, c->op);
+    g_assert_cmpint(cs_trace_n_ranks(trace), ==, c->ranks);
+    g_assert_cmpint(cs_trace_get_layout(trace), ==, c->layout);
+    g_assert_nonnull(cs_trace_get_header(trace, "source"));
+    g_assert_nonnull(cs_trace_get_header(trace, "hardware"));
 
     /* nccl-tests averages busbw over both halves of every row from unrounded figures; ours
      * comes from the printed ones (two decimals), so they agree within half a unit of the
      * last digit. */
     g_autofree char *text = NULL;
-    g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-    g_assert_cmpfloat_with_epsilon (cs_trace_avg_busbw (trace), printed_avg_busbw (text), 0.006);
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_assert_cmpfloat_with_epsilon(cs_trace_avg_busbw(trace), printed_avg_busbw(text), 0.006);
 
     /* Writing it again gives back the table byte for byte (trailing blanks aside). */
-    g_autofree char *written = cs_trace_to_string (trace);
-    g_autoptr (GPtrArray) want = table_lines (text);
-    g_autoptr (GPtrArray) got = table_lines (written);
-    g_assert_cmpuint (got->len, ==, want->len);
+    g_autofree char *written = cs_trace_to_string(trace);
+    g_autoptr(GPtrArray) want = table_lines(text);
+    g_autoptr(GPtrArray) got = table_lines(written);
+    g_assert_cmpuint(got->len, ==, want->len);
     for (guint i = 0; i < want->len; i++)
-        g_assert_cmpstr (g_ptr_array_index (got, i), ==, g_ptr_array_index (want, i));
+        g_assert_cmpstr(g_ptr_array_index(got, i), ==, g_ptr_array_index(want, i));
 }
 
 /* A trace added to traces/ without a row above would go untested: fail instead. */
 static void
-test_shipped_all_listed (void)
+test_shipped_all_listed(void)
 {
-    g_autofree char *dir = g_test_build_filename (G_TEST_DIST, "..", "traces", NULL);
-    g_autoptr (GError) error = NULL;
-    g_autoptr (GDir) d = g_dir_open (dir, 0, &error);
-    g_assert_no_error (error);
+    g_autofree char *dir = g_test_build_filename(G_TEST_DIST, "..", "traces", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    g_assert_no_error(error);
     int n = 0;
     const char *name;
-    while ((name = g_dir_read_name (d)) != NULL) {
-        if (!g_str_has_suffix (name, ".txt"))
+    while ((name = g_dir_read_name(d)) != NULL) {
+        if (!g_str_has_suffix(name, ".txt"))
             continue;
         gboolean listed = FALSE;
-        for (gsize i = 0; i < G_N_ELEMENTS (shipped); i++)
-            listed = listed || strcmp (shipped[i].file, name) == 0;
+        for (gsize i = 0; i < G_N_ELEMENTS(shipped); i++)
+            listed = listed || strcmp(shipped[i].file, name) == 0;
         if (!listed)
-            g_test_message ("traces/%s has no expectations in test-trace.c", name);
-        g_assert_true (listed);
+            g_test_message("traces/%s has no expectations in test-trace.c", name);
+        g_assert_true(listed);
         n++;
     }
-    g_assert_cmpint (n, ==, G_N_ELEMENTS (shipped));
+    g_assert_cmpint(n, ==, G_N_ELEMENTS(shipped));
 }
 
 /* The GB200 header is "env (from the example slurm script at the same commit): ...". */
 static void
-test_shipped_qualified_header (void)
+test_shipped_qualified_header(void)
 {
-    g_autofree char *path = shipped_path ("gb200-nvl72-1rack-72gpu-mnnvl_allreduce_nccl2.26.2_partial.txt");
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTrace) trace = cs_trace_load_file (path, &error);
-    g_assert_no_error (error);
-    const char *env = cs_trace_get_header (trace, "env");
-    g_assert_nonnull (env);
-    g_assert_true (g_str_has_prefix (env, "NCCL_SOCKET_IFNAME=eth0"));
+    g_autofree char *path
+        = shipped_path("gb200-nvl72-1rack-72gpu-mnnvl_allreduce_nccl2.26.2_partial.txt");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_file(path, &error);
+    g_assert_no_error(error);
+    const char *env = cs_trace_get_header(trace, "env");
+    g_assert_nonnull(env);
+    g_assert_true(g_str_has_prefix(env, "NCCL_SOCKET_IFNAME=eth0"));
     /* The "note:" header follows the other headers; the rank line after it is no header. */
-    g_assert_nonnull (cs_trace_get_header (trace, "note"));
-    g_assert_null (cs_trace_get_header (trace, "Rank 71 Group  0 Pid  14840 on slurm-gb200-207-171 device  3 [0x01] NVIDIA Graphics Device"));
+    g_assert_nonnull(cs_trace_get_header(trace, "note"));
+    g_assert_null(cs_trace_get_header(trace, "Rank 71 Group  0 Pid  14840 on slurm-gb200-207-171 "
+                                             "device  3 [0x01] NVIDIA Graphics Device"));
 }
 
 /* ---- Fixtures (tests/data/trace/index.txt) ---- */
 
 typedef struct {
-    char kind;                   /* 'P' reads, 'N' malformed, 'E' empty */
+    char kind; /* 'P' reads, 'N' malformed, 'E' empty */
     char *file;
     gsize rows;
     gint64 first_size;
     double last_time_us;
-    char *op;                    /* canonical name or "-" */
+    char *op; /* canonical name or "-" */
     int ranks;
-    int line;                    /* 'N': the line the error must name */
+    int line; /* 'N': the line the error must name */
 } FixtureCase;
 
 static void
-fixture_case_free (gpointer data)
+fixture_case_free(gpointer data)
 {
     FixtureCase *c = data;
-    g_free (c->file);
-    g_free (c->op);
-    g_free (c);
+    g_free(c->file);
+    g_free(c->op);
+    g_free(c);
 }
 
 static void
-test_fixture (gconstpointer data)
+test_fixture(gconstpointer data)
 {
     const FixtureCase *c = data;
-    g_autofree char *path = fixture_path (c->file);
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTrace) trace = cs_trace_load_file (path, &error);
+    g_autofree char *path = fixture_path(c->file);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_file(path, &error);
 
     if (c->kind == 'N' || c->kind == 'E') {
-        g_assert_null (trace);
+        g_assert_null(trace);
         int code = c->kind == 'N' ? CS_TRACE_ERROR_MALFORMED : CS_TRACE_ERROR_EMPTY;
-        g_assert_error (error, CS_TRACE_ERROR, code);
-        g_autofree char *where = c->kind == 'N' ? g_strdup_printf ("%s:%d: ", path, c->line)
-                                                : g_strdup_printf ("%s: ", path);
-        g_test_message ("%s", error->message);
-        g_assert_true (g_str_has_prefix (error->message, where));
+        g_assert_error(error, CS_TRACE_ERROR, code);
+        g_autofree char *where = c->kind == 'N' ? g_strdup_printf("%s:%d: ", path, c->line)
+                                                : g_strdup_printf("%s: ", path);
+        g_test_message("%s", error->message);
+        g_assert_true(g_str_has_prefix(error->message, where));
         return;
     }
 
-    g_assert_no_error (error);
-    g_assert_cmpuint (cs_trace_n_rows (trace), ==, c->rows);
-    g_assert_cmpint (cs_trace_row (trace, 0)->size_bytes, ==, c->first_size);
-    double t = cs_trace_row (trace, c->rows - 1)->in_place.time_us;
-    if (isnan (c->last_time_us))
-        g_assert_true (isnan (t));
+    g_assert_no_error(error);
+    g_assert_cmpuint(cs_trace_n_rows(trace), ==, c->rows);
+    g_assert_cmpint(cs_trace_row(trace, 0)->size_bytes, ==, c->first_size);
+    double t = cs_trace_row(trace, c->rows - 1)->in_place.time_us;
+    if (isnan(c->last_time_us))
+        g_assert_true(isnan(t));
     else
-        g_assert_cmpfloat_with_epsilon (t, c->last_time_us, 1e-9);
+        g_assert_cmpfloat_with_epsilon(t, c->last_time_us, 1e-9);
     CsOp op;
-    if (strcmp (c->op, "-") == 0) {
-        g_assert_false (cs_trace_op (trace, &op));
+    if (strcmp(c->op, "-") == 0) {
+        g_assert_false(cs_trace_op(trace, &op));
     }
     else {
-        g_assert_true (cs_trace_op (trace, &op));
-        g_assert_cmpstr (cs_op_name (op), ==, c->op);
+        g_assert_true(cs_trace_op(trace, &op));
+        g_assert_cmpstr(cs_op_name(op), ==, c->op);
     }
-    g_assert_cmpint (cs_trace_n_ranks (trace), ==, c->ranks);
+    g_assert_cmpint(cs_trace_n_ranks(trace), ==, c->ranks);
 }
 
 static void
-add_fixture_tests (void)
+add_fixture_tests(void)
 {
-    g_autofree char *index = fixture_path ("index.txt");
+    g_autofree char *index = fixture_path("index.txt");
     g_autofree char *text = NULL;
-    g_autoptr (GError) error = NULL;
-    if (!g_file_get_contents (index, &text, NULL, &error))
-        g_error ("%s", error->message);
-    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    g_autoptr(GError) error = NULL;
+    if (!g_file_get_contents(index, &text, NULL, &error))
+        g_error("%s", error->message);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (int i = 0; lines[i] != NULL; i++) {
         const char *line = lines[i];
         if (line[0] == '\0' || line[0] == '#')
             continue;
-        g_auto (GStrv) f = g_strsplit (line, ",", -1);
-        guint n = g_strv_length (f);
-        FixtureCase *c = g_new0 (FixtureCase, 1);
+        g_auto(GStrv) f = g_strsplit(line, ",", -1);
+        guint n = g_strv_length(f);
+        FixtureCase *c = g_new0(FixtureCase, 1);
         c->kind = f[0][0];
-        c->file = g_strdup (f[1]);
-        c->op = g_strdup ("-");
+        c->file = g_strdup(f[1]);
+        c->op = g_strdup("-");
         if (c->kind == 'P' && n == 7) {
-            c->rows = g_ascii_strtoull (f[2], NULL, 10);
-            c->first_size = g_ascii_strtoll (f[3], NULL, 10);
-            c->last_time_us = g_ascii_strtod (f[4], NULL);
-            g_free (c->op);
-            c->op = g_strdup (f[5]);
-            c->ranks = atoi (f[6]);
+            c->rows = g_ascii_strtoull(f[2], NULL, 10);
+            c->first_size = g_ascii_strtoll(f[3], NULL, 10);
+            c->last_time_us = g_ascii_strtod(f[4], NULL);
+            g_free(c->op);
+            c->op = g_strdup(f[5]);
+            c->ranks = atoi(f[6]);
         }
         else if (c->kind == 'N' && n == 3) {
-            c->line = atoi (f[2]);
+            c->line = atoi(f[2]);
         }
         else if (!(c->kind == 'E' && n == 2)) {
-            g_error ("%s:%d: bad index line \"%s\"", index, i + 1, line);
+            g_error("%s:%d: bad index line \"%s\"", index, i + 1, line);
         }
-        g_autofree char *stem = g_strndup (c->file, strcspn (c->file, "."));
-        g_autofree char *test_path = g_strdup_printf ("/trace/fixture/%s", stem);
-        g_test_add_data_func_full (test_path, c, test_fixture, fixture_case_free);
+        g_autofree char *stem = g_strndup(c->file, strcspn(c->file, "."));
+        g_autofree char *test_path = g_strdup_printf("/trace/fixture/%s", stem);
+        g_test_add_data_func_full(test_path, c, test_fixture, fixture_case_free);
     }
 }
 
 /* ---- Writer ---- */
 
 static CsTraceRow
-make_row (gint64 size, gint64 count, double t_oop, double alg_oop, double bus_oop,
-          gint64 wrong_oop, double t_ip, double alg_ip, double bus_ip, gint64 wrong_ip)
+make_row(gint64 size, gint64 count, double t_oop, double alg_oop, double bus_oop, gint64 wrong_oop,
+         double t_ip, double alg_ip, double bus_ip, gint64 wrong_ip)
 {
     CsTraceRow row = { .size_bytes = size, .count = count, .root = -1 };
-    g_strlcpy (row.type, "float", sizeof row.type);
-    g_strlcpy (row.redop, "sum", sizeof row.redop);
-    row.out_of_place = (CsTraceCell) { t_oop, alg_oop, bus_oop, wrong_oop };
-    row.in_place = (CsTraceCell) { t_ip, alg_ip, bus_ip, wrong_ip };
+    g_strlcpy(row.type, "float", sizeof row.type);
+    g_strlcpy(row.redop, "sum", sizeof row.redop);
+    row.out_of_place = (CsTraceCell){ t_oop, alg_oop, bus_oop, wrong_oop };
+    row.in_place = (CsTraceCell){ t_ip, alg_ip, bus_ip, wrong_ip };
     return row;
 }
 
 static void
-assert_cell_equal (const CsTraceCell *a, const CsTraceCell *b)
+assert_cell_equal(const CsTraceCell *a, const CsTraceCell *b)
 {
     const double va[3] = { a->time_us, a->algbw_GBps, a->busbw_GBps };
     const double vb[3] = { b->time_us, b->algbw_GBps, b->busbw_GBps };
     for (int i = 0; i < 3; i++) {
-        if (isnan (va[i]))
-            g_assert_true (isnan (vb[i]));
+        if (isnan(va[i]))
+            g_assert_true(isnan(vb[i]));
         else
-            g_assert_cmpfloat_with_epsilon (va[i], vb[i], 1e-9);
+            g_assert_cmpfloat_with_epsilon(va[i], vb[i], 1e-9);
     }
-    g_assert_cmpint (a->wrong, ==, b->wrong);
+    g_assert_cmpint(a->wrong, ==, b->wrong);
 }
 
 /* Values chosen to print exactly in @layout, so the round trip must return them unchanged:
@@ -327,220 +329,220 @@ assert_cell_equal (const CsTraceCell *a, const CsTraceCell *b)
  * part grows (1295.41 has four digits, under 7 - 2; 12130.5 has five; 12345 GB/s has five,
  * at 6 - 1). */
 static void
-round_trip (CsTraceLayout layout)
+round_trip(CsTraceLayout layout)
 {
-    g_autoptr (CsTrace) trace = cs_trace_new (CS_OP_ALL_REDUCE, 4);
-    cs_trace_set_layout (trace, layout);
-    cs_trace_set_header (trace, "topology", "dgx-h100x4");
-    cs_trace_set_header (trace, "model", "reservation");
+    g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_REDUCE, 4);
+    cs_trace_set_layout(trace, layout);
+    cs_trace_set_header(trace, "topology", "dgx-h100x4");
+    cs_trace_set_header(trace, "model", "reservation");
     CsTraceRow rows[4];
     if (layout == CS_TRACE_LAYOUT_CLASSIC) {
-        rows[0] = make_row (8, 2, 26.08, 0.00, 0.00, 0, 24.37, 0.00, 0.00, 0);
-        rows[1] = make_row (16777216, 4194304, 104.4, 160.69, 241.03, -1, 101.9, 164.72, 247.07, -1);
-        rows[2] = make_row (1073741824, 268435456, 12130, 88.52, 132.78, 3, NAN, NAN, NAN, -1);
-        rows[3] = make_row (0, 0, 0.33, 0.00, 0.00, 0, 0.36, 0.00, 0.00, 0);
+        rows[0] = make_row(8, 2, 26.08, 0.00, 0.00, 0, 24.37, 0.00, 0.00, 0);
+        rows[1] = make_row(16777216, 4194304, 104.4, 160.69, 241.03, -1, 101.9, 164.72, 247.07, -1);
+        rows[2] = make_row(1073741824, 268435456, 12130, 88.52, 132.78, 3, NAN, NAN, NAN, -1);
+        rows[3] = make_row(0, 0, 0.33, 0.00, 0.00, 0, 0.36, 0.00, 0.00, 0);
     }
     else {
-        rows[0] = make_row (8, 2, 34.84, 0.00, 0.00, 0, 36.18, 0.00, 0.00, 0);
-        rows[1] = make_row (134217728, 33554432, 1295.41, 103.61, 181.32, -1, 1284.21, 104.51,
-                            182.90, -1);
-        rows[2] = make_row (1073741824, 268435456, 12130.5, 1234.5, 12345, 1500000, 123456, 8.7,
-                            15.22, 0);
-        rows[3] = make_row (0, 0, NAN, NAN, NAN, -1, 0.36, 0.00, 0.00, 0);
+        rows[0] = make_row(8, 2, 34.84, 0.00, 0.00, 0, 36.18, 0.00, 0.00, 0);
+        rows[1] = make_row(134217728, 33554432, 1295.41, 103.61, 181.32, -1, 1284.21, 104.51,
+                           182.90, -1);
+        rows[2] = make_row(1073741824, 268435456, 12130.5, 1234.5, 12345, 1500000, 123456, 8.7,
+                           15.22, 0);
+        rows[3] = make_row(0, 0, NAN, NAN, NAN, -1, 0.36, 0.00, 0.00, 0);
     }
     for (int i = 0; i < 4; i++)
-        cs_trace_add_row (trace, &rows[i]);
+        cs_trace_add_row(trace, &rows[i]);
 
-    g_autofree char *text = cs_trace_to_string (trace);
-    g_test_message ("%s", text);
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTrace) back = cs_trace_load_data (text, "round-trip", &error);
-    g_assert_no_error (error);
-    g_assert_cmpint (cs_trace_get_layout (back), ==, layout);
-    g_assert_cmpuint (cs_trace_n_rows (back), ==, 4);
+    g_autofree char *text = cs_trace_to_string(trace);
+    g_test_message("%s", text);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) back = cs_trace_load_data(text, "round-trip", &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(cs_trace_get_layout(back), ==, layout);
+    g_assert_cmpuint(cs_trace_n_rows(back), ==, 4);
     for (int i = 0; i < 4; i++) {
-        const CsTraceRow *r = cs_trace_row (back, i);
-        g_assert_cmpint (r->size_bytes, ==, rows[i].size_bytes);
-        g_assert_cmpint (r->count, ==, rows[i].count);
-        g_assert_cmpstr (r->type, ==, "float");
-        g_assert_cmpstr (r->redop, ==, "sum");
-        g_assert_cmpint (r->root, ==, -1);
-        assert_cell_equal (&r->out_of_place, &rows[i].out_of_place);
-        assert_cell_equal (&r->in_place, &rows[i].in_place);
+        const CsTraceRow *r = cs_trace_row(back, i);
+        g_assert_cmpint(r->size_bytes, ==, rows[i].size_bytes);
+        g_assert_cmpint(r->count, ==, rows[i].count);
+        g_assert_cmpstr(r->type, ==, "float");
+        g_assert_cmpstr(r->redop, ==, "sum");
+        g_assert_cmpint(r->root, ==, -1);
+        assert_cell_equal(&r->out_of_place, &rows[i].out_of_place);
+        assert_cell_equal(&r->in_place, &rows[i].in_place);
     }
 
     /* Headers come back in order, the collective and ranks added last. */
-    g_autoptr (GPtrArray) keys = cs_trace_header_keys (back);
+    g_autoptr(GPtrArray) keys = cs_trace_header_keys(back);
     const char *want[] = { "topology", "model", "collective", "ranks" };
-    g_assert_cmpuint (keys->len, ==, G_N_ELEMENTS (want));
+    g_assert_cmpuint(keys->len, ==, G_N_ELEMENTS(want));
     for (guint i = 0; i < keys->len; i++)
-        g_assert_cmpstr (g_ptr_array_index (keys, i), ==, want[i]);
-    g_assert_cmpstr (cs_trace_get_header (back, "topology"), ==, "dgx-h100x4");
+        g_assert_cmpstr(g_ptr_array_index(keys, i), ==, want[i]);
+    g_assert_cmpstr(cs_trace_get_header(back, "topology"), ==, "dgx-h100x4");
     CsOp op;
-    g_assert_true (cs_trace_op (back, &op));
-    g_assert_cmpint (op, ==, CS_OP_ALL_REDUCE);
-    g_assert_cmpint (cs_trace_n_ranks (back), ==, 4);
+    g_assert_true(cs_trace_op(back, &op));
+    g_assert_cmpint(op, ==, CS_OP_ALL_REDUCE);
+    g_assert_cmpint(cs_trace_n_ranks(back), ==, 4);
 
     /* A second write is identical to the first. */
-    g_autofree char *again = cs_trace_to_string (back);
-    g_assert_cmpstr (again, ==, text);
+    g_autofree char *again = cs_trace_to_string(back);
+    g_assert_cmpstr(again, ==, text);
 }
 
 static void
-test_round_trip_classic (void)
+test_round_trip_classic(void)
 {
-    round_trip (CS_TRACE_LAYOUT_CLASSIC);
+    round_trip(CS_TRACE_LAYOUT_CLASSIC);
 }
 
 static void
-test_round_trip_current (void)
+test_round_trip_current(void)
 {
-    round_trip (CS_TRACE_LAYOUT_CURRENT);
+    round_trip(CS_TRACE_LAYOUT_CURRENT);
 }
 
 /* The exact bytes nccl-tests printed for these rows (the seed's H100 trace, classic, and the
  * A100 trace, current), written from the same numbers. */
 static void
-test_writer_exact_rows (void)
+test_writer_exact_rows(void)
 {
-    g_autoptr (CsTrace) classic = cs_trace_new (CS_OP_ALL_REDUCE, 4);
-    CsTraceRow r = make_row (8, 2, 26.08, 0.00, 0.00, 0, 24.37, 0.00, 0.00, 0);
-    cs_trace_add_row (classic, &r);
-    r = make_row (1073741824, 268435456, 4525.6, 237.26, 355.89, 0, 4557.5, 235.60, 353.40, 0);
-    cs_trace_add_row (classic, &r);
-    g_autofree char *c = cs_trace_to_string (classic);
-    g_assert_nonnull (strstr (c, "\n           8             2     float     sum      -1    26.08"
-                                 "    0.00    0.00      0    24.37    0.00    0.00      0\n"));
-    g_assert_nonnull (strstr (c, "\n  1073741824     268435456     float     sum      -1   4525.6"
-                                 "  237.26  355.89      0   4557.5  235.60  353.40      0\n"));
-    g_assert_nonnull (strstr (c, "\n#       size         count      type   redop    root     time"
-                                 "   algbw   busbw #wrong     time   algbw   busbw #wrong\n"));
+    g_autoptr(CsTrace) classic = cs_trace_new(CS_OP_ALL_REDUCE, 4);
+    CsTraceRow r = make_row(8, 2, 26.08, 0.00, 0.00, 0, 24.37, 0.00, 0.00, 0);
+    cs_trace_add_row(classic, &r);
+    r = make_row(1073741824, 268435456, 4525.6, 237.26, 355.89, 0, 4557.5, 235.60, 353.40, 0);
+    cs_trace_add_row(classic, &r);
+    g_autofree char *c = cs_trace_to_string(classic);
+    g_assert_nonnull(strstr(c, "\n           8             2     float     sum      -1    26.08"
+                               "    0.00    0.00      0    24.37    0.00    0.00      0\n"));
+    g_assert_nonnull(strstr(c, "\n  1073741824     268435456     float     sum      -1   4525.6"
+                               "  237.26  355.89      0   4557.5  235.60  353.40      0\n"));
+    g_assert_nonnull(strstr(c, "\n#       size         count      type   redop    root     time"
+                               "   algbw   busbw #wrong     time   algbw   busbw #wrong\n"));
 
-    g_autoptr (CsTrace) current = cs_trace_new (CS_OP_ALL_REDUCE, 8);
-    cs_trace_set_layout (current, CS_TRACE_LAYOUT_CURRENT);
-    r = make_row (134217728, 33554432, 1295.41, 103.61, 181.32, 0, 1284.21, 104.51, 182.90, 0);
-    cs_trace_add_row (current, &r);
-    g_autofree char *n = cs_trace_to_string (current);
-    g_assert_nonnull (strstr (n, "\n   134217728      33554432     float     sum      -1  1295.41"
-                                 "  103.61  181.32       0  1284.21  104.51  182.90       0\n"));
+    g_autoptr(CsTrace) current = cs_trace_new(CS_OP_ALL_REDUCE, 8);
+    cs_trace_set_layout(current, CS_TRACE_LAYOUT_CURRENT);
+    r = make_row(134217728, 33554432, 1295.41, 103.61, 181.32, 0, 1284.21, 104.51, 182.90, 0);
+    cs_trace_add_row(current, &r);
+    g_autofree char *n = cs_trace_to_string(current);
+    g_assert_nonnull(strstr(n, "\n   134217728      33554432     float     sum      -1  1295.41"
+                               "  103.61  181.32       0  1284.21  104.51  182.90       0\n"));
 }
 
 /* Footer: busbw 1, 2, 3 and one N/A average to 2; one wrong element fails the check. */
 static void
-test_writer_footer (void)
+test_writer_footer(void)
 {
-    g_autoptr (CsTrace) trace = cs_trace_new (CS_OP_BROADCAST, 2);
-    CsTraceRow r = make_row (8, 2, 10.0, 1.0, 1.0, 0, 10.0, 2.0, 2.0, -1);
-    cs_trace_add_row (trace, &r);
-    r = make_row (16, 4, 10.0, 3.0, 3.0, 1, NAN, NAN, NAN, -1);
-    cs_trace_add_row (trace, &r);
-    g_assert_cmpfloat_with_epsilon (cs_trace_avg_busbw (trace), 2.0, 1e-12);
-    g_autofree char *text = cs_trace_to_string (trace);
-    g_assert_true (g_str_has_suffix (text, "# Out of bounds values : 1 FAILED\n"
-                                           "# Avg bus bandwidth    : 2\n"));
-    g_assert_true (g_str_has_prefix (text, "# collective: broadcast\n# ranks: 2\n"));
+    g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_BROADCAST, 2);
+    CsTraceRow r = make_row(8, 2, 10.0, 1.0, 1.0, 0, 10.0, 2.0, 2.0, -1);
+    cs_trace_add_row(trace, &r);
+    r = make_row(16, 4, 10.0, 3.0, 3.0, 1, NAN, NAN, NAN, -1);
+    cs_trace_add_row(trace, &r);
+    g_assert_cmpfloat_with_epsilon(cs_trace_avg_busbw(trace), 2.0, 1e-12);
+    g_autofree char *text = cs_trace_to_string(trace);
+    g_assert_true(g_str_has_suffix(text, "# Out of bounds values : 1 FAILED\n"
+                                         "# Avg bus bandwidth    : 2\n"));
+    g_assert_true(g_str_has_prefix(text, "# collective: broadcast\n# ranks: 2\n"));
 
     /* Headers set explicitly keep their place and are not repeated. */
-    cs_trace_set_header (trace, "ranks", "2 (one node)");
-    cs_trace_set_header (trace, "topology", "pcie-2gpu");
-    g_autofree char *again = cs_trace_to_string (trace);
-    g_assert_true (g_str_has_prefix (again, "# ranks: 2 (one node)\n# topology: pcie-2gpu\n"
-                                            "# collective: broadcast\n#  "));
+    cs_trace_set_header(trace, "ranks", "2 (one node)");
+    cs_trace_set_header(trace, "topology", "pcie-2gpu");
+    g_autofree char *again = cs_trace_to_string(trace);
+    g_assert_true(g_str_has_prefix(again, "# ranks: 2 (one node)\n# topology: pcie-2gpu\n"
+                                          "# collective: broadcast\n#  "));
 }
 
 static void
-test_save_file (void)
+test_save_file(void)
 {
-    g_autoptr (CsTrace) trace = cs_trace_new (CS_OP_ALL_GATHER, 2);
-    CsTraceRow r = make_row (64, 8, 10.5, 0.01, 0.00, -1, 10.2, 0.01, 0.00, -1);
-    g_strlcpy (r.redop, "none", sizeof r.redop);
-    cs_trace_add_row (trace, &r);
-    g_autofree char *dir = g_dir_make_tmp ("collsim-trace-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename (dir, "out.txt", NULL);
-    g_autoptr (GError) error = NULL;
-    g_assert_true (cs_trace_save_file (trace, path, &error));
-    g_assert_no_error (error);
-    g_autoptr (CsTrace) back = cs_trace_load_file (path, &error);
-    g_assert_no_error (error);
-    g_assert_cmpstr (cs_trace_row (back, 0)->redop, ==, "none");
-    g_assert_cmpint (cs_trace_row (back, 0)->in_place.wrong, ==, -1);
-    g_assert_cmpstr (cs_trace_origin (back), ==, path);
-    g_remove (path);
-    g_rmdir (dir);
+    g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_GATHER, 2);
+    CsTraceRow r = make_row(64, 8, 10.5, 0.01, 0.00, -1, 10.2, 0.01, 0.00, -1);
+    g_strlcpy(r.redop, "none", sizeof r.redop);
+    cs_trace_add_row(trace, &r);
+    g_autofree char *dir = g_dir_make_tmp("collsim-trace-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "out.txt", NULL);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(cs_trace_save_file(trace, path, &error));
+    g_assert_no_error(error);
+    g_autoptr(CsTrace) back = cs_trace_load_file(path, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(cs_trace_row(back, 0)->redop, ==, "none");
+    g_assert_cmpint(cs_trace_row(back, 0)->in_place.wrong, ==, -1);
+    g_assert_cmpstr(cs_trace_origin(back), ==, path);
+    g_remove(path);
+    g_rmdir(dir);
 
-    g_autofree char *bad = g_build_filename (dir, "no", "such", "dir.txt", NULL);
-    g_assert_false (cs_trace_save_file (trace, bad, &error));
-    g_assert_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO);
+    g_autofree char *bad = g_build_filename(dir, "no", "such", "dir.txt", NULL);
+    g_assert_false(cs_trace_save_file(trace, bad, &error));
+    g_assert_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO);
 }
 
 /* ---- What a trace is about ---- */
 
-static const char *const row_text =
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong"
-    "     time   algbw   busbw #wrong\n"
-    "           8             2     float     sum      -1    26.08    0.00    0.00      0"
-    "    24.37    0.00    0.00      0\n";
+static const char *const row_text
+    = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+      "     time   algbw   busbw #wrong\n"
+      "           8             2     float     sum      -1    26.08    0.00    0.00      0"
+      "    24.37    0.00    0.00      0\n";
 
 static CsOp
-op_of (const char *text, const char *origin)
+op_of(const char *text, const char *origin)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTrace) trace = cs_trace_load_data (text, origin, &error);
-    g_assert_no_error (error);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_data(text, origin, &error);
+    g_assert_no_error(error);
     CsOp op = CS_N_OPS;
-    if (!cs_trace_op (trace, &op))
+    if (!cs_trace_op(trace, &op))
         return CS_N_OPS;
     return op;
 }
 
 static void
-test_op_inference (void)
+test_op_inference(void)
 {
-    g_autofree char *with_header = g_strconcat ("# collective: reduce_scatter\n", row_text, NULL);
-    g_autofree char *with_banner = g_strconcat ("# Collective test starting: all_gather_perf_mpi\n",
-                                                row_text, NULL);
+    g_autofree char *with_header = g_strconcat("# collective: reduce_scatter\n", row_text, NULL);
+    g_autofree char *with_banner
+        = g_strconcat("# Collective test starting: all_gather_perf_mpi\n", row_text, NULL);
     /* The header wins over the file name, the banner over the file name too. */
-    g_assert_cmpint (op_of (with_header, "x_allreduce.txt"), ==, CS_OP_REDUCE_SCATTER);
-    g_assert_cmpint (op_of (with_banner, "x_allreduce.txt"), ==, CS_OP_ALL_GATHER);
+    g_assert_cmpint(op_of(with_header, "x_allreduce.txt"), ==, CS_OP_REDUCE_SCATTER);
+    g_assert_cmpint(op_of(with_banner, "x_allreduce.txt"), ==, CS_OP_ALL_GATHER);
     /* File names: nccl-tests' stems and our spellings; longest match first. */
-    g_assert_cmpint (op_of (row_text, "runs/reduce_scatter_perf.log"), ==, CS_OP_REDUCE_SCATTER);
-    g_assert_cmpint (op_of (row_text, "runs/node3-bcast.txt"), ==, CS_OP_BROADCAST);
-    g_assert_cmpint (op_of (row_text, "x/all-to-all.txt"), ==, CS_OP_ALL_TO_ALL);
-    g_assert_cmpint (op_of (row_text, "x/reduce.txt"), ==, CS_OP_REDUCE);
-    g_assert_cmpint (op_of (row_text, "x/sendrecv.txt"), ==, CS_N_OPS);
+    g_assert_cmpint(op_of(row_text, "runs/reduce_scatter_perf.log"), ==, CS_OP_REDUCE_SCATTER);
+    g_assert_cmpint(op_of(row_text, "runs/node3-bcast.txt"), ==, CS_OP_BROADCAST);
+    g_assert_cmpint(op_of(row_text, "x/all-to-all.txt"), ==, CS_OP_ALL_TO_ALL);
+    g_assert_cmpint(op_of(row_text, "x/reduce.txt"), ==, CS_OP_REDUCE);
+    g_assert_cmpint(op_of(row_text, "x/sendrecv.txt"), ==, CS_N_OPS);
 }
 
 static void
-test_missing_file (void)
+test_missing_file(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTrace) trace = cs_trace_load_file ("/nonexistent/collsim/trace.txt", &error);
-    g_assert_null (trace);
-    g_assert_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO);
-    g_assert_nonnull (strstr (error->message, "/nonexistent/collsim/trace.txt"));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_file("/nonexistent/collsim/trace.txt", &error);
+    g_assert_null(trace);
+    g_assert_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO);
+    g_assert_nonnull(strstr(error->message, "/nonexistent/collsim/trace.txt"));
 }
 
 /* ---- Main ---- */
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
+    g_test_init(&argc, &argv, NULL);
 
-    for (gsize i = 0; i < G_N_ELEMENTS (shipped); i++) {
-        g_autofree char *stem = g_strndup (shipped[i].file, strlen (shipped[i].file) - 4);
-        g_autofree char *path = g_strdup_printf ("/trace/shipped/%s", stem);
-        g_test_add_data_func (path, &shipped[i], test_shipped);
+    for (gsize i = 0; i < G_N_ELEMENTS(shipped); i++) {
+        g_autofree char *stem = g_strndup(shipped[i].file, strlen(shipped[i].file) - 4);
+        g_autofree char *path = g_strdup_printf("/trace/shipped/%s", stem);
+        g_test_add_data_func(path, &shipped[i], test_shipped);
     }
-    g_test_add_func ("/trace/shipped/all-listed", test_shipped_all_listed);
-    g_test_add_func ("/trace/shipped/qualified-header", test_shipped_qualified_header);
-    add_fixture_tests ();
-    g_test_add_func ("/trace/writer/round-trip-classic", test_round_trip_classic);
-    g_test_add_func ("/trace/writer/round-trip-current", test_round_trip_current);
-    g_test_add_func ("/trace/writer/exact-rows", test_writer_exact_rows);
-    g_test_add_func ("/trace/writer/footer", test_writer_footer);
-    g_test_add_func ("/trace/writer/save-file", test_save_file);
-    g_test_add_func ("/trace/op/inference", test_op_inference);
-    g_test_add_func ("/trace/io/missing-file", test_missing_file);
-    return g_test_run ();
+    g_test_add_func("/trace/shipped/all-listed", test_shipped_all_listed);
+    g_test_add_func("/trace/shipped/qualified-header", test_shipped_qualified_header);
+    add_fixture_tests();
+    g_test_add_func("/trace/writer/round-trip-classic", test_round_trip_classic);
+    g_test_add_func("/trace/writer/round-trip-current", test_round_trip_current);
+    g_test_add_func("/trace/writer/exact-rows", test_writer_exact_rows);
+    g_test_add_func("/trace/writer/footer", test_writer_footer);
+    g_test_add_func("/trace/writer/save-file", test_save_file);
+    g_test_add_func("/trace/op/inference", test_op_inference);
+    g_test_add_func("/trace/io/missing-file", test_missing_file);
+    return g_test_run();
 }
