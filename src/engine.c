@@ -7,8 +7,12 @@
  *
  * - Launch. Rank r starts at launch_s * (1 + r mod g), g = CsEngineOptions.gpus_per_thread:
  *   one host thread launches its g GPUs' kernels one after another (nccl-tests -g).
- * - Programs. Each (rank, channel) is a cursor walking that channel's steps in order; each
- *   step begins step_overhead_s after the previous one ended (flag polling, fences).
+ * - Programs. Each (rank, channel) is a cursor walking that channel's steps in order; a step
+ *   begins when the previous one ended.
+ * - Synchronization. A message becomes visible to its receiver step_overhead_s (of the
+ *   sender's GPU) after its bytes land: the fence and flag store NCCL's primitives do after
+ *   writing each step (prims_simple.h, __threadfence_system then the tail store), paid once
+ *   per hop on the chain. Local steps and pure receives post no flag.
  * - Flow control. A connection is (sender, receiver, channel); the k-th receive takes the
  *   k-th message. A send needs a free slot: NCCL_STEPS = 8 per connection, freed when the
  *   receiver has consumed the message, and the news travels back over the reverse route
@@ -261,6 +265,7 @@ typedef struct {
     CsRoute route;    /* a copy; links point into Engine.route_links */
     CsTime prop_ps;   /* route alpha + protocol hop latency */
     CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
+    CsTime sync_ps;   /* the sender's step overhead: fence and flag before it is seen */
     gint32 src_cursor;
     gint32 dst_cursor;
     gint32 n_msgs;  /* messages over the whole run */
@@ -396,7 +401,6 @@ step_finished(Engine *e, gint32 id, Stamp fin)
     /* Its event comes after many others': fetch the step meanwhile. */
     __builtin_prefetch(&e->steps[c->step]);
     c->ready = fin;
-    c->ready.t += e->ranks[c->rank].step_ps;
     push(e, c->ready.t, id, EV_STEP);
 }
 
@@ -525,9 +529,9 @@ finish_send(Engine *e, gint32 id, CsTime end)
     if (c->cut)
         c->ready = stamp_later(c->ready, c->in_last);
     m->arrive = c->ready;
-    m->arrive.t += conn->prop_ps;
+    m->arrive.t += conn->prop_ps + conn->sync_ps;
     m->arrive.a += conn->prop_ps;
-    m->first = c->flow_first + conn->prop_ps;
+    m->first = c->flow_first + conn->prop_ps + conn->sync_ps;
     m->known = TRUE;
     if (e->obs != NULL && e->obs->link_busy != NULL) {
         for (int i = 0; i < conn->route.n_links; i++)
@@ -956,6 +960,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             conn->prop_ps += e->hop_ps[conn->route.link_class];
             max_hops = MAX(max_hops, conn->route.n_links);
         }
+        conn->sync_ps = e->ranks[src].step_ps;
         conn->credit_ps
             = e->textbook ? 0 : cs_time_from_s(cs_topo_route(e->topo, dst, src)->alpha_s);
         gint32 slots = 1;
@@ -1096,7 +1101,7 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
         Cursor *c = &e.cursors[i];
         if (c->step == c->end)
             continue;
-        c->ready.t = e.ranks[c->rank].launch_ps + e.ranks[c->rank].step_ps;
+        c->ready.t = e.ranks[c->rank].launch_ps;
         push(&e, c->ready.t, i, EV_STEP);
     }
     clock_t t_loop = clock();

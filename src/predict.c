@@ -1,2 +1,272 @@
-/* PLACEHOLDER-UNWRITTEN: predict.c is written by its owner; delete this line. */
-typedef int cs_unwritten_predict;
+// SPDX-License-Identifier: MIT
+/* Prediction: builds a schedule with an algorithm and runs it through the engine for one
+ * (op, size, algorithm, protocol, channels) point, and picks the fastest point per size. The
+ * only module that knows both the algorithm registry and the engine (DESIGN §1). */
+#include "predict.h"
+
+#include "algos/registry.h"
+#include "models/nccl.h"
+
+/* ---- Options ---- */
+
+/* Defaults: float sum, root 0, every rank of the topology, channels chosen per point,
+ * reservation model, one GPU per launching thread. */
+void
+cs_predict_options_init(CsPredictOptions *options)
+{
+    g_return_if_fail(options != NULL);
+    *options = (CsPredictOptions){
+        .dtype = CS_DTYPE_FLOAT,
+        .redop = CS_REDOP_SUM,
+        .root = 0,
+        .nranks = 0,
+        .n_channels = 0,
+    };
+}
+
+/* ---- Channels ---- */
+
+/* NCCL reduces the channel count of small operations until every thread of every channel
+ * has work: nc = nBytes / (nThreads * threadThreshold), with threadThreshold 8 B for LL and
+ * LL128 and 64 B for Simple (NCCL 2.2x src/enqueue.cc, getNthreads/NCCL_*_THREAD_THRESHOLD),
+ * and 512 threads (LL, Simple) or 640 (LL128). Bytes per channel below which NCCL drops one: */
+static gint64
+bytes_per_channel_min(CsProto proto)
+{
+    switch (proto) {
+    case CS_PROTO_LL:
+        return 512 * 8;
+    case CS_PROTO_LL128:
+        return 640 * 8;
+    case CS_PROTO_SIMPLE:
+    default:
+        return 512 * 64;
+    }
+}
+
+/* Whether @algo is one of NCCL's collective algorithms (the ones models/nccl.c maps to an
+ * NCCL algorithm: ring, tree, nvls ...), which run on many channels; the others are MPI
+ * classics that move one message at a time per rank. */
+static gboolean
+algo_is_nccl(const CsAlgo *algo)
+{
+    CsNcclAlgo na;
+
+    return cs_nccl_algo_from_collsim(algo->name, &na);
+}
+
+/* Whether an nccl-tests run of @op could execute @algo: NCCL's own algorithms for the five
+ * collectives NCCL implements, and grouped send/recv ("direct", nccl-tests' scatter.cu,
+ * gather.cu, alltoall.cu) for the other three. */
+static gboolean
+algo_in_nccl_tests(const CsAlgo *algo, CsOp op)
+{
+    if (op == CS_OP_SCATTER || op == CS_OP_GATHER || op == CS_OP_ALL_TO_ALL)
+        return g_strcmp0(algo->name, "direct") == 0;
+    return algo_is_nccl(algo);
+}
+
+/* The pipeline chunk NCCL uses, where it differs from one slot (cs_algo_default_chunk()):
+ * Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS = NCCL_STEPS / 2 = 4
+ * slots per step (NCCL 2.2x src/include/collectives.h); 0 keeps the algorithm's default. */
+static gint64
+nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
+{
+    if (proto != CS_PROTO_SIMPLE || g_strcmp0(algo->name, "ring") != 0)
+        return 0;
+    if (op != CS_OP_ALL_REDUCE && op != CS_OP_ALL_GATHER && op != CS_OP_REDUCE_SCATTER)
+        return 0;
+    return (CS_NCCL_STEPS / 2) * cs_proto_info(proto)->slot_data_bytes;
+}
+
+/**
+ * cs_predict_default_channels:
+ * The channel count NCCL-like defaults give @algo for @op at @size_bytes on @nranks ranks of
+ * @topo:
+ * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct) run one channel;
+ * - NCCL's algorithms (ring, tree, nvls, hierarchical) start from one channel per 20 GB/s
+ *   of a GPU's fastest class of links, rounded to a power of two between 2 and 32. NCCL's
+ *   Hopper NVLink constant is 20.6 GB/s per link and one channel per link pair direction,
+ *   which lands on the 16 to 32 channels NCCL reports on H100 NVSwitch boxes, and 2 on
+ *   PCIe-only boxes (NCCL 2.2x src/graph/search.cc, tuning.cc);
+ * - then, as NCCL does for small operations, channels are dropped until each has at least
+ *   nThreads x threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
+ * With 8 B every algorithm runs on one channel.
+ */
+int
+cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                            gint64 size_bytes, int nranks)
+{
+    g_return_val_if_fail(topo != NULL && algo != NULL, 1);
+    if (!algo_is_nccl(algo))
+        return 1;
+
+    double best_Bps = 0.0;
+    for (int k = 0; k < CS_N_LINK_CLASSES; k++)
+        best_Bps = MAX(best_Bps, cs_topo_injection_bw(topo, 0, (CsLinkClass)k));
+    int max_ch = 2;
+    while (max_ch < 32 && max_ch * 20e9 < best_Bps * 0.75)
+        max_ch *= 2;
+
+    /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
+    CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
+    gint64 bytes = MAX(sz.send_bytes, sz.recv_bytes);
+    gint64 nc = bytes / bytes_per_channel_min(proto);
+    return (int)CLAMP(nc, 1, max_ch);
+}
+
+/* ---- One point ---- */
+
+/**
+ * cs_predict_one:
+ * Builds @algo's schedule for @op of @size_bytes on the first options->nranks ranks of @topo
+ * with @proto on options->n_channels channels (0: cs_predict_default_channels()), and
+ * simulates it. Chunks are NCCL's: one slot per step, four for Simple rings of all-reduce,
+ * all-gather and reduce-scatter; in textbook mode one chunk per message.
+ * Returns: TRUE with @out filled (its result keeps no per-rank array), or FALSE with the
+ * algorithm's error (CS_SCHEDULE_ERROR_UNSUPPORTED: it cannot serve this case) or the
+ * engine's (CS_ENGINE_ERROR_MISMATCH: the protocol cannot cross one of the routes).
+ */
+gboolean
+cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, CsProto proto,
+               const CsPredictOptions *options, CsPrediction *out, GError **error)
+{
+    CsPredictOptions defaults;
+    CsAlgoArgs args;
+
+    g_return_val_if_fail(topo != NULL && algo != NULL && out != NULL, FALSE);
+    if (options == NULL) {
+        cs_predict_options_init(&defaults);
+        options = &defaults;
+    }
+    int topo_ranks = cs_topo_n_ranks(topo);
+    int nranks = options->nranks > 0 ? options->nranks : topo_ranks;
+    if (nranks > topo_ranks) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                    "%d ranks asked but topology %s has %d", nranks, cs_topo_name(topo),
+                    topo_ranks);
+        return FALSE;
+    }
+    int channels
+        = options->n_channels > 0
+              ? options->n_channels
+              : (options->engine.textbook
+                     ? 1
+                     : cs_predict_default_channels(topo, algo, op, proto, size_bytes, nranks));
+
+    /* The algorithm sees the machine only when it runs on all of it (node structure). */
+    cs_algo_args_init(&args, nranks == topo_ranks ? topo : NULL, op, nranks, size_bytes);
+    args.root = options->root;
+    args.dtype = options->dtype;
+    args.redop = options->redop;
+    args.proto = proto;
+    args.n_channels = channels;
+    /* The textbook machine sends each message whole. */
+    if (options->engine.textbook)
+        args.chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
+    else
+        args.chunk_bytes = nccl_chunk_bytes(algo, op, proto);
+
+    g_autoptr(CsSchedule) sched = cs_algo_build(algo, &args, error);
+    if (sched == NULL)
+        return FALSE;
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &options->engine, error);
+    if (res == NULL)
+        return FALSE;
+
+    *out = (CsPrediction){
+        .algo = algo,
+        .proto = proto,
+        .n_channels = channels,
+        .size = *cs_schedule_size(sched),
+        .result = *res,
+    };
+    out->result.rank_finish = NULL;
+    out->time_us = cs_result_time_us(res);
+    out->algbw_GBps = cs_result_algbw_GBps(res, &out->size);
+    out->busbw_GBps = cs_result_busbw_GBps(res, &out->size, op, nranks);
+    return TRUE;
+}
+
+/* ---- The best point ---- */
+
+/* Errors that mean "this candidate does not apply", as opposed to a broken input. */
+static gboolean
+is_refusal(const GError *error)
+{
+    return g_error_matches(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED)
+           || g_error_matches(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+}
+
+/**
+ * cs_predict_best:
+ * Predicts every candidate algorithm that implements @op and supports this case, with every
+ * protocol (or only @proto_filter, a CsProto or -1) that can cross the routes it uses, and
+ * keeps the fastest; ties go to the earlier algorithm and protocol in listing order. The
+ * candidates are @algo_filter when given; otherwise what an nccl-tests run can execute
+ * (NCCL's algorithms; grouped send/recv for scatter, gather and all-to-all), or every
+ * registered algorithm with options->any_algorithm: collsim predicts like nccl-tests unless
+ * asked to weigh algorithms NCCL does not have.
+ * Returns: TRUE with @out set, or FALSE with @error: the first refusal's reason when nothing
+ * applies, or the first error that is not a refusal.
+ */
+gboolean
+cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
+                int proto_filter, const CsPredictOptions *options, CsPrediction *out,
+                GError **error)
+{
+    g_autoptr(GError) first_refusal = NULL;
+    gboolean found = FALSE;
+    int nranks;
+
+    g_return_val_if_fail(topo != NULL && out != NULL, FALSE);
+    nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    gboolean any = options != NULL && options->any_algorithm;
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+        const CsAlgo *algo = *a;
+        const char *why = NULL;
+        if (algo_filter != NULL && algo != algo_filter)
+            continue;
+        if ((algo->ops & CS_OP_BIT(op)) == 0)
+            continue;
+        if (algo_filter == NULL && !any && !algo_in_nccl_tests(algo, op))
+            continue;
+        if (algo->supports != NULL
+            && !algo->supports(nranks == cs_topo_n_ranks(topo) ? topo : NULL, op, nranks, &why)) {
+            if (first_refusal == NULL)
+                g_set_error(&first_refusal, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                            "algorithm %s cannot run %s on %d ranks: %s", algo->name,
+                            cs_op_name(op), nranks, why != NULL ? why : "not supported");
+            continue;
+        }
+        for (int p = 0; p < CS_N_PROTOS; p++) {
+            CsPrediction pred;
+            g_autoptr(GError) local = NULL;
+            if (proto_filter >= 0 && p != proto_filter)
+                continue;
+            if (!cs_predict_one(topo, op, size_bytes, algo, (CsProto)p, options, &pred, &local)) {
+                if (!is_refusal(local)) {
+                    g_propagate_error(error, g_steal_pointer(&local));
+                    return FALSE;
+                }
+                if (first_refusal == NULL)
+                    first_refusal = g_steal_pointer(&local);
+                continue;
+            }
+            if (!found || pred.result.time < out->result.time) {
+                *out = pred;
+                found = TRUE;
+            }
+        }
+    }
+    if (found)
+        return TRUE;
+    if (first_refusal != NULL) {
+        g_propagate_error(error, g_steal_pointer(&first_refusal));
+    }
+    else {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "no algorithm implements %s", cs_op_name(op));
+    }
+    return FALSE;
+}

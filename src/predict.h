@@ -23,6 +23,10 @@ typedef struct {
     int root;
     int nranks;                  /* 0 = every rank of the topology */
     int n_channels;              /* 0 = chosen per topology, algorithm and size */
+    gboolean any_algorithm;      /* cs_predict_best without a filter: FALSE (default) weighs
+                                  * what an nccl-tests run can execute (NCCL's algorithms:
+                                  * ring, tree, nvls; grouped send/recv for scatter, gather,
+                                  * all-to-all), TRUE every registered algorithm */
 } CsPredictOptions;
 
 void cs_predict_options_init (CsPredictOptions *options);

@@ -493,9 +493,10 @@ test_launch_serial(void)
     g_autoptr(GError) error = NULL;
 
     g_test_summary("One thread launching 4 GPUs starts them one launch apart (nccl-tests -g).");
-    /* Each rank copies 8000 B locally: 8000 B / 8 GB/s = 1 us after one step overhead of
-     * 0.5 us. With -g 4, rank r launches at 5 us x (1 + r): rank 3 finishes at
-     * 20 + 0.5 + 1 = 21.5 us. With -g 2, ranks 2 and 3 are the first of their thread. */
+    /* Each rank copies 8000 B locally: 8000 B / 8 GB/s = 1 us (a local step posts no flag,
+     * so the 0.5 us step overhead does not apply). With -g 4, rank r launches at
+     * 5 us x (1 + r): rank 3 finishes at 20 + 1 = 21 us. With -g 2, ranks 2 and 3 are the
+     * first of their thread. */
     for (int r = 0; r < 4; r++)
         cs_schedule_step(s, r, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 8000, 0);
     cs_schedule_seal(s);
@@ -504,22 +505,22 @@ test_launch_serial(void)
     g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
     for (int r = 0; r < 4; r++)
-        g_assert_cmpint(res->rank_finish[r], ==, (5 * (1 + r)) * PS_PER_US + 1500000);
-    g_assert_cmpint(res->time, ==, 21500000);
-    /* Launch and step overhead are overhead; the copy is gamma. */
-    g_assert_cmpint(res->overhead, ==, 20500000);
+        g_assert_cmpint(res->rank_finish[r], ==, (5 * (1 + r) + 1) * PS_PER_US);
+    g_assert_cmpint(res->time, ==, 21 * PS_PER_US);
+    /* The launch is overhead; the copy is gamma. */
+    g_assert_cmpint(res->overhead, ==, 20 * PS_PER_US);
     g_assert_cmpint(res->gamma, ==, 1 * PS_PER_US);
 
     opt.gpus_per_thread = 2;
     g_autoptr(CsResult) res2 = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
-    g_assert_cmpint(res2->rank_finish[2], ==, 6500000);
-    g_assert_cmpint(res2->time, ==, 11500000);
+    g_assert_cmpint(res2->rank_finish[2], ==, 6 * PS_PER_US);
+    g_assert_cmpint(res2->time, ==, 11 * PS_PER_US);
 
     opt.no_launch = TRUE;
     g_autoptr(CsResult) res3 = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
-    g_assert_cmpint(res3->time, ==, 1500000);
+    g_assert_cmpint(res3->time, ==, 1 * PS_PER_US);
 }
 
 static void
@@ -572,6 +573,38 @@ test_recv_reduce_bound(void)
     g_assert_cmpfloat(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK], <, 6e-6);
     g_assert_cmpint(res->rank_finish[1], ==, 13 * PS_PER_US);
     g_assert_cmpint(res->gamma, ==, 13 * PS_PER_US);
+}
+
+static void
+test_sync_per_hop(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0.5 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 3, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    g_test_summary("Each hop of a chain pays the sender's step overhead (fence + flag).");
+    /* 0 -> 1 -> 2, 1000 B, Simple (hop latency h). Hop 1: 1 us on the link, then alpha
+     * 1 us + h + the 0.5 us step overhead: arrives at 2.5 + h. 1000 B fit in one slot, so
+     * rank 1 forwards once it has copied them out: + 1000 x 125 ps = 0.125 us. Hop 2 the
+     * same: arrives at (2.5 + h) + 0.125 + (2.5 + h); rank 2 copies out: + 0.125 us.
+     * Rank 2 finishes at 5.25 us + 2h. */
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_step(s, 1, 0, CS_STEP_RECV_COPY_SEND, 0, 2, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, 0,
+                     1000, 0);
+    cs_schedule_recv(s, 2, 0, 1, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+    CsTime hop
+        = cs_time_from_s(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK]);
+
+    g_assert_cmpint(res->rank_finish[2], ==, 5250000 + 2 * hop);
+    /* Two hops of alpha, two serializations, two copies; the rest is the overheads. */
+    g_assert_cmpint(res->alpha, ==, 2 * (PS_PER_US + hop));
+    g_assert_cmpint(res->beta, ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->gamma, ==, 250000);
+    g_assert_cmpint(res->overhead, ==, 1 * PS_PER_US);
 }
 
 /* ---- Observer ---- */
@@ -777,11 +810,13 @@ main(int argc, char **argv)
         g_autofree char *p3 = g_strdup_printf("/engine/slots/late-receiver/%s", models[m]);
         g_autofree char *p4 = g_strdup_printf("/engine/overlap/recv-reduce/%s", models[m]);
         g_autofree char *p5 = g_strdup_printf("/engine/observer/%s", models[m]);
+        g_autofree char *p6 = g_strdup_printf("/engine/sync/per-hop/%s", models[m]);
         g_test_add_data_func(p1, models[m], test_split_ring);
         g_test_add_data_func(p2, models[m], test_contention_channels);
         g_test_add_data_func(p3, models[m], test_slots);
         g_test_add_data_func(p4, models[m], test_recv_overlap);
         g_test_add_data_func(p5, models[m], test_observer);
+        g_test_add_data_func(p6, models[m], test_sync_per_hop);
     }
     g_test_add_func("/engine/contention/reservation/serialize", test_contention_reservation);
     g_test_add_func("/engine/contention/maxmin/half", test_contention_maxmin);
