@@ -40,109 +40,106 @@ typedef struct {
 } Options;
 
 static void
-options_clear (Options *o)
+options_clear(Options *o)
 {
-    g_free (o->backend);
-    g_free (o->op);
-    g_free (o->algo);
-    g_free (o->proto);
-    g_free (o->min_bytes);
-    g_free (o->max_bytes);
-    g_free (o->step_factor);
-    g_free (o->step_bytes);
-    g_free (o->dtype);
-    g_free (o->redop);
-    g_free (o->chunk);
-    g_free (o->gpus);
-    g_free (o->topo);
-    g_free (o->output);
-    g_strfreev (o->rest);
+    g_free(o->backend);
+    g_free(o->op);
+    g_free(o->algo);
+    g_free(o->proto);
+    g_free(o->min_bytes);
+    g_free(o->max_bytes);
+    g_free(o->step_factor);
+    g_free(o->step_bytes);
+    g_free(o->dtype);
+    g_free(o->redop);
+    g_free(o->chunk);
+    g_free(o->gpus);
+    g_free(o->topo);
+    g_free(o->output);
+    g_strfreev(o->rest);
 }
 
-static gboolean
-usage (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+static gboolean usage(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 static gboolean
-usage (GError **error, const char *format, ...)
+usage(GError **error, const char *format, ...)
 {
     va_list ap;
-    va_start (ap, format);
-    g_autofree char *msg = g_strdup_vprintf (format, ap);
-    va_end (ap);
-    g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim measure: %s", msg);
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim measure: %s", msg);
     return FALSE;
 }
 
 /* A size option: @text with units ("8", "64K", "1G"), >= 0. */
 static gboolean
-parse_size (const char *flag, const char *text, gint64 *bytes, GError **error)
+parse_size(const char *flag, const char *text, gint64 *bytes, GError **error)
 {
-    g_autoptr (GError) local = NULL;
-    if (!cs_units_parse_size (text, bytes, &local))
-        return usage (error, "%s: %s", flag, local->message);
+    g_autoptr(GError) local = NULL;
+    if (!cs_units_parse_size(text, bytes, &local))
+        return usage(error, "%s: %s", flag, local->message);
     if (*bytes < 0)
-        return usage (error, "%s: \"%s\" is negative", flag, text);
+        return usage(error, "%s: \"%s\" is negative", flag, text);
     return TRUE;
 }
 
 /* "0,1,3" -> device indices. */
 static gboolean
-parse_gpus (const char *text, GArray *gpus, GError **error)
+parse_gpus(const char *text, GArray *gpus, GError **error)
 {
-    g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
     for (char **p = parts; *p != NULL; p++) {
         guint64 d = 0;
-        g_autoptr (GError) local = NULL;
-        if (!g_ascii_string_to_unsigned (g_strstrip (*p), 10, 0, G_MAXINT32, &d, &local))
-            return usage (error, "--gpus: \"%s\" is not a device index (expected e.g. 0,1,2,3)",
-                          *p);
-        int dev = (int) d;
-        g_array_append_val (gpus, dev);
+        g_autoptr(GError) local = NULL;
+        if (!g_ascii_string_to_unsigned(g_strstrip(*p), 10, 0, G_MAXINT32, &d, &local))
+            return usage(error, "--gpus: \"%s\" is not a device index (expected e.g. 0,1,2,3)", *p);
+        int dev = (int)d;
+        g_array_append_val(gpus, dev);
     }
     if (gpus->len == 0)
-        return usage (error, "--gpus: empty list");
+        return usage(error, "--gpus: empty list");
     return TRUE;
 }
 
 /* The command line as typed, for the trace header. */
 static char *
-command_line (int argc, char **argv)
+command_line(int argc, char **argv)
 {
-    g_autoptr (GString) s = g_string_new ("collsim measure");
+    g_autoptr(GString) s = g_string_new("collsim measure");
     for (int i = 1; i < argc; i++) {
-        gboolean plain = argv[i][0] != '\0' && strpbrk (argv[i], " \t\n'\"\\$`*?;&|<>()") == NULL;
-        g_autofree char *quoted = plain ? g_strdup (argv[i]) : g_shell_quote (argv[i]);
-        g_string_append_printf (s, " %s", quoted);
+        gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t\n'\"\\$`*?;&|<>()") == NULL;
+        g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
+        g_string_append_printf(s, " %s", quoted);
     }
-    return g_string_free (g_steal_pointer (&s), FALSE);
+    return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
 static char *
-backends_help (void)
+backends_help(void)
 {
-    g_autoptr (GString) s = g_string_new ("Backends:\n");
-    for (const CsBackend *const *b = cs_backend_registry (); *b != NULL; b++)
-        g_string_append_printf (s, "  %-5s %s%s%s\n", (*b)->name, (*b)->summary,
-                                (*b)->available ? "" : "\n        unavailable: ",
-                                (*b)->available ? "" : (*b)->missing);
-    g_string_append (s,
-                     "\n"
-                     "cuda and mpi run collsim's own schedules (--algo, see 'collsim algos'), "
-                     "check every\n"
-                     "element against a host reference (#wrong) and fail on any wrong element. "
-                     "mpi runs\n"
-                     "one rank per process: mpirun -np 4 collsim measure --backend mpi --op "
-                     "allreduce --algo ring.\n"
-                     "nccl runs NCCL's collective; --algo/--proto set NCCL_ALGO/NCCL_PROTO.\n"
-                     "Times: cuda and nccl use CUDA events, mpi MPI_Wtime averaged over ranks; "
-                     "in-place\n"
-                     "halves are measured by nccl only (N/A for schedules).");
-    return g_string_free (g_steal_pointer (&s), FALSE);
+    g_autoptr(GString) s = g_string_new("Backends:\n");
+    for (const CsBackend *const *b = cs_backend_registry(); *b != NULL; b++)
+        g_string_append_printf(
+            s, "  %-5s %s%s%s\n", (*b)->name, (*b)->summary,
+            (*b)->available ? "" : "\n        unavailable: ", (*b)->available ? "" : (*b)->missing);
+    g_string_append(s, "\n"
+                       "cuda and mpi run collsim's own schedules (--algo, see 'collsim algos'), "
+                       "check every\n"
+                       "element against a host reference (#wrong) and fail on any wrong element. "
+                       "mpi runs\n"
+                       "one rank per process: mpirun -np 4 collsim measure --backend mpi --op "
+                       "allreduce --algo ring.\n"
+                       "nccl runs NCCL's collective; --algo/--proto set NCCL_ALGO/NCCL_PROTO.\n"
+                       "Times: cuda and nccl use CUDA events, mpi MPI_Wtime averaged over ranks; "
+                       "in-place\n"
+                       "halves are measured by nccl only (N/A for schedules).");
+    return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
 /* Backend errors become CLI errors: bad arguments exit 2, the rest 1. */
 static gboolean
-backend_failed (GError *local, GError **error)
+backend_failed(GError *local, GError **error)
 {
     int code = CS_CLI_ERROR_FAILED;
     if (local->domain == CS_BACKEND_ERROR)
@@ -151,99 +148,103 @@ backend_failed (GError *local, GError **error)
                                                              : CS_CLI_ERROR_FAILED;
     else if (local->domain == CS_SCHEDULE_ERROR && local->code == CS_SCHEDULE_ERROR_UNSUPPORTED)
         code = CS_CLI_ERROR_INPUT;
-    g_set_error (error, CS_CLI_ERROR, code, "collsim measure: %s", local->message);
+    g_set_error(error, CS_CLI_ERROR, code, "collsim measure: %s", local->message);
     return FALSE;
 }
 
 static gboolean
-build_args (Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gpus,
-            CsTopo **topo, GError **error)
+build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gpus, CsTopo **topo,
+           GError **error)
 {
     CsOp op = CS_OP_ALL_REDUCE;
-    gboolean schedules = g_strcmp0 (backend->name, "nccl") != 0;
+    gboolean schedules = g_strcmp0(backend->name, "nccl") != 0;
 
-    if (o->op != NULL && !cs_op_from_name (o->op, &op, error)) {
-        g_prefix_error (error, "collsim measure: --op: ");
+    if (o->op != NULL && !cs_op_from_name(o->op, &op, error)) {
+        g_prefix_error(error, "collsim measure: --op: ");
         return FALSE;
     }
-    cs_measure_args_init (args, op);
+    cs_measure_args_init(args, op);
     args->algo = o->algo;
     args->proto_name = o->proto;
     if (o->proto != NULL && schedules) {
-        g_autoptr (GError) local = NULL;
-        if (!cs_proto_from_name (o->proto, &args->proto, &local))
-            return usage (error, "--proto: %s", local->message);
+        g_autoptr(GError) local = NULL;
+        if (!cs_proto_from_name(o->proto, &args->proto, &local))
+            return usage(error, "--proto: %s", local->message);
     }
     if (schedules && o->algo == NULL)
-        return usage (error, "the %s backend runs collsim's schedules: --algo is required "
-                      "(see 'collsim algos')", backend->name);
-    if (o->min_bytes != NULL && !parse_size ("-b", o->min_bytes, &args->min_bytes, error))
+        return usage(error,
+                     "the %s backend runs collsim's schedules: --algo is required "
+                     "(see 'collsim algos')",
+                     backend->name);
+    if (o->min_bytes != NULL && !parse_size("-b", o->min_bytes, &args->min_bytes, error))
         return FALSE;
-    if (o->max_bytes != NULL && !parse_size ("-e", o->max_bytes, &args->max_bytes, error))
+    if (o->max_bytes != NULL && !parse_size("-e", o->max_bytes, &args->max_bytes, error))
         return FALSE;
     if (o->min_bytes != NULL && o->max_bytes == NULL)
-        args->max_bytes = MAX (args->max_bytes, args->min_bytes);
+        args->max_bytes = MAX(args->max_bytes, args->min_bytes);
     if (o->max_bytes != NULL && o->min_bytes == NULL)
-        args->min_bytes = MIN (args->min_bytes, args->max_bytes);
+        args->min_bytes = MIN(args->min_bytes, args->max_bytes);
     if (args->min_bytes > args->max_bytes)
-        return usage (error, "-b %s is larger than -e %s", o->min_bytes, o->max_bytes);
+        return usage(error, "-b %s is larger than -e %s", o->min_bytes, o->max_bytes);
     if (o->step_bytes != NULL) {
-        if (!parse_size ("-i", o->step_bytes, &args->step_bytes, error))
+        if (!parse_size("-i", o->step_bytes, &args->step_bytes, error))
             return FALSE;
         if (args->step_bytes == 0)
-            return usage (error, "-i: the step must be positive");
+            return usage(error, "-i: the step must be positive");
         if (o->step_factor == NULL)
             args->step_factor = 0.0;
     }
     if (o->step_factor != NULL) {
         char *end = NULL;
         errno = 0;
-        args->step_factor = g_ascii_strtod (o->step_factor, &end);
+        args->step_factor = g_ascii_strtod(o->step_factor, &end);
         if (errno != 0 || end == o->step_factor || *end != '\0' || !(args->step_factor > 1.0))
-            return usage (error, "-f: \"%s\" is not a step factor above 1 (use -i for linear "
-                          "steps)", o->step_factor);
+            return usage(error,
+                         "-f: \"%s\" is not a step factor above 1 (use -i for linear "
+                         "steps)",
+                         o->step_factor);
     }
     if (o->iters < 1)
-        return usage (error, "-n: %d iterations; at least 1", o->iters);
+        return usage(error, "-n: %d iterations; at least 1", o->iters);
     if (o->warmup < 0)
-        return usage (error, "-w: %d warm-up iterations; at least 0", o->warmup);
+        return usage(error, "-w: %d warm-up iterations; at least 0", o->warmup);
     args->iters = o->iters;
     args->warmup = o->warmup;
-    if (o->dtype != NULL && !cs_dtype_from_name (o->dtype, &args->dtype, error)) {
-        g_prefix_error (error, "collsim measure: -d: ");
+    if (o->dtype != NULL && !cs_dtype_from_name(o->dtype, &args->dtype, error)) {
+        g_prefix_error(error, "collsim measure: -d: ");
         return FALSE;
     }
-    if (o->redop != NULL && !cs_redop_from_name (o->redop, &args->redop, error)) {
-        g_prefix_error (error, "collsim measure: -o: ");
+    if (o->redop != NULL && !cs_redop_from_name(o->redop, &args->redop, error)) {
+        g_prefix_error(error, "collsim measure: -o: ");
         return FALSE;
     }
     if (o->root < 0)
-        return usage (error, "-r: root %d is negative", o->root);
+        return usage(error, "-r: root %d is negative", o->root);
     args->root = o->root;
     if (o->check != 0 && o->check != 1)
-        return usage (error, "-c: %d; 1 checks results, 0 does not", o->check);
+        return usage(error, "-c: %d; 1 checks results, 0 does not", o->check);
     args->check = o->check == 1;
     if (o->channels < 1 || o->channels > 256)
-        return usage (error, "--channels: %d; between 1 and 256", o->channels);
+        return usage(error, "--channels: %d; between 1 and 256", o->channels);
     args->n_channels = o->channels;
-    if (o->chunk != NULL && !parse_size ("--chunk", o->chunk, &args->chunk_bytes, error))
+    if (o->chunk != NULL && !parse_size("--chunk", o->chunk, &args->chunk_bytes, error))
         return FALSE;
     if (o->gpus != NULL) {
-        if (!parse_gpus (o->gpus, gpus, error))
+        if (!parse_gpus(o->gpus, gpus, error))
             return FALSE;
-        args->gpus = (const int *) (gconstpointer) gpus->data;
-        args->n_gpus = (int) gpus->len;
+        args->gpus = (const int *)(gconstpointer)gpus->data;
+        args->n_gpus = (int)gpus->len;
     }
     if (o->virtual_ranks < 0)
-        return usage (error, "--virtual-ranks: %d is negative", o->virtual_ranks);
-    if (o->virtual_ranks > 0 && g_strcmp0 (backend->name, "cuda") != 0)
-        return usage (error, "--virtual-ranks is for --backend cuda (mpi takes its ranks from "
-                      "mpirun -np, nccl one per GPU)");
+        return usage(error, "--virtual-ranks: %d is negative", o->virtual_ranks);
+    if (o->virtual_ranks > 0 && g_strcmp0(backend->name, "cuda") != 0)
+        return usage(error, "--virtual-ranks is for --backend cuda (mpi takes its ranks from "
+                            "mpirun -np, nccl one per GPU)");
     args->virtual_ranks = o->virtual_ranks;
-    if (o->gpus != NULL && g_strcmp0 (backend->name, "mpi") == 0)
-        return usage (error, "--gpus is for the cuda and nccl backends");
+    if (o->gpus != NULL && g_strcmp0(backend->name, "mpi") == 0)
+        return usage(error, "--gpus is for the cuda and nccl backends");
     if (o->topo != NULL) {
-        *topo = cs_topo_load (o->topo, error);
+        *topo = cs_topo_load(o->topo, error);
         if (*topo == NULL)
             return FALSE;
         args->topo = *topo;
@@ -252,61 +253,61 @@ build_args (Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *g
 }
 
 static gboolean
-write_trace (const CsTrace *trace, const char *output, GError **error)
+write_trace(const CsTrace *trace, const char *output, GError **error)
 {
     if (output != NULL) {
-        g_autoptr (GError) local = NULL;
-        if (!cs_trace_save_file (trace, output, &local)) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED, "collsim measure: %s",
-                         local->message);
+        g_autoptr(GError) local = NULL;
+        if (!cs_trace_save_file(trace, output, &local)) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED, "collsim measure: %s",
+                        local->message);
             return FALSE;
         }
         return TRUE;
     }
-    g_autofree char *text = cs_trace_to_string (trace);
-    fputs (text, stdout);
-    fflush (stdout);
+    g_autofree char *text = cs_trace_to_string(trace);
+    fputs(text, stdout);
+    fflush(stdout);
     return TRUE;
 }
 
 static gboolean
-measure (Options *o, const char *command, GError **error)
+measure(Options *o, const char *command, GError **error)
 {
-    g_autoptr (GError) local = NULL;
-    g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (int));
-    g_autoptr (CsTopo) topo = NULL;
-    g_autoptr (CsTrace) trace = NULL;
+    g_autoptr(GError) local = NULL;
+    g_autoptr(GArray) gpus = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(CsTopo) topo = NULL;
+    g_autoptr(CsTrace) trace = NULL;
     CsMeasureArgs args;
 
     if (o->rest != NULL && o->rest[0] != NULL)
-        return usage (error, "unexpected argument \"%s\"", o->rest[0]);
+        return usage(error, "unexpected argument \"%s\"", o->rest[0]);
     if (o->backend == NULL)
-        return usage (error, "--backend is required (cuda, nccl or mpi)");
-    const CsBackend *backend = cs_backend_lookup (o->backend, &local);
+        return usage(error, "--backend is required (cuda, nccl or mpi)");
+    const CsBackend *backend = cs_backend_lookup(o->backend, &local);
     if (backend == NULL)
-        return usage (error, "--backend: %s", local->message);
+        return usage(error, "--backend: %s", local->message);
     if (!backend->available) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_UNAVAILABLE, "collsim measure: %s",
-                     backend->missing);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_UNAVAILABLE, "collsim measure: %s",
+                    backend->missing);
         return FALSE;
     }
-    if (!build_args (o, backend, &args, gpus, &topo, error))
+    if (!build_args(o, backend, &args, gpus, &topo, error))
         return FALSE;
     args.command = command;
 
-    if (!cs_backend_measure (backend, &args, &trace, &local))
-        return backend_failed (local, error);
+    if (!cs_backend_measure(backend, &args, &trace, &local))
+        return backend_failed(local, error);
     /* Under MPI only rank 0 holds the trace and reports; the others end quietly. */
     if (trace == NULL)
         return TRUE;
-    if (!write_trace (trace, o->output, error))
+    if (!write_trace(trace, o->output, error))
         return FALSE;
-    gint64 wrong = cs_backend_trace_wrong (trace);
+    gint64 wrong = cs_backend_trace_wrong(trace);
     if (wrong > 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
-                     "collsim measure: %" G_GINT64_FORMAT " wrong element%s (#wrong column): "
-                     "the %s backend did not compute %s correctly", wrong,
-                     wrong == 1 ? "" : "s", backend->name, cs_op_name (args.op));
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
+                    "collsim measure: %" G_GINT64_FORMAT " wrong element%s (#wrong column): "
+                    "the %s backend did not compute %s correctly",
+                    wrong, wrong == 1 ? "" : "s", backend->name, cs_op_name(args.op));
         return FALSE;
     }
     return TRUE;
@@ -321,7 +322,7 @@ measure (Options *o, const char *command, GError **error)
  * fails or any element is wrong (after printing the trace).
  */
 gboolean
-cs_cli_measure (int argc, char **argv, GError **error)
+cs_cli_measure(int argc, char **argv, GError **error)
 {
     Options o = { .iters = 20, .warmup = 1, .check = 1, .channels = 1 };
     const GOptionEntry entries[] = {
@@ -341,21 +342,17 @@ cs_cli_measure (int argc, char **argv, GError **error)
         { "stepbytes", 'i', 0, G_OPTION_ARG_STRING, &o.step_bytes,
           "Add SIZE each step instead of multiplying", "SIZE" },
         { "iters", 'n', 0, G_OPTION_ARG_INT, &o.iters, "Timed iterations (default 20)", "N" },
-        { "warmup_iters", 'w', 0, G_OPTION_ARG_INT, &o.warmup,
-          "Warm-up iterations (default 1)", "N" },
+        { "warmup_iters", 'w', 0, G_OPTION_ARG_INT, &o.warmup, "Warm-up iterations (default 1)",
+          "N" },
         { "datatype", 'd', 0, G_OPTION_ARG_STRING, &o.dtype,
           "int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16", "TYPE" },
-        { "redop", 'o', 0, G_OPTION_ARG_STRING, &o.redop, "sum, prod, max, min or avg",
-          "REDOP" },
+        { "redop", 'o', 0, G_OPTION_ARG_STRING, &o.redop, "sum, prod, max, min or avg", "REDOP" },
         { "root", 'r', 0, G_OPTION_ARG_INT, &o.root, "Root rank (default 0)", "R" },
-        { "check", 'c', 0, G_OPTION_ARG_INT, &o.check, "Check results: 1 (default) or 0",
-          "0|1" },
-        { "channels", 0, 0, G_OPTION_ARG_INT, &o.channels, "Schedule channels (default 1)",
-          "N" },
+        { "check", 'c', 0, G_OPTION_ARG_INT, &o.check, "Check results: 1 (default) or 0", "0|1" },
+        { "channels", 0, 0, G_OPTION_ARG_INT, &o.channels, "Schedule channels (default 1)", "N" },
         { "chunk", 0, 0, G_OPTION_ARG_STRING, &o.chunk,
           "Pipeline chunk per channel step (default: the protocol's)", "SIZE" },
-        { "gpus", 0, 0, G_OPTION_ARG_STRING, &o.gpus, "Devices to use (default all)",
-          "LIST" },
+        { "gpus", 0, 0, G_OPTION_ARG_STRING, &o.gpus, "Devices to use (default all)", "LIST" },
         { "virtual-ranks", 0, 0, G_OPTION_ARG_INT, &o.virtual_ranks,
           "cuda: P ranks on one GPU (or round-robin over --gpus)", "P" },
         { "topo", 0, 0, G_OPTION_ARG_STRING, &o.topo,
@@ -365,15 +362,15 @@ cs_cli_measure (int argc, char **argv, GError **error)
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.rest, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    g_autofree char *command = command_line (argc, argv);
-    g_autofree char *description = backends_help ();
+    g_autofree char *command = command_line(argc, argv);
+    g_autofree char *description = backends_help();
 
-    gboolean ok = cs_cli_parse (&argc, &argv, entries, NULL,
-                                "Run a collective for real and print an nccl-tests trace.",
-                                description, error);
+    gboolean ok = cs_cli_parse(&argc, &argv, entries, NULL,
+                               "Run a collective for real and print an nccl-tests trace.",
+                               description, error);
     if (ok)
-        ok = measure (&o, command, error);
-    cs_backend_shutdown ();
-    options_clear (&o);
+        ok = measure(&o, command, error);
+    cs_backend_shutdown();
+    options_clear(&o);
     return ok;
 }

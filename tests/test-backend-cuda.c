@@ -25,50 +25,51 @@ typedef struct {
 
 /* Fails the test on any wrong element; returns the trace's row count. */
 static gsize
-assert_all_right (CsTrace *trace, const char *what)
+assert_all_right(CsTrace *trace, const char *what)
 {
-    for (gsize i = 0; i < cs_trace_n_rows (trace); i++) {
-        const CsTraceRow *row = cs_trace_row (trace, i);
+    for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+        const CsTraceRow *row = cs_trace_row(trace, i);
         if (row->out_of_place.wrong != 0 || row->in_place.wrong > 0)
-            g_error ("%s: size %" G_GINT64_FORMAT " %s %s: %" G_GINT64_FORMAT " + %"
-                     G_GINT64_FORMAT " wrong elements", what, row->size_bytes, row->type,
-                     row->redop, row->out_of_place.wrong, row->in_place.wrong);
-        g_assert_cmpfloat (row->out_of_place.time_us, >, 0.0);
+            g_error("%s: size %" G_GINT64_FORMAT " %s %s: %" G_GINT64_FORMAT " + %" G_GINT64_FORMAT
+                    " wrong elements",
+                    what, row->size_bytes, row->type, row->redop, row->out_of_place.wrong,
+                    row->in_place.wrong);
+        g_assert_cmpfloat(row->out_of_place.time_us, >, 0.0);
     }
-    return cs_trace_n_rows (trace);
+    return cs_trace_n_rows(trace);
 }
 
 static void
-run_cuda (const CsMeasureArgs *args, const char *what)
+run_cuda(const CsMeasureArgs *args, const char *what)
 {
     CsTrace *trace = NULL;
-    g_autoptr (GError) error = NULL;
-    gboolean ok = cs_cuda_backend_measure (args, &trace, &error);
+    g_autoptr(GError) error = NULL;
+    gboolean ok = cs_cuda_backend_measure(args, &trace, &error);
     if (!ok)
-        g_error ("%s: %s", what, error->message);
-    g_assert_cmpuint (assert_all_right (trace, what), >, 0);
-    cs_trace_free (trace);
+        g_error("%s: %s", what, error->message);
+    g_assert_cmpuint(assert_all_right(trace, what), >, 0);
+    cs_trace_free(trace);
 }
 
 /* Sizes: 0 bytes, a few elements (blocks shorter than P), sizes not divisible by P, 1 MB with
  * a chunk small enough to reuse every connection's 8 slots; 2 channels. */
 static void
-test_virtual_ranks (gconstpointer data)
+test_virtual_ranks(gconstpointer data)
 {
     const GpuCase *c = data;
     const char *why = NULL;
-    if (c->algo->supports != NULL && !c->algo->supports (NULL, c->op, c->nranks, &why)) {
-        g_test_skip (why);
+    if (c->algo->supports != NULL && !c->algo->supports(NULL, c->op, c->nranks, &why)) {
+        g_test_skip(why);
         return;
     }
     for (int staged = 0; staged < 2; staged++) {
         /* Staging: every transfer between ranks goes device -> pinned host -> device. */
         if (staged)
-            g_setenv ("COLLSIM_CUDA_FORCE_STAGING", "1", TRUE);
+            g_setenv("COLLSIM_CUDA_FORCE_STAGING", "1", TRUE);
         else
-            g_unsetenv ("COLLSIM_CUDA_FORCE_STAGING");
+            g_unsetenv("COLLSIM_CUDA_FORCE_STAGING");
         CsMeasureArgs args;
-        cs_measure_args_init (&args, c->op);
+        cs_measure_args_init(&args, c->op);
         args.algo = c->algo->name;
         args.virtual_ranks = c->nranks;
         args.min_bytes = 0;
@@ -79,136 +80,134 @@ test_virtual_ranks (gconstpointer data)
         args.root = c->nranks - 1;
         args.n_channels = 2;
         args.chunk_bytes = 16384;
-        g_autofree char *what = g_strdup_printf ("%s %s P=%d%s", c->algo->name,
-                                                 cs_op_name (c->op), c->nranks,
-                                                 staged ? " staged" : "");
-        run_cuda (&args, what);
+        g_autofree char *what = g_strdup_printf("%s %s P=%d%s", c->algo->name, cs_op_name(c->op),
+                                                c->nranks, staged ? " staged" : "");
+        run_cuda(&args, what);
     }
-    g_unsetenv ("COLLSIM_CUDA_FORCE_STAGING");
+    g_unsetenv("COLLSIM_CUDA_FORCE_STAGING");
 }
 
 /* Every datatype with every operator on a ring all-reduce of 4 virtual ranks. */
 static void
-test_types (void)
+test_types(void)
 {
     for (int d = 0; d < CS_N_DTYPES; d++)
         for (int o = 0; o < CS_N_REDOPS; o++) {
             CsMeasureArgs args;
-            cs_measure_args_init (&args, CS_OP_ALL_REDUCE);
+            cs_measure_args_init(&args, CS_OP_ALL_REDUCE);
             args.algo = "ring";
             args.virtual_ranks = 4;
             args.min_bytes = args.max_bytes = 40000;
             args.iters = 1;
-            args.dtype = (CsDtype) d;
-            args.redop = (CsRedop) o;
-            g_autofree char *what = g_strdup_printf ("ring allreduce %s %s",
-                                                     cs_dtype_name (d), cs_redop_name (o));
-            run_cuda (&args, what);
+            args.dtype = (CsDtype)d;
+            args.redop = (CsRedop)o;
+            g_autofree char *what
+                = g_strdup_printf("ring allreduce %s %s", cs_dtype_name(d), cs_redop_name(o));
+            run_cuda(&args, what);
         }
 }
 
 /* All GPUs, one rank each (peer access where the hardware has it). */
 static void
-test_all_gpus (void)
+test_all_gpus(void)
 {
     if (n_gpus < 2) {
-        g_test_skip ("one GPU");
+        g_test_skip("one GPU");
         return;
     }
-    for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++)
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++)
         for (int op = 0; op < CS_N_OPS; op++) {
             const char *why = NULL;
-            if (((*a)->ops & CS_OP_BIT (op)) == 0
-                || ((*a)->supports != NULL && !(*a)->supports (NULL, op, n_gpus, &why)))
+            if (((*a)->ops & CS_OP_BIT(op)) == 0
+                || ((*a)->supports != NULL && !(*a)->supports(NULL, op, n_gpus, &why)))
                 continue;
             CsMeasureArgs args;
-            cs_measure_args_init (&args, (CsOp) op);
+            cs_measure_args_init(&args, (CsOp)op);
             args.algo = (*a)->name;
             args.min_bytes = 8;
             args.max_bytes = 8 << 20;
             args.step_factor = 64.0;
             args.iters = 2;
-            g_autofree char *what = g_strdup_printf ("%s %s on %d GPUs", (*a)->name,
-                                                     cs_op_name (op), n_gpus);
-            run_cuda (&args, what);
+            g_autofree char *what
+                = g_strdup_printf("%s %s on %d GPUs", (*a)->name, cs_op_name(op), n_gpus);
+            run_cuda(&args, what);
         }
 }
 
 #ifdef HAVE_NCCL
 /* NCCL's collectives on all GPUs, out-of-place and in-place, with our reference check. */
 static void
-test_nccl (void)
+test_nccl(void)
 {
     for (int op = 0; op < CS_N_OPS; op++) {
         CsMeasureArgs args;
-        cs_measure_args_init (&args, (CsOp) op);
+        cs_measure_args_init(&args, (CsOp)op);
         args.min_bytes = 8;
         args.max_bytes = 4 << 20;
         args.step_factor = 32.0;
         args.iters = 2;
         args.root = n_gpus - 1;
         CsTrace *trace = NULL;
-        g_autoptr (GError) error = NULL;
-        if (!cs_nccl_backend_measure (&args, &trace, &error))
-            g_error ("nccl %s: %s", cs_op_name (op), error->message);
-        assert_all_right (trace, cs_op_name (op));
-        cs_trace_free (trace);
+        g_autoptr(GError) error = NULL;
+        if (!cs_nccl_backend_measure(&args, &trace, &error))
+            g_error("nccl %s: %s", cs_op_name(op), error->message);
+        assert_all_right(trace, cs_op_name(op));
+        cs_trace_free(trace);
     }
     for (int o = 0; o < CS_N_REDOPS; o++) {
         CsMeasureArgs args;
-        cs_measure_args_init (&args, CS_OP_ALL_REDUCE);
+        cs_measure_args_init(&args, CS_OP_ALL_REDUCE);
         args.min_bytes = args.max_bytes = 1 << 16;
         args.iters = 1;
-        args.redop = (CsRedop) o;
+        args.redop = (CsRedop)o;
         args.dtype = CS_DTYPE_BFLOAT16;
         args.algo = "ring";
         args.proto_name = "simple";
         CsTrace *trace = NULL;
-        g_autoptr (GError) error = NULL;
-        if (!cs_nccl_backend_measure (&args, &trace, &error))
-            g_error ("nccl allreduce %s: %s", cs_redop_name (o), error->message);
-        assert_all_right (trace, cs_redop_name (o));
-        g_assert_cmpstr (cs_trace_get_header (trace, "env"), ==,
-                         "NCCL_ALGO=Ring NCCL_PROTO=Simple");
-        cs_trace_free (trace);
+        g_autoptr(GError) error = NULL;
+        if (!cs_nccl_backend_measure(&args, &trace, &error))
+            g_error("nccl allreduce %s: %s", cs_redop_name(o), error->message);
+        assert_all_right(trace, cs_redop_name(o));
+        g_assert_cmpstr(cs_trace_get_header(trace, "env"), ==, "NCCL_ALGO=Ring NCCL_PROTO=Simple");
+        cs_trace_free(trace);
     }
 }
 #endif
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
     g_autofree char *why = NULL;
-    n_gpus = cs_cuda_backend_device_count (&why);
+    n_gpus = cs_cuda_backend_device_count(&why);
     if (n_gpus == 0) {
-        printf ("skipped: %s\n", why);
+        printf("skipped: %s\n", why);
         return 77;
     }
 
-    g_test_init (&argc, &argv, NULL);
-    g_test_summary ("collsim's schedules on a real GPU compute every collective (#wrong = 0), "
-                    "and so do NCCL's.");
+    g_test_init(&argc, &argv, NULL);
+    g_test_summary("collsim's schedules on a real GPU compute every collective (#wrong = 0), "
+                   "and so do NCCL's.");
     static const int rank_counts[] = { 2, 3, 4, 8 };
-    GPtrArray *cases = g_ptr_array_new_with_free_func (g_free);
-    for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++)
+    GPtrArray *cases = g_ptr_array_new_with_free_func(g_free);
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++)
         for (int op = 0; op < CS_N_OPS; op++) {
-            if (((*a)->ops & CS_OP_BIT (op)) == 0)
+            if (((*a)->ops & CS_OP_BIT(op)) == 0)
                 continue;
-            for (gsize k = 0; k < G_N_ELEMENTS (rank_counts); k++) {
-                GpuCase *c = g_new (GpuCase, 1);
-                *c = (GpuCase) { *a, (CsOp) op, rank_counts[k] };
-                g_ptr_array_add (cases, c);
-                g_autofree char *path = g_strdup_printf ("/backend/cuda/%s/%s/p%d", (*a)->name,
-                                                         cs_op_name (op), rank_counts[k]);
-                g_test_add_data_func (path, c, test_virtual_ranks);
+            for (gsize k = 0; k < G_N_ELEMENTS(rank_counts); k++) {
+                GpuCase *c = g_new(GpuCase, 1);
+                *c = (GpuCase){ *a, (CsOp)op, rank_counts[k] };
+                g_ptr_array_add(cases, c);
+                g_autofree char *path = g_strdup_printf("/backend/cuda/%s/%s/p%d", (*a)->name,
+                                                        cs_op_name(op), rank_counts[k]);
+                g_test_add_data_func(path, c, test_virtual_ranks);
             }
         }
-    g_test_add_func ("/backend/cuda/types", test_types);
-    g_test_add_func ("/backend/cuda/all-gpus", test_all_gpus);
+    g_test_add_func("/backend/cuda/types", test_types);
+    g_test_add_func("/backend/cuda/all-gpus", test_all_gpus);
 #ifdef HAVE_NCCL
-    g_test_add_func ("/backend/nccl/collectives", test_nccl);
+    g_test_add_func("/backend/nccl/collectives", test_nccl);
 #endif
-    int status = g_test_run ();
-    g_ptr_array_unref (cases);
+    int status = g_test_run();
+    g_ptr_array_unref(cases);
     return status;
 }

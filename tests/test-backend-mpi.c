@@ -46,24 +46,24 @@ static const Variant variants[] = {
 };
 
 static void
-test_case (gconstpointer data)
+test_case(gconstpointer data)
 {
     const MpiCase *c = data;
     const char *why = NULL;
-    g_autoptr (CsTopo) topo = NULL;
+    g_autoptr(CsTopo) topo = NULL;
 
     /* Algorithms that need NVLink SHARP get the 4-GPU NVSwitch box's structure. */
-    if (c->algo->supports != NULL && !c->algo->supports (NULL, c->op, world_size, &why)) {
+    if (c->algo->supports != NULL && !c->algo->supports(NULL, c->op, world_size, &why)) {
         if (world_size == 4)
-            topo = cs_topo_load ("dgx-h100x4", NULL);
-        if (topo == NULL || !c->algo->supports (topo, c->op, world_size, &why)) {
-            g_test_skip (why);
+            topo = cs_topo_load("dgx-h100x4", NULL);
+        if (topo == NULL || !c->algo->supports(topo, c->op, world_size, &why)) {
+            g_test_skip(why);
             return;
         }
     }
-    for (gsize v = 0; v < G_N_ELEMENTS (variants); v++) {
+    for (gsize v = 0; v < G_N_ELEMENTS(variants); v++) {
         CsMeasureArgs args;
-        cs_measure_args_init (&args, c->op);
+        cs_measure_args_init(&args, c->op);
         args.algo = c->algo->name;
         args.min_bytes = variants[v].min_bytes;
         args.max_bytes = variants[v].max_bytes;
@@ -78,82 +78,82 @@ test_case (gconstpointer data)
         args.topo = topo;
 
         CsTrace *trace = NULL;
-        g_autoptr (GError) error = NULL;
-        gboolean ok = cs_mpi_backend_measure (&args, &trace, &error);
-        g_assert_no_error (error);
-        g_assert_true (ok);
+        g_autoptr(GError) error = NULL;
+        gboolean ok = cs_mpi_backend_measure(&args, &trace, &error);
+        g_assert_no_error(error);
+        g_assert_true(ok);
         if (world_rank != 0) {
-            g_assert_null (trace);
+            g_assert_null(trace);
             continue;
         }
-        g_assert_nonnull (trace);
-        g_assert_cmpuint (cs_trace_n_rows (trace), >, 0);
-        for (gsize i = 0; i < cs_trace_n_rows (trace); i++) {
-            const CsTraceRow *row = cs_trace_row (trace, i);
+        g_assert_nonnull(trace);
+        g_assert_cmpuint(cs_trace_n_rows(trace), >, 0);
+        for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+            const CsTraceRow *row = cs_trace_row(trace, i);
             if (row->out_of_place.wrong != 0)
-                g_error ("%s %s P=%d size %" G_GINT64_FORMAT " %s %s channels %d chunk %"
-                         G_GINT64_FORMAT ": %" G_GINT64_FORMAT " wrong elements",
-                         c->algo->name, cs_op_name (c->op), world_size, row->size_bytes,
-                         row->type, row->redop, args.n_channels, args.chunk_bytes,
-                         row->out_of_place.wrong);
-            g_assert_cmpfloat (row->out_of_place.time_us, >, 0.0);
+                g_error("%s %s P=%d size %" G_GINT64_FORMAT
+                        " %s %s channels %d chunk %" G_GINT64_FORMAT ": %" G_GINT64_FORMAT
+                        " wrong elements",
+                        c->algo->name, cs_op_name(c->op), world_size, row->size_bytes, row->type,
+                        row->redop, args.n_channels, args.chunk_bytes, row->out_of_place.wrong);
+            g_assert_cmpfloat(row->out_of_place.time_us, >, 0.0);
         }
-        g_assert_cmpstr (cs_trace_get_header (trace, "backend"), ==, "mpi");
-        g_autofree char *ranks = g_strdup_printf ("%d", world_size);
-        g_assert_cmpstr (cs_trace_get_header (trace, "ranks"), ==, ranks);
-        cs_trace_free (trace);
+        g_assert_cmpstr(cs_trace_get_header(trace, "backend"), ==, "mpi");
+        g_autofree char *ranks = g_strdup_printf("%d", world_size);
+        g_assert_cmpstr(cs_trace_get_header(trace, "ranks"), ==, ranks);
+        cs_trace_free(trace);
     }
 }
 
 /* A root that does not exist is refused on every rank alike, before anything is sent. */
 static void
-test_bad_root (void)
+test_bad_root(void)
 {
     CsMeasureArgs args;
-    cs_measure_args_init (&args, CS_OP_BROADCAST);
+    cs_measure_args_init(&args, CS_OP_BROADCAST);
     args.algo = "ring";
     args.root = world_size;
     args.min_bytes = args.max_bytes = 64;
     CsTrace *trace = NULL;
-    g_autoptr (GError) error = NULL;
-    g_assert_false (cs_mpi_backend_measure (&args, &trace, &error));
-    g_assert_error (error, CS_BACKEND_ERROR, CS_BACKEND_ERROR_INVALID);
-    g_assert_null (trace);
+    g_autoptr(GError) error = NULL;
+    g_assert_false(cs_mpi_backend_measure(&args, &trace, &error));
+    g_assert_error(error, CS_BACKEND_ERROR, CS_BACKEND_ERROR_INVALID);
+    g_assert_null(trace);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_autoptr (GError) error = NULL;
-    if (!cs_mpi_backend_init (&error)) {
-        fprintf (stderr, "%s\n", error->message);
+    g_autoptr(GError) error = NULL;
+    if (!cs_mpi_backend_init(&error)) {
+        fprintf(stderr, "%s\n", error->message);
         return 1;
     }
-    MPI_Comm_rank (MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size (MPI_COMM_WORLD, &world_size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     /* One TAP stream: the other ranks run the same cases silently. */
-    if (world_rank != 0 && freopen ("/dev/null", "w", stdout) == NULL)
+    if (world_rank != 0 && freopen("/dev/null", "w", stdout) == NULL)
         return 1;
 
-    g_test_init (&argc, &argv, NULL);
-    g_test_summary ("Every algorithm x collective over MPI point-to-point computes the right "
-                    "result (#wrong = 0) on the mpirun's ranks.");
+    g_test_init(&argc, &argv, NULL);
+    g_test_summary("Every algorithm x collective over MPI point-to-point computes the right "
+                   "result (#wrong = 0) on the mpirun's ranks.");
 
-    g_test_add_func ("/backend/mpi/bad-root", test_bad_root);
-    GPtrArray *cases = g_ptr_array_new_with_free_func (g_free);
-    for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++)
+    g_test_add_func("/backend/mpi/bad-root", test_bad_root);
+    GPtrArray *cases = g_ptr_array_new_with_free_func(g_free);
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++)
         for (int op = 0; op < CS_N_OPS; op++) {
-            if (((*a)->ops & CS_OP_BIT (op)) == 0)
+            if (((*a)->ops & CS_OP_BIT(op)) == 0)
                 continue;
-            MpiCase *c = g_new (MpiCase, 1);
-            *c = (MpiCase) { *a, (CsOp) op };
-            g_ptr_array_add (cases, c);
-            g_autofree char *path = g_strdup_printf ("/backend/mpi/%s/%s", (*a)->name,
-                                                     cs_op_name (op));
-            g_test_add_data_func (path, c, test_case);
+            MpiCase *c = g_new(MpiCase, 1);
+            *c = (MpiCase){ *a, (CsOp)op };
+            g_ptr_array_add(cases, c);
+            g_autofree char *path
+                = g_strdup_printf("/backend/mpi/%s/%s", (*a)->name, cs_op_name(op));
+            g_test_add_data_func(path, c, test_case);
         }
-    int status = g_test_run ();
-    g_ptr_array_unref (cases);
-    cs_backend_shutdown ();
+    int status = g_test_run();
+    g_ptr_array_unref(cases);
+    cs_backend_shutdown();
     return status;
 }

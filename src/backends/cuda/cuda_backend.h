@@ -10,9 +10,9 @@
 G_BEGIN_DECLS
 
 /* The backend's CsBackendMeasureFunc. */
-gboolean cs_cuda_backend_measure (const CsMeasureArgs *args, CsTrace **trace, GError **error);
+gboolean cs_cuda_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GError **error);
 
 /* Usable CUDA devices; 0 with @why set (transfer full) when there is no GPU or no driver. */
-int cs_cuda_backend_device_count (char **why);
+int cs_cuda_backend_device_count(char **why);
 
 G_END_DECLS

@@ -17,7 +17,15 @@
 /* The datatype and operator numbering of op.h (CsDtype, CsRedop), which this file cannot
  * include: it would bring GLib in. cuda_backend.c asserts that the two agree. */
 enum {
-    DT_INT8, DT_UINT8, DT_INT32, DT_UINT32, DT_INT64, DT_UINT64, DT_HALF, DT_FLOAT, DT_DOUBLE,
+    DT_INT8,
+    DT_UINT8,
+    DT_INT32,
+    DT_UINT32,
+    DT_INT64,
+    DT_UINT64,
+    DT_HALF,
+    DT_FLOAT,
+    DT_DOUBLE,
     DT_BFLOAT16
 };
 enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG };
@@ -26,131 +34,131 @@ enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG };
 #define MAX_BLOCKS 4096
 
 static void
-set_error (char *err, const char *fmt, ...)
+set_error(char *err, const char *fmt, ...)
 {
     if (err == NULL)
         return;
     va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, CS_CUDA_ERROR_LEN, fmt, ap);
-    va_end (ap);
+    va_start(ap, fmt);
+    vsnprintf(err, CS_CUDA_ERROR_LEN, fmt, ap);
+    va_end(ap);
 }
 
 /* The one checking macro (STYLE §5): on failure, name the call and CUDA's reason, then jump
  * to the label that frees what this function holds. */
-#define CUDA_CHECK(call, label)                                                                \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            set_error (err, "%s: %s", #call, cudaGetErrorString (e_));                         \
-            goto label;                                                                        \
-        }                                                                                      \
+#define CUDA_CHECK(call, label)                                                                    \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            set_error(err, "%s: %s", #call, cudaGetErrorString(e_));                               \
+            goto label;                                                                            \
+        }                                                                                          \
     } while (0)
 
 /* ---- Kernels ---- */
 
 /* Integers operate through their unsigned twin so that overflow wraps, as reference.c does. */
 template <typename T, typename U> struct IntOps {
-    static __device__ T sum (T x, T y) { return (T) (U) ((U) x + (U) y); }
-    static __device__ T prod (T x, T y) { return (T) (U) ((U) x * (U) y); }
-    static __device__ T max (T x, T y) { return x > y ? x : y; }
-    static __device__ T min (T x, T y) { return x < y ? x : y; }
+    static __device__ T sum(T x, T y) { return (T)(U)((U)x + (U)y); }
+    static __device__ T prod(T x, T y) { return (T)(U)((U)x * (U)y); }
+    static __device__ T max(T x, T y) { return x > y ? x : y; }
+    static __device__ T min(T x, T y) { return x < y ? x : y; }
 };
 
 template <typename T> struct Ops;
 template <> struct Ops<int8_t> : IntOps<int8_t, uint8_t> {
-    static __device__ int8_t div (int8_t x, int d) { return (int8_t) ((long long) x / d); }
+    static __device__ int8_t div(int8_t x, int d) { return (int8_t)((long long)x / d); }
 };
 template <> struct Ops<uint8_t> : IntOps<uint8_t, uint8_t> {
-    static __device__ uint8_t div (uint8_t x, int d)
+    static __device__ uint8_t div(uint8_t x, int d)
     {
-        return (uint8_t) ((unsigned long long) x / (unsigned long long) d);
+        return (uint8_t)((unsigned long long)x / (unsigned long long)d);
     }
 };
 template <> struct Ops<int32_t> : IntOps<int32_t, uint32_t> {
-    static __device__ int32_t div (int32_t x, int d) { return (int32_t) ((long long) x / d); }
+    static __device__ int32_t div(int32_t x, int d) { return (int32_t)((long long)x / d); }
 };
 template <> struct Ops<uint32_t> : IntOps<uint32_t, uint32_t> {
-    static __device__ uint32_t div (uint32_t x, int d)
+    static __device__ uint32_t div(uint32_t x, int d)
     {
-        return (uint32_t) ((unsigned long long) x / (unsigned long long) d);
+        return (uint32_t)((unsigned long long)x / (unsigned long long)d);
     }
 };
 template <> struct Ops<int64_t> : IntOps<int64_t, uint64_t> {
-    static __device__ int64_t div (int64_t x, int d) { return x / (int64_t) d; }
+    static __device__ int64_t div(int64_t x, int d) { return x / (int64_t)d; }
 };
 template <> struct Ops<uint64_t> : IntOps<uint64_t, uint64_t> {
-    static __device__ uint64_t div (uint64_t x, int d) { return x / (uint64_t) d; }
+    static __device__ uint64_t div(uint64_t x, int d) { return x / (uint64_t)d; }
 };
 template <> struct Ops<float> {
-    static __device__ float sum (float x, float y) { return __fadd_rn (x, y); }
-    static __device__ float prod (float x, float y) { return __fmul_rn (x, y); }
-    static __device__ float max (float x, float y) { return x > y ? x : y; }
-    static __device__ float min (float x, float y) { return x < y ? x : y; }
-    static __device__ float div (float x, int d) { return __fdiv_rn (x, (float) d); }
+    static __device__ float sum(float x, float y) { return __fadd_rn(x, y); }
+    static __device__ float prod(float x, float y) { return __fmul_rn(x, y); }
+    static __device__ float max(float x, float y) { return x > y ? x : y; }
+    static __device__ float min(float x, float y) { return x < y ? x : y; }
+    static __device__ float div(float x, int d) { return __fdiv_rn(x, (float)d); }
 };
 template <> struct Ops<double> {
-    static __device__ double sum (double x, double y) { return __dadd_rn (x, y); }
-    static __device__ double prod (double x, double y) { return __dmul_rn (x, y); }
-    static __device__ double max (double x, double y) { return x > y ? x : y; }
-    static __device__ double min (double x, double y) { return x < y ? x : y; }
-    static __device__ double div (double x, int d) { return __ddiv_rn (x, (double) d); }
+    static __device__ double sum(double x, double y) { return __dadd_rn(x, y); }
+    static __device__ double prod(double x, double y) { return __dmul_rn(x, y); }
+    static __device__ double max(double x, double y) { return x > y ? x : y; }
+    static __device__ double min(double x, double y) { return x < y ? x : y; }
+    static __device__ double div(double x, int d) { return __ddiv_rn(x, (double)d); }
 };
 /* 16-bit floats: widen to float, operate, round to nearest even, as reference.c does. */
 template <> struct Ops<__half> {
-    static __device__ float f (__half x) { return __half2float (x); }
-    static __device__ __half h (float x) { return __float2half_rn (x); }
-    static __device__ __half sum (__half x, __half y) { return h (__fadd_rn (f (x), f (y))); }
-    static __device__ __half prod (__half x, __half y) { return h (__fmul_rn (f (x), f (y))); }
-    static __device__ __half max (__half x, __half y) { return f (x) > f (y) ? x : y; }
-    static __device__ __half min (__half x, __half y) { return f (x) < f (y) ? x : y; }
-    static __device__ __half div (__half x, int d) { return h (__fdiv_rn (f (x), (float) d)); }
+    static __device__ float f(__half x) { return __half2float(x); }
+    static __device__ __half h(float x) { return __float2half_rn(x); }
+    static __device__ __half sum(__half x, __half y) { return h(__fadd_rn(f(x), f(y))); }
+    static __device__ __half prod(__half x, __half y) { return h(__fmul_rn(f(x), f(y))); }
+    static __device__ __half max(__half x, __half y) { return f(x) > f(y) ? x : y; }
+    static __device__ __half min(__half x, __half y) { return f(x) < f(y) ? x : y; }
+    static __device__ __half div(__half x, int d) { return h(__fdiv_rn(f(x), (float)d)); }
 };
 template <> struct Ops<__nv_bfloat16> {
-    static __device__ float f (__nv_bfloat16 x) { return __bfloat162float (x); }
-    static __device__ __nv_bfloat16 h (float x) { return __float2bfloat16_rn (x); }
-    static __device__ __nv_bfloat16 sum (__nv_bfloat16 x, __nv_bfloat16 y)
+    static __device__ float f(__nv_bfloat16 x) { return __bfloat162float(x); }
+    static __device__ __nv_bfloat16 h(float x) { return __float2bfloat16_rn(x); }
+    static __device__ __nv_bfloat16 sum(__nv_bfloat16 x, __nv_bfloat16 y)
     {
-        return h (__fadd_rn (f (x), f (y)));
+        return h(__fadd_rn(f(x), f(y)));
     }
-    static __device__ __nv_bfloat16 prod (__nv_bfloat16 x, __nv_bfloat16 y)
+    static __device__ __nv_bfloat16 prod(__nv_bfloat16 x, __nv_bfloat16 y)
     {
-        return h (__fmul_rn (f (x), f (y)));
+        return h(__fmul_rn(f(x), f(y)));
     }
-    static __device__ __nv_bfloat16 max (__nv_bfloat16 x, __nv_bfloat16 y)
+    static __device__ __nv_bfloat16 max(__nv_bfloat16 x, __nv_bfloat16 y)
     {
-        return f (x) > f (y) ? x : y;
+        return f(x) > f(y) ? x : y;
     }
-    static __device__ __nv_bfloat16 min (__nv_bfloat16 x, __nv_bfloat16 y)
+    static __device__ __nv_bfloat16 min(__nv_bfloat16 x, __nv_bfloat16 y)
     {
-        return f (x) < f (y) ? x : y;
+        return f(x) < f(y) ? x : y;
     }
-    static __device__ __nv_bfloat16 div (__nv_bfloat16 x, int d)
+    static __device__ __nv_bfloat16 div(__nv_bfloat16 x, int d)
     {
-        return h (__fdiv_rn (f (x), (float) d));
+        return h(__fdiv_rn(f(x), (float)d));
     }
 };
 
 template <typename T, int OP>
 __device__ T
-apply (T x, T y)
+apply(T x, T y)
 {
     if (OP == OP_PROD)
-        return Ops<T>::prod (x, y);
+        return Ops<T>::prod(x, y);
     if (OP == OP_MAX)
-        return Ops<T>::max (x, y);
+        return Ops<T>::max(x, y);
     if (OP == OP_MIN)
-        return Ops<T>::min (x, y);
-    return Ops<T>::sum (x, y);
+        return Ops<T>::min(x, y);
+    return Ops<T>::sum(x, y);
 }
 
 template <typename T, int OP>
 __global__ void
-reduce_kernel (T *dst, T *dst2, const T *a, const T *b, int64_t n)
+reduce_kernel(T *dst, T *dst2, const T *a, const T *b, int64_t n)
 {
-    int64_t stride = (int64_t) blockDim.x * gridDim.x;
-    for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        T v = apply<T, OP> (a[i], b[i]);
+    int64_t stride = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        T v = apply<T, OP>(a[i], b[i]);
         dst[i] = v;
         if (dst2 != NULL)
             dst2[i] = v;
@@ -159,48 +167,48 @@ reduce_kernel (T *dst, T *dst2, const T *a, const T *b, int64_t n)
 
 template <typename T>
 __global__ void
-divide_kernel (T *x, int64_t n, int divisor)
+divide_kernel(T *x, int64_t n, int divisor)
 {
-    int64_t stride = (int64_t) blockDim.x * gridDim.x;
-    for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        x[i] = Ops<T>::div (x[i], divisor);
+    int64_t stride = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        x[i] = Ops<T>::div(x[i], divisor);
 }
 
 static unsigned
-blocks_for (int64_t n)
+blocks_for(int64_t n)
 {
     int64_t blocks = (n + THREADS - 1) / THREADS;
-    return (unsigned) (blocks < 1 ? 1 : blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks);
+    return (unsigned)(blocks < 1 ? 1 : blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks);
 }
 
 template <typename T>
 static void
-launch_reduce_typed (int redop, void *dst, void *dst2, const void *a, const void *b,
-                     int64_t n, cudaStream_t s)
+launch_reduce_typed(int redop, void *dst, void *dst2, const void *a, const void *b, int64_t n,
+                    cudaStream_t s)
 {
-    T *d = (T *) dst;
-    T *d2 = (T *) dst2;
-    const T *x = (const T *) a;
-    const T *y = (const T *) b;
-    unsigned g = blocks_for (n);
+    T *d = (T *)dst;
+    T *d2 = (T *)dst2;
+    const T *x = (const T *)a;
+    const T *y = (const T *)b;
+    unsigned g = blocks_for(n);
     switch (redop) {
     case OP_PROD:
-        reduce_kernel<T, OP_PROD><<<g, THREADS, 0, s>>> (d, d2, x, y, n);
+        reduce_kernel<T, OP_PROD><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
         break;
     case OP_MAX:
-        reduce_kernel<T, OP_MAX><<<g, THREADS, 0, s>>> (d, d2, x, y, n);
+        reduce_kernel<T, OP_MAX><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
         break;
     case OP_MIN:
-        reduce_kernel<T, OP_MIN><<<g, THREADS, 0, s>>> (d, d2, x, y, n);
+        reduce_kernel<T, OP_MIN><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
         break;
     default: /* SUM, and AVG whose division comes last */
-        reduce_kernel<T, OP_SUM><<<g, THREADS, 0, s>>> (d, d2, x, y, n);
+        reduce_kernel<T, OP_SUM><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
         break;
     }
 }
 
 static int
-dtype_size (int dtype)
+dtype_size(int dtype)
 {
     switch (dtype) {
     case DT_INT8:
@@ -219,77 +227,77 @@ dtype_size (int dtype)
 }
 
 static void
-launch_reduce (int dtype, int redop, void *dst, void *dst2, const void *a, const void *b,
-               int64_t n, cudaStream_t s)
+launch_reduce(int dtype, int redop, void *dst, void *dst2, const void *a, const void *b, int64_t n,
+              cudaStream_t s)
 {
     switch (dtype) {
     case DT_INT8:
-        launch_reduce_typed<int8_t> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<int8_t>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_UINT8:
-        launch_reduce_typed<uint8_t> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<uint8_t>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_INT32:
-        launch_reduce_typed<int32_t> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<int32_t>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_UINT32:
-        launch_reduce_typed<uint32_t> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<uint32_t>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_INT64:
-        launch_reduce_typed<int64_t> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<int64_t>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_UINT64:
-        launch_reduce_typed<uint64_t> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<uint64_t>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_HALF:
-        launch_reduce_typed<__half> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<__half>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_FLOAT:
-        launch_reduce_typed<float> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<float>(redop, dst, dst2, a, b, n, s);
         break;
     case DT_DOUBLE:
-        launch_reduce_typed<double> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<double>(redop, dst, dst2, a, b, n, s);
         break;
     default:
-        launch_reduce_typed<__nv_bfloat16> (redop, dst, dst2, a, b, n, s);
+        launch_reduce_typed<__nv_bfloat16>(redop, dst, dst2, a, b, n, s);
         break;
     }
 }
 
 static void
-launch_divide (int dtype, void *x, int64_t n, int divisor, cudaStream_t s)
+launch_divide(int dtype, void *x, int64_t n, int divisor, cudaStream_t s)
 {
-    unsigned g = blocks_for (n);
+    unsigned g = blocks_for(n);
     switch (dtype) {
     case DT_INT8:
-        divide_kernel<int8_t><<<g, THREADS, 0, s>>> ((int8_t *) x, n, divisor);
+        divide_kernel<int8_t><<<g, THREADS, 0, s>>>((int8_t *)x, n, divisor);
         break;
     case DT_UINT8:
-        divide_kernel<uint8_t><<<g, THREADS, 0, s>>> ((uint8_t *) x, n, divisor);
+        divide_kernel<uint8_t><<<g, THREADS, 0, s>>>((uint8_t *)x, n, divisor);
         break;
     case DT_INT32:
-        divide_kernel<int32_t><<<g, THREADS, 0, s>>> ((int32_t *) x, n, divisor);
+        divide_kernel<int32_t><<<g, THREADS, 0, s>>>((int32_t *)x, n, divisor);
         break;
     case DT_UINT32:
-        divide_kernel<uint32_t><<<g, THREADS, 0, s>>> ((uint32_t *) x, n, divisor);
+        divide_kernel<uint32_t><<<g, THREADS, 0, s>>>((uint32_t *)x, n, divisor);
         break;
     case DT_INT64:
-        divide_kernel<int64_t><<<g, THREADS, 0, s>>> ((int64_t *) x, n, divisor);
+        divide_kernel<int64_t><<<g, THREADS, 0, s>>>((int64_t *)x, n, divisor);
         break;
     case DT_UINT64:
-        divide_kernel<uint64_t><<<g, THREADS, 0, s>>> ((uint64_t *) x, n, divisor);
+        divide_kernel<uint64_t><<<g, THREADS, 0, s>>>((uint64_t *)x, n, divisor);
         break;
     case DT_HALF:
-        divide_kernel<__half><<<g, THREADS, 0, s>>> ((__half *) x, n, divisor);
+        divide_kernel<__half><<<g, THREADS, 0, s>>>((__half *)x, n, divisor);
         break;
     case DT_FLOAT:
-        divide_kernel<float><<<g, THREADS, 0, s>>> ((float *) x, n, divisor);
+        divide_kernel<float><<<g, THREADS, 0, s>>>((float *)x, n, divisor);
         break;
     case DT_DOUBLE:
-        divide_kernel<double><<<g, THREADS, 0, s>>> ((double *) x, n, divisor);
+        divide_kernel<double><<<g, THREADS, 0, s>>>((double *)x, n, divisor);
         break;
     default:
-        divide_kernel<__nv_bfloat16><<<g, THREADS, 0, s>>> ((__nv_bfloat16 *) x, n, divisor);
+        divide_kernel<__nv_bfloat16><<<g, THREADS, 0, s>>>((__nv_bfloat16 *)x, n, divisor);
         break;
     }
 }
@@ -299,12 +307,12 @@ launch_divide (int dtype, void *x, int64_t n, int divisor, cudaStream_t s)
 struct CsCudaExec {
     int n_ranks;
     int *rank_device;
-    unsigned char *direct;          /* [n_ranks * n_ranks] */
-    void **mem;                     /* [n_ranks * CS_CUDA_N_MEMS] */
-    int64_t *cap;                   /* bytes allocated per arena */
+    unsigned char *direct; /* [n_ranks * n_ranks] */
+    void **mem;            /* [n_ranks * CS_CUDA_N_MEMS] */
+    int64_t *cap;          /* bytes allocated per arena */
     int n_streams;
     cudaStream_t *streams;
-    cudaEvent_t *joins;             /* per stream, end of an iteration */
+    cudaEvent_t *joins; /* per stream, end of an iteration */
     int n_events;
     cudaEvent_t *events;
     int *event_device;
@@ -316,59 +324,59 @@ struct CsCudaExec {
 };
 
 int
-cs_cuda_exec_device_count (char *err)
+cs_cuda_exec_device_count(char *err)
 {
     int n = 0;
-    cudaError_t e = cudaGetDeviceCount (&n);
+    cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-        set_error (err, "%s", cudaGetErrorString (e));
+        set_error(err, "%s", cudaGetErrorString(e));
         return -1;
     }
     return n;
 }
 
 int
-cs_cuda_exec_device_info (int device, char *name, size_t name_len, int *driver_version,
-                          int *runtime_version, char *err)
+cs_cuda_exec_device_info(int device, char *name, size_t name_len, int *driver_version,
+                         int *runtime_version, char *err)
 {
     cudaDeviceProp prop;
-    CUDA_CHECK (cudaGetDeviceProperties (&prop, device), out_fail);
-    CUDA_CHECK (cudaDriverGetVersion (driver_version), out_fail);
-    CUDA_CHECK (cudaRuntimeGetVersion (runtime_version), out_fail);
-    snprintf (name, name_len, "%s", prop.name);
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device), out_fail);
+    CUDA_CHECK(cudaDriverGetVersion(driver_version), out_fail);
+    CUDA_CHECK(cudaRuntimeGetVersion(runtime_version), out_fail);
+    snprintf(name, name_len, "%s", prop.name);
     return 0;
 out_fail:
     return -1;
 }
 
 static int
-event_create (cudaEvent_t *ev, int device, unsigned flags, char *err)
+event_create(cudaEvent_t *ev, int device, unsigned flags, char *err)
 {
-    CUDA_CHECK (cudaSetDevice (device), out_fail);
-    CUDA_CHECK (cudaEventCreateWithFlags (ev, flags), out_fail);
+    CUDA_CHECK(cudaSetDevice(device), out_fail);
+    CUDA_CHECK(cudaEventCreateWithFlags(ev, flags), out_fail);
     return 0;
 out_fail:
     return -1;
 }
 
 CsCudaExec *
-cs_cuda_exec_new (const int *rank_device, int n_ranks, char *err)
+cs_cuda_exec_new(const int *rank_device, int n_ranks, char *err)
 {
-    CsCudaExec *x = (CsCudaExec *) calloc (1, sizeof *x);
+    CsCudaExec *x = (CsCudaExec *)calloc(1, sizeof *x);
     if (x == NULL) {
-        set_error (err, "out of host memory");
+        set_error(err, "out of host memory");
         return NULL;
     }
     x->n_ranks = n_ranks;
-    x->rank_device = (int *) calloc ((size_t) n_ranks, sizeof (int));
-    x->direct = (unsigned char *) calloc ((size_t) n_ranks * n_ranks, 1);
-    x->mem = (void **) calloc ((size_t) n_ranks * CS_CUDA_N_MEMS, sizeof (void *));
-    x->cap = (int64_t *) calloc ((size_t) n_ranks * CS_CUDA_N_MEMS, sizeof (int64_t));
+    x->rank_device = (int *)calloc((size_t)n_ranks, sizeof(int));
+    x->direct = (unsigned char *)calloc((size_t)n_ranks * n_ranks, 1);
+    x->mem = (void **)calloc((size_t)n_ranks * CS_CUDA_N_MEMS, sizeof(void *));
+    x->cap = (int64_t *)calloc((size_t)n_ranks * CS_CUDA_N_MEMS, sizeof(int64_t));
     if (x->rank_device == NULL || x->direct == NULL || x->mem == NULL || x->cap == NULL) {
-        set_error (err, "out of host memory");
+        set_error(err, "out of host memory");
         goto out_free_exec;
     }
-    memcpy (x->rank_device, rank_device, (size_t) n_ranks * sizeof (int));
+    memcpy(x->rank_device, rank_device, (size_t)n_ranks * sizeof(int));
     x->main_device = rank_device[0];
 
     /* Peer access wherever the hardware allows it; the rest is staged through the host. */
@@ -381,84 +389,84 @@ cs_cuda_exec_new (const int *rank_device, int n_ranks, char *err)
                 x->direct[a * n_ranks + b] = 1;
                 continue;
             }
-            CUDA_CHECK (cudaDeviceCanAccessPeer (&can, da, db), out_free_exec);
+            CUDA_CHECK(cudaDeviceCanAccessPeer(&can, da, db), out_free_exec);
             if (!can)
                 continue;
-            CUDA_CHECK (cudaSetDevice (da), out_free_exec);
-            cudaError_t e = cudaDeviceEnablePeerAccess (db, 0);
+            CUDA_CHECK(cudaSetDevice(da), out_free_exec);
+            cudaError_t e = cudaDeviceEnablePeerAccess(db, 0);
             if (e == cudaErrorPeerAccessAlreadyEnabled)
-                (void) cudaGetLastError ();
+                (void)cudaGetLastError();
             else if (e != cudaSuccess) {
-                (void) cudaGetLastError ();
+                (void)cudaGetLastError();
                 continue;
             }
             x->direct[a * n_ranks + b] = 1;
         }
     }
 
-    CUDA_CHECK (cudaSetDevice (x->main_device), out_free_exec);
-    CUDA_CHECK (cudaStreamCreateWithFlags (&x->main, cudaStreamNonBlocking), out_free_exec);
-    if (event_create (&x->fork, x->main_device, cudaEventDisableTiming, err) != 0
-        || event_create (&x->t0, x->main_device, cudaEventDefault, err) != 0
-        || event_create (&x->t1, x->main_device, cudaEventDefault, err) != 0)
+    CUDA_CHECK(cudaSetDevice(x->main_device), out_free_exec);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&x->main, cudaStreamNonBlocking), out_free_exec);
+    if (event_create(&x->fork, x->main_device, cudaEventDisableTiming, err) != 0
+        || event_create(&x->t0, x->main_device, cudaEventDefault, err) != 0
+        || event_create(&x->t1, x->main_device, cudaEventDefault, err) != 0)
         goto out_free_exec;
     return x;
 
 out_free_exec:
-    cs_cuda_exec_free (x);
+    cs_cuda_exec_free(x);
     return NULL;
 }
 
 void
-cs_cuda_exec_free (CsCudaExec *x)
+cs_cuda_exec_free(CsCudaExec *x)
 {
     if (x == NULL)
         return;
     /* Nothing may still run on the buffers we free. */
     for (int r = 0; r < x->n_ranks && x->rank_device != NULL; r++) {
-        if (cudaSetDevice (x->rank_device[r]) == cudaSuccess)
-            (void) cudaDeviceSynchronize ();
+        if (cudaSetDevice(x->rank_device[r]) == cudaSuccess)
+            (void)cudaDeviceSynchronize();
     }
     for (int s = 0; s < x->n_streams; s++) {
         if (x->streams != NULL && x->streams[s] != NULL)
-            cudaStreamDestroy (x->streams[s]);
+            cudaStreamDestroy(x->streams[s]);
         if (x->joins != NULL && x->joins[s] != NULL)
-            cudaEventDestroy (x->joins[s]);
+            cudaEventDestroy(x->joins[s]);
     }
     for (int e = 0; e < x->n_events; e++)
         if (x->events[e] != NULL)
-            cudaEventDestroy (x->events[e]);
+            cudaEventDestroy(x->events[e]);
     if (x->mem != NULL) {
         for (int i = 0; i < x->n_ranks * CS_CUDA_N_MEMS; i++) {
             if (x->mem[i] == NULL)
                 continue;
             if (i % CS_CUDA_N_MEMS == CS_CUDA_MEM_HOST_STAGE)
-                cudaFreeHost (x->mem[i]);
+                cudaFreeHost(x->mem[i]);
             else
-                cudaFree (x->mem[i]);
+                cudaFree(x->mem[i]);
         }
     }
     if (x->main != NULL)
-        cudaStreamDestroy (x->main);
+        cudaStreamDestroy(x->main);
     if (x->fork != NULL)
-        cudaEventDestroy (x->fork);
+        cudaEventDestroy(x->fork);
     if (x->t0 != NULL)
-        cudaEventDestroy (x->t0);
+        cudaEventDestroy(x->t0);
     if (x->t1 != NULL)
-        cudaEventDestroy (x->t1);
-    free (x->streams);
-    free (x->joins);
-    free (x->events);
-    free (x->event_device);
-    free (x->rank_device);
-    free (x->direct);
-    free (x->mem);
-    free (x->cap);
-    free (x);
+        cudaEventDestroy(x->t1);
+    free(x->streams);
+    free(x->joins);
+    free(x->events);
+    free(x->event_device);
+    free(x->rank_device);
+    free(x->direct);
+    free(x->mem);
+    free(x->cap);
+    free(x);
 }
 
 int
-cs_cuda_exec_direct (const CsCudaExec *x, int src, int dst)
+cs_cuda_exec_direct(const CsCudaExec *x, int src, int dst)
 {
     return x->direct[src * x->n_ranks + dst];
 }
@@ -468,7 +476,7 @@ static const char *const mem_names[CS_CUDA_N_MEMS] = {
 };
 
 static int
-reserve_arena (CsCudaExec *x, int rank, int mem, int64_t bytes, char *err)
+reserve_arena(CsCudaExec *x, int rank, int mem, int64_t bytes, char *err)
 {
     int i = rank * CS_CUDA_N_MEMS + mem;
     cudaError_t e;
@@ -476,26 +484,25 @@ reserve_arena (CsCudaExec *x, int rank, int mem, int64_t bytes, char *err)
         return 0;
     /* Never zero bytes: every arena has an address, even an empty one. */
     int64_t want = bytes < 256 ? 256 : bytes;
-    CUDA_CHECK (cudaSetDevice (x->rank_device[rank]), out_fail);
+    CUDA_CHECK(cudaSetDevice(x->rank_device[rank]), out_fail);
     if (x->mem[i] != NULL) {
-        CUDA_CHECK (cudaDeviceSynchronize (), out_fail);
+        CUDA_CHECK(cudaDeviceSynchronize(), out_fail);
         if (mem == CS_CUDA_MEM_HOST_STAGE)
-            cudaFreeHost (x->mem[i]);
+            cudaFreeHost(x->mem[i]);
         else
-            cudaFree (x->mem[i]);
+            cudaFree(x->mem[i]);
         x->mem[i] = NULL;
         x->cap[i] = 0;
     }
     if (mem == CS_CUDA_MEM_HOST_STAGE)
-        e = cudaHostAlloc (&x->mem[i], (size_t) want, cudaHostAllocPortable);
+        e = cudaHostAlloc(&x->mem[i], (size_t)want, cudaHostAllocPortable);
     else
-        e = cudaMalloc (&x->mem[i], (size_t) want);
+        e = cudaMalloc(&x->mem[i], (size_t)want);
     if (e != cudaSuccess) {
         x->mem[i] = NULL;
-        set_error (err, "rank %d (device %d): cannot allocate %lld bytes of %s memory: %s",
-                   rank, x->rank_device[rank], (long long) want, mem_names[mem],
-                   cudaGetErrorString (e));
-        (void) cudaGetLastError ();
+        set_error(err, "rank %d (device %d): cannot allocate %lld bytes of %s memory: %s", rank,
+                  x->rank_device[rank], (long long)want, mem_names[mem], cudaGetErrorString(e));
+        (void)cudaGetLastError();
         return -1;
     }
     x->cap[i] = want;
@@ -505,22 +512,24 @@ out_fail:
 }
 
 int
-cs_cuda_exec_prepare (CsCudaExec *x, const CsCudaPlanView *plan, char *err)
+cs_cuda_exec_prepare(CsCudaExec *x, const CsCudaPlanView *plan, char *err)
 {
     for (int r = 0; r < x->n_ranks; r++)
         for (int m = 0; m < CS_CUDA_N_MEMS; m++)
-            if (reserve_arena (x, r, m, plan->mem_bytes[r * CS_CUDA_N_MEMS + m], err) != 0)
+            if (reserve_arena(x, r, m, plan->mem_bytes[r * CS_CUDA_N_MEMS + m], err) != 0)
                 return -1;
 
     if (plan->n_streams > x->n_streams) {
-        cudaStream_t *streams = (cudaStream_t *) realloc (x->streams, (size_t) plan->n_streams * sizeof (cudaStream_t));
+        cudaStream_t *streams
+            = (cudaStream_t *)realloc(x->streams, (size_t)plan->n_streams * sizeof(cudaStream_t));
         if (streams != NULL)
             x->streams = streams;
-        cudaEvent_t *joins = (cudaEvent_t *) realloc (x->joins, (size_t) plan->n_streams * sizeof (cudaEvent_t));
+        cudaEvent_t *joins
+            = (cudaEvent_t *)realloc(x->joins, (size_t)plan->n_streams * sizeof(cudaEvent_t));
         if (joins != NULL)
             x->joins = joins;
         if (streams == NULL || joins == NULL) {
-            set_error (err, "out of host memory");
+            set_error(err, "out of host memory");
             return -1;
         }
         for (int s = x->n_streams; s < plan->n_streams; s++) {
@@ -529,25 +538,24 @@ cs_cuda_exec_prepare (CsCudaExec *x, const CsCudaPlanView *plan, char *err)
         }
         for (int s = x->n_streams; s < plan->n_streams; s++) {
             int dev = x->rank_device[plan->stream_rank[s]];
-            CUDA_CHECK (cudaSetDevice (dev), out_fail);
-            CUDA_CHECK (cudaStreamCreateWithFlags (&x->streams[s], cudaStreamNonBlocking),
-                        out_fail);
-            CUDA_CHECK (cudaEventCreateWithFlags (&x->joins[s], cudaEventDisableTiming),
-                        out_fail);
+            CUDA_CHECK(cudaSetDevice(dev), out_fail);
+            CUDA_CHECK(cudaStreamCreateWithFlags(&x->streams[s], cudaStreamNonBlocking), out_fail);
+            CUDA_CHECK(cudaEventCreateWithFlags(&x->joins[s], cudaEventDisableTiming), out_fail);
             x->n_streams = s + 1;
         }
     }
 
     /* An event must be created on the device of the stream that records it. */
     if (plan->n_events > x->n_events) {
-        cudaEvent_t *events = (cudaEvent_t *) realloc (x->events, (size_t) plan->n_events * sizeof (cudaEvent_t));
+        cudaEvent_t *events
+            = (cudaEvent_t *)realloc(x->events, (size_t)plan->n_events * sizeof(cudaEvent_t));
         if (events != NULL)
             x->events = events;
-        int *devs = (int *) realloc (x->event_device, (size_t) plan->n_events * sizeof (int));
+        int *devs = (int *)realloc(x->event_device, (size_t)plan->n_events * sizeof(int));
         if (devs != NULL)
             x->event_device = devs;
         if (events == NULL || devs == NULL) {
-            set_error (err, "out of host memory");
+            set_error(err, "out of host memory");
             return -1;
         }
         for (int e = x->n_events; e < plan->n_events; e++) {
@@ -564,9 +572,9 @@ cs_cuda_exec_prepare (CsCudaExec *x, const CsCudaPlanView *plan, char *err)
         if (x->events[op->record] != NULL && x->event_device[op->record] == dev)
             continue;
         if (x->events[op->record] != NULL)
-            cudaEventDestroy (x->events[op->record]);
+            cudaEventDestroy(x->events[op->record]);
         x->events[op->record] = NULL;
-        if (event_create (&x->events[op->record], dev, cudaEventDisableTiming, err) != 0)
+        if (event_create(&x->events[op->record], dev, cudaEventDisableTiming, err) != 0)
             return -1;
         x->event_device[op->record] = dev;
     }
@@ -576,47 +584,47 @@ out_fail:
 }
 
 static void *
-address (const CsCudaExec *x, CsCudaRef r)
+address(const CsCudaExec *x, CsCudaRef r)
 {
-    return (char *) x->mem[r.rank * CS_CUDA_N_MEMS + r.mem] + r.offset;
+    return (char *)x->mem[r.rank * CS_CUDA_N_MEMS + r.mem] + r.offset;
 }
 
 int
-cs_cuda_exec_upload (CsCudaExec *x, int rank, int mem, const void *host, int64_t bytes,
-                     char *err)
+cs_cuda_exec_upload(CsCudaExec *x, int rank, int mem, const void *host, int64_t bytes, char *err)
 {
     if (bytes == 0)
         return 0;
-    CUDA_CHECK (cudaSetDevice (x->rank_device[rank]), out_fail);
-    CUDA_CHECK (cudaMemcpy (x->mem[rank * CS_CUDA_N_MEMS + mem], host, (size_t) bytes,
-                            cudaMemcpyDefault), out_fail);
+    CUDA_CHECK(cudaSetDevice(x->rank_device[rank]), out_fail);
+    CUDA_CHECK(
+        cudaMemcpy(x->mem[rank * CS_CUDA_N_MEMS + mem], host, (size_t)bytes, cudaMemcpyDefault),
+        out_fail);
     return 0;
 out_fail:
     return -1;
 }
 
 int
-cs_cuda_exec_download (CsCudaExec *x, int rank, int mem, void *host, int64_t bytes, char *err)
+cs_cuda_exec_download(CsCudaExec *x, int rank, int mem, void *host, int64_t bytes, char *err)
 {
     if (bytes == 0)
         return 0;
-    CUDA_CHECK (cudaSetDevice (x->rank_device[rank]), out_fail);
-    CUDA_CHECK (cudaMemcpy (host, x->mem[rank * CS_CUDA_N_MEMS + mem], (size_t) bytes,
-                            cudaMemcpyDefault), out_fail);
+    CUDA_CHECK(cudaSetDevice(x->rank_device[rank]), out_fail);
+    CUDA_CHECK(
+        cudaMemcpy(host, x->mem[rank * CS_CUDA_N_MEMS + mem], (size_t)bytes, cudaMemcpyDefault),
+        out_fail);
     return 0;
 out_fail:
     return -1;
 }
 
 int
-cs_cuda_exec_fill (CsCudaExec *x, int rank, int mem, int value, int64_t bytes, char *err)
+cs_cuda_exec_fill(CsCudaExec *x, int rank, int mem, int value, int64_t bytes, char *err)
 {
     if (bytes == 0)
         return 0;
-    CUDA_CHECK (cudaSetDevice (x->rank_device[rank]), out_fail);
-    CUDA_CHECK (cudaMemset (x->mem[rank * CS_CUDA_N_MEMS + mem], value, (size_t) bytes),
-                out_fail);
-    CUDA_CHECK (cudaDeviceSynchronize (), out_fail);
+    CUDA_CHECK(cudaSetDevice(x->rank_device[rank]), out_fail);
+    CUDA_CHECK(cudaMemset(x->mem[rank * CS_CUDA_N_MEMS + mem], value, (size_t)bytes), out_fail);
+    CUDA_CHECK(cudaDeviceSynchronize(), out_fail);
     return 0;
 out_fail:
     return -1;
@@ -626,15 +634,15 @@ out_fail:
 
 typedef struct {
     CsCudaExec *x;
-    int current;        /* device made current last */
+    int current; /* device made current last */
 } Issuer;
 
 static int
-use_device (Issuer *is, int device, char *err)
+use_device(Issuer *is, int device, char *err)
 {
     if (device == is->current)
         return 0;
-    CUDA_CHECK (cudaSetDevice (device), out_fail);
+    CUDA_CHECK(cudaSetDevice(device), out_fail);
     is->current = device;
     return 0;
 out_fail:
@@ -642,101 +650,102 @@ out_fail:
 }
 
 static int
-issue (Issuer *is, const CsCudaPlanView *plan, const CsCudaXop *op, char *err)
+issue(Issuer *is, const CsCudaPlanView *plan, const CsCudaXop *op, char *err)
 {
     CsCudaExec *x = is->x;
     cudaStream_t s = x->streams[op->stream];
-    if (use_device (is, x->rank_device[plan->stream_rank[op->stream]], err) != 0)
+    if (use_device(is, x->rank_device[plan->stream_rank[op->stream]], err) != 0)
         return -1;
     for (int w = 0; w < op->n_waits; w++)
-        CUDA_CHECK (cudaStreamWaitEvent (s, x->events[plan->waits[op->wait_first + w]], 0),
-                    out_fail);
+        CUDA_CHECK(cudaStreamWaitEvent(s, x->events[plan->waits[op->wait_first + w]], 0), out_fail);
     if (op->bytes > 0) {
-        int64_t n = op->bytes / dtype_size (plan->dtype);
-        void *dst = address (x, op->dst);
-        void *dst2 = op->dst2.mem >= 0 ? address (x, op->dst2) : NULL;
+        int64_t n = op->bytes / dtype_size(plan->dtype);
+        void *dst = address(x, op->dst);
+        void *dst2 = op->dst2.mem >= 0 ? address(x, op->dst2) : NULL;
         switch (op->action) {
         case CS_CUDA_XOP_COPY:
-            CUDA_CHECK (cudaMemcpyAsync (dst, address (x, op->a), (size_t) op->bytes,
-                                         cudaMemcpyDefault, s), out_fail);
+            CUDA_CHECK(
+                cudaMemcpyAsync(dst, address(x, op->a), (size_t)op->bytes, cudaMemcpyDefault, s),
+                out_fail);
             if (dst2 != NULL)
-                CUDA_CHECK (cudaMemcpyAsync (dst2, address (x, op->a), (size_t) op->bytes,
-                                             cudaMemcpyDefault, s), out_fail);
+                CUDA_CHECK(cudaMemcpyAsync(dst2, address(x, op->a), (size_t)op->bytes,
+                                           cudaMemcpyDefault, s),
+                           out_fail);
             break;
         case CS_CUDA_XOP_REDUCE:
-            launch_reduce (plan->dtype, plan->redop, dst, dst2, address (x, op->a),
-                           address (x, op->b), n, s);
-            CUDA_CHECK (cudaGetLastError (), out_fail);
+            launch_reduce(plan->dtype, plan->redop, dst, dst2, address(x, op->a), address(x, op->b),
+                          n, s);
+            CUDA_CHECK(cudaGetLastError(), out_fail);
             break;
         case CS_CUDA_XOP_DIVIDE:
-            launch_divide (plan->dtype, dst, n, plan->divisor, s);
-            CUDA_CHECK (cudaGetLastError (), out_fail);
+            launch_divide(plan->dtype, dst, n, plan->divisor, s);
+            CUDA_CHECK(cudaGetLastError(), out_fail);
             break;
         default:
             break;
         }
     }
     if (op->record >= 0)
-        CUDA_CHECK (cudaEventRecord (x->events[op->record], s), out_fail);
+        CUDA_CHECK(cudaEventRecord(x->events[op->record], s), out_fail);
     return 0;
 out_fail:
     return -1;
 }
 
 int
-cs_cuda_exec_run (CsCudaExec *x, const CsCudaPlanView *plan, int iters, double *elapsed_ms,
-                  char *err)
+cs_cuda_exec_run(CsCudaExec *x, const CsCudaPlanView *plan, int iters, double *elapsed_ms,
+                 char *err)
 {
     Issuer is = { x, -1 };
     float ms = 0.0f;
-    unsigned char *used = (unsigned char *) calloc ((size_t) plan->n_streams + 1, 1);
+    unsigned char *used = (unsigned char *)calloc((size_t)plan->n_streams + 1, 1);
     if (used == NULL) {
-        set_error (err, "out of host memory");
+        set_error(err, "out of host memory");
         return -1;
     }
     for (int64_t i = 0; i < plan->n_xops; i++)
         used[plan->xops[i].stream] = 1;
 
-    if (use_device (&is, x->main_device, err) != 0)
+    if (use_device(&is, x->main_device, err) != 0)
         goto out_free_used;
-    CUDA_CHECK (cudaEventRecord (x->t0, x->main), out_free_used);
+    CUDA_CHECK(cudaEventRecord(x->t0, x->main), out_free_used);
     for (int it = 0; it < iters; it++) {
         /* Fork: no stream starts an iteration before the previous one ended everywhere. */
-        if (use_device (&is, x->main_device, err) != 0)
+        if (use_device(&is, x->main_device, err) != 0)
             goto out_free_used;
-        CUDA_CHECK (cudaEventRecord (x->fork, x->main), out_free_used);
+        CUDA_CHECK(cudaEventRecord(x->fork, x->main), out_free_used);
         for (int s = 0; s < plan->n_streams; s++) {
             if (!used[s])
                 continue;
-            if (use_device (&is, x->rank_device[plan->stream_rank[s]], err) != 0)
+            if (use_device(&is, x->rank_device[plan->stream_rank[s]], err) != 0)
                 goto out_free_used;
-            CUDA_CHECK (cudaStreamWaitEvent (x->streams[s], x->fork, 0), out_free_used);
+            CUDA_CHECK(cudaStreamWaitEvent(x->streams[s], x->fork, 0), out_free_used);
         }
         for (int64_t i = 0; i < plan->n_xops; i++)
-            if (issue (&is, plan, &plan->xops[i], err) != 0)
+            if (issue(&is, plan, &plan->xops[i], err) != 0)
                 goto out_free_used;
         /* Join: the main stream waits for every stream's last operation. */
         for (int s = 0; s < plan->n_streams; s++) {
             if (!used[s])
                 continue;
-            if (use_device (&is, x->rank_device[plan->stream_rank[s]], err) != 0)
+            if (use_device(&is, x->rank_device[plan->stream_rank[s]], err) != 0)
                 goto out_free_used;
-            CUDA_CHECK (cudaEventRecord (x->joins[s], x->streams[s]), out_free_used);
-            if (use_device (&is, x->main_device, err) != 0)
+            CUDA_CHECK(cudaEventRecord(x->joins[s], x->streams[s]), out_free_used);
+            if (use_device(&is, x->main_device, err) != 0)
                 goto out_free_used;
-            CUDA_CHECK (cudaStreamWaitEvent (x->main, x->joins[s], 0), out_free_used);
+            CUDA_CHECK(cudaStreamWaitEvent(x->main, x->joins[s], 0), out_free_used);
         }
     }
-    if (use_device (&is, x->main_device, err) != 0)
+    if (use_device(&is, x->main_device, err) != 0)
         goto out_free_used;
-    CUDA_CHECK (cudaEventRecord (x->t1, x->main), out_free_used);
-    CUDA_CHECK (cudaEventSynchronize (x->t1), out_free_used);
-    CUDA_CHECK (cudaEventElapsedTime (&ms, x->t0, x->t1), out_free_used);
+    CUDA_CHECK(cudaEventRecord(x->t1, x->main), out_free_used);
+    CUDA_CHECK(cudaEventSynchronize(x->t1), out_free_used);
+    CUDA_CHECK(cudaEventElapsedTime(&ms, x->t0, x->t1), out_free_used);
     *elapsed_ms = ms;
-    free (used);
+    free(used);
     return 0;
 
 out_free_used:
-    free (used);
+    free(used);
     return -1;
 }

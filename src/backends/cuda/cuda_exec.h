@@ -14,12 +14,12 @@ extern "C" {
 /* Memory arenas of one rank. SLOTS receive messages (NCCL's connection buffers); OUTBOX and
  * HOST_STAGE carry a message through pinned host memory where peer access is missing. */
 typedef enum {
-    CS_CUDA_MEM_INPUT,          /* the collective's send buffer */
-    CS_CUDA_MEM_OUTPUT,         /* the collective's receive buffer */
-    CS_CUDA_MEM_SCRATCH,        /* algorithm scratch */
-    CS_CUDA_MEM_SLOTS,          /* incoming message slots, per connection */
-    CS_CUDA_MEM_OUTBOX,         /* device: a fused reduce-and-send result before staging */
-    CS_CUDA_MEM_HOST_STAGE,     /* pinned host: mirror of SLOTS for staged messages */
+    CS_CUDA_MEM_INPUT,      /* the collective's send buffer */
+    CS_CUDA_MEM_OUTPUT,     /* the collective's receive buffer */
+    CS_CUDA_MEM_SCRATCH,    /* algorithm scratch */
+    CS_CUDA_MEM_SLOTS,      /* incoming message slots, per connection */
+    CS_CUDA_MEM_OUTBOX,     /* device: a fused reduce-and-send result before staging */
+    CS_CUDA_MEM_HOST_STAGE, /* pinned host: mirror of SLOTS for staged messages */
     CS_CUDA_N_MEMS
 } CsCudaMem;
 
@@ -31,10 +31,10 @@ typedef struct {
 } CsCudaRef;
 
 typedef enum {
-    CS_CUDA_XOP_NOP,        /* only waits and records */
-    CS_CUDA_XOP_COPY,       /* dst = a, and dst2 = a when dst2 is set */
-    CS_CUDA_XOP_REDUCE,     /* dst = a (+) b, and dst2 = the same when set */
-    CS_CUDA_XOP_DIVIDE,     /* dst = dst / divisor: the end of an average */
+    CS_CUDA_XOP_NOP,    /* only waits and records */
+    CS_CUDA_XOP_COPY,   /* dst = a, and dst2 = a when dst2 is set */
+    CS_CUDA_XOP_REDUCE, /* dst = a (+) b, and dst2 = the same when set */
+    CS_CUDA_XOP_DIVIDE, /* dst = dst / divisor: the end of an average */
 } CsCudaXopAction;
 
 /**
@@ -47,15 +47,15 @@ typedef enum {
  */
 typedef struct {
     CsCudaRef dst;
-    CsCudaRef dst2;         /* second output, mem -1 if none */
-    CsCudaRef a;            /* source, or first operand */
-    CsCudaRef b;            /* second operand of REDUCE */
+    CsCudaRef dst2; /* second output, mem -1 if none */
+    CsCudaRef a;    /* source, or first operand */
+    CsCudaRef b;    /* second operand of REDUCE */
     int64_t bytes;
-    int32_t stream;         /* index < n_streams */
-    int32_t action;         /* CsCudaXopAction */
-    int32_t wait_first;     /* into CsCudaPlanView.waits */
+    int32_t stream;     /* index < n_streams */
+    int32_t action;     /* CsCudaXopAction */
+    int32_t wait_first; /* into CsCudaPlanView.waits */
     int32_t n_waits;
-    int32_t record;         /* event index, -1 none */
+    int32_t record; /* event index, -1 none */
     int32_t reserved;
 } CsCudaXop;
 
@@ -69,12 +69,12 @@ typedef struct {
     const int32_t *waits;
     int32_t n_events;
     int32_t n_streams;
-    const int32_t *stream_rank;     /* [n_streams]: the rank whose device runs the stream */
+    const int32_t *stream_rank; /* [n_streams]: the rank whose device runs the stream */
     int32_t n_ranks;
-    const int64_t *mem_bytes;       /* [n_ranks * CS_CUDA_N_MEMS]: arena sizes */
-    int32_t dtype;                  /* CsDtype */
-    int32_t redop;                  /* CsRedop (AVG reduces as SUM) */
-    int32_t divisor;                /* for DIVIDE */
+    const int64_t *mem_bytes; /* [n_ranks * CS_CUDA_N_MEMS]: arena sizes */
+    int32_t dtype;            /* CsDtype */
+    int32_t redop;            /* CsRedop (AVG reduces as SUM) */
+    int32_t divisor;          /* for DIVIDE */
 } CsCudaPlanView;
 
 /* Error text buffer size for every call below. */
@@ -83,41 +83,40 @@ typedef struct {
 typedef struct CsCudaExec CsCudaExec;
 
 /* Number of usable devices, or -1 with @err set when the runtime or driver is missing. */
-int cs_cuda_exec_device_count (char *err);
+int cs_cuda_exec_device_count(char *err);
 
 /* Fills @name (@name_len bytes) with the device's model, and the driver and runtime CUDA
  * versions (1000 * major + 10 * minor). Returns 0, or -1 with @err set. */
-int cs_cuda_exec_device_info (int device, char *name, size_t name_len, int *driver_version,
-                              int *runtime_version, char *err);
+int cs_cuda_exec_device_info(int device, char *name, size_t name_len, int *driver_version,
+                             int *runtime_version, char *err);
 
 /* A context for @n_ranks ranks, rank r on device @rank_device[r]: one stream per stream index,
  * peer access enabled between every pair of distinct devices that allow it. Returns NULL with
  * @err set on failure. */
-CsCudaExec *cs_cuda_exec_new (const int *rank_device, int n_ranks, char *err);
-void cs_cuda_exec_free (CsCudaExec *exec);
+CsCudaExec *cs_cuda_exec_new(const int *rank_device, int n_ranks, char *err);
+void cs_cuda_exec_free(CsCudaExec *exec);
 
 /* 1 if rank @src's device can write rank @dst's device memory directly (same device or peer
  * access enabled), else 0. */
-int cs_cuda_exec_direct (const CsCudaExec *exec, int src, int dst);
+int cs_cuda_exec_direct(const CsCudaExec *exec, int src, int dst);
 
 /* Makes every arena at least as large as @plan needs and every stream and event exist.
  * Returns 0, or -1 with @err set (out of memory names the rank, arena and size). */
-int cs_cuda_exec_prepare (CsCudaExec *exec, const CsCudaPlanView *plan, char *err);
+int cs_cuda_exec_prepare(CsCudaExec *exec, const CsCudaPlanView *plan, char *err);
 
 /* Copies between host memory and an arena (synchronous). */
-int cs_cuda_exec_upload (CsCudaExec *exec, int rank, int mem, const void *host, int64_t bytes,
-                         char *err);
-int cs_cuda_exec_download (CsCudaExec *exec, int rank, int mem, void *host, int64_t bytes,
-                           char *err);
+int cs_cuda_exec_upload(CsCudaExec *exec, int rank, int mem, const void *host, int64_t bytes,
+                        char *err);
+int cs_cuda_exec_download(CsCudaExec *exec, int rank, int mem, void *host, int64_t bytes,
+                          char *err);
 /* Sets @bytes of an arena to @value (synchronous). */
-int cs_cuda_exec_fill (CsCudaExec *exec, int rank, int mem, int value, int64_t bytes,
-                       char *err);
+int cs_cuda_exec_fill(CsCudaExec *exec, int rank, int mem, int value, int64_t bytes, char *err);
 
 /* Runs @plan @iters times back to back, every iteration fenced by a fork and a join across all
  * streams, and returns the elapsed GPU time of all iterations in @elapsed_ms (CUDA events on
  * the first rank's device). Returns 0, or -1 with @err set. */
-int cs_cuda_exec_run (CsCudaExec *exec, const CsCudaPlanView *plan, int iters,
-                      double *elapsed_ms, char *err);
+int cs_cuda_exec_run(CsCudaExec *exec, const CsCudaPlanView *plan, int iters, double *elapsed_ms,
+                     char *err);
 
 #ifdef __cplusplus
 }

@@ -32,13 +32,13 @@ typedef struct _CsCudaPlan CsCudaPlan;
  * Returns: (transfer full): the plan, or NULL with CS_SCHEDULE_ERROR_INVALID (a region out of
  * bounds, unmatched messages) or CS_SCHEDULE_ERROR_DEADLOCK.
  */
-CsCudaPlan *cs_cuda_plan_new (const CsSchedule *sched, const guint8 *direct, GError **error);
-void cs_cuda_plan_free (CsCudaPlan *plan);
+CsCudaPlan *cs_cuda_plan_new(const CsSchedule *sched, const guint8 *direct, GError **error);
+void cs_cuda_plan_free(CsCudaPlan *plan);
 
 /* The arrays for the executor (transfer none: valid while @plan lives). */
-const CsCudaPlanView *cs_cuda_plan_view (const CsCudaPlan *plan);
+const CsCudaPlanView *cs_cuda_plan_view(const CsCudaPlan *plan);
 /* Slots per connection: CS_CUDA_PLAN_SLOTS, or 0 when every message got its own slot. */
-int cs_cuda_plan_slots (const CsCudaPlan *plan);
+int cs_cuda_plan_slots(const CsCudaPlan *plan);
 
 /**
  * cs_cuda_plan_run_host:
@@ -47,8 +47,8 @@ int cs_cuda_plan_slots (const CsCudaPlan *plan);
  * random order among the xops whose stream predecessor and awaited events are done, as the
  * GPU may: results that differ between orders reveal a missing dependency.
  */
-void cs_cuda_plan_run_host (const CsCudaPlan *plan, guint8 *const *mem, guint32 seed);
+void cs_cuda_plan_run_host(const CsCudaPlan *plan, guint8 *const *mem, guint32 seed);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsCudaPlan, cs_cuda_plan_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsCudaPlan, cs_cuda_plan_free)
 
 G_END_DECLS

@@ -11,14 +11,14 @@
 G_BEGIN_DECLS
 
 /* The backend's CsBackendMeasureFunc: rank 0 gets the trace, the other ranks NULL. */
-gboolean cs_mpi_backend_measure (const CsMeasureArgs *args, CsTrace **trace, GError **error);
+gboolean cs_mpi_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GError **error);
 
 /* Initialises MPI once (later calls do nothing). FALSE with CS_BACKEND_ERROR_RUNTIME. */
-gboolean cs_mpi_backend_init (GError **error);
+gboolean cs_mpi_backend_init(GError **error);
 /* Finalises MPI if cs_mpi_backend_init() initialised it. */
-void cs_mpi_backend_finalize (void);
+void cs_mpi_backend_finalize(void);
 /* Whether an MPI launcher (mpirun, mpiexec, srun with PMI) started this process as one of
  * several: the environment says so before MPI_Init. */
-gboolean cs_mpi_backend_launched (void);
+gboolean cs_mpi_backend_launched(void);
 
 G_END_DECLS
