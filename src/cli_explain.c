@@ -475,6 +475,7 @@ typedef struct {
     int root;
     int channels;
     int ngpus;
+    gboolean any_algorithm;
 } ExplainOptions;
 
 static void
@@ -531,6 +532,9 @@ cs_cli_explain(int argc, char **argv, GError **error)
           "GPUs per thread, as nccl-tests' -g (default 1)", "G" },
         { "model", 0, 0, G_OPTION_ARG_STRING, &o.model,
           "Network model: reservation (default) or maxmin", "M" },
+        { "any-algorithm", 0, 0, G_OPTION_ARG_NONE, &o.any_algorithm,
+          "Without --algo, choose among every algorithm collsim knows, not only what NCCL runs",
+          NULL },
         { "timeline", 0, 0, G_OPTION_ARG_FILENAME, &o.timeline,
           "Write the steps as Chrome trace events (chrome://tracing, Perfetto)", "FILE" },
         G_OPTION_ENTRY_NULL,
@@ -611,6 +615,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
     popts.root = cs_op_has_root(op) ? o.root : 0;
     popts.nranks = nranks;
     popts.n_channels = o.channels;
+    popts.any_algorithm = o.any_algorithm;
 
     /* What to explain: the forced algorithm and protocol, or collsim's best for the size. */
     gboolean chosen = algo == NULL || proto < 0;

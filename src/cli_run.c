@@ -41,7 +41,10 @@ static const char description[]
       "channel\n"
       "count collsim finds; a comment table after the block names the winner per size and splits\n"
       "its time along the critical path into alpha (latency), beta (bandwidth), gamma (reduction)\n"
-      "and overhead. --all prints one block per algorithm x protocol instead.\n"
+      "and overhead. The candidates are what an nccl-tests run can execute (NCCL's ring, tree and\n"
+      "NVLS; grouped send/recv for scatter, gather and all-to-all); --any-algorithm adds the MPI\n"
+      "classics (binomial tree, recursive doubling, Rabenseifner, Bruck, pairwise). --all prints\n"
+      "one block per algorithm x protocol instead.\n"
       "\n"
       "-g G is nccl-tests' GPUs per thread: one process driving G GPUs launches their kernels one\n"
       "after another, which costs G launch latencies at small sizes (the seed's 4 x H100 log ran\n"
@@ -70,6 +73,7 @@ typedef struct {
     char *proto;
     int channels;
     gboolean all;
+    gboolean any_algorithm;
     char *model;
     char *format;
     gint64 ranks;
@@ -215,8 +219,12 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
         choice = g_strdup_printf("%s forced, %s forced; the fastest of the rest per size",
                                  o->algo != NULL ? o->algo : "no algorithm",
                                  o->proto != NULL ? o->proto : "no protocol");
+    else if (o->any_algorithm)
+        choice = g_strdup("the fastest per size among every algorithm collsim knows (see the "
+                          "table after the block)");
     else
-        choice = g_strdup("the fastest per size (see the table after the block)");
+        choice = g_strdup("the fastest per size among what NCCL runs (see the table after the "
+                          "block)");
     cs_report_set_header(report, "algo/proto", choice);
     if (o->channels > 0) {
         g_autofree char *ch = g_strdup_printf("%d (forced)", o->channels);
@@ -364,6 +372,10 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "channels", 0, 0, G_OPTION_ARG_INT, &o.channels,
           "Force the channel count (default: chosen per topology, algorithm and size)", "N" },
         { "all", 0, 0, G_OPTION_ARG_NONE, &o.all, "One block per algorithm x protocol", NULL },
+        { "any-algorithm", 0, 0, G_OPTION_ARG_NONE, &o.any_algorithm,
+          "Best choice among every algorithm collsim knows (MPI classics too), not only what "
+          "NCCL runs",
+          NULL },
         { "model", 0, 0, G_OPTION_ARG_STRING, &o.model,
           "Network model: reservation (default, fast) or maxmin (fair sharing)", "M" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
@@ -471,6 +483,7 @@ cs_cli_run(int argc, char **argv, GError **error)
     popts.root = cs_op_has_root(op) ? o.root : 0;
     popts.nranks = nranks;
     popts.n_channels = o.channels;
+    popts.any_algorithm = o.any_algorithm;
 
     g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
     cs_report_set_layout(report, layout);

@@ -232,6 +232,25 @@ test_gpus_per_thread(void)
     g_assert_nonnull(strstr(r4.out, "# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor)"));
 }
 
+/* --any-algorithm takes the best over a superset of the default candidates: never slower. */
+static void
+test_any_algorithm(void)
+{
+    const char *const nccl[] = { "-b", "8", "-e", "16M", "-f", "8", NULL };
+    const char *const any[] = { "-b", "8", "-e", "16M", "-f", "8", "--any-algorithm", NULL };
+    g_auto(Run) rn = run_collsim(nccl);
+    g_auto(Run) ra = run_collsim(any);
+    g_assert_cmpint(rn.status, ==, 0);
+    g_assert_cmpint(ra.status, ==, 0);
+    g_autoptr(CsTrace) tn = trace_of(&rn);
+    g_autoptr(CsTrace) ta = trace_of(&ra);
+    g_assert_cmpuint(cs_trace_n_rows(tn), ==, cs_trace_n_rows(ta));
+    for (gsize i = 0; i < cs_trace_n_rows(tn); i++)
+        g_assert_cmpfloat(cs_trace_row(ta, i)->out_of_place.time_us, <=,
+                          cs_trace_row(tn, i)->out_of_place.time_us);
+    g_assert_nonnull(strstr(ra.out, "among every algorithm collsim knows"));
+}
+
 /* The JSON and CSV carry the same predictions as the table. */
 static void
 test_formats_agree(void)
@@ -457,7 +476,8 @@ test_help(void)
                                   "--model=M",
                                   "--format=F",
                                   "--ranks=N",
-                                  "--layout=L" };
+                                  "--layout=L",
+                                  "--any-algorithm" };
     for (gsize i = 0; i < G_N_ELEMENTS(flags); i++)
         g_assert_nonnull(strstr(r.out, flags[i]));
     g_assert_nonnull(strstr(r.out, "8 B to 8 GiB"));
@@ -482,6 +502,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/gpus-per-thread", test_gpus_per_thread);
     g_test_add_func("/cli-run/formats-agree", test_formats_agree);
     g_test_add_func("/cli-run/all-blocks", test_all_blocks);
+    g_test_add_func("/cli-run/any-algorithm", test_any_algorithm);
     g_test_add_func("/cli-run/explain/timeline", test_explain_timeline);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
