@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/* Tests of prediction: the registry's algorithms through the engine against the textbook
+ * closed forms (both network models), agreement of the models on an idle crossbar, NCCL-like
+ * channel counts, and the choice of the best candidate. */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "algos/registry.h"
+#include "models/alpha_beta.h"
+#include "predict.h"
+
+/* ---- Helpers ---- */
+
+/* A crossbar of @nranks GPUs on one NVSwitch: every link alpha 0.5 us and 1 GB/s, so a route
+ * GPU -> switch -> GPU has alpha 1 us and B = 1 GB/s (one byte = 1000 ps); reduce 4 GB/s
+ * (gamma 250 ps/B), copy 8 GB/s. @launch and @step set the GPU's costs. */
+static CsTopo *
+crossbar(int nranks, const char *launch, const char *step)
+{
+    g_autoptr(GString) js = g_string_new(NULL);
+    g_autoptr(GError) error = NULL;
+
+    g_string_append_printf(js,
+                           "{\"name\": \"xbar%d\", \"description\": \"test crossbar\", "
+                           "\"gpu\": {\"launch\": \"%s\", \"step_overhead\": \"%s\", "
+                           "\"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": \"8 GB/s\"}, "
+                           "\"devices\": [",
+                           nranks, launch, step);
+    for (int i = 0; i < nranks; i++)
+        g_string_append_printf(js, "{\"name\": \"gpu%d\", \"kind\": \"gpu\"}, ", i);
+    g_string_append(js, "{\"name\": \"sw\", \"kind\": \"nvswitch\"}], \"links\": [");
+    for (int i = 0; i < nranks; i++)
+        g_string_append_printf(js,
+                               "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
+                               "\"bandwidth\": \"1 GB/s\", \"alpha\": \"0.5 us\"}",
+                               i > 0 ? ", " : "", i);
+    g_string_append(js, "]}");
+    CsTopo *topo = cs_topo_load_data(js->str, "crossbar", &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static double
+rel_error(double got, double want)
+{
+    return want == 0.0 ? fabs(got) : fabs(got - want) / want;
+}
+
+/* ---- Closed forms through the registry ---- */
+
+typedef struct {
+    const char *algo;
+    CsOp op;
+    const int *ps; /* P to try, 0-terminated */
+} FormCase;
+
+static const int any_p[] = { 2, 3, 4, 5, 8, 13, 0 };
+static const int pow2_p[] = { 2, 4, 8, 16, 0 };
+
+/* The (algorithm, collective) pairs whose schedule is the closed form's: every rank sends one
+ * message per round and no link carries two at once. The binomial reduce and gather with P
+ * not a power of two let a late child send early into a busy parent (faster than the round
+ * count says), and recursive doubling and halving fold the extra ranks in, so they are held
+ * to powers of two. */
+static const FormCase form_cases[] = {
+    { "ring", CS_OP_ALL_REDUCE, any_p },
+    { "ring", CS_OP_ALL_GATHER, any_p },
+    { "ring", CS_OP_REDUCE_SCATTER, any_p },
+    { "mst", CS_OP_BROADCAST, any_p },
+    { "mst", CS_OP_SCATTER, any_p },
+    { "mst", CS_OP_REDUCE, pow2_p },
+    { "mst", CS_OP_GATHER, pow2_p },
+    { "recursive_doubling", CS_OP_ALL_REDUCE, pow2_p },
+    { "recursive_doubling", CS_OP_ALL_GATHER, pow2_p },
+    { "rhd", CS_OP_ALL_REDUCE, pow2_p },
+    { "rhd", CS_OP_REDUCE_SCATTER, pow2_p },
+    { "pairwise", CS_OP_ALL_TO_ALL, any_p },
+};
+
+typedef struct {
+    const FormCase *c;
+    const char *model;
+} FormRun;
+
+static void
+test_closed_form(gconstpointer data)
+{
+    const FormRun *fr = data;
+    const FormCase *c = fr->c;
+    const CsAlgo *algo = cs_algo_lookup(c->algo, NULL);
+    const CsAlphaBetaForm *form = cs_alpha_beta_find(c->algo, c->op);
+
+    g_test_summary("A registered algorithm in textbook mode on an idle crossbar takes exactly "
+                   "its closed-form time (alpha 1 us, B 1 GB/s, gamma 1/4 GB/s).");
+    g_assert_nonnull(algo);
+    g_assert_nonnull(form);
+    for (const int *p = c->ps; *p != 0; p++) {
+        g_autoptr(CsTopo) topo = crossbar(*p, "0 us", "0 us");
+        CsPredictOptions opt;
+        CsPrediction pred;
+        g_autoptr(GError) error = NULL;
+        cs_predict_options_init(&opt);
+        opt.engine.textbook = TRUE;
+        opt.engine.net_model = fr->model;
+        opt.dtype = CS_DTYPE_INT8;
+        /* Blocks of 1000 B: every division is whole. */
+        gint64 n = (gint64)*p * 1000;
+        g_assert_true(cs_predict_one(topo, c->op, n, algo, CS_PROTO_SIMPLE, &opt, &pred, &error));
+        g_assert_no_error(error);
+        double want = form->time(*p, (double)n, 1e-6, 1e9, 1.0 / 4e9);
+        double got = cs_time_to_s(pred.result.time);
+        if (rel_error(got, want) >= 1e-9)
+            g_error("%s %s P=%d: %.12g s, closed form %.12g s", c->algo, cs_op_name(c->op), *p, got,
+                    want);
+        g_assert_cmpint(pred.result.overhead, ==, 0);
+        g_assert_cmpint(pred.n_channels, ==, 1);
+    }
+}
+
+/* ---- The two models on an idle crossbar ---- */
+
+typedef struct {
+    const char *algo;
+    CsOp op;
+} AgreeCase;
+
+/* Schedules without forwarding steps whose ranks each move one message at a time, so no link
+ * ever carries two flows: a fluid model and a reservation model must then coincide. */
+static const AgreeCase agree_cases[] = {
+    { "mst", CS_OP_BROADCAST },
+    { "mst", CS_OP_SCATTER },
+    { "recursive_doubling", CS_OP_ALL_REDUCE },
+    { "pairwise", CS_OP_ALL_TO_ALL },
+    { "direct", CS_OP_ALL_TO_ALL },
+    { "rhd", CS_OP_ALL_REDUCE },
+};
+
+static void
+test_models_agree(gconstpointer data)
+{
+    const AgreeCase *c = data;
+    const CsAlgo *algo = cs_algo_lookup(c->algo, NULL);
+    static const gint64 sizes[] = { 8, 4096, 1 << 20, 16 << 20 };
+
+    g_test_summary("Reservation and max-min give the same times when nothing contends, with "
+                   "launch, step overheads and every protocol.");
+    for (int p = 2; p <= 8; p *= 2) {
+        g_autoptr(CsTopo) topo = crossbar(p, "3 us", "0.3 us");
+        for (gsize s = 0; s < G_N_ELEMENTS(sizes); s++) {
+            for (int proto = 0; proto < CS_N_PROTOS; proto++) {
+                CsPrediction pr[2];
+                for (int m = 0; m < 2; m++) {
+                    CsPredictOptions opt;
+                    g_autoptr(GError) error = NULL;
+                    cs_predict_options_init(&opt);
+                    opt.engine.net_model = m == 0 ? "reservation" : "maxmin";
+                    opt.n_channels = 1;
+                    g_assert_true(cs_predict_one(topo, c->op, sizes[s], algo, (CsProto)proto, &opt,
+                                                 &pr[m], &error));
+                    g_assert_no_error(error);
+                }
+                if (pr[0].result.time != pr[1].result.time)
+                    g_error("%s %s P=%d %" G_GINT64_FORMAT " B %s: reservation %.6f us, "
+                            "maxmin %.6f us",
+                            c->algo, cs_op_name(c->op), p, sizes[s], cs_proto_name((CsProto)proto),
+                            pr[0].time_us, pr[1].time_us);
+                g_assert_cmpint(pr[0].result.alpha, ==, pr[1].result.alpha);
+                g_assert_cmpint(pr[0].result.beta, ==, pr[1].result.beta);
+            }
+        }
+    }
+}
+
+/* ---- Channels ---- */
+
+static void
+test_channels(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const CsAlgo *mst = cs_algo_lookup("mst", NULL);
+
+    g_test_summary("NCCL-like channel counts: 16 on H100 NVSwitch, fewer for small buffers.");
+    g_assert_no_error(error);
+    /* dgx-h100x4: 18 NVLinks x 25 GB/s x 0.824 = 370.8 GB/s per GPU; one channel per
+     * 20 GB/s of 0.75 x that (278 GB/s), rounded down to a power of two: 16. */
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 4), ==,
+        16);
+    /* Simple drops a channel per missing 32 KiB: 64 KiB -> 2, 8 B -> 1. */
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 65536, 4), ==,
+        2);
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 8, 4), ==, 1);
+    /* LL: 4 KiB per channel; 32 KiB -> 8. */
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL, 32768, 4), ==, 8);
+    /* MPI classics run one channel. */
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, mst, CS_OP_BROADCAST, CS_PROTO_SIMPLE, 1 << 30, 4), ==,
+        1);
+}
+
+/* ---- Best ---- */
+
+static void
+test_best_nccl_set(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = crossbar(8, "3 us", "0.3 us");
+    CsPredictOptions opt;
+    CsPrediction best;
+    CsPrediction any;
+
+    g_test_summary("By default the best is chosen among what nccl-tests can run; "
+                   "any_algorithm widens it, and the result is never slower.");
+    cs_predict_options_init(&opt);
+    for (gint64 size = 8; size <= (gint64)1 << 24; size *= 64) {
+        g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &best, &error));
+        g_assert_no_error(error);
+        g_assert_true(strcmp(best.algo->name, "ring") == 0 || strcmp(best.algo->name, "tree") == 0
+                      || strcmp(best.algo->name, "nvls") == 0);
+        opt.any_algorithm = TRUE;
+        g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &any, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(any.result.time, <=, best.result.time);
+        opt.any_algorithm = FALSE;
+    }
+    /* All-to-all: grouped send/recv, as nccl-tests does it. */
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 1 << 20, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpstr(best.algo->name, ==, "direct");
+}
+
+static void
+test_best_is_fastest(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = crossbar(4, "3 us", "0.3 us");
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions opt;
+    CsPrediction best;
+
+    g_test_summary("The best point is the fastest of the protocols tried one by one.");
+    cs_predict_options_init(&opt);
+    for (gint64 size = 8; size <= (gint64)1 << 26; size *= 16) {
+        g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, size, ring, -1, &opt, &best, &error));
+        g_assert_no_error(error);
+        for (int p = 0; p < CS_N_PROTOS; p++) {
+            CsPrediction one;
+            g_assert_true(
+                cs_predict_one(topo, CS_OP_ALL_REDUCE, size, ring, (CsProto)p, &opt, &one, &error));
+            g_assert_no_error(error);
+            g_assert_cmpint(best.result.time, <=, one.result.time);
+        }
+        g_assert_true(best.algo == ring);
+        g_assert_cmpfloat_with_epsilon(best.time_us, cs_time_to_us(best.result.time), 1e-9);
+    }
+}
+
+static void
+test_best_skips_illegal(void)
+{
+    g_autoptr(GError) error = NULL;
+    /* Two GPUs over PCIe: LL128 needs NVLink, so it is never the answer. */
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"name\": \"pcie2\", \"description\": \"test\", \"gpu\": {\"launch\": \"1 us\", "
+        "\"step_overhead\": \"0 us\", \"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": "
+        "\"8 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\"}, {\"name\": \"g1\", "
+        "\"kind\": \"gpu\"}, {\"name\": \"sw\", \"kind\": \"pcie_switch\"}], \"links\": "
+        "[{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"16 GB/s\", "
+        "\"alpha\": \"1 us\"}, {\"endpoints\": [\"g1\", \"sw\"], \"kind\": \"pcie\", "
+        "\"bandwidth\": \"16 GB/s\", \"alpha\": \"1 us\"}]}",
+        "pcie2", &error);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions opt;
+    CsPrediction pred;
+
+    g_test_summary("A protocol a route cannot carry is skipped, and alone it is an error.");
+    g_assert_no_error(error);
+    cs_predict_options_init(&opt);
+    for (gint64 size = 8; size <= (gint64)1 << 24; size *= 8) {
+        g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &pred, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(pred.proto, !=, CS_PROTO_LL128);
+    }
+    g_assert_false(
+        cs_predict_best(topo, CS_OP_ALL_REDUCE, 1024, ring, CS_PROTO_LL128, &opt, &pred, &error));
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+}
+
+static void
+test_sizes_and_figures(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = crossbar(4, "0 us", "0 us");
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions opt;
+    CsPrediction pred;
+
+    g_test_summary("nccl-tests figures: algbw = size / time, busbw = algbw x 2(P-1)/P.");
+    cs_predict_options_init(&opt);
+    opt.engine.textbook = TRUE;
+    opt.dtype = CS_DTYPE_INT8;
+    /* Textbook ring all-reduce of 4000 B on 4 ranks: 6 x (1 us + 1 us) + 3 x 0.25 us
+     * = 12.75 us; algbw 4000 B / 12.75 us = 0.3137 GB/s, busbw x 1.5. */
+    g_assert_true(
+        cs_predict_one(topo, CS_OP_ALL_REDUCE, 4000, ring, CS_PROTO_SIMPLE, &opt, &pred, &error));
+    g_assert_no_error(error);
+    g_assert_cmpfloat_with_epsilon(pred.time_us, 12.75, 1e-9);
+    g_assert_cmpfloat_with_epsilon(pred.algbw_GBps, 4000.0 / 12.75e-6 / 1e9, 1e-12);
+    g_assert_cmpfloat_with_epsilon(pred.busbw_GBps, 1.5 * 4000.0 / 12.75e-6 / 1e9, 1e-12);
+    g_assert_cmpint(pred.size.size_bytes, ==, 4000);
+    g_assert_null(pred.result.rank_finish);
+}
+
+/* ---- Main ---- */
+
+int
+main(int argc, char **argv)
+{
+    static const char *const models[] = { "reservation", "maxmin" };
+    static FormRun form_runs[G_N_ELEMENTS(form_cases) * 2];
+
+    g_test_init(&argc, &argv, NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(form_cases); i++) {
+        for (int m = 0; m < 2; m++) {
+            FormRun *fr = &form_runs[2 * i + (gsize)m];
+            fr->c = &form_cases[i];
+            fr->model = models[m];
+            g_autofree char *path
+                = g_strdup_printf("/predict/closed-form/%s/%s/%s", models[m], form_cases[i].algo,
+                                  cs_op_name(form_cases[i].op));
+            g_test_add_data_func(path, fr, test_closed_form);
+        }
+    }
+    for (gsize i = 0; i < G_N_ELEMENTS(agree_cases); i++) {
+        g_autofree char *path = g_strdup_printf("/predict/models-agree/%s/%s", agree_cases[i].algo,
+                                                cs_op_name(agree_cases[i].op));
+        g_test_add_data_func(path, &agree_cases[i], test_models_agree);
+    }
+    g_test_add_func("/predict/channels/nccl-like", test_channels);
+    g_test_add_func("/predict/best/nccl-set", test_best_nccl_set);
+    g_test_add_func("/predict/best/fastest", test_best_is_fastest);
+    g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);
+    g_test_add_func("/predict/one/figures", test_sizes_and_figures);
+    return g_test_run();
+}
