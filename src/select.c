@@ -567,18 +567,23 @@ set_caps(Search *s, const GArray *grid, gint64 max_events)
                   ? s->o->predict.n_channels
                   : cs_predict_default_channels(s->topo, cand->algo, s->op, cand->proto, largest,
                                                 s->nranks);
-        for (guint i = 1; i < grid->len; i++) {
+        for (guint i = 2; i < grid->len; i++) {
             const gint64 size = g_array_index(grid, gint64, i);
             const gint64 below = g_array_index(grid, gint64, i - 1);
+            const gint64 below2 = g_array_index(grid, gint64, i - 2);
             const Eval e = evaluate(s, (int)c, size, 0);
             if (!e.ok || e.events <= max_events)
                 continue;
             const Eval p = evaluate(s, (int)c, below, 0);
-            if (!p.ok || p.channels != e.channels || e.channels != last_channels)
+            const Eval q = evaluate(s, (int)c, below2, 0);
+            if (!p.ok || !q.ok || p.channels != e.channels || e.channels != last_channels)
                 continue;
             const double slope = (e.time_ps - p.time_ps) / (double)(size - below);
+            const double slope_before = (p.time_ps - q.time_ps) / (double)(below - below2);
             const double intercept = e.time_ps - slope * (double)size;
-            if (slope <= 0.0 || intercept > 0.1 * e.time_ps)
+            /* Linear already: the last two slopes agree and latency is a small part. */
+            if (slope <= 0.0 || intercept > 0.1 * e.time_ps
+                || fabs(slope - slope_before) > 0.002 * slope)
                 continue;
             s->cap[c] = size;
             s->cap_below[c] = below;

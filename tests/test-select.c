@@ -300,9 +300,9 @@ test_extrapolation(void)
     CsSelectOptions o;
     cs_select_options_init(&o);
     o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
-    o.min_bytes = (gint64)64 << 20;
-    o.max_bytes = (gint64)1 << 30;
-    o.max_events = 2000;
+    o.min_bytes = (gint64)1 << 20;
+    o.max_bytes = (gint64)512 << 20;
+    o.max_events = 100;
     g_autoptr(CsSelection) fast = run_select(topo, &o);
     o.exact = TRUE;
     g_autoptr(CsSelection) exact = run_select(topo, &o);
@@ -330,27 +330,37 @@ typedef struct {
     CsSelection *sel;
 } EmitFixture;
 
-/* Two collectives NCCL tunes and one it does not, on NCCL's model (fast and exact). */
+/* Two collectives NCCL tunes and one it does not, to 1 GiB or past 4 GiB; computed once per
+ * variant and shared by the emitter tests (they only read it). */
+static CsTopo *emit_topo;
+static CsSelection *emit_sel[2];
+
 static void
 emit_setup(EmitFixture *f, gconstpointer data)
 {
-    const gint64 max_bytes = GPOINTER_TO_INT(data) ? (gint64)16 << 30 : (gint64)1 << 30;
-    f->topo = load("dgx-h100x4");
-    CsSelectOptions o;
-    cs_select_options_init(&o);
-    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_GATHER) | CS_OP_BIT(CS_OP_ALL_TO_ALL);
-    o.min_bytes = 1024;
-    o.max_bytes = max_bytes;
-    o.step_factor = 4;
-    f->sel = run_select(f->topo, &o);
+    const int variant = GPOINTER_TO_INT(data);
+    if (emit_sel[variant] == NULL) {
+        if (emit_topo == NULL)
+            emit_topo = load("dgx-h100x4");
+        CsSelectOptions o;
+        cs_select_options_init(&o);
+        o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_GATHER)
+                | CS_OP_BIT(CS_OP_ALL_TO_ALL);
+        o.min_bytes = 1024;
+        o.max_bytes = variant ? (gint64)16 << 30 : (gint64)1 << 30;
+        o.step_factor = 4;
+        emit_sel[variant] = run_select(emit_topo, &o);
+    }
+    f->topo = emit_topo;
+    f->sel = emit_sel[variant];
 }
 
 static void
 emit_teardown(EmitFixture *f, gconstpointer data)
 {
     (void)data;
-    cs_selection_free(f->sel);
-    cs_topo_unref(f->topo);
+    f->sel = NULL;
+    f->topo = NULL;
 }
 
 static gint64
@@ -813,5 +823,9 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &cli_cases[i], test_cli);
     }
     g_test_add_func("/select/cli/output-file", test_cli_output_file);
-    return g_test_run();
+    const int status = g_test_run();
+    for (gsize i = 0; i < G_N_ELEMENTS(emit_sel); i++)
+        g_clear_pointer(&emit_sel[i], cs_selection_free);
+    g_clear_pointer(&emit_topo, cs_topo_unref);
+    return status;
 }
