@@ -88,6 +88,8 @@ collect_rows (const CsTopo *topo, CsTrace *const *traces, int n_traces,
             fr.options.nranks = nranks;
             if (options->engine.gpus_per_thread <= 0)
                 fr.options.engine.gpus_per_thread = gpus_per_thread;
+            if (options->n_channels <= 0)
+                fr.options.n_channels = cs_validate_trace_channels (trace);
             CsDtype dtype;
             if (cs_dtype_from_name (row->type, &dtype, NULL))
                 fr.options.dtype = dtype;

@@ -19,7 +19,7 @@ static const struct {
     { "ring", "ring" },
     { "tree", "tree" },
     { "nvls", "nvls" },
-    { "nvlstree", "nvls" },
+    { "nvlstree", "nvls_tree" },
     { "collnetdirect", NULL },
     { "collnetchain", NULL },
     { "pat", NULL },
@@ -62,14 +62,24 @@ cs_validate_trace_settings (const CsTrace *trace, char **algo, char **proto,
     }
 
     *algo = NULL;
-    if (nccl_algo != NULL) {
+    *proto = NULL;
+    /* collsim's own backends (measure --backend cuda|mpi) name the schedule they ran. */
+    const char *backend = cs_trace_get_header (trace, "backend");
+    if (backend != NULL && (g_str_has_prefix (backend, "cuda") || g_str_has_prefix (backend, "mpi"))) {
+        const char *a = cs_trace_get_header (trace, "algo");
+        const char *p = cs_trace_get_header (trace, "proto");
+        if (a != NULL)
+            *algo = g_strdup (a);
+        if (p != NULL)
+            *proto = g_strdup (p);
+    }
+    if (*algo == NULL && nccl_algo != NULL) {
         g_autofree char *lower = g_ascii_strdown (nccl_algo, -1);
         for (gsize i = 0; i < G_N_ELEMENTS (algo_names); i++)
             if (strcmp (lower, algo_names[i].nccl) == 0 && algo_names[i].collsim != NULL)
                 *algo = g_strdup (algo_names[i].collsim);
     }
-    *proto = NULL;
-    if (nccl_proto != NULL) {
+    if (*proto == NULL && nccl_proto != NULL) {
         CsProto p;
         if (cs_proto_from_name (nccl_proto, &p, NULL))
             *proto = g_strdup (cs_proto_name (p));
@@ -85,6 +95,16 @@ cs_validate_trace_settings (const CsTrace *trace, char **algo, char **proto,
             *gpus_per_thread = MAX (1, atoi (g));
         }
     }
+}
+
+int
+cs_validate_trace_channels (const CsTrace *trace)
+{
+    const char *backend = cs_trace_get_header (trace, "backend");
+    const char *channels = cs_trace_get_header (trace, "channels");
+    if (backend == NULL || channels == NULL)
+        return 0;
+    return MAX (0, atoi (channels));
 }
 
 /* ---- Per-trace validation ---- */
@@ -200,6 +220,8 @@ cs_validate_trace (const CsTopo *topo, const CsTrace *trace, const CsPredictOpti
                                 &gpus_per_thread);
     if (options->engine.gpus_per_thread <= 0)
         opts.engine.gpus_per_thread = gpus_per_thread;
+    if (options->n_channels <= 0)
+        opts.n_channels = cs_validate_trace_channels (trace);
 
     const CsAlgo *algo = NULL;
     if (report->forced_algo != NULL) {

@@ -92,6 +92,10 @@ GArray *cs_validate_crossovers (CsValidateReport *const *reports, int n_reports)
 void cs_validate_trace_settings (const CsTrace *trace, char **algo, char **proto,
                                  int *gpus_per_thread);
 
+/* The channel count a collsim backend trace ran its schedule with (its `channels` header), or
+ * 0 when the trace does not say (then predictions choose). */
+int cs_validate_trace_channels (const CsTrace *trace);
+
 /* The busbw nccl-tests prints for @size_bytes in @time_us. */
 double cs_validate_busbw (CsOp op, int nranks, gint64 size_bytes, double time_us);
 

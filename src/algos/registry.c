@@ -10,6 +10,7 @@ extern const CsAlgo cs_algo_tree;
 extern const CsAlgo cs_algo_mst;
 extern const CsAlgo cs_algo_hierarchical;
 extern const CsAlgo cs_algo_nvls;
+extern const CsAlgo cs_algo_nvls_tree;
 extern const CsAlgo cs_algo_recursive_doubling;
 extern const CsAlgo cs_algo_rhd;
 extern const CsAlgo cs_algo_bruck;
@@ -21,6 +22,7 @@ static const CsAlgo *const algos[] = {
     &cs_algo_ring,
     &cs_algo_tree,
     &cs_algo_nvls,
+    &cs_algo_nvls_tree,
     &cs_algo_hierarchical,
     &cs_algo_mst,
     &cs_algo_recursive_doubling,
