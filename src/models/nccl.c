@@ -836,21 +836,30 @@ bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
     }
     double bus = nch * bw;
 
+    /* The refinements below are tuning.cc's "various model refinements", same release.
+     * Ring/LL: 2.28 halves the bus (LL's 8 flag bytes per 16), 2.19 took 1/4 (1/3 for
+     * single-node all-gather, reduce-scatter, broadcast), both capped at llMaxBw. */
     if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_LL) {
         const gboolean quarter
             = n_nodes > 1 || f == CS_NCCL_FUNC_ALL_REDUCE || f == CS_NCCL_FUNC_REDUCE;
         bus = MIN(ll_max_bw, bus * (v228 ? 0.5 : (quarter ? 1.0 / 4.0 : 1.0 / 3.0)));
     }
+    /* Ring/LL128: 0.92 (~120/128 data bytes), 2.19 took 0.7 with one rank per node. */
     if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_LL128)
         bus = MIN(bus * (!v228 && ppn < 2 ? 0.7 : 0.92), nch * ring_ll128_max);
+    /* Tree: 0.92 of the bus, capped per channel (perChMaxTreeBws). */
     if (a == CS_NCCL_ALGO_TREE && (!v228 || f == CS_NCCL_FUNC_ALL_REDUCE))
         bus = MIN(bus * 0.92, nch * tree_max);
+    /* Tree/LL: 1/3.8 of that, capped at llMaxBw. */
     if (a == CS_NCCL_ALGO_TREE && p == CS_PROTO_LL)
         bus = MIN(bus * 1.0 / 3.8, ll_max_bw);
+    /* Tree/LL128: 7/9 on one node, 120/128 across nodes, capped per channel. */
     if (a == CS_NCCL_ALGO_TREE && p == CS_PROTO_LL128)
         bus = MIN(bus * (n_nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * tree_ll128_max);
+    /* Plain TREE pattern (all NIC traffic through one GPU): 0.85. */
     if (a == CS_NCCL_ALGO_TREE && g->tree_pattern)
         bus *= 0.85;
+    /* 2.28 PAT: 0.75. */
     if (v228 && a == CS_NCCL_ALGO_PAT)
         bus *= 0.75;
     if (collnet && p != CS_PROTO_SIMPLE)
@@ -861,15 +870,18 @@ bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
             if (n_nodes > 1 && ppn > s->n_nics)
                 return 0.0;
             if (v228) {
+                /* 2.28: ppn x min(intra, 0.9 x inter). */
                 bus = ppn * MIN(g->bw_intra_GBps, g->bw_inter_GBps * 0.9);
             }
             else {
+                /* 2.19: measured 0.95 at 1 GPU per node and 0.85 at 8, interpolated. */
                 bus = ppn * bw;
                 const double w = (ppn - 1.0) / (8.0 - 1.0);
                 bus *= w * 0.85 + (1.0 - w) * 0.95;
             }
         }
         else {
+            /* GPU/NIC ratio, halfway discounted; 0.85 from Hopper on (tuning.cc). */
             double factor = ppn / (1.0 * nch);
             factor -= (factor - 1.0) / 2.0;
             bus /= factor;
@@ -976,6 +988,7 @@ latency(const CsNcclModel *m, int f, int a, int p, int nsteps)
         lat += intra + 2.0 * log2i(n_nodes) * inter;
         break;
     case CS_NCCL_ALGO_PAT:
+        /* 2.28: log latency (the network hop / 3.5) plus 2.8 us per rank. */
         if (is_ag_rs(f))
             lat += log2i(n_nodes) * (inter / 3.5) + n_ranks * 2.8;
         break;
@@ -1129,7 +1142,8 @@ algo_time(const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat_
         && f == CS_NCCL_FUNC_ALL_REDUCE && log_size >= 0 && log_size < c->n_tree_correction
         && m->sys.arch >= CS_NCCL_ARCH_BLACKWELL)
         bw *= c->tree_correction[p][log_size];
-    /* Plateau effect of ring (tuning.cc): multi-node Simple all-reduce latency grows. */
+    /* Plateau effect of ring (tuning.cc): multi-node Simple all-reduce latency x1.9 before
+     * Ampere, x1.4 from Ampere on, once a channel's share per rank reaches 64 B. */
     if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_SIMPLE && m->sys.n_nodes > 1
         && f == CS_NCCL_FUNC_ALL_REDUCE
         && nbytes / ((gint64)m->comm_channels * m->sys.n_ranks) >= 64)
