@@ -164,7 +164,8 @@ typedef struct {
     CsProto proto;
 } Pick;
 
-/* The argmin over every registered algorithm x protocol, by direct calls to the predictor. */
+/* The argmin over every registered algorithm x protocol, by direct calls to the predictor;
+ * with @nccl_only, over those NCCL has and its model can use here (NCCL 2.28). */
 static Pick
 independent_best(const CsTopo *topo, CsOp op, gint64 size, gboolean nccl_only)
 {
@@ -172,6 +173,8 @@ independent_best(const CsTopo *topo, CsOp op, gint64 size, gboolean nccl_only)
     CsTime best_time = G_MAXINT64;
     CsPredictOptions popts;
     cs_predict_options_init(&popts);
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 0, "nccl:2.28", NULL);
+    g_assert_nonnull(nccl);
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         CsNcclAlgo na;
         if (((*a)->ops & CS_OP_BIT(op)) == 0)
@@ -181,6 +184,11 @@ independent_best(const CsTopo *topo, CsOp op, gint64 size, gboolean nccl_only)
         for (int p = 0; p < CS_N_PROTOS; p++) {
             CsPrediction pred;
             g_autoptr(GError) error = NULL;
+            if (nccl_only
+                && cs_nccl_model_bandwidth_GBps(nccl, (CsNcclFunc)cs_nccl_func_from_op(op), na,
+                                                (CsProto)p)
+                       <= 0.0)
+                continue;
             if (!cs_predict_one(topo, op, size, *a, (CsProto)p, &popts, &pred, &error))
                 continue;
             if (pred.result.time < best_time) {
