@@ -485,6 +485,11 @@ cs_cli_run(int argc, char **argv, GError **error)
     popts.n_channels = o.channels;
     popts.any_algorithm = o.any_algorithm;
 
+    /* Print the sizes nccl-tests would print: it rounds split collectives' blocks. */
+    for (guint i = 0; i < sizes->len; i++)
+        g_array_index(sizes, gint64, i)
+            = cs_op_nccl_tests_bytes(op, g_array_index(sizes, gint64, i), dtype, nranks);
+
     g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
     cs_report_set_layout(report, layout);
     set_headers(report, topo, nranks, &o, model, cmd);

@@ -277,6 +277,39 @@ cs_op_size (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
 }
 
 /**
+ * cs_op_nccl_tests_bytes:
+ * nccl-tests' GetCollByteCount computes each rank's block as `(count / nranks) &
+ * -(16 / eltSize)` in all_gather.cu, reduce_scatter.cu and alltoall.cu (2.13 and later): 8 B
+ * and 16 B all-gathers on 2 ranks print size 0, as the rtx2080ti traces show. Scatter and
+ * gather follow the same rule here. Schedules themselves work on any element count
+ * (cs_op_size); this is only what a sweep asks for, to print what nccl-tests prints.
+ */
+gint64
+cs_op_nccl_tests_bytes (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
+{
+    g_return_val_if_fail (nranks >= 1 && size_bytes >= 0, 0);
+    const gint64 type_size = cs_dtype_size (dtype);
+    const gint64 count = size_bytes / type_size;
+    switch (op) {
+    case CS_OP_ALL_GATHER:
+    case CS_OP_GATHER:
+    case CS_OP_REDUCE_SCATTER:
+    case CS_OP_SCATTER:
+    case CS_OP_ALL_TO_ALL: {
+        /* Elements per 16-byte unit; a type of 16 bytes or more aligns to one element. */
+        const gint64 align = MAX (16 / type_size, 1);
+        return (count / nranks) / align * align * nranks * type_size;
+    }
+    case CS_OP_BROADCAST:
+    case CS_OP_REDUCE:
+    case CS_OP_ALL_REDUCE:
+    case CS_N_OPS:
+    default:
+        return count * type_size;
+    }
+}
+
+/**
  * cs_op_busbw_factor:
  * nccl-tests' bus bandwidth factors (doc/PERFORMANCE.md): what makes busbw comparable to the
  * hardware's link speed whatever the number of ranks. Scatter and gather use (P-1)/P like

@@ -103,6 +103,11 @@ typedef struct {
 /* Rounds @size_bytes down to what nccl-tests really runs for @op on @nranks ranks. */
 CsOpSize cs_op_size (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
 
+/* The size nccl-tests runs and prints for a requested @size_bytes: for the collectives split in
+ * P blocks it rounds each rank's block down to whole 16-byte units, so a request can print as
+ * a smaller size, even 0. Other collectives keep the size (rounded to elements). */
+gint64 cs_op_nccl_tests_bytes (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
+
 /* nccl-tests' busbw factor: 2(P-1)/P, (P-1)/P or 1. */
 double cs_op_busbw_factor (CsOp op, int nranks);
 
