@@ -9,6 +9,7 @@
 
 #include "algos/registry.h"
 #include "cli.h"
+#include "models/nccl.h"
 #include "models/netmodel.h"
 #include "predict.h"
 #include "report.h"
@@ -315,6 +316,102 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
     return TRUE;
 }
 
+/* ---- NCCL's own cost model (--model nccl[:VERSION]) ---- */
+
+/* Labels for NCCL algorithms that collsim does not simulate (CollNet, PAT): the report names
+ * a prediction by its CsAlgo, and these only ever carry NCCL-model times. */
+static const CsAlgo nccl_only_algos[CS_NCCL_N_ALGOS] = {
+    [CS_NCCL_ALGO_COLLNET_DIRECT] = { .name = "collnet_direct",
+                                      .summary = "NCCL CollNet Direct (NCCL cost model only)" },
+    [CS_NCCL_ALGO_COLLNET_CHAIN] = { .name = "collnet_chain",
+                                     .summary = "NCCL CollNet Chain (NCCL cost model only)" },
+    [CS_NCCL_ALGO_PAT] = { .name = "pat", .summary = "NCCL PAT (NCCL cost model only)" },
+};
+
+/* One size under NCCL's analytical model, as a CsPrediction the report can print: the
+ * latency term is reported as alpha and the bandwidth term as beta. */
+static gboolean
+predict_nccl_one(const CsNcclModel *m, CsOp op, gint64 size, int algo, int proto,
+                 const CsPredictOptions *popts, CsPrediction *out, GError **error)
+{
+    CsNcclPrediction np;
+    if (!cs_nccl_model_predict(m, op, size, algo, proto, &np, error))
+        return FALSE;
+    const char *name = cs_nccl_algo_collsim_name(np.algo);
+    const CsAlgo *a = name != NULL ? cs_algo_lookup(name, NULL) : NULL;
+    if (a == NULL)
+        a = &nccl_only_algos[np.algo];
+    *out = (CsPrediction){
+        .algo = a,
+        .proto = np.proto,
+        .n_channels = np.n_channels,
+        .size = cs_op_size(op, size, popts->dtype, popts->nranks),
+    };
+    out->result.time = cs_time_from_us(np.time_us);
+    out->result.alpha = cs_time_from_us(np.latency_us);
+    out->result.beta = out->result.time - out->result.alpha;
+    out->result.n_ranks = popts->nranks;
+    out->time_us = np.time_us;
+    out->algbw_GBps = out->time_us > 0 ? out->size.size_bytes / (out->time_us * 1e3) : 0;
+    out->busbw_GBps = out->algbw_GBps * cs_op_busbw_factor(op, popts->nranks);
+    return TRUE;
+}
+
+/* NCCL's pick per size, or what NCCL_ALGO/NCCL_PROTO would force (--algo/--proto); with
+ * --all one block per NCCL algorithm x protocol the model can use. */
+static gboolean
+predict_nccl_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
+                    const CsAlgo *algo, int proto, gboolean all, const char *spec,
+                    const CsPredictOptions *popts, GError **error)
+{
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, popts->nranks, spec, error);
+    if (m == NULL)
+        return FALSE;
+    int nccl_algo = -1;
+    if (algo != NULL) {
+        CsNcclAlgo na;
+        if (!cs_nccl_algo_from_collsim(algo->name, &na))
+            return usage_error(error, "--algo %s is not one of NCCL's algorithms, so --model "
+                               "nccl has no cost for it", algo->name);
+        nccl_algo = na;
+    }
+    for (int a = all ? 0 : -1; a < (all ? CS_NCCL_N_ALGOS : 0); a++) {
+        if (all && nccl_algo >= 0 && a != nccl_algo)
+            continue;
+        for (int p = all ? 0 : -1; p < (all ? CS_N_PROTOS : 0); p++) {
+            if (all && proto >= 0 && p != proto)
+                continue;
+            const int fa = all ? a : nccl_algo;
+            const int fp = all ? p : proto;
+            g_autofree char *label
+                = all ? g_strdup_printf("%s/%s", cs_nccl_algo_name((CsNcclAlgo)a),
+                                        cs_proto_name((CsProto)p))
+                      : g_strdup("best");
+            gboolean begun = FALSE;
+            for (guint i = 0; i < sizes->len; i++) {
+                gint64 size = g_array_index(sizes, gint64, i);
+                CsPrediction pred;
+                g_autoptr(GError) local = NULL;
+                if (!predict_nccl_one(m, op, size, fa, fp, popts, &pred, &local)) {
+                    /* Under --all an unusable pair is simply absent, as in NCCL's table. */
+                    if (all)
+                        break;
+                    g_propagate_prefixed_error(error, g_steal_pointer(&local),
+                                               "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
+                                               cs_op_name(op), size);
+                    return FALSE;
+                }
+                if (!begun) {
+                    cs_report_begin_block(report, label, !all);
+                    begun = TRUE;
+                }
+                cs_report_add(report, &pred);
+            }
+        }
+    }
+    return TRUE;
+}
+
 /* ---- Entry point ---- */
 
 /**
@@ -377,7 +474,9 @@ cs_cli_run(int argc, char **argv, GError **error)
           "NCCL runs",
           NULL },
         { "model", 0, 0, G_OPTION_ARG_STRING, &o.model,
-          "Network model: reservation (default, fast) or maxmin (fair sharing)", "M" },
+          "Model: reservation (default, fast) or maxmin (fair sharing) network models of the "
+          "event engine, or nccl[:VERSION] for NCCL's own analytical cost model (2.19, 2.28)",
+          "M" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
         { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
@@ -442,7 +541,14 @@ cs_cli_run(int argc, char **argv, GError **error)
                                o.layout);
     }
     const char *model = o.model != NULL ? o.model : "reservation";
-    if (cs_net_model_lookup(model, &cause) == NULL)
+    const gboolean nccl_model = g_str_has_prefix(model, "nccl");
+    if (nccl_model) {
+        const CsNcclConstants *constants;
+        GError *local = NULL;
+        if (!cs_nccl_parse_spec(model, &constants, &local))
+            return flag_error(error, "--model", local);
+    }
+    else if (cs_net_model_lookup(model, &cause) == NULL)
         return flag_error(error, "--model", cause);
     if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
         return usage_error(error, "--algo %s does not implement %s (see 'collsim algos')",
@@ -508,8 +614,10 @@ cs_cli_run(int argc, char **argv, GError **error)
                               o.ngpus, first, o.max_bytes, o.step_factor);
     cs_report_set_preamble(report, preamble);
 
-    gboolean ok = o.all ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, error)
-                        : predict_best_block(report, topo, op, sizes, algo, proto, &popts, error);
+    gboolean ok = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all,
+                                                   model, &popts, error)
+                  : o.all    ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, error)
+                             : predict_best_block(report, topo, op, sizes, algo, proto, &popts, error);
     if (!ok)
         return FALSE;
 

@@ -489,6 +489,30 @@ test_help(void)
     g_assert_nonnull(strstr(e.out, "--size=S"));
 }
 
+/* ---- NCCL's own cost model ---- */
+
+/* Setup: dgx-h100x8 (8 GPUs, one node of NVSwitch), ring/Simple all-reduce of 8 bytes under
+ * NCCL 2.28's constants. Expectation, from tuning.cc's formula: latency = base 8.4 us +
+ * (nsteps = 2(P-1) = 14) x NVLink ring/Simple hop 3.4 us = 56.0 us; the bandwidth term of 8
+ * bytes is below a nanosecond, so the printed time is 56.00 us. */
+static void
+test_nccl_model(void)
+{
+    const char *args[] = { "--topo", "dgx-h100x8", "--model", "nccl:2.28", "--algo", "ring",
+                           "--proto", "Simple", "-b", "8", "-e", "8", NULL };
+    g_auto(Run) r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autoptr(CsTrace) trace = trace_of(&r);
+    g_assert_cmpuint(cs_trace_n_rows(trace), ==, 1);
+    g_assert_cmpfloat_with_epsilon(cs_trace_row(trace, 0)->out_of_place.time_us, 56.0, 0.005);
+
+    /* An algorithm NCCL does not have has no cost under its model. */
+    const char *bad[] = { "--topo", "dgx-h100x8", "--model", "nccl", "--algo", "mst", NULL };
+    g_auto(Run) b = run_collsim(bad);
+    g_assert_cmpint(b.status, ==, 2);
+    g_assert_nonnull(strstr(b.err, "not one of NCCL's algorithms"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -508,5 +532,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
     g_test_add_func("/cli-run/help", test_help);
+    g_test_add_func("/cli-run/model/nccl", test_nccl_model);
     return g_test_run();
 }
