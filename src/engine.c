@@ -236,14 +236,23 @@ static const guint8 kind_does[CS_N_STEP_KINDS] = {
     [CS_STEP_REDUCE] = DOES_REDUCE,
 };
 
-/* A step as the engine walks it: what it moves and where. Size: 24 bytes. */
+/* A step as the engine walks it: what it moves and where. Size: 16 bytes, four to a cache
+ * line: the walk over millions of steps is the engine's main memory stream. */
 typedef struct {
-    gint64 bytes;
-    gint32 conn_in;  /* connection received from, -1 */
-    gint32 conn_out; /* connection sent on, -1 */
-    gint32 local;    /* index in the rank's program (observer, errors) */
-    guint8 does;     /* DOES_* bits */
+    gint32 conn_in;   /* connection received from, -1 */
+    gint32 conn_out;  /* connection sent on, -1 */
+    guint32 bytes_lo; /* bytes moved, 48 bits in two parts */
+    guint16 bytes_hi;
+    guint8 does; /* DOES_* bits */
 } EStep;
+
+G_STATIC_ASSERT(sizeof(EStep) == 16);
+
+static inline gint64
+step_bytes(const EStep *st)
+{
+    return ((gint64)st->bytes_hi << 32) | st->bytes_lo;
+}
 
 /* One (rank, channel) program: its steps are e->steps[step .. end). */
 typedef struct {
@@ -276,13 +285,19 @@ typedef struct {
     gint32 slot_mask; /* slots - 1: a power of two, at most CS_NCCL_STEPS */
 } Conn;
 
-/* A message in a slot: sent, maybe arrived, maybe consumed. */
+/* A message in a slot: sent, arrived, consumed. Size: 64 bytes, one cache line. The first
+ * byte's time is needed only until the message is consumed, and the consumption's stamp only
+ * until the sender reuses the slot, after which the next message's first byte is written:
+ * they share the storage. */
 typedef struct {
-    Stamp arrive;   /* last byte at the receiver (once known) */
-    Stamp credit;   /* slot free again at the sender (once consumed) */
-    CsTime first;   /* ps: first byte at the receiver */
-    gboolean known; /* arrive/first are final */
+    Stamp arrive; /* last byte at the receiver; t = CS_TIME_NEVER while in flight */
+    union {
+        CsTime first; /* ps: first byte at the receiver (arrived, not yet consumed) */
+        Stamp credit; /* slot free again at the sender (consumed) */
+    };
 } Msg;
+
+G_STATIC_ASSERT(sizeof(Msg) == 64);
 
 /* Per-rank constants and results. */
 typedef struct {
@@ -305,6 +320,7 @@ typedef struct {
 
     const CsStep **rank_steps; /* per rank (transfer none) */
     EStep *steps;              /* cursor-major, each cursor's steps in order */
+    gint32 *local;             /* per EStep: its index in the rank's program (cold) */
     Cursor *cursors;           /* rank * n_channels + channel */
     int n_cursors;
     Conn *conns;
@@ -320,6 +336,7 @@ typedef struct {
     gsize soon_n;    /* queued */
     gsize soon_mask; /* ring size - 1 */
     CsTime now;      /* ps: time of the event being handled */
+    int eager_depth; /* steps begun inside one another (step_finished) */
     double data_fraction;
     double grain_bytes; /* data bytes one flag covers (see the top comment) */
     CsTime hop_ps[CS_N_LINK_CLASSES];
@@ -383,6 +400,11 @@ next_event(Engine *e, CsEvent *ev)
 
 /* ---- Step mechanics ---- */
 
+/* How many steps may begin inside one another before a plain event is used instead. */
+#define EAGER_MAX_DEPTH 32
+
+static void begin_step(Engine *e, gint32 id, CsTime now);
+
 /* The current step of cursor @id ended at @fin: report it, move to the next step. */
 static void
 step_finished(Engine *e, gint32 id, Stamp fin)
@@ -390,17 +412,37 @@ step_finished(Engine *e, gint32 id, Stamp fin)
     Cursor *c = &e->cursors[id];
 
     if (e->obs != NULL && e->obs->step_done != NULL) {
-        gint32 local = e->steps[c->step].local;
+        gint32 local = e->local[c->step];
         e->obs->step_done(e->obs->user_data, c->rank, (gsize)local, &e->rank_steps[c->rank][local],
                           c->step_start, fin.t);
+    }
+    /* The next step most likely uses the same connections: fetch the slots it will read (the
+     * credit of the message sent 7 before, the next message to take) and the step itself
+     * while other events run. */
+    const EStep *st = &e->steps[c->step];
+    if (st->conn_out >= 0) {
+        const Conn *co = &e->conns[st->conn_out];
+        __builtin_prefetch(conn_msg(e, co, co->n_sent));
+    }
+    if (st->conn_in >= 0) {
+        const Conn *ci = &e->conns[st->conn_in];
+        __builtin_prefetch(conn_msg(e, ci, ci->n_consumed));
     }
     if (++c->step == c->end) {
         e->ranks[c->rank].finish = stamp_later(e->ranks[c->rank].finish, fin);
         return;
     }
-    /* Its event comes after many others': fetch the step meanwhile. */
     __builtin_prefetch(&e->steps[c->step]);
     c->ready = fin;
+    /* Starting a step only computes times (its send waits for an event at its own time), so
+     * it can run now rather than as an event of its own; the depth bound keeps the stack
+     * small along chains of steps that complete at once. */
+    if (e->eager_depth < EAGER_MAX_DEPTH) {
+        e->eager_depth++;
+        begin_step(e, id, e->now);
+        e->eager_depth--;
+        return;
+    }
     push(e, c->ready.t, id, EV_STEP);
 }
 
@@ -418,7 +460,7 @@ consume(Engine *e, const EStep *st, Stamp done, CsTime now)
     m->credit.a += conn->credit_ps;
     conn->n_consumed++;
     e->n_transfers++;
-    e->bytes_moved += st->bytes;
+    e->bytes_moved += step_bytes(st);
 
     Cursor *s = &e->cursors[conn->src_cursor];
     if (s->wait == WAIT_SLOT && s->wait_conn == st->conn_in
@@ -443,7 +485,7 @@ receive(Engine *e, gint32 id, CsTime now)
     if (e->textbook) {
         done = stamp_later(m->arrive, c->ready);
         if (st->does & DOES_REDUCE) {
-            CsTime w = work_ps(st->bytes, ri->reduce_ps_per_byte);
+            CsTime w = work_ps(step_bytes(st), ri->reduce_ps_per_byte);
             done.t += w;
             done.g += w;
         }
@@ -466,8 +508,8 @@ receive(Engine *e, gint32 id, CsTime now)
         begin.b -= m->arrive.t - m->first;
         begin.t = m->first;
     }
-    CsTime all = work_ps(st->bytes, ps_per_byte);
-    CsTime tail = work_ps(MIN((double)st->bytes, e->grain_bytes), ps_per_byte);
+    CsTime all = work_ps(step_bytes(st), ps_per_byte);
+    CsTime tail = work_ps(MIN((double)step_bytes(st), e->grain_bytes), ps_per_byte);
     Stamp by_arrival = m->arrive;
     by_arrival.t += tail;
     by_arrival.g += tail;
@@ -479,7 +521,7 @@ receive(Engine *e, gint32 id, CsTime now)
     /* Forwarding: the send may start once the first unit is in and processed. */
     Stamp first_unit = m->arrive;
     if (st->does & DOES_SEND) {
-        double frac = MIN(1.0, e->grain_bytes / MAX((double)st->bytes, 1.0));
+        double frac = MIN(1.0, e->grain_bytes / MAX((double)step_bytes(st), 1.0));
         CsTime unit_in = (CsTime)((double)(m->arrive.t - m->first) * frac + 0.5);
         first_unit.b -= m->arrive.t - m->first - unit_in;
         first_unit.t = m->first + unit_in + tail;
@@ -507,7 +549,7 @@ wake_receiver(Engine *e, gint32 conn_id, CsTime now)
 
     if (r->wait != WAIT_MSG || r->wait_conn != conn_id || conn->n_consumed >= conn->n_sent)
         return;
-    if (!conn_msg(e, conn, conn->n_consumed)->known)
+    if (conn_msg(e, conn, conn->n_consumed)->arrive.t == CS_TIME_NEVER)
         return;
     r->wait = WAIT_NONE;
     receive(e, conn->dst_cursor, now);
@@ -532,11 +574,10 @@ finish_send(Engine *e, gint32 id, CsTime end)
     m->arrive.t += conn->prop_ps + conn->sync_ps;
     m->arrive.a += conn->prop_ps;
     m->first = c->flow_first + conn->prop_ps + conn->sync_ps;
-    m->known = TRUE;
     if (e->obs != NULL && e->obs->link_busy != NULL) {
         for (int i = 0; i < conn->route.n_links; i++)
-            e->obs->link_busy(e->obs->user_data, conn->route.links[i], st->bytes, c->flow_first,
-                              end);
+            e->obs->link_busy(e->obs->user_data, conn->route.links[i], step_bytes(st),
+                              c->flow_first, end);
     }
     /* The step ends before the receiver's event may be pushed, so that the heap stays within
      * one event per cursor plus the woken ones. */
@@ -572,7 +613,8 @@ try_recv(Engine *e, gint32 id, CsTime now)
     gint32 conn_id = e->steps[c->step].conn_in;
     Conn *conn = &e->conns[conn_id];
 
-    if (conn->n_consumed >= conn->n_sent || !conn_msg(e, conn, conn->n_consumed)->known) {
+    if (conn->n_consumed >= conn->n_sent
+        || conn_msg(e, conn, conn->n_consumed)->arrive.t == CS_TIME_NEVER) {
         c->wait = WAIT_MSG;
         c->wait_conn = conn_id;
         return;
@@ -580,9 +622,11 @@ try_recv(Engine *e, gint32 id, CsTime now)
     receive(e, id, now);
 }
 
-/* Cursor @id starts (or retries) the send side of its step at @now. */
+/* Cursor @id starts (or retries) the send side of its step at @now. A flow starts only from
+ * the cursor's own EV_SEND (@own): never inside another cursor's handler or the model's
+ * callback. */
 static void
-try_send(Engine *e, gint32 id, CsTime now)
+try_send(Engine *e, gint32 id, CsTime now, gboolean own)
 {
     Cursor *c = &e->cursors[id];
     const EStep *st = &e->steps[c->step];
@@ -598,8 +642,8 @@ try_send(Engine *e, gint32 id, CsTime now)
         /* The slot of message k - 8, whose consumption freed it. */
         c->ready = stamp_later(c->ready, conn_msg(e, conn, k)->credit);
     }
-    if (c->ready.t > now) {
-        push(e, c->ready.t, id, EV_SEND);
+    if (c->ready.t > now || !own) {
+        push(e, MAX(c->ready.t, now), id, EV_SEND);
         return;
     }
 
@@ -607,14 +651,14 @@ try_send(Engine *e, gint32 id, CsTime now)
     Msg *m = conn_msg(e, conn, k);
     CsTime end;
     conn->n_sent++;
-    m->known = FALSE;
+    m->arrive.t = CS_TIME_NEVER;
     if (conn->route.n_links == 0) {
         /* To itself: a local copy, no link. */
         c->flow_first = now;
-        end = now + work_ps(st->bytes, e->ranks[c->rank].copy_ps_per_byte);
+        end = now + work_ps(step_bytes(st), e->ranks[c->rank].copy_ps_per_byte);
     }
     else {
-        double wire = (double)st->bytes / e->data_fraction;
+        double wire = (double)step_bytes(st) / e->data_fraction;
         end = e->model->start(e->net, now, &conn->route, wire, id, &c->flow_first);
     }
     if (end == CS_TIME_NEVER) {
@@ -635,9 +679,9 @@ run_local(Engine *e, gint32 id)
     CsTime w = 0;
 
     if (st->does & DOES_REDUCE)
-        w = work_ps(st->bytes, ri->reduce_ps_per_byte);
+        w = work_ps(step_bytes(st), ri->reduce_ps_per_byte);
     else if (!e->textbook)
-        w = work_ps(st->bytes, ri->copy_ps_per_byte);
+        w = work_ps(step_bytes(st), ri->copy_ps_per_byte);
     fin.t += w;
     fin.g += w;
     step_finished(e, id, fin);
@@ -645,25 +689,32 @@ run_local(Engine *e, gint32 id)
 
 /* ---- Event handlers ---- */
 
+/* Cursor @id's step begins at its ready time (which may lie after @now). */
+static void
+begin_step(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    guint8 does = e->steps[c->step].does;
+
+    c->step_start = c->ready.t;
+    if (does & DOES_RECV)
+        try_recv(e, id, now);
+    else if (does & DOES_SEND)
+        try_send(e, id, now, FALSE);
+    else
+        run_local(e, id);
+}
+
 static void
 on_step(Engine *e, const CsEvent *ev)
 {
-    Cursor *c = &e->cursors[ev->cursor];
-    guint8 does = e->steps[c->step].does;
-
-    c->step_start = ev->time;
-    if (does & DOES_RECV)
-        try_recv(e, ev->cursor, ev->time);
-    else if (does & DOES_SEND)
-        try_send(e, ev->cursor, ev->time);
-    else
-        run_local(e, ev->cursor);
+    begin_step(e, ev->cursor, ev->time);
 }
 
 static void
 on_send(Engine *e, const CsEvent *ev)
 {
-    try_send(e, ev->cursor, ev->time);
+    try_send(e, ev->cursor, ev->time, TRUE);
 }
 
 /* ---- Set-up ---- */
@@ -731,17 +782,15 @@ conn_map_grow(ConnMap *map)
     *map = bigger;
 }
 
-/* The connection of (src, dst, channel); creates it when @create. -1 if absent. */
+/* The connection of (src, dst, channel), created on first sight from either end. */
 static gint32
-conn_find(Engine *e, ConnMap *map, int src, int dst, int channel, gboolean create)
+conn_find(Engine *e, ConnMap *map, int src, int dst, int channel)
 {
     guint64 key = conn_key(src, dst, channel);
     gsize i = conn_slot(map, key);
 
     if (map->keys[i] == key)
         return map->vals[i];
-    if (!create)
-        return -1;
     if (2 * (map->n + 1) > map->mask + 1) {
         conn_map_grow(map);
         i = conn_slot(map, key);
@@ -767,9 +816,10 @@ engine_clear(Engine *e)
         e->model->destroy(e->net);
     g_free(e->rank_steps);
     g_free(e->steps);
-    g_free(e->cursors);
+    g_free(e->local);
+    g_aligned_free(e->cursors);
     g_free(e->conns);
-    g_free(e->msgs);
+    g_aligned_free(e->msgs);
     g_free(e->ranks);
     g_free(e->route_links);
     cs_event_heap_clear(&e->heap);
@@ -801,8 +851,9 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
     return FALSE;
 }
 
-/* Copies the steps into cursor order and builds the connections: three sequential passes
- * over the schedule (count, sends, receives). */
+/* Copies the steps into cursor order and builds the connections: two sequential passes
+ * over the schedule (count, then copy and connect). A connection whose two ends disagree on
+ * the number of messages can never complete. */
 static gboolean
 setup_programs(Engine *e, GError **error)
 {
@@ -813,7 +864,7 @@ setup_programs(Engine *e, GError **error)
 
     e->rank_steps = g_new(const CsStep *, e->n_ranks);
     e->n_cursors = e->n_ranks * e->n_channels;
-    e->cursors = g_new0(Cursor, e->n_cursors);
+    e->cursors = g_aligned_alloc0(e->n_cursors, sizeof(Cursor), 64);
     for (int r = 0; r < e->n_ranks; r++) {
         e->rank_steps[r] = cs_schedule_steps(e->sched, r, &n_steps[r]);
         for (gsize i = 0; i < n_steps[r]; i++) {
@@ -830,6 +881,7 @@ setup_programs(Engine *e, GError **error)
         return FALSE;
     }
     e->steps = g_new(EStep, MAX(total, 1));
+    e->local = g_new(gint32, MAX(total, 1));
     fill = g_new(gint32, e->n_cursors);
     gint32 at = 0;
     for (int i = 0; i < e->n_cursors; i++) {
@@ -843,52 +895,46 @@ setup_programs(Engine *e, GError **error)
 
     conn_map_init(&map, (gsize)e->n_cursors);
     for (int r = 0; r < e->n_ranks; r++) {
-        guint64 cached_key = 0;
-        gint32 cached = -1;
+        /* Programs name the same peer many times in a row: look up only on change. */
+        guint64 out_key = 0;
+        guint64 in_key = 0;
+        gint32 out_conn = -1;
+        gint32 in_conn = -1;
         for (gsize i = 0; i < n_steps[r]; i++) {
             const CsStep *st = &e->rank_steps[r][i];
             EStep *es = &e->steps[fill[r * e->n_channels + st->channel]++];
-            es->bytes = st->bytes;
-            es->conn_in = -1;
-            es->conn_out = -1;
-            es->local = (gint32)i;
-            es->does = kind_does[st->kind];
-            if (!(es->does & DOES_SEND))
-                continue;
-            guint64 key = conn_key(r, st->send_peer, st->channel);
-            if (key != cached_key) {
-                cached = conn_find(e, &map, r, st->send_peer, st->channel, TRUE);
-                cached_key = key;
-            }
-            es->conn_out = cached;
-            e->conns[cached].n_msgs++;
-        }
-    }
-    for (int i = 0; i < e->n_cursors; i++)
-        fill[i] = e->cursors[i].step;
-    for (int r = 0; r < e->n_ranks; r++) {
-        guint64 cached_key = 0;
-        gint32 cached = -1;
-        for (gsize i = 0; i < n_steps[r]; i++) {
-            const CsStep *st = &e->rank_steps[r][i];
-            EStep *es = &e->steps[fill[r * e->n_channels + st->channel]++];
-            if (!(es->does & DOES_RECV))
-                continue;
-            guint64 key = conn_key(st->recv_peer, r, st->channel);
-            if (key != cached_key) {
-                cached = conn_find(e, &map, st->recv_peer, r, st->channel, FALSE);
-                cached_key = key;
-            }
-            if (cached < 0) {
-                g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
-                            "schedule rank %d step %" G_GSIZE_FORMAT
-                            ": receives from rank %d on channel %d, which never sends to it",
-                            r, i, st->recv_peer, st->channel);
+            if (st->bytes >= (gint64)1 << 48) {
+                g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                            "schedule rank %d step %" G_GSIZE_FORMAT ": %" G_GINT64_FORMAT
+                            " bytes is too large to simulate",
+                            r, i, st->bytes);
                 conn_map_clear(&map);
                 return FALSE;
             }
-            es->conn_in = cached;
-            e->conns[cached].n_recvs++;
+            es->bytes_lo = (guint32)st->bytes;
+            es->bytes_hi = (guint16)(st->bytes >> 32);
+            es->conn_in = -1;
+            es->conn_out = -1;
+            e->local[es - e->steps] = (gint32)i;
+            es->does = kind_does[st->kind];
+            if (es->does & DOES_SEND) {
+                guint64 key = conn_key(r, st->send_peer, st->channel);
+                if (key != out_key) {
+                    out_conn = conn_find(e, &map, r, st->send_peer, st->channel);
+                    out_key = key;
+                }
+                es->conn_out = out_conn;
+                e->conns[out_conn].n_msgs++;
+            }
+            if (es->does & DOES_RECV) {
+                guint64 key = conn_key(st->recv_peer, r, st->channel);
+                if (key != in_key) {
+                    in_conn = conn_find(e, &map, st->recv_peer, r, st->channel);
+                    in_key = key;
+                }
+                es->conn_in = in_conn;
+                e->conns[in_conn].n_recvs++;
+            }
         }
     }
     conn_map_clear(&map);
@@ -925,8 +971,11 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         e->grain_bytes = (double)pi->slot_data_bytes;
     else
         e->grain_bytes = proto == CS_PROTO_LL ? 8.0 : 120.0;
-    for (int k = 0; k < CS_N_LINK_CLASSES; k++)
-        e->hop_ps[k] = e->textbook ? 0 : cs_time_from_s(pi->hop_latency_s[k]);
+    for (int k = 0; k < CS_N_LINK_CLASSES; k++) {
+        /* A topology's own hop latency (its "protocols", or calibrate's fit) replaces NCCL's. */
+        double hop_s = cs_topo_hop_latency_override(e->topo, proto, (CsLinkClass)k);
+        e->hop_ps[k] = e->textbook ? 0 : cs_time_from_s(hop_s >= 0 ? hop_s : pi->hop_latency_s[k]);
+    }
 
     e->ranks = g_new0(RankInfo, e->n_ranks);
     for (int r = 0; r < e->n_ranks; r++) {
@@ -970,7 +1019,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         conn->slot_base = (gint32)n_slots;
         n_slots += (gsize)slots;
     }
-    e->msgs = g_new0(Msg, MAX(n_slots, 1));
+    e->msgs = g_aligned_alloc0(MAX(n_slots, 1), sizeof(Msg), 64);
     gsize n_links = 0;
     for (int i = 0; i < e->n_conns; i++)
         n_links += (gsize)e->conns[i].route.n_links;
@@ -1032,7 +1081,7 @@ check_finished(const Engine *e, GError **error)
         const Cursor *c = &e->cursors[i];
         if (c->step == c->end)
             continue;
-        gint32 local = e->steps[c->step].local;
+        gint32 local = e->local[c->step];
         const CsStep *st = &e->rank_steps[c->rank][local];
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
                     "deadlock: rank %d channel %d is stuck at step %d (%s) waiting for %s", c->rank,

@@ -4,6 +4,9 @@
  * only module that knows both the algorithm registry and the engine (DESIGN §1). */
 #include "predict.h"
 
+#include <math.h>
+#include <string.h>
+
 #include "algos/registry.h"
 #include "models/nccl.h"
 
@@ -269,4 +272,118 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
                     "no algorithm implements %s", cs_op_name(op));
     }
     return FALSE;
+}
+
+/* ---- Sweeps ---- */
+
+/* Past max_events, a sweep still simulates until the last three points lie on one line
+ * (slopes within SWEEP_LINEAR_TOLERANCE), or one simulation exceeds this many times the
+ * budget. */
+#define SWEEP_LINEAR_TOLERANCE 0.01
+#define SWEEP_HARD_FACTOR 16
+
+/* Whether the times at @i, @j, @k (simulated, ascending sizes) lie on one line. */
+static gboolean
+linear(const CsPrediction *out, int i, int j, int k)
+{
+    if (i < 0)
+        return FALSE;
+    double s0 = (double)(out[j].result.time - out[i].result.time)
+                / (double)(out[j].size.size_bytes - out[i].size.size_bytes);
+    double s1 = (double)(out[k].result.time - out[j].result.time)
+                / (double)(out[k].size.size_bytes - out[j].size.size_bytes);
+    return fabs(s1 - s0) <= SWEEP_LINEAR_TOLERANCE * fabs(s1);
+}
+
+/* The line through (@s0, @v0) and (@s1, @v1), at @s. */
+static CsTime
+extend(CsTime v0, CsTime v1, gint64 s0, gint64 s1, gint64 s)
+{
+    double slope = (double)(v1 - v0) / (double)(s1 - s0);
+
+    return v1 + (CsTime)(slope * (double)(s - s1) + 0.5);
+}
+
+/**
+ * cs_predict_sweep:
+ * Predictions of one algorithm x protocol over a grid of sizes; sizes past the event budget
+ * are extrapolated from the last two simulated ones (see predict.h). Every part of the time
+ * split is extended on its own line, so the parts still add up.
+ */
+gboolean
+cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes, const CsAlgo *algo,
+                 CsProto proto, const CsPredictOptions *options, gint64 max_events,
+                 CsPrediction *out, gboolean *valid, gboolean *extrapolated, GError **error)
+{
+    CsPredictOptions defaults;
+    int last = -1; /* the last three simulated sizes */
+    int before = -1;
+    int earlier = -1;
+    gboolean over_budget = FALSE;
+
+    g_return_val_if_fail(topo != NULL && algo != NULL && out != NULL, FALSE);
+    if (options == NULL) {
+        cs_predict_options_init(&defaults);
+        options = &defaults;
+    }
+    int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    for (int i = 0; i < n_sizes; i++) {
+        g_autoptr(GError) local = NULL;
+        memset(&out[i], 0, sizeof(out[i]));
+        if (valid != NULL)
+            valid[i] = FALSE;
+        if (extrapolated != NULL)
+            extrapolated[i] = FALSE;
+
+        int channels = options->n_channels > 0
+                           ? options->n_channels
+                           : cs_predict_default_channels(topo, algo, op, proto, sizes[i], nranks);
+        if (over_budget && before >= 0 && !options->engine.textbook
+            && out[last].n_channels == channels && out[before].n_channels == channels
+            && sizes[i] > sizes[last]) {
+            const CsPrediction *a = &out[before];
+            const CsPrediction *b = &out[last];
+            gint64 s0 = a->size.size_bytes;
+            gint64 s1 = b->size.size_bytes;
+            CsOpSize sz = cs_op_size(op, sizes[i], options->dtype, nranks);
+            out[i] = *b;
+            out[i].size = sz;
+            out[i].result.time = extend(a->result.time, b->result.time, s0, s1, sz.size_bytes);
+            out[i].result.alpha = extend(a->result.alpha, b->result.alpha, s0, s1, sz.size_bytes);
+            out[i].result.beta = extend(a->result.beta, b->result.beta, s0, s1, sz.size_bytes);
+            out[i].result.gamma = extend(a->result.gamma, b->result.gamma, s0, s1, sz.size_bytes);
+            out[i].result.overhead = out[i].result.time - out[i].result.alpha - out[i].result.beta
+                                     - out[i].result.gamma;
+            out[i].result.n_events = 0;
+            out[i].result.n_transfers = (gint64)extend(a->result.n_transfers, b->result.n_transfers,
+                                                       s0, s1, sz.size_bytes);
+            out[i].result.bytes_moved = (gint64)extend(a->result.bytes_moved, b->result.bytes_moved,
+                                                       s0, s1, sz.size_bytes);
+            out[i].time_us = cs_result_time_us(&out[i].result);
+            out[i].algbw_GBps = cs_result_algbw_GBps(&out[i].result, &sz);
+            out[i].busbw_GBps = cs_result_busbw_GBps(&out[i].result, &sz, op, nranks);
+            if (valid != NULL)
+                valid[i] = TRUE;
+            if (extrapolated != NULL)
+                extrapolated[i] = TRUE;
+            continue;
+        }
+        if (!cs_predict_one(topo, op, sizes[i], algo, proto, options, &out[i], &local)) {
+            memset(&out[i], 0, sizeof(out[i]));
+            if (!is_refusal(local)) {
+                g_propagate_error(error, g_steal_pointer(&local));
+                return FALSE;
+            }
+            continue;
+        }
+        if (valid != NULL)
+            valid[i] = TRUE;
+        earlier = before;
+        before = last;
+        last = i;
+        if (max_events > 0 && out[i].result.n_events > max_events)
+            over_budget = linear(out, earlier, before, last)
+                          || out[i].result.n_events > SWEEP_HARD_FACTOR * max_events;
+    }
+    return TRUE;
 }

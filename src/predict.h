@@ -58,6 +58,18 @@ gboolean cs_predict_best (const CsTopo *topo, CsOp op, gint64 size_bytes,
                           const CsAlgo *algo_filter, int proto_filter,
                           const CsPredictOptions *options, CsPrediction *out, GError **error);
 
+/* Predicts @algo with @proto at each of the @n_sizes ascending @sizes, as cs_predict_one()
+ * would, except that past the first size whose simulation replays more than @max_events
+ * events (0: never), each further size with the same channel count is extrapolated linearly
+ * from the last two simulated sizes: a pipelined schedule's time is linear in its chunk
+ * count once the pipeline is full. @valid[i] (nullable) says whether size i could be served
+ * (a refusal leaves @out[i] zeroed); @extrapolated[i] (nullable) marks extrapolated points,
+ * whose n_events is 0. FALSE with @error only for errors that are not refusals. */
+gboolean cs_predict_sweep (const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes,
+                           const CsAlgo *algo, CsProto proto, const CsPredictOptions *options,
+                           gint64 max_events, CsPrediction *out, gboolean *valid,
+                           gboolean *extrapolated, GError **error);
+
 /* The channel count NCCL-like defaults would give @algo for @op on @topo. */
 int cs_predict_default_channels (const CsTopo *topo, const CsAlgo *algo, CsOp op,
                                  CsProto proto, gint64 size_bytes, int nranks);

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/* Engine benchmarks (STYLE §9 suite 'bench'): events per second, wall time and peak memory of
+ * three workloads, one per run so that each peak RSS is its own:
+ *   ring1024   1 GiB ring all-reduce on 1,024 ranks (hgx-h100x8-128n), chunk by chunk
+ *   sweep      8 B .. 8 GiB x2, every collective x algorithm x protocol on dgx-h100x8
+ *   hier1024   1 GiB hierarchical all-reduce on hgx-h100x8-128n
+ * Targets: >= 20 M events/s on one core, ring1024 < 1 s, sweep < 0.5 s.
+ * Usage: bench-engine [--model M] [--max-events N] [ring1024|sweep|hier1024|all]
+ * (--max-events: the sweep extrapolates sizes past N events per simulation; 0 = none). */
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "algos/registry.h"
+#include "predict.h"
+
+/* ---- Clocks ---- */
+
+typedef struct {
+    double wall_s;
+    double cpu_s;
+} Clock;
+
+static Clock
+clock_now(void)
+{
+    struct timespec cpu;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+    return (Clock){ g_get_monotonic_time() / 1e6, cpu.tv_sec + cpu.tv_nsec / 1e9 };
+}
+
+static Clock
+clock_since(Clock t0)
+{
+    Clock t = clock_now();
+
+    return (Clock){ t.wall_s - t0.wall_s, t.cpu_s - t0.cpu_s };
+}
+
+static double
+peak_rss_MiB(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+}
+
+/* ---- Workloads ---- */
+
+/* Builds and simulates one schedule, timing the engine apart from the build. */
+static gboolean
+one_big(const char *name, const char *topo_name, const char *algo_name, int n_channels,
+        const char *model, GError **error)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
+    if (topo == NULL)
+        return FALSE;
+    const CsAlgo *algo = cs_algo_lookup(algo_name, error);
+    if (algo == NULL)
+        return FALSE;
+
+    Clock t0 = clock_now();
+    CsAlgoArgs args;
+    int nranks = cs_topo_n_ranks(topo);
+    cs_algo_args_init(&args, topo, CS_OP_ALL_REDUCE, nranks, (gint64)1 << 30);
+    args.proto = CS_PROTO_SIMPLE;
+    args.n_channels = n_channels;
+    g_autoptr(CsSchedule) sched = cs_algo_build(algo, &args, error);
+    if (sched == NULL)
+        return FALSE;
+    Clock t_build = clock_since(t0);
+
+    Clock t1 = clock_now();
+    CsEngineOptions opt = { .net_model = model };
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, error);
+    if (res == NULL)
+        return FALSE;
+    Clock t_run = clock_since(t1);
+    Clock t_all = clock_since(t0);
+
+    printf("%-9s %s %s allreduce 1 GiB, %d ranks, %d channel(s), Simple, %s: %" G_GSIZE_FORMAT
+           " steps\n",
+           name, topo_name, algo_name, nranks, n_channels, model, cs_schedule_n_steps(sched));
+    printf("%-9s   simulated %.1f us; build %.3f s, engine %.3f s wall (%.3f s cpu), total %.3f s "
+           "wall\n",
+           name, cs_result_time_us(res), t_build.wall_s, t_run.wall_s, t_run.cpu_s, t_all.wall_s);
+    printf("%-9s   %" G_GINT64_FORMAT " events: %.1f M events/s (engine cpu); peak RSS %.0f MiB\n",
+           name, res->n_events, res->n_events / t_run.cpu_s / 1e6, peak_rss_MiB());
+    return TRUE;
+}
+
+/* Every collective x algorithm x protocol x size of the default sweep, through
+ * cs_predict_sweep(): sizes past @max_events events per simulation are extrapolated (0: every
+ * size simulated). */
+static gboolean
+sweep(const char *model, gint64 max_events, GError **error)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", error);
+    if (topo == NULL)
+        return FALSE;
+    gint64 sizes[40];
+    int n_sizes = 0;
+    CsPrediction out[40];
+    gboolean valid[40];
+    gboolean extrapolated[40];
+    CsPredictOptions opt;
+    gint64 events = 0;
+    int points = 0;
+    int simulated = 0;
+    int triples = 0;
+
+    for (gint64 size = 8; size <= (gint64)8 << 30; size *= 2)
+        sizes[n_sizes++] = size;
+    cs_predict_options_init(&opt);
+    opt.engine.net_model = model;
+    Clock t0 = clock_now();
+    for (int op = 0; op < CS_N_OPS; op++) {
+        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+            if (((*a)->ops & CS_OP_BIT(op)) == 0)
+                continue;
+            for (int p = 0; p < CS_N_PROTOS; p++) {
+                if (!cs_predict_sweep(topo, (CsOp)op, sizes, n_sizes, *a, (CsProto)p, &opt,
+                                      max_events, out, valid, extrapolated, error))
+                    return FALSE;
+                triples++;
+                for (int i = 0; i < n_sizes; i++) {
+                    if (!valid[i])
+                        continue;
+                    points++;
+                    simulated += !extrapolated[i];
+                    events += out[i].result.n_events;
+                }
+            }
+        }
+    }
+    Clock t = clock_since(t0);
+    printf("sweep     dgx-h100x8, 8 B .. 8 GiB x2 (%d sizes), %d collective x algorithm x "
+           "protocol, %s: %d points, %d simulated (extrapolated past %" G_GINT64_FORMAT
+           " events)\n",
+           n_sizes, triples, model, points, simulated, max_events);
+    printf("sweep       %.3f s wall (%.3f s cpu), %" G_GINT64_FORMAT
+           " events: %.1f M events/s (cpu, builds included); peak RSS %.0f MiB\n",
+           t.wall_s, t.cpu_s, events, events / t.cpu_s / 1e6, peak_rss_MiB());
+    return TRUE;
+}
+
+/* ---- Main ---- */
+
+int
+main(int argc, char **argv)
+{
+    g_autoptr(GError) error = NULL;
+    const char *model = "reservation";
+    const char *which = "all";
+    gint64 max_events = 20000;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+            model = argv[++i];
+        else if (strcmp(argv[i], "--max-events") == 0 && i + 1 < argc)
+            max_events = g_ascii_strtoll(argv[++i], NULL, 10);
+        else
+            which = argv[i];
+    }
+    gboolean all = strcmp(which, "all") == 0;
+    gboolean ok = TRUE;
+    if (ok && (all || strcmp(which, "ring1024") == 0))
+        ok = one_big("ring1024", "hgx-h100x8-128n", "ring", 1, model, &error);
+    if (ok && (all || strcmp(which, "sweep") == 0))
+        ok = sweep(model, max_events, &error);
+    if (ok && (all || strcmp(which, "hier1024") == 0))
+        ok = one_big("hier1024", "hgx-h100x8-128n", "hierarchical", 1, model, &error);
+    if (!ok) {
+        fprintf(stderr, "bench-engine: %s\n", error->message);
+        return 1;
+    }
+    return 0;
+}
