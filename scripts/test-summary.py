@@ -25,8 +25,11 @@ for path in args:
         t = json.loads(line)
         result = t.get("result", "")
         cases = []
-        if t.get("protocol") == "tap" or "tap" in str(t.get("protocol", "")).lower():
-            for out in (t.get("stdo") or "").splitlines():
+        # meson's JSON log keeps each test's output under "stdout" (older releases "stdo");
+        # a TAP test is recognised by its plan line.
+        output = t.get("stdout") or t.get("stdo") or ""
+        if re.search(r"^1\.\.\d+\s*$", output, re.M):
+            for out in output.splitlines():
                 m = TAP.match(out.strip())
                 if not m:
                     continue
