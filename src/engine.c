@@ -33,7 +33,9 @@
  *   processed, and its last byte leaves no earlier than the last unit came in and was
  *   processed: cut-through at the protocol's unit, so LL and LL128 stream a message through
  *   a chain of ranks line by line while Simple moves it slot by slot. The step is over when
- *   both its receive and its send are.
+ *   both its receive and its send are. A fluid model (maxmin) only knows a flow's last byte
+ *   when the flow ends, so a forwarding step whose message is still in flight there waits
+ *   for it: under maxmin, forwarding is cut-through only for messages already landed.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
  * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
  *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its

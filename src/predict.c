@@ -120,12 +120,133 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
 
 /* ---- One point ---- */
 
+/* Above this many estimated steps, a prediction extends smaller simulated sizes (see
+ * cs_predict_one()). About 50 ms of simulation. */
+#define PREDICT_STEP_BUDGET 60000.0
+/* Three points are on one line when their two slopes differ by at most this share. */
+#define PREDICT_LINEAR_TOLERANCE 0.01
+
+/* Builds and simulates one point with everything decided. */
+static gboolean
+simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+               const CsAlgoArgs *base, const CsPredictOptions *options, int nranks,
+               CsPrediction *out, GError **error)
+{
+    CsAlgoArgs args = *base;
+
+    args.size_bytes = size_bytes;
+    g_autoptr(CsSchedule) sched = cs_algo_build(algo, &args, error);
+    if (sched == NULL)
+        return FALSE;
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &options->engine, error);
+    if (res == NULL)
+        return FALSE;
+
+    *out = (CsPrediction){
+        .algo = algo,
+        .proto = args.proto,
+        .n_channels = args.n_channels,
+        .size = *cs_schedule_size(sched),
+        .result = *res,
+    };
+    out->result.rank_finish = NULL;
+    out->time_us = cs_result_time_us(res);
+    out->algbw_GBps = cs_result_algbw_GBps(res, &out->size);
+    out->busbw_GBps = cs_result_busbw_GBps(res, &out->size, op, nranks);
+    return TRUE;
+}
+
+/* The line through (@s0, @v0) and (@s1, @v1), at @s. */
+static CsTime
+extend(CsTime v0, CsTime v1, gint64 s0, gint64 s1, gint64 s)
+{
+    double slope = (double)(v1 - v0) / (double)(s1 - s0);
+
+    return v1 + (CsTime)(slope * (double)(s - s1) + 0.5);
+}
+
+/* @out at @size on the line through @a and @b (same algorithm, protocol, channels). */
+static void
+extend_prediction(const CsPrediction *a, const CsPrediction *b, CsOp op, gint64 size_bytes,
+                  CsDtype dtype, int nranks, CsPrediction *out)
+{
+    gint64 s0 = a->size.size_bytes;
+    gint64 s1 = b->size.size_bytes;
+    CsOpSize sz = cs_op_size(op, size_bytes, dtype, nranks);
+    gint64 s = sz.size_bytes;
+
+    *out = *b;
+    out->size = sz;
+    out->result.time = extend(a->result.time, b->result.time, s0, s1, s);
+    out->result.alpha = extend(a->result.alpha, b->result.alpha, s0, s1, s);
+    out->result.beta = extend(a->result.beta, b->result.beta, s0, s1, s);
+    out->result.gamma = extend(a->result.gamma, b->result.gamma, s0, s1, s);
+    out->result.overhead
+        = out->result.time - out->result.alpha - out->result.beta - out->result.gamma;
+    out->result.n_transfers
+        = (gint64)extend(a->result.n_transfers, b->result.n_transfers, s0, s1, s);
+    out->result.bytes_moved
+        = (gint64)extend(a->result.bytes_moved, b->result.bytes_moved, s0, s1, s);
+    out->time_us = cs_result_time_us(&out->result);
+    out->algbw_GBps = cs_result_algbw_GBps(&out->result, &sz);
+    out->busbw_GBps = cs_result_busbw_GBps(&out->result, &sz, op, nranks);
+    out->extrapolated = TRUE;
+}
+
+/* Whether three predictions at increasing sizes lie on one line. */
+static gboolean
+on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
+{
+    double s0 = (double)(b->result.time - a->result.time)
+                / (double)(b->size.size_bytes - a->size.size_bytes);
+    double s1 = (double)(c->result.time - b->result.time)
+                / (double)(c->size.size_bytes - b->size.size_bytes);
+
+    return fabs(s1 - s0) <= PREDICT_LINEAR_TOLERANCE * fabs(s1);
+}
+
+/* A large point from three smaller ones: sizes that are whole multiples of one loop of the
+ * schedule (ranks x channels x chunk), the largest within the step budget. FALSE with no
+ * error when the three are not on one line (the caller then simulates the point whole). */
+static gboolean
+try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                const CsAlgoArgs *args, const CsPredictOptions *options, int nranks,
+                double est_steps, CsPrediction *out, GError **error)
+{
+    gint64 chunk = cs_algo_chunk_bytes(args);
+    gint64 unit = (gint64)nranks * args->n_channels * chunk;
+    gint64 top = (gint64)((double)size_bytes * PREDICT_STEP_BUDGET / est_steps) / unit * unit;
+    CsPrediction p[3];
+
+    if (top < 4 * unit || 2 * top > size_bytes)
+        return FALSE;
+    gint64 sizes[3] = { top / 4, top / 2, top };
+    gint64 events = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
+            return FALSE;
+        events += p[i].result.n_events;
+    }
+    if (!on_one_line(&p[0], &p[1], &p[2]))
+        return FALSE;
+    extend_prediction(&p[1], &p[2], op, size_bytes, options->dtype, nranks, out);
+    out->result.n_events = events;
+    return TRUE;
+}
+
 /**
  * cs_predict_one:
  * Builds @algo's schedule for @op of @size_bytes on the first options->nranks ranks of @topo
  * with @proto on options->n_channels channels (0: cs_predict_default_channels()), and
  * simulates it. Chunks are NCCL's: one slot per step, four for Simple rings of all-reduce,
  * all-gather and reduce-scatter; in textbook mode one chunk per message.
+ *
+ * A large size (more than about 60,000 chunk steps) is not replayed chunk by chunk unless
+ * options->exact: three sizes of 1/4, 1/2 and 1 times the largest whole number of loops
+ * within that budget are simulated, and when their times lie on one line (slopes within
+ * 1%: the pipeline's steady state) the point is extended on it, every part of the time
+ * split on its own line (@out->extrapolated). Otherwise the point is simulated whole.
+ *
  * Returns: TRUE with @out filled (its result keeps no per-rank array), or FALSE with the
  * algorithm's error (CS_SCHEDULE_ERROR_UNSUPPORTED: it cannot serve this case) or the
  * engine's (CS_ENGINE_ERROR_MISMATCH: the protocol cannot cross one of the routes).
@@ -170,25 +291,23 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     else
         args.chunk_bytes = nccl_chunk_bytes(algo, op, proto);
 
-    g_autoptr(CsSchedule) sched = cs_algo_build(algo, &args, error);
-    if (sched == NULL)
-        return FALSE;
-    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &options->engine, error);
-    if (res == NULL)
-        return FALSE;
-
-    *out = (CsPrediction){
-        .algo = algo,
-        .proto = proto,
-        .n_channels = channels,
-        .size = *cs_schedule_size(sched),
-        .result = *res,
-    };
-    out->result.rank_finish = NULL;
-    out->time_us = cs_result_time_us(res);
-    out->algbw_GBps = cs_result_algbw_GBps(res, &out->size);
-    out->busbw_GBps = cs_result_busbw_GBps(res, &out->size, op, nranks);
-    return TRUE;
+    if (!options->exact && !options->engine.textbook) {
+        /* About two steps per chunk per rank (a send and a receive side). */
+        CsOpSize sz = cs_op_size(op, size_bytes, options->dtype, nranks);
+        double bytes = (double)MAX(sz.send_bytes, sz.recv_bytes);
+        double est_steps = 2.0 * nranks * MAX(1.0, bytes / (double)cs_algo_chunk_bytes(&args));
+        if (est_steps > PREDICT_STEP_BUDGET) {
+            g_autoptr(GError) local = NULL;
+            if (try_extrapolate(topo, op, size_bytes, algo, &args, options, nranks, est_steps, out,
+                                &local))
+                return TRUE;
+            if (local != NULL) {
+                g_propagate_error(error, g_steal_pointer(&local));
+                return FALSE;
+            }
+        }
+    }
+    return simulate_point(topo, op, size_bytes, algo, &args, options, nranks, out, error);
 }
 
 /* ---- The best point ---- */
@@ -295,15 +414,6 @@ linear(const CsPrediction *out, int i, int j, int k)
     return fabs(s1 - s0) <= SWEEP_LINEAR_TOLERANCE * fabs(s1);
 }
 
-/* The line through (@s0, @v0) and (@s1, @v1), at @s. */
-static CsTime
-extend(CsTime v0, CsTime v1, gint64 s0, gint64 s1, gint64 s)
-{
-    double slope = (double)(v1 - v0) / (double)(s1 - s0);
-
-    return v1 + (CsTime)(slope * (double)(s - s1) + 0.5);
-}
-
 /**
  * cs_predict_sweep:
  * Predictions of one algorithm x protocol over a grid of sizes; sizes past the event budget
@@ -327,6 +437,10 @@ cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes, 
         options = &defaults;
     }
     int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    /* With an event budget the sweep extends its own grid points; each point is exact. */
+    CsPredictOptions point = *options;
+    if (max_events > 0)
+        point.exact = TRUE;
     for (int i = 0; i < n_sizes; i++) {
         g_autoptr(GError) local = NULL;
         memset(&out[i], 0, sizeof(out[i]));
@@ -341,34 +455,16 @@ cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes, 
         if (over_budget && before >= 0 && !options->engine.textbook
             && out[last].n_channels == channels && out[before].n_channels == channels
             && sizes[i] > sizes[last]) {
-            const CsPrediction *a = &out[before];
-            const CsPrediction *b = &out[last];
-            gint64 s0 = a->size.size_bytes;
-            gint64 s1 = b->size.size_bytes;
-            CsOpSize sz = cs_op_size(op, sizes[i], options->dtype, nranks);
-            out[i] = *b;
-            out[i].size = sz;
-            out[i].result.time = extend(a->result.time, b->result.time, s0, s1, sz.size_bytes);
-            out[i].result.alpha = extend(a->result.alpha, b->result.alpha, s0, s1, sz.size_bytes);
-            out[i].result.beta = extend(a->result.beta, b->result.beta, s0, s1, sz.size_bytes);
-            out[i].result.gamma = extend(a->result.gamma, b->result.gamma, s0, s1, sz.size_bytes);
-            out[i].result.overhead = out[i].result.time - out[i].result.alpha - out[i].result.beta
-                                     - out[i].result.gamma;
+            extend_prediction(&out[before], &out[last], op, sizes[i], options->dtype, nranks,
+                              &out[i]);
             out[i].result.n_events = 0;
-            out[i].result.n_transfers = (gint64)extend(a->result.n_transfers, b->result.n_transfers,
-                                                       s0, s1, sz.size_bytes);
-            out[i].result.bytes_moved = (gint64)extend(a->result.bytes_moved, b->result.bytes_moved,
-                                                       s0, s1, sz.size_bytes);
-            out[i].time_us = cs_result_time_us(&out[i].result);
-            out[i].algbw_GBps = cs_result_algbw_GBps(&out[i].result, &sz);
-            out[i].busbw_GBps = cs_result_busbw_GBps(&out[i].result, &sz, op, nranks);
             if (valid != NULL)
                 valid[i] = TRUE;
             if (extrapolated != NULL)
                 extrapolated[i] = TRUE;
             continue;
         }
-        if (!cs_predict_one(topo, op, sizes[i], algo, proto, options, &out[i], &local)) {
+        if (!cs_predict_one(topo, op, sizes[i], algo, proto, &point, &out[i], &local)) {
             memset(&out[i], 0, sizeof(out[i]));
             if (!is_refusal(local)) {
                 g_propagate_error(error, g_steal_pointer(&local));

@@ -27,6 +27,10 @@ typedef struct {
                                   * what an nccl-tests run can execute (NCCL's algorithms:
                                   * ring, tree, nvls; grouped send/recv for scatter, gather,
                                   * all-to-all), TRUE every registered algorithm */
+    gboolean exact;              /* simulate every chunk of every size; by default a size whose
+                                  * schedule would be large is extended linearly from three
+                                  * smaller simulated sizes on one line (the pipeline's steady
+                                  * state), or simulated whole when they are not */
 } CsPredictOptions;
 
 void cs_predict_options_init (CsPredictOptions *options);
@@ -44,6 +48,8 @@ typedef struct {
     double time_us;              /* us */
     double algbw_GBps;           /* GB/s */
     double busbw_GBps;           /* GB/s */
+    gboolean extrapolated;       /* the time was extended from smaller sizes (n_events counts
+                                  * the events those simulations replayed) */
 } CsPrediction;
 
 /* Predicts one point. FALSE with @error if the algorithm/protocol cannot serve it. */

@@ -317,6 +317,78 @@ test_sizes_and_figures(void)
     g_assert_null(pred.result.rank_finish);
 }
 
+/* ---- Large sizes ---- */
+
+static void
+test_extrapolation(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions opt;
+    CsPrediction fast;
+    CsPrediction exact;
+
+    g_test_summary("A large size extended from smaller simulated ones stays within 1% of the "
+                   "chunk-by-chunk simulation.");
+    g_assert_no_error(error);
+    cs_predict_options_init(&opt);
+    /* 1 GiB LL ring all-reduce on 4 ranks: 2 x 4 x 1 GiB / 32 KiB = 262,144 estimated steps,
+     * past the 60,000 budget, so three smaller sizes are simulated and extended. */
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)1 << 30, ring, CS_PROTO_LL, &opt,
+                                 &fast, &error));
+    g_assert_no_error(error);
+    g_assert_true(fast.extrapolated);
+    opt.exact = TRUE;
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)1 << 30, ring, CS_PROTO_LL, &opt,
+                                 &exact, &error));
+    g_assert_no_error(error);
+    g_assert_false(exact.extrapolated);
+    g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 0.01);
+    /* The parts still add up, and the extension replayed fewer events. */
+    g_assert_cmpint(fast.result.alpha + fast.result.beta + fast.result.gamma + fast.result.overhead,
+                    ==, fast.result.time);
+    g_assert_cmpint(fast.result.n_events, <, exact.result.n_events);
+}
+
+static void
+test_sweep(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    gint64 sizes[16];
+    CsPrediction out[16];
+    gboolean valid[16];
+    gboolean extrapolated[16];
+    CsPredictOptions opt;
+
+    g_test_summary("A sweep simulates until its event budget, then extends its own points.");
+    g_assert_no_error(error);
+    for (int i = 0; i < 16; i++)
+        sizes[i] = (gint64)1 << (12 + 2 * i);
+    cs_predict_options_init(&opt);
+    /* LL ring all-reduce, 4 KiB .. 1 GiB by 4: 16 MiB replays about 3,000 events and 64 MiB
+     * about 12,000, past the budget of 5,000, with 4, 16 and 64 MiB on one line. */
+    g_assert_true(cs_predict_sweep(topo, CS_OP_ALL_REDUCE, sizes, 10, ring, CS_PROTO_LL, &opt, 5000,
+                                   out, valid, extrapolated, &error));
+    g_assert_no_error(error);
+    gboolean any = FALSE;
+    for (int i = 0; i < 10; i++) {
+        CsPrediction one;
+        g_assert_true(valid[i]);
+        g_assert_cmpint(out[i].size.size_bytes, ==, sizes[i]);
+        any |= extrapolated[i];
+        if (!extrapolated[i])
+            continue;
+        g_assert_cmpint(out[i].result.n_events, ==, 0);
+        g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, sizes[i], ring, CS_PROTO_LL, &opt,
+                                     &one, &error));
+        g_assert_cmpfloat(rel_error(out[i].time_us, one.time_us), <, 0.02);
+    }
+    g_assert_true(any);
+}
+
 /* ---- Main ---- */
 
 int
@@ -347,5 +419,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/best/fastest", test_best_is_fastest);
     g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
+    g_test_add_func("/predict/one/extrapolation", test_extrapolation);
+    g_test_add_func("/predict/sweep/budget", test_sweep);
     return g_test_run();
 }
