@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Ring algorithms as NCCL runs them: data split across channels, each channel a ring over the
- * ranks in order, pipelined chunk by chunk.
+/* Ring algorithms as NCCL runs them: data split across channels, each channel a ring over all
+ * ranks, pipelined chunk by chunk.
  *
  * - all-reduce: reduce-scatter then all-gather around the ring with NCCL's primitives
  *   (send, recv_reduce_send, recv_reduce_copy_send, recv_copy_send, recv), 2(P-1) steps per
@@ -13,8 +13,33 @@
  * Scatter, gather and all-to-all are not ring collectives in NCCL (they are grouped
  * send/recv: see direct.c). Cost and the bandwidth-optimality of the ring all-reduce:
  * Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
- * workstations", JPDC 2009; Thakur, Rabenseifner and Gropp, IJHPCA 2005. */
+ * workstations", JPDC 2009; Thakur, Rabenseifner and Gropp, IJHPCA 2005.
+ *
+ * Ring order. NCCL searches one ring per channel (src/graph/search.cc): inside a node the GPUs
+ * follow NVLink / PCIe adjacency, and each channel enters and leaves the node through its own
+ * NIC (graph->inter), so that the channels together use every NIC; connect.cc then joins the
+ * node rings, each node's last GPU (ringSend) to the next node's first (ringRecv). Here:
+ * - inside a node (or on one machine) the ranks are ordered greedily by route: from the first
+ *   rank, always the nearest unvisited one (fewest hops, then widest), so GPUs that share a
+ *   PCIe switch are neighbours; on NVSwitch, xGMI meshes and NVL72 racks that is rank order;
+ * - on several nodes joined by a network, channel c enters every node at a start position s
+ *   that moves with c, and leaves it at the neighbouring position; the next node is entered
+ *   at the GPU of the same local index (the same rail of a rail-optimised fabric), so every
+ *   node crossing stays on one rail (NIC, rail switch, NIC) and, over L consecutive channels
+ *   of L-GPU nodes, every NIC sends and receives the same share. Nodes alternate direction
+ *   (enter at s, leave at s+1; the next enters at s+1 and leaves at s; with an odd node count
+ *   the last enters at s+2), which keeps in-node hops on adjacency edges. NCCL's rings
+ *   leave a node through the NIC they entered by (PXN: a hop over NVLink to that NIC's GPU);
+ *   collsim routes every message from the sending GPU's own NIC, so a channel's entry and
+ *   exit rails differ and the alternation keeps each crossing on one rail. Start positions
+ *   whose crossings take more hops than others (one NIC behind one PCIe switch) are skipped;
+ * - with nodes of unequal GPU counts, channel c enters each node of L GPUs at its local
+ *   position c mod L and leaves at the one before (NICs still shared out, rails crossed);
+ * - without a topology, or with more ranks than it has GPUs, ranks are in rank order. */
+#include <string.h>
+
 #include "algos/algo.h"
+#include "algos/pipetree.h"
 
 #define RING_OPS                                                                       \
     (CS_OP_BIT (CS_OP_BROADCAST) | CS_OP_BIT (CS_OP_REDUCE) | CS_OP_BIT (CS_OP_ALL_REDUCE) \
@@ -26,6 +51,8 @@ typedef struct {
     int nranks;
     int rank;
     int channel;
+    int pos;                     /* this rank's position on the channel's ring */
+    const int *order;            /* nranks entries: the rank at each position */
     int prev;                    /* receives from */
     int next;                    /* sends to */
     gint64 ts;                   /* bytes per element */
@@ -35,6 +62,187 @@ static int
 mod (int a, int p)
 {
     return ((a % p) + p) % p;
+}
+
+/* ---- Ring orders ---- */
+
+/* Whether @a is a better neighbour of @from than @b: fewer hops, then a wider route. */
+static gboolean
+nearer (const CsTopo *topo, int from, int a, int b)
+{
+    const CsRoute *ra = cs_topo_route (topo, from, a);
+    const CsRoute *rb = cs_topo_route (topo, from, b);
+
+    if (ra->n_links != rb->n_links)
+        return ra->n_links < rb->n_links;
+    return ra->bw_Bps > rb->bw_Bps;
+}
+
+/* Orders @members[0..n-1] greedily by adjacency: from the first, always the nearest
+ * unvisited member, ties to the lowest index. Writes member indices into @out. */
+static void
+adjacency_order (const CsTopo *topo, const int *members, int n, int *out)
+{
+    g_autofree gboolean *used = g_new0 (gboolean, n);
+
+    out[0] = 0;
+    used[0] = TRUE;
+    for (int i = 1; i < n; i++) {
+        int from = members[out[i - 1]];
+        int best = -1;
+        for (int j = 0; j < n; j++) {
+            if (!used[j] && (best < 0 || nearer (topo, from, members[j], members[best])))
+                best = j;
+        }
+        out[i] = best;
+        used[best] = TRUE;
+    }
+}
+
+/* Positions 0..@n-1 of a cyclic base order as a path from @a to @b (@a != @b unless n = 1),
+ * using only cycle edges when @a and @b are neighbours on the cycle. */
+static void
+node_path (int n, int a, int b, int *path)
+{
+    int k = 0;
+
+    if (n == 1) {
+        path[0] = 0;
+        return;
+    }
+    if (b == mod (a + 1, n)) {
+        for (int i = 0; i < n; i++)
+            path[k++] = mod (a - i, n);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int p = mod (a + i, n);
+        if (p != b)
+            path[k++] = p;
+    }
+    path[k] = b;
+}
+
+/* Entry position offsets of the nodes, from the channel's start position: 0, 1, 0, 1, ...
+ * so consecutive nodes differ and the last meets the first; an odd node count ends in 2. */
+static int
+entry_offset (int n_nodes, int k)
+{
+    if (n_nodes % 2 == 1 && k == n_nodes - 1)
+        return 2;
+    return k % 2;
+}
+
+/* Channel ring over uniform nodes of @groups, start position @s of @base (local indices in
+ * adjacency order, the same on every node): fills @order with ranks. Returns the total hops
+ * of the node-crossing routes. */
+static int
+network_ring (const CsTopo *topo, const CsNodeGroups *groups, const int *base, int s, int *order)
+{
+    int n_nodes = groups->n_groups;
+    int len = cs_node_groups_size (groups, 0);
+    g_autofree int *path = g_new (int, len);
+    int crossing_hops = 0;
+
+    for (int k = 0; k < n_nodes; k++) {
+        int in = mod (s + entry_offset (n_nodes, k), len);
+        int out = mod (s + entry_offset (n_nodes, (k + 1) % n_nodes), len);
+        if (out == in && len > 1)
+            out = mod (in + 1, len);
+        node_path (len, in, out, path);
+        for (int i = 0; i < len; i++)
+            order[k * len + i] = cs_node_groups_rank (groups, k, base[path[i]]);
+    }
+    for (int k = 0; k < n_nodes; k++) {
+        int from = order[k * len + len - 1];
+        int to = order[((k + 1) % n_nodes) * len];
+        crossing_hops += cs_topo_route (topo, from, to)->n_links;
+    }
+    return crossing_hops;
+}
+
+/* Whether every pair of consecutive node groups talks over the network: nodes of one NVLink
+ * domain (an NVL72 rack's trays) form one ring domain instead. */
+static gboolean
+nodes_on_network (const CsTopo *topo, const CsNodeGroups *groups)
+{
+    for (int g = 0; g + 1 < groups->n_groups; g++) {
+        const CsRoute *r = cs_topo_route (topo, cs_node_groups_rank (groups, g, 0),
+                                          cs_node_groups_rank (groups, g + 1, 0));
+        if (r->link_class != CS_LINK_CLASS_NET)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* One ring for every channel: @orders gets n_channels x nranks ranks, position-major. */
+static void
+ring_orders (const CsAlgoArgs *args, int *orders)
+{
+    const CsTopo *topo = args->topo;
+    int P = args->nranks;
+    int n_channels = args->n_channels;
+    g_autoptr (CsNodeGroups) groups = NULL;
+
+    for (int r = 0; r < P; r++)
+        orders[r] = r;
+    if (topo != NULL && P <= cs_topo_n_ranks (topo))
+        groups = cs_node_groups_new (topo, P, NULL);
+    if (groups == NULL) {
+        for (int c = 1; c < n_channels; c++)
+            memcpy (orders + (gsize) c * P, orders, P * sizeof (int));
+        return;
+    }
+
+    if (groups->n_groups == 1 || !nodes_on_network (topo, groups)) {
+        /* One domain: the same adjacency ring on every channel. */
+        g_autofree int *local = g_new (int, P);
+        adjacency_order (topo, orders, P, local);
+        for (int c = 0; c < n_channels; c++)
+            for (int i = 0; i < P; i++)
+                orders[(gsize) c * P + i] = local[i];
+        return;
+    }
+
+    if (!cs_node_groups_uniform (groups)) {
+        /* Nodes of unequal size: rotate each node's adjacency order by the channel. */
+        g_autofree int *local = g_new (int, P);
+        for (int g = 0; g < groups->n_groups; g++) {
+            int off = groups->offsets[g];
+            adjacency_order (topo, groups->ranks + off, cs_node_groups_size (groups, g),
+                             local + off);
+        }
+        for (int c = 0; c < n_channels; c++) {
+            for (int g = 0; g < groups->n_groups; g++) {
+                int off = groups->offsets[g];
+                int len = cs_node_groups_size (groups, g);
+                for (int i = 0; i < len; i++)
+                    orders[(gsize) c * P + off + i] =
+                        cs_node_groups_rank (groups, g, local[off + (c + i) % len]);
+            }
+        }
+        return;
+    }
+
+    /* Uniform nodes: start positions with the fewest crossing hops, one per channel in turn. */
+    int len = cs_node_groups_size (groups, 0);
+    g_autofree int *base = g_new (int, len);
+    g_autofree int *starts = g_new (int, len);
+    int n_starts = 0;
+    int best = G_MAXINT;
+
+    adjacency_order (topo, groups->ranks + groups->offsets[0], len, base);
+    for (int s = 0; s < len; s++) {
+        int h = network_ring (topo, groups, base, s, orders);
+        if (h < best) {
+            best = h;
+            n_starts = 0;
+        }
+        if (h == best)
+            starts[n_starts++] = s;
+    }
+    for (int c = 0; c < n_channels; c++)
+        network_ring (topo, groups, base, starts[c % n_starts], orders + (gsize) c * P);
 }
 
 static void
@@ -57,7 +265,7 @@ static void
 all_reduce_channel (const Ring *g, gint64 first, gint64 count, gint64 chunk)
 {
     int P = g->nranks;
-    int r = g->rank;
+    int r = g->pos;              /* blocks are numbered by ring position */
     gint64 loop_size = (gint64) P * chunk;
     int loop = 0;
     for (gint64 base = 0; base < count; base += loop_size, loop++) {
@@ -90,7 +298,8 @@ all_reduce_channel (const Ring *g, gint64 first, gint64 count, gint64 chunk)
 /* ---- All-gather and reduce-scatter ---- */
 
 /* Channel share [@sub, @sub + @sub_len) of every rank's block of @n elements, in pieces of
- * @chunk: block j's piece travels from rank j around the ring. */
+ * @chunk: block j's piece travels from rank j around the ring (blocks are numbered by rank,
+ * the output's layout). */
 static void
 all_gather_channel (const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gint64 chunk)
 {
@@ -103,11 +312,11 @@ all_gather_channel (const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gint64 
         ring_step (g, CS_STEP_SEND, CS_BUF_INPUT, off, CS_BUF_INPUT, 0, len, piece);
         ring_step (g, CS_STEP_COPY, CS_BUF_INPUT, off, CS_BUF_OUTPUT, r * n + off, len, piece);
         for (int s = 1; s < P - 1; s++) {
-            int j = mod (r - s, P);
+            int j = g->order[mod (g->pos - s, P)];
             ring_step (g, CS_STEP_RECV_COPY_SEND, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, j * n + off,
                        len, piece);
         }
-        int j = mod (r + 1, P);
+        int j = g->order[mod (g->pos + 1, P)];
         ring_step (g, CS_STEP_RECV, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, j * n + off, len, piece);
     }
 }
@@ -121,10 +330,10 @@ reduce_scatter_channel (const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gin
     for (gint64 base = 0; base < sub_len; base += chunk, piece++) {
         gint64 len = MIN (chunk, sub_len - base);
         gint64 off = sub + base;
-        int j = mod (r - 1, P);
+        int j = g->order[mod (g->pos - 1, P)];
         ring_step (g, CS_STEP_SEND, CS_BUF_INPUT, j * n + off, CS_BUF_INPUT, 0, len, piece);
         for (int s = 2; s < P; s++) {
-            j = mod (r - s, P);
+            j = g->order[mod (g->pos - s, P)];
             ring_step (g, CS_STEP_RECV_REDUCE_SEND, CS_BUF_INPUT, j * n + off, CS_BUF_OUTPUT, 0,
                        len, piece);
         }
@@ -135,11 +344,11 @@ reduce_scatter_channel (const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gin
 
 /* ---- Broadcast and reduce: chains ---- */
 
-/* The chain root, root+1, ..., root-1, piece by piece. */
+/* The chain from the root's ring position @root_pos onwards, piece by piece. */
 static void
-broadcast_channel (const Ring *g, int root, gint64 first, gint64 count, gint64 chunk)
+broadcast_channel (const Ring *g, int root_pos, gint64 first, gint64 count, gint64 chunk)
 {
-    int v = mod (g->rank - root, g->nranks);
+    int v = mod (g->pos - root_pos, g->nranks);
     int piece = 0;
     for (gint64 base = 0; base < count; base += chunk, piece++) {
         gint64 len = MIN (chunk, count - base);
@@ -157,11 +366,12 @@ broadcast_channel (const Ring *g, int root, gint64 first, gint64 count, gint64 c
         ring_step (g, CS_STEP_COPY, CS_BUF_INPUT, first, CS_BUF_OUTPUT, first, count, 0);
 }
 
-/* The chain root+1, root+2, ..., root, piece by piece. */
+/* The chain from the position after the root's (@root_pos) round to the root, piece by
+ * piece. */
 static void
-reduce_channel (const Ring *g, int root, gint64 first, gint64 count, gint64 chunk)
+reduce_channel (const Ring *g, int root_pos, gint64 first, gint64 count, gint64 chunk)
 {
-    int v = mod (g->rank - root, g->nranks);
+    int v = mod (g->pos - root_pos, g->nranks);
     int piece = 0;
     for (gint64 base = 0; base < count; base += chunk, piece++) {
         gint64 len = MIN (chunk, count - base);
@@ -207,7 +417,12 @@ ring_build (const CsAlgoArgs *args, GError **error)
     gint64 count = size->count;
     gint64 n = size->block_bytes / ts;
 
+    g_autofree int *orders = g_new (int, (gsize) args->n_channels * P);
+    g_autofree int *pos = g_new (int, P);
+    ring_orders (args, orders);
+
     for (int c = 0; c < args->n_channels; c++) {
+        const int *order = orders + (gsize) c * P;
         gint64 first;
         gint64 len;
         /* Vector collectives split the vector; block collectives split every block. */
@@ -215,14 +430,18 @@ ring_build (const CsAlgoArgs *args, GError **error)
             cs_algo_split (n, args->n_channels, c, &first, &len);
         else
             cs_algo_split (count, args->n_channels, c, &first, &len);
+        for (int i = 0; i < P; i++)
+            pos[order[i]] = i;
         for (int r = 0; r < P; r++) {
             Ring g = {
                 .sched = sched,
                 .nranks = P,
                 .rank = r,
                 .channel = c,
-                .prev = mod (r - 1, P),
-                .next = mod (r + 1, P),
+                .pos = pos[r],
+                .order = order,
+                .prev = order[mod (pos[r] - 1, P)],
+                .next = order[mod (pos[r] + 1, P)],
                 .ts = ts,
             };
             switch (args->op) {
@@ -236,10 +455,10 @@ ring_build (const CsAlgoArgs *args, GError **error)
                 reduce_scatter_channel (&g, n, first, len, chunk);
                 break;
             case CS_OP_BROADCAST:
-                broadcast_channel (&g, args->root, first, len, chunk);
+                broadcast_channel (&g, pos[args->root], first, len, chunk);
                 break;
             case CS_OP_REDUCE:
-                reduce_channel (&g, args->root, first, len, chunk);
+                reduce_channel (&g, pos[args->root], first, len, chunk);
                 break;
             default:
                 g_assert_not_reached ();
