@@ -18,6 +18,11 @@
  *   receiver has consumed the message, and the news travels back over the reverse route
  *   (its alpha): the sender of the 9th message waits for the 1st to be consumed. The slots
  *   exist before the receiver's kernel starts, so early ranks may send ahead.
+ * - Channels. A channel is one SM (one CTA) streaming its transfers through the fabric; it
+ *   drives one lane of a bonded link at a time, so a transfer never goes faster than the
+ *   slowest lane of its route (a link of count lanes has bw / count each). NCCL's own model
+ *   gives a Hopper channel one NVLink's worth (SM90_NVLINK_BW, 20.6 GB/s, NCCL 2.2x
+ *   src/graph/topo.h), which is why it runs as many channels as links have lanes.
  * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
  *   the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth when
  *   alone); it then arrives after the propagation: route alpha + the protocol's hop latency
@@ -277,6 +282,7 @@ typedef struct {
     CsTime prop_ps;   /* route alpha + protocol hop latency */
     CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
     CsTime sync_ps;   /* the sender's step overhead: fence and flag before it is seen */
+    double cap_Bps;   /* bytes/s: what one channel can drive on this route, 0 = no cap */
     gint32 src_cursor;
     gint32 dst_cursor;
     gint32 n_msgs;  /* messages over the whole run */
@@ -661,7 +667,7 @@ try_send(Engine *e, gint32 id, CsTime now, gboolean own)
     }
     else {
         double wire = (double)step_bytes(st) / e->data_fraction;
-        end = e->model->start(e->net, now, &conn->route, wire, id, &c->flow_first);
+        end = e->model->start(e->net, now, &conn->route, wire, conn->cap_Bps, id, &c->flow_first);
     }
     if (end == CS_TIME_NEVER) {
         c->wait = WAIT_FLOW;
@@ -956,6 +962,21 @@ setup_programs(Engine *e, GError **error)
     return TRUE;
 }
 
+/* What one channel can drive along @route: one lane of each bonded link (bw / count), the
+ * slowest of them; 0 when that is no less than the route's bottleneck. */
+static double
+channel_cap(const CsTopo *topo, const CsRoute *route)
+{
+    double cap = 0.0;
+
+    for (int i = 0; i < route->n_links; i++) {
+        const CsLink *l = cs_topo_link(topo, route->links[i]);
+        double lane = l->bw_Bps / MAX(l->count, 1);
+        cap = cap == 0.0 ? lane : MIN(cap, lane);
+    }
+    return cap < route->bw_Bps ? cap : 0.0;
+}
+
 /* Routes, latencies and message slots of every connection; the ranks' constants. */
 static gboolean
 setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
@@ -1012,6 +1033,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             max_hops = MAX(max_hops, conn->route.n_links);
         }
         conn->sync_ps = e->ranks[src].step_ps;
+        conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
         conn->credit_ps
             = e->textbook ? 0 : cs_time_from_s(cs_topo_route(e->topo, dst, src)->alpha_s);
         gint32 slots = 1;

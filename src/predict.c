@@ -87,11 +87,12 @@ nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
  * The channel count NCCL-like defaults give @algo for @op at @size_bytes on @nranks ranks of
  * @topo:
  * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct) run one channel;
- * - NCCL's algorithms (ring, tree, nvls, hierarchical) start from one channel per 20 GB/s
- *   of a GPU's fastest class of links, rounded to a power of two between 2 and 32. NCCL's
- *   Hopper NVLink constant is 20.6 GB/s per link and one channel per link pair direction,
- *   which lands on the 16 to 32 channels NCCL reports on H100 NVSwitch boxes, and 2 on
- *   PCIe-only boxes (NCCL 2.2x src/graph/search.cc, tuning.cc);
+ * - NCCL's algorithms (ring, tree, nvls ...) start from enough channels to use every lane
+ *   of a GPU's fastest class of links, since a channel drives one lane at a time (engine.c):
+ *   the lane count rounded up to a power of two between 2 and 32 (NCCL's channel limit
+ *   before 2.20). That is 32 on H100 NVSwitch boxes (18 NVLinks), 16 on A100 (12), the 32
+ *   coll channels NCCL reports there, and 2 on PCIe-only boxes (NCCL 2.2x
+ *   src/graph/search.cc, connect.cc);
  * - then, as NCCL does for small operations, channels are dropped until each has at least
  *   nThreads x threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
  * With 8 B every algorithm runs on one channel.
@@ -104,11 +105,24 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     if (!algo_is_nccl(algo))
         return 1;
 
+    /* Lanes out of rank 0's GPU on its fastest class of links. */
+    int gpu = cs_topo_rank_device(topo, 0);
     double best_Bps = 0.0;
-    for (int k = 0; k < CS_N_LINK_CLASSES; k++)
-        best_Bps = MAX(best_Bps, cs_topo_injection_bw(topo, 0, (CsLinkClass)k));
+    int lanes = 1;
+    for (int k = 0; k < CS_N_LINK_CLASSES; k++) {
+        double bw = cs_topo_injection_bw(topo, 0, (CsLinkClass)k);
+        if (bw <= best_Bps)
+            continue;
+        best_Bps = bw;
+        lanes = 0;
+        for (int i = 0; i < cs_topo_n_links(topo); i++) {
+            const CsLink *l = cs_topo_link(topo, i);
+            if (l->src == gpu && cs_link_kind_class(l->kind) == (CsLinkClass)k)
+                lanes += l->count;
+        }
+    }
     int max_ch = 2;
-    while (max_ch < 32 && max_ch * 20e9 < best_Bps * 0.75)
+    while (max_ch < 32 && max_ch < lanes)
         max_ch *= 2;
 
     /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
@@ -124,7 +138,7 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
  * cs_predict_one()). About 50 ms of simulation. */
 #define PREDICT_STEP_BUDGET 60000.0
 /* Three points are on one line when their two slopes differ by at most this share. */
-#define PREDICT_LINEAR_TOLERANCE 0.01
+#define PREDICT_LINEAR_TOLERANCE 0.005
 
 /* Builds and simulates one point with everything decided. */
 static gboolean
@@ -205,8 +219,8 @@ on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
     return fabs(s1 - s0) <= PREDICT_LINEAR_TOLERANCE * fabs(s1);
 }
 
-/* A large point from three smaller ones: sizes that are whole multiples of one loop of the
- * schedule (ranks x channels x chunk), the largest within the step budget. FALSE with no
+/* A large point from three smaller ones: 1/2, 3/4 and all of the largest whole number of
+ * loops of the schedule (ranks x channels x chunk) within the step budget. FALSE with no
  * error when the three are not on one line (the caller then simulates the point whole). */
 static gboolean
 try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
@@ -215,12 +229,13 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
 {
     gint64 chunk = cs_algo_chunk_bytes(args);
     gint64 unit = (gint64)nranks * args->n_channels * chunk;
-    gint64 top = (gint64)((double)size_bytes * PREDICT_STEP_BUDGET / est_steps) / unit * unit;
+    gint64 top
+        = (gint64)((double)size_bytes * PREDICT_STEP_BUDGET / est_steps) / (4 * unit) * (4 * unit);
     CsPrediction p[3];
 
     if (top < 4 * unit || 2 * top > size_bytes)
         return FALSE;
-    gint64 sizes[3] = { top / 4, top / 2, top };
+    gint64 sizes[3] = { top / 2, 3 * (top / 4), top };
     gint64 events = 0;
     for (int i = 0; i < 3; i++) {
         if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
@@ -242,7 +257,7 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
  * all-gather and reduce-scatter; in textbook mode one chunk per message.
  *
  * A large size (more than about 60,000 chunk steps) is not replayed chunk by chunk unless
- * options->exact: three sizes of 1/4, 1/2 and 1 times the largest whole number of loops
+ * options->exact: three sizes of 1/2, 3/4 and 1 times the largest whole number of loops
  * within that budget are simulated, and when their times lie on one line (slopes within
  * 1%: the pipeline's steady state) the point is extended on it, every part of the time
  * split on its own line (@out->extrapolated). Otherwise the point is simulated whole.

@@ -424,6 +424,47 @@ test_contention_channels(gconstpointer data)
     g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
 }
 
+static void
+test_channel_cap(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(GError) error = NULL;
+    /* Two GPUs on a switch through 4 bonded lanes of 1 GB/s each: 4 GB/s per link. */
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"name\": \"lanes\", \"description\": \"test\", \"gpu\": {\"launch\": \"0 us\", "
+        "\"step_overhead\": \"0 us\", \"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": "
+        "\"8 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\"}, {\"name\": \"g1\", "
+        "\"kind\": \"gpu\"}, {\"name\": \"sw\", \"kind\": \"nvswitch\"}], \"links\": "
+        "[{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"nvswitch\", \"count\": 4, "
+        "\"bandwidth\": \"1 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": [\"g1\", \"sw\"], "
+        "\"kind\": \"nvswitch\", \"count\": 4, \"bandwidth\": \"1 GB/s\", \"alpha\": "
+        "\"0.5 us\"}]}",
+        "lanes", &error);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 8000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 4);
+
+    g_test_summary("A channel drives one lane of a bonded link: one transfer gets 1/count of "
+                   "it, and channels side by side fill it.");
+    g_assert_no_error(error);
+    /* Four channels each send 2000 B at t = 0. Each is capped at one 1 GB/s lane: 2 us, and
+     * the four together use the 4 GB/s link exactly, so all leave by 2 us under either
+     * model. The sender finishes then; the receiver at 2 + 1 (alpha) + h (Simple hop) +
+     * 2000 B x 125 ps (copy-out tail) = 3.25 us + h. Without the cap one transfer would take
+     * 0.5 us. */
+    for (int ch = 0; ch < 4; ch++) {
+        cs_schedule_send(s, 0, ch, 1, CS_BUF_INPUT, ch * 2000, 2000, 0);
+        cs_schedule_recv(s, 1, ch, 0, CS_BUF_OUTPUT, ch * 2000, 2000, 0);
+    }
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+    CsTime hop
+        = cs_time_from_s(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK]);
+
+    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 3250000 + hop);
+}
+
 /* ---- Flow control ---- */
 
 static void
@@ -811,12 +852,14 @@ main(int argc, char **argv)
         g_autofree char *p4 = g_strdup_printf("/engine/overlap/recv-reduce/%s", models[m]);
         g_autofree char *p5 = g_strdup_printf("/engine/observer/%s", models[m]);
         g_autofree char *p6 = g_strdup_printf("/engine/sync/per-hop/%s", models[m]);
+        g_autofree char *p7 = g_strdup_printf("/engine/contention/channel-cap/%s", models[m]);
         g_test_add_data_func(p1, models[m], test_split_ring);
         g_test_add_data_func(p2, models[m], test_contention_channels);
         g_test_add_data_func(p3, models[m], test_slots);
         g_test_add_data_func(p4, models[m], test_recv_overlap);
         g_test_add_data_func(p5, models[m], test_observer);
         g_test_add_data_func(p6, models[m], test_sync_per_hop);
+        g_test_add_data_func(p7, models[m], test_channel_cap);
     }
     g_test_add_func("/engine/contention/reservation/serialize", test_contention_reservation);
     g_test_add_func("/engine/contention/maxmin/half", test_contention_maxmin);

@@ -182,13 +182,13 @@ test_channels(void)
     const CsAlgo *ring = cs_algo_lookup("ring", NULL);
     const CsAlgo *mst = cs_algo_lookup("mst", NULL);
 
-    g_test_summary("NCCL-like channel counts: 16 on H100 NVSwitch, fewer for small buffers.");
+    g_test_summary("NCCL-like channel counts: 32 on H100 NVSwitch, fewer for small buffers.");
     g_assert_no_error(error);
-    /* dgx-h100x4: 18 NVLinks x 25 GB/s x 0.824 = 370.8 GB/s per GPU; one channel per
-     * 20 GB/s of 0.75 x that (278 GB/s), rounded down to a power of two: 16. */
+    /* dgx-h100x4: 18 NVLink lanes out of each GPU; a channel drives one lane, so 18, rounded
+     * up to a power of two: 32. */
     g_assert_cmpint(
         cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 4), ==,
-        16);
+        32);
     /* Simple drops a channel per missing 32 KiB: 64 KiB -> 2, 8 B -> 1. */
     g_assert_cmpint(
         cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 65536, 4), ==,
@@ -324,7 +324,7 @@ test_extrapolation(void)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
-    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const CsAlgo *tree = cs_algo_lookup("tree", NULL);
     CsPredictOptions opt;
     CsPrediction fast;
     CsPrediction exact;
@@ -332,15 +332,17 @@ test_extrapolation(void)
     g_test_summary("A large size extended from smaller simulated ones stays within 1% of the "
                    "chunk-by-chunk simulation.");
     g_assert_no_error(error);
+    g_assert_nonnull(tree);
     cs_predict_options_init(&opt);
-    /* 1 GiB LL ring all-reduce on 4 ranks: 2 x 4 x 1 GiB / 32 KiB = 262,144 estimated steps,
-     * past the 60,000 budget, so three smaller sizes are simulated and extended. */
-    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)1 << 30, ring, CS_PROTO_LL, &opt,
+    /* 1 GiB LL tree all-reduce on 4 ranks: 2 x 4 x 1 GiB / 32 KiB = 262,144 estimated steps,
+     * past the 60,000 budget; its steady state is reached early, so three smaller sizes on
+     * one line are simulated and extended. */
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)1 << 30, tree, CS_PROTO_LL, &opt,
                                  &fast, &error));
     g_assert_no_error(error);
     g_assert_true(fast.extrapolated);
     opt.exact = TRUE;
-    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)1 << 30, ring, CS_PROTO_LL, &opt,
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)1 << 30, tree, CS_PROTO_LL, &opt,
                                  &exact, &error));
     g_assert_no_error(error);
     g_assert_false(exact.extrapolated);

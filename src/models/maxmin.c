@@ -7,7 +7,8 @@
  * References: Bertsekas and Gallager, "Data Networks" (1992), §6.5.2 max-min fairness and
  * progressive filling; SimGrid's LMM solver and its lazy/full update split (Casanova et al.,
  * "Versatile, scalable, and accurate simulation of distributed applications and platforms",
- * JPDC 2014). Only the connected component of links and flows touched by a change is
+ * JPDC 2014). A flow may carry a cap of its own (one channel's throughput), filled as a
+ * link only it crosses. Only the connected component of links and flows touched by a change is
  * recomputed, so independent rings of a large machine cost nothing to each other. */
 #include <math.h>
 
@@ -21,6 +22,7 @@ typedef struct {
     int heap_pos;     /* index in the completion heap, -1 when idle */
     double remaining; /* wire bytes still to leave the source at @last */
     double rate;      /* bytes/s */
+    double cap_Bps;   /* bytes/s: its own limit, 0 = none */
     CsTime last;      /* ps: when @remaining was last brought up to date */
     CsTime end;       /* ps: predicted end at the current rate */
     guint32 mark;     /* visit epoch of the component walk */
@@ -235,6 +237,26 @@ refill(CsNetState *s, CsTime now)
         }
         if (best < 0)
             break;
+        /* A flow whose own cap is below every fair share left is settled at its cap first
+         * (its cap is a link of its own). */
+        int capped = -1;
+        for (int i = 0; i < n_flows; i++) {
+            const Flow *f = &s->flows[s->comp_flows[i]];
+            if (!f->fixed && f->cap_Bps > 0 && f->cap_Bps < best_share
+                && (capped < 0 || f->cap_Bps < s->flows[capped].cap_Bps))
+                capped = s->comp_flows[i];
+        }
+        if (capped >= 0) {
+            Flow *f = &s->flows[capped];
+            f->fixed = TRUE;
+            f->rate = f->cap_Bps;
+            for (int h = 0; h < f->n_links; h++) {
+                Link *m = &s->links[f->links[h]];
+                m->left_Bps = MAX(m->left_Bps - f->rate, 0.0);
+                m->unfixed--;
+            }
+            continue;
+        }
         Link *bl = &s->links[best];
         for (int j = 0; j < bl->n; j++) {
             Flow *f = &s->flows[bl->flows[j]];
@@ -302,8 +324,8 @@ maxmin_destroy(CsNetState *s)
 }
 
 static CsTime
-maxmin_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_bytes, gint32 flow,
-             CsTime *first_out)
+maxmin_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_bytes, double cap_Bps,
+             gint32 flow, CsTime *first_out)
 {
     Flow *f = &s->flows[flow];
 
@@ -312,6 +334,7 @@ maxmin_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_bytes,
     f->links = route->links;
     f->n_links = route->n_links;
     f->remaining = wire_bytes;
+    f->cap_Bps = cap_Bps;
     f->rate = 0.0;
     f->last = now;
     f->end = CS_TIME_NEVER;

@@ -29,10 +29,11 @@ typedef void (*CsNetDoneFunc)(gpointer user_data, gint32 flow, CsTime t);
  *              [0, @max_flows), each crossing at most @max_hops links (transfer full).
  * @destroy:    frees the state.
  * @start:      a flow @flow of @wire_bytes enters @route at @now (calls come in
- *              non-decreasing @now). Returns the time its last byte leaves the source when
- *              the model knows it at once (reservation), or CS_TIME_NEVER when it will report
- *              it through @advance (fluid models). *@first_out receives the time its first
- *              byte leaves (later than @now when it queues behind other flows).
+ *              non-decreasing @now), never faster than @cap_Bps (0: no cap of its own; the
+ *              engine caps a flow at what one channel can drive). Returns the time its last byte
+ * leaves the source when the model knows it at once (reservation), or CS_TIME_NEVER when it will
+ * report it through @advance (fluid models). *@first_out receives the time its first byte leaves
+ * (later than @now when it queues behind other flows).
  * @next_event_time: the earliest time @advance has something to report, or CS_TIME_NEVER.
  *              NULL for models that never defer (the engine then skips the call).
  * @advance:    moves the model to @t (== next_event_time()) and calls @done for every flow
@@ -48,7 +49,7 @@ typedef struct {
     CsNetState *(*create)(const CsTopo *topo, int max_flows, int max_hops);
     void (*destroy)(CsNetState *state);
     CsTime (*start)(CsNetState *state, CsTime now, const CsRoute *route, double wire_bytes,
-                    gint32 flow, CsTime *first_out);
+                    double cap_Bps, gint32 flow, CsTime *first_out);
     CsTime (*next_event_time)(CsNetState *state);
     void (*advance)(CsNetState *state, CsTime t, CsNetDoneFunc done, gpointer user_data);
 } CsNetModel;

@@ -1,70 +1,95 @@
 // SPDX-License-Identifier: MIT
-/* The reservation network model: every directed link keeps the time it is busy until, and a
- * transfer reserves every link of its route, first come first served. Fast and
+/* The reservation network model: every directed lane keeps the time it is busy until, and a
+ * transfer reserves a lane of every link of its route, first come first served. Fast and
  * deterministic; contention shows up as flows queueing one after another.
  *
  * References: LogGOPSim (Hoefler, Schneider, Lumsdaine, HPDC 2010), its `nexto` / `nextgs`
  * per-resource next-free times; htsim's serialization queue in front of a pipe (Raiciu et al.,
- * SIGCOMM 2011). Cut-through, link by link: the bytes start crossing link i once they have
- * started on link i-1 and link i is free; link i is then busy for bytes / its own bandwidth,
- * and the bytes have all crossed it once that time has passed and link i-1 has passed them
- * all. On an idle route this is bytes / bottleneck bandwidth; then the last byte propagates
- * (the engine adds the latency). */
+ * SIGCOMM 2011).
+ *
+ * Lanes: a link of count bonded lanes (18 NVLinks, say) is count resources of bw / count
+ * each, and a transfer (one channel's) takes the lane that frees first: a channel drives one
+ * lane at a time, and channels side by side fill the link.
+ * Cut-through, link by link: the bytes start crossing link i once they have started on link
+ * i-1 and its lane is free; the lane is then busy for bytes / its bandwidth, and the bytes
+ * have all crossed link i once that time has passed and link i-1 has passed them all. On an
+ * idle route this is bytes / the slowest lane; then the last byte propagates (the engine adds
+ * the latency). A flow with a cap of its own lasts at least bytes / cap. */
 #include "models/netmodel.h"
 
 struct _CsNetState {
     int n_links;
-    CsTime *busy_until; /* ps: per directed link, when its last reservation ends */
-    double *bw_Bps;     /* bytes/s: per directed link */
+    int *first_lane;    /* per link: index of its first lane */
+    int *n_lanes;       /* per link */
+    double *lane_Bps;   /* bytes/s: per link, one lane's bandwidth */
+    CsTime *busy_until; /* ps: per lane, when its last reservation ends */
 };
 
 static CsNetState *
 reservation_create(const CsTopo *topo, int max_flows, int max_hops)
 {
     CsNetState *s = g_new0(CsNetState, 1);
+    int n_lanes = 0;
 
-    (void) max_flows;
-    (void) max_hops;
+    (void)max_flows;
+    (void)max_hops;
     s->n_links = cs_topo_n_links(topo);
-    s->busy_until = g_new0(CsTime, MAX(s->n_links, 1));
-    s->bw_Bps = g_new0(double, MAX(s->n_links, 1));
-    for (int i = 0; i < s->n_links; i++)
-        s->bw_Bps[i] = cs_topo_link(topo, i)->bw_Bps;
+    s->first_lane = g_new(int, MAX(s->n_links, 1));
+    s->n_lanes = g_new(int, MAX(s->n_links, 1));
+    s->lane_Bps = g_new(double, MAX(s->n_links, 1));
+    for (int i = 0; i < s->n_links; i++) {
+        const CsLink *l = cs_topo_link(topo, i);
+        s->first_lane[i] = n_lanes;
+        s->n_lanes[i] = MAX(l->count, 1);
+        s->lane_Bps[i] = l->bw_Bps / s->n_lanes[i];
+        n_lanes += s->n_lanes[i];
+    }
+    s->busy_until = g_new0(CsTime, MAX(n_lanes, 1));
     return s;
 }
 
 static void
 reservation_destroy(CsNetState *s)
 {
+    g_free(s->first_lane);
+    g_free(s->n_lanes);
+    g_free(s->lane_Bps);
     g_free(s->busy_until);
-    g_free(s->bw_Bps);
     g_free(s);
 }
 
 static CsTime
 reservation_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_bytes,
-                  gint32 flow, CsTime *first_out)
+                  double cap_Bps, gint32 flow, CsTime *first_out)
 {
     CsTime begin = now; /* when the bytes start crossing the current link */
     CsTime end = now;   /* when the links so far have passed every byte */
 
-    (void) flow;
+    (void)flow;
     for (int i = 0; i < route->n_links; i++) {
         int l = route->links[i];
-        CsTime ser = cs_net_serialization_ps(wire_bytes, s->bw_Bps[l]);
-        begin = MAX(begin, s->busy_until[l]);
+        CsTime *lanes = &s->busy_until[s->first_lane[l]];
+        int lane = 0;
+        for (int k = 1; k < s->n_lanes[l]; k++) {
+            if (lanes[k] < lanes[lane])
+                lane = k;
+        }
+        CsTime ser = cs_net_serialization_ps(wire_bytes, s->lane_Bps[l]);
+        begin = MAX(begin, lanes[lane]);
         end = MAX(end, begin + ser);
-        /* A link is held for its own serialization of the bytes, not for the whole flow:
-         * a fast link behind a slow one stays free for others meanwhile. */
-        s->busy_until[l] = begin + ser;
+        /* A lane is held for its own serialization of the bytes, not for the whole flow: a
+         * fast link behind a slow one stays free for others meanwhile. */
+        lanes[lane] = begin + ser;
     }
     *first_out = begin;
+    if (cap_Bps > 0)
+        end = MAX(end, begin + cs_net_serialization_ps(wire_bytes, cap_Bps));
     return end;
 }
 
 const CsNetModel cs_net_model_reservation = {
     .name = "reservation",
-    .summary = "each link busy until its last reservation ends; flows on a link serialize",
+    .summary = "each lane busy until its last reservation ends; flows on a lane serialize",
     .reference = "LogGOPSim next-free times (Hoefler et al., HPDC 2010); htsim queues",
     .create = reservation_create,
     .destroy = reservation_destroy,
