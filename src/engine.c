@@ -19,8 +19,9 @@
  *   (its alpha): the sender of the 9th message waits for the 1st to be consumed. The slots
  *   exist before the receiver's kernel starts, so early ranks may send ahead.
  * - Channels. A channel is one SM (one CTA) streaming its transfers through the fabric; it
- *   drives one lane of a bonded link at a time, so a transfer never goes faster than the
- *   slowest lane of its route (a link of count lanes has bw / count each). NCCL's own model
+ *   drives one link of an NVLink-class bond at a time, so a transfer never goes faster than
+ *   one such link (a bond of count links has bw / count each); PCIe lanes and network ports
+ *   stripe every transfer, so there a channel may fill the link. NCCL's own model
  *   gives a Hopper channel one NVLink's worth (SM90_NVLINK_BW, 20.6 GB/s, NCCL 2.2x
  *   src/graph/topo.h), which is why it runs as many channels as links have lanes.
  * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
@@ -962,8 +963,9 @@ setup_programs(Engine *e, GError **error)
     return TRUE;
 }
 
-/* What one channel can drive along @route: one lane of each bonded link (bw / count), the
- * slowest of them; 0 when that is no less than the route's bottleneck. */
+/* What one channel can drive along @route: one link of each NVLink-class bond (bw / count),
+ * the slowest of them; 0 when that is no less than the route's bottleneck. PCIe lanes and
+ * network ports stripe a transfer over all of them. */
 static double
 channel_cap(const CsTopo *topo, const CsRoute *route)
 {
@@ -971,6 +973,8 @@ channel_cap(const CsTopo *topo, const CsRoute *route)
 
     for (int i = 0; i < route->n_links; i++) {
         const CsLink *l = cs_topo_link(topo, route->links[i]);
+        if (cs_link_kind_class(l->kind) != CS_LINK_CLASS_NVLINK)
+            continue;
         double lane = l->bw_Bps / MAX(l->count, 1);
         cap = cap == 0.0 ? lane : MIN(cap, lane);
     }

@@ -7,9 +7,10 @@
  * per-resource next-free times; htsim's serialization queue in front of a pipe (Raiciu et al.,
  * SIGCOMM 2011).
  *
- * Lanes: a link of count bonded lanes (18 NVLinks, say) is count resources of bw / count
- * each, and a transfer (one channel's) takes the lane that frees first: a channel drives one
- * lane at a time, and channels side by side fill the link.
+ * Lanes: an NVLink-class link of count bonded links (18 NVLinks, say) is count resources of
+ * bw / count each, and a transfer (one channel's) takes the lane that frees first: a channel
+ * drives one NVLink's worth at a time, and channels side by side fill the bond. PCIe and
+ * network links stay one resource (their lanes stripe every transfer).
  * Cut-through, link by link: the bytes start crossing link i once they have started on link
  * i-1 and its lane is free; the lane is then busy for bytes / its bandwidth, and the bytes
  * have all crossed link i once that time has passed and link i-1 has passed them all. On an
@@ -24,6 +25,26 @@ struct _CsNetState {
     double *lane_Bps;   /* bytes/s: per link, one lane's bandwidth */
     CsTime *busy_until; /* ps: per lane, when its last reservation ends */
 };
+
+/* Gives the root (earliest-free lane) of a lane min-heap of @n the time @t and sifts it. */
+static inline void
+lane_heap_replace_root(CsTime *h, int n, CsTime t)
+{
+    int pos = 0;
+
+    for (;;) {
+        int child = 2 * pos + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && h[child + 1] < h[child])
+            child++;
+        if (h[child] >= t)
+            break;
+        h[pos] = h[child];
+        pos = child;
+    }
+    h[pos] = t;
+}
 
 static CsNetState *
 reservation_create(const CsTopo *topo, int max_flows, int max_hops)
@@ -40,7 +61,10 @@ reservation_create(const CsTopo *topo, int max_flows, int max_hops)
     for (int i = 0; i < s->n_links; i++) {
         const CsLink *l = cs_topo_link(topo, i);
         s->first_lane[i] = n_lanes;
-        s->n_lanes[i] = MAX(l->count, 1);
+        /* NVLink-class bonds are separate links a channel uses one at a time; PCIe lanes and
+         * network ports stripe every transfer over all of them. */
+        gboolean bonded = cs_link_kind_class(l->kind) == CS_LINK_CLASS_NVLINK;
+        s->n_lanes[i] = bonded ? MAX(l->count, 1) : 1;
         s->lane_Bps[i] = l->bw_Bps / s->n_lanes[i];
         n_lanes += s->n_lanes[i];
     }
@@ -68,18 +92,14 @@ reservation_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_b
     (void)flow;
     for (int i = 0; i < route->n_links; i++) {
         int l = route->links[i];
+        /* The link's lanes form a min-heap of busy-until times: the root frees first. */
         CsTime *lanes = &s->busy_until[s->first_lane[l]];
-        int lane = 0;
-        for (int k = 1; k < s->n_lanes[l]; k++) {
-            if (lanes[k] < lanes[lane])
-                lane = k;
-        }
         CsTime ser = cs_net_serialization_ps(wire_bytes, s->lane_Bps[l]);
-        begin = MAX(begin, lanes[lane]);
+        begin = MAX(begin, lanes[0]);
         end = MAX(end, begin + ser);
         /* A lane is held for its own serialization of the bytes, not for the whole flow: a
          * fast link behind a slow one stays free for others meanwhile. */
-        lanes[lane] = begin + ser;
+        lane_heap_replace_root(lanes, s->n_lanes[l], begin + ser);
     }
     *first_out = begin;
     if (cap_Bps > 0)
