@@ -46,6 +46,9 @@ cs_select_options_init(CsSelectOptions *options)
     options->max_bytes = (gint64)16 << 30;
     options->step_factor = 2;
     cs_predict_options_init(&options->predict);
+    /* select extrapolates large sizes itself (--max-events, marked *); predictions it asks
+     * for must be simulated, or its own extrapolation would extend already-extended points. */
+    options->predict.exact = TRUE;
 }
 
 /* ---- Choices ---- */
