@@ -75,6 +75,7 @@ typedef struct {
     int channels;
     gboolean all;
     gboolean any_algorithm;
+    gboolean exact;
     char *model;
     char *format;
     gint64 ranks;
@@ -469,6 +470,11 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "channels", 0, 0, G_OPTION_ARG_INT, &o.channels,
           "Force the channel count (default: chosen per topology, algorithm and size)", "N" },
         { "all", 0, 0, G_OPTION_ARG_NONE, &o.all, "One block per algorithm x protocol", NULL },
+        { "exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
+          "Simulate every size chunk by chunk (default: sizes past the pipeline's linear "
+          "regime are extended from three smaller simulated sizes on one line, marked in the "
+          "winners table)",
+          NULL },
         { "any-algorithm", 0, 0, G_OPTION_ARG_NONE, &o.any_algorithm,
           "Best choice among every algorithm collsim knows (MPI classics too), not only what "
           "NCCL runs",
@@ -548,13 +554,19 @@ cs_cli_run(int argc, char **argv, GError **error)
         if (!cs_nccl_parse_spec(model, &constants, &local))
             return flag_error(error, "--model", local);
     }
+    else if (model[0] == '\0')
+        return usage_error(error, "--model: \"\" is not a model (reservation, maxmin or "
+                                  "nccl[:VERSION])");
     else if (cs_net_model_lookup(model, &cause) == NULL)
         return flag_error(error, "--model", cause);
     if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
         return usage_error(error, "--algo %s does not implement %s (see 'collsim algos')",
                            algo->name, cs_op_name(op));
-    if (o.channels < 0)
-        return usage_error(error, "--channels: %d is not a channel count", o.channels);
+    if (o.channels < 0 || o.channels > 64)
+        return usage_error(error,
+                           "--channels: %d is not a channel count (1 to 64, or 0 for the "
+                           "default)",
+                           o.channels);
 
     g_autoptr(GArray) sizes = make_sizes(&o, error);
     if (sizes == NULL)
@@ -590,6 +602,7 @@ cs_cli_run(int argc, char **argv, GError **error)
     popts.nranks = nranks;
     popts.n_channels = o.channels;
     popts.any_algorithm = o.any_algorithm;
+    popts.exact = o.exact;
 
     /* Print the sizes nccl-tests would print: it rounds split collectives' blocks. */
     for (guint i = 0; i < sizes->len; i++)

@@ -261,16 +261,21 @@ append_winners(GString *out, const Block *b)
     g_string_append_printf(out, "# %10s  %-*s  %-6s  %8s  %9s  %9s  %9s  %9s  %9s\n", "size",
                            algo_w, "algorithm", "proto", "channels", "time", "alpha", "beta",
                            "gamma", "overhead");
+    gboolean any_extrapolated = FALSE;
     for (guint i = 0; i < b->rows->len; i++) {
         const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
+        any_extrapolated = any_extrapolated || p->extrapolated;
         g_string_append_printf(out,
                                "# %10" G_GINT64_FORMAT "  %-*s  %-6s  %8d  %9.3f  %9.3f  %9.3f"
-                               "  %9.3f  %9.3f\n",
+                               "  %9.3f  %9.3f%s\n",
                                p->size.size_bytes, algo_w, algo_name(p), cs_proto_name(p->proto),
                                p->n_channels, p->time_us, ps_to_us(p->result.alpha),
                                ps_to_us(p->result.beta), ps_to_us(p->result.gamma),
-                               ps_to_us(p->result.overhead));
+                               ps_to_us(p->result.overhead), p->extrapolated ? " *" : "");
     }
+    if (any_extrapolated)
+        g_string_append(out, "# * extended on the line through three smaller simulated sizes "
+                             "(the pipeline is linear there); --exact simulates every size\n");
 }
 
 static char *
@@ -334,6 +339,7 @@ prediction_json(const CsReport *report, const CsPrediction *p)
     cJSON_AddNumberToObject(o, "beta_us", ps_to_us(p->result.beta));
     cJSON_AddNumberToObject(o, "gamma_us", ps_to_us(p->result.gamma));
     cJSON_AddNumberToObject(o, "overhead_us", ps_to_us(p->result.overhead));
+    cJSON_AddBoolToObject(o, "extrapolated", p->extrapolated);
     cJSON_AddNumberToObject(o, "events", (double)p->result.n_events);
     cJSON_AddNumberToObject(o, "transfers", (double)p->result.n_transfers);
     cJSON_AddNumberToObject(o, "bytes_moved", (double)p->result.bytes_moved);
@@ -399,7 +405,8 @@ static char *
 to_csv(const CsReport *report)
 {
     GString *out = g_string_new("block,size,count,type,redop,root,algo,proto,channels,time_us,"
-                                "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us\n");
+                                "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us,"
+                                "extrapolated\n");
     for (guint bi = 0; bi < report->blocks->len; bi++) {
         const Block *b = g_ptr_array_index(report->blocks, bi);
         for (guint i = 0; i < b->rows->len; i++) {
@@ -411,9 +418,10 @@ to_csv(const CsReport *report)
                                    redop_column(report), root_column(report));
             append_csv_field(out, algo_name(p));
             g_string_append_printf(
-                out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f\n", cs_proto_name(p->proto),
+                out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%d\n", cs_proto_name(p->proto),
                 p->n_channels, p->time_us, p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),
-                ps_to_us(p->result.beta), ps_to_us(p->result.gamma), ps_to_us(p->result.overhead));
+                ps_to_us(p->result.beta), ps_to_us(p->result.gamma), ps_to_us(p->result.overhead),
+                p->extrapolated ? 1 : 0);
         }
     }
     return g_string_free(out, FALSE);
