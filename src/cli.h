@@ -91,4 +91,15 @@ gboolean cs_cli_parse_units (int *argc, char ***argv, const GOptionEntry *entrie
                              const CsCliUnitTarget *targets, const char *parameter_string,
                              const char *summary, const char *description, GError **error);
 
+/* ---- Output files (--output, --timeline) ---- */
+
+/* Checks, before any work, that @path (nullable; "-" is stdout) can be written: not a
+ * directory, its directory exists. Errors are CS_CLI_ERROR_INPUT, "PROG: FLAG PATH: why". */
+gboolean cs_cli_check_output (const char *prog, const char *flag, const char *path,
+                              GError **error);
+/* Writes @len bytes of @text (-1: a string) to @path, or to stdout when @path is NULL or "-".
+ * Errors as cs_cli_check_output(), naming @path itself (never a temporary file). */
+gboolean cs_cli_write_output (const char *prog, const char *flag, const char *path,
+                              const char *text, gssize len, GError **error);
+
 G_END_DECLS

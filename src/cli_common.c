@@ -3,6 +3,8 @@
  * read flags with units through units.c so a bad value fails as a usage error. */
 #include "config.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -166,4 +168,63 @@ cs_cli_parse (int *argc, char ***argv, const GOptionEntry *entries,
 {
     return cs_cli_parse_units (argc, argv, entries, NULL, parameter_string, summary,
                                description, error);
+}
+
+/* ---- Output files ---- */
+
+static gboolean
+output_error (const char *prog, const char *flag, const char *path, const char *why,
+              GError **error)
+{
+    g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: %s %s: %s", prog, flag, path, why);
+    return FALSE;
+}
+
+/**
+ * cs_cli_check_output:
+ * Fails early on an output path that cannot be written, so a long run does not end in an
+ * error after its results were computed (or printed).
+ */
+gboolean
+cs_cli_check_output (const char *prog, const char *flag, const char *path, GError **error)
+{
+    if (path == NULL || strcmp (path, "-") == 0)
+        return TRUE;
+    if (path[0] == '\0')
+        return output_error (prog, flag, "\"\"", "an empty file name", error);
+    if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        return output_error (prog, flag, path, "is a directory", error);
+    g_autofree char *dir = g_path_get_dirname (path);
+    if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+        return output_error (prog, flag, path, "no such directory", error);
+    return TRUE;
+}
+
+/**
+ * cs_cli_write_output:
+ * Writes in place (not through a temporary file), so a failure names the file the user gave.
+ */
+gboolean
+cs_cli_write_output (const char *prog, const char *flag, const char *path, const char *text,
+                     gssize len, GError **error)
+{
+    gsize n = len < 0 ? strlen (text) : (gsize) len;
+    if (path == NULL || strcmp (path, "-") == 0) {
+        fwrite (text, 1, n, stdout);
+        return TRUE;
+    }
+    if (!cs_cli_check_output (prog, flag, path, error))
+        return FALSE;
+    FILE *f = fopen (path, "wb");
+    if (f == NULL)
+        return output_error (prog, flag, path, g_strerror (errno), error);
+    gboolean ok = fwrite (text, 1, n, f) == n;
+    int saved = errno;
+    if (fclose (f) != 0 && ok) {
+        ok = FALSE;
+        saved = errno;
+    }
+    if (!ok)
+        return output_error (prog, flag, path, g_strerror (saved), error);
+    return TRUE;
 }

@@ -125,23 +125,6 @@ flag_error(GError **error, const char *flag, GError *cause)
     return FALSE;
 }
 
-static gboolean
-write_output(const char *path, const char *text, GError **error)
-{
-    if (path == NULL || strcmp(path, "-") == 0) {
-        fputs(text, stdout);
-        return TRUE;
-    }
-    GError *local = NULL;
-    if (!g_file_set_contents(path, text, -1, &local)) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: --output: %s", prog,
-                    local->message);
-        g_error_free(local);
-        return FALSE;
-    }
-    return TRUE;
-}
-
 /**
  * cs_cli_select:
  * `collsim select --topo T [--op OP|all] [--emit ...]`: see @summary and @description.
@@ -254,6 +237,9 @@ cs_cli_select(int argc, char **argv, GError **error)
         sopts.nccl_spec = o.model;
     }
     else if (o.model != NULL) {
+        if (o.model[0] == '\0')
+            return usage_error(error, "--model: \"\" is not a model (reservation, maxmin or "
+                                      "nccl[:VERSION])");
         if (cs_net_model_lookup(o.model, &cause) == NULL)
             return flag_error(error, "--model", cause);
         sopts.predict.engine.net_model = o.model;
@@ -270,6 +256,9 @@ cs_cli_select(int argc, char **argv, GError **error)
         if (emit != EMIT_TABLE && emit != EMIT_JSON)
             return usage_error(error, "--compare prints a table or JSON (--emit table|json)");
     }
+
+    if (!cs_cli_check_output(prog, "--output", o.output, error))
+        return FALSE;
 
     g_autoptr(CsTopo) topo = cs_topo_load(o.topo, error);
     if (topo == NULL)
@@ -311,5 +300,5 @@ cs_cli_select(int argc, char **argv, GError **error)
         text = cs_selection_to_nccl_measurements_csv(sel);
     else
         text = cs_selection_to_table(sel);
-    return write_output(o.output, text, error);
+    return cs_cli_write_output(prog, "--output", o.output, text, -1, error);
 }

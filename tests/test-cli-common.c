@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "cli.h"
 #include "units.h"
 
@@ -153,6 +155,46 @@ test_plain_parse (void)
     g_assert_cmpint (argc, ==, 1);
 }
 
+/* Setup: a scratch directory D. Expectation: D itself and D/missing/f are refused before
+ * anything is written, each message naming the flag and the path the user gave (GLib's own
+ * writer would name a temporary "f.XXXXXX"); D/f gets the bytes; NULL and "-" are stdout. */
+static void
+test_output_files (void)
+{
+    g_autoptr (GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp ("cli-common-XXXXXX", &error);
+    g_assert_no_error (error);
+    g_autofree char *missing = g_build_filename (dir, "missing", "f", NULL);
+    g_autofree char *file = g_build_filename (dir, "f", NULL);
+
+    g_assert_true (cs_cli_check_output ("collsim x", "--output", NULL, &error));
+    g_assert_true (cs_cli_check_output ("collsim x", "--output", "-", &error));
+    g_assert_true (cs_cli_check_output ("collsim x", "--output", file, &error));
+    g_assert_no_error (error);
+
+    g_assert_false (cs_cli_check_output ("collsim x", "--output", dir, &error));
+    g_assert_error (error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT);
+    g_autofree char *want_dir = g_strdup_printf ("collsim x: --output %s: is a directory", dir);
+    g_assert_cmpstr (error->message, ==, want_dir);
+    g_clear_error (&error);
+
+    g_assert_false (cs_cli_write_output ("collsim x", "--timeline", missing, "x", -1, &error));
+    g_assert_error (error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT);
+    g_autofree char *want_missing
+        = g_strdup_printf ("collsim x: --timeline %s: no such directory", missing);
+    g_assert_cmpstr (error->message, ==, want_missing);
+    g_clear_error (&error);
+
+    g_assert_true (cs_cli_write_output ("collsim x", "--output", file, "abc\n", 2, &error));
+    g_assert_no_error (error);
+    g_autofree char *text = NULL;
+    g_file_get_contents (file, &text, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (text, ==, "ab");
+    g_remove (file);
+    g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -163,5 +205,6 @@ main (int argc, char **argv)
     g_test_add_func ("/cli/common/usage-errors", test_usage_errors);
     g_test_add_func ("/cli/common/missing-value", test_missing_value);
     g_test_add_func ("/cli/common/plain", test_plain_parse);
+    g_test_add_func ("/cli/common/output-files", test_output_files);
     return g_test_run ();
 }
