@@ -405,13 +405,7 @@ write_timeline(const char *path, const GArray *events, int nranks, int n_channel
     char *printed = cJSON_PrintUnformatted(root);
     g_autofree char *text = g_strconcat(printed, "\n", NULL);
     cJSON_free(printed);
-    g_autoptr(GError) io = NULL;
-    if (!g_file_set_contents(path, text, -1, &io)) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "collsim explain: --timeline: %s",
-                    io->message);
-        return FALSE;
-    }
-    return TRUE;
+    return cs_cli_write_output("collsim explain", "--timeline", path, text, -1, error);
 }
 
 /* ---- Time split ---- */
@@ -573,13 +567,29 @@ cs_cli_explain(int argc, char **argv, GError **error)
         proto = (int)p;
     }
     const char *model = o.model != NULL ? o.model : "reservation";
-    if (cs_net_model_lookup(model, &cause) == NULL)
-        return usage(error, "--model", cause);
-    if (o.channels < 0) {
+    if (model[0] == '\0') {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                    "collsim explain: --channels: %d is not a channel count", o.channels);
+                    "collsim explain: --model: \"\" is not a network model (reservation or "
+                    "maxmin)");
         return FALSE;
     }
+    if (cs_net_model_lookup(model, &cause) == NULL)
+        return usage(error, "--model", cause);
+    if (o.channels < 0 || o.channels > 64) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim explain: --channels: %d is not a channel count (1 to 64, or 0 for "
+                    "the default)",
+                    o.channels);
+        return FALSE;
+    }
+    if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim explain: --algo %s does not implement %s (see 'collsim algos')",
+                    algo->name, cs_op_name(op));
+        return FALSE;
+    }
+    if (!cs_cli_check_output("collsim explain", "--timeline", o.timeline, error))
+        return FALSE;
 
     g_autoptr(CsTopo) topo = cs_topo_load(o.topo != NULL ? o.topo : "dgx-h100x4", error);
     if (topo == NULL)
@@ -645,6 +655,10 @@ cs_cli_explain(int argc, char **argv, GError **error)
     if (rounds == NULL)
         return FALSE;
 
+    /* The timeline first: a file that cannot be written fails before anything is printed. */
+    if (o.timeline != NULL && !write_timeline(o.timeline, events, nranks, pred.n_channels, error))
+        return FALSE;
+
     /* Headline. */
     g_autofree char *size = human_size(pred.size.size_bytes);
     printf("%s %s of %s (%" G_GINT64_FORMAT " x %s", algo->name, cs_op_name(op), size,
@@ -673,8 +687,6 @@ cs_cli_explain(int argc, char **argv, GError **error)
     print_closed_form(topo, algo, op, nranks, &pred.size, pred.time_us);
 
     if (o.timeline != NULL) {
-        if (!write_timeline(o.timeline, events, nranks, pred.n_channels, error))
-            return FALSE;
         printf("\nTimeline: %u steps written to %s (open in chrome://tracing or Perfetto).\n",
                events->len, o.timeline);
     }
