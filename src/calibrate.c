@@ -335,7 +335,8 @@ drop_invisible (FitCtx *ctx, const gsl_vector *f0)
     gsl_vector_free (theta);
     gsl_vector_free (f);
     ctx->n_free = (int) keep->len;
-    memcpy (ctx->free_index, keep->data, keep->len * sizeof (int));
+    if (keep->len > 0)
+        memcpy (ctx->free_index, keep->data, keep->len * sizeof (int));
 }
 
 /**
@@ -355,6 +356,23 @@ cs_calibrate_fit (const CsTopo *topo, CsTrace *const *traces, int n_traces,
     g_autoptr (CsCalibration) cal = g_new0 (CsCalibration, 1);
     cal->params = g_array_new (FALSE, FALSE, sizeof (CsCalibParam));
     candidate_params (topo, rows, cal->params);
+
+    /* A name in @only that selects nothing is a typo, not a request to fit nothing. */
+    for (int k = 0; only != NULL && only[k] != NULL; k++) {
+        const char *const one[] = { only[k], NULL };
+        gboolean any = FALSE;
+        for (guint i = 0; i < cal->params->len && !any; i++)
+            any = param_selected (&g_array_index (cal->params, CsCalibParam, i), one);
+        if (!any) {
+            g_autoptr (GString) names = g_string_new (NULL);
+            for (guint i = 0; i < cal->params->len; i++)
+                g_string_append_printf (names, "%s%s", i > 0 ? ", " : "",
+                                        g_array_index (cal->params, CsCalibParam, i).name);
+            g_set_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS,
+                         "\"%s\" names no parameter of these traces (%s)", only[k], names->str);
+            return NULL;
+        }
+    }
 
     FitCtx ctx = { .base = topo, .params = cal->params, .rows = rows };
     ctx.free_index = g_new (int, cal->params->len);

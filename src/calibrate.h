@@ -18,6 +18,7 @@ GQuark cs_calibrate_error_quark (void);
 typedef enum {
     CS_CALIBRATE_ERROR_NO_DATA,      /* no usable row, or nothing to fit */
     CS_CALIBRATE_ERROR_FIT,          /* GSL did not converge */
+    CS_CALIBRATE_ERROR_PARAMS,       /* a name given to fit matches no parameter */
 } CsCalibrateError;
 
 typedef enum {

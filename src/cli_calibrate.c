@@ -10,6 +10,7 @@
 
 #include "calibrate.h"
 #include "cli.h"
+#include "models/netmodel.h"
 #include "units.h"
 #include "validate.h"
 
@@ -79,7 +80,7 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
-        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE..." },
+        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!cs_cli_parse (&argc, &argv, entries, "TRACE...",
@@ -119,6 +120,33 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
         return FALSE;
     }
 
+    if (model != NULL && (model[0] == '\0' || cs_net_model_lookup (model, NULL) == NULL)) {
+        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                     "%s: --model: \"%s\" is not a network model (reservation or maxmin)",
+                     argv[0], model);
+        return FALSE;
+    }
+    g_auto (GStrv) only = NULL;
+    if (params != NULL) {
+        only = g_strsplit (params, ",", -1);
+        for (int i = 0; only[i] != NULL; i++)
+            if (g_strstrip (only[i])[0] == '\0') {
+                g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                             "%s: --params: \"%s\" has an empty name (expected e.g. "
+                             "gpu.launch,nvswitch.)",
+                             argv[0], params);
+                return FALSE;
+            }
+        if (only[0] == NULL) {
+            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                         "%s: --params: empty list (expected e.g. gpu.launch,nvswitch.)",
+                         argv[0]);
+            return FALSE;
+        }
+    }
+    if (!cs_cli_check_output (argv[0], "--output", output, error))
+        return FALSE;
+
     g_autoptr (CsTopo) topo = cs_topo_load (topo_name, error);
     if (topo == NULL)
         return FALSE;
@@ -130,13 +158,6 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
             return FALSE;
         g_ptr_array_add (traces, t);
     }
-    g_auto (GStrv) only = NULL;
-    if (params != NULL) {
-        only = g_strsplit (params, ",", -1);
-        for (int i = 0; only[i] != NULL; i++)
-            g_strstrip (only[i]);
-    }
-
     CsPredictOptions options;
     cs_predict_options_init (&options);
     options.engine.net_model = model;
@@ -144,8 +165,15 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
 
     g_autoptr (CsCalibration) cal
         = cs_calibrate_fit (topo, tv, n, &options, (const char *const *) only, error);
-    if (cal == NULL)
+    if (cal == NULL) {
+        if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR
+            && (*error)->code == CS_CALIBRATE_ERROR_PARAMS) {
+            (*error)->domain = CS_CLI_ERROR;
+            (*error)->code = CS_CLI_ERROR_USAGE;
+            g_prefix_error (error, "%s: --params: ", argv[0]);
+        }
         return FALSE;
+    }
 
     g_autofree double *before = g_new (double, n);
     g_autofree double *after = g_new (double, n);
@@ -167,6 +195,16 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
                                 (const char *const *) only, &local);
         /* The others alone may not constrain every parameter: say so, do not fail. */
         if (part != NULL && !trace_error (part->topo, tv[i], &options, &loo[i], error))
+            return FALSE;
+    }
+
+    /* The file first: a write that fails leaves no table on stdout that looks like success. */
+    if (output != NULL) {
+        g_autofree char *document = cs_calibration_to_json (cal, topo, tv, n);
+        g_autoptr (GString) text = g_string_new (document);
+        g_string_append_c (text, '\n');
+        if (!cs_cli_write_output (argv[0], "--output", output, text->str, (gssize) text->len,
+                                  error))
             return FALSE;
     }
 
@@ -224,17 +262,8 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
         }
     }
 
-    if (output != NULL) {
-        g_autofree char *document = cs_calibration_to_json (cal, topo, tv, n);
-        g_autoptr (GString) text = g_string_new (document);
-        g_string_append_c (text, '\n');
-        if (!g_file_set_contents (output, text->str, (gssize) text->len, error)) {
-            g_prefix_error (error, "%s: ", argv[0]);
-            return FALSE;
-        }
-        if (!json)
-            printf ("# wrote %s (fitted values; see its calibrated_from and calibration "
-                    "records)\n", output);
-    }
+    if (output != NULL && !json)
+        printf ("# wrote %s (fitted values; see its calibrated_from and calibration "
+                "records)\n", output);
     return TRUE;
 }

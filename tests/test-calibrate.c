@@ -148,6 +148,46 @@ test_too_few_rows (void)
     g_assert_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
 }
 
+/* Setup: a ring all-reduce trace; @only names "gpu.lanch" (a typo) beside "gpu.launch".
+ * Expectation: CS_CALIBRATE_ERROR_PARAMS quoting the typo, not a fit of "gpu.launch" alone.
+ * Then @only names only a parameter no row moves (the all-gather's reduction rate): the fit
+ * refuses with NO_DATA (it crashed on an empty free list before). */
+static void
+test_params_unknown_or_invisible (void)
+{
+    g_autoptr (GError) error = NULL;
+    g_autoptr (CsTopo) topo = cs_topo_load ("dgx-h100x4", &error);
+    g_assert_no_error (error);
+    CsTrace *traces[1] = { synthesize (topo, 0.0, 3) };
+    CsPredictOptions options;
+    cs_predict_options_init (&options);
+
+    const char *typo[] = { "gpu.launch", "gpu.lanch", NULL };
+    CsCalibration *cal = cs_calibrate_fit (topo, traces, 1, &options, typo, &error);
+    g_assert_null (cal);
+    g_assert_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS);
+    g_assert_true (g_str_has_prefix (error->message, "\"gpu.lanch\" names no parameter"));
+    g_clear_error (&error);
+    cs_trace_free (traces[0]);
+
+    g_autoptr (CsTrace) gather = cs_trace_new (CS_OP_ALL_GATHER, 4);
+    cs_trace_set_header (gather, "collective", "all_gather");
+    cs_trace_set_header (gather, "ranks", "4");
+    for (gint64 size = 4096; size <= G_GINT64_CONSTANT (64) << 20; size *= 4) {
+        CsTraceRow row = { .size_bytes = size, .count = size / 16, .root = -1 };
+        g_strlcpy (row.type, "float", sizeof row.type);
+        g_strlcpy (row.redop, "none", sizeof row.redop);
+        row.out_of_place.time_us = 20 + size / 1e5;
+        row.in_place = row.out_of_place;
+        cs_trace_add_row (gather, &row);
+    }
+    traces[0] = gather;
+    const char *invisible[] = { "gpu.reduce_bandwidth", NULL };
+    cal = cs_calibrate_fit (topo, traces, 1, &options, invisible, &error);
+    g_assert_null (cal);
+    g_assert_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -155,5 +195,6 @@ main (int argc, char **argv)
     g_test_add_func ("/calibrate/recovers/launch-and-bandwidth", test_recovers_launch_and_bandwidth);
     g_test_add_func ("/calibrate/invisible-parameter-fixed", test_invisible_parameter_fixed);
     g_test_add_func ("/calibrate/too-few-rows", test_too_few_rows);
+    g_test_add_func ("/calibrate/params/unknown-or-invisible", test_params_unknown_or_invisible);
     return g_test_run ();
 }
