@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "models/netmodel.h"
 #include "validate.h"
 
 static void
@@ -113,6 +114,7 @@ cs_cli_validate (int argc, char **argv, GError **error)
     g_autofree char *format = NULL;
     g_autofree char *model = NULL;
     g_auto (GStrv) traces = NULL;
+    g_autofree char *max_error = NULL;
     double max_error_pct = -1;
     int gpus_per_thread = 0;
     const GOptionEntry entries[] = {
@@ -124,10 +126,10 @@ cs_cli_validate (int argc, char **argv, GError **error)
           "GPUs launched by one thread (default: read -g from the trace's command header)",
           "G" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
-        { "max-error", 0, 0, G_OPTION_ARG_DOUBLE, &max_error_pct,
+        { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
           "Fail (exit 1) if a trace's geometric-mean |busbw error| exceeds PCT percent",
           "PCT" },
-        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &traces, NULL, "TRACE..." },
+        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &traces, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!cs_cli_parse (&argc, &argv, entries, "TRACE...",
@@ -157,6 +159,32 @@ cs_cli_validate (int argc, char **argv, GError **error)
         return FALSE;
     }
     json = g_strcmp0 (format, "json") == 0;
+    if (model != NULL && (model[0] == '\0' || cs_net_model_lookup (model, NULL) == NULL)) {
+        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                     "%s: --model: \"%s\" is not a network model (reservation or maxmin)",
+                     argv[0], model);
+        return FALSE;
+    }
+    if (gpus_per_thread < 0) {
+        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                     "%s: -g %d: GPUs per thread must be at least 1", argv[0], gpus_per_thread);
+        return FALSE;
+    }
+    if (max_error != NULL) {
+        /* A percentage, "5" or "5%"; NaN or a negative gate would silently never fail. */
+        char *end = NULL;
+        max_error_pct = g_ascii_strtod (max_error, &end);
+        if (end != NULL && *end == '%')
+            end++;
+        if (end == max_error || end == NULL || *end != '\0' || !isfinite (max_error_pct)
+            || max_error_pct < 0) {
+            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                         "%s: --max-error: \"%s\" is not a percentage (expected e.g. 10 or "
+                         "10%%)",
+                         argv[0], max_error);
+            return FALSE;
+        }
+    }
 
     g_autoptr (CsTopo) topo = cs_topo_load (topo_name, error);
     if (topo == NULL)
@@ -173,6 +201,13 @@ cs_cli_validate (int argc, char **argv, GError **error)
         g_autoptr (CsTrace) trace = cs_trace_load_file (traces[i], error);
         if (trace == NULL)
             return FALSE;
+        const int trace_ranks = cs_trace_n_ranks (trace);
+        if (gpus_per_thread > 0 && trace_ranks > 0 && trace_ranks % gpus_per_thread != 0) {
+            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                         "%s: -g %d: GPUs per thread must divide the %d ranks of %s", argv[0],
+                         gpus_per_thread, trace_ranks, traces[i]);
+            return FALSE;
+        }
         CsValidateReport *r = cs_validate_trace (topo, trace, &options, error);
         if (r == NULL)
             return FALSE;

@@ -241,12 +241,32 @@ cs_validate_trace (const CsTopo *topo, const CsTrace *trace, const CsPredictOpti
         const CsTraceRow *row = cs_trace_row (trace, i);
         if (row->size_bytes <= 0 || !(row->out_of_place.time_us > 0))
             continue;
+        /* A column collsim cannot read would silently predict another point: refuse it. */
+        g_autoptr (GError) local = NULL;
         CsDtype dtype;
-        if (cs_dtype_from_name (row->type, &dtype, NULL))
+        if (row->type[0] != '\0') {
+            if (!cs_dtype_from_name (row->type, &dtype, &local)) {
+                g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                             "%s:%d: type column: %s", origin, row->line, local->message);
+                return NULL;
+            }
             opts.dtype = dtype;
+        }
         CsRedop redop;
-        if (cs_redop_from_name (row->redop, &redop, NULL))
+        if (cs_op_reduces (op) && row->redop[0] != '\0') {
+            if (!cs_redop_from_name (row->redop, &redop, &local)) {
+                g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                             "%s:%d: redop column: %s", origin, row->line, local->message);
+                return NULL;
+            }
             opts.redop = redop;
+        }
+        if (cs_op_has_root (op) && row->root >= nranks) {
+            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                         "%s:%d: root column: %d is not one of the %d ranks", origin, row->line,
+                         row->root, nranks);
+            return NULL;
+        }
         if (cs_op_has_root (op) && row->root >= 0)
             opts.root = row->root;
         CsValidateRow v;
