@@ -62,6 +62,8 @@ parse_int (const char *text, int lo, int hi, int *out)
 static gboolean
 parse_ranks (const char *text, GArray *ranks, GError **error)
 {
+    if (text[strspn (text, " \t")] == '\0')
+        return usage_error (error, "--ranks", text, "is an empty list (expected e.g. 1-9,16,100)");
     g_auto (GStrv) items = g_strsplit (text, ",", -1);
     for (int i = 0; items[i] != NULL; i++) {
         char *item = g_strstrip (items[i]);
@@ -92,6 +94,8 @@ parse_ranks (const char *text, GArray *ranks, GError **error)
 static gboolean
 parse_sizes (const char *text, GArray *sizes, GError **error)
 {
+    if (text[strspn (text, " \t")] == '\0')
+        return usage_error (error, "--size", text, "is an empty list (expected e.g. 1000,1M)");
     g_auto (GStrv) items = g_strsplit (text, ",", -1);
     for (int i = 0; items[i] != NULL; i++) {
         gint64 bytes;
@@ -114,6 +118,8 @@ parse_algos (const char *text, GPtrArray *algos, GError **error)
             g_ptr_array_add (algos, (gpointer) *a);
         return TRUE;
     }
+    if (text[strspn (text, " \t")] == '\0')
+        return usage_error (error, "--algo", text, "is an empty list (expected e.g. ring,mst)");
     g_auto (GStrv) items = g_strsplit (text, ",", -1);
     for (int i = 0; items[i] != NULL; i++) {
         g_autoptr (GError) local = NULL;
@@ -242,7 +248,8 @@ cs_cli_verify (int argc, char **argv, GError **error)
     g_autofree char *ranks_text = NULL;
     g_autofree char *size_text = NULL;
     g_autofree char *proto_text = NULL;
-    int root = -1;
+    /* G_MININT: --root not given (every flag value, -1 included, is checked). */
+    int root = G_MININT;
     int n_channels = 1;
     gint64 chunk_bytes = 0;
 
@@ -332,10 +339,11 @@ cs_cli_verify (int argc, char **argv, GError **error)
             return FALSE;
         }
     }
-    if (root < -1) {
+    if (root != G_MININT && root < 0) {
         g_autofree char *text = g_strdup_printf ("%d", root);
         return usage_error (error, "--root", text, "is not a rank (expected 0 or more)");
     }
+    sel.root = root == G_MININT ? -1 : root;
     if (n_channels < 1 || n_channels > 64) {
         g_autofree char *text = g_strdup_printf ("%d", n_channels);
         return usage_error (error, "--channels", text, "is out of range (expected 1 to 64)");
@@ -344,6 +352,13 @@ cs_cli_verify (int argc, char **argv, GError **error)
     Tally tally = { 0 };
     run_selection (&sel, &tally);
     int total = tally.n_ok + tally.n_failed + tally.n_skipped;
+    /* Nothing ran, so nothing was printed: no "# 0 cases" summary before the error. */
+    if (total == 0) {
+        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                     "collsim verify: the selection is empty (no algorithm implements the "
+                     "chosen collectives, or --root is not below any rank count)");
+        return FALSE;
+    }
     printf ("# %d case%s: %d ok, %d failed, %d skipped\n", total, total == 1 ? "" : "s",
             tally.n_ok, tally.n_failed, tally.n_skipped);
     fflush (stdout);
@@ -352,12 +367,6 @@ cs_cli_verify (int argc, char **argv, GError **error)
                      "collsim verify: %d of %d cases failed (first: %s)", tally.n_failed, total,
                      tally.first_failure);
         g_free (tally.first_failure);
-        return FALSE;
-    }
-    if (total == 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim verify: the selection is empty (no algorithm implements the "
-                     "chosen collectives, or --root is not below any rank count)");
         return FALSE;
     }
     return TRUE;
