@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algos/registry.h"
 #include "backends/backend.h"
 #include "cli.h"
 #include "schedule.h"
@@ -58,6 +59,9 @@ options_clear(Options *o)
     g_free(o->output);
     g_strfreev(o->rest);
 }
+
+/* A sweep longer than this is a typo, as in collsim run. */
+#define MAX_SIZES 4096
 
 static gboolean usage(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
@@ -159,10 +163,9 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
     CsOp op = CS_OP_ALL_REDUCE;
     gboolean schedules = g_strcmp0(backend->name, "nccl") != 0;
 
-    if (o->op != NULL && !cs_op_from_name(o->op, &op, error)) {
-        g_prefix_error(error, "collsim measure: --op: ");
-        return FALSE;
-    }
+    g_autoptr(GError) cause = NULL;
+    if (o->op != NULL && !cs_op_from_name(o->op, &op, &cause))
+        return usage(error, "--op: %s", cause->message);
     cs_measure_args_init(args, op);
     args->algo = o->algo;
     args->proto_name = o->proto;
@@ -176,6 +179,14 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
                      "the %s backend runs collsim's schedules: --algo is required "
                      "(see 'collsim algos')",
                      backend->name);
+    if (schedules) {
+        const CsAlgo *algo = cs_algo_lookup(o->algo, &cause);
+        if (algo == NULL)
+            return usage(error, "--algo: %s", cause->message);
+        if ((algo->ops & CS_OP_BIT(op)) == 0)
+            return usage(error, "--algo %s does not implement %s (see 'collsim algos')",
+                         algo->name, cs_op_name(op));
+    }
     if (o->min_bytes != NULL && !parse_size("-b", o->min_bytes, &args->min_bytes, error))
         return FALSE;
     if (o->max_bytes != NULL && !parse_size("-e", o->max_bytes, &args->max_bytes, error))
@@ -210,22 +221,20 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
         return usage(error, "-w: %d warm-up iterations; at least 0", o->warmup);
     args->iters = o->iters;
     args->warmup = o->warmup;
-    if (o->dtype != NULL && !cs_dtype_from_name(o->dtype, &args->dtype, error)) {
-        g_prefix_error(error, "collsim measure: -d: ");
-        return FALSE;
-    }
-    if (o->redop != NULL && !cs_redop_from_name(o->redop, &args->redop, error)) {
-        g_prefix_error(error, "collsim measure: -o: ");
-        return FALSE;
-    }
+    if (o->dtype != NULL && !cs_dtype_from_name(o->dtype, &args->dtype, &cause))
+        return usage(error, "-d: %s", cause->message);
+    if (o->redop != NULL && !cs_redop_from_name(o->redop, &args->redop, &cause))
+        return usage(error, "-o: %s", cause->message);
     if (o->root < 0)
         return usage(error, "-r: root %d is negative", o->root);
     args->root = o->root;
     if (o->check != 0 && o->check != 1)
         return usage(error, "-c: %d; 1 checks results, 0 does not", o->check);
     args->check = o->check == 1;
-    if (o->channels < 1 || o->channels > 256)
-        return usage(error, "--channels: %d; between 1 and 256", o->channels);
+    /* collsim's schedules run on at most NCCL's 64 channels (algo.c refuses more). */
+    const int max_channels = schedules ? 64 : 256;
+    if (o->channels < 1 || o->channels > max_channels)
+        return usage(error, "--channels: %d; between 1 and %d", o->channels, max_channels);
     args->n_channels = o->channels;
     if (o->chunk != NULL && !parse_size("--chunk", o->chunk, &args->chunk_bytes, error))
         return FALSE;
@@ -243,6 +252,24 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
     args->virtual_ranks = o->virtual_ranks;
     if (o->gpus != NULL && g_strcmp0(backend->name, "mpi") == 0)
         return usage(error, "--gpus is for the cuda and nccl backends");
+    /* As collsim run: a sweep this long is a typo (-i 1 up to 1G), not a plan. */
+    gint64 n_sizes = 0;
+    if (args->step_factor > 1.0) {
+        for (double v = (double)MAX(args->min_bytes, 0); v <= (double)args->max_bytes
+                                                         && n_sizes <= MAX_SIZES;
+             v = MAX(v + 1, v * args->step_factor))
+            n_sizes++;
+    }
+    else {
+        n_sizes = (args->max_bytes - MAX(args->min_bytes, 0)) / MAX(args->step_bytes, 1) + 1;
+    }
+    if (n_sizes > MAX_SIZES)
+        return usage(error,
+                     "the sweep from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
+                     " has more than %d sizes; use a larger -f or -i",
+                     args->min_bytes, args->max_bytes, MAX_SIZES);
+    if (!cs_cli_check_output("collsim measure", "--output", o->output, error))
+        return FALSE;
     if (o->topo != NULL) {
         *topo = cs_topo_load(o->topo, error);
         if (*topo == NULL)
@@ -255,17 +282,9 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
 static gboolean
 write_trace(const CsTrace *trace, const char *output, GError **error)
 {
-    if (output != NULL) {
-        g_autoptr(GError) local = NULL;
-        if (!cs_trace_save_file(trace, output, &local)) {
-            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED, "collsim measure: %s",
-                        local->message);
-            return FALSE;
-        }
-        return TRUE;
-    }
     g_autofree char *text = cs_trace_to_string(trace);
-    fputs(text, stdout);
+    if (!cs_cli_write_output("collsim measure", "--output", output, text, -1, error))
+        return FALSE;
     fflush(stdout);
     return TRUE;
 }

@@ -108,6 +108,14 @@ test_sizes(void)
     g_autoptr(GArray) d = sweep(10, 30, 0.0, 10);
     g_assert_cmpuint(d->len, ==, 3);
     g_assert_cmpint(g_array_index(d, gint64, 2), ==, 30);
+    /* -b 4E -e 7E -f 2: 4E only; 8E is past G_MAXINT64 (the sweep used to convert it to a
+     * gint64, undefined, and then crawl up by one byte forever). */
+    const gint64 exa = G_GINT64_CONSTANT(1) << 60;
+    g_autoptr(GArray) e = sweep(4 * exa, 7 * exa, 2.0, 0);
+    g_assert_cmpuint(e->len, ==, 1);
+    /* -b 7E -e G_MAXINT64 -i 0.5E: 7E and 7.5E; 8E = 2^63 would pass G_MAXINT64. */
+    g_autoptr(GArray) f = sweep(7 * exa, G_MAXINT64, 0.0, exa / 2);
+    g_assert_cmpuint(f->len, ==, 2);
 }
 
 /* All-reduce on 4 ranks, 1,000,000 bytes of float in 1 ms: algbw = 1e6 B / 1e-3 s = 1 GB/s,

@@ -14,6 +14,7 @@
 
 typedef struct {
     int line;        /* in the index file */
+    char *feature;   /* (nullable) "mpi", "nocuda", ...: the build the case is for */
     int status;      /* expected exit status */
     char *fragment;  /* expected in the error line; empty for status 0 */
     char *args;      /* shell words, @DATA@ / @SRC@ / @TMP@ not yet replaced */
@@ -26,6 +27,7 @@ static void
 case_free (gpointer p)
 {
     Case *c = p;
+    g_free (c->feature);
     g_free (c->fragment);
     g_free (c->args);
     g_free (c);
@@ -84,6 +86,39 @@ expand (const char *text)
     return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
+/* Whether this build has @feature ("mpi"), or lacks it ("nompi"). */
+static gboolean
+build_has (const char *feature)
+{
+#ifdef HAVE_MPI
+    const gboolean mpi = TRUE;
+#else
+    const gboolean mpi = FALSE;
+#endif
+#ifdef HAVE_CUDA
+    const gboolean cuda = TRUE;
+#else
+    const gboolean cuda = FALSE;
+#endif
+#ifdef HAVE_NCCL
+    const gboolean nccl = TRUE;
+#else
+    const gboolean nccl = FALSE;
+#endif
+    const gboolean negate = g_str_has_prefix (feature, "no");
+    const char *name = negate ? feature + 2 : feature;
+    gboolean has = FALSE;
+    if (strcmp (name, "mpi") == 0)
+        has = mpi;
+    else if (strcmp (name, "cuda") == 0)
+        has = cuda;
+    else if (strcmp (name, "nccl") == 0)
+        has = nccl;
+    else
+        g_error ("unknown feature '%s' in the cases file", feature);
+    return negate ? !has : has;
+}
+
 static void
 test_case (gconstpointer data)
 {
@@ -91,6 +126,10 @@ test_case (gconstpointer data)
     const char *bin = g_getenv ("COLLSIM_BIN");
     if (bin == NULL) {
         g_test_skip ("COLLSIM_BIN not set (run through meson test)");
+        return;
+    }
+    if (c->feature != NULL && !build_has (c->feature)) {
+        g_test_skip ("not for this build");
         return;
     }
     /* Every check of a case runs, so one report shows all that is wrong with it. */
@@ -150,7 +189,7 @@ test_case (gconstpointer data)
     g_assert_cmpstr (out, ==, "");
 }
 
-/* "STATUS | FRAGMENT | ARGS"; blank lines and '#' comments are skipped. */
+/* "[FEATURE:]STATUS | FRAGMENT | ARGS"; blank lines and '#' comments are skipped. */
 static GPtrArray *
 read_cases (void)
 {
@@ -172,7 +211,10 @@ read_cases (void)
             g_error ("%s:%d: expected 'STATUS | FRAGMENT | ARGS'", path, i + 1);
         Case *c = g_new0 (Case, 1);
         c->line = i + 1;
-        c->status = atoi (parts[0]);
+        const char *colon = strchr (parts[0], ':');
+        if (colon != NULL)
+            c->feature = g_strndup (parts[0], colon - parts[0]);
+        c->status = atoi (colon != NULL ? colon + 1 : parts[0]);
         c->fragment = g_strdup (parts[1]);
         c->args = g_strdup (g_strstrip (parts[2]));
         g_ptr_array_add (cases, c);

@@ -166,9 +166,15 @@ cs_measure_args_sizes(const CsMeasureArgs *args)
 
     while (size <= args->max_bytes) {
         g_array_append_val(sizes, size);
+        /* Stop before the next size would pass G_MAXINT64 (converting such a double to
+         * gint64 is undefined, and the sweep never ended). */
+        double grown = args->step_factor > 1.0 ? (double)size * args->step_factor
+                                               : (double)size + (double)MAX(args->step_bytes, 1);
+        if (grown >= (double)args->max_bytes + 1.0 || grown >= 0x1p63)
+            break;
         gint64 next;
         if (args->step_factor > 1.0)
-            next = MAX(size + 1, (gint64)((double)size * args->step_factor));
+            next = MAX(size + 1, (gint64)grown);
         else
             next = size + MAX(args->step_bytes, 1);
         size = next;
