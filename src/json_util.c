@@ -20,7 +20,15 @@ snippet_at (const char *p)
 
     for (int i = 0; i < 16 && p[i] != '\0' && p[i] != '\n' && p[i] != '\r'; i++) {
         unsigned char c = (unsigned char) p[i];
-        if (c < 0x20)
+        /* A whole UTF-8 character stays as typed; stray bytes (a binary file) are escaped so
+         * the message stays one line of valid text. */
+        gunichar u = c >= 0x80 ? g_utf8_get_char_validated (p + i, -1) : 0;
+        if (c >= 0x80 && u != (gunichar) -1 && u != (gunichar) -2) {
+            int len = g_utf8_skip[c];
+            g_string_append_len (s, p + i, len);
+            i += len - 1;
+        }
+        else if (c < 0x20 || c >= 0x7f)
             g_string_append_printf (s, "\\x%02x", c);
         else
             g_string_append_c (s, (char) c);

@@ -249,8 +249,17 @@ cs_topo_search_dirs (void)
             if (**p != '\0')
                 g_ptr_array_add (dirs, g_strdup (*p));
     }
-    g_ptr_array_add (dirs, g_strdup (COLLSIM_SOURCE_TOPODIR));
-    g_ptr_array_add (dirs, g_build_filename (COLLSIM_DATADIR, "topologies", NULL));
+    /* Each directory once: $COLLSIM_TOPO_PATH often names the source tree's own. */
+    const char *defaults[] = { COLLSIM_SOURCE_TOPODIR, NULL };
+    g_autofree char *installed = g_build_filename (COLLSIM_DATADIR, "topologies", NULL);
+    defaults[1] = installed;
+    for (gsize i = 0; i < G_N_ELEMENTS (defaults); i++) {
+        gboolean seen = FALSE;
+        for (guint j = 0; j < dirs->len && !seen; j++)
+            seen = strcmp (g_ptr_array_index (dirs, j), defaults[i]) == 0;
+        if (!seen)
+            g_ptr_array_add (dirs, g_strdup (defaults[i]));
+    }
     g_ptr_array_add (dirs, NULL);
     return (char **) g_ptr_array_free (dirs, FALSE);
 }
@@ -319,8 +328,12 @@ cs_topo_resolve (const char *name_or_path, const char *base_dir, GError **error)
                       : g_strdup (name_or_path);
         if (g_file_test (p, G_FILE_TEST_IS_REGULAR) || strchr (name_or_path, '/') != NULL) {
             if (!g_file_test (p, G_FILE_TEST_IS_REGULAR)) {
-                g_set_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND,
-                             "%s: no such topology file", p);
+                g_set_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND, "%s: %s", p,
+                             g_file_test (p, G_FILE_TEST_IS_DIR)
+                                 ? "is a directory, not a topology file"
+                             : g_file_test (p, G_FILE_TEST_EXISTS)
+                                 ? "not a regular file"
+                                 : "no such topology file");
                 g_free (p);
                 return NULL;
             }
@@ -947,10 +960,17 @@ cs_topo_load_file (const char *path, GError **error)
     g_autofree char *text = NULL;
     g_autoptr (GError) local = NULL;
 
+    gsize len = 0;
     g_return_val_if_fail (path != NULL, NULL);
-    if (!g_file_get_contents (path, &text, NULL, &local)) {
+    if (!g_file_get_contents (path, &text, &len, &local)) {
         g_set_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND, "%s: cannot read: %s", path,
                      local->message);
+        return NULL;
+    }
+    /* cJSON would stop at a NUL and complain about whatever came before it. */
+    if (memchr (text, '\0', len) != NULL) {
+        g_set_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE,
+                     "%s: binary data, not a topology (JSON) file", path);
         return NULL;
     }
     g_autofree char *dir = g_path_get_dirname (path);

@@ -779,7 +779,15 @@ cs_trace_load_file(const char *path, GError **error)
     gsize len = 0;
     g_autoptr(GError) io_error = NULL;
     if (!g_file_get_contents(path, &text, &len, &io_error)) {
-        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
+        /* GLib's message quotes the path again; say it once, as the other readers do. */
+        const char *why = io_error->code == G_FILE_ERROR_NOENT ? "no such trace file"
+                          : io_error->code == G_FILE_ERROR_ISDIR ? "is a directory, not a trace file"
+                          : io_error->code == G_FILE_ERROR_ACCES ? "cannot read: permission denied"
+                                                                 : NULL;
+        if (why != NULL)
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s: %s", path, why);
+        else
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
         return NULL;
     }
     if (memchr(text, '\0', len) != NULL) {

@@ -630,8 +630,25 @@ test_search_path (void)
     g_autoptr (CsTopo) by_file = cs_topo_load ("no/such/file.json", &error);
     g_assert_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
     g_assert_cmpstr (error->message, ==, "no/such/file.json: no such topology file");
+    g_clear_error (&error);
+
+    /* A directory given as a file says so; it is no missing file. */
+    g_autoptr (CsTopo) from_dir = cs_topo_load (dir, &error);
+    g_assert_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
+    g_autofree char *want_dir = g_strdup_printf ("%s: is a directory, not a topology file", dir);
+    g_assert_cmpstr (error->message, ==, want_dir);
+    g_clear_error (&error);
+
+    /* $COLLSIM_TOPO_PATH naming the source tree's directory: searched (and listed) once. */
+    g_setenv ("COLLSIM_TOPO_PATH", COLLSIM_SOURCE_TOPODIR, TRUE);
+    g_auto (GStrv) once = cs_topo_search_dirs ();
+    g_assert_cmpstr (once[0], ==, COLLSIM_SOURCE_TOPODIR);
+    g_assert_cmpstr (once[1], !=, COLLSIM_SOURCE_TOPODIR);
+    g_assert_cmpuint (g_strv_length (once), ==, 2);
     if (old != NULL)
         g_setenv ("COLLSIM_TOPO_PATH", old, TRUE);
+    else
+        g_unsetenv ("COLLSIM_TOPO_PATH");
 }
 
 static void
@@ -674,6 +691,19 @@ test_json_parse_position (void)
                                                 CS_TOPO_ERROR_PARSE, &error);
     g_assert_null (trailing);
     g_assert_cmpstr (error->message, ==, "y.json:1:4: not valid JSON near 'x'");
+    g_clear_error (&error);
+
+    /* Bytes that are not UTF-8 (a binary file) are escaped, so the message stays one line of
+     * text; a real UTF-8 character stays as typed. */
+    g_autoptr (cJSON) binary = cs_json_parse ("\xff\x01" "abc", "b.bin", CS_TOPO_ERROR,
+                                              CS_TOPO_ERROR_PARSE, &error);
+    g_assert_null (binary);
+    g_assert_cmpstr (error->message, ==, "b.bin:1:1: not valid JSON near '\\xff\\x01abc'");
+    g_clear_error (&error);
+    g_autoptr (cJSON) accent = cs_json_parse ("{\"a\": \xc3\xa9}", "u.json", CS_TOPO_ERROR,
+                                              CS_TOPO_ERROR_PARSE, &error);
+    g_assert_null (accent);
+    g_assert_cmpstr (error->message, ==, "u.json:1:7: not valid JSON near '\xc3\xa9}'");
 }
 
 static void
