@@ -349,8 +349,23 @@ gboolean
 cs_json_get_time (const CsJsonCtx *ctx, const cJSON *object, const char *path, const char *key,
                   gboolean required, double *seconds, GError **error)
 {
-    return get_quantity (ctx, object, path, key, required, "time", "0.5 us",
-                         cs_units_parse_time, seconds, error);
+    double v = -1.0;
+    if (!get_quantity (ctx, object, path, key, required, "time", "0.5 us", cs_units_parse_time,
+                       &v, error))
+        return FALSE;
+    /* Every time in a machine description is a latency or an overhead: one above a second is
+     * a unit slip ("1 s" for "1 us"), and would swamp every prediction. */
+    if (v > 1.0) {
+        g_autofree char *p = cs_json_path_member (path, key);
+        cs_json_set_error (ctx, error, p,
+                           "\"%s\" is more than 1 s, too long for a latency or an overhead "
+                           "(a unit slip?)",
+                           cs_json_member (object, key)->valuestring);
+        return FALSE;
+    }
+    if (v >= 0.0)
+        *seconds = v;
+    return TRUE;
 }
 
 gboolean
@@ -358,8 +373,23 @@ cs_json_get_bandwidth (const CsJsonCtx *ctx, const cJSON *object, const char *pa
                        const char *key, gboolean required, double *bytes_per_s,
                        GError **error)
 {
-    return get_quantity (ctx, object, path, key, required, "bandwidth", "400 GB/s",
-                         cs_units_parse_bandwidth, bytes_per_s, error);
+    double v = -1.0;
+    if (!get_quantity (ctx, object, path, key, required, "bandwidth", "400 GB/s",
+                       cs_units_parse_bandwidth, &v, error))
+        return FALSE;
+    /* Below 1 MB/s (slower than 10 Mb/s Ethernet) a rate is a unit slip, and sizes of a few
+     * GiB would take longer than the engine's clock can count. */
+    if (v >= 0.0 && v < 1e6) {
+        g_autofree char *p = cs_json_path_member (path, key);
+        cs_json_set_error (ctx, error, p,
+                           "\"%s\" is less than 1 MB/s, too slow for a link or a GPU (a unit "
+                           "slip?)",
+                           cs_json_member (object, key)->valuestring);
+        return FALSE;
+    }
+    if (v >= 0.0)
+        *bytes_per_s = v;
+    return TRUE;
 }
 
 gboolean

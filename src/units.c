@@ -241,14 +241,24 @@ parse_real (const char *text, const Unit *units, const char *what, const char *u
 /**
  * cs_units_parse_time:
  * Reads a time with a required unit: ps, ns, us (also µs), ms or s, with or without a blank
- * before it ("0.8 us", "10ns"). Zero is allowed; negative, non-finite and unit-less values
- * are errors in CS_UNITS_ERROR whose message quotes @text.
+ * before it ("0.8 us", "10ns"). Zero is allowed; negative, non-finite, unit-less values and
+ * times above CS_UNITS_MAX_TIME_S are errors in CS_UNITS_ERROR whose message quotes @text.
  */
 gboolean
 cs_units_parse_time (const char *text, double *seconds, GError **error)
 {
     g_return_val_if_fail (text != NULL && seconds != NULL, FALSE);
-    return parse_real (text, time_units, "time", "us", "ns", "10", seconds, error);
+    double v = 0.0;
+    if (!parse_real (text, time_units, "time", "us", "ns", "10", &v, error))
+        return FALSE;
+    /* CsTime (int64 picoseconds) ends at 9.2e6 s; leave room for sums of such times. */
+    if (v > CS_UNITS_MAX_TIME_S) {
+        g_set_error (error, CS_UNITS_ERROR, CS_UNITS_ERROR_RANGE,
+                     "\"%s\" is not a time: out of range (at most 1e6 s)", text);
+        return FALSE;
+    }
+    *seconds = v;
+    return TRUE;
 }
 
 /**
@@ -256,7 +266,7 @@ cs_units_parse_time (const char *text, double *seconds, GError **error)
  * Reads a bandwidth with a required unit into bytes per second. Byte units: B/s, kB/s (KB/s),
  * MB/s, GB/s, TB/s are decimal; KiB/s, MiB/s, GiB/s, TiB/s binary. Bit units: Mb/s, Gb/s,
  * Tb/s and Mbps, Gbps, Tbps are decimal bits (divided by 8). Zero is an error: a link that
- * carries nothing would make every time infinite.
+ * carries nothing would make every time infinite; so is anything below 1 B/s.
  */
 gboolean
 cs_units_parse_bandwidth (const char *text, double *bytes_per_s, GError **error)
@@ -269,6 +279,12 @@ cs_units_parse_bandwidth (const char *text, double *bytes_per_s, GError **error)
     if (v <= 0.0) {
         g_set_error (error, CS_UNITS_ERROR, CS_UNITS_ERROR_RANGE,
                      "\"%s\" is not a bandwidth: it must be greater than zero", text);
+        return FALSE;
+    }
+    /* Below a byte per second (1e-300 B/s) times overflow into nonsense. */
+    if (v < CS_UNITS_MIN_BANDWIDTH_BPS) {
+        g_set_error (error, CS_UNITS_ERROR, CS_UNITS_ERROR_RANGE,
+                     "\"%s\" is not a bandwidth: out of range (at least 1 B/s)", text);
         return FALSE;
     }
     *bytes_per_s = v;

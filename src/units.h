@@ -24,6 +24,10 @@ typedef enum {
     CS_UNITS_ERROR_RANGE,    /* negative, NaN, infinite or overflowing */
 } CsUnitsError;
 
+/* The largest time and the smallest bandwidth the parsers accept. */
+#define CS_UNITS_MAX_TIME_S 1e6
+#define CS_UNITS_MIN_BANDWIDTH_BPS 1.0
+
 /* "0.8 us", "10ns", "1.5 ms", "2 s" -> seconds. A bare number is an error. */
 gboolean cs_units_parse_time (const char *text, double *seconds, GError **error);
 
