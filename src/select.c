@@ -460,6 +460,7 @@ struct _CsSelection {
     gint64 step_factor;
     gboolean exact;
     gint64 max_events;
+    int forced_channels; /* --channels, 0 when channels follow the size */
     gboolean nccl_only;
     char *model;         /* "reservation", "maxmin", "nccl:2.28" */
     gboolean nccl_model; /* selected under NCCL's model */
@@ -688,6 +689,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     sel->max_bytes = o->max_bytes;
     sel->step_factor = o->step_factor;
     sel->exact = o->exact;
+    sel->forced_channels = o->predict.n_channels;
     sel->max_events = o->max_events > 0 ? o->max_events : DEFAULT_MAX_EVENTS;
     sel->nccl_model = o->nccl_spec != NULL;
     sel->nccl_only = o->nccl_only || sel->nccl_model;
@@ -1045,10 +1047,14 @@ cs_selection_to_table(const CsSelection *sel)
     g_string_append_printf(out,
                            "# grid %s ... %s (x%" G_GINT64_FORMAT "); crossovers: where "
                            "the best algorithm/protocol changes, by bisection on the "
-                           "predictions\n"
-                           "# channels follow the size (NCCL lowers them for small "
-                           "operations); a range's count is the one at its largest size\n",
+                           "predictions\n",
                            lo, hi, sel->step_factor);
+    if (sel->forced_channels > 0)
+        g_string_append_printf(out, "# channels forced to %d (--channels)\n",
+                               sel->forced_channels);
+    else
+        g_string_append(out, "# channels follow the size (NCCL lowers them for small "
+                             "operations); a range's count is the one at its largest size\n");
     if (sel->nccl_model)
         append_nccl_tables(out, sel->nccl);
     else if (sel->nccl_only)

@@ -746,6 +746,9 @@ static const CliCase cli_cases[] = {
       "NCCL's cost model covers none of the collectives asked" },
     { "ok-model-nccl", "select --topo dgx-h100x4 --op allreduce --model nccl:2.19 -e 1M", 0,
       "NCCL 2.19 cost model" },
+    /* The header said "channels follow the size" under --channels too. */
+    { "forced-channels", "select --topo dgx-h100x4 --op allreduce -e 64 --channels 2", 0,
+      "# channels forced to 2 (--channels)\n" },
 };
 
 static void
