@@ -187,17 +187,29 @@ cs_validate_trace (const CsTopo *topo, const CsTrace *trace, const CsPredictOpti
 {
     const char *origin = cs_trace_origin (trace);
     CsOp op;
+    /* A header that is there but unreadable is named, not asked for again. */
+    const char *collective = cs_trace_get_header (trace, "collective");
     if (!cs_trace_op (trace, &op)) {
-        g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                     "%s: cannot tell which collective it measured (add a '# collective: "
-                     "all_reduce' header)", origin);
+        if (collective != NULL)
+            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                         "%s: '# collective: %s' is not a collective collsim knows (e.g. "
+                         "all_reduce)", origin, collective);
+        else
+            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                         "%s: cannot tell which collective it measured (add a '# collective: "
+                         "all_reduce' header)", origin);
         return NULL;
     }
     int nranks = cs_trace_n_ranks (trace);
     if (nranks <= 0) {
-        g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                     "%s: cannot tell how many ranks it ran on (add a '# ranks: N' header)",
-                     origin);
+        const char *ranks = cs_trace_get_header (trace, "ranks");
+        if (ranks != NULL)
+            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                         "%s: '# ranks: %s' is not a rank count (1 or more)", origin, ranks);
+        else
+            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                         "%s: cannot tell how many ranks it ran on (add a '# ranks: N' header)",
+                         origin);
         return NULL;
     }
     if (nranks > cs_topo_n_ranks (topo)) {
