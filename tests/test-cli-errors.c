@@ -2,7 +2,8 @@
 /* The CLI's error contract, data-driven: every line of tests/data/cli-errors/cases runs
  * `collsim ARGS` ($COLLSIM_BIN) and checks the exit status, that standard error is exactly one
  * line holding the expected fragment (plus "Try '... --help'" after a usage error), and that
- * nothing reached standard output (no table that looks valid before a failure). */
+ * nothing reached standard output (no table that looks valid before a failure). And every
+ * long option a command's --help lists is in the man page. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -239,6 +240,53 @@ case_path (const Case *c)
     return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
+/* ---- The man page documents every flag ---- */
+
+static const char *const commands[] = { "run", "select", "explain", "model", "algos", "verify",
+                                        "validate", "calibrate", "measure", "topo show",
+                                        "topo check", "topo list", NULL };
+
+/* Setup: `collsim CMD --help` and man/collsim.1 (its "\-" read as "-"). Expectation: every
+ * long option the help lists appears in the man page, so neither drifts from the code. */
+static void
+test_man_options (gconstpointer data)
+{
+    const char *cmd = data;
+    const char *bin = g_getenv ("COLLSIM_BIN");
+    const char *src = g_getenv ("COLLSIM_SOURCE_ROOT");
+    if (bin == NULL || src == NULL) {
+        g_test_skip ("COLLSIM_BIN or COLLSIM_SOURCE_ROOT not set (run through meson test)");
+        return;
+    }
+    g_autofree char *man_path = g_build_filename (src, "man", "collsim.1", NULL);
+    g_autofree char *man_text = NULL;
+    g_autoptr (GError) error = NULL;
+    g_file_get_contents (man_path, &man_text, NULL, &error);
+    g_assert_no_error (error);
+    g_autoptr (GString) man = g_string_new (man_text);
+    g_string_replace (man, "\\-", "-", 0);
+
+    g_autofree char *line = g_strdup_printf ("%s %s --help", bin, cmd);
+    g_autofree char *out = NULL;
+    int wait_status = 0;
+    g_spawn_command_line_sync (line, &out, NULL, &wait_status, &error);
+    g_assert_no_error (error);
+    g_assert_true (WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0);
+
+    g_autoptr (GRegex) re = g_regex_new ("^  (?:-[a-zA-Z], )?(--[a-z0-9_-]+)", G_REGEX_MULTILINE,
+                                         0, NULL);
+    g_autoptr (GMatchInfo) match = NULL;
+    g_regex_match (re, out, 0, &match);
+    for (; g_match_info_matches (match); g_match_info_next (match, NULL)) {
+        g_autofree char *flag = g_match_info_fetch (match, 1);
+        if (strcmp (flag, "--help") == 0)
+            continue;
+        if (strstr (man->str, flag) == NULL)
+            g_test_message ("collsim %s %s is not in man/collsim.1", cmd, flag);
+        g_assert_nonnull (strstr (man->str, flag));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -249,6 +297,11 @@ main (int argc, char **argv)
         const Case *c = g_ptr_array_index (cases, i);
         g_autofree char *path = case_path (c);
         g_test_add_data_func (path, c, test_case);
+    }
+    for (int i = 0; commands[i] != NULL; i++) {
+        g_autofree char *name = g_strdelimit (g_strdup (commands[i]), " ", '-');
+        g_autofree char *path = g_strdup_printf ("/cli/man/options/%s", name);
+        g_test_add_data_func (path, commands[i], test_man_options);
     }
     int status = g_test_run ();
     remove_scratch ();
