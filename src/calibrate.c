@@ -18,6 +18,14 @@
 
 G_DEFINE_QUARK (cs-calibrate-error-quark, cs_calibrate_error)
 
+/* A weak log-normal prior toward the topology's own (datasheet) values: one extra residual
+ * PRIOR_WEIGHT * theta per free parameter, so moving a parameter by a factor e costs as much as
+ * a 2% time error on one row. Parameters the rows constrain move freely; directions the rows
+ * cannot tell apart (launch against per-step overhead against hop latency) stay near the
+ * datasheet instead of drifting to absurd values (MAP estimation with a Gaussian prior in
+ * log space). */
+#define PRIOR_WEIGHT 0.02
+
 /* Parameters move at most e^4 (55x) either way: beyond that the data say the model is wrong,
  * not that the hardware is that different, and the engine would crawl. */
 #define THETA_LIMIT 4.0
@@ -285,7 +293,12 @@ fit_f (const gsl_vector *theta, void *data, gsl_vector *f)
     g_autofree double *values = g_new (double, ctx->params->len);
     values_from_theta (ctx, theta, values);
     g_autoptr (CsTopo) topo = apply_params (ctx->base, ctx->params, values);
-    return residuals_for (ctx, topo, f) ? GSL_SUCCESS : GSL_EBADFUNC;
+    gsl_vector_view rows = gsl_vector_subvector (f, 0, ctx->rows->len);
+    if (!residuals_for (ctx, topo, &rows.vector))
+        return GSL_EBADFUNC;
+    for (int j = 0; j < ctx->n_free; j++)
+        gsl_vector_set (f, ctx->rows->len + j, PRIOR_WEIGHT * gsl_vector_get (theta, j));
+    return GSL_SUCCESS;
 }
 
 static double
@@ -410,10 +423,10 @@ cs_calibrate_fit (const CsTopo *topo, CsTrace *const *traces, int n_traces,
     /* Simulated times are whole picoseconds: the finite-difference step must move them by
      * far more than one. A 1e-4 relative step moves a 1 us prediction by 100 ps. */
     fit_params.h_df = 1e-4;
-    gsl_multifit_nlinear_fdf fdf = { .f = fit_f, .df = NULL, .fvv = NULL, .n = (size_t) n,
-                                     .p = (size_t) p, .params = &ctx };
+    gsl_multifit_nlinear_fdf fdf = { .f = fit_f, .df = NULL, .fvv = NULL,
+                                     .n = (size_t) (n + p), .p = (size_t) p, .params = &ctx };
     gsl_multifit_nlinear_workspace *w
-        = gsl_multifit_nlinear_alloc (gsl_multifit_nlinear_trust, &fit_params, n, p);
+        = gsl_multifit_nlinear_alloc (gsl_multifit_nlinear_trust, &fit_params, n + p, p);
     gsl_vector *theta0 = gsl_vector_calloc (p);
     gsl_multifit_nlinear_init (theta0, &fdf, w);
     int info = 0;
@@ -435,7 +448,10 @@ cs_calibrate_fit (const CsTopo *topo, CsTrace *const *traces, int n_traces,
     }
 
     const gsl_vector *theta = gsl_multifit_nlinear_position (w);
-    const gsl_vector *f = gsl_multifit_nlinear_residual (w);
+    /* The rows' residuals, without the prior's. */
+    gsl_vector_const_view f_rows
+        = gsl_vector_const_subvector (gsl_multifit_nlinear_residual (w), 0, n);
+    const gsl_vector *f = &f_rows.vector;
     cal->rms_after = rms (f);
     cal->iterations = (int) gsl_multifit_nlinear_niter (w);
 
@@ -450,8 +466,13 @@ cs_calibrate_fit (const CsTopo *topo, CsTrace *const *traces, int n_traces,
     for (int j = 0; j < p; j++) {
         CsCalibParam *cp = &g_array_index (cal->params, CsCalibParam, ctx.free_index[j]);
         const double var = gsl_matrix_get (covar, j, j);
-        /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact". */
-        cp->sigma = var > 0 ? values[ctx.free_index[j]] * sqrt (var * chisq / dof) : NAN;
+        const double sigma_log = var > 0 ? sqrt (var * chisq / dof) : NAN;
+        /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact";
+         * and beyond one e-fold in log space the linearised sigma means nothing either: the
+         * data cannot tell this parameter from another. */
+        cp->sigma = sigma_log > 0 && sigma_log < 1.0 ? values[ctx.free_index[j]] * sigma_log
+                                                     : NAN;
+        cp->at_bound = fabs (gsl_vector_get (theta, j)) >= THETA_LIMIT - 1e-9;
     }
     for (guint i = 0; i < cal->params->len; i++)
         g_array_index (cal->params, CsCalibParam, i).fitted = values[i];
@@ -529,6 +550,7 @@ cs_calibration_to_json (const CsCalibration *calibration, const CsTopo *datashee
         if (!isnan (p->sigma))
             cJSON_AddNumberToObject (o, "sigma", p->sigma);
         cJSON_AddBoolToObject (o, "free", p->free);
+        cJSON_AddBoolToObject (o, "at_bound", p->at_bound);
         cJSON_AddStringToObject (o, "unit",
                                  p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
                                      ? "B/s"

@@ -44,6 +44,7 @@ typedef struct {
     double sigma;                    /* 1-sigma uncertainty of @fitted, same unit; NaN if not
                                       * identifiable from the data */
     gboolean free;                   /* FALSE: the data do not constrain it; kept at @initial */
+    gboolean at_bound;               /* the fit ran into the e^4 (55x) limit of its range */
 } CsCalibParam;
 
 /**

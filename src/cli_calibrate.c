@@ -46,9 +46,11 @@ print_params (const CsCalibration *cal)
         g_autofree char *a = format_value (p, p->initial);
         g_autofree char *b = format_value (p, p->fitted);
         g_autofree char *s = p->free ? format_value (p, p->sigma) : g_strdup ("fixed");
-        printf ("  %-24s %14s %14s %14s %+8.1f%%\n", p->name, a, b, s,
-                100 * (p->fitted / p->initial - 1));
+        printf ("  %-24s %14s %14s %14s %+8.1f%%%s\n", p->name, a, b, s,
+                100 * (p->fitted / p->initial - 1), p->at_bound ? "  (at the fit's 55x bound)" : "");
     }
+    printf ("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
+            "an e-fold); 'fixed': no row depends on it\n");
 }
 
 /**
@@ -92,7 +94,10 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
                        "reduction rate. Those no trace row can see stay fixed. The fit is GSL's\n"
                        "trust-region Levenberg-Marquardt on the relative time error of every row,\n"
                        "with each row's algorithm/protocol/channels frozen at the datasheet\n"
-                       "prediction (or what the trace forced). Uncertainties are 1-sigma from the\n"
+                       "prediction (or what the trace forced), plus a weak prior toward the datasheet\n"
+                       "values (an e-fold change of one parameter costs as much as a 2% error on\n"
+                       "one row), so what the data cannot separate stays put. Uncertainties are\n"
+                       "1-sigma from the\n"
                        "covariance scaled by the residual variance; '?' marks a parameter the data\n"
                        "cannot separate from another.\n"
                        "The output file says plainly that its numbers are fitted, names the traces\n"
@@ -175,9 +180,9 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
         return FALSE;
     }
 
-    g_autofree double *before = g_new (double, n);
-    g_autofree double *after = g_new (double, n);
-    g_autofree double *loo = g_new (double, n);
+    g_autofree double *before = g_new (double, g_strv_length (files));
+    g_autofree double *after = g_new (double, g_strv_length (files));
+    g_autofree double *loo = g_new (double, g_strv_length (files));
     for (int i = 0; i < n; i++) {
         loo[i] = NAN;
         if (!trace_error (topo, tv[i], &options, &before[i], error)
