@@ -97,9 +97,8 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
                        "prediction (or what the trace forced), plus a weak prior toward the datasheet\n"
                        "values (an e-fold change of one parameter costs as much as a 2% error on\n"
                        "one row), so what the data cannot separate stays put. Uncertainties are\n"
-                       "1-sigma from the\n"
-                       "covariance scaled by the residual variance; '?' marks a parameter the data\n"
-                       "cannot separate from another.\n"
+                       "1-sigma from the covariance scaled by the residual variance; '?' marks\n"
+                       "a parameter the data cannot separate from another.\n"
                        "The output file says plainly that its numbers are fitted, names the traces\n"
                        "(calibrated_from) and lists every parameter beside its datasheet value.",
                        error))
