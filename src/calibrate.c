@@ -214,6 +214,8 @@ candidate_params (const CsTopo *topo, const GArray *rows, GArray *params)
         add_param (params, CS_PARAM_STEP_OVERHEAD, 0, gpu->step_overhead_s, "gpu.step_overhead");
     if (gpu->reduce_Bps > 0)
         add_param (params, CS_PARAM_REDUCE_BW, 0, gpu->reduce_Bps, "gpu.reduce_bandwidth");
+    if (gpu->copy_Bps > 0)
+        add_param (params, CS_PARAM_COPY_BW, 0, gpu->copy_Bps, "gpu.copy_bandwidth");
 }
 
 /* The topology for parameter values @values (one per params entry). */
@@ -244,6 +246,9 @@ apply_params (const CsTopo *base, const GArray *params, const double *values)
             break;
         case CS_PARAM_REDUCE_BW:
             adj.reduce_bw_scale = scale;
+            break;
+        case CS_PARAM_COPY_BW:
+            adj.copy_bw_scale = scale;
             break;
         case CS_N_PARAM_KINDS:
         default:
@@ -553,6 +558,7 @@ cs_calibration_to_json (const CsCalibration *calibration, const CsTopo *datashee
         cJSON_AddBoolToObject (o, "at_bound", p->at_bound);
         cJSON_AddStringToObject (o, "unit",
                                  p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
+                                         || p->kind == CS_PARAM_COPY_BW
                                      ? "B/s"
                                      : "s");
         cJSON_AddItemToArray (params, o);

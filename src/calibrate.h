@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Calibration: fits a topology's free parameters (per link kind alpha and achievable bandwidth,
- * per protocol hop latency, GPU launch, step overhead and reduction rate) to measured traces
+ * per protocol hop latency, GPU launch, step overhead, reduction and copy rates) to measured traces
  * with GSL's nonlinear least squares on the relative time error. */
 #pragma once
 
@@ -28,6 +28,7 @@ typedef enum {
     CS_PARAM_LAUNCH,                 /* s: GPU launch */
     CS_PARAM_STEP_OVERHEAD,          /* s: per step */
     CS_PARAM_REDUCE_BW,              /* bytes/s: GPU reduction rate */
+    CS_PARAM_COPY_BW,                /* bytes/s: GPU local copy rate */
     CS_N_PARAM_KINDS
 } CsParamKind;
 

@@ -19,7 +19,7 @@ format_value (const CsCalibParam *p, double v)
 {
     if (isnan (v))
         return g_strdup ("?");
-    if (p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW)
+    if (p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW || p->kind == CS_PARAM_COPY_BW)
         return cs_units_format_bandwidth (v);
     return cs_units_format_time (v);
 }
@@ -90,9 +90,10 @@ cs_cli_calibrate (int argc, char **argv, GError **error)
                        "Free parameters: per link kind on the ranks' routes, the alpha and the\n"
                        "usable bandwidth (as a scale of the datasheet figures, so links of one\n"
                        "kind keep their differences); per protocol used, the per-hop latency on\n"
-                       "each link class crossed; the GPU's launch latency, per-step overhead and\n"
-                       "reduction rate. Those no trace row can see stay fixed. The fit is GSL's\n"
-                       "trust-region Levenberg-Marquardt on the relative time error of every row,\n"
+                       "each link class crossed; the GPU's launch latency, per-step overhead,\n"
+                       "reduction and copy rates. Those no trace row can see stay fixed. The fit\n"
+                       "is GSL's trust-region Levenberg-Marquardt on the relative time error of\n"
+                       "every row,\n"
                        "with each row's algorithm/protocol/channels frozen at the datasheet\n"
                        "prediction (or what the trace forced), plus a weak prior toward the datasheet\n"
                        "values (an e-fold change of one parameter costs as much as a 2% error on\n"

@@ -1222,6 +1222,7 @@ cs_topo_adjust_init (CsTopoAdjust *adjust)
     adjust->launch_scale = 1.0;
     adjust->step_overhead_scale = 1.0;
     adjust->reduce_bw_scale = 1.0;
+    adjust->copy_bw_scale = 1.0;
 }
 
 /**
@@ -1250,6 +1251,7 @@ cs_topo_adjust (const CsTopo *topo, const CsTopoAdjust *adjust)
         dev->gpu.launch_s *= adjust->launch_scale;
         dev->gpu.step_overhead_s *= adjust->step_overhead_scale;
         dev->gpu.reduce_Bps *= adjust->reduce_bw_scale;
+        dev->gpu.copy_Bps *= adjust->copy_bw_scale;
     }
     for (int p = 0; p < CS_TOPO_N_PROTOS; p++)
         for (int c = 0; c < CS_N_LINK_CLASSES; c++)

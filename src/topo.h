@@ -170,6 +170,7 @@ typedef struct {
     double launch_scale;                            /* 1 = unchanged */
     double step_overhead_scale;                     /* 1 = unchanged */
     double reduce_bw_scale;                         /* 1 = unchanged */
+    double copy_bw_scale;                           /* 1 = unchanged */
 } CsTopoAdjust;
 
 /* An adjustment that changes nothing. */
