@@ -145,6 +145,9 @@ typedef struct {
 
 typedef enum { STEP_DONE, STEP_BLOCKED, STEP_FAILED } StepResult;
 
+/* "No step" in per-cursor step indices. */
+#define NO_STEP G_MAXSIZE
+
 typedef struct {
     const CsSchedule *sched;
     const CsStep *steps;         /* rank-major, as sealed */
@@ -164,6 +167,9 @@ typedef struct {
     gsize *cur_steps;            /* global step indices grouped by cursor */
     gsize *cur_pos;
     int *cur_round;              /* round of the cursor's last step */
+    gsize *mc_leader;            /* cursor -> its multicast leader (step), NO_STEP if none */
+    gsize *sum_step;             /* cursor -> its last reducing receive (step), or NO_STEP */
+    gboolean *sum_in_switch;     /* cursor -> that receive took an in-switch message */
     GArray *ready;               /* cursors to run */
     int *rounds;                 /* per global step, nullable */
 
@@ -438,6 +444,11 @@ exec_init (Exec *x, const CsSchedule *sched, gboolean data, int *rounds)
             x->cur_steps[x->cur_pos[(gsize) r * x->nch + x->steps[i].channel]++] = i;
     memcpy (x->cur_pos, x->cur_first, ncur * sizeof (gsize));
     x->cur_round = g_new0 (int, ncur);
+    x->mc_leader = g_new (gsize, ncur);
+    x->sum_step = g_new (gsize, ncur);
+    x->sum_in_switch = g_new0 (gboolean, ncur);
+    for (gsize u = 0; u < ncur; u++)
+        x->mc_leader[u] = x->sum_step[u] = NO_STEP;
     x->ready = g_array_new (FALSE, FALSE, sizeof (int));
     for (gsize u = ncur; u-- > 0;)
         if (x->cur_first[u + 1] > x->cur_first[u]) {
@@ -485,6 +496,9 @@ exec_clear (Exec *x)
     g_free (x->cur_steps);
     g_free (x->cur_pos);
     g_free (x->cur_round);
+    g_free (x->mc_leader);
+    g_free (x->sum_step);
+    g_free (x->sum_in_switch);
     g_array_unref (x->ready);
     g_array_unref (x->pa);
     g_array_unref (x->pb);
@@ -538,6 +552,86 @@ piece_append (GString *out, const Exec *x, gint64 index, const RankSet *set)
         g_string_append_printf (out, "{all %d}", x->nranks);
     else
         set_append (out, set, NULL, x->nranks);
+}
+
+/* ---- Flags ---- */
+
+static gboolean
+reduces (CsStepKind kind)
+{
+    return kind == CS_STEP_RECV_REDUCE || kind == CS_STEP_RECV_REDUCE_SEND
+           || kind == CS_STEP_RECV_REDUCE_COPY_SEND;
+}
+
+static gboolean
+in_switch (guint8 flags)
+{
+    return (flags & (CS_STEP_FLAG_SHARED_LAST_HOP | CS_STEP_FLAG_REDUCE_SELF)) != 0;
+}
+
+/* Flags only change what the engine charges (schedule.h), but each one claims something
+ * about the data that must hold for that charge to be right: a multicast member sends the
+ * same bytes as its channel's multicast leader (the latest MULTICAST_SELF send, its region
+ * not written since on that channel); a message combined in the switch is reduced by its
+ * receiver; a reduction member adds to the sum that the receiver's latest reducing receive
+ * on that channel made of the group's earlier messages. @msg is the message step @gi of
+ * cursor @u takes (nullable). */
+static gboolean
+flags_consistent (Exec *x, int u, gsize gi, const Msg *msg, GError **error)
+{
+    const CsStep *st = &x->steps[gi];
+    const char *problem = NULL;
+    gsize culprit = gi;
+
+    if ((st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP) != 0) {
+        const CsStep *lead = x->mc_leader[u] != NO_STEP ? &x->steps[x->mc_leader[u]] : NULL;
+        if (lead == NULL || lead->src_buf != st->src_buf || lead->src_offset != st->src_offset
+            || lead->bytes != st->bytes)
+            problem = "is a multicast member (shared first hop), but its channel's multicast "
+                      "leader does not send the same source region";
+    }
+    if (problem == NULL && msg != NULL) {
+        guint8 sent = x->steps[msg->step].flags;
+        const CsStep *sum = x->sum_step[u] != NO_STEP ? &x->steps[x->sum_step[u]] : NULL;
+        culprit = msg->step;
+        if (in_switch (sent) && !reduces (st->kind))
+            problem = "sends a message combined in the switch, but its receiver does not "
+                      "reduce it";
+        else if ((sent & CS_STEP_FLAG_SHARED_LAST_HOP) != 0
+                 && (sum == NULL || !x->sum_in_switch[u] || !cs_step_kind_writes_dst (sum->kind)
+                     || sum->dst_buf != st->src_buf || sum->dst_offset != st->src_offset
+                     || sum->bytes != st->bytes))
+            problem = "is an in-switch reduction member (shared last hop), but its receiver "
+                      "does not add it to the sum of the group's earlier messages";
+    }
+    if (problem == NULL)
+        return TRUE;
+    g_autofree char *what = step_describe (x, culprit);
+    g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID, "flags: %s %s", what,
+                 problem);
+    return FALSE;
+}
+
+/* After step @gi of cursor @u ran (taking @msg, nullable): its multicast leader and its
+ * running in-switch sum. */
+static void
+flags_track (Exec *x, int u, gsize gi, const Msg *msg)
+{
+    const CsStep *st = &x->steps[gi];
+
+    if ((st->flags & CS_STEP_FLAG_MULTICAST_SELF) != 0) {
+        x->mc_leader[u] = gi;
+    }
+    else if (x->mc_leader[u] != NO_STEP && cs_step_kind_writes_dst (st->kind)) {
+        const CsStep *lead = &x->steps[x->mc_leader[u]];
+        if (st->dst_buf == lead->src_buf && st->dst_offset < lead->src_offset + lead->bytes
+            && lead->src_offset < st->dst_offset + st->bytes)
+            x->mc_leader[u] = NO_STEP;
+    }
+    if (msg != NULL && reduces (st->kind)) {
+        x->sum_step[u] = gi;
+        x->sum_in_switch[u] = in_switch (x->steps[msg->step].flags);
+    }
 }
 
 /* ---- Execution ---- */
@@ -750,6 +844,14 @@ exec_step (Exec *x, int u, int r, gsize gi, GError **error)
             return STEP_FAILED;
         }
         round = MAX (round, msg->round);
+    }
+    if (x->data) {
+        if (!flags_consistent (x, u, gi, msg, error)) {
+            if (msg != NULL)
+                msg_free (msg);
+            return STEP_FAILED;
+        }
+        flags_track (x, u, gi, msg);
     }
     if (sends)
         round++;
@@ -1072,9 +1174,10 @@ check_outputs (Exec *x, GError **error)
  * element that the definition constrains holds the right logical element with every
  * contribution exactly once. Also rejects deadlocks (a receive never matched, or a sender
  * waiting forever for one of the CS_NCCL_STEPS slots), messages never received, size
- * mismatches between a send and its receive, writes to the input buffer, and channels of
- * one rank touching the same output or scratch bytes. @report (nullable) gets rounds and
- * traffic.
+ * mismatches between a send and its receive, writes to the input buffer, channels of one
+ * rank touching the same output or scratch bytes, and step flags whose claims do not hold
+ * (CsStepFlags: flags change costs only, so the data is proved as without them). @report
+ * (nullable) gets rounds and traffic.
  * Returns: TRUE if correct; FALSE with CS_SCHEDULE_ERROR set, naming the first rank, step,
  * buffer and byte offset that is wrong.
  */

@@ -138,11 +138,28 @@ region_ok (const CsSchedule *sched, guint buf, gint64 offset, gint64 bytes)
            && offset <= cs_schedule_buffer_bytes (sched, (CsBuffer) buf) - bytes;
 }
 
+/* Whether @flags (CsStepFlags) make sense on a step of @kind: known bits, only on a step that
+ * sends, a multicast member only on a plain SEND, and never both member and leader of one
+ * kind of group. Whether the group holds together is the checker's (check.c). */
+static gboolean
+flags_ok (CsStepKind kind, guint flags)
+{
+    if (flags == 0)
+        return TRUE;
+    if ((flags & ~(guint) CS_STEP_FLAGS_ALL) != 0 || !cs_step_kind_sends (kind))
+        return FALSE;
+    if ((flags & CS_STEP_FLAG_SHARED_FIRST_HOP) != 0
+        && (kind != CS_STEP_SEND || (flags & CS_STEP_FLAG_MULTICAST_SELF) != 0))
+        return FALSE;
+    return (flags & CS_STEP_FLAG_SHARED_LAST_HOP) == 0 || (flags & CS_STEP_FLAG_REDUCE_SELF) == 0;
+}
+
 /**
  * cs_schedule_add:
  * Appends a copy of @step to @rank's program. A malformed step (peer out of range, a region
  * outside its buffer or not aligned to the datatype, negative bytes, a channel beyond
- * n_channels) is a programming error in the algorithm: it is refused with a critical warning.
+ * n_channels, flags that do not fit its kind) is a programming error in the algorithm: it is
+ * refused with a critical warning.
  */
 void
 cs_schedule_add (CsSchedule *sched, int rank, const CsStep *step)
@@ -166,6 +183,7 @@ cs_schedule_add (CsSchedule *sched, int rank, const CsStep *step)
         g_return_if_fail (region_ok (sched, step->src_buf, step->src_offset, step->bytes));
     if (cs_step_kind_writes_dst (kind))
         g_return_if_fail (region_ok (sched, step->dst_buf, step->dst_offset, step->bytes));
+    g_return_if_fail (flags_ok (kind, step->flags));
 
     g_array_append_vals (sched->building[rank], step, 1);
 }

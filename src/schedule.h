@@ -59,6 +59,40 @@ typedef enum {
 } CsStepKind;
 
 /**
+ * CsStepFlags:
+ * How the message of a sending step crosses an NVSwitch that reduces and multicasts itself
+ * (NVLink SHARP). They change what the engine charges to links, never the data: the checker
+ * proves the same result with or without them (and that they are used consistently).
+ *
+ * A group is the set of messages that one NVLS operation stands for in the IR, which has
+ * rank-to-rank messages only: a multimem.st multicast from one rank to its peers, or a
+ * multimem.ld_reduce that sums the peers' copies in the switch for one receiver. Its leader
+ * pays the shared hop; the other members carry a SHARED flag.
+ *
+ * - SHARED_FIRST_HOP: a multicast member. The message is the same bytes as the previous
+ *   send of this rank on this channel (its leader or another member: a SEND of the same
+ *   source region), so its first hop (sender -> switch) is charged once, by the leader.
+ * - SHARED_LAST_HOP: an in-switch reduction member. Its last hop (switch -> receiver)
+ *   carries the sum the switch already combined with the group's other messages, charged
+ *   once, by the leader; the receiver must reduce it (a RECV_REDUCE* step) into the same
+ *   region as its previous receive on this channel (the group's earlier member).
+ * - MULTICAST_SELF: a multicast leader whose multicast also lands on the sender itself (an
+ *   NVLS multicast group includes the issuing GPU): the switch -> sender hop is charged too.
+ * - REDUCE_SELF: an in-switch reduction leader whose reduction also reads the receiver's own
+ *   copy (ld_reduce reads every member, the issuer included): the receiver -> switch hop is
+ *   charged too; the receiver must reduce the message.
+ */
+typedef enum {
+    CS_STEP_FLAG_SHARED_FIRST_HOP = 1 << 0,
+    CS_STEP_FLAG_SHARED_LAST_HOP = 1 << 1,
+    CS_STEP_FLAG_MULTICAST_SELF = 1 << 2,
+    CS_STEP_FLAG_REDUCE_SELF = 1 << 3,
+} CsStepFlags;
+
+/* Every defined CsStepFlags bit. */
+#define CS_STEP_FLAGS_ALL 0x0f
+
+/**
  * CsStep:
  * One step of a rank's program. Size budget: 48 bytes (a 1,024-rank chunked ring has
  * millions of them).
@@ -78,6 +112,7 @@ typedef struct {
     guint8 src_buf;         /* CsBuffer read locally (unused by RECV) */
     guint8 dst_buf;         /* CsBuffer written locally (unused by SEND, RECV_REDUCE_SEND) */
     guint8 channel;         /* channel index < n_channels */
+    guint8 flags;           /* CsStepFlags of a sending step's message, 0 otherwise */
 } CsStep;
 
 G_STATIC_ASSERT (sizeof (CsStep) <= 48);

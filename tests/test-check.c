@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The semantic checker on hand-built schedules: right ones pass with the rounds and traffic
  * derived below, wrong ones (missing or double contributions, misplaced data, deadlocks,
- * size mismatches, full slots, races between channels) are rejected with a message that
+ * size mismatches, full slots, races between channels, step flags that do not hold) are
+ * rejected with a message that
  * names the rank and what is wrong. */
 #include "config.h"
 
@@ -403,6 +404,108 @@ test_ok_large_p (void)
     g_assert_cmpint (rep.n_messages, ==, 2 * (P - 1));
 }
 
+/* ---- Step flags (NVLS) ---- */
+
+static void
+flagged_send (CsSchedule *s, int rank, int peer, CsBuffer buf, gint64 off, gint64 bytes,
+              guint8 flags)
+{
+    CsStep st = {
+        .src_offset = off,
+        .bytes = bytes,
+        .send_peer = peer,
+        .recv_peer = -1,
+        .kind = CS_STEP_SEND,
+        .src_buf = (guint8) buf,
+        .dst_buf = (guint8) buf,
+        .flags = flags,
+    };
+    cs_schedule_add (s, rank, &st);
+}
+
+/* P = 3 all-reduce of 3 floats as NVLS does it, shard x (one float) headed by rank x.
+ * Reduce-scatter: x sends shard x+1 to x+1 (leading x+1's in-switch reduction, @rs_lead) and
+ * shard x+2 to x+2 (a member); x reduces what x-1 then x-2 send into its output. All-gather:
+ * x multicasts its reduced shard to x+1 (leader, @ag_lead) then x+2 (member). On the
+ * connection x -> x+q the reduce-scatter message comes first, as x+q receives them. */
+static CsSchedule *
+nvls_p3 (guint8 rs_lead, guint8 ag_lead)
+{
+    CsSchedule *s = new_sched (CS_OP_ALL_REDUCE, 3, 0, 3 * F, 1);
+    for (int x = 0; x < 3; x++) {
+        int a = (x + 1) % 3;
+        int b = (x + 2) % 3;
+        flagged_send (s, x, a, CS_BUF_INPUT, a * F, F, rs_lead);
+        flagged_send (s, x, b, CS_BUF_INPUT, b * F, F, CS_STEP_FLAG_SHARED_LAST_HOP);
+        recv_reduce (s, x, 0, b, CS_BUF_INPUT, x * F, CS_BUF_OUTPUT, x * F, F);
+        recv_reduce (s, x, 0, a, CS_BUF_OUTPUT, x * F, CS_BUF_OUTPUT, x * F, F);
+        flagged_send (s, x, a, CS_BUF_OUTPUT, x * F, F, ag_lead);
+        flagged_send (s, x, b, CS_BUF_OUTPUT, x * F, F, CS_STEP_FLAG_SHARED_FIRST_HOP);
+        cs_schedule_recv (s, x, 0, b, CS_BUF_OUTPUT, b * F, F, 0);
+        cs_schedule_recv (s, x, 0, a, CS_BUF_OUTPUT, a * F, F, 0);
+    }
+    return s;
+}
+
+/* Setup: nvls_p3 with its leaders flagged.
+ * Expectation: correct, with the traffic of the same schedule without flags: 4 messages of
+ * one float per rank; the reduce-scatter sends in rounds 1, 2, the multicast in 3, 4. */
+static void
+test_ok_flags (void)
+{
+    g_autoptr (CsSchedule) s = nvls_p3 (CS_STEP_FLAG_REDUCE_SELF, CS_STEP_FLAG_MULTICAST_SELF);
+    CsCheckReport rep;
+    g_autoptr (GError) error = NULL;
+
+    cs_schedule_seal (s);
+    g_assert_true (cs_check_schedule (s, &rep, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (rep.n_messages, ==, 12);
+    g_assert_cmpint (rep.bytes_sent, ==, 12 * F);
+    g_assert_cmpint (rep.n_rounds, ==, 4);
+}
+
+/* Setup: nvls_p3 whose multicasts have no leader (the first send carries no flag).
+ * Expectation: rejected at a member send (a rank's step 5; which rank the checker reaches
+ * first is its own business): the data would be right, but the member's first hop would be
+ * charged to nobody. */
+static void
+test_bad_flags_no_leader (void)
+{
+    CsSchedule *s = nvls_p3 (CS_STEP_FLAG_REDUCE_SELF, 0);
+    const char *parts[] = { "flags: rank ", " step 5 (send to rank ", "multicast member", NULL };
+    assert_rejected (s, CS_SCHEDULE_ERROR_INVALID, parts);
+    cs_schedule_free (s);
+}
+
+/* Setup: nvls_p3 whose in-switch reductions have no leader.
+ * Expectation: rejected at the first member message taken: the second receive of some
+ * rank takes a member send (a rank's step 1) on top of a sum whose first message was not
+ * combined in the switch. */
+static void
+test_bad_flags_no_sum (void)
+{
+    CsSchedule *s = nvls_p3 (0, CS_STEP_FLAG_MULTICAST_SELF);
+    const char *parts[] = { "flags: rank ", " step 1 (send to rank ", "reduction member", NULL };
+    assert_rejected (s, CS_SCHEDULE_ERROR_INVALID, parts);
+    cs_schedule_free (s);
+}
+
+/* Setup: P = 2 broadcast whose one message claims to be combined in the switch, but rank 1
+ * stores it with a plain receive.
+ * Expectation: rejected: a message summed in the switch must be reduced. */
+static void
+test_bad_flags_not_reduced (void)
+{
+    CsSchedule *s = new_sched (CS_OP_BROADCAST, 2, 0, 16, 1);
+    flagged_send (s, 0, 1, CS_BUF_INPUT, 0, 16, CS_STEP_FLAG_REDUCE_SELF);
+    copy (s, 0, 0, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 16);
+    cs_schedule_recv (s, 1, 0, 0, CS_BUF_OUTPUT, 0, 16, 0);
+    const char *parts[] = { "flags: rank 0 step 0", "does not reduce it", NULL };
+    assert_rejected (s, CS_SCHEDULE_ERROR_INVALID, parts);
+    cs_schedule_free (s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -426,5 +529,9 @@ main (int argc, char **argv)
     g_test_add_func ("/check/bad/different-index", test_bad_index);
     g_test_add_func ("/check/bad/writes-input", test_bad_writes_input);
     g_test_add_func ("/check/bad/channel-race", test_bad_race);
+    g_test_add_func ("/check/ok/flags", test_ok_flags);
+    g_test_add_func ("/check/bad/flags/no-leader", test_bad_flags_no_leader);
+    g_test_add_func ("/check/bad/flags/no-sum", test_bad_flags_no_sum);
+    g_test_add_func ("/check/bad/flags/not-reduced", test_bad_flags_not_reduced);
     return g_test_run ();
 }

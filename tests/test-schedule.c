@@ -142,6 +142,54 @@ test_add_rejects (void)
     g_assert_cmpuint (cs_schedule_n_steps (s), ==, 2);
 }
 
+/* Flags belong to a sending step's message, and a step is a member or a leader, not both. */
+static void
+test_add_rejects_flags (void)
+{
+    g_autoptr (CsSchedule) s = cs_schedule_new (CS_OP_ALL_REDUCE, 2, 0, 64, CS_DTYPE_FLOAT,
+                                                CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+    struct {
+        const char *what;
+        CsStepKind kind;
+        guint8 flags;
+    } bad[] = {
+        { "flags on a step that sends nothing", CS_STEP_RECV, CS_STEP_FLAG_REDUCE_SELF },
+        { "unknown flag", CS_STEP_SEND, 0x10 },
+        { "multicast member forwarding", CS_STEP_RECV_COPY_SEND, CS_STEP_FLAG_SHARED_FIRST_HOP },
+        { "multicast member and leader", CS_STEP_SEND,
+          CS_STEP_FLAG_SHARED_FIRST_HOP | CS_STEP_FLAG_MULTICAST_SELF },
+        { "reduction member and leader", CS_STEP_SEND,
+          CS_STEP_FLAG_SHARED_LAST_HOP | CS_STEP_FLAG_REDUCE_SELF },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
+        gboolean sends = cs_step_kind_sends (bad[i].kind);
+        gboolean recvs = cs_step_kind_recvs (bad[i].kind);
+        CsStep st = {
+            .bytes = 16,
+            .send_peer = sends ? 1 : -1,
+            .recv_peer = recvs ? 1 : -1,
+            .kind = bad[i].kind,
+            .src_buf = CS_BUF_INPUT,
+            .dst_buf = CS_BUF_OUTPUT,
+            .flags = bad[i].flags,
+        };
+        g_test_message ("%s", bad[i].what);
+        g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_CRITICAL, "*assertion*failed*");
+        cs_schedule_add (s, 0, &st);
+        g_test_assert_expected_messages ();
+    }
+    g_assert_cmpuint (cs_schedule_n_steps (s), ==, 0);
+    /* A member's send and a leader that forwards are fine. */
+    CsStep member = { .bytes = 16, .send_peer = 1, .recv_peer = -1, .kind = CS_STEP_SEND,
+                      .flags = CS_STEP_FLAG_SHARED_FIRST_HOP | CS_STEP_FLAG_SHARED_LAST_HOP };
+    CsStep leader = { .bytes = 16, .send_peer = 1, .recv_peer = 1,
+                      .kind = CS_STEP_RECV_REDUCE_SEND, .src_buf = CS_BUF_INPUT,
+                      .flags = CS_STEP_FLAG_REDUCE_SELF | CS_STEP_FLAG_MULTICAST_SELF };
+    cs_schedule_add (s, 0, &member);
+    cs_schedule_add (s, 0, &leader);
+    g_assert_cmpuint (cs_schedule_n_steps (s), ==, 2);
+}
+
 static void
 test_kinds (void)
 {
@@ -338,6 +386,7 @@ main (int argc, char **argv)
     g_test_add_func ("/schedule/new/sizes", test_sizes);
     g_test_add_func ("/schedule/seal/packs", test_seal_packs);
     g_test_add_func ("/schedule/add/rejects", test_add_rejects);
+    g_test_add_func ("/schedule/add/rejects-flags", test_add_rejects_flags);
     g_test_add_func ("/schedule/step-kinds", test_kinds);
     g_test_add_func ("/schedule/ring/steps", test_ring_steps);
     g_test_add_func ("/schedule/protocols", test_protocols);
