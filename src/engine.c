@@ -42,6 +42,18 @@
  *   both its receive and its send are. A fluid model (maxmin) only knows a flow's last byte
  *   when the flow ends, so a forwarding step whose message is still in flight there waits
  *   for it: under maxmin, forwarding is cut-through only for messages already landed.
+ * - Shared hops (NVLink SHARP, schedule.h CsStepFlags). The IR writes one multicast as a
+ *   send to each peer and one in-switch reduction as a message from each peer; the switch
+ *   moves the shared bytes once. A multicast member's flow skips its first hop (the leader
+ *   carried those bytes to the switch), a reduction member's flow skips its last hop (the
+ *   leader carries the combined sum out); a leader's flow also crosses the hop of the rank's
+ *   own copy (the switch -> sender hop of a multicast that lands on its issuer too, the
+ *   receiver -> switch hop of an ld_reduce that reads the receiver's copy too). Latencies
+ *   are those of the whole route: the bytes still travel it. A flow with no hop left costs
+ *   no serialization. The members of a group are separate steps on the sender's channel, so
+ *   they follow one another there, each paying its own (unshared) hop. NVLS traffic gets
+ *   NCCL's nvlsEfficiency of the links' bandwidth (nvls_efficiency(): 0.85 on Hopper): its
+ *   wire bytes are the data over that share.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
  * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
  *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
@@ -251,7 +263,8 @@ typedef struct {
     gint32 conn_out;  /* connection sent on, -1 */
     guint32 bytes_lo; /* bytes moved, 48 bits in two parts */
     guint16 bytes_hi;
-    guint8 does; /* DOES_* bits */
+    guint8 does;  /* DOES_* bits */
+    guint8 flags; /* CsStepFlags of its message */
 } EStep;
 
 G_STATIC_ASSERT(sizeof(EStep) == 16);
@@ -279,11 +292,13 @@ typedef struct {
 
 /* One direction of one channel between two ranks. */
 typedef struct {
-    CsRoute route;    /* a copy; links point into Engine.route_links */
-    CsTime prop_ps;   /* route alpha + protocol hop latency */
-    CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
-    CsTime sync_ps;   /* the sender's step overhead: fence and flag before it is seen */
-    double cap_Bps;   /* bytes/s: what one channel can drive on this route, 0 = no cap */
+    CsRoute route;     /* a copy; links point into Engine.route_links */
+    CsTime prop_ps;    /* route alpha + protocol hop latency */
+    CsTime credit_ps;  /* slot-return latency: the reverse route's alpha */
+    CsTime sync_ps;    /* the sender's step overhead: fence and flag before it is seen */
+    double cap_Bps;    /* bytes/s: what one channel can drive on this route, 0 = no cap */
+    gint32 back_first; /* the reverse route's first link (receiver -> switch), -1 if none */
+    gint32 back_last;  /* the reverse route's last link (switch -> sender), -1 if none */
     gint32 src_cursor;
     gint32 dst_cursor;
     gint32 n_msgs;  /* messages over the whole run */
@@ -312,6 +327,7 @@ G_STATIC_ASSERT(sizeof(Msg) == 64);
 typedef struct {
     double reduce_ps_per_byte;
     double copy_ps_per_byte;
+    double nvls_wire; /* wire bytes per byte of its NVLS (flagged) messages: 1 / efficiency */
     CsTime step_ps;
     CsTime launch_ps;
     Stamp finish;
@@ -338,6 +354,9 @@ typedef struct {
     Msg *msgs;
     RankInfo *ranks;
     int *route_links; /* every connection's route, packed (cache-friendly copies) */
+    int *flow_links;  /* per cursor, flow_stride ints: the links its flagged flow charges */
+    int flow_stride;
+    gboolean any_flags; /* some step carries CsStepFlags */
 
     CsEventHeap heap;
     CsEvent *soon;   /* FIFO ring of events at the current time (see push()) */
@@ -564,6 +583,69 @@ wake_receiver(Engine *e, gint32 conn_id, CsTime now)
     receive(e, conn->dst_cursor, now);
 }
 
+/* What one channel can drive over @links: one link of each NVLink-class bond (bw / count),
+ * the slowest of them; 0 when that is no less than the slowest link's bandwidth. PCIe lanes
+ * and network ports stripe a transfer over all of them. */
+static double
+links_cap(const CsTopo *topo, const int *links, int n_links)
+{
+    double cap = 0.0;
+    double slowest = 0.0;
+
+    for (int i = 0; i < n_links; i++) {
+        const CsLink *l = cs_topo_link(topo, links[i]);
+        slowest = i == 0 ? l->bw_Bps : MIN(slowest, l->bw_Bps);
+        if (cs_link_kind_class(l->kind) != CS_LINK_CLASS_NVLINK)
+            continue;
+        double lane = l->bw_Bps / MAX(l->count, 1);
+        cap = cap == 0.0 ? lane : MIN(cap, lane);
+    }
+    return cap < slowest ? cap : 0.0;
+}
+
+/* The links a flagged message charges (see "Shared hops" above), in the order its bytes
+ * cross them, into @out (room for the route's links + 2). Returns how many. */
+static int
+charged_links(const Conn *conn, guint8 flags, int *out)
+{
+    const CsRoute *r = &conn->route;
+    int lo = (flags & CS_STEP_FLAG_SHARED_FIRST_HOP) ? 1 : 0;
+    int hi = r->n_links - ((flags & CS_STEP_FLAG_SHARED_LAST_HOP) ? 1 : 0);
+    int n = 0;
+
+    if ((flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_first >= 0)
+        out[n++] = conn->back_first;
+    for (int i = lo; i < hi; i++)
+        out[n++] = r->links[i];
+    /* Both self hops on a one-link reverse route are one link: charge it once. */
+    if ((flags & CS_STEP_FLAG_MULTICAST_SELF) && conn->back_last >= 0
+        && !((flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_last == conn->back_first))
+        out[n++] = conn->back_last;
+    return n;
+}
+
+/* Starts the flow of cursor @id's flagged step at @now over the links it charges; returns
+ * what model->start() does (@now when no link is left to charge). */
+static CsTime
+start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    /* The model keeps the link list while the flow lasts: the cursor's own scratch, which
+     * its next flow (after this one ends) is the first to overwrite. */
+    int *links = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
+    CsRoute sub = conn->route;
+
+    sub.n_links = charged_links(conn, st->flags, links);
+    sub.links = links;
+    if (sub.n_links == 0) {
+        c->flow_first = now;
+        return now;
+    }
+    double wire = (double)step_bytes(st) / e->data_fraction * e->ranks[c->rank].nvls_wire;
+    double cap = e->textbook ? 0.0 : links_cap(e->topo, links, sub.n_links);
+    return e->model->start(e->net, now, &sub, wire, cap, id, &c->flow_first);
+}
+
 /* The flow of cursor @id has left its source completely at @end (its first byte left at
  * c->flow_first): the message's arrival is now known and the step's send side is over. */
 static void
@@ -584,9 +666,15 @@ finish_send(Engine *e, gint32 id, CsTime end)
     m->arrive.a += conn->prop_ps;
     m->first = c->flow_first + conn->prop_ps + conn->sync_ps;
     if (e->obs != NULL && e->obs->link_busy != NULL) {
-        for (int i = 0; i < conn->route.n_links; i++)
-            e->obs->link_busy(e->obs->user_data, conn->route.links[i], step_bytes(st),
-                              c->flow_first, end);
+        const int *links = conn->route.links;
+        int n_links = conn->route.n_links;
+        if (st->flags != 0 && n_links > 0) {
+            int *charged = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
+            n_links = charged_links(conn, st->flags, charged);
+            links = charged;
+        }
+        for (int i = 0; i < n_links; i++)
+            e->obs->link_busy(e->obs->user_data, links[i], step_bytes(st), c->flow_first, end);
     }
     /* The step ends before the receiver's event may be pushed, so that the heap stays within
      * one event per cursor plus the woken ones. */
@@ -665,6 +753,9 @@ try_send(Engine *e, gint32 id, CsTime now, gboolean own)
         /* To itself: a local copy, no link. */
         c->flow_first = now;
         end = now + work_ps(step_bytes(st), e->ranks[c->rank].copy_ps_per_byte);
+    }
+    else if (st->flags != 0) {
+        end = start_flagged(e, id, conn, st, now);
     }
     else {
         double wire = (double)step_bytes(st) / e->data_fraction;
@@ -831,6 +922,7 @@ engine_clear(Engine *e)
     g_aligned_free(e->msgs);
     g_free(e->ranks);
     g_free(e->route_links);
+    g_free(e->flow_links);
     cs_event_heap_clear(&e->heap);
     g_free(e->soon);
 }
@@ -853,6 +945,9 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
         problem = "receive peer out of range";
     else if (st->bytes < 0)
         problem = "negative size";
+    else if ((st->flags & ~(guint)CS_STEP_FLAGS_ALL) != 0
+             || (st->flags != 0 && !(kind_does[st->kind] & DOES_SEND)))
+        problem = "flags on a step that sends nothing, or unknown flags";
     if (problem == NULL)
         return TRUE;
     g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
@@ -926,6 +1021,8 @@ setup_programs(Engine *e, GError **error)
             es->conn_out = -1;
             e->local[es - e->steps] = (gint32)i;
             es->does = kind_does[st->kind];
+            es->flags = st->flags;
+            e->any_flags = e->any_flags || st->flags != 0;
             if (es->does & DOES_SEND) {
                 guint64 key = conn_key(r, st->send_peer, st->channel);
                 if (key != out_key) {
@@ -969,16 +1066,33 @@ setup_programs(Engine *e, GError **error)
 static double
 channel_cap(const CsTopo *topo, const CsRoute *route)
 {
-    double cap = 0.0;
+    return links_cap(topo, route->links, route->n_links);
+}
 
-    for (int i = 0; i < route->n_links; i++) {
-        const CsLink *l = cs_topo_link(topo, route->links[i]);
-        if (cs_link_kind_class(l->kind) != CS_LINK_CLASS_NVLINK)
-            continue;
-        double lane = l->bw_Bps / MAX(l->count, 1);
-        cap = cap == 0.0 ? lane : MIN(cap, lane);
-    }
-    return cap < route->bw_Bps ? cap : 0.0;
+/* The share of the links' bandwidth that NVLS traffic (multimem.ld_reduce and multimem.st
+ * through the switch, the flagged messages) gets on @rank's GPU generation, named by its
+ * model: NCCL's measured nvlsEfficiency (NCCL 2.28 src/graph/tuning.cc: Hopper 0.85,
+ * Blackwell 0.74; NCCL scales its NVLS bandwidth by it). Other or unnamed GPUs: 1. */
+static double
+nvls_efficiency(const CsTopo *topo, int rank)
+{
+    static const struct {
+        const char *token;
+        double efficiency;
+    } table[] = {
+        { "B100", 0.74 }, { "B200", 0.74 }, { "B300", 0.74 }, { "BLACKWELL", 0.74 },
+        { "H100", 0.85 }, { "H200", 0.85 }, { "H800", 0.85 }, { "H20", 0.85 },
+        { "HOPPER", 0.85 },
+    };
+    const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, rank))->model;
+
+    if (model == NULL)
+        return 1.0;
+    g_autofree char *upper = g_ascii_strup(model, -1);
+    for (gsize i = 0; i < G_N_ELEMENTS(table); i++)
+        if (strstr(upper, table[i].token) != NULL)
+            return table[i].efficiency;
+    return 1.0;
 }
 
 /* Routes, latencies and message slots of every connection; the ranks' constants. */
@@ -1010,6 +1124,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         RankInfo *ri = &e->ranks[r];
         ri->reduce_ps_per_byte = gpu->reduce_Bps > 0 ? CS_TIME_PS_PER_S / gpu->reduce_Bps : 0;
         ri->copy_ps_per_byte = gpu->copy_Bps > 0 ? CS_TIME_PS_PER_S / gpu->copy_Bps : 0;
+        ri->nvls_wire = e->textbook || !e->any_flags ? 1.0 : 1.0 / nvls_efficiency(e->topo, r);
         if (!e->textbook) {
             ri->step_ps = cs_time_from_s(gpu->step_overhead_s);
             if (!options->no_launch)
@@ -1038,8 +1153,10 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         }
         conn->sync_ps = e->ranks[src].step_ps;
         conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
-        conn->credit_ps
-            = e->textbook ? 0 : cs_time_from_s(cs_topo_route(e->topo, dst, src)->alpha_s);
+        const CsRoute *back = cs_topo_route(e->topo, dst, src);
+        conn->credit_ps = e->textbook ? 0 : cs_time_from_s(back->alpha_s);
+        conn->back_first = back->n_links > 0 ? back->links[0] : -1;
+        conn->back_last = back->n_links > 0 ? back->links[back->n_links - 1] : -1;
         gint32 slots = 1;
         while (slots < MIN(conn->n_msgs, CS_NCCL_STEPS))
             slots *= 2;
@@ -1058,6 +1175,12 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         memcpy(&e->route_links[n_links], route->links, sizeof(int) * (gsize)route->n_links);
         route->links = &e->route_links[n_links];
         n_links += (gsize)route->n_links;
+    }
+    if (e->any_flags) {
+        /* A leader's flow may cross both self hops besides its route. */
+        e->flow_stride = max_hops + 2;
+        e->flow_links = g_new(int, (gsize)e->n_cursors * (gsize)e->flow_stride);
+        max_hops += 2;
     }
     e->net = e->model->create(e->topo, e->n_cursors, max_hops);
     return TRUE;

@@ -704,6 +704,180 @@ test_observer(gconstpointer data)
     g_assert_cmpint(seen.link_time, ==, 24 * 2 * PS_PER_US);
 }
 
+/* ---- Shared hops (NVLS step flags) ---- */
+
+/* Bytes the observer saw per link. */
+typedef struct {
+    gint64 bytes[64];
+} LinkBytes;
+
+static void
+count_link(gpointer user_data, int link, gint64 bytes, CsTime start, CsTime end)
+{
+    LinkBytes *lb = user_data;
+
+    (void)start;
+    (void)end;
+    g_assert_cmpint(link, <, (int)G_N_ELEMENTS(lb->bytes));
+    lb->bytes[link] += bytes;
+}
+
+/* The directed link from device @from to device @to. */
+static int
+link_between(const CsTopo *topo, const char *from, const char *to)
+{
+    int a = cs_topo_find_device(topo, from);
+    int b = cs_topo_find_device(topo, to);
+
+    for (int i = 0; i < cs_topo_n_links(topo); i++) {
+        const CsLink *l = cs_topo_link(topo, i);
+        if (l->src == a && l->dst == b)
+            return i;
+    }
+    g_assert_not_reached();
+}
+
+static void
+flagged_send(CsSchedule *s, int rank, int peer, gint64 bytes, guint8 flags)
+{
+    CsStep st = { .bytes = bytes,
+                  .send_peer = peer,
+                  .recv_peer = -1,
+                  .kind = CS_STEP_SEND,
+                  .src_buf = CS_BUF_INPUT,
+                  .dst_buf = CS_BUF_INPUT,
+                  .flags = flags };
+
+    cs_schedule_add(s, rank, &st);
+}
+
+/* Runs @sched on @topo under @model (not textbook), counting bytes per link into @lb. */
+static CsResult *
+run_counting(const CsSchedule *sched, const CsTopo *topo, const char *model, LinkBytes *lb)
+{
+    g_autoptr(GError) error = NULL;
+    CsObserver obs = { .user_data = lb, .link_busy = count_link };
+    CsEngineOptions opt = { .net_model = model, .observer = &obs };
+    CsResult *res = cs_engine_run(sched, topo, &opt, &error);
+
+    g_assert_no_error(error);
+    g_assert_nonnull(res);
+    return res;
+}
+
+static void
+test_flags_multicast(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 3, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    LinkBytes lb = { { 0 } };
+
+    g_test_summary("A multicast crosses the sender's link to the switch once, and lands on the "
+                   "sender too.");
+    /* Rank 0 multicasts 1000 B to ranks 1 and 2: the leader (to 1, MULTICAST_SELF) crosses
+     * gpu0 -> sw, sw -> gpu1 and sw -> gpu0 from 0 to 1 us (1 GB/s each, no other flow);
+     * the member (to 2, SHARED_FIRST_HOP) follows on the channel and crosses sw -> gpu2
+     * only, from 1 to 2 us. Arrivals: 1 + 1 (alpha) + h and 2 + 1 + h; each receiver copies
+     * out 1000 B x 125 ps = 0.125 us after arrival. Both models: no flows share a link. */
+    flagged_send(s, 0, 1, 1000, CS_STEP_FLAG_MULTICAST_SELF);
+    flagged_send(s, 0, 2, 1000, CS_STEP_FLAG_SHARED_FIRST_HOP);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 2, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run_counting(sched, topo, model, &lb);
+    CsTime hop
+        = cs_time_from_s(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK]);
+
+    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 2125000 + hop);
+    g_assert_cmpint(res->rank_finish[2], ==, 3125000 + hop);
+    /* Without flags gpu0 -> sw would carry 2000 B and sw -> gpu0 nothing. */
+    g_assert_cmpint(lb.bytes[link_between(topo, "gpu0", "sw")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu0")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu1")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu2")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "gpu1", "sw")], ==, 0);
+    g_assert_cmpint(lb.bytes[link_between(topo, "gpu2", "sw")], ==, 0);
+}
+
+static void
+test_flags_reduction(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_REDUCE, 3, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    LinkBytes lb = { { 0 } };
+
+    g_test_summary("An in-switch reduction crosses the receiver's link from the switch once, "
+                   "and reads the receiver's own copy.");
+    /* Ranks 1 and 2 send 1000 B to rank 0 at t = 0, summed in the switch: rank 1's message
+     * leads (REDUCE_SELF: gpu0 -> sw, gpu1 -> sw, sw -> gpu0), rank 2's is a member
+     * (SHARED_LAST_HOP: gpu2 -> sw only). No link is shared, so under either model both
+     * leave by 1 us and arrive at 2 us + h (first bytes at 1 us + h). Rank 0 reduces the
+     * first: max(arrival + 1000 B x 250 ps, first byte + 0.25 us) = 2.25 us + h; the second
+     * from then: 2.5 us + h. Without flags the two would share sw -> gpu0. */
+    flagged_send(s, 1, 0, 1000, CS_STEP_FLAG_REDUCE_SELF);
+    flagged_send(s, 2, 0, 1000, CS_STEP_FLAG_SHARED_LAST_HOP);
+    cs_schedule_step(s, 0, 0, CS_STEP_RECV_REDUCE, 1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0,
+                     1000, 0);
+    cs_schedule_step(s, 0, 0, CS_STEP_RECV_REDUCE, 2, -1, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, 0,
+                     1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run_counting(sched, topo, model, &lb);
+    CsTime hop
+        = cs_time_from_s(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK]);
+
+    g_assert_cmpint(res->rank_finish[1], ==, 1 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[2], ==, 1 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[0], ==, 2500000 + hop);
+    g_assert_cmpint(lb.bytes[link_between(topo, "gpu0", "sw")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "gpu1", "sw")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "gpu2", "sw")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu0")], ==, 1000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu1")], ==, 0);
+    g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu2")], ==, 0);
+}
+
+static void
+test_flags_efficiency(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"name\": \"h100pair\", \"description\": \"test\", \"gpu\": {\"model\": "
+        "\"H100 SXM5 80GB\", \"launch\": \"0 us\", \"step_overhead\": \"0 us\", "
+        "\"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": \"8 GB/s\"}, \"devices\": "
+        "[{\"name\": \"g0\", \"kind\": \"gpu\"}, {\"name\": \"g1\", \"kind\": \"gpu\"}, "
+        "{\"name\": \"sw\", \"kind\": \"nvswitch\", \"multicast_reduction\": true}], "
+        "\"links\": [{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"nvswitch\", "
+        "\"bandwidth\": \"1 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": [\"g1\", "
+        "\"sw\"], \"kind\": \"nvswitch\", \"bandwidth\": \"1 GB/s\", \"alpha\": "
+        "\"0.5 us\"}]}",
+        "h100pair", &error);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 1700, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    g_test_summary("NVLS traffic on Hopper gets NCCL's nvlsEfficiency (0.85) of the links.");
+    g_assert_no_error(error);
+    /* Rank 0 sends 850 B as a multicast leader, then 850 B plainly. The first is NVLS
+     * traffic on an H100: 850 / 0.85 = 1000 wire bytes at 1 GB/s, 1 us; the second takes
+     * 0.85 us after it: the sender finishes at 1.85 us. */
+    flagged_send(s, 0, 1, 850, CS_STEP_FLAG_MULTICAST_SELF);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 850, 850, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 850, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 850, 850, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+
+    g_assert_cmpint(res->rank_finish[0], ==, 1850000);
+}
+
 /* ---- Errors ---- */
 
 static void
@@ -853,6 +1027,12 @@ main(int argc, char **argv)
         g_autofree char *p5 = g_strdup_printf("/engine/observer/%s", models[m]);
         g_autofree char *p6 = g_strdup_printf("/engine/sync/per-hop/%s", models[m]);
         g_autofree char *p7 = g_strdup_printf("/engine/contention/channel-cap/%s", models[m]);
+        g_autofree char *p8 = g_strdup_printf("/engine/flags/multicast/%s", models[m]);
+        g_autofree char *p9 = g_strdup_printf("/engine/flags/reduction/%s", models[m]);
+        g_autofree char *p10 = g_strdup_printf("/engine/flags/efficiency/%s", models[m]);
+        g_test_add_data_func(p8, models[m], test_flags_multicast);
+        g_test_add_data_func(p9, models[m], test_flags_reduction);
+        g_test_add_data_func(p10, models[m], test_flags_efficiency);
         g_test_add_data_func(p1, models[m], test_split_ring);
         g_test_add_data_func(p2, models[m], test_contention_channels);
         g_test_add_data_func(p3, models[m], test_slots);
