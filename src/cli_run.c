@@ -42,10 +42,13 @@ static const char description[]
       "channel\n"
       "count collsim finds; a comment table after the block names the winner per size and splits\n"
       "its time along the critical path into alpha (latency), beta (bandwidth), gamma (reduction)\n"
-      "and overhead. The candidates are what an nccl-tests run can execute (NCCL's ring, tree and\n"
-      "NVLS; grouped send/recv for scatter, gather and all-to-all); --any-algorithm adds the MPI\n"
-      "classics (binomial tree, recursive doubling, Rabenseifner, Bruck, pairwise). --all prints\n"
-      "one block per algorithm x protocol instead.\n"
+      "and overhead. The candidates are what an nccl-tests run can execute, as NCCL 2.2x\n"
+      "allows: broadcast and reduce: ring; all-gather and reduce-scatter: ring and NVLS;\n"
+      "all-reduce: ring, tree, NVLS (one NVLink domain) and NVLSTree (more than one node);\n"
+      "scatter, gather and all-to-all: grouped send/recv (direct). NVLS needs an NVSwitch with\n"
+      "NVLink SHARP. --any-algorithm weighs every algorithm collsim knows (MPI classics too:\n"
+      "binomial tree, recursive doubling, Rabenseifner, Bruck, pairwise; hierarchical); --algo\n"
+      "forces one. --all prints one block per algorithm x protocol instead.\n"
       "\n"
       "-g G is nccl-tests' GPUs per thread: one process driving G GPUs launches their kernels one\n"
       "after another, which costs G launch latencies at small sizes (the seed's 4 x H100 log ran\n"
@@ -428,6 +431,7 @@ cs_cli_run(int argc, char **argv, GError **error)
         .step_factor = 2,
         .root = 0,
         .ngpus = 1,
+        .step_bytes = -1, /* -i not given; -i 0 is an error */
     };
     g_autofree char *cmd = command_line(argc, argv);
     prog = argv[0];
@@ -510,6 +514,8 @@ cs_cli_run(int argc, char **argv, GError **error)
         o.step_factor = factor;
         o.factor_given = TRUE;
     }
+    if (o.step_bytes == 0)
+        return usage_error(error, "-i: the step must be at least 1 byte");
 
     /* Names. */
     CsOp op = CS_OP_ALL_REDUCE;
