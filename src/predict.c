@@ -58,15 +58,50 @@ algo_is_nccl(const CsAlgo *algo)
     return cs_nccl_algo_from_collsim(algo->name, &na);
 }
 
-/* Whether an nccl-tests run of @op could execute @algo: NCCL's own algorithms for the five
- * collectives NCCL implements, and grouped send/recv ("direct", nccl-tests' scatter.cu,
- * gather.cu, alltoall.cu) for the other three. */
+/* Whether the first @nranks ranks of @topo span more than one node. */
 static gboolean
-algo_in_nccl_tests(const CsAlgo *algo, CsOp op)
+spans_nodes(const CsTopo *topo, int nranks)
 {
+    for (int r = 1; r < nranks && r < cs_topo_n_ranks(topo); r++) {
+        if (cs_topo_rank_node(topo, r) != cs_topo_rank_node(topo, 0))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* Whether an nccl-tests run of @op on @nranks ranks of @topo could execute @algo, as NCCL
+ * 2.2x's algorithm tables allow (src/enqueue.cc, src/graph/tuning.cc):
+ * - broadcast and reduce: Ring only (NCCL has no tree or NVLS broadcast/reduce);
+ * - all-gather and reduce-scatter: Ring and NVLS (PAT is not modelled);
+ * - all-reduce: Ring, Tree, NVLS, and NVLSTree only across nodes (tuning.cc: "Disable NVLS
+ *   Tree on a single node"); CollNet is not modelled;
+ * - scatter, gather, all-to-all: grouped send/recv ("direct", nccl-tests' scatter.cu,
+ *   gather.cu, alltoall.cu).
+ * The algorithms' own supports() still decide whether the topology allows them (NVLS needs
+ * an NVLS switch and one NVLink domain). */
+static gboolean
+algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
+{
+    CsNcclAlgo na;
+
     if (op == CS_OP_SCATTER || op == CS_OP_GATHER || op == CS_OP_ALL_TO_ALL)
         return g_strcmp0(algo->name, "direct") == 0;
-    return algo_is_nccl(algo);
+    if (!cs_nccl_algo_from_collsim(algo->name, &na))
+        return FALSE;
+    switch (op) {
+    case CS_OP_BROADCAST:
+    case CS_OP_REDUCE:
+        return na == CS_NCCL_ALGO_RING;
+    case CS_OP_ALL_GATHER:
+    case CS_OP_REDUCE_SCATTER:
+        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_NVLS;
+    case CS_OP_ALL_REDUCE:
+        if (na == CS_NCCL_ALGO_NVLS_TREE)
+            return spans_nodes(topo, nranks);
+        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_TREE || na == CS_NCCL_ALGO_NVLS;
+    default:
+        return FALSE;
+    }
 }
 
 /* The pipeline chunk NCCL uses, where it differs from one slot (cs_algo_default_chunk()):
@@ -341,7 +376,8 @@ is_refusal(const GError *error)
  * protocol (or only @proto_filter, a CsProto or -1) that can cross the routes it uses, and
  * keeps the fastest; ties go to the earlier algorithm and protocol in listing order. The
  * candidates are @algo_filter when given; otherwise what an nccl-tests run can execute
- * (NCCL's algorithms; grouped send/recv for scatter, gather and all-to-all), or every
+ * (NCCL 2.2x's algorithms per collective, see algo_in_nccl_tests(); grouped send/recv for
+ * scatter, gather and all-to-all), or every
  * registered algorithm with options->any_algorithm: collsim predicts like nccl-tests unless
  * asked to weigh algorithms NCCL does not have.
  * Returns: TRUE with @out set, or FALSE with @error: the first refusal's reason when nothing
@@ -366,7 +402,7 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             continue;
         if ((algo->ops & CS_OP_BIT(op)) == 0)
             continue;
-        if (algo_filter == NULL && !any && !algo_in_nccl_tests(algo, op))
+        if (algo_filter == NULL && !any && !algo_in_nccl_tests(algo, op, topo, nranks))
             continue;
         if (algo->supports != NULL
             && !algo->supports(nranks == cs_topo_n_ranks(topo) ? topo : NULL, op, nranks, &why)) {

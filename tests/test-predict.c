@@ -235,6 +235,88 @@ test_best_nccl_set(void)
     g_assert_cmpstr(best.algo->name, ==, "direct");
 }
 
+/* The fastest of @names (NULL-terminated) forced one at a time, every protocol each: what
+ * cs_predict_best must return when exactly these are its candidates. Names an algorithm
+ * refuses (supports()) are skipped. */
+static CsTime
+fastest_of(const CsTopo *topo, CsOp op, gint64 size, const CsPredictOptions *opt,
+           const char *const *names)
+{
+    CsTime best = G_MAXINT64;
+
+    for (int i = 0; names[i] != NULL; i++) {
+        g_autoptr(GError) error = NULL;
+        const CsAlgo *algo = cs_algo_lookup(names[i], NULL);
+        CsPrediction one;
+        g_assert_nonnull(algo);
+        if (!cs_predict_best(topo, op, size, algo, -1, opt, &one, &error)) {
+            g_assert_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+            continue;
+        }
+        best = MIN(best, one.result.time);
+    }
+    return best;
+}
+
+static void
+test_best_nccl_per_op(void)
+{
+    static const char *const ring_only[] = { "ring", NULL };
+    static const char *const ar_one_node[] = { "ring", "tree", "nvls", NULL };
+    static const char *const ar_nodes[] = { "ring", "tree", "nvls", "nvls_tree", NULL };
+    static const CsOp rooted[] = { CS_OP_BROADCAST, CS_OP_REDUCE };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) h8 = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) h4 = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) h2n = cs_topo_load("hgx-h100x8-2n", &error);
+    g_assert_no_error(error);
+    CsPredictOptions opt;
+    CsPrediction best;
+
+    g_test_summary("The default candidates are NCCL 2.2x's per collective: broadcast and reduce "
+                   "ring only; all-reduce ring, tree, NVLS, and NVLSTree only across nodes.");
+    cs_predict_options_init(&opt);
+    /* Broadcast and reduce: NCCL has no tree or NVLS variant, so the best is the ring's. */
+    for (gsize k = 0; k < G_N_ELEMENTS(rooted); k++) {
+        for (gint64 size = 8; size <= (gint64)1 << 23; size *= 32) {
+            g_assert_true(cs_predict_best(h8, rooted[k], size, NULL, -1, &opt, &best, &error));
+            g_assert_no_error(error);
+            g_assert_cmpstr(best.algo->name, ==, "ring");
+            g_assert_cmpint(best.result.time, ==, fastest_of(h8, rooted[k], size, &opt, ring_only));
+        }
+    }
+    /* The tree is still there when forced. */
+    g_assert_true(cs_predict_best(h8, CS_OP_BROADCAST, 1 << 23, cs_algo_lookup("tree", NULL), -1,
+                                  &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpstr(best.algo->name, ==, "tree");
+
+    /* All-reduce on one node: never NVLSTree, although it runs there when forced. */
+    for (gint64 size = 8; size <= (gint64)1 << 30; size *= 64) {
+        g_assert_true(cs_predict_best(h4, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &best, &error));
+        g_assert_no_error(error);
+        g_assert_cmpstr(best.algo->name, !=, "nvls_tree");
+        g_assert_cmpint(best.result.time, ==,
+                        fastest_of(h4, CS_OP_ALL_REDUCE, size, &opt, ar_one_node));
+    }
+    g_assert_true(cs_predict_best(h4, CS_OP_ALL_REDUCE, 1 << 20, cs_algo_lookup("nvls_tree", NULL),
+                                  -1, &opt, &best, &error));
+    g_assert_no_error(error);
+
+    /* Two nodes: NVLSTree joins the candidates; the first 8 ranks (one node) drop it again. */
+    g_assert_true(cs_predict_best(h2n, CS_OP_ALL_REDUCE, 1 << 30, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.result.time, ==, fastest_of(h2n, CS_OP_ALL_REDUCE, 1 << 30, &opt, ar_nodes));
+    opt.nranks = 8;
+    g_assert_true(cs_predict_best(h2n, CS_OP_ALL_REDUCE, 1 << 30, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpstr(best.algo->name, !=, "nvls_tree");
+    g_assert_cmpint(best.result.time, ==,
+                    fastest_of(h2n, CS_OP_ALL_REDUCE, 1 << 30, &opt, ar_one_node));
+}
+
 static void
 test_best_is_fastest(void)
 {
@@ -418,6 +500,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/best/nccl-set", test_best_nccl_set);
+    g_test_add_func("/predict/best/nccl-per-op", test_best_nccl_per_op);
     g_test_add_func("/predict/best/fastest", test_best_is_fastest);
     g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
