@@ -269,6 +269,86 @@ test_single_machine_rank_order (gconstpointer data)
     }
 }
 
+/* ---- Full meshes ---- */
+
+/* @p GPUs, one xGMI link between every pair (a full mesh). */
+static CsTopo *
+mesh_topo (int p)
+{
+    g_autoptr (GString) js = g_string_new ("{\"name\": \"mesh\", \"description\": \"test\", "
+                                           "\"gpu\": {\"launch\": \"4 us\", "
+                                           "\"step_overhead\": \"0.2 us\", "
+                                           "\"reduce_bandwidth\": \"1 TB/s\", "
+                                           "\"copy_bandwidth\": \"2 TB/s\"}, "
+                                           "\"devices\": [");
+    GError *error = NULL;
+
+    for (int i = 0; i < p; i++)
+        g_string_append_printf (js, "%s{\"name\": \"gpu%d\", \"kind\": \"gpu\"}",
+                                i > 0 ? ", " : "", i);
+    g_string_append (js, "], \"links\": [");
+    for (int a = 0; a < p; a++)
+        for (int b = a + 1; b < p; b++)
+            g_string_append_printf (js,
+                                    "%s{\"endpoints\": [\"gpu%d\", \"gpu%d\"], \"kind\": "
+                                    "\"xgmi\", \"bandwidth\": \"64 GB/s\", \"alpha\": "
+                                    "\"0.1 us\"}",
+                                    a + b > 1 ? ", " : "", a, b);
+    g_string_append (js, "]}");
+    CsTopo *topo = cs_topo_load_data (js->str, "mesh", &error);
+    g_assert_no_error (error);
+    return topo;
+}
+
+/* Distinct directed links that the sends of @sched cross. */
+static guint
+links_used (const CsTopo *topo, const CsSchedule *sched)
+{
+    g_autoptr (GHashTable) used = g_hash_table_new (NULL, NULL);
+
+    for (int r = 0; r < cs_schedule_n_ranks (sched); r++) {
+        gsize n;
+        const CsStep *steps = cs_schedule_steps (sched, r, &n);
+        for (gsize i = 0; i < n; i++) {
+            if (steps[i].send_peer < 0 || steps[i].bytes == 0)
+                continue;
+            const CsRoute *route = cs_topo_route (topo, r, steps[i].send_peer);
+            for (int k = 0; k < route->n_links; k++)
+                g_hash_table_add (used, GINT_TO_POINTER (route->links[k] + 1));
+        }
+    }
+    return g_hash_table_size (used);
+}
+
+/* On mi300x-x8-xgmi (one xGMI link between every pair of the 8 GPUs) channel c runs the
+ * ring r -> r + s (mod 8), s cycling over the strides coprime with 8: 1, 3, 5, 7. By hand:
+ * 8 channels use the 4 strides twice, each stride's ring crosses 8 directed links, and
+ * distinct strides never share one (r -> r + s equals q -> q + s' only if r = q and s = s'),
+ * so 4 x 8 = 32 distinct directed links carry traffic (rank order: 8). On its first 7 GPUs
+ * (P prime) the strides are 1..6: 6 channels cross 6 x 7 = 42 links, every one of the
+ * 7 x 6 directed links of a 7-GPU mesh. */
+static void
+test_full_mesh_strides (void)
+{
+    static const int strides8[] = { 1, 3, 5, 7 };
+    g_autoptr (CsTopo) topo = load_topo ("mi300x-x8-xgmi");
+    int order[8];
+
+    g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 8 * 1000, 0, 8);
+    assert_checks (sched);
+    for (int c = 0; c < 8; c++) {
+        ring_of (sched, c, order);
+        for (int i = 0; i < 8; i++)
+            g_assert_cmpint (order[i], ==, (i * strides8[c % 4]) % 8);
+    }
+    g_assert_cmpuint (links_used (topo, sched), ==, 32);
+
+    g_autoptr (CsTopo) mesh7 = mesh_topo (7);
+    g_autoptr (CsSchedule) sched7 = build (mesh7, CS_OP_ALL_REDUCE, 7, 0, 4 * 7 * 1000, 0, 6);
+    assert_checks (sched7);
+    g_assert_cmpuint (links_used (mesh7, sched7), ==, 42);
+}
+
 /* Eight GPUs, switch i holding GPUs i and i + 4, switches under one host. Rank order would
  * cross the host on all 8 edges; the adjacency order 0 4 1 5 2 6 3 7 keeps 4 edges inside a
  * switch (2 hops) and crosses the host on the other 4 (4 hops). */
@@ -376,6 +456,20 @@ test_checker_odd_nodes (gconstpointer data)
     check_all_ops (topo, cs_topo_n_ranks (topo));
 }
 
+/* The checker proves every ring op on full meshes of P = 2..8 GPUs (mi300x-x8-xgmi for 8),
+ * every root kind and channel count. */
+static void
+test_full_mesh_checker (void)
+{
+    g_autoptr (CsTopo) mi300x = load_topo ("mi300x-x8-xgmi");
+
+    for (int p = 2; p < 8; p++) {
+        g_autoptr (CsTopo) mesh = mesh_topo (p);
+        check_all_ops (mesh, p);
+    }
+    check_all_ops (mi300x, 8);
+}
+
 /* Nodes of 8 and 5 GPUs (an explicit graph): each channel starts node k at local position
  * c mod L_k, so the 13 channels below enter node 1 at each of its 5 GPUs. */
 static void
@@ -423,6 +517,8 @@ main (int argc, char **argv)
         g_test_add_data_func (path, machines[i], test_single_machine_rank_order);
     }
     g_test_add_func ("/algo/ring/order/pcie-switch-pairs", test_pcie_switch_order);
+    g_test_add_func ("/algo/ring/order/full-mesh-strides", test_full_mesh_strides);
+    g_test_add_func ("/algo/ring/check/full-mesh", test_full_mesh_checker);
     g_test_add_func ("/algo/ring/order/hgx-2n-channels", test_two_node_rings);
     static const TopoCase odd_cases[] = {
         { NULL, 3, "dgx-h100x4", 4 },

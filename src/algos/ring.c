@@ -21,7 +21,10 @@
  * node rings, each node's last GPU (ringSend) to the next node's first (ringRecv). Here:
  * - inside a node (or on one machine) the ranks are ordered greedily by route: from the first
  *   rank, always the nearest unvisited one (fewest hops, then widest), so GPUs that share a
- *   PCIe switch are neighbours; on NVSwitch, xGMI meshes and NVL72 racks that is rank order;
+ *   PCIe switch are neighbours; on NVSwitch and NVL72 racks that is rank order;
+ * - on one node whose GPUs form a full mesh of direct links (an xGMI platform), channel c
+ *   runs the ring r -> r + s_c (mod P), s_c cycling over the strides coprime with P (1, 3,
+ *   5, 7 for P = 8), so the channels spread over distinct links as RCCL's rings do;
  * - on several nodes joined by a network, channel c enters every node at a start position s
  *   that moves with c, and leaves it at the neighbouring position; the next node is entered
  *   at the GPU of the same local index (the same rail of a rail-optimised fabric), so every
@@ -175,6 +178,32 @@ nodes_on_network (const CsTopo *topo, const CsNodeGroups *groups)
     return TRUE;
 }
 
+static int
+gcd (int a, int b)
+{
+    while (b != 0) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Whether ranks 0..@P-1 (P >= 3) form a full mesh: one direct link (one hop) between every
+ * pair, as on an xGMI platform. RCCL/NCCL then build rings of different orders so that every
+ * link carries traffic, where rank order would use only the r -> r+1 links. */
+static gboolean
+full_mesh (const CsTopo *topo, int P)
+{
+    if (P < 3)
+        return FALSE;
+    for (int a = 0; a < P; a++)
+        for (int b = 0; b < P; b++)
+            if (a != b && cs_topo_route (topo, a, b)->n_links != 1)
+                return FALSE;
+    return TRUE;
+}
+
 /* One ring for every channel: @orders gets n_channels x nranks ranks, position-major. */
 static void
 ring_orders (const CsAlgoArgs *args, int *orders)
@@ -194,6 +223,19 @@ ring_orders (const CsAlgoArgs *args, int *orders)
         return;
     }
 
+    if (groups->n_groups == 1 && full_mesh (topo, P)) {
+        /* A full mesh of direct links: channel c strides by the c-th stride coprime with P,
+         * so the channels' rings spread over distinct links. */
+        int n_strides = 0;
+        g_autofree int *strides = g_new (int, P);
+        for (int s = 1; s < P; s++)
+            if (gcd (s, P) == 1)
+                strides[n_strides++] = s;
+        for (int c = 0; c < n_channels; c++)
+            for (int i = 0; i < P; i++)
+                orders[(gsize) c * P + i] = (int) (((gint64) i * strides[c % n_strides]) % P);
+        return;
+    }
     if (groups->n_groups == 1 || !nodes_on_network (topo, groups)) {
         /* One domain: the same adjacency ring on every channel. */
         g_autofree int *local = g_new (int, P);
