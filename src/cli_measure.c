@@ -184,8 +184,8 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
         if (algo == NULL)
             return usage(error, "--algo: %s", cause->message);
         if ((algo->ops & CS_OP_BIT(op)) == 0)
-            return usage(error, "--algo %s does not implement %s (see 'collsim algos')",
-                         algo->name, cs_op_name(op));
+            return usage(error, "--algo %s does not implement %s (see 'collsim algos')", algo->name,
+                         cs_op_name(op));
     }
     if (o->min_bytes != NULL && !parse_size("-b", o->min_bytes, &args->min_bytes, error))
         return FALSE;
@@ -255,8 +255,8 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
     /* As collsim run: a sweep this long is a typo (-i 1 up to 1G), not a plan. */
     gint64 n_sizes = 0;
     if (args->step_factor > 1.0) {
-        for (double v = (double)MAX(args->min_bytes, 0); v <= (double)args->max_bytes
-                                                         && n_sizes <= MAX_SIZES;
+        for (double v = (double)MAX(args->min_bytes, 0);
+             v <= (double)args->max_bytes && n_sizes <= MAX_SIZES;
              v = MAX(v + 1, v * args->step_factor))
             n_sizes++;
     }

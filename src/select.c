@@ -1050,8 +1050,7 @@ cs_selection_to_table(const CsSelection *sel)
                            "predictions\n",
                            lo, hi, sel->step_factor);
     if (sel->forced_channels > 0)
-        g_string_append_printf(out, "# channels forced to %d (--channels)\n",
-                               sel->forced_channels);
+        g_string_append_printf(out, "# channels forced to %d (--channels)\n", sel->forced_channels);
     else
         g_string_append(out, "# channels follow the size (NCCL lowers them for small "
                              "operations); a range's count is the one at its largest size\n");

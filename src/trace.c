@@ -781,7 +781,8 @@ cs_trace_load_file(const char *path, GError **error)
     if (!g_file_get_contents(path, &text, &len, &io_error)) {
         /* GLib's message quotes the path again; say it once, as the other readers do. */
         const char *why = io_error->code == G_FILE_ERROR_NOENT ? "no such trace file"
-                          : io_error->code == G_FILE_ERROR_ISDIR ? "is a directory, not a trace file"
+                          : io_error->code == G_FILE_ERROR_ISDIR
+                              ? "is a directory, not a trace file"
                           : io_error->code == G_FILE_ERROR_ACCES ? "cannot read: permission denied"
                                                                  : NULL;
         if (why != NULL)
