@@ -95,7 +95,11 @@ main (int argc, char **argv)
 
     if (argc >= 2 && (strcmp (argv[1], "help") == 0 || strcmp (argv[1], "--help") == 0
                       || strcmp (argv[1], "-h") == 0)) {
-        if (argc >= 3 && strcmp (argv[1], "help") == 0 && find_subcommand (argv[2]) != NULL) {
+        if (argc >= 3 && strcmp (argv[1], "help") == 0 && find_subcommand (argv[2]) == NULL) {
+            fprintf (stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[2]);
+            return 2;
+        }
+        if (argc >= 3 && strcmp (argv[1], "help") == 0) {
             char *help_argv[] = { argv[0], "--help", NULL };
             sub = find_subcommand (argv[2]);
             g_autoptr (GError) error = NULL;
