@@ -299,7 +299,8 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
  *
  * Returns: TRUE with @out filled (its result keeps no per-rank array), or FALSE with the
  * algorithm's error (CS_SCHEDULE_ERROR_UNSUPPORTED: it cannot serve this case) or the
- * engine's (CS_ENGINE_ERROR_MISMATCH: the protocol cannot cross one of the routes).
+ * engine's (CS_ENGINE_ERROR_MISMATCH: the protocol cannot cross one of the routes, or
+ * is LL or LL128 on ranks that are CPUs).
  */
 gboolean
 cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, CsProto proto,
@@ -320,6 +321,17 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
                     "%d ranks asked but topology %s has %d", nranks, cs_topo_name(topo),
                     topo_ranks);
         return FALSE;
+    }
+    /* LL and LL128 need GPU ranks (models/protocol.c). */
+    for (int r = 0; r < nranks && !options->engine.textbook; r++) {
+        const CsDevice *dev = cs_topo_device(topo, cs_topo_rank_device(topo, r));
+        const char *why = NULL;
+        if (!cs_proto_legal_on_device(proto, dev->kind, &why)) {
+            g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                        "protocol %s cannot run on rank %d (%s, a %s): %s", cs_proto_name(proto),
+                        r, dev->name, cs_device_kind_name(dev->kind), why);
+            return FALSE;
+        }
     }
     int channels
         = options->n_channels > 0

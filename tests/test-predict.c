@@ -375,6 +375,36 @@ test_best_skips_illegal(void)
 }
 
 static void
+test_best_cpu_simple(void)
+{
+    static const char *const cpu_topos[] = { "cpu-host-shm", "eth-cpu-8n" };
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions opt;
+    CsPrediction pred;
+
+    g_test_summary("On CPU ranks only Simple is weighed; forcing LL or LL128 there is refused.");
+    cs_predict_options_init(&opt);
+    for (gsize t = 0; t < G_N_ELEMENTS(cpu_topos); t++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsTopo) topo = cs_topo_load(cpu_topos[t], &error);
+        g_assert_no_error(error);
+        for (gint64 size = 8; size <= (gint64)1 << 22; size *= 16) {
+            g_assert_true(
+                cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &pred, &error));
+            g_assert_no_error(error);
+            g_assert_cmpint(pred.proto, ==, CS_PROTO_SIMPLE);
+        }
+        for (int p = CS_PROTO_LL; p <= CS_PROTO_LL128; p++) {
+            g_assert_false(cs_predict_best(topo, CS_OP_ALL_REDUCE, 1024, ring, p, &opt, &pred,
+                                           &error));
+            g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+            g_assert_nonnull(strstr(error->message, "CPU ranks use Simple only"));
+            g_clear_error(&error);
+        }
+    }
+}
+
+static void
 test_sizes_and_figures(void)
 {
     g_autoptr(GError) error = NULL;
@@ -503,6 +533,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/best/nccl-per-op", test_best_nccl_per_op);
     g_test_add_func("/predict/best/fastest", test_best_is_fastest);
     g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);
+    g_test_add_func("/predict/best/cpu-simple-only", test_best_cpu_simple);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);
     g_test_add_func("/predict/sweep/budget", test_sweep);

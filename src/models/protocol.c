@@ -130,3 +130,24 @@ cs_proto_legal (CsProto proto, CsLinkClass link_class, const char **why)
     }
     return TRUE;
 }
+
+/**
+ * cs_proto_legal_on_device:
+ * Whether @proto can run on ranks that are devices of @kind. LL and LL128 are NCCL's GPU
+ * protocols: the receiver polls flags stored with the data in 8-byte (LL) or 128-byte (LL128)
+ * lines by GPU threads (NCCL 2.2x src/device/prims_ll.h, prims_ll128.h). Ranks that are CPUs
+ * (MPI over shared memory or sockets) move whole buffers: only Simple applies to them.
+ * Returns: TRUE, or FALSE with @why (nullable) set to a static string.
+ */
+gboolean
+cs_proto_legal_on_device (CsProto proto, CsDeviceKind kind, const char **why)
+{
+    g_return_val_if_fail (proto >= 0 && proto < CS_N_PROTOS, FALSE);
+    if (kind == CS_DEVICE_CPU && proto != CS_PROTO_SIMPLE) {
+        if (why != NULL)
+            *why = "LL and LL128 are GPU protocols (flag-based fine-grained stores by GPU "
+                   "threads); CPU ranks use Simple only";
+        return FALSE;
+    }
+    return TRUE;
+}

@@ -39,5 +39,8 @@ gboolean cs_proto_from_name (const char *name, CsProto *proto, GError **error);
 
 /* Whether @proto may carry a transfer over @link_class; FALSE with @why set (static string). */
 gboolean cs_proto_legal (CsProto proto, CsLinkClass link_class, const char **why);
+/* Whether @proto can run on ranks that are devices of @kind (LL, LL128: GPUs only); FALSE
+ * with @why set (static string). */
+gboolean cs_proto_legal_on_device (CsProto proto, CsDeviceKind kind, const char **why);
 
 G_END_DECLS
