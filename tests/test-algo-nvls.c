@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* Tests of NVLink SHARP (src/algos/nvls.c) and NVLSTree (src/algos/nvls_tree.c): where they
- * apply, the semantic checker on the shipped NVSwitch topologies, and the structure of the
- * modelled traffic (two message rounds inside a domain, one tree per rail across domains). */
+ * apply, the semantic checker on the shipped NVSwitch topologies, the structure of the
+ * modelled traffic (two message rounds inside a domain, one tree per rail across domains),
+ * the bytes NVLS puts on each GPU's NVLink port, and its bandwidth against the ring's. */
 #include "config.h"
 
 #include "algos/algo.h"
 #include "check.h"
+#include "engine.h"
+#include "predict.h"
 
 extern const CsAlgo cs_algo_nvls;
 extern const CsAlgo cs_algo_nvls_tree;
+extern const CsAlgo cs_algo_ring;
 
 static CsTopo *
 load_topo (const char *name)
@@ -249,6 +253,85 @@ test_nvls_tree_rails (void)
     }
 }
 
+/* ---- Traffic on the GPU links ---- */
+
+static void
+add_link_bytes (gpointer user_data, int link, gint64 bytes, CsTime start, CsTime end)
+{
+    gint64 *per_link = user_data;
+
+    (void) start;
+    (void) end;
+    per_link[link] += bytes;
+}
+
+/* NVLS all-reduce of S = 1 MiB on 8 H100 (4 channels; S splits evenly into 4 x 8 shards
+ * parts, so every shard totals S/8 = 128 KiB over the channels). What NVLS moves over each
+ * GPU's port (nvls.c): up, S for its 8 shards read by their heads' ld_reduce (7 sent, its
+ * own read by REDUCE_SELF) + S/8 for its multicast = 9/8 S; down, S/8 for the sum of its
+ * shard + S for the 8 multicasts (7 peers' and its own, MULTICAST_SELF) = 9/8 S; 1,179,648
+ * bytes on each of the 16 GPU <-> NVSwitch links, under both network models, and nothing on
+ * the PCIe links to the NICs. A ring would move 2 (P-1)/P S = 1,835,008 bytes each way. */
+static void
+test_nvls_link_bytes (gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    gint64 s = 1 << 20;
+    g_autoptr (CsSchedule) sched = build (&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, s, 0, 4);
+    int n_links = cs_topo_n_links (h100);
+    g_autofree gint64 *per_link = g_new0 (gint64, n_links);
+    CsObserver obs = { .user_data = per_link, .link_busy = add_link_bytes };
+    CsEngineOptions opt = { .net_model = model, .observer = &obs };
+    GError *error = NULL;
+    g_autoptr (CsResult) res = cs_engine_run (sched, h100, &opt, &error);
+    int nvlinks = 0;
+
+    g_assert_no_error (error);
+    for (int i = 0; i < n_links; i++) {
+        const CsLink *l = cs_topo_link (h100, i);
+        CsDeviceKind a = cs_topo_device (h100, l->src)->kind;
+        CsDeviceKind b = cs_topo_device (h100, l->dst)->kind;
+        if ((a == CS_DEVICE_GPU && b == CS_DEVICE_NVSWITCH)
+            || (a == CS_DEVICE_NVSWITCH && b == CS_DEVICE_GPU)) {
+            g_assert_cmpint (per_link[i], ==, s + s / 8);
+            nvlinks++;
+        }
+        else {
+            g_assert_cmpint (per_link[i], ==, 0);
+        }
+    }
+    g_assert_cmpint (nvlinks, ==, 16);
+}
+
+/* At 1 GiB on 8 H100, NVLS must beat the ring (measured: about 480 against 370 GB/s, the
+ * trace header of h100-sxm-8gpu-x2-ib-ndr8x400g) and stay under its own link bound. A GPU
+ * port gives 18 x 25 GB/s x 0.824 = 370.8 GB/s a direction. The ring moves 2 (P-1)/P S
+ * each way: busbw <= 370.8 GB/s. NVLS moves 9/8 S each way at 0.85 of the port: busbw =
+ * 2 (P-1)/P S / t <= 14/8 x 8/9 x 0.85 x 370.8 = 490.3 GB/s. */
+static void
+test_nvls_beats_ring (gconstpointer data)
+{
+    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    CsPredictOptions opt;
+    CsPrediction nvls, ring;
+    GError *error = NULL;
+
+    cs_predict_options_init (&opt);
+    opt.engine.net_model = data;
+    g_assert_true (cs_predict_one (h100, CS_OP_ALL_REDUCE, (gint64) 1 << 30, &cs_algo_nvls,
+                                   CS_PROTO_SIMPLE, &opt, &nvls, &error));
+    g_assert_no_error (error);
+    g_assert_true (cs_predict_one (h100, CS_OP_ALL_REDUCE, (gint64) 1 << 30, &cs_algo_ring,
+                                   CS_PROTO_SIMPLE, &opt, &ring, &error));
+    g_assert_no_error (error);
+    g_test_message ("busbw at 1 GiB: nvls %.1f GB/s, ring %.1f GB/s", nvls.busbw_GBps,
+                    ring.busbw_GBps);
+    g_assert_cmpfloat (ring.busbw_GBps, <=, 370.8);
+    g_assert_cmpfloat (nvls.busbw_GBps, <=, 490.3);
+    g_assert_cmpfloat (nvls.busbw_GBps, >, 1.1 * ring.busbw_GBps);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -289,6 +372,12 @@ main (int argc, char **argv)
         g_test_add_func ("/algo/nvls/simple-only", test_simple_only);
         g_test_add_func ("/algo/nvls/rounds", test_nvls_rounds);
         g_test_add_func ("/algo/nvls_tree/rails", test_nvls_tree_rails);
+        g_test_add_data_func ("/algo/nvls/link-bytes/reservation", "reservation",
+                              test_nvls_link_bytes);
+        g_test_add_data_func ("/algo/nvls/link-bytes/maxmin", "maxmin", test_nvls_link_bytes);
+        g_test_add_data_func ("/algo/nvls/beats-ring/reservation", "reservation",
+                              test_nvls_beats_ring);
+        g_test_add_data_func ("/algo/nvls/beats-ring/maxmin", "maxmin", test_nvls_beats_ring);
     }
     /* NVLS on one switch of P GPUs, for the rank counts of the registry sweep. */
     for (guint i = 0; i < G_N_ELEMENTS (box_ranks); i++) {

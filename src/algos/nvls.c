@@ -13,29 +13,47 @@
  *   multicast on third-generation NVSwitch.
  *
  * Modelling in the IR. The schedule IR has rank-to-rank steps only, so the switch's work is
- * written as the traffic it causes between GPUs: the buffer is cut into P shards, rank j is
- * the "head" of shard j;
+ * written as the messages it stands for, flagged so that the engine charges what NVLS really
+ * moves (schedule.h CsStepFlags). The buffer is cut into P shards, rank j is the "head" of
+ * shard j;
  *   reduce-scatter phase ("ld_reduce"): every rank sends shard j to rank j, and rank j
- *     RECV_REDUCEs one message from each peer into its output (P-1 receives);
- *   all-gather phase ("multimem.st"): rank j SENDs its reduced shard to every peer.
+ *     RECV_REDUCEs one message from each peer into its output (P-1 receives). The P-1
+ *     messages into j are one in-switch reduction: the one from j-1 leads it
+ *     (CS_STEP_FLAG_REDUCE_SELF), the others share its last hop (SHARED_LAST_HOP);
+ *   all-gather phase ("multimem.st"): rank j SENDs its reduced shard to every peer, one
+ *     multicast: the send to j+1 leads it (MULTICAST_SELF), the others share its first hop
+ *     (SHARED_FIRST_HOP).
  * No message is forwarded: each crosses the switch once, and a phase's P-1 sends leave back
  * to back (a send step ends when its last byte has left, engine.c), so a phase costs one
  * switch traversal plus serialization, not the P-1 store-and-forward hops of a ring; the
  * checker's round count (one per step) is 2 (P-1) all the same.
- * Traffic accounting, per GPU and direction, for a buffer of S bytes: the IR moves
- * (P-1)/P x S in each phase, 2 (P-1)/P x S in all, the same volume as a ring. The real
- * switch moves S up + S/P down in the ld_reduce phase and S/P up + S down in the multicast
- * phase, (P+1)/P x S each way. So the IR over-counts NVLS's GPU-link bytes by a
- * factor 2 (P-1)/(P+1) (1.56 for P = 8) and counts the P-1 reductions per shard on the head
- * GPU that the switch does in NCCL; NCCL's own cost model scales NVLS bandwidth by an
- * efficiency instead (0.85 on Hopper, tuning.cc). Reduce-scatter and all-gather use one
- * phase each (the IR volume equals a ring's; the switch's saving there is smaller:
- * ld_reduce still reads every GPU's block).
+ *
+ * Traffic, per GPU and direction, for an all-reduce of S bytes (shards of S/P). NCCL's NVLS
+ * buffers (src/transport/nvls.cc) are multicast objects backed by every GPU's memory: the
+ * scatter and gather are copies into and out of the GPU's own backing (no link), ld_reduce
+ * on the multicast address reads every member's copy through the switch, the head's own
+ * included, and multimem.st writes every member's copy, the issuer's own included. So GPU r's
+ * link to the switch carries
+ *   up:   S (each of its P shards read once, by its head's ld_reduce) + S/P (its multicast
+ *         store of its reduced shard) = (P+1)/P S;
+ *   down: S/P (the sum of its own shard, returned by the switch) + S (every head's multicast,
+ *         its own included) = (P+1)/P S.
+ * With the flags the IR charges exactly that: up (P-1)/P S (its sends of the other shards)
+ * + S/P (REDUCE_SELF on the message that leads its own shard's reduction) + S/P (its
+ * multicast leader); down S/P (that leader's last hop) + (P-1)/P S (the other heads'
+ * multicasts) + S/P (MULTICAST_SELF). A ring moves 2 (P-1)/P S each way, so NVLS moves
+ * (P+1)/(2 (P-1)) of a ring's bytes (9/14 at P = 8), and the engine gives NVLS traffic
+ * NCCL's nvlsEfficiency of the links (0.85 on Hopper, tuning.cc). The receives still count
+ * the P-1 reductions per shard on the head GPU that the switch does in NCCL (gamma is small
+ * beside the link time). Reduce-scatter and all-gather use one phase each: up S and down
+ * S/P (reduce-scatter of S in all), up S/P and down S (all-gather).
  *
  * Pipelining: channel c carries part c of every shard, in chunks; chunk i's reduce-scatter
- * and chunk i-2's all-gather share a logical time unit, so the two phases overlap as NCCL's
- * scatter/reduce and gather warps do. Multi-node NVLS (NVLS intra-node + tree across nodes)
- * is the separate algorithm "nvls_tree". */
+ * and chunk i-2's all-gather share a logical time unit and their sends alternate (pipetree.c
+ * orders them, the other way round on odd channels), so both directions of every GPU's link
+ * carry traffic at once, as NCCL's reduce warps interleave ld_reduce and multimem.st.
+ * Multi-node NVLS (NVLS intra-node + tree across nodes) is the separate algorithm
+ * "nvls_tree". */
 #include "algos/algo.h"
 #include "algos/pipetree.h"
 
@@ -112,10 +130,10 @@ nvls_build (const CsAlgoArgs *args, GError **error)
                     gint64 bytes = CLAMP (shard_len[x] - i * chunk_el, 0, chunk_el) * es;
                     blocks[x] = (CsBlockMove) { CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
                 }
-                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i);
+                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i, TRUE);
                 for (int x = 0; x < p; x++)
                     blocks[x].src_buf = CS_BUF_OUTPUT;
-                cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i + 2, (int) i);
+                cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i + 2, (int) i, TRUE);
             }
             continue;
         }
@@ -135,13 +153,13 @@ nvls_build (const CsAlgoArgs *args, GError **error)
                                                 bytes };
             }
             if (args->op == CS_OP_REDUCE_SCATTER) {
-                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i);
+                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i, TRUE);
                 continue;
             }
             for (int x = 0; x < p; x++)
                 cs_step_sink_step (sink, x, i, c, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, off,
                                    CS_BUF_OUTPUT, x * bb + off, bytes, (int) i);
-            cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i, (int) i);
+            cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i, (int) i, TRUE);
         }
     }
     cs_step_sink_flush (sink, sched);

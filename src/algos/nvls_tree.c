@@ -16,8 +16,9 @@
  * domain's sum of shard j; modelled as in nvls.c: one RECV_REDUCE from each peer); (2) an
  * all-reduce of shard j over the heads j of all domains, pipelined up and down NCCL's double
  * binary tree (tree c % 2 on channel c); (3) NVLS all-gather (multicast) inside each domain.
- * The inter-domain traffic of every rank is one tree's, on its own rail. The IR's accounting
- * of the NVLS phases (over-counting GPU-link bytes by 2 (L-1)/(L+1)) is explained in nvls.c.
+ * The inter-domain traffic of every rank is one tree's, on its own rail. The NVLS phases
+ * carry nvls.c's step flags (one in-switch reduction into each head, one multicast from
+ * it), so each GPU's NVLink port carries (L+1)/L x S each way, as NVLS does (see nvls.c).
  * Chunk i's three phases are spread over logical time (reduce-scatter at i, tree from i + 2,
  * multicast after the tree's round trip), so successive chunks overlap, as NCCL's warp groups
  * do. Simple protocol only, as in NCCL. */
@@ -129,7 +130,7 @@ nvls_tree_build (const CsAlgoArgs *args, GError **error)
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank (domains, g, x);
-                cs_pipetree_direct_reduce_scatter (sink, c, m, l, blocks, i, (int) i);
+                cs_pipetree_direct_reduce_scatter (sink, c, m, l, blocks, i, (int) i, TRUE);
             }
             for (int j = 0; j < l; j++) {
                 CsTreeRegion region = {
@@ -150,7 +151,7 @@ nvls_tree_build (const CsAlgoArgs *args, GError **error)
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank (domains, g, x);
                 cs_pipetree_direct_all_gather (sink, c, m, l, blocks, i + 3 + 2 * height,
-                                               (int) i);
+                                               (int) i, TRUE);
             }
         }
     }

@@ -340,9 +340,10 @@ cs_node_groups_uniform (const CsNodeGroups *groups)
 
 /* ---- Step sink ---- */
 
-/* Queueing order breaks ties: g_array_sort() is stable (GLib >= 2.32). */
+/* Queueing order breaks ties of (time, order): g_array_sort() is stable (GLib >= 2.32). */
 typedef struct {
     gint64 time;
+    gint64 order;
     CsStep step;
 } TimedStep;
 
@@ -375,7 +376,8 @@ cs_step_sink_free (CsStepSink *sink)
 }
 
 void
-cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step)
+cs_step_sink_add_ordered (CsStepSink *sink, int rank, gint64 time, gint64 order,
+                          const CsStep *step)
 {
     GArray *program;
     TimedStep ts;
@@ -386,8 +388,15 @@ cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step)
         return;
     program = sink->programs[rank];
     ts.time = time;
+    ts.order = order;
     ts.step = *step;
     g_array_append_val (program, ts);
+}
+
+void
+cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step)
+{
+    cs_step_sink_add_ordered (sink, rank, time, 0, step);
 }
 
 void
@@ -418,7 +427,9 @@ timed_step_cmp (gconstpointer a, gconstpointer b)
     const TimedStep *x = a;
     const TimedStep *y = b;
 
-    return (x->time > y->time) - (x->time < y->time);
+    if (x->time != y->time)
+        return (x->time > y->time) - (x->time < y->time);
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 /* Each rank's queue is freed once copied, so the peak stays the queued steps, not twice. */
@@ -590,9 +601,46 @@ cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeReg
 
 /* ---- Direct phases (NVLS) ---- */
 
+/* Queues a step with @flags (CsStepFlags) for @rank at (@time, @order). */
+static void
+direct_step (CsStepSink *sink, int rank, gint64 time, gint64 order, int channel,
+             CsStepKind kind, int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
+             CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk, guint8 flags)
+{
+    CsStep step = {
+        .src_offset = src_offset,
+        .dst_offset = dst_offset,
+        .bytes = bytes,
+        .send_peer = send_peer,
+        .recv_peer = recv_peer,
+        .chunk = chunk,
+        .kind = (guint8) kind,
+        .src_buf = (guint8) src_buf,
+        .dst_buf = (guint8) dst_buf,
+        .channel = (guint8) channel,
+        .flags = flags,
+    };
+
+    cs_step_sink_add_ordered (sink, rank, time, order, &step);
+}
+
+/* Order keys of the direct phases within one logical time on channel c: the q-th send and
+ * receive of one phase at 2q, of the other at 2q + 1 (the all-gather first on even
+ * channels, the reduce-scatter first on odd ones). A rank's sends of the two phases
+ * alternate, and the channels do not move in step, so the reduce-scatter's traffic towards
+ * the switch and the all-gather's traffic from it (with the step flags, mostly one direction
+ * each) cross a link's two directions side by side, as NCCL's reduce warps interleave
+ * ld_reduce and multimem.st. On the connection x -> x + q both phases' messages of one time
+ * leave and are taken in the same order, whatever order the caller queued the phases in. */
+#define ORDER_AG(q, c) (2 * (gint64) (q) + (c) % 2)
+#define ORDER_RS(q, c) (2 * (gint64) (q) + 1 - (c) % 2)
+
+/* In the switch, the messages into member h are one ld_reduce: the one from h - 1 (q = 1)
+ * leads it and also brings h's own copy to the switch, the others share its last hop. */
 void
 cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, int k,
-                                   const CsBlockMove *blocks, gint64 time, int chunk)
+                                   const CsBlockMove *blocks, gint64 time, int chunk,
+                                   gboolean in_switch)
 {
     if (k == 1) {
         const CsBlockMove *b = &blocks[0];
@@ -605,34 +653,45 @@ cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, 
         const CsBlockMove *own = &blocks[x];
         for (int q = 1; q < k; q++) {
             const CsBlockMove *b = &blocks[(x + q) % k];
-            cs_step_sink_step (sink, m[x], time, channel, CS_STEP_SEND, -1, m[(x + q) % k],
-                               b->src_buf, b->src_off, b->src_buf, b->src_off, b->bytes, chunk);
+            guint8 flags = !in_switch ? 0
+                           : q == 1   ? CS_STEP_FLAG_REDUCE_SELF
+                                      : CS_STEP_FLAG_SHARED_LAST_HOP;
+            direct_step (sink, m[x], time, ORDER_RS (q, channel), channel, CS_STEP_SEND, -1,
+                         m[(x + q) % k], b->src_buf, b->src_off, b->src_buf, b->src_off,
+                         b->bytes, chunk, flags);
         }
         for (int q = 1; q < k; q++) {
             CsBuffer src = q == 1 ? own->src_buf : own->dst_buf;
             gint64 src_off = q == 1 ? own->src_off : own->dst_off;
-            cs_step_sink_step (sink, m[x], time + 1, channel, CS_STEP_RECV_REDUCE,
-                               m[(x + k - q) % k], -1, src, src_off, own->dst_buf, own->dst_off,
-                               own->bytes, chunk);
+            direct_step (sink, m[x], time + 1, ORDER_RS (q, channel), channel, CS_STEP_RECV_REDUCE,
+                         m[(x + k - q) % k], -1, src, src_off, own->dst_buf, own->dst_off,
+                         own->bytes, chunk, 0);
         }
     }
 }
 
+/* In the switch, member x's sends are one multicast: the first (to x + 1) leads it and also
+ * lands on x itself, the others share its first hop. */
 void
 cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int k,
-                               const CsBlockMove *blocks, gint64 time, int chunk)
+                               const CsBlockMove *blocks, gint64 time, int chunk,
+                               gboolean in_switch)
 {
     for (int x = 0; x < k; x++) {
         const CsBlockMove *own = &blocks[x];
-        for (int q = 1; q < k; q++)
-            cs_step_sink_step (sink, m[x], time, channel, CS_STEP_SEND, -1, m[(x + q) % k],
-                               own->src_buf, own->src_off, own->src_buf, own->src_off,
-                               own->bytes, chunk);
+        for (int q = 1; q < k; q++) {
+            guint8 flags = !in_switch ? 0
+                           : q == 1   ? CS_STEP_FLAG_MULTICAST_SELF
+                                      : CS_STEP_FLAG_SHARED_FIRST_HOP;
+            direct_step (sink, m[x], time, ORDER_AG (q, channel), channel, CS_STEP_SEND, -1,
+                         m[(x + q) % k], own->src_buf, own->src_off, own->src_buf,
+                         own->src_off, own->bytes, chunk, flags);
+        }
         for (int q = 1; q < k; q++) {
             const CsBlockMove *b = &blocks[(x + k - q) % k];
-            cs_step_sink_step (sink, m[x], time + 1, channel, CS_STEP_RECV, m[(x + k - q) % k],
-                               -1, b->dst_buf, b->dst_off, b->dst_buf, b->dst_off, b->bytes,
-                               chunk);
+            direct_step (sink, m[x], time + 1, ORDER_AG (q, channel), channel, CS_STEP_RECV,
+                         m[(x + k - q) % k], -1, b->dst_buf, b->dst_off, b->dst_buf,
+                         b->dst_off, b->bytes, chunk, 0);
         }
     }
 }

@@ -111,10 +111,14 @@ typedef struct _CsStepSink CsStepSink;
 /* A sink for the programs of @n_ranks ranks. (transfer full) */
 CsStepSink *cs_step_sink_new (int n_ranks);
 void cs_step_sink_free (CsStepSink *sink);
-/* Queues @step for @rank at logical @time. Steps of a rank run in (time, queueing order).
- * Deadlock freedom is the caller's: each message must be received at a later time than it
- * is sent, and in the order the sender queued it. Zero-byte steps are dropped. */
+/* Queues @step for @rank at logical @time. Steps of a rank run in (time, order, queueing
+ * order); this queues at order 0. Deadlock freedom is the caller's: each message must be
+ * received at a later time than it is sent, and in the order the sender sent it. Zero-byte
+ * steps are dropped. */
 void cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step);
+/* Queues @step at (@time, @order): @order sorts steps of one time. */
+void cs_step_sink_add_ordered (CsStepSink *sink, int rank, gint64 time, gint64 order,
+                               const CsStep *step);
 /* Fills a CsStep and queues it; the arguments are cs_schedule_step()'s. */
 void cs_step_sink_step (CsStepSink *sink, int rank, gint64 time, int channel, CsStepKind kind,
                         int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
@@ -173,14 +177,25 @@ typedef struct {
 
 /* Reduce-scatter among @m[0..k-1]: member x receives block x's @src from every other member
  * and reduces it with its own into its @dst (one member: a copy). Sends at @time, receives at
- * @time + 1; member x sends to x+q and receives from x-q in order q = 1..k-1. */
+ * @time + 1; member x sends to x+q and receives from x-q in order q = 1..k-1, interleaved
+ * with the all-gather's q-th steps of the same time (order 2q or 2q + 1 by the channel's
+ * parity, the all-gather the other): on each connection their messages keep one order.
+ * @in_switch:
+ * the messages into each member are one in-switch reduction (NVLS ld_reduce): the first
+ * carries CS_STEP_FLAG_REDUCE_SELF, the others CS_STEP_FLAG_SHARED_LAST_HOP. */
 void cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, int k,
-                                        const CsBlockMove *blocks, gint64 time, int chunk);
+                                        const CsBlockMove *blocks, gint64 time, int chunk,
+                                        gboolean in_switch);
 /* All-gather among @m[0..k-1]: member x sends block x's @src to every other member, which
- * stores it in its @dst. Sends at @time, receives at @time + 1. The owner's own copy, if
- * needed, is the caller's. */
+ * stores it in its @dst. Sends at @time, receives at @time + 1; member x sends to x+q and
+ * receives from x-q, q = 1..k-1, interleaved with a reduce-scatter of the same time (see
+ * above). The owner's own copy, if
+ * needed, is the caller's. @in_switch: each member's sends are one multicast (NVLS
+ * multimem.st): the first carries CS_STEP_FLAG_MULTICAST_SELF, the others
+ * CS_STEP_FLAG_SHARED_FIRST_HOP. */
 void cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int k,
-                                    const CsBlockMove *blocks, gint64 time, int chunk);
+                                    const CsBlockMove *blocks, gint64 time, int chunk,
+                                    gboolean in_switch);
 
 /* ---- Sizes ---- */
 
