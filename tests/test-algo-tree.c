@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Tests of the double binary tree (src/algos/tree.c) and the tree helpers it shares
  * (src/algos/pipetree.c): NCCL's tree shapes, complementarity, trees spanning nodes as
- * chains on multi-node topologies, and the semantic checker on every op it serves. */
+ * chains on multi-node topologies, a single node as one chain, and the semantic checker on
+ * every op it serves. */
 #include "config.h"
 
 #include "algos/algo.h"
@@ -386,6 +387,54 @@ test_rounds (void)
     g_assert_cmpint (report.bytes_sent, ==, 14 * 64);
 }
 
+/* One node (dgx-h100x4, P = 4): NCCL's tree of a single node is the chain of its GPUs, not a
+ * binary tree over them. Channels 0 and 1 (pair 0) chain 0 - 1 - 2 - 3 with rank 0 at the
+ * head; channels 2 and 3 (pair 1) rotate the head to rank 1: 1 - 2 - 3 - 0. Rounds of a
+ * one-chunk all-reduce on channel 0: rank 3 sends up in round 1, 2 and 1 reduce and forward
+ * in rounds 2 and 3, the head turns the sum around to 1 in round 4, and 1 and 2 forward it
+ * down in rounds 5 and 6, which rank 3 receives: 6 rounds (2 (P - 1), NCCL's
+ * 2 (ppn - 1) intra-node hops; a binary tree over 4 ranks takes 4), 3 messages up and 3
+ * down, each rank sending to at most its two chain neighbours. Broadcast and reduce from
+ * any root pass the checker. */
+static void
+test_one_node_chain (void)
+{
+    g_autoptr (CsTopo) topo = load_topo ("dgx-h100x4");
+    g_autoptr (CsSchedule) one = build (topo, CS_OP_ALL_REDUCE, 4, 0, 64, 0, 1, CS_PROTO_SIMPLE);
+    g_autoptr (CsSchedule) four = build (topo, CS_OP_ALL_REDUCE, 4, 0, 4 * 1000, 64, 4,
+                                         CS_PROTO_LL);
+    static const int heads[4] = { 0, 0, 1, 1 };
+    CsCheckReport report;
+    GError *error = NULL;
+
+    g_assert_cmpint (cs_topo_n_nodes (topo), ==, 1);
+    g_assert_true (cs_check_schedule (one, &report, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (report.n_rounds, ==, 6);
+    g_assert_cmpint (report.n_messages, ==, 6);
+    assert_checks (four);
+    for (int c = 0; c < 4; c++) {
+        for (int r = 0; r < 4; r++) {
+            /* Position along the chain from this channel's head; the chain neighbours. */
+            int pos = (r - heads[c] + 4) % 4;
+            int peers[4];
+            int np = distinct_send_peers (four, r, c, peers, 4);
+            g_assert_cmpint (np, ==, pos == 0 || pos == 3 ? 1 : 2);
+            for (int k = 0; k < np; k++) {
+                int d = (peers[k] - heads[c] + 4) % 4 - pos;
+                g_assert_true (d == 1 || d == -1);
+            }
+        }
+    }
+    for (int op = CS_OP_BROADCAST; op <= CS_OP_REDUCE; op++) {
+        for (int root = 0; root < 4; root++) {
+            g_autoptr (CsSchedule) sched = build (topo, op, 4, root, 4 * 333, 64, 3,
+                                                  CS_PROTO_SIMPLE);
+            assert_checks (sched);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -415,5 +464,6 @@ main (int argc, char **argv)
     }
     g_test_add_func ("/algo/tree/topo/hgx-16n", test_topo_sixteen_nodes);
     g_test_add_func ("/algo/tree/rounds/p8", test_rounds);
+    g_test_add_func ("/algo/tree/topo/one-node-chain", test_one_node_chain);
     return g_test_run ();
 }

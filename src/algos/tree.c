@@ -16,8 +16,11 @@
  * parent node and child1 to the chain head and child0 to the second rank of the chain; a
  * child node's chain starts at the same local index as the rank it attaches to, so every
  * inter-node edge joins two GPUs of the same rail. Chains are rotated per channel pair so
- * channels use different GPUs (and NICs) as node heads. Without a topology, or on one node,
- * the trees span the ranks directly (NCCL's dtree over ranks, each rank <= 2 children).
+ * channels use different GPUs (and NICs) as node heads. On one node that leaves the chain
+ * alone: NCCL's tree of a single node is the chain of its GPUs (connectTrees: no tree edge
+ * between nodes; tuning.cc prices it as 2 (ppn - 1) intra-node hops), reduced up to the
+ * chain head and broadcast back down. Without a topology (the textbook and MPI case) the
+ * trees span the ranks directly (NCCL's dtree over ranks, each rank <= 2 children).
  *
  * Data. Channel c carries part c of the buffer on tree c % 2 (one channel: tree 0 only), cut
  * into chunks of one protocol slot (NCCL's tree chunkSteps = 1), shrunk for LL128 as in
@@ -189,16 +192,17 @@ tree_build (const CsAlgoArgs *args, GError **error)
                      args->root, n_channels);
         return NULL;
     }
+    /* With a topology, nodes are chains (one node: one chain); without, every rank is a
+     * node of its own and the trees span the ranks. */
     if (args->topo != NULL) {
         groups = cs_node_groups_new (args->topo, p, error);
         if (groups == NULL)
             return NULL;
         n_nodes = groups->n_groups;
-        if (n_nodes == 1)
-            g_clear_pointer (&groups, cs_node_groups_free);
     }
-    if (groups == NULL)
+    else {
         groups = cs_node_groups_new_flat (p);
+    }
     chunk_el = tree_chunk_bytes (args, n_nodes, size.recv_bytes) / esize;
 
     sched = cs_schedule_new (args->op, p, root < 0 ? 0 : root, args->size_bytes, args->dtype,
