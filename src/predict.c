@@ -172,8 +172,18 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
 /* Above this many estimated steps, a prediction extends smaller simulated sizes (see
  * cs_predict_one()). About 50 ms of simulation. */
 #define PREDICT_STEP_BUDGET 60000.0
+/* The budget is raised by this factor while three points are not yet on one line... */
+#define PREDICT_BUDGET_GROWTH 8.0
+/* ...up to this many steps (about 3.8 M steps: a second and some 200 MB). A point bigger still
+ * is extended from the largest three simulated sizes when their slopes agree within 5%
+ * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
+#define PREDICT_STEP_HARD_LIMIT (64.0 * PREDICT_STEP_BUDGET)
+/* Beyond a pebibyte a picosecond clock could overflow: such sizes are refused. */
+#define PREDICT_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
 /* Three points are on one line when their two slopes differ by at most this share. */
 #define PREDICT_LINEAR_TOLERANCE 0.005
+/* Past the hard step limit a point is extended when its slopes agree within this share. */
+#define PREDICT_LOOSE_TOLERANCE 0.05
 
 /* Builds and simulates one point with everything decided. */
 static gboolean
@@ -242,16 +252,29 @@ extend_prediction(const CsPrediction *a, const CsPrediction *b, CsOp op, gint64 
     out->extrapolated = TRUE;
 }
 
-/* Whether three predictions at increasing sizes lie on one line. */
+/* Whether three predictions at increasing sizes lie on one line in the bandwidth regime,
+ * their two slopes within @tolerance of each other. */
 static gboolean
-on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
+on_one_line_within(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c,
+                   double tolerance)
 {
     double s0 = (double)(b->result.time - a->result.time)
                 / (double)(b->size.size_bytes - a->size.size_bytes);
     double s1 = (double)(c->result.time - b->result.time)
                 / (double)(c->size.size_bytes - b->size.size_bytes);
 
-    return fabs(s1 - s0) <= PREDICT_LINEAR_TOLERANCE * fabs(s1);
+    /* Collinear points on a latency floor (slopes near zero) are not the bandwidth regime:
+     * the line must carry at least half of the time at the largest point. */
+    double intercept = (double)c->result.time - s1 * (double)c->size.size_bytes;
+
+    return s1 > 0 && fabs(s1 - s0) <= tolerance * fabs(s1)
+           && intercept <= 0.5 * (double)c->result.time;
+}
+
+static gboolean
+on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
+{
+    return on_one_line_within(a, b, c, PREDICT_LINEAR_TOLERANCE);
 }
 
 /* A large point from three smaller ones: 1/2, 3/4 and all of the largest whole number of
@@ -263,21 +286,40 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
                 double est_steps, CsPrediction *out, GError **error)
 {
     gint64 chunk = cs_algo_chunk_bytes(args);
+    /* Whole loops (ranks x channels x chunk) keep the pipeline's phase; when one loop is
+     * already beyond the budget (72 ranks, 32 channels), whole chunks per channel will do. */
     gint64 unit = (gint64)nranks * args->n_channels * chunk;
-    gint64 top
-        = (gint64)((double)size_bytes * PREDICT_STEP_BUDGET / est_steps) / (4 * unit) * (4 * unit);
+    if ((double)size_bytes * PREDICT_STEP_HARD_LIMIT / est_steps < 4.0 * unit)
+        unit = (gint64)args->n_channels * chunk;
+    gboolean simulated = FALSE;
     CsPrediction p[3];
-
-    if (top < 4 * unit || 2 * top > size_bytes)
-        return FALSE;
-    gint64 sizes[3] = { top / 2, 3 * (top / 4), top };
     gint64 events = 0;
-    for (int i = 0; i < 3; i++) {
-        if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
-            return FALSE;
-        events += p[i].result.n_events;
+
+    for (double budget = PREDICT_STEP_BUDGET; budget <= PREDICT_STEP_HARD_LIMIT;
+         budget *= PREDICT_BUDGET_GROWTH) {
+        gint64 top = (gint64)((double)size_bytes * budget / est_steps) / (4 * unit) * (4 * unit);
+        if (top < 4 * unit)
+            continue;
+        if (2 * top > size_bytes)
+            break;
+        gint64 sizes[3] = { top / 2, 3 * (top / 4), top };
+        for (int i = 0; i < 3; i++) {
+            if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
+                return FALSE;
+            events += p[i].result.n_events;
+        }
+        simulated = TRUE;
+        if (on_one_line(&p[0], &p[1], &p[2]))
+            break;
     }
-    if (!on_one_line(&p[0], &p[1], &p[2]))
+    /* Points that are not on one line are not yet the pipeline's steady state (a latency
+     * floor, a channel count still growing): extending them would print a wrong table, so the
+     * caller replays the point whole instead. Past the hard limit a looser line will do. */
+    if (!simulated)
+        return FALSE;
+    if (!on_one_line(&p[0], &p[1], &p[2])
+        && (est_steps <= PREDICT_STEP_HARD_LIMIT
+            || !on_one_line_within(&p[0], &p[1], &p[2], PREDICT_LOOSE_TOLERANCE)))
         return FALSE;
     extend_prediction(&p[1], &p[2], op, size_bytes, options->dtype, nranks, out);
     out->result.n_events = events;
@@ -294,8 +336,11 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
  * A large size (more than about 60,000 chunk steps) is not replayed chunk by chunk unless
  * options->exact: three sizes of 1/2, 3/4 and 1 times the largest whole number of loops
  * within that budget are simulated, and when their times lie on one line (slopes within
- * 1%: the pipeline's steady state) the point is extended on it, every part of the time
- * split on its own line (@out->extrapolated). Otherwise the point is simulated whole.
+ * 0.5%: the pipeline's steady state) the point is extended on it, every part of the time
+ * split on its own line (@out->extrapolated). Otherwise the budget grows 8-fold and the
+ * three points are tried again; a point still beyond about 3.8 M steps is extended when the
+ * largest three agree within 5%, and otherwise, like every smaller one, simulated whole
+ * (slow, never wrong). Sizes above 1 PiB are refused.
  *
  * Returns: TRUE with @out filled (its result keeps no per-rank array), or FALSE with the
  * algorithm's error (CS_SCHEDULE_ERROR_UNSUPPORTED: it cannot serve this case) or the
@@ -320,6 +365,12 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
                     "%d ranks asked but topology %s has %d", nranks, cs_topo_name(topo),
                     topo_ranks);
+        return FALSE;
+    }
+    if (size_bytes > PREDICT_MAX_BYTES) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                    "%" G_GINT64_FORMAT " bytes is beyond what collsim predicts (1 PiB)",
+                    size_bytes);
         return FALSE;
     }
     /* LL and LL128 need GPU ranks (models/protocol.c). */
@@ -354,10 +405,17 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         args.chunk_bytes = nccl_chunk_bytes(algo, op, proto);
 
     if (!options->exact && !options->engine.textbook) {
-        /* About two steps per chunk per rank (a send and a receive side). */
-        CsOpSize sz = cs_op_size(op, size_bytes, options->dtype, nranks);
-        double bytes = (double)MAX(sz.send_bytes, sz.recv_bytes);
-        double est_steps = 2.0 * nranks * MAX(1.0, bytes / (double)cs_algo_chunk_bytes(&args));
+        /* Steps grow linearly with the size once every channel has whole chunks: count them
+         * on a small probe schedule (an NVLS all-reduce on 72 ranks has P times the steps per
+         * chunk of a ring, so a formula per algorithm would not do). */
+        gint64 probe = MIN(size_bytes, 8 * (gint64)channels * cs_algo_chunk_bytes(&args));
+        CsAlgoArgs probe_args = args;
+        probe_args.size_bytes = probe;
+        g_autoptr(CsSchedule) probe_sched = cs_algo_build(algo, &probe_args, error);
+        if (probe_sched == NULL)
+            return FALSE;
+        double est_steps = (double)cs_schedule_n_steps(probe_sched)
+                           * ((double)size_bytes / (double)MAX(probe, 1));
         if (est_steps > PREDICT_STEP_BUDGET) {
             g_autoptr(GError) local = NULL;
             if (try_extrapolate(topo, op, size_bytes, algo, &args, options, nranks, est_steps, out,
