@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(gcc meson ninja-build pkg-config python3 libglib2.0-dev libcjson-dev libgsl-dev
-          openmpi-bin libopenmpi-dev)
+          openmpi-bin libopenmpi-dev clang-format)
 
 missing=()
 for p in "${packages[@]}"; do

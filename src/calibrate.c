@@ -16,7 +16,7 @@
 #include "algos/registry.h"
 #include "validate.h"
 
-G_DEFINE_QUARK (cs-calibrate-error-quark, cs_calibrate_error)
+G_DEFINE_QUARK(cs_calibrate_error_quark, cs_calibrate_error)
 
 /* A weak log-normal prior toward the topology's own (datasheet) values: one extra residual
  * PRIOR_WEIGHT * theta per free parameter, so moving a parameter by a factor e costs as much as
@@ -45,83 +45,85 @@ typedef struct {
 
 typedef struct {
     const CsTopo *base;
-    GArray *params;          /* CsCalibParam, every candidate */
-    int *free_index;         /* theta j -> params index */
+    GArray *params;  /* CsCalibParam, every candidate */
+    int *free_index; /* theta j -> params index */
     int n_free;
-    GArray *rows;            /* FitRow */
-    GError *error;           /* first prediction failure inside the fit */
+    GArray *rows;  /* FitRow */
+    GError *error; /* first prediction failure inside the fit */
 } FitCtx;
 
 static gboolean
-collect_rows (const CsTopo *topo, CsTrace *const *traces, int n_traces,
-              const CsPredictOptions *options, GArray *rows, GError **error)
+collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+             const CsPredictOptions *options, GArray *rows, GError **error)
 {
     for (int t = 0; t < n_traces; t++) {
         const CsTrace *trace = traces[t];
-        const char *origin = cs_trace_origin (trace);
+        const char *origin = cs_trace_origin(trace);
         CsOp op;
-        if (!cs_trace_op (trace, &op)) {
-            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                         "%s: cannot tell which collective it measured", origin);
+        if (!cs_trace_op(trace, &op)) {
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: cannot tell which collective it measured", origin);
             return FALSE;
         }
-        int nranks = cs_trace_n_ranks (trace);
-        if (nranks <= 0 || nranks > cs_topo_n_ranks (topo)) {
-            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                         "%s: %d ranks does not fit topology %s (%d GPUs)", origin, nranks,
-                         cs_topo_name (topo), cs_topo_n_ranks (topo));
+        int nranks = cs_trace_n_ranks(trace);
+        if (nranks <= 0 || nranks > cs_topo_n_ranks(topo)) {
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: %d ranks does not fit topology %s (%d GPUs)", origin, nranks,
+                        cs_topo_name(topo), cs_topo_n_ranks(topo));
             return FALSE;
         }
         g_autofree char *algo_name = NULL;
         g_autofree char *proto_name = NULL;
         int gpus_per_thread;
-        cs_validate_trace_settings (trace, &algo_name, &proto_name, &gpus_per_thread);
+        cs_validate_trace_settings(trace, &algo_name, &proto_name, &gpus_per_thread);
         const CsAlgo *forced_algo = NULL;
-        if (algo_name != NULL && (forced_algo = cs_algo_lookup (algo_name, error)) == NULL)
+        if (algo_name != NULL && (forced_algo = cs_algo_lookup(algo_name, error)) == NULL)
             return FALSE;
         int forced_proto = -1;
         if (proto_name != NULL) {
             CsProto p;
-            if (!cs_proto_from_name (proto_name, &p, error))
+            if (!cs_proto_from_name(proto_name, &p, error))
                 return FALSE;
             forced_proto = p;
         }
 
-        for (gsize i = 0; i < cs_trace_n_rows (trace); i++) {
-            const CsTraceRow *row = cs_trace_row (trace, i);
+        for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+            const CsTraceRow *row = cs_trace_row(trace, i);
             if (row->size_bytes <= 0 || !(row->out_of_place.time_us > 0))
                 continue;
-            FitRow fr = { .op = op, .size_bytes = row->size_bytes,
-                          .measured_us = row->out_of_place.time_us, .options = *options };
+            FitRow fr = { .op = op,
+                          .size_bytes = row->size_bytes,
+                          .measured_us = row->out_of_place.time_us,
+                          .options = *options };
             fr.options.nranks = nranks;
             if (options->engine.gpus_per_thread <= 0)
                 fr.options.engine.gpus_per_thread = gpus_per_thread;
             if (options->n_channels <= 0)
-                fr.options.n_channels = cs_validate_trace_channels (trace);
+                fr.options.n_channels = cs_validate_trace_channels(trace);
             CsDtype dtype;
-            if (cs_dtype_from_name (row->type, &dtype, NULL))
+            if (cs_dtype_from_name(row->type, &dtype, NULL))
                 fr.options.dtype = dtype;
             CsRedop redop;
-            if (cs_redop_from_name (row->redop, &redop, NULL))
+            if (cs_redop_from_name(row->redop, &redop, NULL))
                 fr.options.redop = redop;
-            if (cs_op_has_root (op) && row->root >= 0)
+            if (cs_op_has_root(op) && row->root >= 0)
                 fr.options.root = row->root;
 
             CsPrediction pred;
-            if (!cs_predict_best (topo, op, row->size_bytes, forced_algo, forced_proto,
-                                  &fr.options, &pred, error)) {
-                g_prefix_error (error, "%s:%d: ", origin, row->line);
+            if (!cs_predict_best(topo, op, row->size_bytes, forced_algo, forced_proto, &fr.options,
+                                 &pred, error)) {
+                g_prefix_error(error, "%s:%d: ", origin, row->line);
                 return FALSE;
             }
             fr.algo = pred.algo;
             fr.proto = pred.proto;
             fr.options.n_channels = pred.n_channels;
-            g_array_append_val (rows, fr);
+            g_array_append_val(rows, fr);
         }
     }
     if (rows->len == 0) {
-        g_set_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA,
-                     "no trace row with a positive size and a measured time");
+        g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA,
+                    "no trace row with a positive size and a measured time");
         return FALSE;
     }
     return TRUE;
@@ -129,54 +131,57 @@ collect_rows (const CsTopo *topo, CsTrace *const *traces, int n_traces,
 
 /* ---- Parameters ---- */
 
-static void
-add_param (GArray *params, CsParamKind kind, int index, double initial, const char *fmt, ...)
-    G_GNUC_PRINTF (5, 6);
+static void add_param(GArray *params, CsParamKind kind, int index, double initial, const char *fmt,
+                      ...) G_GNUC_PRINTF(5, 6);
 
 static void
-add_param (GArray *params, CsParamKind kind, int index, double initial, const char *fmt, ...)
+add_param(GArray *params, CsParamKind kind, int index, double initial, const char *fmt, ...)
 {
-    CsCalibParam p = { .kind = kind, .index = index, .initial = initial, .fitted = initial,
-                       .sigma = NAN, .free = TRUE };
+    CsCalibParam p = { .kind = kind,
+                       .index = index,
+                       .initial = initial,
+                       .fitted = initial,
+                       .sigma = NAN,
+                       .free = TRUE };
     va_list ap;
-    va_start (ap, fmt);
-    g_vsnprintf (p.name, sizeof p.name, fmt, ap);
-    va_end (ap);
-    g_array_append_val (params, p);
+    va_start(ap, fmt);
+    g_vsnprintf(p.name, sizeof p.name, fmt, ap);
+    va_end(ap);
+    g_array_append_val(params, p);
 }
 
 /* The current per-hop latency of @proto on @cls for @topo. */
 static double
-hop_latency (const CsTopo *topo, int proto, CsLinkClass cls)
+hop_latency(const CsTopo *topo, int proto, CsLinkClass cls)
 {
-    double s = cs_topo_hop_latency_override (topo, proto, cls);
-    return s >= 0 ? s : cs_proto_info ((CsProto) proto)->hop_latency_s[cls];
+    double s = cs_topo_hop_latency_override(topo, proto, cls);
+    return s >= 0 ? s : cs_proto_info((CsProto)proto)->hop_latency_s[cls];
 }
 
 /* Candidates: what the rows can see. Link kinds on the routes between the ranks used, the
  * protocols the rows run with on the link classes those routes cross, and the GPU costs. */
 static void
-candidate_params (const CsTopo *topo, const GArray *rows, GArray *params)
+candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
 {
     int max_ranks = 0;
     gboolean proto_used[CS_N_PROTOS] = { FALSE };
     for (guint i = 0; i < rows->len; i++) {
-        const FitRow *r = &g_array_index (rows, FitRow, i);
-        max_ranks = MAX (max_ranks, r->options.nranks);
+        const FitRow *r = &g_array_index(rows, FitRow, i);
+        max_ranks = MAX(max_ranks, r->options.nranks);
         proto_used[r->proto] = TRUE;
     }
     double alpha_sum[CS_N_LINK_KINDS] = { 0 };
     double bw_sum[CS_N_LINK_KINDS] = { 0 };
     int n_kind[CS_N_LINK_KINDS] = { 0 };
     gboolean class_used[CS_N_LINK_CLASSES] = { FALSE };
-    g_autofree gboolean *seen = g_new0 (gboolean, cs_topo_n_links (topo));
+    g_autofree gboolean *seen = g_new0(gboolean, cs_topo_n_links(topo));
     for (int a = 0; a < max_ranks; a++) {
         for (int b = 0; b < max_ranks; b++) {
-            const CsRoute *route = cs_topo_route (topo, a, b);
+            const CsRoute *route = cs_topo_route(topo, a, b);
             for (int k = 0; k < route->n_links; k++) {
                 const int li = route->links[k];
-                const CsLink *l = cs_topo_link (topo, li);
-                class_used[cs_link_kind_class (l->kind)] = TRUE;
+                const CsLink *l = cs_topo_link(topo, li);
+                class_used[cs_link_kind_class(l->kind)] = TRUE;
                 if (seen[li])
                     continue;
                 seen[li] = TRUE;
@@ -189,43 +194,41 @@ candidate_params (const CsTopo *topo, const GArray *rows, GArray *params)
     for (int k = 0; k < CS_N_LINK_KINDS; k++) {
         if (n_kind[k] == 0)
             continue;
-        const char *kind = cs_link_kind_name ((CsLinkKind) k);
-        add_param (params, CS_PARAM_LINK_BW, k, bw_sum[k] / n_kind[k], "%s.bandwidth", kind);
+        const char *kind = cs_link_kind_name((CsLinkKind)k);
+        add_param(params, CS_PARAM_LINK_BW, k, bw_sum[k] / n_kind[k], "%s.bandwidth", kind);
         /* A kind whose alpha is 0 everywhere has no scale to fit. */
         if (alpha_sum[k] > 0)
-            add_param (params, CS_PARAM_LINK_ALPHA, k, alpha_sum[k] / n_kind[k], "%s.alpha",
-                       kind);
+            add_param(params, CS_PARAM_LINK_ALPHA, k, alpha_sum[k] / n_kind[k], "%s.alpha", kind);
     }
     for (int p = 0; p < CS_N_PROTOS; p++) {
         if (!proto_used[p])
             continue;
         for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
-            const double s = hop_latency (topo, p, (CsLinkClass) c);
+            const double s = hop_latency(topo, p, (CsLinkClass)c);
             if (class_used[c] && s > 0)
-                add_param (params, CS_PARAM_HOP_LATENCY, p * CS_N_LINK_CLASSES + c, s,
-                           "%s.hop.%s", cs_proto_name ((CsProto) p),
-                           cs_link_class_name ((CsLinkClass) c));
+                add_param(params, CS_PARAM_HOP_LATENCY, p * CS_N_LINK_CLASSES + c, s, "%s.hop.%s",
+                          cs_proto_name((CsProto)p), cs_link_class_name((CsLinkClass)c));
         }
     }
-    const CsGpuSpec *gpu = cs_topo_rank_gpu (topo, 0);
+    const CsGpuSpec *gpu = cs_topo_rank_gpu(topo, 0);
     if (gpu->launch_s > 0)
-        add_param (params, CS_PARAM_LAUNCH, 0, gpu->launch_s, "gpu.launch");
+        add_param(params, CS_PARAM_LAUNCH, 0, gpu->launch_s, "gpu.launch");
     if (gpu->step_overhead_s > 0)
-        add_param (params, CS_PARAM_STEP_OVERHEAD, 0, gpu->step_overhead_s, "gpu.step_overhead");
+        add_param(params, CS_PARAM_STEP_OVERHEAD, 0, gpu->step_overhead_s, "gpu.step_overhead");
     if (gpu->reduce_Bps > 0)
-        add_param (params, CS_PARAM_REDUCE_BW, 0, gpu->reduce_Bps, "gpu.reduce_bandwidth");
+        add_param(params, CS_PARAM_REDUCE_BW, 0, gpu->reduce_Bps, "gpu.reduce_bandwidth");
     if (gpu->copy_Bps > 0)
-        add_param (params, CS_PARAM_COPY_BW, 0, gpu->copy_Bps, "gpu.copy_bandwidth");
+        add_param(params, CS_PARAM_COPY_BW, 0, gpu->copy_Bps, "gpu.copy_bandwidth");
 }
 
 /* The topology for parameter values @values (one per params entry). */
 static CsTopo *
-apply_params (const CsTopo *base, const GArray *params, const double *values)
+apply_params(const CsTopo *base, const GArray *params, const double *values)
 {
     CsTopoAdjust adj;
-    cs_topo_adjust_init (&adj);
+    cs_topo_adjust_init(&adj);
     for (guint i = 0; i < params->len; i++) {
-        const CsCalibParam *p = &g_array_index (params, CsCalibParam, i);
+        const CsCalibParam *p = &g_array_index(params, CsCalibParam, i);
         const double scale = values[i] / p->initial;
         switch (p->kind) {
         case CS_PARAM_LINK_ALPHA:
@@ -252,75 +255,75 @@ apply_params (const CsTopo *base, const GArray *params, const double *values)
             break;
         case CS_N_PARAM_KINDS:
         default:
-            g_assert_not_reached ();
+            g_assert_not_reached();
         }
     }
-    return cs_topo_adjust (base, &adj);
+    return cs_topo_adjust(base, &adj);
 }
 
 /* Parameter values for free-parameter vector @theta (fixed ones at their initial value). */
 static void
-values_from_theta (const FitCtx *ctx, const gsl_vector *theta, double *values)
+values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
 {
     for (guint i = 0; i < ctx->params->len; i++)
-        values[i] = g_array_index (ctx->params, CsCalibParam, i).initial;
+        values[i] = g_array_index(ctx->params, CsCalibParam, i).initial;
     for (int j = 0; j < ctx->n_free; j++) {
         const int i = ctx->free_index[j];
-        const double t = CLAMP (gsl_vector_get (theta, j), -THETA_LIMIT, THETA_LIMIT);
-        values[i] *= exp (t);
+        const double t = CLAMP(gsl_vector_get(theta, j), -THETA_LIMIT, THETA_LIMIT);
+        values[i] *= exp(t);
     }
 }
 
 /* ---- Residuals ---- */
 
 static gboolean
-residuals_for (FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
+residuals_for(FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
 {
     for (guint i = 0; i < ctx->rows->len; i++) {
-        const FitRow *r = &g_array_index (ctx->rows, FitRow, i);
+        const FitRow *r = &g_array_index(ctx->rows, FitRow, i);
         CsPrediction pred;
-        g_autoptr (GError) local = NULL;
-        if (!cs_predict_one (topo, r->op, r->size_bytes, r->algo, r->proto, &r->options, &pred,
-                             &local)) {
+        g_autoptr(GError) local = NULL;
+        if (!cs_predict_one(topo, r->op, r->size_bytes, r->algo, r->proto, &r->options, &pred,
+                            &local)) {
             if (ctx->error == NULL)
-                ctx->error = g_steal_pointer (&local);
+                ctx->error = g_steal_pointer(&local);
             return FALSE;
         }
-        gsl_vector_set (f, i, (pred.time_us - r->measured_us) / r->measured_us);
+        gsl_vector_set(f, i, (pred.time_us - r->measured_us) / r->measured_us);
     }
     return TRUE;
 }
 
 static int
-fit_f (const gsl_vector *theta, void *data, gsl_vector *f)
+fit_f(const gsl_vector *theta, void *data, gsl_vector *f)
 {
     FitCtx *ctx = data;
-    g_autofree double *values = g_new (double, ctx->params->len);
-    values_from_theta (ctx, theta, values);
-    g_autoptr (CsTopo) topo = apply_params (ctx->base, ctx->params, values);
-    gsl_vector_view rows = gsl_vector_subvector (f, 0, ctx->rows->len);
-    if (!residuals_for (ctx, topo, &rows.vector))
+    g_autofree double *values = g_new(double, ctx->params->len);
+    values_from_theta(ctx, theta, values);
+    g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
+    gsl_vector_view rows = gsl_vector_subvector(f, 0, ctx->rows->len);
+    if (!residuals_for(ctx, topo, &rows.vector))
         return GSL_EBADFUNC;
     for (int j = 0; j < ctx->n_free; j++)
-        gsl_vector_set (f, ctx->rows->len + j, PRIOR_WEIGHT * gsl_vector_get (theta, j));
+        gsl_vector_set(f, ctx->rows->len + j, PRIOR_WEIGHT * gsl_vector_get(theta, j));
     return GSL_SUCCESS;
 }
 
 static double
-rms (const gsl_vector *f)
+rms(const gsl_vector *f)
 {
-    return gsl_blas_dnrm2 (f) / sqrt ((double) f->size);
+    return gsl_blas_dnrm2(f) / sqrt((double)f->size);
 }
 
 /* ---- The fit ---- */
 
 static gboolean
-param_selected (const CsCalibParam *p, const char *const *only)
+param_selected(const CsCalibParam *p, const char *const *only)
 {
     if (only == NULL)
         return TRUE;
     for (int i = 0; only[i] != NULL; i++)
-        if (g_str_has_prefix (p->name, only[i]))
+        if (g_str_has_prefix(p->name, only[i]))
             return TRUE;
     return FALSE;
 }
@@ -328,33 +331,33 @@ param_selected (const CsCalibParam *p, const char *const *only)
 /* Columns of the Jacobian that are zero: parameters no row can see (a reduction rate for an
  * all-gather trace). They are fixed rather than left to drift. */
 static void
-drop_invisible (FitCtx *ctx, const gsl_vector *f0)
+drop_invisible(FitCtx *ctx, const gsl_vector *f0)
 {
-    const int n = (int) ctx->rows->len;
-    g_autofree double *values = g_new (double, ctx->params->len);
-    g_autoptr (GArray) keep = g_array_new (FALSE, FALSE, sizeof (int));
-    gsl_vector *f = gsl_vector_alloc (n);
-    gsl_vector *theta = gsl_vector_calloc (ctx->n_free);
+    const int n = (int)ctx->rows->len;
+    g_autofree double *values = g_new(double, ctx->params->len);
+    g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(int));
+    gsl_vector *f = gsl_vector_alloc(n);
+    gsl_vector *theta = gsl_vector_calloc(ctx->n_free);
     for (int j = 0; j < ctx->n_free; j++) {
-        gsl_vector_set_zero (theta);
-        gsl_vector_set (theta, j, 0.05);
-        values_from_theta (ctx, theta, values);
-        g_autoptr (CsTopo) topo = apply_params (ctx->base, ctx->params, values);
+        gsl_vector_set_zero(theta);
+        gsl_vector_set(theta, j, 0.05);
+        values_from_theta(ctx, theta, values);
+        g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
         double change = 0;
-        if (residuals_for (ctx, topo, f)) {
+        if (residuals_for(ctx, topo, f)) {
             for (int i = 0; i < n; i++)
-                change = MAX (change, fabs (gsl_vector_get (f, i) - gsl_vector_get (f0, i)));
+                change = MAX(change, fabs(gsl_vector_get(f, i) - gsl_vector_get(f0, i)));
         }
         if (change > 1e-7)
-            g_array_append_val (keep, ctx->free_index[j]);
+            g_array_append_val(keep, ctx->free_index[j]);
         else
-            g_array_index (ctx->params, CsCalibParam, ctx->free_index[j]).free = FALSE;
+            g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]).free = FALSE;
     }
-    gsl_vector_free (theta);
-    gsl_vector_free (f);
-    ctx->n_free = (int) keep->len;
+    gsl_vector_free(theta);
+    gsl_vector_free(f);
+    ctx->n_free = (int)keep->len;
     if (keep->len > 0)
-        memcpy (ctx->free_index, keep->data, keep->len * sizeof (int));
+        memcpy(ctx->free_index, keep->data, keep->len * sizeof(int));
 }
 
 /**
@@ -364,141 +367,141 @@ drop_invisible (FitCtx *ctx, const gsl_vector *f0)
  * the parameters; the rows' residuals are (predicted - measured) / measured time.
  */
 CsCalibration *
-cs_calibrate_fit (const CsTopo *topo, CsTrace *const *traces, int n_traces,
-                  const CsPredictOptions *options, const char *const *only, GError **error)
+cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+                 const CsPredictOptions *options, const char *const *only, GError **error)
 {
-    g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (FitRow));
-    if (!collect_rows (topo, traces, n_traces, options, rows, error))
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FitRow));
+    if (!collect_rows(topo, traces, n_traces, options, rows, error))
         return NULL;
 
-    g_autoptr (CsCalibration) cal = g_new0 (CsCalibration, 1);
-    cal->params = g_array_new (FALSE, FALSE, sizeof (CsCalibParam));
-    candidate_params (topo, rows, cal->params);
+    g_autoptr(CsCalibration) cal = g_new0(CsCalibration, 1);
+    cal->params = g_array_new(FALSE, FALSE, sizeof(CsCalibParam));
+    candidate_params(topo, rows, cal->params);
 
     /* A name in @only that selects nothing is a typo, not a request to fit nothing. */
     for (int k = 0; only != NULL && only[k] != NULL; k++) {
         const char *const one[] = { only[k], NULL };
         gboolean any = FALSE;
         for (guint i = 0; i < cal->params->len && !any; i++)
-            any = param_selected (&g_array_index (cal->params, CsCalibParam, i), one);
+            any = param_selected(&g_array_index(cal->params, CsCalibParam, i), one);
         if (!any) {
-            g_autoptr (GString) names = g_string_new (NULL);
+            g_autoptr(GString) names = g_string_new(NULL);
             for (guint i = 0; i < cal->params->len; i++)
-                g_string_append_printf (names, "%s%s", i > 0 ? ", " : "",
-                                        g_array_index (cal->params, CsCalibParam, i).name);
-            g_set_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS,
-                         "\"%s\" names no parameter of these traces (%s)", only[k], names->str);
+                g_string_append_printf(names, "%s%s", i > 0 ? ", " : "",
+                                       g_array_index(cal->params, CsCalibParam, i).name);
+            g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS,
+                        "\"%s\" names no parameter of these traces (%s)", only[k], names->str);
             return NULL;
         }
     }
 
     FitCtx ctx = { .base = topo, .params = cal->params, .rows = rows };
-    ctx.free_index = g_new (int, cal->params->len);
+    ctx.free_index = g_new(int, cal->params->len);
     for (guint i = 0; i < cal->params->len; i++) {
-        CsCalibParam *p = &g_array_index (cal->params, CsCalibParam, i);
-        p->free = param_selected (p, only);
+        CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
+        p->free = param_selected(p, only);
         if (p->free)
-            ctx.free_index[ctx.n_free++] = (int) i;
+            ctx.free_index[ctx.n_free++] = (int)i;
     }
 
-    const int n = (int) rows->len;
-    gsl_vector *f0 = gsl_vector_alloc (n);
-    gboolean ok = residuals_for (&ctx, topo, f0);
+    const int n = (int)rows->len;
+    gsl_vector *f0 = gsl_vector_alloc(n);
+    gboolean ok = residuals_for(&ctx, topo, f0);
     if (ok) {
-        cal->rms_before = rms (f0);
-        drop_invisible (&ctx, f0);
+        cal->rms_before = rms(f0);
+        drop_invisible(&ctx, f0);
     }
-    gsl_vector_free (f0);
+    gsl_vector_free(f0);
     if (!ok) {
-        g_propagate_error (error, ctx.error);
-        g_free (ctx.free_index);
+        g_propagate_error(error, ctx.error);
+        g_free(ctx.free_index);
         return NULL;
     }
     cal->n_rows = n;
     const int p = ctx.n_free;
     if (p == 0 || n < p) {
-        g_set_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA,
-                     "%d measured rows cannot determine %d parameters%s", n, p,
-                     p == 0 ? " (no selected parameter changes any prediction)" : "");
-        g_free (ctx.free_index);
+        g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA,
+                    "%d measured rows cannot determine %d parameters%s", n, p,
+                    p == 0 ? " (no selected parameter changes any prediction)" : "");
+        g_free(ctx.free_index);
         return NULL;
     }
 
-    gsl_multifit_nlinear_parameters fit_params = gsl_multifit_nlinear_default_parameters ();
+    gsl_multifit_nlinear_parameters fit_params = gsl_multifit_nlinear_default_parameters();
     /* Simulated times are whole picoseconds: the finite-difference step must move them by
      * far more than one. A 1e-4 relative step moves a 1 us prediction by 100 ps. */
     fit_params.h_df = 1e-4;
-    gsl_multifit_nlinear_fdf fdf = { .f = fit_f, .df = NULL, .fvv = NULL,
-                                     .n = (size_t) (n + p), .p = (size_t) p, .params = &ctx };
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = fit_f, .df = NULL, .fvv = NULL, .n = (size_t)(n + p), .p = (size_t)p, .params = &ctx
+    };
     gsl_multifit_nlinear_workspace *w
-        = gsl_multifit_nlinear_alloc (gsl_multifit_nlinear_trust, &fit_params, n + p, p);
-    gsl_vector *theta0 = gsl_vector_calloc (p);
-    gsl_multifit_nlinear_init (theta0, &fdf, w);
+        = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fit_params, n + p, p);
+    gsl_vector *theta0 = gsl_vector_calloc(p);
+    gsl_multifit_nlinear_init(theta0, &fdf, w);
     int info = 0;
-    int status = gsl_multifit_nlinear_driver (100, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
-    gsl_vector_free (theta0);
+    int status = gsl_multifit_nlinear_driver(100, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
+    gsl_vector_free(theta0);
     if (ctx.error != NULL) {
-        gsl_multifit_nlinear_free (w);
-        g_propagate_error (error, ctx.error);
-        g_free (ctx.free_index);
+        gsl_multifit_nlinear_free(w);
+        g_propagate_error(error, ctx.error);
+        g_free(ctx.free_index);
         return NULL;
     }
     /* GSL_EMAXITER still leaves the best point found; anything else is a failure. */
     if (status != GSL_SUCCESS && status != GSL_EMAXITER) {
-        g_set_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_FIT,
-                     "the fit did not converge: %s", gsl_strerror (status));
-        gsl_multifit_nlinear_free (w);
-        g_free (ctx.free_index);
+        g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_FIT,
+                    "the fit did not converge: %s", gsl_strerror(status));
+        gsl_multifit_nlinear_free(w);
+        g_free(ctx.free_index);
         return NULL;
     }
 
-    const gsl_vector *theta = gsl_multifit_nlinear_position (w);
+    const gsl_vector *theta = gsl_multifit_nlinear_position(w);
     /* The rows' residuals, without the prior's. */
     gsl_vector_const_view f_rows
-        = gsl_vector_const_subvector (gsl_multifit_nlinear_residual (w), 0, n);
+        = gsl_vector_const_subvector(gsl_multifit_nlinear_residual(w), 0, n);
     const gsl_vector *f = &f_rows.vector;
-    cal->rms_after = rms (f);
-    cal->iterations = (int) gsl_multifit_nlinear_niter (w);
+    cal->rms_after = rms(f);
+    cal->iterations = (int)gsl_multifit_nlinear_niter(w);
 
-    gsl_matrix *covar = gsl_matrix_alloc (p, p);
-    gsl_multifit_nlinear_covar (gsl_multifit_nlinear_jac (w), 0.0, covar);
+    gsl_matrix *covar = gsl_matrix_alloc(p, p);
+    gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, covar);
     double chisq;
-    gsl_blas_ddot (f, f, &chisq);
+    gsl_blas_ddot(f, f, &chisq);
     const double dof = n > p ? n - p : 1;
 
-    g_autofree double *values = g_new (double, cal->params->len);
-    values_from_theta (&ctx, theta, values);
+    g_autofree double *values = g_new(double, cal->params->len);
+    values_from_theta(&ctx, theta, values);
     for (int j = 0; j < p; j++) {
-        CsCalibParam *cp = &g_array_index (cal->params, CsCalibParam, ctx.free_index[j]);
-        const double var = gsl_matrix_get (covar, j, j);
-        const double sigma_log = var > 0 ? sqrt (var * chisq / dof) : NAN;
+        CsCalibParam *cp = &g_array_index(cal->params, CsCalibParam, ctx.free_index[j]);
+        const double var = gsl_matrix_get(covar, j, j);
+        const double sigma_log = var > 0 ? sqrt(var * chisq / dof) : NAN;
         /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact";
          * and beyond one e-fold in log space the linearised sigma means nothing either: the
          * data cannot tell this parameter from another. */
-        cp->sigma = sigma_log > 0 && sigma_log < 1.0 ? values[ctx.free_index[j]] * sigma_log
-                                                     : NAN;
-        cp->at_bound = fabs (gsl_vector_get (theta, j)) >= THETA_LIMIT - 1e-9;
+        cp->sigma = sigma_log > 0 && sigma_log < 1.0 ? values[ctx.free_index[j]] * sigma_log : NAN;
+        cp->at_bound = fabs(gsl_vector_get(theta, j)) >= THETA_LIMIT - 1e-9;
     }
     for (guint i = 0; i < cal->params->len; i++)
-        g_array_index (cal->params, CsCalibParam, i).fitted = values[i];
-    cal->topo = apply_params (topo, cal->params, values);
+        g_array_index(cal->params, CsCalibParam, i).fitted = values[i];
+    cal->topo = apply_params(topo, cal->params, values);
 
-    gsl_matrix_free (covar);
-    gsl_multifit_nlinear_free (w);
-    g_free (ctx.free_index);
-    return g_steal_pointer (&cal);
+    gsl_matrix_free(covar);
+    gsl_multifit_nlinear_free(w);
+    g_free(ctx.free_index);
+    return g_steal_pointer(&cal);
 }
 
 void
-cs_calibration_free (CsCalibration *calibration)
+cs_calibration_free(CsCalibration *calibration)
 {
     if (calibration == NULL)
         return;
     if (calibration->params != NULL)
-        g_array_unref (calibration->params);
+        g_array_unref(calibration->params);
     if (calibration->topo != NULL)
-        cs_topo_unref (calibration->topo);
-    g_free (calibration);
+        cs_topo_unref(calibration->topo);
+    g_free(calibration);
 }
 
 /* ---- Output ---- */
@@ -510,62 +513,62 @@ cs_calibration_free (CsCalibration *calibration)
  * every parameter beside its datasheet value.
  */
 char *
-cs_calibration_to_json (const CsCalibration *calibration, const CsTopo *datasheet,
-                        CsTrace *const *traces, int n_traces)
+cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet,
+                       CsTrace *const *traces, int n_traces)
 {
-    g_autofree char *text = cs_topo_to_json (calibration->topo);
-    cJSON *root = cJSON_Parse (text);
-    g_assert (root != NULL);
+    g_autofree char *text = cs_topo_to_json(calibration->topo);
+    cJSON *root = cJSON_Parse(text);
+    g_assert(root != NULL);
 
-    g_autofree char *description = g_strdup_printf (
+    g_autofree char *description = g_strdup_printf(
         "CALIBRATED by 'collsim calibrate' from %d trace(s) (see calibrated_from): the "
         "parameters listed under calibration are FITTED to measurements, not datasheet "
         "figures. Datasheet topology %s: %s",
-        n_traces, cs_topo_name (datasheet), cs_topo_description (datasheet));
-    cJSON_ReplaceItemInObject (root, "description", cJSON_CreateString (description));
-    g_autofree char *name = g_strdup_printf ("%s-calibrated", cs_topo_name (datasheet));
-    cJSON_ReplaceItemInObject (root, "name", cJSON_CreateString (name));
+        n_traces, cs_topo_name(datasheet), cs_topo_description(datasheet));
+    cJSON_ReplaceItemInObject(root, "description", cJSON_CreateString(description));
+    g_autofree char *name = g_strdup_printf("%s-calibrated", cs_topo_name(datasheet));
+    cJSON_ReplaceItemInObject(root, "name", cJSON_CreateString(name));
 
-    cJSON *from = cJSON_AddArrayToObject (root, "calibrated_from");
+    cJSON *from = cJSON_AddArrayToObject(root, "calibrated_from");
     for (int t = 0; t < n_traces; t++) {
-        cJSON *o = cJSON_CreateObject ();
-        cJSON_AddStringToObject (o, "trace", cs_trace_origin (traces[t]));
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "trace", cs_trace_origin(traces[t]));
         CsOp op;
-        if (cs_trace_op (traces[t], &op))
-            cJSON_AddStringToObject (o, "collective", cs_op_name (op));
-        cJSON_AddNumberToObject (o, "ranks", cs_trace_n_ranks (traces[t]));
-        cJSON_AddNumberToObject (o, "rows", (double) cs_trace_n_rows (traces[t]));
-        cJSON_AddItemToArray (from, o);
+        if (cs_trace_op(traces[t], &op))
+            cJSON_AddStringToObject(o, "collective", cs_op_name(op));
+        cJSON_AddNumberToObject(o, "ranks", cs_trace_n_ranks(traces[t]));
+        cJSON_AddNumberToObject(o, "rows", (double)cs_trace_n_rows(traces[t]));
+        cJSON_AddItemToArray(from, o);
     }
-    cJSON *cal = cJSON_AddObjectToObject (root, "calibration");
-    cJSON_AddStringToObject (cal, "method",
-                             "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the "
-                             "relative time error of every row; 1-sigma uncertainties from "
-                             "the covariance scaled by the residual variance");
-    cJSON_AddNumberToObject (cal, "rows", calibration->n_rows);
-    cJSON_AddNumberToObject (cal, "rms_relative_error_before", calibration->rms_before);
-    cJSON_AddNumberToObject (cal, "rms_relative_error_after", calibration->rms_after);
-    cJSON *params = cJSON_AddArrayToObject (cal, "parameters");
+    cJSON *cal = cJSON_AddObjectToObject(root, "calibration");
+    cJSON_AddStringToObject(cal, "method",
+                            "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the "
+                            "relative time error of every row; 1-sigma uncertainties from "
+                            "the covariance scaled by the residual variance");
+    cJSON_AddNumberToObject(cal, "rows", calibration->n_rows);
+    cJSON_AddNumberToObject(cal, "rms_relative_error_before", calibration->rms_before);
+    cJSON_AddNumberToObject(cal, "rms_relative_error_after", calibration->rms_after);
+    cJSON *params = cJSON_AddArrayToObject(cal, "parameters");
     for (guint i = 0; i < calibration->params->len; i++) {
-        const CsCalibParam *p = &g_array_index (calibration->params, CsCalibParam, i);
-        cJSON *o = cJSON_CreateObject ();
-        cJSON_AddStringToObject (o, "name", p->name);
-        cJSON_AddNumberToObject (o, "datasheet", p->initial);
-        cJSON_AddNumberToObject (o, "fitted", p->fitted);
-        if (!isnan (p->sigma))
-            cJSON_AddNumberToObject (o, "sigma", p->sigma);
-        cJSON_AddBoolToObject (o, "free", p->free);
-        cJSON_AddBoolToObject (o, "at_bound", p->at_bound);
-        cJSON_AddStringToObject (o, "unit",
-                                 p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
-                                         || p->kind == CS_PARAM_COPY_BW
-                                     ? "B/s"
-                                     : "s");
-        cJSON_AddItemToArray (params, o);
+        const CsCalibParam *p = &g_array_index(calibration->params, CsCalibParam, i);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", p->name);
+        cJSON_AddNumberToObject(o, "datasheet", p->initial);
+        cJSON_AddNumberToObject(o, "fitted", p->fitted);
+        if (!isnan(p->sigma))
+            cJSON_AddNumberToObject(o, "sigma", p->sigma);
+        cJSON_AddBoolToObject(o, "free", p->free);
+        cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
+        cJSON_AddStringToObject(o, "unit",
+                                p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
+                                        || p->kind == CS_PARAM_COPY_BW
+                                    ? "B/s"
+                                    : "s");
+        cJSON_AddItemToArray(params, o);
     }
-    char *out = cJSON_Print (root);
-    char *result = g_strdup (out);
-    cJSON_free (out);
-    cJSON_Delete (root);
+    char *out = cJSON_Print(root);
+    char *result = g_strdup(out);
+    cJSON_free(out);
+    cJSON_Delete(root);
     return result;
 }

@@ -12,23 +12,23 @@
 
 G_BEGIN_DECLS
 
-#define CS_CALIBRATE_ERROR (cs_calibrate_error_quark ())
-GQuark cs_calibrate_error_quark (void);
+#define CS_CALIBRATE_ERROR (cs_calibrate_error_quark())
+GQuark cs_calibrate_error_quark(void);
 
 typedef enum {
-    CS_CALIBRATE_ERROR_NO_DATA,      /* no usable row, or nothing to fit */
-    CS_CALIBRATE_ERROR_FIT,          /* GSL did not converge */
-    CS_CALIBRATE_ERROR_PARAMS,       /* a name given to fit matches no parameter */
+    CS_CALIBRATE_ERROR_NO_DATA, /* no usable row, or nothing to fit */
+    CS_CALIBRATE_ERROR_FIT,     /* GSL did not converge */
+    CS_CALIBRATE_ERROR_PARAMS,  /* a name given to fit matches no parameter */
 } CsCalibrateError;
 
 typedef enum {
-    CS_PARAM_LINK_ALPHA,             /* s: alpha of every link of one kind */
-    CS_PARAM_LINK_BW,                /* bytes/s: usable per-lane bandwidth of one kind */
-    CS_PARAM_HOP_LATENCY,            /* s: one protocol's per-hop latency on one link class */
-    CS_PARAM_LAUNCH,                 /* s: GPU launch */
-    CS_PARAM_STEP_OVERHEAD,          /* s: per step */
-    CS_PARAM_REDUCE_BW,              /* bytes/s: GPU reduction rate */
-    CS_PARAM_COPY_BW,                /* bytes/s: GPU local copy rate */
+    CS_PARAM_LINK_ALPHA,    /* s: alpha of every link of one kind */
+    CS_PARAM_LINK_BW,       /* bytes/s: usable per-lane bandwidth of one kind */
+    CS_PARAM_HOP_LATENCY,   /* s: one protocol's per-hop latency on one link class */
+    CS_PARAM_LAUNCH,        /* s: GPU launch */
+    CS_PARAM_STEP_OVERHEAD, /* s: per step */
+    CS_PARAM_REDUCE_BW,     /* bytes/s: GPU reduction rate */
+    CS_PARAM_COPY_BW,       /* bytes/s: GPU local copy rate */
     CS_N_PARAM_KINDS
 } CsParamKind;
 
@@ -38,14 +38,14 @@ typedef enum {
  */
 typedef struct {
     CsParamKind kind;
-    int index;                       /* CsLinkKind, or proto * CS_N_LINK_CLASSES + class */
-    char name[48];                   /* "nvswitch.bandwidth", "Simple.hop.nvlink", "gpu.launch" */
-    double initial;                  /* the topology's value (s or bytes/s) */
-    double fitted;                   /* after the fit */
-    double sigma;                    /* 1-sigma uncertainty of @fitted, same unit; NaN if not
-                                      * identifiable from the data */
-    gboolean free;                   /* FALSE: the data do not constrain it; kept at @initial */
-    gboolean at_bound;               /* the fit ran into the e^4 (55x) limit of its range */
+    int index;         /* CsLinkKind, or proto * CS_N_LINK_CLASSES + class */
+    char name[48];     /* "nvswitch.bandwidth", "Simple.hop.nvlink", "gpu.launch" */
+    double initial;    /* the topology's value (s or bytes/s) */
+    double fitted;     /* after the fit */
+    double sigma;      /* 1-sigma uncertainty of @fitted, same unit; NaN if not
+                        * identifiable from the data */
+    gboolean free;     /* FALSE: the data do not constrain it; kept at @initial */
+    gboolean at_bound; /* the fit ran into the e^4 (55x) limit of its range */
 } CsCalibParam;
 
 /**
@@ -53,27 +53,27 @@ typedef struct {
  * The outcome of one fit.
  */
 typedef struct {
-    GArray *params;                  /* CsCalibParam */
-    CsTopo *topo;                    /* the topology with the fitted values (owned) */
-    int n_rows;                      /* residuals fitted */
+    GArray *params; /* CsCalibParam */
+    CsTopo *topo;   /* the topology with the fitted values (owned) */
+    int n_rows;     /* residuals fitted */
     int iterations;
-    double rms_before;               /* rms relative time error before the fit */
-    double rms_after;                /* and after */
+    double rms_before; /* rms relative time error before the fit */
+    double rms_after;  /* and after */
 } CsCalibration;
 
 /* Fits @topo to @traces (all rows with a positive size and time). @only, when non-NULL, is a
  * NULL-terminated list of parameter names (or prefixes such as "gpu." or "Simple.") to fit;
  * the others stay at their topology values. Returns: (transfer full) (nullable). */
-CsCalibration *cs_calibrate_fit (const CsTopo *topo, CsTrace *const *traces, int n_traces,
-                                 const CsPredictOptions *options, const char *const *only,
-                                 GError **error);
-void cs_calibration_free (CsCalibration *calibration);
+CsCalibration *cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+                                const CsPredictOptions *options, const char *const *only,
+                                GError **error);
+void cs_calibration_free(CsCalibration *calibration);
 
 /* The fitted topology as JSON, with a `calibrated_from` record of @traces and a `calibration`
  * record of every parameter (datasheet value, fitted value, uncertainty). (transfer full) */
-char *cs_calibration_to_json (const CsCalibration *calibration, const CsTopo *datasheet,
-                              CsTrace *const *traces, int n_traces);
+char *cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet,
+                             CsTrace *const *traces, int n_traces);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsCalibration, cs_calibration_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsCalibration, cs_calibration_free)
 
 G_END_DECLS

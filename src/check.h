@@ -14,16 +14,16 @@ G_BEGIN_DECLS
  * What the symbolic run found besides correctness.
  */
 typedef struct {
-    int n_rounds;            /* longest chain of dependent communication steps */
-    gint64 n_messages;       /* messages sent, all ranks */
-    gint64 bytes_sent;       /* bytes: sent, all ranks */
+    int n_rounds;      /* longest chain of dependent communication steps */
+    gint64 n_messages; /* messages sent, all ranks */
+    gint64 bytes_sent; /* bytes: sent, all ranks */
 } CsCheckReport;
 
 /* Runs @sched symbolically. TRUE if every output element of every rank holds exactly what the
  * collective's definition says, each contribution once. FALSE with CS_SCHEDULE_ERROR set
  * otherwise, naming the first rank, buffer and offset that is wrong and what it holds.
  * @report may be NULL. */
-gboolean cs_check_schedule (const CsSchedule *sched, CsCheckReport *report, GError **error);
+gboolean cs_check_schedule(const CsSchedule *sched, CsCheckReport *report, GError **error);
 
 /**
  * cs_check_rounds:
@@ -35,6 +35,6 @@ gboolean cs_check_schedule (const CsSchedule *sched, CsCheckReport *report, GErr
  * 2(P - 1) per loop. Waits for a free slot are not counted.
  * Returns: (transfer full): an array of cs_schedule_n_steps() rounds, or NULL on deadlock.
  */
-int *cs_check_rounds (const CsSchedule *sched, GError **error);
+int *cs_check_rounds(const CsSchedule *sched, GError **error);
 
 G_END_DECLS

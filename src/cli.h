@@ -6,14 +6,14 @@
 
 G_BEGIN_DECLS
 
-#define CS_CLI_ERROR (cs_cli_error_quark ())
-GQuark cs_cli_error_quark (void);
+#define CS_CLI_ERROR (cs_cli_error_quark())
+GQuark cs_cli_error_quark(void);
 
 typedef enum {
-    CS_CLI_ERROR_USAGE,      /* bad flags or arguments: exit 2 and "Try 'collsim --help'" */
-    CS_CLI_ERROR_INPUT,      /* a bad input file or value: exit 2 */
-    CS_CLI_ERROR_FAILED,     /* the command ran and failed (a gate, a wrong result): exit 1 */
-    CS_CLI_ERROR_UNAVAILABLE,/* built without the feature it needs: exit 1 */
+    CS_CLI_ERROR_USAGE,       /* bad flags or arguments: exit 2 and "Try 'collsim --help'" */
+    CS_CLI_ERROR_INPUT,       /* a bad input file or value: exit 2 */
+    CS_CLI_ERROR_FAILED,      /* the command ran and failed (a gate, a wrong result): exit 1 */
+    CS_CLI_ERROR_UNAVAILABLE, /* built without the feature it needs: exit 1 */
 } CsCliError;
 
 /**
@@ -22,18 +22,18 @@ typedef enum {
  * TRUE, or returns FALSE with @error set and prints nothing: main() prints the one line and
  * picks the exit status from the error's domain and code.
  */
-typedef gboolean (*CsCliFunc) (int argc, char **argv, GError **error);
+typedef gboolean (*CsCliFunc)(int argc, char **argv, GError **error);
 
-gboolean cs_cli_run (int argc, char **argv, GError **error);        /* the main job */
-gboolean cs_cli_model (int argc, char **argv, GError **error);
-gboolean cs_cli_topo (int argc, char **argv, GError **error);
-gboolean cs_cli_algos (int argc, char **argv, GError **error);
-gboolean cs_cli_verify (int argc, char **argv, GError **error);
-gboolean cs_cli_explain (int argc, char **argv, GError **error);
-gboolean cs_cli_select (int argc, char **argv, GError **error);
-gboolean cs_cli_validate (int argc, char **argv, GError **error);
-gboolean cs_cli_calibrate (int argc, char **argv, GError **error);
-gboolean cs_cli_measure (int argc, char **argv, GError **error);
+gboolean cs_cli_run(int argc, char **argv, GError **error); /* the main job */
+gboolean cs_cli_model(int argc, char **argv, GError **error);
+gboolean cs_cli_topo(int argc, char **argv, GError **error);
+gboolean cs_cli_algos(int argc, char **argv, GError **error);
+gboolean cs_cli_verify(int argc, char **argv, GError **error);
+gboolean cs_cli_explain(int argc, char **argv, GError **error);
+gboolean cs_cli_select(int argc, char **argv, GError **error);
+gboolean cs_cli_validate(int argc, char **argv, GError **error);
+gboolean cs_cli_calibrate(int argc, char **argv, GError **error);
+gboolean cs_cli_measure(int argc, char **argv, GError **error);
 
 /* ---- Shared option helpers (cli_common.c) ---- */
 
@@ -60,7 +60,7 @@ gboolean cs_cli_measure (int argc, char **argv, GError **error);
  * the entries and targets arrays are locals too.
  */
 /* GOptionEntry.arg_data is a gpointer; ISO C (-Wpedantic) objects to a function stored there. */
-#define CS_CLI_ARG_FUNC(func) (G_GNUC_EXTENSION (gpointer) (func))
+#define CS_CLI_ARG_FUNC(func) (G_GNUC_EXTENSION(gpointer)(func))
 
 typedef struct {
     const char *long_name; /* the GOptionEntry's long_name, without dashes */
@@ -70,36 +70,35 @@ typedef struct {
 
 /* GOptionArgFunc callbacks for G_OPTION_ARG_CALLBACK entries; valid only under
  * cs_cli_parse_units(). Each writes the parsed value to the flag's target. */
-gboolean cs_cli_parse_size_arg (const char *option_name, const char *value, gpointer data,
+gboolean cs_cli_parse_size_arg(const char *option_name, const char *value, gpointer data,
+                               GError **error);
+gboolean cs_cli_parse_count_arg(const char *option_name, const char *value, gpointer data,
                                 GError **error);
-gboolean cs_cli_parse_count_arg (const char *option_name, const char *value, gpointer data,
-                                 GError **error);
-gboolean cs_cli_parse_time_arg (const char *option_name, const char *value, gpointer data,
-                                GError **error);
-gboolean cs_cli_parse_bandwidth_arg (const char *option_name, const char *value, gpointer data,
-                                     GError **error);
+gboolean cs_cli_parse_time_arg(const char *option_name, const char *value, gpointer data,
+                               GError **error);
+gboolean cs_cli_parse_bandwidth_arg(const char *option_name, const char *value, gpointer data,
+                                    GError **error);
 
 /* Parses @argv with @entries, removing what it consumed (G_OPTION_REMAINING or leftovers stay
  * for the caller). @parameter_string follows "Usage: collsim cmd [OPTION...]" in --help,
  * @summary comes above the options, @description below. Bad flags and bad values become
  * CS_CLI_ERROR_USAGE, the message prefixed with argv[0] ("collsim model: --alpha: ..."). */
-gboolean cs_cli_parse (int *argc, char ***argv, const GOptionEntry *entries,
-                       const char *parameter_string, const char *summary,
-                       const char *description, GError **error);
+gboolean cs_cli_parse(int *argc, char ***argv, const GOptionEntry *entries,
+                      const char *parameter_string, const char *summary, const char *description,
+                      GError **error);
 /* The same, with @targets (NULL-terminated) for the entries using the unit callbacks above. */
-gboolean cs_cli_parse_units (int *argc, char ***argv, const GOptionEntry *entries,
-                             const CsCliUnitTarget *targets, const char *parameter_string,
-                             const char *summary, const char *description, GError **error);
+gboolean cs_cli_parse_units(int *argc, char ***argv, const GOptionEntry *entries,
+                            const CsCliUnitTarget *targets, const char *parameter_string,
+                            const char *summary, const char *description, GError **error);
 
 /* ---- Output files (--output, --timeline) ---- */
 
 /* Checks, before any work, that @path (nullable; "-" is stdout) can be written: not a
  * directory, its directory exists. Errors are CS_CLI_ERROR_INPUT, "PROG: FLAG PATH: why". */
-gboolean cs_cli_check_output (const char *prog, const char *flag, const char *path,
-                              GError **error);
+gboolean cs_cli_check_output(const char *prog, const char *flag, const char *path, GError **error);
 /* Writes @len bytes of @text (-1: a string) to @path, or to stdout when @path is NULL or "-".
  * Errors as cs_cli_check_output(), naming @path itself (never a temporary file). */
-gboolean cs_cli_write_output (const char *prog, const char *flag, const char *path,
-                              const char *text, gssize len, GError **error);
+gboolean cs_cli_write_output(const char *prog, const char *flag, const char *path, const char *text,
+                             gssize len, GError **error);
 
 G_END_DECLS

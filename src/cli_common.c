@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "units.h"
 
-G_DEFINE_QUARK (cs-cli-error-quark, cs_cli_error)
+G_DEFINE_QUARK(cs_cli_error_quark, cs_cli_error)
 
 /* What the unit callbacks receive as GOptionGroup user data. */
 typedef struct {
@@ -22,9 +22,9 @@ typedef struct {
 
 /* The long name of the entry @option_name ("--alpha" or "-a") belongs to. */
 static const char *
-entry_long_name (const GOptionEntry *entries, const char *option_name)
+entry_long_name(const GOptionEntry *entries, const char *option_name)
 {
-    if (g_str_has_prefix (option_name, "--"))
+    if (g_str_has_prefix(option_name, "--"))
         return option_name + 2;
     if (option_name[0] == '-' && option_name[1] != '\0' && option_name[2] == '\0') {
         for (const GOptionEntry *e = entries; e->long_name != NULL; e++)
@@ -36,26 +36,26 @@ entry_long_name (const GOptionEntry *entries, const char *option_name)
 
 /* A missing target is a programming error in the command's tables, not a user error. */
 static gpointer
-find_target (gpointer data, const char *option_name)
+find_target(gpointer data, const char *option_name)
 {
     const ParseData *pd = data;
 
-    g_return_val_if_fail (pd != NULL, NULL);
-    const char *name = entry_long_name (pd->entries, option_name);
-    g_return_val_if_fail (name != NULL, NULL);
+    g_return_val_if_fail(pd != NULL, NULL);
+    const char *name = entry_long_name(pd->entries, option_name);
+    g_return_val_if_fail(name != NULL, NULL);
     for (const CsCliUnitTarget *t = pd->targets; t != NULL && t->long_name != NULL; t++)
-        if (strcmp (t->long_name, name) == 0)
+        if (strcmp(t->long_name, name) == 0)
             return t->target;
-    g_critical ("option %s has a unit callback but no CsCliUnitTarget", option_name);
+    g_critical("option %s has a unit callback but no CsCliUnitTarget", option_name);
     return NULL;
 }
 
 /* Puts the flag in front of units.c's message: `-e: "8X" is not a size (...)`. */
 static gboolean
-prefix_flag (gboolean ok, const char *option_name, GError **error)
+prefix_flag(gboolean ok, const char *option_name, GError **error)
 {
     if (!ok)
-        g_prefix_error (error, "%s: ", option_name);
+        g_prefix_error(error, "%s: ", option_name);
     return ok;
 }
 
@@ -65,13 +65,12 @@ prefix_flag (gboolean ok, const char *option_name, GError **error)
  * bytes. Errors are CS_UNITS_ERROR, turned into usage errors by cs_cli_parse_units().
  */
 gboolean
-cs_cli_parse_size_arg (const char *option_name, const char *value, gpointer data,
-                       GError **error)
+cs_cli_parse_size_arg(const char *option_name, const char *value, gpointer data, GError **error)
 {
-    gint64 *target = find_target (data, option_name);
+    gint64 *target = find_target(data, option_name);
 
-    g_return_val_if_fail (target != NULL, FALSE);
-    return prefix_flag (cs_units_parse_size (value, target, error), option_name, error);
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_size(value, target, error), option_name, error);
 }
 
 /**
@@ -79,13 +78,12 @@ cs_cli_parse_size_arg (const char *option_name, const char *value, gpointer data
  * GOptionArgFunc: @value is a positive integer count; the target is a gint64.
  */
 gboolean
-cs_cli_parse_count_arg (const char *option_name, const char *value, gpointer data,
-                        GError **error)
+cs_cli_parse_count_arg(const char *option_name, const char *value, gpointer data, GError **error)
 {
-    gint64 *target = find_target (data, option_name);
+    gint64 *target = find_target(data, option_name);
 
-    g_return_val_if_fail (target != NULL, FALSE);
-    return prefix_flag (cs_units_parse_count (value, target, error), option_name, error);
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_count(value, target, error), option_name, error);
 }
 
 /**
@@ -93,13 +91,12 @@ cs_cli_parse_count_arg (const char *option_name, const char *value, gpointer dat
  * GOptionArgFunc: @value is a time with its unit ("0.8us"); the target is a double of seconds.
  */
 gboolean
-cs_cli_parse_time_arg (const char *option_name, const char *value, gpointer data,
-                       GError **error)
+cs_cli_parse_time_arg(const char *option_name, const char *value, gpointer data, GError **error)
 {
-    double *target = find_target (data, option_name);
+    double *target = find_target(data, option_name);
 
-    g_return_val_if_fail (target != NULL, FALSE);
-    return prefix_flag (cs_units_parse_time (value, target, error), option_name, error);
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_time(value, target, error), option_name, error);
 }
 
 /**
@@ -108,13 +105,13 @@ cs_cli_parse_time_arg (const char *option_name, const char *value, gpointer data
  * bytes per second.
  */
 gboolean
-cs_cli_parse_bandwidth_arg (const char *option_name, const char *value, gpointer data,
-                            GError **error)
+cs_cli_parse_bandwidth_arg(const char *option_name, const char *value, gpointer data,
+                           GError **error)
 {
-    double *target = find_target (data, option_name);
+    double *target = find_target(data, option_name);
 
-    g_return_val_if_fail (target != NULL, FALSE);
-    return prefix_flag (cs_units_parse_bandwidth (value, target, error), option_name, error);
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_bandwidth(value, target, error), option_name, error);
 }
 
 /* ---- Parsing ---- */
@@ -127,33 +124,33 @@ cs_cli_parse_bandwidth_arg (const char *option_name, const char *value, gpointer
  * raised on purpose (a missing file, say) pass through unchanged.
  */
 gboolean
-cs_cli_parse_units (int *argc, char ***argv, const GOptionEntry *entries,
-                    const CsCliUnitTarget *targets, const char *parameter_string,
-                    const char *summary, const char *description, GError **error)
+cs_cli_parse_units(int *argc, char ***argv, const GOptionEntry *entries,
+                   const CsCliUnitTarget *targets, const char *parameter_string,
+                   const char *summary, const char *description, GError **error)
 {
-    g_return_val_if_fail (argc != NULL && argv != NULL && *argc >= 1, FALSE);
-    g_return_val_if_fail (entries != NULL, FALSE);
+    g_return_val_if_fail(argc != NULL && argv != NULL && *argc >= 1, FALSE);
+    g_return_val_if_fail(entries != NULL, FALSE);
 
     ParseData pd = { .entries = entries, .targets = targets };
-    g_autoptr (GOptionContext) context = g_option_context_new (parameter_string);
+    g_autoptr(GOptionContext) context = g_option_context_new(parameter_string);
     /* The main group carries pd, so unit callbacks can find their targets. */
-    GOptionGroup *group = g_option_group_new (NULL, NULL, NULL, &pd, NULL);
+    GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, &pd, NULL);
 
-    g_option_group_add_entries (group, entries);
-    g_option_context_set_main_group (context, group);
+    g_option_group_add_entries(group, entries);
+    g_option_context_set_main_group(context, group);
     if (summary != NULL)
-        g_option_context_set_summary (context, summary);
+        g_option_context_set_summary(context, summary);
     if (description != NULL)
-        g_option_context_set_description (context, description);
+        g_option_context_set_description(context, description);
 
     const char *prog = (*argv)[0];
-    g_autoptr (GError) local = NULL;
-    if (g_option_context_parse (context, argc, argv, &local))
+    g_autoptr(GError) local = NULL;
+    if (g_option_context_parse(context, argc, argv, &local))
         return TRUE;
     if (local->domain == G_OPTION_ERROR || local->domain == CS_UNITS_ERROR)
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, local->message);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, local->message);
     else
-        g_propagate_error (error, g_steal_pointer (&local));
+        g_propagate_error(error, g_steal_pointer(&local));
     return FALSE;
 }
 
@@ -162,21 +159,19 @@ cs_cli_parse_units (int *argc, char ***argv, const GOptionEntry *entries,
  * cs_cli_parse_units() for commands whose flags carry no units.
  */
 gboolean
-cs_cli_parse (int *argc, char ***argv, const GOptionEntry *entries,
-              const char *parameter_string, const char *summary, const char *description,
-              GError **error)
+cs_cli_parse(int *argc, char ***argv, const GOptionEntry *entries, const char *parameter_string,
+             const char *summary, const char *description, GError **error)
 {
-    return cs_cli_parse_units (argc, argv, entries, NULL, parameter_string, summary,
-                               description, error);
+    return cs_cli_parse_units(argc, argv, entries, NULL, parameter_string, summary, description,
+                              error);
 }
 
 /* ---- Output files ---- */
 
 static gboolean
-output_error (const char *prog, const char *flag, const char *path, const char *why,
-              GError **error)
+output_error(const char *prog, const char *flag, const char *path, const char *why, GError **error)
 {
-    g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: %s %s: %s", prog, flag, path, why);
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: %s %s: %s", prog, flag, path, why);
     return FALSE;
 }
 
@@ -186,17 +181,17 @@ output_error (const char *prog, const char *flag, const char *path, const char *
  * error after its results were computed (or printed).
  */
 gboolean
-cs_cli_check_output (const char *prog, const char *flag, const char *path, GError **error)
+cs_cli_check_output(const char *prog, const char *flag, const char *path, GError **error)
 {
-    if (path == NULL || strcmp (path, "-") == 0)
+    if (path == NULL || strcmp(path, "-") == 0)
         return TRUE;
     if (path[0] == '\0')
-        return output_error (prog, flag, "\"\"", "an empty file name", error);
-    if (g_file_test (path, G_FILE_TEST_IS_DIR))
-        return output_error (prog, flag, path, "is a directory", error);
-    g_autofree char *dir = g_path_get_dirname (path);
-    if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
-        return output_error (prog, flag, path, "no such directory", error);
+        return output_error(prog, flag, "\"\"", "an empty file name", error);
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+        return output_error(prog, flag, path, "is a directory", error);
+    g_autofree char *dir = g_path_get_dirname(path);
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+        return output_error(prog, flag, path, "no such directory", error);
     return TRUE;
 }
 
@@ -205,26 +200,26 @@ cs_cli_check_output (const char *prog, const char *flag, const char *path, GErro
  * Writes in place (not through a temporary file), so a failure names the file the user gave.
  */
 gboolean
-cs_cli_write_output (const char *prog, const char *flag, const char *path, const char *text,
-                     gssize len, GError **error)
+cs_cli_write_output(const char *prog, const char *flag, const char *path, const char *text,
+                    gssize len, GError **error)
 {
-    gsize n = len < 0 ? strlen (text) : (gsize) len;
-    if (path == NULL || strcmp (path, "-") == 0) {
-        fwrite (text, 1, n, stdout);
+    gsize n = len < 0 ? strlen(text) : (gsize)len;
+    if (path == NULL || strcmp(path, "-") == 0) {
+        fwrite(text, 1, n, stdout);
         return TRUE;
     }
-    if (!cs_cli_check_output (prog, flag, path, error))
+    if (!cs_cli_check_output(prog, flag, path, error))
         return FALSE;
-    FILE *f = fopen (path, "wb");
+    FILE *f = fopen(path, "wb");
     if (f == NULL)
-        return output_error (prog, flag, path, g_strerror (errno), error);
-    gboolean ok = fwrite (text, 1, n, f) == n;
+        return output_error(prog, flag, path, g_strerror(errno), error);
+    gboolean ok = fwrite(text, 1, n, f) == n;
     int saved = errno;
-    if (fclose (f) != 0 && ok) {
+    if (fclose(f) != 0 && ok) {
         ok = FALSE;
         saved = errno;
     }
     if (!ok)
-        return output_error (prog, flag, path, g_strerror (saved), error);
+        return output_error(prog, flag, path, g_strerror(saved), error);
     return TRUE;
 }

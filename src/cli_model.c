@@ -25,13 +25,13 @@ typedef struct {
 } Row;
 
 static Row
-model_row (gint64 size_bytes, double alpha_s, double bw_Bps)
+model_row(gint64 size_bytes, double alpha_s, double bw_Bps)
 {
     Row r = { .size_bytes = size_bytes, .alpha_s = alpha_s };
 
-    r.nbeta_s = (double) size_bytes / bw_Bps;
-    r.time_s = cs_alpha_beta_p2p ((double) size_bytes, alpha_s, bw_Bps);
-    r.bw_Bps = r.time_s > 0.0 ? (double) size_bytes / r.time_s : bw_Bps;
+    r.nbeta_s = (double)size_bytes / bw_Bps;
+    r.time_s = cs_alpha_beta_p2p((double)size_bytes, alpha_s, bw_Bps);
+    r.bw_Bps = r.time_s > 0.0 ? (double)size_bytes / r.time_s : bw_Bps;
     if (r.alpha_s == r.nbeta_s) {
         r.dominant = "equal";
         r.ratio = 1.0;
@@ -49,118 +49,118 @@ model_row (gint64 size_bytes, double alpha_s, double bw_Bps)
 
 /* "9091x", "119x", "1.07x"; "only" when the other term is zero. */
 static char *
-format_ratio (double ratio)
+format_ratio(double ratio)
 {
-    if (isinf (ratio))
-        return g_strdup ("only");
+    if (isinf(ratio))
+        return g_strdup("only");
     if (ratio >= 99.5)
-        return g_strdup_printf ("%.0fx", ratio);
+        return g_strdup_printf("%.0fx", ratio);
     if (ratio >= 9.995)
-        return g_strdup_printf ("%.1fx", ratio);
-    return g_strdup_printf ("%.2fx", ratio);
+        return g_strdup_printf("%.1fx", ratio);
+    return g_strdup_printf("%.2fx", ratio);
 }
 
 /* "9000000 B = 8.58 MiB": the exact byte count and a readable approximation. */
 static char *
-format_size_approx (double bytes)
+format_size_approx(double bytes)
 {
     static const char *const names[] = { "KiB", "MiB", "GiB", "TiB" };
     double v = bytes;
     int u = -1;
 
-    while (v >= 1024.0 && u < (int) G_N_ELEMENTS (names) - 1) {
+    while (v >= 1024.0 && u < (int)G_N_ELEMENTS(names) - 1) {
         v /= 1024.0;
         u++;
     }
     if (u < 0)
-        return g_strdup_printf ("%.0f B", bytes);
-    return g_strdup_printf ("%.0f B = %.3g %s", bytes, v, names[u]);
+        return g_strdup_printf("%.0f B", bytes);
+    return g_strdup_printf("%.0f B = %.3g %s", bytes, v, names[u]);
 }
 
 /* ---- Output ---- */
 
 static void
-print_text (const Row *rows, gsize n_rows, double alpha_s, double bw_Bps)
+print_text(const Row *rows, gsize n_rows, double alpha_s, double bw_Bps)
 {
-    g_autofree char *alpha = cs_units_format_time (alpha_s);
-    g_autofree char *bw = cs_units_format_bandwidth (bw_Bps);
-    double n_half = cs_alpha_beta_n_half (alpha_s, bw_Bps);
-    g_autofree char *half = format_size_approx (n_half);
+    g_autofree char *alpha = cs_units_format_time(alpha_s);
+    g_autofree char *bw = cs_units_format_bandwidth(bw_Bps);
+    double n_half = cs_alpha_beta_n_half(alpha_s, bw_Bps);
+    g_autofree char *half = format_size_approx(n_half);
 
-    g_autofree char *beta = g_strdup_printf ("%.4g ps/byte", 1e12 / bw_Bps);
+    g_autofree char *beta = g_strdup_printf("%.4g ps/byte", 1e12 / bw_Bps);
 
-    printf ("# Hockney's model of one link: T(n) = alpha + n * beta, beta = 1/B\n");
-    printf ("#   alpha = %-14s start-up cost, paid once per message whatever its size\n", alpha);
-    printf ("#   B     = %-14s link bandwidth\n", bw);
-    printf ("#   beta  = %-14s time per byte, 1/B\n", beta);
-    printf ("#   n_1/2 = alpha * B = %s\n", half);
-    printf ("#   At n_1/2 the two terms are equal, so T = 2 alpha and the message moves at B/2.\n"
-            "#   Smaller messages are latency-bound (send fewer, larger ones: fewer rounds);\n"
-            "#   larger ones are bandwidth-bound (keep every link busy: pipeline).\n");
-    printf ("#\n");
-    printf ("# %10s %10s %10s  %-16s %10s %12s\n", "size", "alpha", "n*beta", "dominant", "T",
-            "n/T");
+    printf("# Hockney's model of one link: T(n) = alpha + n * beta, beta = 1/B\n");
+    printf("#   alpha = %-14s start-up cost, paid once per message whatever its size\n", alpha);
+    printf("#   B     = %-14s link bandwidth\n", bw);
+    printf("#   beta  = %-14s time per byte, 1/B\n", beta);
+    printf("#   n_1/2 = alpha * B = %s\n", half);
+    printf("#   At n_1/2 the two terms are equal, so T = 2 alpha and the message moves at B/2.\n"
+           "#   Smaller messages are latency-bound (send fewer, larger ones: fewer rounds);\n"
+           "#   larger ones are bandwidth-bound (keep every link busy: pipeline).\n");
+    printf("#\n");
+    printf("# %10s %10s %10s  %-16s %10s %12s\n", "size", "alpha", "n*beta", "dominant", "T",
+           "n/T");
 
-    gboolean marked = n_rows == 0 || (double) rows[0].size_bytes >= n_half;
+    gboolean marked = n_rows == 0 || (double)rows[0].size_bytes >= n_half;
     for (gsize i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        if (!marked && (double) r->size_bytes >= n_half) {
-            printf ("# ---- n_1/2 = %s: latency-bound above, bandwidth-bound below ----\n", half);
+        if (!marked && (double)r->size_bytes >= n_half) {
+            printf("# ---- n_1/2 = %s: latency-bound above, bandwidth-bound below ----\n", half);
             marked = TRUE;
         }
-        g_autofree char *size = cs_units_format_size (r->size_bytes);
-        g_autofree char *a = cs_units_format_time (r->alpha_s);
-        g_autofree char *nb = cs_units_format_time (r->nbeta_s);
-        g_autofree char *ratio = format_ratio (r->ratio);
-        g_autofree char *dom = g_strcmp0 (r->dominant, "equal") == 0
-                                   ? g_strdup ("equal")
-                                   : g_strdup_printf ("%s %s", r->dominant, ratio);
-        g_autofree char *t = cs_units_format_time (r->time_s);
-        g_autofree char *ebw = cs_units_format_bandwidth (r->bw_Bps);
-        printf ("  %10s %10s %10s  %-16s %10s %12s\n", size, a, nb, dom, t, ebw);
+        g_autofree char *size = cs_units_format_size(r->size_bytes);
+        g_autofree char *a = cs_units_format_time(r->alpha_s);
+        g_autofree char *nb = cs_units_format_time(r->nbeta_s);
+        g_autofree char *ratio = format_ratio(r->ratio);
+        g_autofree char *dom = g_strcmp0(r->dominant, "equal") == 0
+                                   ? g_strdup("equal")
+                                   : g_strdup_printf("%s %s", r->dominant, ratio);
+        g_autofree char *t = cs_units_format_time(r->time_s);
+        g_autofree char *ebw = cs_units_format_bandwidth(r->bw_Bps);
+        printf("  %10s %10s %10s  %-16s %10s %12s\n", size, a, nb, dom, t, ebw);
     }
 }
 
 static void
-print_csv (const Row *rows, gsize n_rows)
+print_csv(const Row *rows, gsize n_rows)
 {
-    printf ("size_bytes,alpha_s,nbeta_s,dominant,ratio,time_s,bandwidth_GBps\n");
+    printf("size_bytes,alpha_s,nbeta_s,dominant,ratio,time_s,bandwidth_GBps\n");
     for (gsize i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        printf ("%" G_GINT64_FORMAT ",%.9g,%.9g,%s,%.9g,%.9g,%.9g\n", r->size_bytes, r->alpha_s,
-                r->nbeta_s, r->dominant, r->ratio, r->time_s, r->bw_Bps / 1e9);
+        printf("%" G_GINT64_FORMAT ",%.9g,%.9g,%s,%.9g,%.9g,%.9g\n", r->size_bytes, r->alpha_s,
+               r->nbeta_s, r->dominant, r->ratio, r->time_s, r->bw_Bps / 1e9);
     }
 }
 
 static void
-print_json (const Row *rows, gsize n_rows, double alpha_s, double bw_Bps)
+print_json(const Row *rows, gsize n_rows, double alpha_s, double bw_Bps)
 {
-    g_autoptr (cJSON) root = cJSON_CreateObject ();
+    g_autoptr(cJSON) root = cJSON_CreateObject();
 
-    cJSON_AddStringToObject (root, "model", "hockney");
-    cJSON_AddNumberToObject (root, "alpha_s", alpha_s);
-    cJSON_AddNumberToObject (root, "bandwidth_Bps", bw_Bps);
-    cJSON_AddNumberToObject (root, "beta_s_per_byte", 1.0 / bw_Bps);
-    cJSON_AddNumberToObject (root, "n_half_bytes", cs_alpha_beta_n_half (alpha_s, bw_Bps));
-    cJSON *arr = cJSON_AddArrayToObject (root, "rows");
+    cJSON_AddStringToObject(root, "model", "hockney");
+    cJSON_AddNumberToObject(root, "alpha_s", alpha_s);
+    cJSON_AddNumberToObject(root, "bandwidth_Bps", bw_Bps);
+    cJSON_AddNumberToObject(root, "beta_s_per_byte", 1.0 / bw_Bps);
+    cJSON_AddNumberToObject(root, "n_half_bytes", cs_alpha_beta_n_half(alpha_s, bw_Bps));
+    cJSON *arr = cJSON_AddArrayToObject(root, "rows");
     for (gsize i = 0; i < n_rows; i++) {
         const Row *r = &rows[i];
-        cJSON *o = cJSON_CreateObject ();
-        cJSON_AddNumberToObject (o, "size_bytes", (double) r->size_bytes);
-        cJSON_AddNumberToObject (o, "alpha_s", r->alpha_s);
-        cJSON_AddNumberToObject (o, "nbeta_s", r->nbeta_s);
-        cJSON_AddStringToObject (o, "dominant", r->dominant);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "size_bytes", (double)r->size_bytes);
+        cJSON_AddNumberToObject(o, "alpha_s", r->alpha_s);
+        cJSON_AddNumberToObject(o, "nbeta_s", r->nbeta_s);
+        cJSON_AddStringToObject(o, "dominant", r->dominant);
         /* JSON has no infinity: a zero smaller term gives null. */
-        if (isinf (r->ratio))
-            cJSON_AddNullToObject (o, "ratio");
+        if (isinf(r->ratio))
+            cJSON_AddNullToObject(o, "ratio");
         else
-            cJSON_AddNumberToObject (o, "ratio", r->ratio);
-        cJSON_AddNumberToObject (o, "time_s", r->time_s);
-        cJSON_AddNumberToObject (o, "bandwidth_Bps", r->bw_Bps);
-        cJSON_AddItemToArray (arr, o);
+            cJSON_AddNumberToObject(o, "ratio", r->ratio);
+        cJSON_AddNumberToObject(o, "time_s", r->time_s);
+        cJSON_AddNumberToObject(o, "bandwidth_Bps", r->bw_Bps);
+        cJSON_AddItemToArray(arr, o);
     }
-    g_autofree char *text = cJSON_Print (root);
-    printf ("%s\n", text);
+    g_autofree char *text = cJSON_Print(root);
+    printf("%s\n", text);
 }
 
 /* ---- Entry point ---- */
@@ -189,25 +189,25 @@ static const char description[]
  * prints the table to stdout. Bad flags are CS_CLI_ERROR_USAGE; nothing is printed then.
  */
 gboolean
-cs_cli_model (int argc, char **argv, GError **error)
+cs_cli_model(int argc, char **argv, GError **error)
 {
     double alpha_s = 10e-6;
     double bw_Bps = 900e9;
     gint64 min_bytes = 8;
-    gint64 max_bytes = G_GINT64_CONSTANT (8) << 30;
+    gint64 max_bytes = G_GINT64_CONSTANT(8) << 30;
     gint64 factor = 2;
     g_autofree char *format = NULL;
 
     const GOptionEntry entries[] = {
-        { "alpha", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_time_arg),
+        { "alpha", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_time_arg),
           "Start-up cost of one message (default 10us)", "TIME" },
-        { "bandwidth", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_bandwidth_arg),
+        { "bandwidth", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_bandwidth_arg),
           "Link bandwidth (default 900GB/s)", "BANDWIDTH" },
-        { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_size_arg),
+        { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Smallest size (default 8)", "SIZE" },
-        { "maxbytes", 'e', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_size_arg),
+        { "maxbytes", 'e', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Largest size (default 8G)", "SIZE" },
-        { "stepfactor", 'f', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_count_arg),
+        { "stepfactor", 'f', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Multiply the size by N between rows (default 2)", "N" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), csv or json", "FORMAT" },
         G_OPTION_ENTRY_NULL,
@@ -217,52 +217,52 @@ cs_cli_model (int argc, char **argv, GError **error)
         { "maxbytes", &max_bytes }, { "stepfactor", &factor }, { NULL, NULL },
     };
 
-    if (!cs_cli_parse_units (&argc, &argv, entries, targets, "", summary, description, error))
+    if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
         return FALSE;
     if (argc > 1) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim model: unexpected argument '%s'", argv[1]);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim model: unexpected argument '%s'", argv[1]);
         return FALSE;
     }
-    if (format != NULL && strcmp (format, "text") != 0 && strcmp (format, "csv") != 0
-        && strcmp (format, "json") != 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim model: --format: unknown format '%s' (expected text, csv or json)",
-                     format);
+    if (format != NULL && strcmp(format, "text") != 0 && strcmp(format, "csv") != 0
+        && strcmp(format, "json") != 0) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim model: --format: unknown format '%s' (expected text, csv or json)",
+                    format);
         return FALSE;
     }
     if (min_bytes < 1) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim model: -b: the smallest size must be at least 1 byte");
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim model: -b: the smallest size must be at least 1 byte");
         return FALSE;
     }
     if (min_bytes > max_bytes) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim model: -b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
-                     min_bytes, max_bytes);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim model: -b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
+                    min_bytes, max_bytes);
         return FALSE;
     }
     if (factor < 2) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim model: -f: the step factor must be at least 2");
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim model: -f: the step factor must be at least 2");
         return FALSE;
     }
 
-    g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (Row));
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
     for (gint64 s = min_bytes;; s *= factor) {
-        Row r = model_row (s, alpha_s, bw_Bps);
-        g_array_append_val (rows, r);
+        Row r = model_row(s, alpha_s, bw_Bps);
+        g_array_append_val(rows, r);
         /* Stop before the next size passes -e (or overflows). */
         if (s > max_bytes / factor)
             break;
     }
 
-    const Row *data = (const Row *) (void *) rows->data;
-    if (format == NULL || strcmp (format, "text") == 0)
-        print_text (data, rows->len, alpha_s, bw_Bps);
-    else if (strcmp (format, "csv") == 0)
-        print_csv (data, rows->len);
+    const Row *data = (const Row *)(void *)rows->data;
+    if (format == NULL || strcmp(format, "text") == 0)
+        print_text(data, rows->len, alpha_s, bw_Bps);
+    else if (strcmp(format, "csv") == 0)
+        print_csv(data, rows->len);
     else
-        print_json (data, rows->len, alpha_s, bw_Bps);
+        print_json(data, rows->len, alpha_s, bw_Bps);
     return TRUE;
 }

@@ -326,10 +326,10 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
 /* Labels for NCCL algorithms that collsim does not simulate (CollNet, PAT): the report names
  * a prediction by its CsAlgo, and these only ever carry NCCL-model times. */
 static const CsAlgo nccl_only_algos[CS_NCCL_N_ALGOS] = {
-    [CS_NCCL_ALGO_COLLNET_DIRECT] = { .name = "collnet_direct",
-                                      .summary = "NCCL CollNet Direct (NCCL cost model only)" },
-    [CS_NCCL_ALGO_COLLNET_CHAIN] = { .name = "collnet_chain",
-                                     .summary = "NCCL CollNet Chain (NCCL cost model only)" },
+    [CS_NCCL_ALGO_COLLNET_DIRECT]
+    = { .name = "collnet_direct", .summary = "NCCL CollNet Direct (NCCL cost model only)" },
+    [CS_NCCL_ALGO_COLLNET_CHAIN]
+    = { .name = "collnet_chain", .summary = "NCCL CollNet Chain (NCCL cost model only)" },
     [CS_NCCL_ALGO_PAT] = { .name = "pat", .summary = "NCCL PAT (NCCL cost model only)" },
 };
 
@@ -376,8 +376,10 @@ predict_nccl_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray 
     if (algo != NULL) {
         CsNcclAlgo na;
         if (!cs_nccl_algo_from_collsim(algo->name, &na))
-            return usage_error(error, "--algo %s is not one of NCCL's algorithms, so --model "
-                               "nccl has no cost for it", algo->name);
+            return usage_error(error,
+                               "--algo %s is not one of NCCL's algorithms, so --model "
+                               "nccl has no cost for it",
+                               algo->name);
         nccl_algo = na;
     }
     for (int a = all ? 0 : -1; a < (all ? CS_NCCL_N_ALGOS : 0); a++) {
@@ -636,8 +638,8 @@ cs_cli_run(int argc, char **argv, GError **error)
 
     gboolean ok = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all,
                                                    model, &popts, error)
-                  : o.all    ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, error)
-                             : predict_best_block(report, topo, op, sizes, algo, proto, &popts, error);
+                  : o.all ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, error)
+                          : predict_best_block(report, topo, op, sizes, algo, proto, &popts, error);
     if (!ok)
         return FALSE;
 

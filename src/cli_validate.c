@@ -12,92 +12,92 @@
 #include "validate.h"
 
 static void
-print_summary_line (const char *label, const CsValidateSummary *s)
+print_summary_line(const char *label, const CsValidateSummary *s)
 {
     if (s->n_rows == 0) {
-        printf ("#   %-28s no rows\n", label);
+        printf("#   %-28s no rows\n", label);
         return;
     }
-    printf ("#   %-28s %6.1f%% geomean |busbw error| over %2d rows, max %.1f%% at %" G_GINT64_FORMAT
-            " B\n",
-            label, 100 * s->geomean_abs, s->n_rows, 100 * s->max_abs, s->max_size_bytes);
+    printf("#   %-28s %6.1f%% geomean |busbw error| over %2d rows, max %.1f%% at %" G_GINT64_FORMAT
+           " B\n",
+           label, 100 * s->geomean_abs, s->n_rows, 100 * s->max_abs, s->max_size_bytes);
 }
 
 static void
-print_report (const CsValidateReport *r, const CsTopo *topo)
+print_report(const CsValidateReport *r, const CsTopo *topo)
 {
-    printf ("# validate: %s\n", r->origin);
-    printf ("#   topology %s, %s on %d ranks, algorithm %s, protocol %s\n", cs_topo_name (topo),
-            cs_op_name (r->op), r->nranks,
-            r->forced_algo != NULL ? r->forced_algo : "not forced (best predicted)",
-            r->forced_proto != NULL ? r->forced_proto : "not forced (best predicted)");
-    printf ("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "size", "measured", "predicted",
-            "time", "measured", "predicted", "busbw", "predicted");
-    printf ("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "(B)", "(us)", "(us)", "error",
-            "busbw", "busbw", "error", "choice");
+    printf("# validate: %s\n", r->origin);
+    printf("#   topology %s, %s on %d ranks, algorithm %s, protocol %s\n", cs_topo_name(topo),
+           cs_op_name(r->op), r->nranks,
+           r->forced_algo != NULL ? r->forced_algo : "not forced (best predicted)",
+           r->forced_proto != NULL ? r->forced_proto : "not forced (best predicted)");
+    printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "size", "measured", "predicted", "time",
+           "measured", "predicted", "busbw", "predicted");
+    printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "(B)", "(us)", "(us)", "error", "busbw",
+           "busbw", "error", "choice");
     for (guint i = 0; i < r->rows->len; i++) {
-        const CsValidateRow *v = &g_array_index (r->rows, CsValidateRow, i);
-        printf ("%12" G_GINT64_FORMAT " %12.2f %12.2f %+8.1f%% %11.2f %11.2f %+8.1f%%  %s/%s\n",
-                v->size_bytes, v->measured_us, v->predicted_us, 100 * v->time_error,
-                v->measured_busbw_GBps, v->predicted_busbw_GBps, 100 * v->busbw_error, v->algo,
-                v->proto);
+        const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
+        printf("%12" G_GINT64_FORMAT " %12.2f %12.2f %+8.1f%% %11.2f %11.2f %+8.1f%%  %s/%s\n",
+               v->size_bytes, v->measured_us, v->predicted_us, 100 * v->time_error,
+               v->measured_busbw_GBps, v->predicted_busbw_GBps, 100 * v->busbw_error, v->algo,
+               v->proto);
     }
-    print_summary_line ("all sizes:", &r->all);
-    print_summary_line ("latency (< 64 KiB):", &r->latency);
-    print_summary_line ("knee (64 KiB - 64 MiB):", &r->knee);
-    print_summary_line ("bandwidth (>= 64 MiB):", &r->bandwidth);
-    printf ("\n");
+    print_summary_line("all sizes:", &r->all);
+    print_summary_line("latency (< 64 KiB):", &r->latency);
+    print_summary_line("knee (64 KiB - 64 MiB):", &r->knee);
+    print_summary_line("bandwidth (>= 64 MiB):", &r->bandwidth);
+    printf("\n");
 }
 
 static cJSON *
-summary_json (const CsValidateSummary *s)
+summary_json(const CsValidateSummary *s)
 {
-    cJSON *o = cJSON_CreateObject ();
-    cJSON_AddNumberToObject (o, "rows", s->n_rows);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "rows", s->n_rows);
     if (s->n_rows > 0) {
-        cJSON_AddNumberToObject (o, "geomean_abs_busbw_error", s->geomean_abs);
-        cJSON_AddNumberToObject (o, "max_abs_busbw_error", s->max_abs);
-        cJSON_AddNumberToObject (o, "max_error_size_bytes", (double) s->max_size_bytes);
+        cJSON_AddNumberToObject(o, "geomean_abs_busbw_error", s->geomean_abs);
+        cJSON_AddNumberToObject(o, "max_abs_busbw_error", s->max_abs);
+        cJSON_AddNumberToObject(o, "max_error_size_bytes", (double)s->max_size_bytes);
     }
     return o;
 }
 
 static cJSON *
-report_json (const CsValidateReport *r)
+report_json(const CsValidateReport *r)
 {
-    cJSON *o = cJSON_CreateObject ();
-    cJSON_AddStringToObject (o, "trace", r->origin);
-    cJSON_AddStringToObject (o, "collective", cs_op_name (r->op));
-    cJSON_AddNumberToObject (o, "ranks", r->nranks);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "trace", r->origin);
+    cJSON_AddStringToObject(o, "collective", cs_op_name(r->op));
+    cJSON_AddNumberToObject(o, "ranks", r->nranks);
     if (r->forced_algo != NULL)
-        cJSON_AddStringToObject (o, "forced_algo", r->forced_algo);
+        cJSON_AddStringToObject(o, "forced_algo", r->forced_algo);
     if (r->forced_proto != NULL)
-        cJSON_AddStringToObject (o, "forced_proto", r->forced_proto);
-    cJSON *rows = cJSON_AddArrayToObject (o, "rows");
+        cJSON_AddStringToObject(o, "forced_proto", r->forced_proto);
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
     for (guint i = 0; i < r->rows->len; i++) {
-        const CsValidateRow *v = &g_array_index (r->rows, CsValidateRow, i);
-        cJSON *row = cJSON_CreateObject ();
-        cJSON_AddNumberToObject (row, "size_bytes", (double) v->size_bytes);
-        cJSON_AddNumberToObject (row, "line", v->line);
-        cJSON_AddNumberToObject (row, "measured_us", v->measured_us);
-        cJSON_AddNumberToObject (row, "predicted_us", v->predicted_us);
-        cJSON_AddNumberToObject (row, "time_error", v->time_error);
-        cJSON_AddNumberToObject (row, "measured_busbw_GBps", v->measured_busbw_GBps);
-        cJSON_AddNumberToObject (row, "predicted_busbw_GBps", v->predicted_busbw_GBps);
-        cJSON_AddNumberToObject (row, "busbw_error", v->busbw_error);
-        cJSON_AddStringToObject (row, "algo", v->algo);
-        cJSON_AddStringToObject (row, "proto", v->proto);
-        cJSON_AddItemToArray (rows, row);
+        const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddNumberToObject(row, "size_bytes", (double)v->size_bytes);
+        cJSON_AddNumberToObject(row, "line", v->line);
+        cJSON_AddNumberToObject(row, "measured_us", v->measured_us);
+        cJSON_AddNumberToObject(row, "predicted_us", v->predicted_us);
+        cJSON_AddNumberToObject(row, "time_error", v->time_error);
+        cJSON_AddNumberToObject(row, "measured_busbw_GBps", v->measured_busbw_GBps);
+        cJSON_AddNumberToObject(row, "predicted_busbw_GBps", v->predicted_busbw_GBps);
+        cJSON_AddNumberToObject(row, "busbw_error", v->busbw_error);
+        cJSON_AddStringToObject(row, "algo", v->algo);
+        cJSON_AddStringToObject(row, "proto", v->proto);
+        cJSON_AddItemToArray(rows, row);
     }
-    cJSON_AddItemToObject (o, "all", summary_json (&r->all));
-    cJSON_AddItemToObject (o, "latency", summary_json (&r->latency));
-    cJSON_AddItemToObject (o, "knee", summary_json (&r->knee));
-    cJSON_AddItemToObject (o, "bandwidth", summary_json (&r->bandwidth));
+    cJSON_AddItemToObject(o, "all", summary_json(&r->all));
+    cJSON_AddItemToObject(o, "latency", summary_json(&r->latency));
+    cJSON_AddItemToObject(o, "knee", summary_json(&r->knee));
+    cJSON_AddItemToObject(o, "bandwidth", summary_json(&r->bandwidth));
     return o;
 }
 
 static const char *
-label (const CsValidateReport *r)
+label(const CsValidateReport *r)
 {
     return r->forced_algo != NULL ? r->forced_algo : "default";
 }
@@ -108,12 +108,12 @@ label (const CsValidateReport *r)
  * geometric-mean |busbw error| of any trace is above it.
  */
 gboolean
-cs_cli_validate (int argc, char **argv, GError **error)
+cs_cli_validate(int argc, char **argv, GError **error)
 {
     g_autofree char *topo_name = NULL;
     g_autofree char *format = NULL;
     g_autofree char *model = NULL;
-    g_auto (GStrv) traces = NULL;
+    g_auto(GStrv) traces = NULL;
     g_autofree char *max_error = NULL;
     double max_error_pct = -1;
     int gpus_per_thread = 0;
@@ -123,142 +123,139 @@ cs_cli_validate (int argc, char **argv, GError **error)
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
         { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
-          "GPUs launched by one thread (default: read -g from the trace's command header)",
-          "G" },
+          "GPUs launched by one thread (default: read -g from the trace's command header)", "G" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
-          "Fail (exit 1) if a trace's geometric-mean |busbw error| exceeds PCT percent",
-          "PCT" },
+          "Fail (exit 1) if a trace's geometric-mean |busbw error| exceeds PCT percent", "PCT" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &traces, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    if (!cs_cli_parse (&argc, &argv, entries, "TRACE...",
-                       "Holds measured nccl-tests traces against collsim's predictions.",
-                       "For every row: measured and predicted time and busbw, and the signed\n"
-                       "error (predicted - measured) / measured. Per trace: the geometric mean\n"
-                       "of |busbw error| over all rows and per regime (latency < 64 KiB, knee,\n"
-                       "bandwidth >= 64 MiB) and the largest error. A trace that forced\n"
-                       "NCCL_ALGO/NCCL_PROTO (its headers say so) is predicted with the same\n"
-                       "algorithm; otherwise with collsim's best choice. Traces of the same\n"
-                       "collective with different forced algorithms are compared for where\n"
-                       "one overtakes the other, measured and predicted.",
-                       error))
+    if (!cs_cli_parse(&argc, &argv, entries, "TRACE...",
+                      "Holds measured nccl-tests traces against collsim's predictions.",
+                      "For every row: measured and predicted time and busbw, and the signed\n"
+                      "error (predicted - measured) / measured. Per trace: the geometric mean\n"
+                      "of |busbw error| over all rows and per regime (latency < 64 KiB, knee,\n"
+                      "bandwidth >= 64 MiB) and the largest error. A trace that forced\n"
+                      "NCCL_ALGO/NCCL_PROTO (its headers say so) is predicted with the same\n"
+                      "algorithm; otherwise with collsim's best choice. Traces of the same\n"
+                      "collective with different forced algorithms are compared for where\n"
+                      "one overtakes the other, measured and predicted.",
+                      error))
         return FALSE;
     if (topo_name == NULL) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
         return FALSE;
     }
     if (traces == NULL || traces[0] == NULL) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
         return FALSE;
     }
     gboolean json = FALSE;
-    if (format != NULL && g_strcmp0 (format, "json") != 0 && g_strcmp0 (format, "table") != 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);
+    if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);
         return FALSE;
     }
-    json = g_strcmp0 (format, "json") == 0;
-    if (model != NULL && (model[0] == '\0' || cs_net_model_lookup (model, NULL) == NULL)) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "%s: --model: \"%s\" is not a network model (reservation or maxmin)",
-                     argv[0], model);
+    json = g_strcmp0(format, "json") == 0;
+    if (model != NULL && (model[0] == '\0' || cs_net_model_lookup(model, NULL) == NULL)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --model: \"%s\" is not a network model (reservation or maxmin)", argv[0],
+                    model);
         return FALSE;
     }
     if (gpus_per_thread < 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "%s: -g %d: GPUs per thread must be at least 1", argv[0], gpus_per_thread);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: -g %d: GPUs per thread must be at least 1", argv[0], gpus_per_thread);
         return FALSE;
     }
     if (max_error != NULL) {
         /* A percentage, "5" or "5%"; NaN or a negative gate would silently never fail. */
         char *end = NULL;
-        max_error_pct = g_ascii_strtod (max_error, &end);
+        max_error_pct = g_ascii_strtod(max_error, &end);
         if (end != NULL && *end == '%')
             end++;
-        if (end == max_error || end == NULL || *end != '\0' || !isfinite (max_error_pct)
+        if (end == max_error || end == NULL || *end != '\0' || !isfinite(max_error_pct)
             || max_error_pct < 0) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                         "%s: --max-error: \"%s\" is not a percentage (expected e.g. 10 or "
-                         "10%%)",
-                         argv[0], max_error);
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                        "%s: --max-error: \"%s\" is not a percentage (expected e.g. 10 or "
+                        "10%%)",
+                        argv[0], max_error);
             return FALSE;
         }
     }
 
-    g_autoptr (CsTopo) topo = cs_topo_load (topo_name, error);
+    g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
     if (topo == NULL)
         return FALSE;
 
     CsPredictOptions options;
-    cs_predict_options_init (&options);
+    cs_predict_options_init(&options);
     options.engine.net_model = model;
     options.engine.gpus_per_thread = gpus_per_thread;
 
-    g_autoptr (GPtrArray) reports = g_ptr_array_new_with_free_func (
-        (GDestroyNotify) cs_validate_report_free);
+    g_autoptr(GPtrArray) reports
+        = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);
     for (int i = 0; traces[i] != NULL; i++) {
-        g_autoptr (CsTrace) trace = cs_trace_load_file (traces[i], error);
+        g_autoptr(CsTrace) trace = cs_trace_load_file(traces[i], error);
         if (trace == NULL)
             return FALSE;
-        const int trace_ranks = cs_trace_n_ranks (trace);
+        const int trace_ranks = cs_trace_n_ranks(trace);
         if (gpus_per_thread > 0 && trace_ranks > 0 && trace_ranks % gpus_per_thread != 0) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                         "%s: -g %d: GPUs per thread must divide the %d ranks of %s", argv[0],
-                         gpus_per_thread, trace_ranks, traces[i]);
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                        "%s: -g %d: GPUs per thread must divide the %d ranks of %s", argv[0],
+                        gpus_per_thread, trace_ranks, traces[i]);
             return FALSE;
         }
-        CsValidateReport *r = cs_validate_trace (topo, trace, &options, error);
+        CsValidateReport *r = cs_validate_trace(topo, trace, &options, error);
         if (r == NULL)
             return FALSE;
-        g_ptr_array_add (reports, r);
+        g_ptr_array_add(reports, r);
     }
-    g_autoptr (GArray) crossovers = cs_validate_crossovers (
-        (CsValidateReport *const *) reports->pdata, (int) reports->len);
+    g_autoptr(GArray) crossovers
+        = cs_validate_crossovers((CsValidateReport *const *)reports->pdata, (int)reports->len);
 
     if (json) {
-        cJSON *root = cJSON_CreateObject ();
-        cJSON_AddStringToObject (root, "collsim_version", COLLSIM_VERSION);
-        cJSON_AddStringToObject (root, "topology", cs_topo_name (topo));
-        cJSON *arr = cJSON_AddArrayToObject (root, "traces");
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
+        cJSON_AddStringToObject(root, "topology", cs_topo_name(topo));
+        cJSON *arr = cJSON_AddArrayToObject(root, "traces");
         for (guint i = 0; i < reports->len; i++)
-            cJSON_AddItemToArray (arr, report_json (g_ptr_array_index (reports, i)));
-        cJSON *xs = cJSON_AddArrayToObject (root, "crossovers");
+            cJSON_AddItemToArray(arr, report_json(g_ptr_array_index(reports, i)));
+        cJSON *xs = cJSON_AddArrayToObject(root, "crossovers");
         for (guint i = 0; i < crossovers->len; i++) {
-            const CsValidateCrossover *c = &g_array_index (crossovers, CsValidateCrossover, i);
-            cJSON *x = cJSON_CreateObject ();
-            cJSON_AddStringToObject (x, "from", label (c->a));
-            cJSON_AddStringToObject (x, "to", label (c->b));
-            cJSON_AddNumberToObject (x, "measured_bytes", (double) c->measured_bytes);
-            cJSON_AddNumberToObject (x, "predicted_bytes", (double) c->predicted_bytes);
-            cJSON_AddItemToArray (xs, x);
+            const CsValidateCrossover *c = &g_array_index(crossovers, CsValidateCrossover, i);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "from", label(c->a));
+            cJSON_AddStringToObject(x, "to", label(c->b));
+            cJSON_AddNumberToObject(x, "measured_bytes", (double)c->measured_bytes);
+            cJSON_AddNumberToObject(x, "predicted_bytes", (double)c->predicted_bytes);
+            cJSON_AddItemToArray(xs, x);
         }
-        char *text = cJSON_Print (root);
-        printf ("%s\n", text);
-        cJSON_free (text);
-        cJSON_Delete (root);
+        char *text = cJSON_Print(root);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(root);
     }
     else {
         for (guint i = 0; i < reports->len; i++)
-            print_report (g_ptr_array_index (reports, i), topo);
+            print_report(g_ptr_array_index(reports, i), topo);
         for (guint i = 0; i < crossovers->len; i++) {
-            const CsValidateCrossover *c = &g_array_index (crossovers, CsValidateCrossover, i);
-            printf ("# crossover %s -> %s (%s): measured from %" G_GINT64_FORMAT
-                    " B, predicted from %" G_GINT64_FORMAT " B%s\n",
-                    label (c->a), label (c->b), cs_op_name (c->a->op), c->measured_bytes,
-                    c->predicted_bytes,
-                    c->measured_bytes == c->predicted_bytes ? " (match)" : "");
+            const CsValidateCrossover *c = &g_array_index(crossovers, CsValidateCrossover, i);
+            printf("# crossover %s -> %s (%s): measured from %" G_GINT64_FORMAT
+                   " B, predicted from %" G_GINT64_FORMAT " B%s\n",
+                   label(c->a), label(c->b), cs_op_name(c->a->op), c->measured_bytes,
+                   c->predicted_bytes, c->measured_bytes == c->predicted_bytes ? " (match)" : "");
         }
     }
 
     if (max_error_pct >= 0) {
         for (guint i = 0; i < reports->len; i++) {
-            const CsValidateReport *r = g_ptr_array_index (reports, i);
+            const CsValidateReport *r = g_ptr_array_index(reports, i);
             if (100 * r->all.geomean_abs > max_error_pct) {
-                g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
-                             "%s: %s: geometric-mean |busbw error| %.1f%% exceeds --max-error "
-                             "%.1f%%", argv[0], r->origin, 100 * r->all.geomean_abs,
-                             max_error_pct);
+                g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
+                            "%s: %s: geometric-mean |busbw error| %.1f%% exceeds --max-error "
+                            "%.1f%%",
+                            argv[0], r->origin, 100 * r->all.geomean_abs, max_error_pct);
                 return FALSE;
             }
         }

@@ -17,12 +17,12 @@
 #define MAX_RANKS 65536
 
 typedef struct {
-    const CsTopo *topo;          /* nullable: algorithms then see one node */
-    GPtrArray *algos;            /* const CsAlgo * */
+    const CsTopo *topo; /* nullable: algorithms then see one node */
+    GPtrArray *algos;   /* const CsAlgo * */
     CsOpMask ops;
-    GArray *ranks;               /* int */
-    GArray *sizes;               /* gint64, bytes; empty: the defaults */
-    int root;                    /* -1: 0, P-1 and P/2 */
+    GArray *ranks; /* int */
+    GArray *sizes; /* gint64, bytes; empty: the defaults */
+    int root;      /* -1: 0, P-1 and P/2 */
     CsProto proto;
     int n_channels;
     gint64 chunk_bytes;
@@ -32,104 +32,104 @@ typedef struct {
     int n_ok;
     int n_failed;
     int n_skipped;
-    char *first_failure;         /* "ring allreduce P=7 size=1000 root=0" */
+    char *first_failure; /* "ring allreduce P=7 size=1000 root=0" */
 } Tally;
 
 /* ---- Parsing the selection ---- */
 
 static gboolean
-usage_error (GError **error, const char *flag, const char *value, const char *expected)
+usage_error(GError **error, const char *flag, const char *value, const char *expected)
 {
-    g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                 "collsim verify: %s: \"%s\" %s", flag, value, expected);
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: %s: \"%s\" %s", flag,
+                value, expected);
     return FALSE;
 }
 
 static gboolean
-parse_int (const char *text, int lo, int hi, int *out)
+parse_int(const char *text, int lo, int hi, int *out)
 {
     char *end = NULL;
-    if (text[0] == '\0' || !g_ascii_isdigit (text[0]))
+    if (text[0] == '\0' || !g_ascii_isdigit(text[0]))
         return FALSE;
-    gint64 v = g_ascii_strtoll (text, &end, 10);
+    gint64 v = g_ascii_strtoll(text, &end, 10);
     if (*end != '\0' || v < lo || v > hi)
         return FALSE;
-    *out = (int) v;
+    *out = (int)v;
     return TRUE;
 }
 
 /* "1-9,16,100" */
 static gboolean
-parse_ranks (const char *text, GArray *ranks, GError **error)
+parse_ranks(const char *text, GArray *ranks, GError **error)
 {
-    if (text[strspn (text, " \t")] == '\0')
-        return usage_error (error, "--ranks", text, "is an empty list (expected e.g. 1-9,16,100)");
-    g_auto (GStrv) items = g_strsplit (text, ",", -1);
+    if (text[strspn(text, " \t")] == '\0')
+        return usage_error(error, "--ranks", text, "is an empty list (expected e.g. 1-9,16,100)");
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
     for (int i = 0; items[i] != NULL; i++) {
-        char *item = g_strstrip (items[i]);
-        char *dash = strchr (item, '-');
+        char *item = g_strstrip(items[i]);
+        char *dash = strchr(item, '-');
         int a;
         int b;
         gboolean ok;
         if (dash != NULL) {
             *dash = '\0';
-            ok = parse_int (item, 1, MAX_RANKS, &a) && parse_int (dash + 1, 1, MAX_RANKS, &b)
+            ok = parse_int(item, 1, MAX_RANKS, &a) && parse_int(dash + 1, 1, MAX_RANKS, &b)
                  && a <= b;
         }
         else {
-            ok = parse_int (item, 1, MAX_RANKS, &a);
+            ok = parse_int(item, 1, MAX_RANKS, &a);
             b = a;
         }
         if (!ok)
-            return usage_error (error, "--ranks", text,
-                                "is not a list of rank counts and ranges from 1 to 65536 "
-                                "(expected e.g. 1-9,16,100)");
+            return usage_error(error, "--ranks", text,
+                               "is not a list of rank counts and ranges from 1 to 65536 "
+                               "(expected e.g. 1-9,16,100)");
         for (int p = a; p <= b; p++)
-            g_array_append_val (ranks, p);
+            g_array_append_val(ranks, p);
     }
     return TRUE;
 }
 
 /* "1000,64K,1M" */
 static gboolean
-parse_sizes (const char *text, GArray *sizes, GError **error)
+parse_sizes(const char *text, GArray *sizes, GError **error)
 {
-    if (text[strspn (text, " \t")] == '\0')
-        return usage_error (error, "--size", text, "is an empty list (expected e.g. 1000,1M)");
-    g_auto (GStrv) items = g_strsplit (text, ",", -1);
+    if (text[strspn(text, " \t")] == '\0')
+        return usage_error(error, "--size", text, "is an empty list (expected e.g. 1000,1M)");
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
     for (int i = 0; items[i] != NULL; i++) {
         gint64 bytes;
-        g_autoptr (GError) local = NULL;
-        if (!cs_units_parse_size (g_strstrip (items[i]), &bytes, &local)) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --size: %s",
-                         local->message);
+        g_autoptr(GError) local = NULL;
+        if (!cs_units_parse_size(g_strstrip(items[i]), &bytes, &local)) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --size: %s",
+                        local->message);
             return FALSE;
         }
-        g_array_append_val (sizes, bytes);
+        g_array_append_val(sizes, bytes);
     }
     return TRUE;
 }
 
 static gboolean
-parse_algos (const char *text, GPtrArray *algos, GError **error)
+parse_algos(const char *text, GPtrArray *algos, GError **error)
 {
-    if (text == NULL || g_ascii_strcasecmp (text, "all") == 0) {
-        for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++)
-            g_ptr_array_add (algos, (gpointer) *a);
+    if (text == NULL || g_ascii_strcasecmp(text, "all") == 0) {
+        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++)
+            g_ptr_array_add(algos, (gpointer)*a);
         return TRUE;
     }
-    if (text[strspn (text, " \t")] == '\0')
-        return usage_error (error, "--algo", text, "is an empty list (expected e.g. ring,mst)");
-    g_auto (GStrv) items = g_strsplit (text, ",", -1);
+    if (text[strspn(text, " \t")] == '\0')
+        return usage_error(error, "--algo", text, "is an empty list (expected e.g. ring,mst)");
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
     for (int i = 0; items[i] != NULL; i++) {
-        g_autoptr (GError) local = NULL;
-        const CsAlgo *algo = cs_algo_lookup (g_strstrip (items[i]), &local);
+        g_autoptr(GError) local = NULL;
+        const CsAlgo *algo = cs_algo_lookup(g_strstrip(items[i]), &local);
         if (algo == NULL) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --algo: %s",
-                         local->message);
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --algo: %s",
+                        local->message);
             return FALSE;
         }
-        g_ptr_array_add (algos, (gpointer) algo);
+        g_ptr_array_add(algos, (gpointer)algo);
     }
     return TRUE;
 }
@@ -141,52 +141,52 @@ parse_algos (const char *text, GPtrArray *algos, GError **error)
 static const gint64 default_sizes[] = { 1000, 65540, 1048588 };
 
 static void
-run_case (const Selection *sel, const CsAlgo *algo, CsOp op, int P, gint64 size, int root,
-          Tally *tally)
+run_case(const Selection *sel, const CsAlgo *algo, CsOp op, int P, gint64 size, int root,
+         Tally *tally)
 {
-    g_autofree char *name = g_strdup_printf ("%s %s P=%d size=%" G_GINT64_FORMAT " root=%d",
-                                             algo->name, cs_op_name (op), P, size, root);
+    g_autofree char *name = g_strdup_printf("%s %s P=%d size=%" G_GINT64_FORMAT " root=%d",
+                                            algo->name, cs_op_name(op), P, size, root);
     CsAlgoArgs args;
-    cs_algo_args_init (&args, sel->topo, op, P, size);
+    cs_algo_args_init(&args, sel->topo, op, P, size);
     args.root = root;
     args.proto = sel->proto;
     args.n_channels = sel->n_channels;
     args.chunk_bytes = sel->chunk_bytes;
 
     const char *why = NULL;
-    if (algo->supports != NULL && !algo->supports (sel->topo, op, P, &why)) {
-        printf ("skip %s: %s\n", name, why != NULL ? why : "not supported");
+    if (algo->supports != NULL && !algo->supports(sel->topo, op, P, &why)) {
+        printf("skip %s: %s\n", name, why != NULL ? why : "not supported");
         tally->n_skipped++;
         return;
     }
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsSchedule) sched = cs_algo_build (algo, &args, &error);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsSchedule) sched = cs_algo_build(algo, &args, &error);
     CsCheckReport report = { 0 };
-    if (sched != NULL && cs_check_schedule (sched, &report, &error)) {
-        printf ("ok %s (%d rounds, %" G_GINT64_FORMAT " messages)\n", name, report.n_rounds,
-                report.n_messages);
+    if (sched != NULL && cs_check_schedule(sched, &report, &error)) {
+        printf("ok %s (%d rounds, %" G_GINT64_FORMAT " messages)\n", name, report.n_rounds,
+               report.n_messages);
         tally->n_ok++;
         return;
     }
-    printf ("FAIL %s: %s\n", name, error->message);
+    printf("FAIL %s: %s\n", name, error->message);
     tally->n_failed++;
     if (tally->first_failure == NULL)
-        tally->first_failure = g_steal_pointer (&name);
+        tally->first_failure = g_steal_pointer(&name);
 }
 
 static void
-run_selection (const Selection *sel, Tally *tally)
+run_selection(const Selection *sel, Tally *tally)
 {
     for (guint a = 0; a < sel->algos->len; a++) {
-        const CsAlgo *algo = g_ptr_array_index (sel->algos, a);
+        const CsAlgo *algo = g_ptr_array_index(sel->algos, a);
         for (int op = 0; op < CS_N_OPS; op++) {
-            if ((algo->ops & sel->ops & CS_OP_BIT (op)) == 0)
+            if ((algo->ops & sel->ops & CS_OP_BIT(op)) == 0)
                 continue;
             for (guint i = 0; i < sel->ranks->len; i++) {
-                int P = g_array_index (sel->ranks, int, i);
+                int P = g_array_index(sel->ranks, int, i);
                 int roots[3] = { 0, P - 1, P / 2 };
                 int n_roots = 1;
-                if (!cs_op_has_root ((CsOp) op))
+                if (!cs_op_has_root((CsOp)op))
                     roots[0] = 0;
                 else if (sel->root >= 0) {
                     if (sel->root >= P)
@@ -196,12 +196,12 @@ run_selection (const Selection *sel, Tally *tally)
                 else
                     n_roots = P > 2 ? 3 : P;
                 gboolean defaults = sel->sizes->len == 0;
-                guint n_sizes = defaults ? G_N_ELEMENTS (default_sizes) : sel->sizes->len;
+                guint n_sizes = defaults ? G_N_ELEMENTS(default_sizes) : sel->sizes->len;
                 for (guint s = 0; s < n_sizes; s++) {
-                    gint64 size = defaults ? default_sizes[s] : g_array_index (sel->sizes,
-                                                                                gint64, s);
+                    gint64 size
+                        = defaults ? default_sizes[s] : g_array_index(sel->sizes, gint64, s);
                     for (int k = 0; k < n_roots; k++)
-                        run_case (sel, algo, (CsOp) op, P, size, roots[k], tally);
+                        run_case(sel, algo, (CsOp)op, P, size, roots[k], tally);
                 }
             }
         }
@@ -240,7 +240,7 @@ static const char description[]
  * CS_CLI_ERROR_USAGE for bad flags (nothing printed then).
  */
 gboolean
-cs_cli_verify (int argc, char **argv, GError **error)
+cs_cli_verify(int argc, char **argv, GError **error)
 {
     g_autofree char *topo_name = NULL;
     g_autofree char *algo_text = NULL;
@@ -262,39 +262,37 @@ cs_cli_verify (int argc, char **argv, GError **error)
           "Algorithms, comma-separated, or all (default)", "A" },
         { "op", 0, 0, G_OPTION_ARG_STRING, &op_text,
           "Collectives, comma-separated, or all (default)", "OP" },
-        { "ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_text, "Rank counts (default 1-9)",
-          "LIST" },
+        { "ranks", 'n', 0, G_OPTION_ARG_STRING, &ranks_text, "Rank counts (default 1-9)", "LIST" },
         { "size", 's', 0, G_OPTION_ARG_STRING, &size_text,
           "Sizes, nccl-tests' size column (default 1000,65540,1048588)", "SIZE" },
         { "root", 'r', 0, G_OPTION_ARG_INT, &root,
           "Root of rooted collectives (default 0, P-1 and P/2)", "R" },
         { "proto", 'p', 0, G_OPTION_ARG_STRING, &proto_text,
           "Protocol: LL, LL128 or Simple (default); sets the default chunk", "P" },
-        { "channels", 'c', 0, G_OPTION_ARG_INT, &n_channels, "Channels, 1 to 64 (default 1)",
-          "N" },
-        { "chunk", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC (cs_cli_parse_size_arg),
+        { "channels", 'c', 0, G_OPTION_ARG_INT, &n_channels, "Channels, 1 to 64 (default 1)", "N" },
+        { "chunk", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Pipeline chunk per channel step (default: the protocol's slot)", "SIZE" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = { { "chunk", &chunk_bytes }, { NULL, NULL } };
 
-    if (!cs_cli_parse_units (&argc, &argv, entries, targets, "", summary, description, error))
+    if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
         return FALSE;
     if (argc > 1) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim verify: unexpected argument '%s'", argv[1]);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim verify: unexpected argument '%s'", argv[1]);
         return FALSE;
     }
 
-    g_autoptr (CsTopo) topo = NULL;
+    g_autoptr(CsTopo) topo = NULL;
     if (topo_name != NULL) {
-        topo = cs_topo_load (topo_name, error);
+        topo = cs_topo_load(topo_name, error);
         if (topo == NULL)
             return FALSE;
     }
-    g_autoptr (GPtrArray) algos = g_ptr_array_new ();
-    g_autoptr (GArray) ranks = g_array_new (FALSE, FALSE, sizeof (int));
-    g_autoptr (GArray) sizes = g_array_new (FALSE, FALSE, sizeof (gint64));
+    g_autoptr(GPtrArray) algos = g_ptr_array_new();
+    g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
     Selection sel = {
         .topo = topo,
         .algos = algos,
@@ -306,67 +304,68 @@ cs_cli_verify (int argc, char **argv, GError **error)
         .n_channels = n_channels,
         .chunk_bytes = chunk_bytes,
     };
-    if (!parse_algos (algo_text, algos, error))
+    if (!parse_algos(algo_text, algos, error))
         return FALSE;
     if (op_text != NULL) {
-        g_autoptr (GError) local = NULL;
-        if (!cs_op_mask_from_string (op_text, &sel.ops, &local)) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --op: %s",
-                         local->message);
+        g_autoptr(GError) local = NULL;
+        if (!cs_op_mask_from_string(op_text, &sel.ops, &local)) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --op: %s",
+                        local->message);
             return FALSE;
         }
     }
-    g_autofree char *topo_ranks = topo != NULL ? g_strdup_printf ("%d", cs_topo_n_ranks (topo))
-                                               : NULL;
-    if (!parse_ranks (ranks_text != NULL ? ranks_text : topo != NULL ? topo_ranks : "1-9", ranks,
-                      error))
+    g_autofree char *topo_ranks
+        = topo != NULL ? g_strdup_printf("%d", cs_topo_n_ranks(topo)) : NULL;
+    if (!parse_ranks(ranks_text != NULL ? ranks_text
+                     : topo != NULL     ? topo_ranks
+                                        : "1-9",
+                     ranks, error))
         return FALSE;
     for (guint i = 0; topo != NULL && i < ranks->len; i++)
-        if (g_array_index (ranks, int, i) != cs_topo_n_ranks (topo)) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                         "collsim verify: --ranks: topology %s has %d ranks, not %d",
-                         cs_topo_name (topo), cs_topo_n_ranks (topo),
-                         g_array_index (ranks, int, i));
+        if (g_array_index(ranks, int, i) != cs_topo_n_ranks(topo)) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                        "collsim verify: --ranks: topology %s has %d ranks, not %d",
+                        cs_topo_name(topo), cs_topo_n_ranks(topo), g_array_index(ranks, int, i));
             return FALSE;
         }
-    if (size_text != NULL && !parse_sizes (size_text, sizes, error))
+    if (size_text != NULL && !parse_sizes(size_text, sizes, error))
         return FALSE;
     if (proto_text != NULL) {
-        g_autoptr (GError) local = NULL;
-        if (!cs_proto_from_name (proto_text, &sel.proto, &local)) {
-            g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --proto: %s",
-                         local->message);
+        g_autoptr(GError) local = NULL;
+        if (!cs_proto_from_name(proto_text, &sel.proto, &local)) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim verify: --proto: %s",
+                        local->message);
             return FALSE;
         }
     }
     if (root != G_MININT && root < 0) {
-        g_autofree char *text = g_strdup_printf ("%d", root);
-        return usage_error (error, "--root", text, "is not a rank (expected 0 or more)");
+        g_autofree char *text = g_strdup_printf("%d", root);
+        return usage_error(error, "--root", text, "is not a rank (expected 0 or more)");
     }
     sel.root = root == G_MININT ? -1 : root;
     if (n_channels < 1 || n_channels > 64) {
-        g_autofree char *text = g_strdup_printf ("%d", n_channels);
-        return usage_error (error, "--channels", text, "is out of range (expected 1 to 64)");
+        g_autofree char *text = g_strdup_printf("%d", n_channels);
+        return usage_error(error, "--channels", text, "is out of range (expected 1 to 64)");
     }
 
     Tally tally = { 0 };
-    run_selection (&sel, &tally);
+    run_selection(&sel, &tally);
     int total = tally.n_ok + tally.n_failed + tally.n_skipped;
     /* Nothing ran, so nothing was printed: no "# 0 cases" summary before the error. */
     if (total == 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                     "collsim verify: the selection is empty (no algorithm implements the "
-                     "chosen collectives, or --root is not below any rank count)");
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim verify: the selection is empty (no algorithm implements the "
+                    "chosen collectives, or --root is not below any rank count)");
         return FALSE;
     }
-    printf ("# %d case%s: %d ok, %d failed, %d skipped\n", total, total == 1 ? "" : "s",
-            tally.n_ok, tally.n_failed, tally.n_skipped);
-    fflush (stdout);
+    printf("# %d case%s: %d ok, %d failed, %d skipped\n", total, total == 1 ? "" : "s", tally.n_ok,
+           tally.n_failed, tally.n_skipped);
+    fflush(stdout);
     if (tally.n_failed > 0) {
-        g_set_error (error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
-                     "collsim verify: %d of %d cases failed (first: %s)", tally.n_failed, total,
-                     tally.first_failure);
-        g_free (tally.first_failure);
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
+                    "collsim verify: %d of %d cases failed (first: %s)", tally.n_failed, total,
+                    tally.first_failure);
+        g_free(tally.first_failure);
         return FALSE;
     }
     return TRUE;

@@ -82,7 +82,7 @@
 #include "models/netmodel.h"
 
 /* clang-format off */
-G_DEFINE_QUARK(cs-engine-error-quark, cs_engine_error)
+G_DEFINE_QUARK(cs_engine_error_quark, cs_engine_error)
 /* clang-format on */
 
 /* ---- Event heap ---- */
@@ -1080,9 +1080,9 @@ nvls_efficiency(const CsTopo *topo, int rank)
         const char *token;
         double efficiency;
     } table[] = {
-        { "B100", 0.74 }, { "B200", 0.74 }, { "B300", 0.74 }, { "BLACKWELL", 0.74 },
-        { "H100", 0.85 }, { "H200", 0.85 }, { "H800", 0.85 }, { "H20", 0.85 },
-        { "HOPPER", 0.85 },
+        { "B100", 0.74 },      { "B200", 0.74 }, { "B300", 0.74 },
+        { "BLACKWELL", 0.74 }, { "H100", 0.85 }, { "H200", 0.85 },
+        { "H800", 0.85 },      { "H20", 0.85 },  { "HOPPER", 0.85 },
     };
     const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, rank))->model;
 
@@ -1179,7 +1179,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     if (e->any_flags) {
         /* A leader's flow may cross both self hops besides its route. */
         e->flow_stride = max_hops + 2;
-        e->flow_links = g_new(int, (gsize)e->n_cursors * (gsize)e->flow_stride);
+        e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
         max_hops += 2;
     }
     e->net = e->model->create(e->topo, e->n_cursors, max_hops);

@@ -35,43 +35,42 @@ static const Subcommand subcommands[] = {
 };
 
 static void
-print_help (FILE *out)
+print_help(FILE *out)
 {
-    fprintf (out,
-             "Usage: collsim [COMMAND] [OPTIONS]\n"
-             "\n"
-             "An alpha-beta collective-communication simulator and algorithm selector.\n"
-             "Without a command, collsim predicts like nccl-tests:\n"
-             "  collsim --topo dgx-h100x4 --op allreduce [-b 8 -e 8G -f 2]\n"
-             "\n"
-             "Commands:\n");
-    for (gsize i = 0; i < G_N_ELEMENTS (subcommands); i++)
-        fprintf (out, "  %-10s %s\n", subcommands[i].name, subcommands[i].description);
-    fprintf (out, "  %-10s %s\n", "help", "this list; 'collsim COMMAND --help' for one command");
-    fprintf (out, "\nRun 'collsim COMMAND --help' for a command's options.\n");
+    fprintf(out, "Usage: collsim [COMMAND] [OPTIONS]\n"
+                 "\n"
+                 "An alpha-beta collective-communication simulator and algorithm selector.\n"
+                 "Without a command, collsim predicts like nccl-tests:\n"
+                 "  collsim --topo dgx-h100x4 --op allreduce [-b 8 -e 8G -f 2]\n"
+                 "\n"
+                 "Commands:\n");
+    for (gsize i = 0; i < G_N_ELEMENTS(subcommands); i++)
+        fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].description);
+    fprintf(out, "  %-10s %s\n", "help", "this list; 'collsim COMMAND --help' for one command");
+    fprintf(out, "\nRun 'collsim COMMAND --help' for a command's options.\n");
 }
 
 static const Subcommand *
-find_subcommand (const char *name)
+find_subcommand(const char *name)
 {
-    for (gsize i = 0; i < G_N_ELEMENTS (subcommands); i++)
-        if (strcmp (subcommands[i].name, name) == 0)
+    for (gsize i = 0; i < G_N_ELEMENTS(subcommands); i++)
+        if (strcmp(subcommands[i].name, name) == 0)
             return &subcommands[i];
     return NULL;
 }
 
 /* Usage errors are the ones a reminder of --help helps with; bad files are not. */
 static gboolean
-is_usage_error (const GError *error)
+is_usage_error(const GError *error)
 {
     return error->domain == G_OPTION_ERROR
            || (error->domain == CS_CLI_ERROR && error->code == CS_CLI_ERROR_USAGE);
 }
 
 static int
-exit_status_for (const GError *error)
+exit_status_for(const GError *error)
 {
-    if (is_usage_error (error))
+    if (is_usage_error(error))
         return 2;
     if (error->domain == CS_CLI_ERROR)
         return error->code == CS_CLI_ERROR_INPUT ? 2 : 1;
@@ -82,70 +81,71 @@ exit_status_for (const GError *error)
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    setlocale (LC_ALL, "");
+    setlocale(LC_ALL, "");
     /* Numbers in files and tables are always C-locale ("1.5", never "1,5"). */
-    setlocale (LC_NUMERIC, "C");
-    gsl_set_error_handler_off ();
+    setlocale(LC_NUMERIC, "C");
+    gsl_set_error_handler_off();
 
     const Subcommand *sub = NULL;
     int sub_argc = argc;
     char **sub_argv = argv;
 
-    if (argc >= 2 && (strcmp (argv[1], "help") == 0 || strcmp (argv[1], "--help") == 0
-                      || strcmp (argv[1], "-h") == 0)) {
-        if (argc >= 3 && strcmp (argv[1], "help") == 0 && find_subcommand (argv[2]) == NULL) {
-            fprintf (stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[2]);
+    if (argc >= 2
+        && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0
+            || strcmp(argv[1], "-h") == 0)) {
+        if (argc >= 3 && strcmp(argv[1], "help") == 0 && find_subcommand(argv[2]) == NULL) {
+            fprintf(stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[2]);
             return 2;
         }
-        if (argc >= 3 && strcmp (argv[1], "help") == 0) {
+        if (argc >= 3 && strcmp(argv[1], "help") == 0) {
             char *help_argv[] = { argv[0], "--help", NULL };
-            sub = find_subcommand (argv[2]);
-            g_autoptr (GError) error = NULL;
-            g_autofree char *prog = g_strdup_printf ("collsim %s", sub->name);
+            sub = find_subcommand(argv[2]);
+            g_autoptr(GError) error = NULL;
+            g_autofree char *prog = g_strdup_printf("collsim %s", sub->name);
             help_argv[0] = prog;
-            return sub->func (2, help_argv, &error) ? 0 : exit_status_for (error);
+            return sub->func(2, help_argv, &error) ? 0 : exit_status_for(error);
         }
-        print_help (stdout);
+        print_help(stdout);
         return 0;
     }
-    if (argc >= 2 && strcmp (argv[1], "--version") == 0) {
-        printf ("collsim %s\n", COLLSIM_VERSION);
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("collsim %s\n", COLLSIM_VERSION);
         return 0;
     }
 
     g_autofree char *prog = NULL;
     if (argc >= 2 && argv[1][0] != '-') {
-        sub = find_subcommand (argv[1]);
+        sub = find_subcommand(argv[1]);
         if (sub == NULL) {
-            fprintf (stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[1]);
+            fprintf(stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[1]);
             return 2;
         }
         sub_argc = argc - 1;
         sub_argv = argv + 1;
-        prog = g_strdup_printf ("collsim %s", sub->name);
+        prog = g_strdup_printf("collsim %s", sub->name);
     }
     else {
         sub = &subcommands[0];
-        prog = g_strdup ("collsim");
+        prog = g_strdup("collsim");
     }
 
     /* GOption prints argv[0] in --help; give it the command's full name. */
-    char **args = g_new0 (char *, sub_argc + 1);
+    char **args = g_new0(char *, sub_argc + 1);
     args[0] = prog;
     for (int i = 1; i < sub_argc; i++)
         args[i] = sub_argv[i];
 
-    g_autoptr (GError) error = NULL;
-    gboolean ok = sub->func (sub_argc, args, &error);
-    g_free (args);
-    fflush (stdout);
+    g_autoptr(GError) error = NULL;
+    gboolean ok = sub->func(sub_argc, args, &error);
+    g_free(args);
+    fflush(stdout);
     if (ok)
         return 0;
-    g_assert (error != NULL);
-    fprintf (stderr, "%s\n", error->message);
-    if (is_usage_error (error))
-        fprintf (stderr, "Try '%s --help'\n", prog);
-    return exit_status_for (error);
+    g_assert(error != NULL);
+    fprintf(stderr, "%s\n", error->message);
+    if (is_usage_error(error))
+        fprintf(stderr, "Try '%s --help'\n", prog);
+    return exit_status_for(error);
 }

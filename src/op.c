@@ -5,11 +5,11 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK (cs-op-error-quark, cs_op_error)
+G_DEFINE_QUARK(cs_op_error_quark, cs_op_error)
 
 typedef struct {
-    const char *name;          /* canonical spelling */
-    const char *nccl_tests;    /* nccl-tests binary stem */
+    const char *name;       /* canonical spelling */
+    const char *nccl_tests; /* nccl-tests binary stem */
 } OpName;
 
 static const OpName op_names[CS_N_OPS] = {
@@ -25,62 +25,54 @@ static const OpName op_names[CS_N_OPS] = {
 
 typedef struct {
     const char *name;
-    int size;                  /* bytes */
+    int size; /* bytes */
 } DtypeInfo;
 
 /* nccl-tests' spellings (common.cu test_typenames). */
 static const DtypeInfo dtypes[CS_N_DTYPES] = {
-    [CS_DTYPE_INT8] = { "int8", 1 },
-    [CS_DTYPE_UINT8] = { "uint8", 1 },
-    [CS_DTYPE_INT32] = { "int32", 4 },
-    [CS_DTYPE_UINT32] = { "uint32", 4 },
-    [CS_DTYPE_INT64] = { "int64", 8 },
-    [CS_DTYPE_UINT64] = { "uint64", 8 },
-    [CS_DTYPE_HALF] = { "half", 2 },
-    [CS_DTYPE_FLOAT] = { "float", 4 },
-    [CS_DTYPE_DOUBLE] = { "double", 8 },
-    [CS_DTYPE_BFLOAT16] = { "bfloat16", 2 },
+    [CS_DTYPE_INT8] = { "int8", 1 },     [CS_DTYPE_UINT8] = { "uint8", 1 },
+    [CS_DTYPE_INT32] = { "int32", 4 },   [CS_DTYPE_UINT32] = { "uint32", 4 },
+    [CS_DTYPE_INT64] = { "int64", 8 },   [CS_DTYPE_UINT64] = { "uint64", 8 },
+    [CS_DTYPE_HALF] = { "half", 2 },     [CS_DTYPE_FLOAT] = { "float", 4 },
+    [CS_DTYPE_DOUBLE] = { "double", 8 }, [CS_DTYPE_BFLOAT16] = { "bfloat16", 2 },
 };
 
 static const char *const redop_names[CS_N_REDOPS] = {
-    [CS_REDOP_SUM] = "sum",
-    [CS_REDOP_PROD] = "prod",
-    [CS_REDOP_MAX] = "max",
-    [CS_REDOP_MIN] = "min",
-    [CS_REDOP_AVG] = "avg",
+    [CS_REDOP_SUM] = "sum", [CS_REDOP_PROD] = "prod", [CS_REDOP_MAX] = "max",
+    [CS_REDOP_MIN] = "min", [CS_REDOP_AVG] = "avg",
 };
 
 /* Lower-cases and drops '_' and '-', so "All_Reduce", "all-reduce" and "allreduce" agree. */
 static char *
-normalize (const char *name)
+normalize(const char *name)
 {
-    GString *s = g_string_new (NULL);
+    GString *s = g_string_new(NULL);
     for (const char *c = name; *c != '\0'; c++)
         if (*c != '_' && *c != '-')
-            g_string_append_c (s, g_ascii_tolower (*c));
-    return g_string_free (s, FALSE);
+            g_string_append_c(s, g_ascii_tolower(*c));
+    return g_string_free(s, FALSE);
 }
 
 static char *
-list_names (const char *const *names, int n)
+list_names(const char *const *names, int n)
 {
-    GString *s = g_string_new (NULL);
+    GString *s = g_string_new(NULL);
     for (int i = 0; i < n; i++)
-        g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", names[i]);
-    return g_string_free (s, FALSE);
+        g_string_append_printf(s, "%s%s", i > 0 ? ", " : "", names[i]);
+    return g_string_free(s, FALSE);
 }
 
 const char *
-cs_op_name (CsOp op)
+cs_op_name(CsOp op)
 {
-    g_return_val_if_fail (op < CS_N_OPS, NULL);
+    g_return_val_if_fail(op < CS_N_OPS, NULL);
     return op_names[op].name;
 }
 
 const char *
-cs_op_nccl_tests_name (CsOp op)
+cs_op_nccl_tests_name(CsOp op)
 {
-    g_return_val_if_fail (op < CS_N_OPS, NULL);
+    g_return_val_if_fail(op < CS_N_OPS, NULL);
     return op_names[op].nccl_tests;
 }
 
@@ -90,23 +82,23 @@ cs_op_nccl_tests_name (CsOp op)
  * ("all_reduce_perf"). On failure the error lists the known names.
  */
 gboolean
-cs_op_from_name (const char *name, CsOp *op, GError **error)
+cs_op_from_name(const char *name, CsOp *op, GError **error)
 {
-    g_autofree char *norm = normalize (name);
-    if (g_str_has_suffix (norm, "perf"))
-        norm[strlen (norm) - 4] = '\0';
+    g_autofree char *norm = normalize(name);
+    if (g_str_has_suffix(norm, "perf"))
+        norm[strlen(norm) - 4] = '\0';
     for (int i = 0; i < CS_N_OPS; i++) {
-        if (strcmp (norm, op_names[i].name) == 0) {
-            *op = (CsOp) i;
+        if (strcmp(norm, op_names[i].name) == 0) {
+            *op = (CsOp)i;
             return TRUE;
         }
     }
     const char *names[CS_N_OPS];
     for (int i = 0; i < CS_N_OPS; i++)
         names[i] = op_names[i].name;
-    g_autofree char *known = list_names (names, CS_N_OPS);
-    g_set_error (error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN,
-                 "\"%s\" is not a collective (known: %s)", name, known);
+    g_autofree char *known = list_names(names, CS_N_OPS);
+    g_set_error(error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN, "\"%s\" is not a collective (known: %s)",
+                name, known);
     return FALSE;
 }
 
@@ -115,23 +107,22 @@ cs_op_from_name (const char *name, CsOp *op, GError **error)
  * "all", or a comma-separated list of collectives.
  */
 gboolean
-cs_op_mask_from_string (const char *text, CsOpMask *mask, GError **error)
+cs_op_mask_from_string(const char *text, CsOpMask *mask, GError **error)
 {
-    if (g_ascii_strcasecmp (text, "all") == 0) {
+    if (g_ascii_strcasecmp(text, "all") == 0) {
         *mask = CS_OPS_ALL;
         return TRUE;
     }
-    g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
     CsOpMask m = 0;
     for (int i = 0; parts[i] != NULL; i++) {
         CsOp op;
-        if (!cs_op_from_name (g_strstrip (parts[i]), &op, error))
+        if (!cs_op_from_name(g_strstrip(parts[i]), &op, error))
             return FALSE;
-        m |= CS_OP_BIT (op);
+        m |= CS_OP_BIT(op);
     }
     if (m == 0) {
-        g_set_error (error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN,
-                     "\"%s\" names no collective", text);
+        g_set_error(error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN, "\"%s\" names no collective", text);
         return FALSE;
     }
     *mask = m;
@@ -139,22 +130,21 @@ cs_op_mask_from_string (const char *text, CsOpMask *mask, GError **error)
 }
 
 gboolean
-cs_op_has_root (CsOp op)
+cs_op_has_root(CsOp op)
 {
-    return op == CS_OP_BROADCAST || op == CS_OP_REDUCE || op == CS_OP_SCATTER
-           || op == CS_OP_GATHER;
+    return op == CS_OP_BROADCAST || op == CS_OP_REDUCE || op == CS_OP_SCATTER || op == CS_OP_GATHER;
 }
 
 gboolean
-cs_op_reduces (CsOp op)
+cs_op_reduces(CsOp op)
 {
     return op == CS_OP_REDUCE || op == CS_OP_ALL_REDUCE || op == CS_OP_REDUCE_SCATTER;
 }
 
 const char *
-cs_dtype_name (CsDtype dtype)
+cs_dtype_name(CsDtype dtype)
 {
-    g_return_val_if_fail (dtype < CS_N_DTYPES, NULL);
+    g_return_val_if_fail(dtype < CS_N_DTYPES, NULL);
     return dtypes[dtype].name;
 }
 
@@ -163,22 +153,22 @@ static const struct {
     const char *alias;
     CsDtype dtype;
 } dtype_aliases[] = {
-    { "char", CS_DTYPE_INT8 },   { "int", CS_DTYPE_INT32 },     { "float16", CS_DTYPE_HALF },
-    { "fp16", CS_DTYPE_HALF },   { "float32", CS_DTYPE_FLOAT }, { "fp32", CS_DTYPE_FLOAT },
+    { "char", CS_DTYPE_INT8 },      { "int", CS_DTYPE_INT32 },     { "float16", CS_DTYPE_HALF },
+    { "fp16", CS_DTYPE_HALF },      { "float32", CS_DTYPE_FLOAT }, { "fp32", CS_DTYPE_FLOAT },
     { "float64", CS_DTYPE_DOUBLE }, { "bf16", CS_DTYPE_BFLOAT16 },
 };
 
 gboolean
-cs_dtype_from_name (const char *name, CsDtype *dtype, GError **error)
+cs_dtype_from_name(const char *name, CsDtype *dtype, GError **error)
 {
     for (int i = 0; i < CS_N_DTYPES; i++) {
-        if (g_ascii_strcasecmp (name, dtypes[i].name) == 0) {
-            *dtype = (CsDtype) i;
+        if (g_ascii_strcasecmp(name, dtypes[i].name) == 0) {
+            *dtype = (CsDtype)i;
             return TRUE;
         }
     }
-    for (gsize i = 0; i < G_N_ELEMENTS (dtype_aliases); i++) {
-        if (g_ascii_strcasecmp (name, dtype_aliases[i].alias) == 0) {
+    for (gsize i = 0; i < G_N_ELEMENTS(dtype_aliases); i++) {
+        if (g_ascii_strcasecmp(name, dtype_aliases[i].alias) == 0) {
             *dtype = dtype_aliases[i].dtype;
             return TRUE;
         }
@@ -186,38 +176,38 @@ cs_dtype_from_name (const char *name, CsDtype *dtype, GError **error)
     const char *names[CS_N_DTYPES];
     for (int i = 0; i < CS_N_DTYPES; i++)
         names[i] = dtypes[i].name;
-    g_autofree char *known = list_names (names, CS_N_DTYPES);
-    g_set_error (error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN,
-                 "\"%s\" is not a datatype (known: %s)", name, known);
+    g_autofree char *known = list_names(names, CS_N_DTYPES);
+    g_set_error(error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN, "\"%s\" is not a datatype (known: %s)",
+                name, known);
     return FALSE;
 }
 
 int
-cs_dtype_size (CsDtype dtype)
+cs_dtype_size(CsDtype dtype)
 {
-    g_return_val_if_fail (dtype < CS_N_DTYPES, 1);
+    g_return_val_if_fail(dtype < CS_N_DTYPES, 1);
     return dtypes[dtype].size;
 }
 
 const char *
-cs_redop_name (CsRedop redop)
+cs_redop_name(CsRedop redop)
 {
-    g_return_val_if_fail (redop < CS_N_REDOPS, NULL);
+    g_return_val_if_fail(redop < CS_N_REDOPS, NULL);
     return redop_names[redop];
 }
 
 gboolean
-cs_redop_from_name (const char *name, CsRedop *redop, GError **error)
+cs_redop_from_name(const char *name, CsRedop *redop, GError **error)
 {
     for (int i = 0; i < CS_N_REDOPS; i++) {
-        if (g_ascii_strcasecmp (name, redop_names[i]) == 0) {
-            *redop = (CsRedop) i;
+        if (g_ascii_strcasecmp(name, redop_names[i]) == 0) {
+            *redop = (CsRedop)i;
             return TRUE;
         }
     }
-    g_autofree char *known = list_names (redop_names, CS_N_REDOPS);
-    g_set_error (error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN,
-                 "\"%s\" is not a reduction operator (known: %s)", name, known);
+    g_autofree char *known = list_names(redop_names, CS_N_REDOPS);
+    g_set_error(error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN,
+                "\"%s\" is not a reduction operator (known: %s)", name, known);
     return FALSE;
 }
 
@@ -228,12 +218,12 @@ cs_redop_from_name (const char *name, CsRedop *redop, GError **error)
  * (all_gather.cu, reduce_scatter.cu, alltoall.cu, scatter.cu, gather.cu).
  */
 CsOpSize
-cs_op_size (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
+cs_op_size(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
 {
     CsOpSize s = { 0 };
-    g_return_val_if_fail (nranks >= 1, s);
-    g_return_val_if_fail (size_bytes >= 0, s);
-    const gint64 type_size = cs_dtype_size (dtype);
+    g_return_val_if_fail(nranks >= 1, s);
+    g_return_val_if_fail(size_bytes >= 0, s);
+    const gint64 type_size = cs_dtype_size(dtype);
     const gint64 count = size_bytes / type_size;
 
     switch (op) {
@@ -271,7 +261,7 @@ cs_op_size (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
         break;
     case CS_N_OPS:
     default:
-        g_return_val_if_reached (s);
+        g_return_val_if_reached(s);
     }
     return s;
 }
@@ -285,10 +275,10 @@ cs_op_size (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
  * (cs_op_size); this is only what a sweep asks for, to print what nccl-tests prints.
  */
 gint64
-cs_op_nccl_tests_bytes (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
+cs_op_nccl_tests_bytes(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
 {
-    g_return_val_if_fail (nranks >= 1 && size_bytes >= 0, 0);
-    const gint64 type_size = cs_dtype_size (dtype);
+    g_return_val_if_fail(nranks >= 1 && size_bytes >= 0, 0);
+    const gint64 type_size = cs_dtype_size(dtype);
     const gint64 count = size_bytes / type_size;
     switch (op) {
     case CS_OP_ALL_GATHER:
@@ -297,7 +287,7 @@ cs_op_nccl_tests_bytes (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
     case CS_OP_SCATTER:
     case CS_OP_ALL_TO_ALL: {
         /* Elements per 16-byte unit; a type of 16 bytes or more aligns to one element. */
-        const gint64 align = MAX (16 / type_size, 1);
+        const gint64 align = MAX(16 / type_size, 1);
         return (count / nranks) / align * align * nranks * type_size;
     }
     case CS_OP_BROADCAST:
@@ -316,9 +306,9 @@ cs_op_nccl_tests_bytes (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
  * all-gather in nccl-tests.
  */
 double
-cs_op_busbw_factor (CsOp op, int nranks)
+cs_op_busbw_factor(CsOp op, int nranks)
 {
-    g_return_val_if_fail (nranks >= 1, 1.0);
+    g_return_val_if_fail(nranks >= 1, 1.0);
     const double p = nranks;
     switch (op) {
     case CS_OP_ALL_REDUCE:
@@ -334,6 +324,6 @@ cs_op_busbw_factor (CsOp op, int nranks)
         return 1.0;
     case CS_N_OPS:
     default:
-        g_return_val_if_reached (1.0);
+        g_return_val_if_reached(1.0);
     }
 }

@@ -25,8 +25,8 @@ typedef enum {
 
 /* A set of collectives, bit (1 << op). */
 typedef guint32 CsOpMask;
-#define CS_OP_BIT(op) ((CsOpMask) 1u << (op))
-#define CS_OPS_ALL ((CsOpMask) ((1u << CS_N_OPS) - 1u))
+#define CS_OP_BIT(op) ((CsOpMask)1u << (op))
+#define CS_OPS_ALL ((CsOpMask)((1u << CS_N_OPS) - 1u))
 
 /**
  * CsDtype:
@@ -59,32 +59,32 @@ typedef enum {
     CS_N_REDOPS
 } CsRedop;
 
-#define CS_OP_ERROR (cs_op_error_quark ())
-GQuark cs_op_error_quark (void);
+#define CS_OP_ERROR (cs_op_error_quark())
+GQuark cs_op_error_quark(void);
 
 typedef enum {
     CS_OP_ERROR_UNKNOWN, /* a name that is no collective, datatype or operator */
 } CsOpError;
 
 /* Canonical spelling ("allreduce"), and nccl-tests' binary stem ("all_reduce"). */
-const char *cs_op_name (CsOp op);
-const char *cs_op_nccl_tests_name (CsOp op);
+const char *cs_op_name(CsOp op);
+const char *cs_op_nccl_tests_name(CsOp op);
 /* Accepts "allreduce", "all_reduce", "all-reduce", "AllReduce" and the like. */
-gboolean cs_op_from_name (const char *name, CsOp *op, GError **error);
+gboolean cs_op_from_name(const char *name, CsOp *op, GError **error);
 /* Parses "all" or a comma list of names into a mask. */
-gboolean cs_op_mask_from_string (const char *text, CsOpMask *mask, GError **error);
+gboolean cs_op_mask_from_string(const char *text, CsOpMask *mask, GError **error);
 
 /* TRUE for broadcast, reduce, scatter and gather. */
-gboolean cs_op_has_root (CsOp op);
+gboolean cs_op_has_root(CsOp op);
 /* TRUE for reduce, all-reduce and reduce-scatter. */
-gboolean cs_op_reduces (CsOp op);
+gboolean cs_op_reduces(CsOp op);
 
-const char *cs_dtype_name (CsDtype dtype);
-gboolean cs_dtype_from_name (const char *name, CsDtype *dtype, GError **error);
-int cs_dtype_size (CsDtype dtype);
+const char *cs_dtype_name(CsDtype dtype);
+gboolean cs_dtype_from_name(const char *name, CsDtype *dtype, GError **error);
+int cs_dtype_size(CsDtype dtype);
 
-const char *cs_redop_name (CsRedop redop);
-gboolean cs_redop_from_name (const char *name, CsRedop *redop, GError **error);
+const char *cs_redop_name(CsRedop redop);
+gboolean cs_redop_from_name(const char *name, CsRedop *redop, GError **error);
 
 /**
  * CsOpSize:
@@ -93,22 +93,22 @@ gboolean cs_redop_from_name (const char *name, CsRedop *redop, GError **error);
  * broadcast and reduce, and the total for the others.
  */
 typedef struct {
-    gint64 size_bytes;        /* bytes: nccl-tests' size column */
-    gint64 count;             /* elements: nccl-tests' count column */
-    gint64 block_bytes;       /* bytes: per-rank block (size / P rounded down to elements) */
-    gint64 send_bytes;        /* bytes: each rank's input buffer */
-    gint64 recv_bytes;        /* bytes: each rank's output buffer */
+    gint64 size_bytes;  /* bytes: nccl-tests' size column */
+    gint64 count;       /* elements: nccl-tests' count column */
+    gint64 block_bytes; /* bytes: per-rank block (size / P rounded down to elements) */
+    gint64 send_bytes;  /* bytes: each rank's input buffer */
+    gint64 recv_bytes;  /* bytes: each rank's output buffer */
 } CsOpSize;
 
 /* Rounds @size_bytes down to what nccl-tests really runs for @op on @nranks ranks. */
-CsOpSize cs_op_size (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
+CsOpSize cs_op_size(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
 
 /* The size nccl-tests runs and prints for a requested @size_bytes: for the collectives split in
  * P blocks it rounds each rank's block down to whole 16-byte units, so a request can print as
  * a smaller size, even 0. Other collectives keep the size (rounded to elements). */
-gint64 cs_op_nccl_tests_bytes (CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
+gint64 cs_op_nccl_tests_bytes(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
 
 /* nccl-tests' busbw factor: 2(P-1)/P, (P-1)/P or 1. */
-double cs_op_busbw_factor (CsOp op, int nranks);
+double cs_op_busbw_factor(CsOp op, int nranks);
 
 G_END_DECLS

@@ -379,8 +379,8 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         const char *why = NULL;
         if (!cs_proto_legal_on_device(proto, dev->kind, &why)) {
             g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
-                        "protocol %s cannot run on rank %d (%s, a %s): %s", cs_proto_name(proto),
-                        r, dev->name, cs_device_kind_name(dev->kind), why);
+                        "protocol %s cannot run on rank %d (%s, a %s): %s", cs_proto_name(proto), r,
+                        dev->name, cs_device_kind_name(dev->kind), why);
             return FALSE;
         }
     }

@@ -21,48 +21,48 @@ typedef struct {
     CsDtype dtype;
     CsRedop redop;
     int root;
-    int nranks;                  /* 0 = every rank of the topology */
-    int n_channels;              /* 0 = chosen per topology, algorithm and size */
-    gboolean any_algorithm;      /* cs_predict_best without a filter: FALSE (default) weighs
-                                  * what an nccl-tests run can execute (NCCL's algorithms:
-                                  * ring, tree, nvls; grouped send/recv for scatter, gather,
-                                  * all-to-all), TRUE every registered algorithm */
-    gboolean exact;              /* simulate every chunk of every size; by default a size whose
-                                  * schedule would be large is extended linearly from three
-                                  * smaller simulated sizes on one line (the pipeline's steady
-                                  * state), or simulated whole when they are not */
+    int nranks;             /* 0 = every rank of the topology */
+    int n_channels;         /* 0 = chosen per topology, algorithm and size */
+    gboolean any_algorithm; /* cs_predict_best without a filter: FALSE (default) weighs
+                             * what an nccl-tests run can execute (NCCL's algorithms:
+                             * ring, tree, nvls; grouped send/recv for scatter, gather,
+                             * all-to-all), TRUE every registered algorithm */
+    gboolean exact;         /* simulate every chunk of every size; by default a size whose
+                             * schedule would be large is extended linearly from three
+                             * smaller simulated sizes on one line (the pipeline's steady
+                             * state), or simulated whole when they are not */
 } CsPredictOptions;
 
-void cs_predict_options_init (CsPredictOptions *options);
+void cs_predict_options_init(CsPredictOptions *options);
 
 /**
  * CsPrediction:
  * One predicted point.
  */
 typedef struct {
-    const CsAlgo *algo;          /* (transfer none) */
+    const CsAlgo *algo; /* (transfer none) */
     CsProto proto;
     int n_channels;
     CsOpSize size;
-    CsResult result;             /* rank_finish is NULL here: only the totals are kept */
-    double time_us;              /* us */
-    double algbw_GBps;           /* GB/s */
-    double busbw_GBps;           /* GB/s */
-    gboolean extrapolated;       /* the time was extended from smaller sizes (n_events counts
-                                  * the events those simulations replayed) */
+    CsResult result;       /* rank_finish is NULL here: only the totals are kept */
+    double time_us;        /* us */
+    double algbw_GBps;     /* GB/s */
+    double busbw_GBps;     /* GB/s */
+    gboolean extrapolated; /* the time was extended from smaller sizes (n_events counts
+                            * the events those simulations replayed) */
 } CsPrediction;
 
 /* Predicts one point. FALSE with @error if the algorithm/protocol cannot serve it. */
-gboolean cs_predict_one (const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
-                         CsProto proto, const CsPredictOptions *options, CsPrediction *out,
-                         GError **error);
+gboolean cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                        CsProto proto, const CsPredictOptions *options, CsPrediction *out,
+                        GError **error);
 
 /* Predicts every legal algorithm x protocol for one size and returns the fastest.
  * @algo_filter / @proto_filter restrict the candidates (NULL / -1 = all).
  * FALSE with @error if nothing applies. */
-gboolean cs_predict_best (const CsTopo *topo, CsOp op, gint64 size_bytes,
-                          const CsAlgo *algo_filter, int proto_filter,
-                          const CsPredictOptions *options, CsPrediction *out, GError **error);
+gboolean cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
+                         int proto_filter, const CsPredictOptions *options, CsPrediction *out,
+                         GError **error);
 
 /* Predicts @algo with @proto at each of the @n_sizes ascending @sizes, as cs_predict_one()
  * would, except that past the first size whose simulation replays more than @max_events
@@ -71,13 +71,13 @@ gboolean cs_predict_best (const CsTopo *topo, CsOp op, gint64 size_bytes,
  * count once the pipeline is full. @valid[i] (nullable) says whether size i could be served
  * (a refusal leaves @out[i] zeroed); @extrapolated[i] (nullable) marks extrapolated points,
  * whose n_events is 0. FALSE with @error only for errors that are not refusals. */
-gboolean cs_predict_sweep (const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes,
-                           const CsAlgo *algo, CsProto proto, const CsPredictOptions *options,
-                           gint64 max_events, CsPrediction *out, gboolean *valid,
-                           gboolean *extrapolated, GError **error);
+gboolean cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes,
+                          const CsAlgo *algo, CsProto proto, const CsPredictOptions *options,
+                          gint64 max_events, CsPrediction *out, gboolean *valid,
+                          gboolean *extrapolated, GError **error);
 
 /* The channel count NCCL-like defaults would give @algo for @op on @topo. */
-int cs_predict_default_channels (const CsTopo *topo, const CsAlgo *algo, CsOp op,
-                                 CsProto proto, gint64 size_bytes, int nranks);
+int cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                                gint64 size_bytes, int nranks);
 
 G_END_DECLS

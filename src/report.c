@@ -417,11 +417,11 @@ to_csv(const CsReport *report)
                                    p->size.size_bytes, p->size.count, cs_dtype_name(report->dtype),
                                    redop_column(report), root_column(report));
             append_csv_field(out, algo_name(p));
-            g_string_append_printf(
-                out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%d\n", cs_proto_name(p->proto),
-                p->n_channels, p->time_us, p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),
-                ps_to_us(p->result.beta), ps_to_us(p->result.gamma), ps_to_us(p->result.overhead),
-                p->extrapolated ? 1 : 0);
+            g_string_append_printf(out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%d\n",
+                                   cs_proto_name(p->proto), p->n_channels, p->time_us,
+                                   p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),
+                                   ps_to_us(p->result.beta), ps_to_us(p->result.gamma),
+                                   ps_to_us(p->result.overhead), p->extrapolated ? 1 : 0);
         }
     }
     return g_string_free(out, FALSE);

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK (cs-schedule-error-quark, cs_schedule_error)
+G_DEFINE_QUARK(cs_schedule_error_quark, cs_schedule_error)
 
 /* Steps reserved per rank while building: small enough for 4,096 ranks of a tiny schedule
  * (4,096 x 32 x 48 B = 6 MiB), large enough that a chunked ring grows its arrays only a few
@@ -21,12 +21,12 @@ struct _CsSchedule {
     CsProto proto;
     int n_channels;
     CsOpSize size;
-    gint64 scratch_bytes;        /* bytes: per rank */
-    const char *algo;            /* static string, NULL until set */
+    gint64 scratch_bytes; /* bytes: per rank */
+    const char *algo;     /* static string, NULL until set */
 
-    GArray **building;           /* per rank, while building; NULL once sealed */
-    CsStep *steps;               /* sealed: every rank's program, rank-major */
-    gsize *first;                /* sealed: nranks + 1 offsets into @steps */
+    GArray **building; /* per rank, while building; NULL once sealed */
+    CsStep *steps;     /* sealed: every rank's program, rank-major */
+    gsize *first;      /* sealed: nranks + 1 offsets into @steps */
     gsize n_steps;
 };
 
@@ -39,78 +39,78 @@ struct _CsSchedule {
  * Returns: (transfer full): the schedule, to fill with cs_schedule_add() and seal.
  */
 CsSchedule *
-cs_schedule_new (CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype,
-                 CsRedop redop, CsProto proto, int n_channels)
+cs_schedule_new(CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype, CsRedop redop,
+                CsProto proto, int n_channels)
 {
-    g_return_val_if_fail (op >= 0 && op < CS_N_OPS, NULL);
-    g_return_val_if_fail (nranks >= 1, NULL);
-    g_return_val_if_fail (!cs_op_has_root (op) || (root >= 0 && root < nranks), NULL);
-    g_return_val_if_fail (size_bytes >= 0, NULL);
-    g_return_val_if_fail (dtype >= 0 && dtype < CS_N_DTYPES, NULL);
-    g_return_val_if_fail (redop >= 0 && redop < CS_N_REDOPS, NULL);
-    g_return_val_if_fail (proto >= 0 && proto < CS_N_PROTOS, NULL);
+    g_return_val_if_fail(op >= 0 && op < CS_N_OPS, NULL);
+    g_return_val_if_fail(nranks >= 1, NULL);
+    g_return_val_if_fail(!cs_op_has_root(op) || (root >= 0 && root < nranks), NULL);
+    g_return_val_if_fail(size_bytes >= 0, NULL);
+    g_return_val_if_fail(dtype >= 0 && dtype < CS_N_DTYPES, NULL);
+    g_return_val_if_fail(redop >= 0 && redop < CS_N_REDOPS, NULL);
+    g_return_val_if_fail(proto >= 0 && proto < CS_N_PROTOS, NULL);
     /* CsStep.channel is a guint8. */
-    g_return_val_if_fail (n_channels >= 1 && n_channels <= 256, NULL);
+    g_return_val_if_fail(n_channels >= 1 && n_channels <= 256, NULL);
 
-    CsSchedule *sched = g_new0 (CsSchedule, 1);
+    CsSchedule *sched = g_new0(CsSchedule, 1);
     sched->op = op;
     sched->nranks = nranks;
-    sched->root = cs_op_has_root (op) ? root : 0;
+    sched->root = cs_op_has_root(op) ? root : 0;
     sched->dtype = dtype;
     sched->redop = redop;
     sched->proto = proto;
     sched->n_channels = n_channels;
-    sched->size = cs_op_size (op, size_bytes, dtype, nranks);
-    sched->building = g_new (GArray *, nranks);
+    sched->size = cs_op_size(op, size_bytes, dtype, nranks);
+    sched->building = g_new(GArray *, nranks);
     for (int r = 0; r < nranks; r++)
-        sched->building[r] = g_array_sized_new (FALSE, FALSE, sizeof (CsStep), STEPS_RESERVE);
+        sched->building[r] = g_array_sized_new(FALSE, FALSE, sizeof(CsStep), STEPS_RESERVE);
     return sched;
 }
 
 void
-cs_schedule_free (CsSchedule *sched)
+cs_schedule_free(CsSchedule *sched)
 {
     if (sched == NULL)
         return;
     if (sched->building != NULL) {
         for (int r = 0; r < sched->nranks; r++)
-            g_array_unref (sched->building[r]);
-        g_free (sched->building);
+            g_array_unref(sched->building[r]);
+        g_free(sched->building);
     }
-    g_free (sched->steps);
-    g_free (sched->first);
-    g_free (sched);
+    g_free(sched->steps);
+    g_free(sched->first);
+    g_free(sched);
 }
 
 /* Declares @scratch_bytes of algorithm-private memory on every rank. */
 void
-cs_schedule_set_scratch (CsSchedule *sched, gint64 scratch_bytes)
+cs_schedule_set_scratch(CsSchedule *sched, gint64 scratch_bytes)
 {
-    g_return_if_fail (sched != NULL);
-    g_return_if_fail (scratch_bytes >= 0);
-    g_return_if_fail (sched->building != NULL);
+    g_return_if_fail(sched != NULL);
+    g_return_if_fail(scratch_bytes >= 0);
+    g_return_if_fail(sched->building != NULL);
     sched->scratch_bytes = scratch_bytes;
 }
 
 /* Records which algorithm built @sched; @algo_name must outlive it (a static string). */
 void
-cs_schedule_set_algo (CsSchedule *sched, const char *algo_name)
+cs_schedule_set_algo(CsSchedule *sched, const char *algo_name)
 {
-    g_return_if_fail (sched != NULL);
+    g_return_if_fail(sched != NULL);
     sched->algo = algo_name;
 }
 
 /* ---- Building ---- */
 
 gboolean
-cs_step_kind_sends (CsStepKind kind)
+cs_step_kind_sends(CsStepKind kind)
 {
     return kind == CS_STEP_SEND || kind == CS_STEP_RECV_REDUCE_SEND
            || kind == CS_STEP_RECV_REDUCE_COPY_SEND || kind == CS_STEP_RECV_COPY_SEND;
 }
 
 gboolean
-cs_step_kind_recvs (CsStepKind kind)
+cs_step_kind_recvs(CsStepKind kind)
 {
     return kind == CS_STEP_RECV || kind == CS_STEP_RECV_REDUCE || kind == CS_STEP_RECV_REDUCE_SEND
            || kind == CS_STEP_RECV_REDUCE_COPY_SEND || kind == CS_STEP_RECV_COPY_SEND;
@@ -118,35 +118,35 @@ cs_step_kind_recvs (CsStepKind kind)
 
 /* Whether a step of @kind reads its local @src region (all but RECV and RECV_COPY_SEND). */
 gboolean
-cs_step_kind_reads_src (CsStepKind kind)
+cs_step_kind_reads_src(CsStepKind kind)
 {
     return kind != CS_STEP_RECV && kind != CS_STEP_RECV_COPY_SEND;
 }
 
 /* Whether a step of @kind writes its local @dst region (all but SEND and RECV_REDUCE_SEND). */
 gboolean
-cs_step_kind_writes_dst (CsStepKind kind)
+cs_step_kind_writes_dst(CsStepKind kind)
 {
     return kind != CS_STEP_SEND && kind != CS_STEP_RECV_REDUCE_SEND;
 }
 
 static gboolean
-region_ok (const CsSchedule *sched, guint buf, gint64 offset, gint64 bytes)
+region_ok(const CsSchedule *sched, guint buf, gint64 offset, gint64 bytes)
 {
-    int ts = cs_dtype_size (sched->dtype);
+    int ts = cs_dtype_size(sched->dtype);
     return buf < CS_N_BUFS && offset >= 0 && offset % ts == 0 && bytes % ts == 0
-           && offset <= cs_schedule_buffer_bytes (sched, (CsBuffer) buf) - bytes;
+           && offset <= cs_schedule_buffer_bytes(sched, (CsBuffer)buf) - bytes;
 }
 
 /* Whether @flags (CsStepFlags) make sense on a step of @kind: known bits, only on a step that
  * sends, a multicast member only on a plain SEND, and never both member and leader of one
  * kind of group. Whether the group holds together is the checker's (check.c). */
 static gboolean
-flags_ok (CsStepKind kind, guint flags)
+flags_ok(CsStepKind kind, guint flags)
 {
     if (flags == 0)
         return TRUE;
-    if ((flags & ~(guint) CS_STEP_FLAGS_ALL) != 0 || !cs_step_kind_sends (kind))
+    if ((flags & ~(guint)CS_STEP_FLAGS_ALL) != 0 || !cs_step_kind_sends(kind))
         return FALSE;
     if ((flags & CS_STEP_FLAG_SHARED_FIRST_HOP) != 0
         && (kind != CS_STEP_SEND || (flags & CS_STEP_FLAG_MULTICAST_SELF) != 0))
@@ -162,57 +162,57 @@ flags_ok (CsStepKind kind, guint flags)
  * refused with a critical warning.
  */
 void
-cs_schedule_add (CsSchedule *sched, int rank, const CsStep *step)
+cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
 {
-    g_return_if_fail (sched != NULL && step != NULL);
-    g_return_if_fail (sched->building != NULL);
-    g_return_if_fail (rank >= 0 && rank < sched->nranks);
-    g_return_if_fail (step->kind < CS_N_STEP_KINDS);
-    g_return_if_fail (step->channel < sched->n_channels);
-    g_return_if_fail (step->bytes >= 0);
-    CsStepKind kind = (CsStepKind) step->kind;
-    if (cs_step_kind_sends (kind))
-        g_return_if_fail (step->send_peer >= 0 && step->send_peer < sched->nranks);
+    g_return_if_fail(sched != NULL && step != NULL);
+    g_return_if_fail(sched->building != NULL);
+    g_return_if_fail(rank >= 0 && rank < sched->nranks);
+    g_return_if_fail(step->kind < CS_N_STEP_KINDS);
+    g_return_if_fail(step->channel < sched->n_channels);
+    g_return_if_fail(step->bytes >= 0);
+    CsStepKind kind = (CsStepKind)step->kind;
+    if (cs_step_kind_sends(kind))
+        g_return_if_fail(step->send_peer >= 0 && step->send_peer < sched->nranks);
     else
-        g_return_if_fail (step->send_peer == -1);
-    if (cs_step_kind_recvs (kind))
-        g_return_if_fail (step->recv_peer >= 0 && step->recv_peer < sched->nranks);
+        g_return_if_fail(step->send_peer == -1);
+    if (cs_step_kind_recvs(kind))
+        g_return_if_fail(step->recv_peer >= 0 && step->recv_peer < sched->nranks);
     else
-        g_return_if_fail (step->recv_peer == -1);
-    if (cs_step_kind_reads_src (kind))
-        g_return_if_fail (region_ok (sched, step->src_buf, step->src_offset, step->bytes));
-    if (cs_step_kind_writes_dst (kind))
-        g_return_if_fail (region_ok (sched, step->dst_buf, step->dst_offset, step->bytes));
-    g_return_if_fail (flags_ok (kind, step->flags));
+        g_return_if_fail(step->recv_peer == -1);
+    if (cs_step_kind_reads_src(kind))
+        g_return_if_fail(region_ok(sched, step->src_buf, step->src_offset, step->bytes));
+    if (cs_step_kind_writes_dst(kind))
+        g_return_if_fail(region_ok(sched, step->dst_buf, step->dst_offset, step->bytes));
+    g_return_if_fail(flags_ok(kind, step->flags));
 
-    g_array_append_vals (sched->building[rank], step, 1);
+    g_array_append_vals(sched->building[rank], step, 1);
 }
 
 /* Sends @bytes at @offset of @buf to @peer. */
 void
-cs_schedule_send (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                  gint64 offset, gint64 bytes, int chunk)
+cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf, gint64 offset,
+                 gint64 bytes, int chunk)
 {
-    cs_schedule_step (sched, rank, channel, CS_STEP_SEND, -1, peer, buf, offset, buf, 0, bytes,
-                      chunk);
+    cs_schedule_step(sched, rank, channel, CS_STEP_SEND, -1, peer, buf, offset, buf, 0, bytes,
+                     chunk);
 }
 
 /* Receives @bytes from @peer into @offset of @buf. */
 void
-cs_schedule_recv (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                  gint64 offset, gint64 bytes, int chunk)
+cs_schedule_recv(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf, gint64 offset,
+                 gint64 bytes, int chunk)
 {
-    cs_schedule_step (sched, rank, channel, CS_STEP_RECV, peer, -1, buf, 0, buf, offset, bytes,
-                      chunk);
+    cs_schedule_step(sched, rank, channel, CS_STEP_RECV, peer, -1, buf, 0, buf, offset, bytes,
+                     chunk);
 }
 
 /* Appends a step with every field explicit; -1 for a peer the kind does not use. */
 void
-cs_schedule_step (CsSchedule *sched, int rank, int channel, CsStepKind kind, int recv_peer,
-                  int send_peer, CsBuffer src_buf, gint64 src_offset, CsBuffer dst_buf,
-                  gint64 dst_offset, gint64 bytes, int chunk)
+cs_schedule_step(CsSchedule *sched, int rank, int channel, CsStepKind kind, int recv_peer,
+                 int send_peer, CsBuffer src_buf, gint64 src_offset, CsBuffer dst_buf,
+                 gint64 dst_offset, gint64 bytes, int chunk)
 {
-    g_return_if_fail (channel >= 0 && channel <= G_MAXUINT8);
+    g_return_if_fail(channel >= 0 && channel <= G_MAXUINT8);
     CsStep step = {
         .src_offset = src_offset,
         .dst_offset = dst_offset,
@@ -220,12 +220,12 @@ cs_schedule_step (CsSchedule *sched, int rank, int channel, CsStepKind kind, int
         .send_peer = send_peer,
         .recv_peer = recv_peer,
         .chunk = chunk,
-        .kind = (guint8) kind,
-        .src_buf = (guint8) src_buf,
-        .dst_buf = (guint8) dst_buf,
-        .channel = (guint8) channel,
+        .kind = (guint8)kind,
+        .src_buf = (guint8)src_buf,
+        .dst_buf = (guint8)dst_buf,
+        .channel = (guint8)channel,
     };
-    cs_schedule_add (sched, rank, &step);
+    cs_schedule_add(sched, rank, &step);
 }
 
 /**
@@ -235,93 +235,93 @@ cs_schedule_step (CsSchedule *sched, int rank, int channel, CsStepKind kind, int
  * growth slack. Sealing twice is harmless.
  */
 void
-cs_schedule_seal (CsSchedule *sched)
+cs_schedule_seal(CsSchedule *sched)
 {
-    g_return_if_fail (sched != NULL);
+    g_return_if_fail(sched != NULL);
     if (sched->building == NULL)
         return;
 
     gsize total = 0;
     for (int r = 0; r < sched->nranks; r++)
         total += sched->building[r]->len;
-    sched->steps = g_new (CsStep, MAX (total, 1));
-    sched->first = g_new (gsize, sched->nranks + 1);
+    sched->steps = g_new(CsStep, MAX(total, 1));
+    sched->first = g_new(gsize, sched->nranks + 1);
     gsize at = 0;
     for (int r = 0; r < sched->nranks; r++) {
         GArray *prog = sched->building[r];
         sched->first[r] = at;
         if (prog->len > 0)
-            memcpy (sched->steps + at, prog->data, prog->len * sizeof (CsStep));
+            memcpy(sched->steps + at, prog->data, prog->len * sizeof(CsStep));
         at += prog->len;
-        g_array_unref (prog);
+        g_array_unref(prog);
         sched->building[r] = NULL;
     }
     sched->first[sched->nranks] = at;
     sched->n_steps = total;
-    g_clear_pointer (&sched->building, g_free);
+    g_clear_pointer(&sched->building, g_free);
 }
 
 /* ---- Accessors ---- */
 
 CsOp
-cs_schedule_op (const CsSchedule *sched)
+cs_schedule_op(const CsSchedule *sched)
 {
     return sched->op;
 }
 
 int
-cs_schedule_n_ranks (const CsSchedule *sched)
+cs_schedule_n_ranks(const CsSchedule *sched)
 {
     return sched->nranks;
 }
 
 int
-cs_schedule_root (const CsSchedule *sched)
+cs_schedule_root(const CsSchedule *sched)
 {
     return sched->root;
 }
 
 CsDtype
-cs_schedule_dtype (const CsSchedule *sched)
+cs_schedule_dtype(const CsSchedule *sched)
 {
     return sched->dtype;
 }
 
 CsRedop
-cs_schedule_redop (const CsSchedule *sched)
+cs_schedule_redop(const CsSchedule *sched)
 {
     return sched->redop;
 }
 
 CsProto
-cs_schedule_proto (const CsSchedule *sched)
+cs_schedule_proto(const CsSchedule *sched)
 {
     return sched->proto;
 }
 
 int
-cs_schedule_n_channels (const CsSchedule *sched)
+cs_schedule_n_channels(const CsSchedule *sched)
 {
     return sched->n_channels;
 }
 
 /* (transfer none) */
 const CsOpSize *
-cs_schedule_size (const CsSchedule *sched)
+cs_schedule_size(const CsSchedule *sched)
 {
     return &sched->size;
 }
 
 /* The algorithm's name, or "custom" for a hand-built schedule. (transfer none) */
 const char *
-cs_schedule_algo (const CsSchedule *sched)
+cs_schedule_algo(const CsSchedule *sched)
 {
     return sched->algo != NULL ? sched->algo : "custom";
 }
 
 /* Bytes of @buf on every rank: INPUT and OUTPUT from cs_op_size(), SCRATCH as declared. */
 gint64
-cs_schedule_buffer_bytes (const CsSchedule *sched, CsBuffer buf)
+cs_schedule_buffer_bytes(const CsSchedule *sched, CsBuffer buf)
 {
     switch (buf) {
     case CS_BUF_INPUT:
@@ -333,7 +333,7 @@ cs_schedule_buffer_bytes (const CsSchedule *sched, CsBuffer buf)
     case CS_N_BUFS:
         break;
     }
-    g_return_val_if_reached (0);
+    g_return_val_if_reached(0);
 }
 
 /**
@@ -342,18 +342,18 @@ cs_schedule_buffer_bytes (const CsSchedule *sched, CsBuffer buf)
  * Returns: (transfer none): the steps (valid until the schedule is freed).
  */
 const CsStep *
-cs_schedule_steps (const CsSchedule *sched, int rank, gsize *n_steps)
+cs_schedule_steps(const CsSchedule *sched, int rank, gsize *n_steps)
 {
-    g_return_val_if_fail (sched != NULL && n_steps != NULL, NULL);
-    g_return_val_if_fail (sched->building == NULL, NULL);
-    g_return_val_if_fail (rank >= 0 && rank < sched->nranks, NULL);
+    g_return_val_if_fail(sched != NULL && n_steps != NULL, NULL);
+    g_return_val_if_fail(sched->building == NULL, NULL);
+    g_return_val_if_fail(rank >= 0 && rank < sched->nranks, NULL);
     *n_steps = sched->first[rank + 1] - sched->first[rank];
     return sched->steps + sched->first[rank];
 }
 
 /* Steps of every rank together: the sealed count, or the count so far while building. */
 gsize
-cs_schedule_n_steps (const CsSchedule *sched)
+cs_schedule_n_steps(const CsSchedule *sched)
 {
     if (sched->building == NULL)
         return sched->n_steps;
@@ -364,7 +364,7 @@ cs_schedule_n_steps (const CsSchedule *sched)
 }
 
 const char *
-cs_step_kind_name (CsStepKind kind)
+cs_step_kind_name(CsStepKind kind)
 {
     static const char *const names[CS_N_STEP_KINDS] = {
         [CS_STEP_SEND] = "send",
@@ -376,6 +376,6 @@ cs_step_kind_name (CsStepKind kind)
         [CS_STEP_COPY] = "copy",
         [CS_STEP_REDUCE] = "reduce",
     };
-    g_return_val_if_fail (kind >= 0 && kind < CS_N_STEP_KINDS, "?");
+    g_return_val_if_fail(kind >= 0 && kind < CS_N_STEP_KINDS, "?");
     return names[kind];
 }

@@ -10,14 +10,14 @@
 
 G_BEGIN_DECLS
 
-#define CS_SCHEDULE_ERROR (cs_schedule_error_quark ())
-GQuark cs_schedule_error_quark (void);
+#define CS_SCHEDULE_ERROR (cs_schedule_error_quark())
+GQuark cs_schedule_error_quark(void);
 
 typedef enum {
-    CS_SCHEDULE_ERROR_INVALID,       /* malformed: bad peer, region out of bounds, ... */
-    CS_SCHEDULE_ERROR_DEADLOCK,      /* a receive never matched */
-    CS_SCHEDULE_ERROR_WRONG_RESULT,  /* runs, but does not compute the collective */
-    CS_SCHEDULE_ERROR_UNSUPPORTED,   /* the algorithm cannot build this case */
+    CS_SCHEDULE_ERROR_INVALID,      /* malformed: bad peer, region out of bounds, ... */
+    CS_SCHEDULE_ERROR_DEADLOCK,     /* a receive never matched */
+    CS_SCHEDULE_ERROR_WRONG_RESULT, /* runs, but does not compute the collective */
+    CS_SCHEDULE_ERROR_UNSUPPORTED,  /* the algorithm cannot build this case */
 } CsScheduleError;
 
 /**
@@ -25,12 +25,7 @@ typedef enum {
  * The buffers of one rank. INPUT and OUTPUT are the collective's send and receive buffers
  * (sizes from CsOpSize); SCRATCH is algorithm-private memory.
  */
-typedef enum {
-    CS_BUF_INPUT,
-    CS_BUF_OUTPUT,
-    CS_BUF_SCRATCH,
-    CS_N_BUFS
-} CsBuffer;
+typedef enum { CS_BUF_INPUT, CS_BUF_OUTPUT, CS_BUF_SCRATCH, CS_N_BUFS } CsBuffer;
 
 /**
  * CsStepKind:
@@ -102,73 +97,73 @@ typedef enum {
  * A step waits for the previous step of the same rank on the same channel.
  */
 typedef struct {
-    gint64 src_offset;      /* bytes: into @src_buf */
-    gint64 dst_offset;      /* bytes: into @dst_buf */
-    gint64 bytes;           /* bytes moved, received or reduced */
-    gint32 send_peer;       /* rank sent to, -1 if the step sends nothing */
-    gint32 recv_peer;       /* rank received from, -1 if the step receives nothing */
-    gint32 chunk;           /* chunk index within the algorithm (for explain / timelines) */
-    guint8 kind;            /* CsStepKind */
-    guint8 src_buf;         /* CsBuffer read locally (unused by RECV) */
-    guint8 dst_buf;         /* CsBuffer written locally (unused by SEND, RECV_REDUCE_SEND) */
-    guint8 channel;         /* channel index < n_channels */
-    guint8 flags;           /* CsStepFlags of a sending step's message, 0 otherwise */
+    gint64 src_offset; /* bytes: into @src_buf */
+    gint64 dst_offset; /* bytes: into @dst_buf */
+    gint64 bytes;      /* bytes moved, received or reduced */
+    gint32 send_peer;  /* rank sent to, -1 if the step sends nothing */
+    gint32 recv_peer;  /* rank received from, -1 if the step receives nothing */
+    gint32 chunk;      /* chunk index within the algorithm (for explain / timelines) */
+    guint8 kind;       /* CsStepKind */
+    guint8 src_buf;    /* CsBuffer read locally (unused by RECV) */
+    guint8 dst_buf;    /* CsBuffer written locally (unused by SEND, RECV_REDUCE_SEND) */
+    guint8 channel;    /* channel index < n_channels */
+    guint8 flags;      /* CsStepFlags of a sending step's message, 0 otherwise */
 } CsStep;
 
-G_STATIC_ASSERT (sizeof (CsStep) <= 48);
+G_STATIC_ASSERT(sizeof(CsStep) <= 48);
 
 typedef struct _CsSchedule CsSchedule;
 
 /* Starts a schedule for @op over @nranks ranks. Buffer sizes come from cs_op_size().
  * (transfer full) */
-CsSchedule *cs_schedule_new (CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype,
-                             CsRedop redop, CsProto proto, int n_channels);
-void cs_schedule_free (CsSchedule *sched);
+CsSchedule *cs_schedule_new(CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype,
+                            CsRedop redop, CsProto proto, int n_channels);
+void cs_schedule_free(CsSchedule *sched);
 
 /* Declares per-rank scratch memory (bytes), default 0. */
-void cs_schedule_set_scratch (CsSchedule *sched, gint64 scratch_bytes);
+void cs_schedule_set_scratch(CsSchedule *sched, gint64 scratch_bytes);
 /* Records the algorithm that built it (static string). */
-void cs_schedule_set_algo (CsSchedule *sched, const char *algo_name);
+void cs_schedule_set_algo(CsSchedule *sched, const char *algo_name);
 
 /* Appends @step to @rank's program. Only before cs_schedule_seal(). */
-void cs_schedule_add (CsSchedule *sched, int rank, const CsStep *step);
+void cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step);
 
 /* Convenience appenders; each fills a CsStep and calls cs_schedule_add(). */
-void cs_schedule_send (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                       gint64 offset, gint64 bytes, int chunk);
-void cs_schedule_recv (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                       gint64 offset, gint64 bytes, int chunk);
+void cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                      gint64 offset, gint64 bytes, int chunk);
+void cs_schedule_recv(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                      gint64 offset, gint64 bytes, int chunk);
 /* The general form: every field explicit. */
-void cs_schedule_step (CsSchedule *sched, int rank, int channel, CsStepKind kind,
-                       int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
-                       CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk);
+void cs_schedule_step(CsSchedule *sched, int rank, int channel, CsStepKind kind, int recv_peer,
+                      int send_peer, CsBuffer src_buf, gint64 src_offset, CsBuffer dst_buf,
+                      gint64 dst_offset, gint64 bytes, int chunk);
 
 /* Packs the per-rank programs into one array; no more steps may be added. */
-void cs_schedule_seal (CsSchedule *sched);
+void cs_schedule_seal(CsSchedule *sched);
 
-CsOp cs_schedule_op (const CsSchedule *sched);
-int cs_schedule_n_ranks (const CsSchedule *sched);
-int cs_schedule_root (const CsSchedule *sched);
-CsDtype cs_schedule_dtype (const CsSchedule *sched);
-CsRedop cs_schedule_redop (const CsSchedule *sched);
-CsProto cs_schedule_proto (const CsSchedule *sched);
-int cs_schedule_n_channels (const CsSchedule *sched);
-const CsOpSize *cs_schedule_size (const CsSchedule *sched);
-const char *cs_schedule_algo (const CsSchedule *sched);
+CsOp cs_schedule_op(const CsSchedule *sched);
+int cs_schedule_n_ranks(const CsSchedule *sched);
+int cs_schedule_root(const CsSchedule *sched);
+CsDtype cs_schedule_dtype(const CsSchedule *sched);
+CsRedop cs_schedule_redop(const CsSchedule *sched);
+CsProto cs_schedule_proto(const CsSchedule *sched);
+int cs_schedule_n_channels(const CsSchedule *sched);
+const CsOpSize *cs_schedule_size(const CsSchedule *sched);
+const char *cs_schedule_algo(const CsSchedule *sched);
 /* Bytes of @buf on every rank. */
-gint64 cs_schedule_buffer_bytes (const CsSchedule *sched, CsBuffer buf);
+gint64 cs_schedule_buffer_bytes(const CsSchedule *sched, CsBuffer buf);
 
 /* The sealed program of @rank (transfer none). */
-const CsStep *cs_schedule_steps (const CsSchedule *sched, int rank, gsize *n_steps);
-gsize cs_schedule_n_steps (const CsSchedule *sched);   /* all ranks */
+const CsStep *cs_schedule_steps(const CsSchedule *sched, int rank, gsize *n_steps);
+gsize cs_schedule_n_steps(const CsSchedule *sched); /* all ranks */
 
-const char *cs_step_kind_name (CsStepKind kind);
-gboolean cs_step_kind_sends (CsStepKind kind);
-gboolean cs_step_kind_recvs (CsStepKind kind);
+const char *cs_step_kind_name(CsStepKind kind);
+gboolean cs_step_kind_sends(CsStepKind kind);
+gboolean cs_step_kind_recvs(CsStepKind kind);
 /* Whether the step reads its local @src region / writes its local @dst region. */
-gboolean cs_step_kind_reads_src (CsStepKind kind);
-gboolean cs_step_kind_writes_dst (CsStepKind kind);
+gboolean cs_step_kind_reads_src(CsStepKind kind);
+gboolean cs_step_kind_writes_dst(CsStepKind kind);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsSchedule, cs_schedule_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSchedule, cs_schedule_free)
 
 G_END_DECLS

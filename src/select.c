@@ -27,7 +27,7 @@
 #include "units.h"
 
 /* clang-format off */
-G_DEFINE_QUARK (cs-select-error-quark, cs_select_error)
+G_DEFINE_QUARK(cs_select_error_quark, cs_select_error)
 /* clang-format on */
 
 #define DEFAULT_MAX_EVENTS ((gint64)40000)

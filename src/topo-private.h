@@ -14,8 +14,8 @@ G_BEGIN_DECLS
 extern const char *const cs_topo_proto_names[CS_TOPO_N_PROTOS + 1]; /* NULL-terminated */
 
 /* Reads an optional "protocols" object of @root (at @path) into @topo's overrides. */
-gboolean cs_topo_parse_protocols (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
-                                  const char *path, GError **error);
+gboolean cs_topo_parse_protocols(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
+                                 const char *path, GError **error);
 
 /* Which GPU-spec keys a device has been given (from the device or the defaults object). */
 typedef enum {
@@ -28,64 +28,64 @@ typedef enum {
 
 /* What the loader knows about a device beyond CsDevice, for its messages. */
 typedef struct {
-    int file_index;              /* index in the file's devices[] (-1 if made by a template) */
-    guint spec_mask;             /* SpecMask */
+    int file_index;  /* index in the file's devices[] (-1 if made by a template) */
+    guint spec_mask; /* SpecMask */
 } CsDeviceOrigin;
 
 struct _CsTopo {
     grefcount ref;
     char *name;
     char *description;
-    char *path;                  /* NULL when loaded from data */
+    char *path; /* NULL when loaded from data */
 
-    GArray *devices;             /* CsDevice */
-    GArray *origins;             /* CsDeviceOrigin, parallel to @devices (loading only) */
-    GArray *links;               /* CsLink */
-    GHashTable *by_name;         /* device name (owned by the CsDevice) -> index + 1 */
-    GArray *rank_order;          /* int device indices from "ranks", or NULL for the default */
-    gboolean template_sharp;     /* a template's network declared SHARP */
+    GArray *devices;         /* CsDevice */
+    GArray *origins;         /* CsDeviceOrigin, parallel to @devices (loading only) */
+    GArray *links;           /* CsLink */
+    GHashTable *by_name;     /* device name (owned by the CsDevice) -> index + 1 */
+    GArray *rank_order;      /* int device indices from "ranks", or NULL for the default */
+    gboolean template_sharp; /* a template's network declared SHARP */
     /* s: per-hop protocol latency overrides from "protocols", < 0 = none; rows follow
      * CsProto (models/protocol.h): LL, LL128, Simple. */
     double hop_latency_s[CS_TOPO_N_PROTOS][CS_N_LINK_CLASSES];
 
     /* Derived by cs_topo_finish(). */
     int n_ranks;
-    int *rank_device;            /* rank -> device index */
-    int *rank_node;              /* rank -> node index */
+    int *rank_device; /* rank -> device index */
+    int *rank_node;   /* rank -> node index */
     int n_nodes;
-    int ranks_per_node;          /* largest node */
-    int *out_start;              /* CSR: links leaving device d are out_links[out_start[d]..] */
+    int ranks_per_node; /* largest node */
+    int *out_start;     /* CSR: links leaving device d are out_links[out_start[d]..] */
     int *out_links;
-    CsRoute *routes;             /* n_ranks * n_ranks, row = source rank */
-    int *route_links;            /* every route's link indices, back to back */
-    double *injection_Bps;       /* n_ranks * CS_N_LINK_CLASSES */
+    CsRoute *routes;       /* n_ranks * n_ranks, row = source rank */
+    int *route_links;      /* every route's link indices, back to back */
+    double *injection_Bps; /* n_ranks * CS_N_LINK_CLASSES */
     double bisection_Bps;
     gboolean nvls;
     gboolean sharp;
 };
 
 /* topo.c */
-CsTopo *cs_topo_new_empty (const char *name, const char *path);
+CsTopo *cs_topo_new_empty(const char *name, const char *path);
 /* Appends a device (name and model copied); returns its index, or -1 if the name is taken. */
-int cs_topo_add_device (CsTopo *topo, const CsDevice *device, const CsDeviceOrigin *origin);
-void cs_topo_add_link (CsTopo *topo, const CsLink *link);
+int cs_topo_add_device(CsTopo *topo, const CsDevice *device, const CsDeviceOrigin *origin);
+void cs_topo_add_link(CsTopo *topo, const CsLink *link);
 /* Reads the explicit-graph keys of @root (at @path) into @topo. */
-gboolean cs_topo_parse_graph (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
-                              const char *path, GError **error);
+gboolean cs_topo_parse_graph(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
+                             const char *path, GError **error);
 /* Resolves a topology name or path; @base_dir (nullable) is searched first. (transfer full) */
-char *cs_topo_resolve (const char *name_or_path, const char *base_dir, GError **error);
+char *cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error);
 /* Rank map, node map, routes and the derived figures; errors name @ctx's origin. */
-gboolean cs_topo_finish (CsTopo *topo, const CsJsonCtx *ctx, GError **error);
+gboolean cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error);
 
 /* topo_template.c */
-gboolean cs_topo_template_expand (CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
-                                  const char *base_dir, GError **error);
+gboolean cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
+                                 const char *base_dir, GError **error);
 
 /* topo_route.c */
-void cs_topo_build_adjacency (CsTopo *topo);
+void cs_topo_build_adjacency(CsTopo *topo);
 /* Fails when two ranks cannot reach each other. */
-gboolean cs_topo_compute_routes (CsTopo *topo, const CsJsonCtx *ctx, GError **error);
-void cs_topo_compute_injection (CsTopo *topo);
-double cs_topo_compute_bisection (const CsTopo *topo);
+gboolean cs_topo_compute_routes(CsTopo *topo, const CsJsonCtx *ctx, GError **error);
+void cs_topo_compute_injection(CsTopo *topo);
+double cs_topo_compute_bisection(const CsTopo *topo);
 
 G_END_DECLS

@@ -7,13 +7,13 @@
 
 G_BEGIN_DECLS
 
-#define CS_TOPO_ERROR (cs_topo_error_quark ())
-GQuark cs_topo_error_quark (void);
+#define CS_TOPO_ERROR (cs_topo_error_quark())
+GQuark cs_topo_error_quark(void);
 
 typedef enum {
-    CS_TOPO_ERROR_NOT_FOUND,     /* no such file, and no shipped topology of that name */
-    CS_TOPO_ERROR_PARSE,         /* not JSON */
-    CS_TOPO_ERROR_INVALID,       /* JSON, but not a valid topology */
+    CS_TOPO_ERROR_NOT_FOUND, /* no such file, and no shipped topology of that name */
+    CS_TOPO_ERROR_PARSE,     /* not JSON */
+    CS_TOPO_ERROR_INVALID,   /* JSON, but not a valid topology */
 } CsTopoError;
 
 typedef enum {
@@ -22,7 +22,7 @@ typedef enum {
     CS_DEVICE_PCIE_SWITCH,
     CS_DEVICE_CPU,
     CS_DEVICE_NIC,
-    CS_DEVICE_SWITCH,            /* a scale-out network switch (IB, RoCE, Ethernet) */
+    CS_DEVICE_SWITCH, /* a scale-out network switch (IB, RoCE, Ethernet) */
     CS_N_DEVICE_KINDS
 } CsDeviceKind;
 
@@ -34,15 +34,15 @@ typedef enum {
     CS_LINK_ROCE,
     CS_LINK_ETHERNET,
     CS_LINK_XGMI,
-    CS_LINK_SHM,                 /* staged through host memory (no peer-to-peer) */
+    CS_LINK_SHM, /* staged through host memory (no peer-to-peer) */
     CS_N_LINK_KINDS
 } CsLinkKind;
 
 /* The three link classes NCCL's cost model distinguishes. */
 typedef enum {
-    CS_LINK_CLASS_NVLINK,        /* NVLink, NVSwitch, xGMI */
-    CS_LINK_CLASS_PCI,           /* PCIe, SHM */
-    CS_LINK_CLASS_NET,           /* IB, RoCE, Ethernet */
+    CS_LINK_CLASS_NVLINK, /* NVLink, NVSwitch, xGMI */
+    CS_LINK_CLASS_PCI,    /* PCIe, SHM */
+    CS_LINK_CLASS_NET,    /* IB, RoCE, Ethernet */
     CS_N_LINK_CLASSES
 } CsLinkClass;
 
@@ -52,10 +52,10 @@ typedef enum {
  * (teaching) clusters, where the "kernel launch" is the MPI call overhead.
  */
 typedef struct {
-    double launch_s;             /* s: kernel launch / per-collective base latency */
-    double step_overhead_s;      /* s: per schedule step (flag wait, fence) */
-    double reduce_Bps;           /* bytes/s: reduction throughput, gamma = 1 / reduce_Bps */
-    double copy_Bps;             /* bytes/s: local device copy throughput */
+    double launch_s;        /* s: kernel launch / per-collective base latency */
+    double step_overhead_s; /* s: per schedule step (flag wait, fence) */
+    double reduce_Bps;      /* bytes/s: reduction throughput, gamma = 1 / reduce_Bps */
+    double copy_Bps;        /* bytes/s: local device copy throughput */
 } CsGpuSpec;
 
 /**
@@ -63,13 +63,13 @@ typedef struct {
  * One device of the expanded graph. Names are unique ("node0/gpu3", "node0/nic1", "spine").
  */
 typedef struct {
-    char *name;                  /* unique name */
-    char *model;                 /* e.g. "H100 SXM5 80GB"; NULL if not given */
+    char *name;  /* unique name */
+    char *model; /* e.g. "H100 SXM5 80GB"; NULL if not given */
     CsDeviceKind kind;
-    int node;                    /* node index, -1 for fabric devices outside every node */
-    CsGpuSpec gpu;               /* for GPUs (and CPUs acting as ranks) */
-    gboolean multicast_reduction;/* NVSwitch with NVLS (in-switch reduction) */
-    gboolean sharp;              /* IB switch with SHARP in-network reduction */
+    int node;                     /* node index, -1 for fabric devices outside every node */
+    CsGpuSpec gpu;                /* for GPUs (and CPUs acting as ranks) */
+    gboolean multicast_reduction; /* NVSwitch with NVLS (in-switch reduction) */
+    gboolean sharp;               /* IB switch with SHARP in-network reduction */
 } CsDevice;
 
 /**
@@ -78,14 +78,14 @@ typedef struct {
  * @bw_Bps is the sum. A duplex link in the file becomes two CsLinks.
  */
 typedef struct {
-    int src;                     /* device index */
-    int dst;                     /* device index */
+    int src; /* device index */
+    int dst; /* device index */
     CsLinkKind kind;
-    double alpha_s;              /* s: latency of one traversal */
-    double bw_Bps;               /* bytes/s: count * per-lane bandwidth * efficiency */
-    double raw_bw_Bps;           /* bytes/s: count * per-lane datasheet bandwidth */
-    int count;                   /* bonded lanes */
-    int file_index;              /* index in the file's links[] (-1 if made by a template) */
+    double alpha_s;    /* s: latency of one traversal */
+    double bw_Bps;     /* bytes/s: count * per-lane bandwidth * efficiency */
+    double raw_bw_Bps; /* bytes/s: count * per-lane datasheet bandwidth */
+    int count;         /* bonded lanes */
+    int file_index;    /* index in the file's links[] (-1 if made by a template) */
 } CsLink;
 
 /**
@@ -94,11 +94,11 @@ typedef struct {
  * lowest device indices.
  */
 typedef struct {
-    int n_links;                 /* hops; 0 from a GPU to itself */
-    const int *links;            /* link indices, in order */
-    double alpha_s;              /* s: sum of the links' alphas */
-    double bw_Bps;               /* bytes/s: bottleneck bandwidth */
-    CsLinkClass link_class;      /* slowest class crossed (NET > PCI > NVLINK) */
+    int n_links;            /* hops; 0 from a GPU to itself */
+    const int *links;       /* link indices, in order */
+    double alpha_s;         /* s: sum of the links' alphas */
+    double bw_Bps;          /* bytes/s: bottleneck bandwidth */
+    CsLinkClass link_class; /* slowest class crossed (NET > PCI > NVLINK) */
 } CsRoute;
 
 typedef struct _CsTopo CsTopo;
@@ -107,56 +107,56 @@ typedef struct _CsTopo CsTopo;
  * $COLLSIM_TOPO_PATH, the build's topologies/ and the installed data directory.
  * Returns: (transfer full) (nullable): the topology, or NULL with @error set to one line that
  * names the file, the JSON path and what is wrong. */
-CsTopo *cs_topo_load (const char *name_or_path, GError **error);
-CsTopo *cs_topo_load_file (const char *path, GError **error);
+CsTopo *cs_topo_load(const char *name_or_path, GError **error);
+CsTopo *cs_topo_load_file(const char *path, GError **error);
 /* @origin names the source in messages. */
-CsTopo *cs_topo_load_data (const char *json, const char *origin, GError **error);
+CsTopo *cs_topo_load_data(const char *json, const char *origin, GError **error);
 
-CsTopo *cs_topo_ref (CsTopo *topo);
-void cs_topo_unref (CsTopo *topo);
+CsTopo *cs_topo_ref(CsTopo *topo);
+void cs_topo_unref(CsTopo *topo);
 
 /* Where shipped topologies are searched, in order (transfer full, NULL-terminated). */
-char **cs_topo_search_dirs (void);
+char **cs_topo_search_dirs(void);
 /* Names of every shipped topology found (transfer full, sorted, NULL-terminated). */
-char **cs_topo_list_shipped (void);
+char **cs_topo_list_shipped(void);
 
-const char *cs_topo_name (const CsTopo *topo);
-const char *cs_topo_description (const CsTopo *topo);
-const char *cs_topo_path (const CsTopo *topo);          /* NULL when loaded from data */
+const char *cs_topo_name(const CsTopo *topo);
+const char *cs_topo_description(const CsTopo *topo);
+const char *cs_topo_path(const CsTopo *topo); /* NULL when loaded from data */
 
-int cs_topo_n_devices (const CsTopo *topo);
-const CsDevice *cs_topo_device (const CsTopo *topo, int index);
-int cs_topo_find_device (const CsTopo *topo, const char *name);  /* -1 if absent */
-int cs_topo_n_links (const CsTopo *topo);
-const CsLink *cs_topo_link (const CsTopo *topo, int index);
+int cs_topo_n_devices(const CsTopo *topo);
+const CsDevice *cs_topo_device(const CsTopo *topo, int index);
+int cs_topo_find_device(const CsTopo *topo, const char *name); /* -1 if absent */
+int cs_topo_n_links(const CsTopo *topo);
+const CsLink *cs_topo_link(const CsTopo *topo, int index);
 
 /* Ranks are GPUs in rank order (node-major unless the file maps them). */
-int cs_topo_n_ranks (const CsTopo *topo);
-int cs_topo_rank_device (const CsTopo *topo, int rank);
-int cs_topo_rank_node (const CsTopo *topo, int rank);
-int cs_topo_n_nodes (const CsTopo *topo);
+int cs_topo_n_ranks(const CsTopo *topo);
+int cs_topo_rank_device(const CsTopo *topo, int rank);
+int cs_topo_rank_node(const CsTopo *topo, int rank);
+int cs_topo_n_nodes(const CsTopo *topo);
 /* Ranks of the largest node; every node has the same count in templates. */
-int cs_topo_ranks_per_node (const CsTopo *topo);
+int cs_topo_ranks_per_node(const CsTopo *topo);
 /* The GPU spec of @rank. */
-const CsGpuSpec *cs_topo_rank_gpu (const CsTopo *topo, int rank);
+const CsGpuSpec *cs_topo_rank_gpu(const CsTopo *topo, int rank);
 
 /* Route between two ranks (transfer none). */
-const CsRoute *cs_topo_route (const CsTopo *topo, int src_rank, int dst_rank);
+const CsRoute *cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank);
 
 /* NVLS: every GPU of a node reaches an NVSwitch with multicast reduction. */
-gboolean cs_topo_has_nvls (const CsTopo *topo);
+gboolean cs_topo_has_nvls(const CsTopo *topo);
 /* SHARP: the scale-out fabric declares in-network reduction. */
-gboolean cs_topo_has_sharp (const CsTopo *topo);
+gboolean cs_topo_has_sharp(const CsTopo *topo);
 /* Aggregate bandwidth out of one GPU over its links of @link_class, bytes/s. */
-double cs_topo_injection_bw (const CsTopo *topo, int rank, CsLinkClass link_class);
+double cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class);
 /* Bisection bandwidth between the two halves of the ranks (min cut, bytes/s, one direction). */
-double cs_topo_bisection_bw (const CsTopo *topo);
+double cs_topo_bisection_bw(const CsTopo *topo);
 
 /* A copy of @topo with every link of @link_kind given new alpha / bandwidth per lane
  * (a negative value keeps the old one), and every GPU given @gpu when non-NULL.
  * Used by calibrate. (transfer full) */
-CsTopo *cs_topo_copy_with (const CsTopo *topo, CsLinkKind link_kind, double alpha_s,
-                           double lane_bw_Bps, const CsGpuSpec *gpu);
+CsTopo *cs_topo_copy_with(const CsTopo *topo, CsLinkKind link_kind, double alpha_s,
+                          double lane_bw_Bps, const CsGpuSpec *gpu);
 
 /**
  * CsTopoAdjust:
@@ -164,34 +164,34 @@ CsTopo *cs_topo_copy_with (const CsTopo *topo, CsLinkKind link_kind, double alph
  * differences between links of one kind (a Gen3 and a Gen5 PCIe link stay apart).
  */
 typedef struct {
-    double link_alpha_scale[CS_N_LINK_KINDS];       /* 1 = unchanged */
-    double link_bw_scale[CS_N_LINK_KINDS];          /* 1 = unchanged; scales bw_Bps only */
-    double hop_latency_s[3][CS_N_LINK_CLASSES];     /* s, per CsProto; < 0 = unchanged */
-    double launch_scale;                            /* 1 = unchanged */
-    double step_overhead_scale;                     /* 1 = unchanged */
-    double reduce_bw_scale;                         /* 1 = unchanged */
-    double copy_bw_scale;                           /* 1 = unchanged */
+    double link_alpha_scale[CS_N_LINK_KINDS];   /* 1 = unchanged */
+    double link_bw_scale[CS_N_LINK_KINDS];      /* 1 = unchanged; scales bw_Bps only */
+    double hop_latency_s[3][CS_N_LINK_CLASSES]; /* s, per CsProto; < 0 = unchanged */
+    double launch_scale;                        /* 1 = unchanged */
+    double step_overhead_scale;                 /* 1 = unchanged */
+    double reduce_bw_scale;                     /* 1 = unchanged */
+    double copy_bw_scale;                       /* 1 = unchanged */
 } CsTopoAdjust;
 
 /* An adjustment that changes nothing. */
-void cs_topo_adjust_init (CsTopoAdjust *adjust);
+void cs_topo_adjust_init(CsTopoAdjust *adjust);
 /* A copy of @topo with @adjust applied to every link, GPU and protocol override.
  * (transfer full) */
-CsTopo *cs_topo_adjust (const CsTopo *topo, const CsTopoAdjust *adjust);
+CsTopo *cs_topo_adjust(const CsTopo *topo, const CsTopoAdjust *adjust);
 
 /* The per-hop latency of protocol @proto (a CsProto) on @link_class that the file overrides
  * in its "protocols" object (calibrated topologies), or a negative value when it does not. */
-double cs_topo_hop_latency_override (const CsTopo *topo, int proto, CsLinkClass link_class);
+double cs_topo_hop_latency_override(const CsTopo *topo, int proto, CsLinkClass link_class);
 
 /* @topo as an explicit-graph JSON document (templates expanded, calibrated values kept) that
  * cs_topo_load_data() reads back. (transfer full) */
-char *cs_topo_to_json (const CsTopo *topo);
+char *cs_topo_to_json(const CsTopo *topo);
 
-const char *cs_device_kind_name (CsDeviceKind kind);
-const char *cs_link_kind_name (CsLinkKind kind);
-CsLinkClass cs_link_kind_class (CsLinkKind kind);
-const char *cs_link_class_name (CsLinkClass link_class);
+const char *cs_device_kind_name(CsDeviceKind kind);
+const char *cs_link_kind_name(CsLinkKind kind);
+CsLinkClass cs_link_kind_class(CsLinkKind kind);
+const char *cs_link_class_name(CsLinkClass link_class);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsTopo, cs_topo_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsTopo, cs_topo_unref)
 
 G_END_DECLS

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK(cs - trace - error - quark, cs_trace_error)
+G_DEFINE_QUARK(cs_trace_error_quark, cs_trace_error)
 
 struct _CsTrace {
     char *origin;       /* file name or caller's label, for messages */

@@ -10,13 +10,13 @@
 
 G_BEGIN_DECLS
 
-#define CS_TRACE_ERROR (cs_trace_error_quark ())
-GQuark cs_trace_error_quark (void);
+#define CS_TRACE_ERROR (cs_trace_error_quark())
+GQuark cs_trace_error_quark(void);
 
 typedef enum {
     CS_TRACE_ERROR_IO,
-    CS_TRACE_ERROR_MALFORMED,    /* a row or header that cannot be read: file:line says where */
-    CS_TRACE_ERROR_EMPTY,        /* no result rows */
+    CS_TRACE_ERROR_MALFORMED, /* a row or header that cannot be read: file:line says where */
+    CS_TRACE_ERROR_EMPTY,     /* no result rows */
 } CsTraceError;
 
 /**
@@ -24,10 +24,10 @@ typedef enum {
  * One half (out-of-place or in-place) of a row. NaN marks a cell printed as N/A or absent.
  */
 typedef struct {
-    double time_us;              /* us */
-    double algbw_GBps;           /* GB/s (1e9 B/s) */
-    double busbw_GBps;           /* GB/s */
-    gint64 wrong;                /* #wrong, -1 for N/A */
+    double time_us;    /* us */
+    double algbw_GBps; /* GB/s (1e9 B/s) */
+    double busbw_GBps; /* GB/s */
+    gint64 wrong;      /* #wrong, -1 for N/A */
 } CsTraceCell;
 
 /**
@@ -35,14 +35,14 @@ typedef struct {
  * One result row.
  */
 typedef struct {
-    gint64 size_bytes;           /* bytes: size column */
-    gint64 count;                /* elements: count column */
-    char type[16];               /* datatype as printed */
-    char redop[16];              /* redop as printed ("sum", "none") */
-    int root;                    /* root column, -1 if absent or -1 */
+    gint64 size_bytes; /* bytes: size column */
+    gint64 count;      /* elements: count column */
+    char type[16];     /* datatype as printed */
+    char redop[16];    /* redop as printed ("sum", "none") */
+    int root;          /* root column, -1 if absent or -1 */
     CsTraceCell out_of_place;
     CsTraceCell in_place;
-    int line;                    /* line number in the file (1-based), 0 if made here */
+    int line; /* line number in the file (1-based), 0 if made here */
 } CsTraceRow;
 
 typedef struct _CsTrace CsTrace;
@@ -62,46 +62,46 @@ typedef enum {
 } CsTraceLayout;
 
 /* Reads a trace. Returns: (transfer full) (nullable): NULL with "file:line: what" on error. */
-CsTrace *cs_trace_load_file (const char *path, GError **error);
-CsTrace *cs_trace_load_data (const char *text, const char *origin, GError **error);
+CsTrace *cs_trace_load_file(const char *path, GError **error);
+CsTrace *cs_trace_load_data(const char *text, const char *origin, GError **error);
 
 /* An empty trace for @op on @nranks ranks, to be filled and written. (transfer full) */
-CsTrace *cs_trace_new (CsOp op, int nranks);
-void cs_trace_free (CsTrace *trace);
+CsTrace *cs_trace_new(CsOp op, int nranks);
+void cs_trace_free(CsTrace *trace);
 
 /* `# key: value` headers, in file order. Setting an existing key replaces it. Getting a key
  * also finds a header whose key adds a qualifier in parentheses ("env (from the script)")
  * when no header has exactly that key. */
-void cs_trace_set_header (CsTrace *trace, const char *key, const char *value);
-const char *cs_trace_get_header (const CsTrace *trace, const char *key);   /* (nullable) */
+void cs_trace_set_header(CsTrace *trace, const char *key, const char *value);
+const char *cs_trace_get_header(const CsTrace *trace, const char *key); /* (nullable) */
 /* Keys in order (transfer container). */
-GPtrArray *cs_trace_header_keys (const CsTrace *trace);
+GPtrArray *cs_trace_header_keys(const CsTrace *trace);
 
-void cs_trace_add_row (CsTrace *trace, const CsTraceRow *row);
-gsize cs_trace_n_rows (const CsTrace *trace);
-const CsTraceRow *cs_trace_row (const CsTrace *trace, gsize index);
+void cs_trace_add_row(CsTrace *trace, const CsTraceRow *row);
+gsize cs_trace_n_rows(const CsTrace *trace);
+const CsTraceRow *cs_trace_row(const CsTrace *trace, gsize index);
 
 /* The collective and ranks, from headers or the file name; FALSE if unknown. */
-gboolean cs_trace_op (const CsTrace *trace, CsOp *op);
-int cs_trace_n_ranks (const CsTrace *trace);     /* 0 if unknown */
-const char *cs_trace_origin (const CsTrace *trace);
+gboolean cs_trace_op(const CsTrace *trace, CsOp *op);
+int cs_trace_n_ranks(const CsTrace *trace); /* 0 if unknown */
+const char *cs_trace_origin(const CsTrace *trace);
 
 /* The layout read (CLASSIC when no column titles said otherwise) or set for writing. */
-CsTraceLayout cs_trace_get_layout (const CsTrace *trace);
-void cs_trace_set_layout (CsTrace *trace, CsTraceLayout layout);
+CsTraceLayout cs_trace_get_layout(const CsTrace *trace);
+void cs_trace_set_layout(CsTrace *trace, CsTraceLayout layout);
 
 /* nccl-tests' footer figure: the mean busbw over every out-of-place and in-place cell that
  * has one (GB/s); 0 without rows. */
-double cs_trace_avg_busbw (const CsTrace *trace);
+double cs_trace_avg_busbw(const CsTrace *trace);
 
 /* Writes nccl-tests' layout: headers, column titles, rows, `# Avg bus bandwidth` footer.
  * Returns: (transfer full). */
-char *cs_trace_to_string (const CsTrace *trace);
+char *cs_trace_to_string(const CsTrace *trace);
 /* Only the table: the three title lines, the rows and the footer, without headers.
  * Returns: (transfer full). */
-char *cs_trace_table_to_string (const CsTrace *trace);
-gboolean cs_trace_save_file (const CsTrace *trace, const char *path, GError **error);
+char *cs_trace_table_to_string(const CsTrace *trace);
+gboolean cs_trace_save_file(const CsTrace *trace, const char *path, GError **error);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsTrace, cs_trace_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsTrace, cs_trace_free)
 
 G_END_DECLS

@@ -16,26 +16,23 @@ static const struct {
     const char *nccl;
     const char *collsim;
 } algo_names[] = {
-    { "ring", "ring" },
-    { "tree", "tree" },
-    { "nvls", "nvls" },
-    { "nvlstree", "nvls_tree" },
-    { "collnetdirect", NULL },
-    { "collnetchain", NULL },
+    { "ring", "ring" },        { "tree", "tree" },
+    { "nvls", "nvls" },        { "nvlstree", "nvls_tree" },
+    { "collnetdirect", NULL }, { "collnetchain", NULL },
     { "pat", NULL },
 };
 
 static char *
-find_setting (const char *text, const char *key)
+find_setting(const char *text, const char *key)
 {
     if (text == NULL)
         return NULL;
-    g_autofree char *pattern = g_strdup_printf ("%s=([A-Za-z0-9_]+)", key);
-    g_autoptr (GRegex) re = g_regex_new (pattern, 0, 0, NULL);
-    g_autoptr (GMatchInfo) match = NULL;
-    if (!g_regex_match (re, text, 0, &match))
+    g_autofree char *pattern = g_strdup_printf("%s=([A-Za-z0-9_]+)", key);
+    g_autoptr(GRegex) re = g_regex_new(pattern, 0, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    if (!g_regex_match(re, text, 0, &match))
         return NULL;
-    return g_match_info_fetch (match, 1);
+    return g_match_info_fetch(match, 1);
 }
 
 /**
@@ -45,92 +42,92 @@ find_setting (const char *text, const char *key)
  * that says "not forced" wins over a stray mention.
  */
 void
-cs_validate_trace_settings (const CsTrace *trace, char **algo, char **proto,
-                            int *gpus_per_thread)
+cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int *gpus_per_thread)
 {
-    const char *sources[] = { cs_trace_get_header (trace, "algo/proto"),
-                              cs_trace_get_header (trace, "env"),
-                              cs_trace_get_header (trace, "launcher"),
-                              cs_trace_get_header (trace, "command") };
+    const char *sources[]
+        = { cs_trace_get_header(trace, "algo/proto"), cs_trace_get_header(trace, "env"),
+            cs_trace_get_header(trace, "launcher"), cs_trace_get_header(trace, "command") };
     g_autofree char *nccl_algo = NULL;
     g_autofree char *nccl_proto = NULL;
-    for (gsize i = 0; i < G_N_ELEMENTS (sources); i++) {
+    for (gsize i = 0; i < G_N_ELEMENTS(sources); i++) {
         if (nccl_algo == NULL)
-            nccl_algo = find_setting (sources[i], "NCCL_ALGO");
+            nccl_algo = find_setting(sources[i], "NCCL_ALGO");
         if (nccl_proto == NULL)
-            nccl_proto = find_setting (sources[i], "NCCL_PROTO");
+            nccl_proto = find_setting(sources[i], "NCCL_PROTO");
     }
 
     *algo = NULL;
     *proto = NULL;
     /* collsim's own backends (measure --backend cuda|mpi) name the schedule they ran. */
-    const char *backend = cs_trace_get_header (trace, "backend");
-    if (backend != NULL && (g_str_has_prefix (backend, "cuda") || g_str_has_prefix (backend, "mpi"))) {
-        const char *a = cs_trace_get_header (trace, "algo");
-        const char *p = cs_trace_get_header (trace, "proto");
+    const char *backend = cs_trace_get_header(trace, "backend");
+    if (backend != NULL
+        && (g_str_has_prefix(backend, "cuda") || g_str_has_prefix(backend, "mpi"))) {
+        const char *a = cs_trace_get_header(trace, "algo");
+        const char *p = cs_trace_get_header(trace, "proto");
         if (a != NULL)
-            *algo = g_strdup (a);
+            *algo = g_strdup(a);
         if (p != NULL)
-            *proto = g_strdup (p);
+            *proto = g_strdup(p);
     }
     if (*algo == NULL && nccl_algo != NULL) {
-        g_autofree char *lower = g_ascii_strdown (nccl_algo, -1);
-        for (gsize i = 0; i < G_N_ELEMENTS (algo_names); i++)
-            if (strcmp (lower, algo_names[i].nccl) == 0 && algo_names[i].collsim != NULL)
-                *algo = g_strdup (algo_names[i].collsim);
+        g_autofree char *lower = g_ascii_strdown(nccl_algo, -1);
+        for (gsize i = 0; i < G_N_ELEMENTS(algo_names); i++)
+            if (strcmp(lower, algo_names[i].nccl) == 0 && algo_names[i].collsim != NULL)
+                *algo = g_strdup(algo_names[i].collsim);
     }
     if (*proto == NULL && nccl_proto != NULL) {
         CsProto p;
-        if (cs_proto_from_name (nccl_proto, &p, NULL))
-            *proto = g_strdup (cs_proto_name (p));
+        if (cs_proto_from_name(nccl_proto, &p, NULL))
+            *proto = g_strdup(cs_proto_name(p));
     }
 
     *gpus_per_thread = 1;
-    const char *command = cs_trace_get_header (trace, "command");
+    const char *command = cs_trace_get_header(trace, "command");
     if (command != NULL) {
-        g_autoptr (GRegex) re = g_regex_new ("(^|\\s)-g\\s*([0-9]+)", 0, 0, NULL);
-        g_autoptr (GMatchInfo) match = NULL;
-        if (g_regex_match (re, command, 0, &match)) {
-            g_autofree char *g = g_match_info_fetch (match, 2);
-            *gpus_per_thread = MAX (1, atoi (g));
+        g_autoptr(GRegex) re = g_regex_new("(^|\\s)-g\\s*([0-9]+)", 0, 0, NULL);
+        g_autoptr(GMatchInfo) match = NULL;
+        if (g_regex_match(re, command, 0, &match)) {
+            g_autofree char *g = g_match_info_fetch(match, 2);
+            *gpus_per_thread = MAX(1, atoi(g));
         }
     }
 }
 
 int
-cs_validate_trace_channels (const CsTrace *trace)
+cs_validate_trace_channels(const CsTrace *trace)
 {
-    const char *backend = cs_trace_get_header (trace, "backend");
-    const char *channels = cs_trace_get_header (trace, "channels");
+    const char *backend = cs_trace_get_header(trace, "backend");
+    const char *channels = cs_trace_get_header(trace, "channels");
     if (backend == NULL || channels == NULL)
         return 0;
-    return MAX (0, atoi (channels));
+    return MAX(0, atoi(channels));
 }
 
 /* ---- Per-trace validation ---- */
 
 double
-cs_validate_busbw (CsOp op, int nranks, gint64 size_bytes, double time_us)
+cs_validate_busbw(CsOp op, int nranks, gint64 size_bytes, double time_us)
 {
     if (!(time_us > 0))
         return NAN;
-    const double algbw = (double) size_bytes / (time_us * 1e-6) / 1e9;
-    return algbw * cs_op_busbw_factor (op, nranks);
+    const double algbw = (double)size_bytes / (time_us * 1e-6) / 1e9;
+    return algbw * cs_op_busbw_factor(op, nranks);
 }
 
 static void
-summarize (const GArray *rows, gint64 min_bytes, gint64 max_bytes, CsValidateSummary *out)
+summarize(const GArray *rows, gint64 min_bytes, gint64 max_bytes, CsValidateSummary *out)
 {
     double log_sum = 0;
-    *out = (CsValidateSummary) { .n_rows = 0, .geomean_abs = NAN, .max_abs = NAN,
-                                 .max_size_bytes = -1 };
+    *out = (CsValidateSummary){
+        .n_rows = 0, .geomean_abs = NAN, .max_abs = NAN, .max_size_bytes = -1
+    };
     for (guint i = 0; i < rows->len; i++) {
-        const CsValidateRow *r = &g_array_index (rows, CsValidateRow, i);
-        if (r->size_bytes < min_bytes || r->size_bytes >= max_bytes || isnan (r->busbw_error))
+        const CsValidateRow *r = &g_array_index(rows, CsValidateRow, i);
+        if (r->size_bytes < min_bytes || r->size_bytes >= max_bytes || isnan(r->busbw_error))
             continue;
-        const double e = fabs (r->busbw_error);
+        const double e = fabs(r->busbw_error);
         /* A perfect row must not send the geometric mean to zero: floor at 0.01%. */
-        log_sum += log (MAX (e, 1e-4));
+        log_sum += log(MAX(e, 1e-4));
         if (out->n_rows == 0 || e > out->max_abs) {
             out->max_abs = e;
             out->max_size_bytes = r->size_bytes;
@@ -138,27 +135,26 @@ summarize (const GArray *rows, gint64 min_bytes, gint64 max_bytes, CsValidateSum
         out->n_rows++;
     }
     if (out->n_rows > 0)
-        out->geomean_abs = exp (log_sum / out->n_rows);
+        out->geomean_abs = exp(log_sum / out->n_rows);
 }
 
 /* The error of busbw for rows too small for nccl-tests to print a non-zero busbw is still
  * meaningful: we recompute busbw from size and time instead of reading the rounded column. */
 static gboolean
-validate_row (const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsAlgo *algo,
-              int proto, const CsPredictOptions *options, CsValidateRow *out,
-              GError **error)
+validate_row(const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsAlgo *algo, int proto,
+             const CsPredictOptions *options, CsValidateRow *out, GError **error)
 {
     CsPrediction pred;
-    g_autoptr (GError) local = NULL;
+    g_autoptr(GError) local = NULL;
     gboolean ok;
     if (algo != NULL && proto >= 0)
-        ok = cs_predict_one (topo, op, row->size_bytes, algo, (CsProto) proto, options, &pred,
-                             &local);
+        ok = cs_predict_one(topo, op, row->size_bytes, algo, (CsProto)proto, options, &pred,
+                            &local);
     else
-        ok = cs_predict_best (topo, op, row->size_bytes, algo, proto, options, &pred, &local);
+        ok = cs_predict_best(topo, op, row->size_bytes, algo, proto, options, &pred, &local);
     if (!ok) {
-        g_propagate_prefixed_error (error, g_steal_pointer (&local), "size %" G_GINT64_FORMAT
-                                    ": ", row->size_bytes);
+        g_propagate_prefixed_error(error, g_steal_pointer(&local), "size %" G_GINT64_FORMAT ": ",
+                                   row->size_bytes);
         return FALSE;
     }
     const int nranks = options->nranks;
@@ -166,13 +162,13 @@ validate_row (const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsAlgo *
     out->line = row->line;
     out->measured_us = row->out_of_place.time_us;
     out->predicted_us = pred.time_us;
-    out->measured_busbw_GBps = cs_validate_busbw (op, nranks, row->size_bytes, out->measured_us);
-    out->predicted_busbw_GBps = cs_validate_busbw (op, nranks, row->size_bytes, pred.time_us);
+    out->measured_busbw_GBps = cs_validate_busbw(op, nranks, row->size_bytes, out->measured_us);
+    out->predicted_busbw_GBps = cs_validate_busbw(op, nranks, row->size_bytes, pred.time_us);
     out->time_error = (out->predicted_us - out->measured_us) / out->measured_us;
-    out->busbw_error = (out->predicted_busbw_GBps - out->measured_busbw_GBps)
-                       / out->measured_busbw_GBps;
+    out->busbw_error
+        = (out->predicted_busbw_GBps - out->measured_busbw_GBps) / out->measured_busbw_GBps;
     out->algo = pred.algo->name;
-    out->proto = cs_proto_name (pred.proto);
+    out->proto = cs_proto_name(pred.proto);
     return TRUE;
 }
 
@@ -182,150 +178,152 @@ validate_row (const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsAlgo *
  * N/A are skipped: there is nothing to compare.
  */
 CsValidateReport *
-cs_validate_trace (const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
-                   GError **error)
+cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
+                  GError **error)
 {
-    const char *origin = cs_trace_origin (trace);
+    const char *origin = cs_trace_origin(trace);
     CsOp op;
     /* A header that is there but unreadable is named, not asked for again. */
-    const char *collective = cs_trace_get_header (trace, "collective");
-    if (!cs_trace_op (trace, &op)) {
+    const char *collective = cs_trace_get_header(trace, "collective");
+    if (!cs_trace_op(trace, &op)) {
         if (collective != NULL)
-            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                         "%s: '# collective: %s' is not a collective collsim knows (e.g. "
-                         "all_reduce)", origin, collective);
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: '# collective: %s' is not a collective collsim knows (e.g. "
+                        "all_reduce)",
+                        origin, collective);
         else
-            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                         "%s: cannot tell which collective it measured (add a '# collective: "
-                         "all_reduce' header)", origin);
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: cannot tell which collective it measured (add a '# collective: "
+                        "all_reduce' header)",
+                        origin);
         return NULL;
     }
-    int nranks = cs_trace_n_ranks (trace);
+    int nranks = cs_trace_n_ranks(trace);
     if (nranks <= 0) {
-        const char *ranks = cs_trace_get_header (trace, "ranks");
+        const char *ranks = cs_trace_get_header(trace, "ranks");
         if (ranks != NULL)
-            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                         "%s: '# ranks: %s' is not a rank count (1 or more)", origin, ranks);
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: '# ranks: %s' is not a rank count (1 or more)", origin, ranks);
         else
-            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                         "%s: cannot tell how many ranks it ran on (add a '# ranks: N' header)",
-                         origin);
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: cannot tell how many ranks it ran on (add a '# ranks: N' header)",
+                        origin);
         return NULL;
     }
-    if (nranks > cs_topo_n_ranks (topo)) {
-        g_set_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_INVALID,
-                     "%s: %d ranks, but topology %s has only %d GPUs", origin, nranks,
-                     cs_topo_name (topo), cs_topo_n_ranks (topo));
+    if (nranks > cs_topo_n_ranks(topo)) {
+        g_set_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_INVALID,
+                    "%s: %d ranks, but topology %s has only %d GPUs", origin, nranks,
+                    cs_topo_name(topo), cs_topo_n_ranks(topo));
         return NULL;
     }
 
-    g_autoptr (CsValidateReport) report = g_new0 (CsValidateReport, 1);
-    report->origin = g_strdup (origin);
+    g_autoptr(CsValidateReport) report = g_new0(CsValidateReport, 1);
+    report->origin = g_strdup(origin);
     report->op = op;
     report->nranks = nranks;
-    report->rows = g_array_new (FALSE, TRUE, sizeof (CsValidateRow));
+    report->rows = g_array_new(FALSE, TRUE, sizeof(CsValidateRow));
 
     CsPredictOptions opts = *options;
     opts.nranks = nranks;
     int gpus_per_thread;
-    cs_validate_trace_settings (trace, &report->forced_algo, &report->forced_proto,
-                                &gpus_per_thread);
+    cs_validate_trace_settings(trace, &report->forced_algo, &report->forced_proto,
+                               &gpus_per_thread);
     if (options->engine.gpus_per_thread <= 0)
         opts.engine.gpus_per_thread = gpus_per_thread;
     if (options->n_channels <= 0)
-        opts.n_channels = cs_validate_trace_channels (trace);
+        opts.n_channels = cs_validate_trace_channels(trace);
 
     const CsAlgo *algo = NULL;
     if (report->forced_algo != NULL) {
-        algo = cs_algo_lookup (report->forced_algo, error);
+        algo = cs_algo_lookup(report->forced_algo, error);
         if (algo == NULL)
             return NULL;
     }
     int proto = -1;
     if (report->forced_proto != NULL) {
         CsProto p;
-        if (!cs_proto_from_name (report->forced_proto, &p, error))
+        if (!cs_proto_from_name(report->forced_proto, &p, error))
             return NULL;
         proto = p;
     }
 
-    for (gsize i = 0; i < cs_trace_n_rows (trace); i++) {
-        const CsTraceRow *row = cs_trace_row (trace, i);
+    for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+        const CsTraceRow *row = cs_trace_row(trace, i);
         if (row->size_bytes <= 0 || !(row->out_of_place.time_us > 0))
             continue;
         /* A column collsim cannot read would silently predict another point: refuse it. */
-        g_autoptr (GError) local = NULL;
+        g_autoptr(GError) local = NULL;
         CsDtype dtype;
         if (row->type[0] != '\0') {
-            if (!cs_dtype_from_name (row->type, &dtype, &local)) {
-                g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                             "%s:%d: type column: %s", origin, row->line, local->message);
+            if (!cs_dtype_from_name(row->type, &dtype, &local)) {
+                g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                            "%s:%d: type column: %s", origin, row->line, local->message);
                 return NULL;
             }
             opts.dtype = dtype;
         }
         CsRedop redop;
-        if (cs_op_reduces (op) && row->redop[0] != '\0') {
-            if (!cs_redop_from_name (row->redop, &redop, &local)) {
-                g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                             "%s:%d: redop column: %s", origin, row->line, local->message);
+        if (cs_op_reduces(op) && row->redop[0] != '\0') {
+            if (!cs_redop_from_name(row->redop, &redop, &local)) {
+                g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                            "%s:%d: redop column: %s", origin, row->line, local->message);
                 return NULL;
             }
             opts.redop = redop;
         }
-        if (cs_op_has_root (op) && row->root >= nranks) {
-            g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                         "%s:%d: root column: %d is not one of the %d ranks", origin, row->line,
-                         row->root, nranks);
+        if (cs_op_has_root(op) && row->root >= nranks) {
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s:%d: root column: %d is not one of the %d ranks", origin, row->line,
+                        row->root, nranks);
             return NULL;
         }
-        if (cs_op_has_root (op) && row->root >= 0)
+        if (cs_op_has_root(op) && row->root >= 0)
             opts.root = row->root;
         CsValidateRow v;
-        if (!validate_row (topo, op, row, algo, proto, &opts, &v, error)) {
-            g_prefix_error (error, "%s:%d: ", origin, row->line);
+        if (!validate_row(topo, op, row, algo, proto, &opts, &v, error)) {
+            g_prefix_error(error, "%s:%d: ", origin, row->line);
             return NULL;
         }
-        g_array_append_val (report->rows, v);
+        g_array_append_val(report->rows, v);
     }
     if (report->rows->len == 0) {
-        g_set_error (error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY,
-                     "%s: no row with a positive size and a measured time", origin);
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY,
+                    "%s: no row with a positive size and a measured time", origin);
         return NULL;
     }
 
-    summarize (report->rows, 0, G_MAXINT64, &report->all);
-    summarize (report->rows, 0, CS_VALIDATE_LATENCY_MAX_BYTES, &report->latency);
-    summarize (report->rows, CS_VALIDATE_LATENCY_MAX_BYTES, CS_VALIDATE_BANDWIDTH_MIN_BYTES,
-               &report->knee);
-    summarize (report->rows, CS_VALIDATE_BANDWIDTH_MIN_BYTES, G_MAXINT64, &report->bandwidth);
-    return g_steal_pointer (&report);
+    summarize(report->rows, 0, G_MAXINT64, &report->all);
+    summarize(report->rows, 0, CS_VALIDATE_LATENCY_MAX_BYTES, &report->latency);
+    summarize(report->rows, CS_VALIDATE_LATENCY_MAX_BYTES, CS_VALIDATE_BANDWIDTH_MIN_BYTES,
+              &report->knee);
+    summarize(report->rows, CS_VALIDATE_BANDWIDTH_MIN_BYTES, G_MAXINT64, &report->bandwidth);
+    return g_steal_pointer(&report);
 }
 
 void
-cs_validate_report_free (CsValidateReport *report)
+cs_validate_report_free(CsValidateReport *report)
 {
     if (report == NULL)
         return;
-    g_free (report->origin);
-    g_free (report->forced_algo);
-    g_free (report->forced_proto);
+    g_free(report->origin);
+    g_free(report->forced_algo);
+    g_free(report->forced_proto);
     if (report->rows != NULL)
-        g_array_unref (report->rows);
-    g_free (report);
+        g_array_unref(report->rows);
+    g_free(report);
 }
 
 /* ---- Crossovers between forced algorithms ---- */
 
 /* The smallest common size from which @b is faster than @a at every larger common size. */
 static gint64
-overtake_size (const CsValidateReport *a, const CsValidateReport *b, gboolean predicted)
+overtake_size(const CsValidateReport *a, const CsValidateReport *b, gboolean predicted)
 {
     gint64 from = -1;
     for (guint i = 0; i < a->rows->len; i++) {
-        const CsValidateRow *ra = &g_array_index (a->rows, CsValidateRow, i);
+        const CsValidateRow *ra = &g_array_index(a->rows, CsValidateRow, i);
         for (guint j = 0; j < b->rows->len; j++) {
-            const CsValidateRow *rb = &g_array_index (b->rows, CsValidateRow, j);
+            const CsValidateRow *rb = &g_array_index(b->rows, CsValidateRow, j);
             if (rb->size_bytes != ra->size_bytes)
                 continue;
             const double ta = predicted ? ra->predicted_us : ra->measured_us;
@@ -347,23 +345,22 @@ overtake_size (const CsValidateReport *a, const CsValidateReport *b, gboolean pr
  * crossover is where the second starts to win for good, measured and predicted.
  */
 GArray *
-cs_validate_crossovers (CsValidateReport *const *reports, int n_reports)
+cs_validate_crossovers(CsValidateReport *const *reports, int n_reports)
 {
-    GArray *out = g_array_new (FALSE, TRUE, sizeof (CsValidateCrossover));
+    GArray *out = g_array_new(FALSE, TRUE, sizeof(CsValidateCrossover));
     for (int i = 0; i < n_reports; i++) {
         for (int j = i + 1; j < n_reports; j++) {
             const CsValidateReport *a = reports[i];
             const CsValidateReport *b = reports[j];
             if (a->op != b->op || a->nranks != b->nranks
-                || g_strcmp0 (a->forced_algo, b->forced_algo) == 0)
+                || g_strcmp0(a->forced_algo, b->forced_algo) == 0)
                 continue;
-            CsValidateCrossover c = { a, b, overtake_size (a, b, FALSE),
-                                      overtake_size (a, b, TRUE) };
+            CsValidateCrossover c = { a, b, overtake_size(a, b, FALSE), overtake_size(a, b, TRUE) };
             if (c.measured_bytes < 0 && c.predicted_bytes < 0) {
-                c = (CsValidateCrossover) { b, a, overtake_size (b, a, FALSE),
-                                            overtake_size (b, a, TRUE) };
+                c = (CsValidateCrossover){ b, a, overtake_size(b, a, FALSE),
+                                           overtake_size(b, a, TRUE) };
             }
-            g_array_append_val (out, c);
+            g_array_append_val(out, c);
         }
     }
     return out;

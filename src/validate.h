@@ -12,8 +12,8 @@
 G_BEGIN_DECLS
 
 /* Size regimes of the per-trace summary. */
-#define CS_VALIDATE_LATENCY_MAX_BYTES (G_GINT64_CONSTANT (64) * 1024)            /* < 64 KiB */
-#define CS_VALIDATE_BANDWIDTH_MIN_BYTES (G_GINT64_CONSTANT (64) * 1024 * 1024)  /* >= 64 MiB */
+#define CS_VALIDATE_LATENCY_MAX_BYTES (G_GINT64_CONSTANT(64) * 1024)          /* < 64 KiB */
+#define CS_VALIDATE_BANDWIDTH_MIN_BYTES (G_GINT64_CONSTANT(64) * 1024 * 1024) /* >= 64 MiB */
 
 /**
  * CsValidateRow:
@@ -39,9 +39,9 @@ typedef struct {
  */
 typedef struct {
     int n_rows;
-    double geomean_abs;          /* relative */
-    double max_abs;              /* relative */
-    gint64 max_size_bytes;       /* bytes: where the max is */
+    double geomean_abs;    /* relative */
+    double max_abs;        /* relative */
+    gint64 max_size_bytes; /* bytes: where the max is */
 } CsValidateSummary;
 
 /**
@@ -49,7 +49,7 @@ typedef struct {
  * One trace held against the engine.
  */
 typedef struct {
-    char *origin;                /* trace file */
+    char *origin; /* trace file */
     CsOp op;
     int nranks;
     char *forced_algo;           /* (nullable) algorithm the trace forced, collsim's name */
@@ -77,28 +77,28 @@ typedef struct {
 /* Validates @trace against @topo. @options carries the engine settings; the trace's own
  * headers (ranks, -g from its command, forced NCCL_ALGO/NCCL_PROTO, datatype) override the
  * matching fields. Returns: (transfer full) (nullable). */
-CsValidateReport *cs_validate_trace (const CsTopo *topo, const CsTrace *trace,
-                                     const CsPredictOptions *options, GError **error);
-void cs_validate_report_free (CsValidateReport *report);
+CsValidateReport *cs_validate_trace(const CsTopo *topo, const CsTrace *trace,
+                                    const CsPredictOptions *options, GError **error);
+void cs_validate_report_free(CsValidateReport *report);
 
 /* Crossovers between every pair of reports of the same collective and ranks that forced
  * different algorithms (or one forced, one default). (transfer full) GArray of
  * CsValidateCrossover. */
-GArray *cs_validate_crossovers (CsValidateReport *const *reports, int n_reports);
+GArray *cs_validate_crossovers(CsValidateReport *const *reports, int n_reports);
 
 /* Reads NCCL_ALGO/NCCL_PROTO from a trace's `algo/proto`, `env` and `command` headers and
  * maps them to collsim's names ("Ring" -> "ring", "Tree" -> "tree", "NVLS" -> "nvls"); sets
  * NULL when not forced or not representable. Reads -g from the command. */
-void cs_validate_trace_settings (const CsTrace *trace, char **algo, char **proto,
-                                 int *gpus_per_thread);
+void cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto,
+                                int *gpus_per_thread);
 
 /* The channel count a collsim backend trace ran its schedule with (its `channels` header), or
  * 0 when the trace does not say (then predictions choose). */
-int cs_validate_trace_channels (const CsTrace *trace);
+int cs_validate_trace_channels(const CsTrace *trace);
 
 /* The busbw nccl-tests prints for @size_bytes in @time_us. */
-double cs_validate_busbw (CsOp op, int nranks, gint64 size_bytes, double time_us);
+double cs_validate_busbw(CsOp op, int nranks, gint64 size_bytes, double time_us);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsValidateReport, cs_validate_report_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsValidateReport, cs_validate_report_free)
 
 G_END_DECLS

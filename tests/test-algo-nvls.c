@@ -15,12 +15,12 @@ extern const CsAlgo cs_algo_nvls_tree;
 extern const CsAlgo cs_algo_ring;
 
 static CsTopo *
-load_topo (const char *name)
+load_topo(const char *name)
 {
     GError *error = NULL;
-    CsTopo *topo = cs_topo_load (name, &error);
+    CsTopo *topo = cs_topo_load(name, &error);
 
-    g_assert_no_error (error);
+    g_assert_no_error(error);
     return topo;
 }
 
@@ -28,126 +28,125 @@ load_topo (const char *name)
  * GPU on a rail-optimized InfiniBand fabric (numbers are placeholders: only the structure
  * matters to the schedules). */
 static CsTopo *
-load_cluster (int nodes, const char *node, int nics)
+load_cluster(int nodes, const char *node, int nics)
 {
-    g_autofree char *json = g_strdup_printf (
+    g_autofree char *json = g_strdup_printf(
         "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
         "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
         "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
         "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
         nodes, node, nodes, node, nics);
     GError *error = NULL;
-    CsTopo *topo = cs_topo_load_data (json, "inline cluster", &error);
+    CsTopo *topo = cs_topo_load_data(json, "inline cluster", &error);
 
-    g_assert_no_error (error);
+    g_assert_no_error(error);
     return topo;
 }
 
 static CsSchedule *
-build (const CsAlgo *algo, const CsTopo *topo, CsOp op, gint64 size, gint64 chunk,
-       int n_channels)
+build(const CsAlgo *algo, const CsTopo *topo, CsOp op, gint64 size, gint64 chunk, int n_channels)
 {
     CsAlgoArgs args;
     GError *error = NULL;
     CsSchedule *sched;
 
-    cs_algo_args_init (&args, topo, op, cs_topo_n_ranks (topo), size);
+    cs_algo_args_init(&args, topo, op, cs_topo_n_ranks(topo), size);
     args.chunk_bytes = chunk;
     args.n_channels = n_channels;
-    sched = cs_algo_build (algo, &args, &error);
-    g_assert_no_error (error);
+    sched = cs_algo_build(algo, &args, &error);
+    g_assert_no_error(error);
     return sched;
 }
 
 static void
-assert_checks (const CsSchedule *sched, CsCheckReport *report)
+assert_checks(const CsSchedule *sched, CsCheckReport *report)
 {
     GError *error = NULL;
-    gboolean ok = cs_check_schedule (sched, report, &error);
+    gboolean ok = cs_check_schedule(sched, report, &error);
 
-    g_assert_no_error (error);
-    g_assert_true (ok);
+    g_assert_no_error(error);
+    g_assert_true(ok);
 }
 
 /* One NVSwitch with multicast reduction joining @p GPUs (placeholder numbers: only the
  * structure matters to the schedules). */
 static CsTopo *
-load_switch_box (int p)
+load_switch_box(int p)
 {
-    g_autoptr (GString) json = g_string_new (NULL);
+    g_autoptr(GString) json = g_string_new(NULL);
     GError *error = NULL;
     CsTopo *topo;
 
-    g_string_append_printf (json,
-                            "{\"name\": \"test-nvs%d\", \"gpu\": {\"launch\": \"4 us\", "
-                            "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"1 TB/s\", "
-                            "\"copy_bandwidth\": \"1.5 TB/s\"}, \"devices\": [{\"name\": \"sw\", "
-                            "\"kind\": \"nvswitch\", \"multicast_reduction\": true}",
-                            p);
+    g_string_append_printf(json,
+                           "{\"name\": \"test-nvs%d\", \"gpu\": {\"launch\": \"4 us\", "
+                           "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"1 TB/s\", "
+                           "\"copy_bandwidth\": \"1.5 TB/s\"}, \"devices\": [{\"name\": \"sw\", "
+                           "\"kind\": \"nvswitch\", \"multicast_reduction\": true}",
+                           p);
     for (int i = 0; i < p; i++)
-        g_string_append_printf (json, ", {\"name\": \"gpu%d\", \"kind\": \"gpu\"}", i);
-    g_string_append (json, "], \"links\": [");
+        g_string_append_printf(json, ", {\"name\": \"gpu%d\", \"kind\": \"gpu\"}", i);
+    g_string_append(json, "], \"links\": [");
     for (int i = 0; i < p; i++)
-        g_string_append_printf (json,
-                                "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
-                                "\"bandwidth\": \"450 GB/s\", \"alpha\": \"0.1 us\"}",
-                                i > 0 ? ", " : "", i);
-    g_string_append (json, "]}");
-    topo = cs_topo_load_data (json->str, "inline switch box", &error);
-    g_assert_no_error (error);
+        g_string_append_printf(json,
+                               "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
+                               "\"bandwidth\": \"450 GB/s\", \"alpha\": \"0.1 us\"}",
+                               i > 0 ? ", " : "", i);
+    g_string_append(json, "]}");
+    topo = cs_topo_load_data(json->str, "inline switch box", &error);
+    g_assert_no_error(error);
     return topo;
 }
 
 /* ---- Where they apply ---- */
 
 static void
-test_supports (void)
+test_supports(void)
 {
-    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
-    g_autoptr (CsTopo) a100 = load_topo ("dgx-a100x8");
-    g_autoptr (CsTopo) two = load_topo ("hgx-h100x8-2n");
-    g_autoptr (CsTopo) nvl72 = load_topo ("gb200-nvl72");
+    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) a100 = load_topo("dgx-a100x8");
+    g_autoptr(CsTopo) two = load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) nvl72 = load_topo("gb200-nvl72");
     const char *why = NULL;
 
-    g_assert_false (cs_algo_nvls.supports (NULL, CS_OP_ALL_REDUCE, 8, &why));
-    g_assert_nonnull (why);
+    g_assert_false(cs_algo_nvls.supports(NULL, CS_OP_ALL_REDUCE, 8, &why));
+    g_assert_nonnull(why);
     why = NULL;
     /* Second-generation NVSwitch (A100) has no multicast reduction. */
-    g_assert_false (cs_algo_nvls.supports (a100, CS_OP_ALL_REDUCE, 8, &why));
-    g_assert_cmpstr (why, ==,
-                     "needs an NVSwitch with multicast_reduction (NVLink SHARP) in the topology");
-    g_assert_true (cs_algo_nvls.supports (h100, CS_OP_ALL_REDUCE, 8, &why));
-    g_assert_true (cs_algo_nvls.supports (h100, CS_OP_ALL_GATHER, 8, &why));
-    g_assert_false (cs_algo_nvls.supports (h100, CS_OP_BROADCAST, 8, &why));
+    g_assert_false(cs_algo_nvls.supports(a100, CS_OP_ALL_REDUCE, 8, &why));
+    g_assert_cmpstr(why, ==,
+                    "needs an NVSwitch with multicast_reduction (NVLink SHARP) in the topology");
+    g_assert_true(cs_algo_nvls.supports(h100, CS_OP_ALL_REDUCE, 8, &why));
+    g_assert_true(cs_algo_nvls.supports(h100, CS_OP_ALL_GATHER, 8, &why));
+    g_assert_false(cs_algo_nvls.supports(h100, CS_OP_BROADCAST, 8, &why));
     /* Two nodes are two NVLink domains: NVLS alone cannot span them, NVLSTree can. */
-    g_assert_false (cs_algo_nvls.supports (two, CS_OP_ALL_REDUCE, 16, &why));
-    g_assert_cmpstr (why, ==, "the ranks span several NVLink domains (use nvls_tree)");
-    g_assert_true (cs_algo_nvls_tree.supports (two, CS_OP_ALL_REDUCE, 16, &why));
-    g_assert_false (cs_algo_nvls_tree.supports (two, CS_OP_ALL_GATHER, 16, &why));
-    g_assert_false (cs_algo_nvls_tree.supports (a100, CS_OP_ALL_REDUCE, 8, &why));
+    g_assert_false(cs_algo_nvls.supports(two, CS_OP_ALL_REDUCE, 16, &why));
+    g_assert_cmpstr(why, ==, "the ranks span several NVLink domains (use nvls_tree)");
+    g_assert_true(cs_algo_nvls_tree.supports(two, CS_OP_ALL_REDUCE, 16, &why));
+    g_assert_false(cs_algo_nvls_tree.supports(two, CS_OP_ALL_GATHER, 16, &why));
+    g_assert_false(cs_algo_nvls_tree.supports(a100, CS_OP_ALL_REDUCE, 8, &why));
     /* The NVL72 rack is 18 trays (nodes) but one NVLink domain: NVLS spans all 72 GPUs. */
-    g_assert_cmpint (cs_topo_n_nodes (nvl72), ==, 18);
-    g_assert_true (cs_algo_nvls.supports (nvl72, CS_OP_ALL_REDUCE, 72, &why));
+    g_assert_cmpint(cs_topo_n_nodes(nvl72), ==, 18);
+    g_assert_true(cs_algo_nvls.supports(nvl72, CS_OP_ALL_REDUCE, 72, &why));
 }
 
 static void
-test_simple_only (void)
+test_simple_only(void)
 {
-    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
     CsAlgoArgs args;
     GError *error = NULL;
     CsSchedule *sched;
 
-    cs_algo_args_init (&args, h100, CS_OP_ALL_REDUCE, 8, 1 << 20);
+    cs_algo_args_init(&args, h100, CS_OP_ALL_REDUCE, 8, 1 << 20);
     args.proto = CS_PROTO_LL128;
-    sched = cs_algo_build (&cs_algo_nvls, &args, &error);
-    g_assert_null (sched);
-    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
-    g_clear_error (&error);
-    sched = cs_algo_build (&cs_algo_nvls_tree, &args, &error);
-    g_assert_null (sched);
-    g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
-    g_clear_error (&error);
+    sched = cs_algo_build(&cs_algo_nvls, &args, &error);
+    g_assert_null(sched);
+    g_assert_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+    g_clear_error(&error);
+    sched = cs_algo_build(&cs_algo_nvls_tree, &args, &error);
+    g_assert_null(sched);
+    g_assert_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+    g_clear_error(&error);
 }
 
 /* ---- Checker ---- */
@@ -156,41 +155,41 @@ test_simple_only (void)
  * plus 3), 40-byte chunks on 1 and 3 channels, the default chunk, fewer elements than ranks. */
 typedef struct {
     const CsAlgo *algo;
-    const char *topo;            /* shipped, or NULL: */
-    int nodes;                   /* a cluster of @nodes x @node, or with @nodes 0 ... */
+    const char *topo; /* shipped, or NULL: */
+    int nodes;        /* a cluster of @nodes x @node, or with @nodes 0 ... */
     const char *node;
-    int p;                       /* ... one switch of @p GPUs */
+    int p; /* ... one switch of @p GPUs */
 } Case;
 
 static CsTopo *
-load_case (const Case *c)
+load_case(const Case *c)
 {
     if (c->topo != NULL)
-        return load_topo (c->topo);
+        return load_topo(c->topo);
     if (c->nodes > 0)
-        return load_cluster (c->nodes, c->node, 4);
-    return load_switch_box (c->p);
+        return load_cluster(c->nodes, c->node, 4);
+    return load_switch_box(c->p);
 }
 
 static void
-test_checker (gconstpointer data)
+test_checker(gconstpointer data)
 {
     const Case *c = data;
-    g_autoptr (CsTopo) topo = load_case (c);
-    int p = cs_topo_n_ranks (topo);
+    g_autoptr(CsTopo) topo = load_case(c);
+    int p = cs_topo_n_ranks(topo);
 
     for (int op = 0; op < CS_N_OPS; op++) {
-        if (!(c->algo->ops & CS_OP_BIT (op)))
+        if (!(c->algo->ops & CS_OP_BIT(op)))
             continue;
-        gint64 size = 4 * (37 * (gint64) p + 3);
-        g_autoptr (CsSchedule) a = build (c->algo, topo, op, size, 40, 1);
-        g_autoptr (CsSchedule) b = build (c->algo, topo, op, size, 40, 3);
-        g_autoptr (CsSchedule) d = build (c->algo, topo, op, size, 0, 2);
-        g_autoptr (CsSchedule) e = build (c->algo, topo, op, 4 * 3, 0, 1);
-        assert_checks (a, NULL);
-        assert_checks (b, NULL);
-        assert_checks (d, NULL);
-        assert_checks (e, NULL);
+        gint64 size = 4 * (37 * (gint64)p + 3);
+        g_autoptr(CsSchedule) a = build(c->algo, topo, op, size, 40, 1);
+        g_autoptr(CsSchedule) b = build(c->algo, topo, op, size, 40, 3);
+        g_autoptr(CsSchedule) d = build(c->algo, topo, op, size, 0, 2);
+        g_autoptr(CsSchedule) e = build(c->algo, topo, op, 4 * 3, 0, 1);
+        assert_checks(a, NULL);
+        assert_checks(b, NULL);
+        assert_checks(d, NULL);
+        assert_checks(e, NULL);
     }
 }
 
@@ -204,17 +203,16 @@ test_checker (gconstpointer data)
  * (No message is forwarded: every message is one switch traversal; the engine lets a send
  * step end when its last byte has left, so a phase costs one latency, not P-1.) */
 static void
-test_nvls_rounds (void)
+test_nvls_rounds(void)
 {
-    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
-    g_autoptr (CsSchedule) sched = build (&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, 8 * 1024, 0,
-                                          1);
+    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsSchedule) sched = build(&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, 8 * 1024, 0, 1);
     CsCheckReport report;
 
-    assert_checks (sched, &report);
-    g_assert_cmpint (report.n_rounds, ==, 2 * 7);
-    g_assert_cmpint (report.n_messages, ==, 2 * 8 * 7);
-    g_assert_cmpint (report.bytes_sent, ==, 2 * 8 * 7 * 1024);
+    assert_checks(sched, &report);
+    g_assert_cmpint(report.n_rounds, ==, 2 * 7);
+    g_assert_cmpint(report.n_messages, ==, 2 * 8 * 7);
+    g_assert_cmpint(report.bytes_sent, ==, 2 * 8 * 7 * 1024);
 }
 
 /* NVLSTree on 2 x 8 H100, one channel, S = 16 x 4 KiB (one chunk: the NVLS_TREE rule gives
@@ -224,44 +222,44 @@ test_nvls_rounds (void)
  * on its rail. Inside a node a rank sends each of its 7 peers their 8 KiB shard (reduce-
  * scatter) and its own reduced 8 KiB shard (multicast): 2 x 7 x 8 KiB. */
 static void
-test_nvls_tree_rails (void)
+test_nvls_tree_rails(void)
 {
-    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = load_topo("hgx-h100x8-2n");
     gint64 s = 16 * 4096;
-    g_autoptr (CsSchedule) sched = build (&cs_algo_nvls_tree, topo, CS_OP_ALL_REDUCE, s, 0, 1);
+    g_autoptr(CsSchedule) sched = build(&cs_algo_nvls_tree, topo, CS_OP_ALL_REDUCE, s, 0, 1);
 
-    assert_checks (sched, NULL);
+    assert_checks(sched, NULL);
     for (int r = 0; r < 16; r++) {
         gsize n;
-        const CsStep *steps = cs_schedule_steps (sched, r, &n);
+        const CsStep *steps = cs_schedule_steps(sched, r, &n);
         gint64 inter = 0;
         gint64 intra = 0;
         for (gsize i = 0; i < n; i++) {
             int q = steps[i].send_peer;
             if (q < 0)
                 continue;
-            if (cs_topo_rank_node (topo, q) != cs_topo_rank_node (topo, r)) {
-                g_assert_cmpint (q % 8, ==, r % 8);
+            if (cs_topo_rank_node(topo, q) != cs_topo_rank_node(topo, r)) {
+                g_assert_cmpint(q % 8, ==, r % 8);
                 inter += steps[i].bytes;
             }
             else {
                 intra += steps[i].bytes;
             }
         }
-        g_assert_cmpint (inter, ==, s / 8);
-        g_assert_cmpint (intra, ==, 2 * 7 * (s / 8));
+        g_assert_cmpint(inter, ==, s / 8);
+        g_assert_cmpint(intra, ==, 2 * 7 * (s / 8));
     }
 }
 
 /* ---- Traffic on the GPU links ---- */
 
 static void
-add_link_bytes (gpointer user_data, int link, gint64 bytes, CsTime start, CsTime end)
+add_link_bytes(gpointer user_data, int link, gint64 bytes, CsTime start, CsTime end)
 {
     gint64 *per_link = user_data;
 
-    (void) start;
-    (void) end;
+    (void)start;
+    (void)end;
     per_link[link] += bytes;
 }
 
@@ -273,35 +271,35 @@ add_link_bytes (gpointer user_data, int link, gint64 bytes, CsTime start, CsTime
  * bytes on each of the 16 GPU <-> NVSwitch links, under both network models, and nothing on
  * the PCIe links to the NICs. A ring would move 2 (P-1)/P S = 1,835,008 bytes each way. */
 static void
-test_nvls_link_bytes (gconstpointer data)
+test_nvls_link_bytes(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
     gint64 s = 1 << 20;
-    g_autoptr (CsSchedule) sched = build (&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, s, 0, 4);
-    int n_links = cs_topo_n_links (h100);
-    g_autofree gint64 *per_link = g_new0 (gint64, n_links);
+    g_autoptr(CsSchedule) sched = build(&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, s, 0, 4);
+    int n_links = cs_topo_n_links(h100);
+    g_autofree gint64 *per_link = g_new0(gint64, n_links);
     CsObserver obs = { .user_data = per_link, .link_busy = add_link_bytes };
     CsEngineOptions opt = { .net_model = model, .observer = &obs };
     GError *error = NULL;
-    g_autoptr (CsResult) res = cs_engine_run (sched, h100, &opt, &error);
+    g_autoptr(CsResult) res = cs_engine_run(sched, h100, &opt, &error);
     int nvlinks = 0;
 
-    g_assert_no_error (error);
+    g_assert_no_error(error);
     for (int i = 0; i < n_links; i++) {
-        const CsLink *l = cs_topo_link (h100, i);
-        CsDeviceKind a = cs_topo_device (h100, l->src)->kind;
-        CsDeviceKind b = cs_topo_device (h100, l->dst)->kind;
+        const CsLink *l = cs_topo_link(h100, i);
+        CsDeviceKind a = cs_topo_device(h100, l->src)->kind;
+        CsDeviceKind b = cs_topo_device(h100, l->dst)->kind;
         if ((a == CS_DEVICE_GPU && b == CS_DEVICE_NVSWITCH)
             || (a == CS_DEVICE_NVSWITCH && b == CS_DEVICE_GPU)) {
-            g_assert_cmpint (per_link[i], ==, s + s / 8);
+            g_assert_cmpint(per_link[i], ==, s + s / 8);
             nvlinks++;
         }
         else {
-            g_assert_cmpint (per_link[i], ==, 0);
+            g_assert_cmpint(per_link[i], ==, 0);
         }
     }
-    g_assert_cmpint (nvlinks, ==, 16);
+    g_assert_cmpint(nvlinks, ==, 16);
 }
 
 /* At 1 GiB on 8 H100, NVLS must beat the ring (measured: about 480 against 370 GB/s, the
@@ -310,35 +308,35 @@ test_nvls_link_bytes (gconstpointer data)
  * each way: busbw <= 370.8 GB/s. NVLS moves 9/8 S each way at 0.85 of the port: busbw =
  * 2 (P-1)/P S / t <= 14/8 x 8/9 x 0.85 x 370.8 = 490.3 GB/s. */
 static void
-test_nvls_beats_ring (gconstpointer data)
+test_nvls_beats_ring(gconstpointer data)
 {
-    g_autoptr (CsTopo) h100 = load_topo ("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
     CsPredictOptions opt;
     CsPrediction nvls, ring;
     GError *error = NULL;
 
-    cs_predict_options_init (&opt);
+    cs_predict_options_init(&opt);
     opt.engine.net_model = data;
-    g_assert_true (cs_predict_one (h100, CS_OP_ALL_REDUCE, (gint64) 1 << 30, &cs_algo_nvls,
-                                   CS_PROTO_SIMPLE, &opt, &nvls, &error));
-    g_assert_no_error (error);
-    g_assert_true (cs_predict_one (h100, CS_OP_ALL_REDUCE, (gint64) 1 << 30, &cs_algo_ring,
-                                   CS_PROTO_SIMPLE, &opt, &ring, &error));
-    g_assert_no_error (error);
-    g_test_message ("busbw at 1 GiB: nvls %.1f GB/s, ring %.1f GB/s", nvls.busbw_GBps,
-                    ring.busbw_GBps);
-    g_assert_cmpfloat (ring.busbw_GBps, <=, 370.8);
-    g_assert_cmpfloat (nvls.busbw_GBps, <=, 490.3);
-    g_assert_cmpfloat (nvls.busbw_GBps, >, 1.1 * ring.busbw_GBps);
+    g_assert_true(cs_predict_one(h100, CS_OP_ALL_REDUCE, (gint64)1 << 30, &cs_algo_nvls,
+                                 CS_PROTO_SIMPLE, &opt, &nvls, &error));
+    g_assert_no_error(error);
+    g_assert_true(cs_predict_one(h100, CS_OP_ALL_REDUCE, (gint64)1 << 30, &cs_algo_ring,
+                                 CS_PROTO_SIMPLE, &opt, &ring, &error));
+    g_assert_no_error(error);
+    g_test_message("busbw at 1 GiB: nvls %.1f GB/s, ring %.1f GB/s", nvls.busbw_GBps,
+                   ring.busbw_GBps);
+    g_assert_cmpfloat(ring.busbw_GBps, <=, 370.8);
+    g_assert_cmpfloat(nvls.busbw_GBps, <=, 490.3);
+    g_assert_cmpfloat(nvls.busbw_GBps, >, 1.1 * ring.busbw_GBps);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
 #ifndef NVLS_SLOW
-    static const int box_ranks[] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                     13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
-                                     25, 26, 27, 28, 29, 30, 31, 32, 33, 48, 64 };
+    static const int box_ranks[]
+        = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18,
+            19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 48, 64 };
     const gboolean slow = FALSE;
 #else
     static const int box_ranks[] = { 100, 128, 257 };
@@ -355,35 +353,36 @@ main (int argc, char **argv)
         { &cs_algo_nvls_tree, NULL, 3, "dgx-h100x4", 0 },
         { &cs_algo_nvls_tree, NULL, 5, "dgx-h100x4", 0 },
     };
-    static Case box_cases[G_N_ELEMENTS (box_ranks)];
+    static Case box_cases[G_N_ELEMENTS(box_ranks)];
 
-    g_test_init (&argc, &argv, NULL);
+    g_test_init(&argc, &argv, NULL);
 
     /* The slow build runs only the big switches below. */
-    for (guint i = 0; i < (slow ? 0 : G_N_ELEMENTS (cases)); i++) {
-        g_autofree char *path = cases[i].topo != NULL
-            ? g_strdup_printf ("/algo/%s/check/%s", cases[i].algo->name, cases[i].topo)
-            : g_strdup_printf ("/algo/%s/check/%dx%s", cases[i].algo->name, cases[i].nodes,
-                               cases[i].node);
-        g_test_add_data_func (path, &cases[i], test_checker);
+    for (guint i = 0; i < (slow ? 0 : G_N_ELEMENTS(cases)); i++) {
+        g_autofree char *path
+            = cases[i].topo != NULL
+                  ? g_strdup_printf("/algo/%s/check/%s", cases[i].algo->name, cases[i].topo)
+                  : g_strdup_printf("/algo/%s/check/%dx%s", cases[i].algo->name, cases[i].nodes,
+                                    cases[i].node);
+        g_test_add_data_func(path, &cases[i], test_checker);
     }
     if (!slow) {
-        g_test_add_func ("/algo/nvls/supports", test_supports);
-        g_test_add_func ("/algo/nvls/simple-only", test_simple_only);
-        g_test_add_func ("/algo/nvls/rounds", test_nvls_rounds);
-        g_test_add_func ("/algo/nvls_tree/rails", test_nvls_tree_rails);
-        g_test_add_data_func ("/algo/nvls/link-bytes/reservation", "reservation",
-                              test_nvls_link_bytes);
-        g_test_add_data_func ("/algo/nvls/link-bytes/maxmin", "maxmin", test_nvls_link_bytes);
-        g_test_add_data_func ("/algo/nvls/beats-ring/reservation", "reservation",
-                              test_nvls_beats_ring);
-        g_test_add_data_func ("/algo/nvls/beats-ring/maxmin", "maxmin", test_nvls_beats_ring);
+        g_test_add_func("/algo/nvls/supports", test_supports);
+        g_test_add_func("/algo/nvls/simple-only", test_simple_only);
+        g_test_add_func("/algo/nvls/rounds", test_nvls_rounds);
+        g_test_add_func("/algo/nvls_tree/rails", test_nvls_tree_rails);
+        g_test_add_data_func("/algo/nvls/link-bytes/reservation", "reservation",
+                             test_nvls_link_bytes);
+        g_test_add_data_func("/algo/nvls/link-bytes/maxmin", "maxmin", test_nvls_link_bytes);
+        g_test_add_data_func("/algo/nvls/beats-ring/reservation", "reservation",
+                             test_nvls_beats_ring);
+        g_test_add_data_func("/algo/nvls/beats-ring/maxmin", "maxmin", test_nvls_beats_ring);
     }
     /* NVLS on one switch of P GPUs, for the rank counts of the registry sweep. */
-    for (guint i = 0; i < G_N_ELEMENTS (box_ranks); i++) {
-        g_autofree char *path = g_strdup_printf ("/algo/nvls/check/switch-p%d", box_ranks[i]);
-        box_cases[i] = (Case) { &cs_algo_nvls, NULL, 0, NULL, box_ranks[i] };
-        g_test_add_data_func (path, &box_cases[i], test_checker);
+    for (guint i = 0; i < G_N_ELEMENTS(box_ranks); i++) {
+        g_autofree char *path = g_strdup_printf("/algo/nvls/check/switch-p%d", box_ranks[i]);
+        box_cases[i] = (Case){ &cs_algo_nvls, NULL, 0, NULL, box_ranks[i] };
+        g_test_add_data_func(path, &box_cases[i], test_checker);
     }
-    return g_test_run ();
+    return g_test_run();
 }

@@ -16,30 +16,30 @@ extern const CsAlgo cs_algo_ring;
 /* ---- Helpers ---- */
 
 static CsTopo *
-load_topo (const char *name)
+load_topo(const char *name)
 {
     GError *error = NULL;
-    CsTopo *topo = cs_topo_load (name, &error);
+    CsTopo *topo = cs_topo_load(name, &error);
 
-    g_assert_no_error (error);
+    g_assert_no_error(error);
     return topo;
 }
 
 /* @nodes copies of the shipped single-node topology @node on a rail-optimized InfiniBand
  * fabric with @nics NICs per node (numbers are placeholders: only the structure matters). */
 static CsTopo *
-load_cluster (int nodes, const char *node, int nics)
+load_cluster(int nodes, const char *node, int nics)
 {
-    g_autofree char *json = g_strdup_printf (
+    g_autofree char *json = g_strdup_printf(
         "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
         "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
         "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
         "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
         nodes, node, nodes, node, nics);
     GError *error = NULL;
-    CsTopo *topo = cs_topo_load_data (json, "inline cluster", &error);
+    CsTopo *topo = cs_topo_load_data(json, "inline cluster", &error);
 
-    g_assert_no_error (error);
+    g_assert_no_error(error);
     return topo;
 }
 
@@ -47,24 +47,28 @@ load_cluster (int nodes, const char *node, int nics)
  * on one InfiniBand switch. With @interleave the ranks alternate between the nodes (rank 2i
  * is node 0's GPU i, rank 2i + 1 node 1's; two nodes of equal size). */
 static CsTopo *
-load_explicit (const int *sizes, int n_nodes, gboolean interleave)
+load_explicit(const int *sizes, int n_nodes, gboolean interleave)
 {
-    g_autoptr (GString) json = g_string_new (
+    g_autoptr(GString) json = g_string_new(
         "{\"name\": \"explicit\", \"gpu\": {\"launch\": \"4 us\", \"step_overhead\": "
         "\"0.2 us\", \"reduce_bandwidth\": \"1000 GB/s\", \"copy_bandwidth\": "
         "\"1500 GB/s\"}, \"devices\": [{\"name\": \"ib\", \"kind\": \"switch\", "
         "\"node\": -1}");
-    g_autoptr (GString) links = g_string_new ("");
+    g_autoptr(GString) links = g_string_new("");
     GError *error = NULL;
 
     for (int k = 0; k < n_nodes; k++) {
-        g_string_append_printf (json, ", {\"name\": \"n%d/nvs\", \"kind\": \"nvswitch\", "
-                                "\"node\": %d}", k, k);
+        g_string_append_printf(json,
+                               ", {\"name\": \"n%d/nvs\", \"kind\": \"nvswitch\", "
+                               "\"node\": %d}",
+                               k, k);
         for (int i = 0; i < sizes[k]; i++) {
-            g_string_append_printf (json, ", {\"name\": \"n%d/gpu%d\", \"kind\": \"gpu\", "
-                                    "\"node\": %d}, {\"name\": \"n%d/nic%d\", \"kind\": "
-                                    "\"nic\", \"node\": %d}", k, i, k, k, i, k);
-            g_string_append_printf (
+            g_string_append_printf(json,
+                                   ", {\"name\": \"n%d/gpu%d\", \"kind\": \"gpu\", "
+                                   "\"node\": %d}, {\"name\": \"n%d/nic%d\", \"kind\": "
+                                   "\"nic\", \"node\": %d}",
+                                   k, i, k, k, i, k);
+            g_string_append_printf(
                 links,
                 "%s{\"endpoints\": [\"n%d/gpu%d\", \"n%d/nvs\"], \"kind\": \"nvswitch\", "
                 "\"bandwidth\": \"400 GB/s\", \"alpha\": \"0.1 us\"}, "
@@ -75,70 +79,68 @@ load_explicit (const int *sizes, int n_nodes, gboolean interleave)
                 links->len > 0 ? ", " : "", k, i, k, k, i, k, i, k, i);
         }
     }
-    g_string_append_printf (json, "], \"links\": [%s]", links->str);
+    g_string_append_printf(json, "], \"links\": [%s]", links->str);
     if (interleave) {
-        g_string_append (json, ", \"ranks\": [");
+        g_string_append(json, ", \"ranks\": [");
         for (int i = 0; i < sizes[0]; i++)
-            g_string_append_printf (json, "%s\"n0/gpu%d\", \"n1/gpu%d\"", i > 0 ? ", " : "",
-                                    i, i);
-        g_string_append (json, "]");
+            g_string_append_printf(json, "%s\"n0/gpu%d\", \"n1/gpu%d\"", i > 0 ? ", " : "", i, i);
+        g_string_append(json, "]");
     }
-    g_string_append (json, "}");
-    CsTopo *topo = cs_topo_load_data (json->str, "inline explicit", &error);
-    g_assert_no_error (error);
+    g_string_append(json, "}");
+    CsTopo *topo = cs_topo_load_data(json->str, "inline explicit", &error);
+    g_assert_no_error(error);
     return topo;
 }
 
 /* The GPU's name inside its node: "gpu3" for "n1/gpu3". */
 static const char *
-local_name (const CsTopo *topo, int rank)
+local_name(const CsTopo *topo, int rank)
 {
-    const char *name = cs_topo_device (topo, cs_topo_rank_device (topo, rank))->name;
-    const char *slash = strrchr (name, '/');
+    const char *name = cs_topo_device(topo, cs_topo_rank_device(topo, rank))->name;
+    const char *slash = strrchr(name, '/');
 
     return slash != NULL ? slash + 1 : name;
 }
 
 static CsSchedule *
-build (const CsTopo *topo, CsOp op, int nranks, int root, gint64 size, gint64 chunk,
-       int n_channels)
+build(const CsTopo *topo, CsOp op, int nranks, int root, gint64 size, gint64 chunk, int n_channels)
 {
     CsAlgoArgs args;
     GError *error = NULL;
     CsSchedule *sched;
 
-    cs_algo_args_init (&args, topo, op, nranks, size);
+    cs_algo_args_init(&args, topo, op, nranks, size);
     args.root = root;
     args.chunk_bytes = chunk;
     args.n_channels = n_channels;
-    sched = cs_algo_build (&cs_algo_ring, &args, &error);
-    g_assert_no_error (error);
+    sched = cs_algo_build(&cs_algo_ring, &args, &error);
+    g_assert_no_error(error);
     return sched;
 }
 
 static void
-assert_checks (const CsSchedule *sched)
+assert_checks(const CsSchedule *sched)
 {
     GError *error = NULL;
-    gboolean ok = cs_check_schedule (sched, NULL, &error);
+    gboolean ok = cs_check_schedule(sched, NULL, &error);
 
-    g_assert_no_error (error);
-    g_assert_true (ok);
+    g_assert_no_error(error);
+    g_assert_true(ok);
 }
 
 /* The rank @rank sends to on @channel; on a ring every send goes to the same peer. */
 static int
-next_of (const CsSchedule *sched, int rank, int channel)
+next_of(const CsSchedule *sched, int rank, int channel)
 {
     gsize n;
-    const CsStep *steps = cs_schedule_steps (sched, rank, &n);
+    const CsStep *steps = cs_schedule_steps(sched, rank, &n);
     int next = -1;
 
     for (gsize i = 0; i < n; i++) {
         if (steps[i].channel != channel || steps[i].send_peer < 0)
             continue;
         if (next >= 0)
-            g_assert_cmpint (steps[i].send_peer, ==, next);
+            g_assert_cmpint(steps[i].send_peer, ==, next);
         next = steps[i].send_peer;
     }
     return next;
@@ -147,40 +149,40 @@ next_of (const CsSchedule *sched, int rank, int channel)
 /* Follows channel @channel's ring from rank 0 into @order (P entries) and asserts that it
  * visits every rank once. */
 static void
-ring_of (const CsSchedule *sched, int channel, int *order)
+ring_of(const CsSchedule *sched, int channel, int *order)
 {
-    int p = cs_schedule_n_ranks (sched);
-    g_autofree gboolean *seen = g_new0 (gboolean, p);
+    int p = cs_schedule_n_ranks(sched);
+    g_autofree gboolean *seen = g_new0(gboolean, p);
     int r = 0;
 
     for (int i = 0; i < p; i++) {
-        g_assert_false (seen[r]);
+        g_assert_false(seen[r]);
         seen[r] = TRUE;
         order[i] = r;
-        r = next_of (sched, r, channel);
+        r = next_of(sched, r, channel);
     }
-    g_assert_cmpint (r, ==, 0);
+    g_assert_cmpint(r, ==, 0);
 }
 
 /* ---- NIC load on rail-optimized clusters ---- */
 
 typedef struct {
-    const char *name;            /* shipped topology, or NULL for a cluster template of: */
+    const char *name; /* shipped topology, or NULL for a cluster template of: */
     int nodes;
-    const char *node;            /* NULL: an explicit graph of two 4-GPU nodes, ranks alternating */
+    const char *node; /* NULL: an explicit graph of two 4-GPU nodes, ranks alternating */
     int nics;
 } TopoCase;
 
 static CsTopo *
-load_case (const TopoCase *tc)
+load_case(const TopoCase *tc)
 {
     static const int two_fours[] = { 4, 4 };
 
     if (tc->name != NULL)
-        return load_topo (tc->name);
+        return load_topo(tc->name);
     if (tc->node == NULL)
-        return load_explicit (two_fours, 2, TRUE);
-    return load_cluster (tc->nodes, tc->node, tc->nics);
+        return load_explicit(two_fours, 2, TRUE);
+    return load_cluster(tc->nodes, tc->node, tc->nics);
 }
 
 /* Ring all-reduce on 2L channels of N nodes x L GPUs, one NIC per GPU. The size gives every
@@ -194,57 +196,57 @@ load_case (const TopoCase *tc)
  * 2 x 16 crossings move 245,760 B = 16 NICs x 15,360. With every channel in rank order all
  * of it would leave node 0 through one NIC (GPU 7's). */
 static void
-test_nic_balance (gconstpointer data)
+test_nic_balance(gconstpointer data)
 {
-    g_autoptr (CsTopo) topo = load_case (data);
-    int p = cs_topo_n_ranks (topo);
-    int l = cs_topo_ranks_per_node (topo);
+    g_autoptr(CsTopo) topo = load_case(data);
+    int p = cs_topo_n_ranks(topo);
+    int l = cs_topo_ranks_per_node(topo);
     int n_channels = 2 * l;
     gint64 block = 64 * 4;
-    gint64 per_edge = 2 * (gint64) (p - 1) * block;
-    int n_dev = cs_topo_n_devices (topo);
-    g_autofree gint64 *out = g_new0 (gint64, n_dev);
-    g_autofree gint64 *in = g_new0 (gint64, n_dev);
+    gint64 per_edge = 2 * (gint64)(p - 1) * block;
+    int n_dev = cs_topo_n_devices(topo);
+    g_autofree gint64 *out = g_new0(gint64, n_dev);
+    g_autofree gint64 *in = g_new0(gint64, n_dev);
     gint64 crossing_bytes = 0;
     int n_nics = 0;
 
-    g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_REDUCE, p, 0,
-                                          block * p * n_channels, 4 << 20, n_channels);
-    assert_checks (sched);
+    g_autoptr(CsSchedule) sched
+        = build(topo, CS_OP_ALL_REDUCE, p, 0, block * p * n_channels, 4 << 20, n_channels);
+    assert_checks(sched);
     for (int r = 0; r < p; r++) {
         gsize n;
-        const CsStep *steps = cs_schedule_steps (sched, r, &n);
+        const CsStep *steps = cs_schedule_steps(sched, r, &n);
         for (gsize i = 0; i < n; i++) {
             int q = steps[i].send_peer;
-            if (q < 0 || cs_topo_rank_node (topo, q) == cs_topo_rank_node (topo, r))
+            if (q < 0 || cs_topo_rank_node(topo, q) == cs_topo_rank_node(topo, r))
                 continue;
             /* A node crossing: same local index, over exactly one switch between NICs. */
-            const CsRoute *route = cs_topo_route (topo, r, q);
+            const CsRoute *route = cs_topo_route(topo, r, q);
             int net_links = 0;
-            g_assert_cmpstr (local_name (topo, q), ==, local_name (topo, r));
+            g_assert_cmpstr(local_name(topo, q), ==, local_name(topo, r));
             crossing_bytes += steps[i].bytes;
             for (int k = 0; k < route->n_links; k++) {
-                const CsLink *link = cs_topo_link (topo, route->links[k]);
-                if (cs_link_kind_class (link->kind) != CS_LINK_CLASS_NET)
+                const CsLink *link = cs_topo_link(topo, route->links[k]);
+                if (cs_link_kind_class(link->kind) != CS_LINK_CLASS_NET)
                     continue;
                 net_links++;
-                if (cs_topo_device (topo, link->src)->kind == CS_DEVICE_NIC)
+                if (cs_topo_device(topo, link->src)->kind == CS_DEVICE_NIC)
                     out[link->src] += steps[i].bytes;
-                if (cs_topo_device (topo, link->dst)->kind == CS_DEVICE_NIC)
+                if (cs_topo_device(topo, link->dst)->kind == CS_DEVICE_NIC)
                     in[link->dst] += steps[i].bytes;
             }
-            g_assert_cmpint (net_links, ==, 2);
+            g_assert_cmpint(net_links, ==, 2);
         }
     }
-    g_assert_cmpint (crossing_bytes, ==, (gint64) n_channels * cs_topo_n_nodes (topo) * per_edge);
+    g_assert_cmpint(crossing_bytes, ==, (gint64)n_channels * cs_topo_n_nodes(topo) * per_edge);
     for (int d = 0; d < n_dev; d++) {
-        if (cs_topo_device (topo, d)->kind != CS_DEVICE_NIC)
+        if (cs_topo_device(topo, d)->kind != CS_DEVICE_NIC)
             continue;
         n_nics++;
-        g_assert_cmpint (out[d], ==, 2 * per_edge);
-        g_assert_cmpint (in[d], ==, 2 * per_edge);
+        g_assert_cmpint(out[d], ==, 2 * per_edge);
+        g_assert_cmpint(in[d], ==, 2 * per_edge);
     }
-    g_assert_cmpint (n_nics, ==, p);
+    g_assert_cmpint(n_nics, ==, p);
 }
 
 /* ---- Orders inside a machine ---- */
@@ -253,19 +255,18 @@ test_nic_balance (gconstpointer data)
  * hops apart), on pcie-l40sx8 (GPUs 2i and 2i+1 share a switch, so rank order already pairs
  * them) and on the NVL72 rack (its trays are nodes, but joined by NVLink: one ring domain). */
 static void
-test_single_machine_rank_order (gconstpointer data)
+test_single_machine_rank_order(gconstpointer data)
 {
-    g_autoptr (CsTopo) topo = load_topo (data);
-    int p = cs_topo_n_ranks (topo);
-    g_autofree int *order = g_new (int, p);
-    g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_GATHER, p, 0, 4 * (gint64) p * 3,
-                                          0, 3);
+    g_autoptr(CsTopo) topo = load_topo(data);
+    int p = cs_topo_n_ranks(topo);
+    g_autofree int *order = g_new(int, p);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_GATHER, p, 0, 4 * (gint64)p * 3, 0, 3);
 
-    assert_checks (sched);
+    assert_checks(sched);
     for (int c = 0; c < 3; c++) {
-        ring_of (sched, c, order);
+        ring_of(sched, c, order);
         for (int i = 0; i < p; i++)
-            g_assert_cmpint (order[i], ==, i);
+            g_assert_cmpint(order[i], ==, i);
     }
 }
 
@@ -273,51 +274,51 @@ test_single_machine_rank_order (gconstpointer data)
 
 /* @p GPUs, one xGMI link between every pair (a full mesh). */
 static CsTopo *
-mesh_topo (int p)
+mesh_topo(int p)
 {
-    g_autoptr (GString) js = g_string_new ("{\"name\": \"mesh\", \"description\": \"test\", "
-                                           "\"gpu\": {\"launch\": \"4 us\", "
-                                           "\"step_overhead\": \"0.2 us\", "
-                                           "\"reduce_bandwidth\": \"1 TB/s\", "
-                                           "\"copy_bandwidth\": \"2 TB/s\"}, "
-                                           "\"devices\": [");
+    g_autoptr(GString) js = g_string_new("{\"name\": \"mesh\", \"description\": \"test\", "
+                                         "\"gpu\": {\"launch\": \"4 us\", "
+                                         "\"step_overhead\": \"0.2 us\", "
+                                         "\"reduce_bandwidth\": \"1 TB/s\", "
+                                         "\"copy_bandwidth\": \"2 TB/s\"}, "
+                                         "\"devices\": [");
     GError *error = NULL;
 
     for (int i = 0; i < p; i++)
-        g_string_append_printf (js, "%s{\"name\": \"gpu%d\", \"kind\": \"gpu\"}",
-                                i > 0 ? ", " : "", i);
-    g_string_append (js, "], \"links\": [");
+        g_string_append_printf(js, "%s{\"name\": \"gpu%d\", \"kind\": \"gpu\"}", i > 0 ? ", " : "",
+                               i);
+    g_string_append(js, "], \"links\": [");
     for (int a = 0; a < p; a++)
         for (int b = a + 1; b < p; b++)
-            g_string_append_printf (js,
-                                    "%s{\"endpoints\": [\"gpu%d\", \"gpu%d\"], \"kind\": "
-                                    "\"xgmi\", \"bandwidth\": \"64 GB/s\", \"alpha\": "
-                                    "\"0.1 us\"}",
-                                    a + b > 1 ? ", " : "", a, b);
-    g_string_append (js, "]}");
-    CsTopo *topo = cs_topo_load_data (js->str, "mesh", &error);
-    g_assert_no_error (error);
+            g_string_append_printf(js,
+                                   "%s{\"endpoints\": [\"gpu%d\", \"gpu%d\"], \"kind\": "
+                                   "\"xgmi\", \"bandwidth\": \"64 GB/s\", \"alpha\": "
+                                   "\"0.1 us\"}",
+                                   a + b > 1 ? ", " : "", a, b);
+    g_string_append(js, "]}");
+    CsTopo *topo = cs_topo_load_data(js->str, "mesh", &error);
+    g_assert_no_error(error);
     return topo;
 }
 
 /* Distinct directed links that the sends of @sched cross. */
 static guint
-links_used (const CsTopo *topo, const CsSchedule *sched)
+links_used(const CsTopo *topo, const CsSchedule *sched)
 {
-    g_autoptr (GHashTable) used = g_hash_table_new (NULL, NULL);
+    g_autoptr(GHashTable) used = g_hash_table_new(NULL, NULL);
 
-    for (int r = 0; r < cs_schedule_n_ranks (sched); r++) {
+    for (int r = 0; r < cs_schedule_n_ranks(sched); r++) {
         gsize n;
-        const CsStep *steps = cs_schedule_steps (sched, r, &n);
+        const CsStep *steps = cs_schedule_steps(sched, r, &n);
         for (gsize i = 0; i < n; i++) {
             if (steps[i].send_peer < 0 || steps[i].bytes == 0)
                 continue;
-            const CsRoute *route = cs_topo_route (topo, r, steps[i].send_peer);
+            const CsRoute *route = cs_topo_route(topo, r, steps[i].send_peer);
             for (int k = 0; k < route->n_links; k++)
-                g_hash_table_add (used, GINT_TO_POINTER (route->links[k] + 1));
+                g_hash_table_add(used, GINT_TO_POINTER(route->links[k] + 1));
         }
     }
-    return g_hash_table_size (used);
+    return g_hash_table_size(used);
 }
 
 /* On mi300x-x8-xgmi (one xGMI link between every pair of the 8 GPUs) channel c runs the
@@ -328,73 +329,85 @@ links_used (const CsTopo *topo, const CsSchedule *sched)
  * (P prime) the strides are 1..6: 6 channels cross 6 x 7 = 42 links, every one of the
  * 7 x 6 directed links of a 7-GPU mesh. */
 static void
-test_full_mesh_strides (void)
+test_full_mesh_strides(void)
 {
     static const int strides8[] = { 1, 3, 5, 7 };
-    g_autoptr (CsTopo) topo = load_topo ("mi300x-x8-xgmi");
+    g_autoptr(CsTopo) topo = load_topo("mi300x-x8-xgmi");
     int order[8];
 
-    g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 8 * 1000, 0, 8);
-    assert_checks (sched);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 8 * 1000, 0, 8);
+    assert_checks(sched);
     for (int c = 0; c < 8; c++) {
-        ring_of (sched, c, order);
+        ring_of(sched, c, order);
         for (int i = 0; i < 8; i++)
-            g_assert_cmpint (order[i], ==, (i * strides8[c % 4]) % 8);
+            g_assert_cmpint(order[i], ==, (i * strides8[c % 4]) % 8);
     }
-    g_assert_cmpuint (links_used (topo, sched), ==, 32);
+    g_assert_cmpuint(links_used(topo, sched), ==, 32);
 
-    g_autoptr (CsTopo) mesh7 = mesh_topo (7);
-    g_autoptr (CsSchedule) sched7 = build (mesh7, CS_OP_ALL_REDUCE, 7, 0, 4 * 7 * 1000, 0, 6);
-    assert_checks (sched7);
-    g_assert_cmpuint (links_used (mesh7, sched7), ==, 42);
+    g_autoptr(CsTopo) mesh7 = mesh_topo(7);
+    g_autoptr(CsSchedule) sched7 = build(mesh7, CS_OP_ALL_REDUCE, 7, 0, 4 * 7 * 1000, 0, 6);
+    assert_checks(sched7);
+    g_assert_cmpuint(links_used(mesh7, sched7), ==, 42);
 }
 
 /* Eight GPUs, switch i holding GPUs i and i + 4, switches under one host. Rank order would
  * cross the host on all 8 edges; the adjacency order 0 4 1 5 2 6 3 7 keeps 4 edges inside a
  * switch (2 hops) and crosses the host on the other 4 (4 hops). */
-static const char pcie_interleaved[] =
-    "{\"name\": \"pcie-interleaved\", \"gpu\": {\"launch\": \"4 us\", \"step_overhead\": "
-    "\"0.2 us\", \"reduce_bandwidth\": \"300 GB/s\", \"copy_bandwidth\": \"400 GB/s\"}, "
-    "\"devices\": [{\"name\": \"gpu0\", \"kind\": \"gpu\"}, {\"name\": \"gpu1\", \"kind\": "
-    "\"gpu\"}, {\"name\": \"gpu2\", \"kind\": \"gpu\"}, {\"name\": \"gpu3\", \"kind\": \"gpu\"}, "
-    "{\"name\": \"gpu4\", \"kind\": \"gpu\"}, {\"name\": \"gpu5\", \"kind\": \"gpu\"}, "
-    "{\"name\": \"gpu6\", \"kind\": \"gpu\"}, {\"name\": \"gpu7\", \"kind\": \"gpu\"}, "
-    "{\"name\": \"sw0\", \"kind\": \"pcie_switch\"}, {\"name\": \"sw1\", \"kind\": "
-    "\"pcie_switch\"}, {\"name\": \"sw2\", \"kind\": \"pcie_switch\"}, {\"name\": \"sw3\", "
-    "\"kind\": \"pcie_switch\"}, {\"name\": \"host\", \"kind\": \"cpu\"}], \"links\": ["
-    "{\"endpoints\": [\"gpu0\", \"sw0\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"gpu4\", \"sw0\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"gpu1\", \"sw1\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"gpu5\", \"sw1\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"gpu2\", \"sw2\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"gpu6\", \"sw2\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"gpu3\", \"sw3\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"gpu7\", \"sw3\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"sw0\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"sw1\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"sw2\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", \"alpha\": \"0.1 us\"}, "
-    "{\"endpoints\": [\"sw3\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", \"alpha\": \"0.1 us\"}]}";
+static const char pcie_interleaved[]
+    = "{\"name\": \"pcie-interleaved\", \"gpu\": {\"launch\": \"4 us\", \"step_overhead\": "
+      "\"0.2 us\", \"reduce_bandwidth\": \"300 GB/s\", \"copy_bandwidth\": \"400 GB/s\"}, "
+      "\"devices\": [{\"name\": \"gpu0\", \"kind\": \"gpu\"}, {\"name\": \"gpu1\", \"kind\": "
+      "\"gpu\"}, {\"name\": \"gpu2\", \"kind\": \"gpu\"}, {\"name\": \"gpu3\", \"kind\": \"gpu\"}, "
+      "{\"name\": \"gpu4\", \"kind\": \"gpu\"}, {\"name\": \"gpu5\", \"kind\": \"gpu\"}, "
+      "{\"name\": \"gpu6\", \"kind\": \"gpu\"}, {\"name\": \"gpu7\", \"kind\": \"gpu\"}, "
+      "{\"name\": \"sw0\", \"kind\": \"pcie_switch\"}, {\"name\": \"sw1\", \"kind\": "
+      "\"pcie_switch\"}, {\"name\": \"sw2\", \"kind\": \"pcie_switch\"}, {\"name\": \"sw3\", "
+      "\"kind\": \"pcie_switch\"}, {\"name\": \"host\", \"kind\": \"cpu\"}], \"links\": ["
+      "{\"endpoints\": [\"gpu0\", \"sw0\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"gpu4\", \"sw0\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"gpu1\", \"sw1\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"gpu5\", \"sw1\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"gpu2\", \"sw2\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"gpu6\", \"sw2\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"gpu3\", \"sw3\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"gpu7\", \"sw3\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"sw0\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"sw1\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"sw2\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", "
+      "\"alpha\": \"0.1 us\"}, "
+      "{\"endpoints\": [\"sw3\", \"host\"], \"kind\": \"pcie\", \"bandwidth\": \"64 GB/s\", "
+      "\"alpha\": \"0.1 us\"}]}";
 
 static void
-test_pcie_switch_order (void)
+test_pcie_switch_order(void)
 {
     static const int want[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
     GError *error = NULL;
-    g_autoptr (CsTopo) topo = cs_topo_load_data (pcie_interleaved, "inline", &error);
+    g_autoptr(CsTopo) topo = cs_topo_load_data(pcie_interleaved, "inline", &error);
     int order[8];
     int host_edges = 0;
 
-    g_assert_no_error (error);
-    g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 1001, 64, 2);
-    assert_checks (sched);
+    g_assert_no_error(error);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 1001, 64, 2);
+    assert_checks(sched);
     for (int c = 0; c < 2; c++) {
-        ring_of (sched, c, order);
+        ring_of(sched, c, order);
         for (int i = 0; i < 8; i++)
-            g_assert_cmpint (order[i], ==, want[i]);
+            g_assert_cmpint(order[i], ==, want[i]);
     }
     for (int i = 0; i < 8; i++)
-        host_edges += cs_topo_route (topo, order[i], order[(i + 1) % 8])->n_links == 4;
-    g_assert_cmpint (host_edges, ==, 4);
+        host_edges += cs_topo_route(topo, order[i], order[(i + 1) % 8])->n_links == 4;
+    g_assert_cmpint(host_edges, ==, 4);
 }
 
 /* ---- Channel rings across nodes ---- */
@@ -404,27 +417,27 @@ test_pcie_switch_order (void)
  * and leaves at GPU s towards node 0's GPU s (rail s). Channel 3: 3 2 1 0 7 6 5 4 on node 0,
  * then 12 13 14 15 8 9 10 11 on node 1. */
 static void
-test_two_node_rings (void)
+test_two_node_rings(void)
 {
-    g_autoptr (CsTopo) topo = load_topo ("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = load_topo("hgx-h100x8-2n");
     static const int want3[16] = { 3, 2, 1, 0, 7, 6, 5, 4, 12, 13, 14, 15, 8, 9, 10, 11 };
     int order[16];
 
-    g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_GATHER, 16, 0, 4 * 16 * 10, 0, 10);
-    assert_checks (sched);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_GATHER, 16, 0, 4 * 16 * 10, 0, 10);
+    assert_checks(sched);
     for (int c = 0; c < 10; c++) {
         int s = c % 8;
         int at = 0;
-        ring_of (sched, c, order);
+        ring_of(sched, c, order);
         while (order[at] != s)
             at++;
         for (int i = 0; i < 8; i++) {
-            g_assert_cmpint (order[(at + i) % 16], ==, (s - i + 8) % 8);
-            g_assert_cmpint (order[(at + 8 + i) % 16], ==, 8 + (s + 1 + i) % 8);
+            g_assert_cmpint(order[(at + i) % 16], ==, (s - i + 8) % 8);
+            g_assert_cmpint(order[(at + 8 + i) % 16], ==, 8 + (s + 1 + i) % 8);
         }
         if (c == 3) {
             for (int i = 0; i < 16; i++)
-                g_assert_cmpint (order[(at + i) % 16], ==, want3[i]);
+                g_assert_cmpint(order[(at + i) % 16], ==, want3[i]);
         }
     }
 }
@@ -433,69 +446,69 @@ test_two_node_rings (void)
  * nodes of 2 GPUs behind one NIC, where a crossing must change rails) and nodes of unequal
  * size. */
 static void
-check_all_ops (const CsTopo *topo, int p)
+check_all_ops(const CsTopo *topo, int p)
 {
     for (int op = 0; op < CS_N_OPS; op++) {
-        if ((cs_algo_ring.ops & CS_OP_BIT (op)) == 0)
+        if ((cs_algo_ring.ops & CS_OP_BIT(op)) == 0)
             continue;
         for (int n_channels = 1; n_channels <= 9; n_channels += 4) {
             int roots[] = { 0, p - 1, p / 2 };
-            for (int i = 0; i < (cs_op_has_root ((CsOp) op) ? 3 : 1); i++) {
-                g_autoptr (CsSchedule) s = build (topo, (CsOp) op, p, roots[i],
-                                                  4 * (37 * (gint64) p + 5), 40, n_channels);
-                assert_checks (s);
+            for (int i = 0; i < (cs_op_has_root((CsOp)op) ? 3 : 1); i++) {
+                g_autoptr(CsSchedule) s
+                    = build(topo, (CsOp)op, p, roots[i], 4 * (37 * (gint64)p + 5), 40, n_channels);
+                assert_checks(s);
             }
         }
     }
 }
 
 static void
-test_checker_odd_nodes (gconstpointer data)
+test_checker_odd_nodes(gconstpointer data)
 {
-    g_autoptr (CsTopo) topo = load_case (data);
-    check_all_ops (topo, cs_topo_n_ranks (topo));
+    g_autoptr(CsTopo) topo = load_case(data);
+    check_all_ops(topo, cs_topo_n_ranks(topo));
 }
 
 /* The checker proves every ring op on full meshes of P = 2..8 GPUs (mi300x-x8-xgmi for 8),
  * every root kind and channel count. */
 static void
-test_full_mesh_checker (void)
+test_full_mesh_checker(void)
 {
-    g_autoptr (CsTopo) mi300x = load_topo ("mi300x-x8-xgmi");
+    g_autoptr(CsTopo) mi300x = load_topo("mi300x-x8-xgmi");
 
     for (int p = 2; p < 8; p++) {
-        g_autoptr (CsTopo) mesh = mesh_topo (p);
-        check_all_ops (mesh, p);
+        g_autoptr(CsTopo) mesh = mesh_topo(p);
+        check_all_ops(mesh, p);
     }
-    check_all_ops (mi300x, 8);
+    check_all_ops(mi300x, 8);
 }
 
 /* Nodes of 8 and 5 GPUs (an explicit graph): each channel starts node k at local position
  * c mod L_k, so the 13 channels below enter node 1 at each of its 5 GPUs. */
 static void
-test_checker_uneven (void)
+test_checker_uneven(void)
 {
     static const int sizes[] = { 8, 5 };
-    g_autoptr (CsTopo) topo = load_explicit (sizes, 2, FALSE);
+    g_autoptr(CsTopo) topo = load_explicit(sizes, 2, FALSE);
     gboolean entered[5] = { FALSE };
 
-    check_all_ops (topo, 13);
-    g_autoptr (CsSchedule) sched = build (topo, CS_OP_ALL_REDUCE, 13, 0, 4 * 1300, 0, 13);
+    check_all_ops(topo, 13);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 13, 0, 4 * 1300, 0, 13);
     for (int c = 0; c < 13; c++) {
         for (int r = 0; r < 8; r++) {
-            int q = next_of (sched, r, c);
+            int q = next_of(sched, r, c);
             if (q >= 8)
                 entered[q - 8] = TRUE;
         }
     }
     for (int i = 0; i < 5; i++)
-        g_assert_true (entered[i]);
+        g_assert_true(entered[i]);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
+    g_test_init(&argc, &argv, NULL);
 
     static const TopoCase nic_cases[] = {
         { "hgx-h100x8-2n", 0, NULL, 0 },
@@ -503,33 +516,33 @@ main (int argc, char **argv)
         { NULL, 3, "dgx-h100x4", 4 },
         { NULL, 2, NULL, 4 },
     };
-    for (guint i = 0; i < G_N_ELEMENTS (nic_cases); i++) {
+    for (guint i = 0; i < G_N_ELEMENTS(nic_cases); i++) {
         const TopoCase *tc = &nic_cases[i];
-        g_autofree char *path = tc->name != NULL ? g_strdup_printf ("/algo/ring/nics/%s", tc->name)
+        g_autofree char *path = tc->name != NULL ? g_strdup_printf("/algo/ring/nics/%s", tc->name)
                                 : tc->node != NULL
-                                    ? g_strdup_printf ("/algo/ring/nics/%dx%s", tc->nodes, tc->node)
-                                    : g_strdup ("/algo/ring/nics/2x4-ranks-interleaved");
-        g_test_add_data_func (path, tc, test_nic_balance);
+                                    ? g_strdup_printf("/algo/ring/nics/%dx%s", tc->nodes, tc->node)
+                                    : g_strdup("/algo/ring/nics/2x4-ranks-interleaved");
+        g_test_add_data_func(path, tc, test_nic_balance);
     }
     static const char *const machines[] = { "dgx-h100x8", "pcie-l40sx8", "gb200-nvl72" };
-    for (guint i = 0; i < G_N_ELEMENTS (machines); i++) {
-        g_autofree char *path = g_strdup_printf ("/algo/ring/order/%s", machines[i]);
-        g_test_add_data_func (path, machines[i], test_single_machine_rank_order);
+    for (guint i = 0; i < G_N_ELEMENTS(machines); i++) {
+        g_autofree char *path = g_strdup_printf("/algo/ring/order/%s", machines[i]);
+        g_test_add_data_func(path, machines[i], test_single_machine_rank_order);
     }
-    g_test_add_func ("/algo/ring/order/pcie-switch-pairs", test_pcie_switch_order);
-    g_test_add_func ("/algo/ring/order/full-mesh-strides", test_full_mesh_strides);
-    g_test_add_func ("/algo/ring/check/full-mesh", test_full_mesh_checker);
-    g_test_add_func ("/algo/ring/order/hgx-2n-channels", test_two_node_rings);
+    g_test_add_func("/algo/ring/order/pcie-switch-pairs", test_pcie_switch_order);
+    g_test_add_func("/algo/ring/order/full-mesh-strides", test_full_mesh_strides);
+    g_test_add_func("/algo/ring/check/full-mesh", test_full_mesh_checker);
+    g_test_add_func("/algo/ring/order/hgx-2n-channels", test_two_node_rings);
     static const TopoCase odd_cases[] = {
         { NULL, 3, "dgx-h100x4", 4 },
         { NULL, 5, "dgx-h100x4", 4 },
         { NULL, 5, "rtx2080ti-x2-pcie3-shm", 1 },
     };
-    for (guint i = 0; i < G_N_ELEMENTS (odd_cases); i++) {
-        g_autofree char *path = g_strdup_printf ("/algo/ring/check/%dx%s", odd_cases[i].nodes,
-                                                 odd_cases[i].node);
-        g_test_add_data_func (path, &odd_cases[i], test_checker_odd_nodes);
+    for (guint i = 0; i < G_N_ELEMENTS(odd_cases); i++) {
+        g_autofree char *path
+            = g_strdup_printf("/algo/ring/check/%dx%s", odd_cases[i].nodes, odd_cases[i].node);
+        g_test_add_data_func(path, &odd_cases[i], test_checker_odd_nodes);
     }
-    g_test_add_func ("/algo/ring/check/uneven-8+5", test_checker_uneven);
-    return g_test_run ();
+    g_test_add_func("/algo/ring/check/uneven-8+5", test_checker_uneven);
+    return g_test_run();
 }

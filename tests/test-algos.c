@@ -14,23 +14,23 @@ static const int rank_counts[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17 };
 /* Shipped topologies give node structure (hierarchical, tree) and NVLS switches. */
 static const char *const topologies[] = { "dgx-h100x8", "hgx-h100x8-2n", "eth-cpu-8n" };
 #else
-static const int rank_counts[] = { 10, 11, 13, 14, 15, 18, 19, 20, 21, 22, 23, 24, 25, 26,
-                                   27, 28, 29, 30, 31, 32, 33, 48, 64, 100, 128, 257 };
-static const char *const topologies[] = { "dgx-h100x4", "pcie-l40sx8", "gb200-nvl72",
-                                          "hgx-h100x8-16n" };
+static const int rank_counts[] = { 10, 11, 13, 14, 15, 18, 19, 20, 21, 22, 23,  24,  25,
+                                   26, 27, 28, 29, 30, 31, 32, 33, 48, 64, 100, 128, 257 };
+static const char *const topologies[]
+    = { "dgx-h100x4", "pcie-l40sx8", "gb200-nvl72", "hgx-h100x8-16n" };
 #endif
 
 typedef struct {
     const CsAlgo *algo;
     CsOp op;
     int nranks;
-    const char *topo;            /* shipped topology name, or NULL for none */
+    const char *topo; /* shipped topology name, or NULL for none */
 } SweepCase;
 
 /* One configuration of a case: size, pipeline chunk, channels, protocol. */
 typedef struct {
     gint64 size_bytes;
-    gint64 chunk_bytes;          /* 0: protocol default */
+    gint64 chunk_bytes; /* 0: protocol default */
     int n_channels;
     CsProto proto;
 } Variant;
@@ -45,25 +45,25 @@ typedef struct {
  *  - the same on 3 channels with LL, where channels split vectors and blocks unevenly;
  *  - 0 bytes: nothing to move, yet a valid schedule. */
 static int
-variants_for (CsOp op, int P, Variant *v)
+variants_for(CsOp op, int P, Variant *v)
 {
     /* Vector collectives (the size is the per-rank vector) keep the chunked vector at the
      * 16-rank size, so 257 ranks do not move 2 million 40-byte chunks. */
     gboolean vector = op == CS_OP_ALL_REDUCE || op == CS_OP_BROADCAST || op == CS_OP_REDUCE;
-    gint64 chunked = 148 * (gint64) (vector ? MIN (P, 16) : P) + 12;
+    gint64 chunked = 148 * (gint64)(vector ? MIN(P, 16) : P) + 12;
     int n = 0;
-    v[n++] = (Variant) { 12 * (gint64) P + 4, 0, 1, CS_PROTO_SIMPLE };
-    v[n++] = (Variant) { 1000, 0, 1, CS_PROTO_SIMPLE };
-    v[n++] = (Variant) { chunked, 40, 1, CS_PROTO_SIMPLE };
-    v[n++] = (Variant) { chunked, 40, 3, CS_PROTO_LL };
-    v[n++] = (Variant) { 0, 0, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant){ 12 * (gint64)P + 4, 0, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant){ 1000, 0, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant){ chunked, 40, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant){ chunked, 40, 3, CS_PROTO_LL };
+    v[n++] = (Variant){ 0, 0, 1, CS_PROTO_SIMPLE };
     return n;
 }
 
 static int
-roots_for (CsOp op, int P, int *roots)
+roots_for(CsOp op, int P, int *roots)
 {
-    if (!cs_op_has_root (op)) {
+    if (!cs_op_has_root(op)) {
         roots[0] = 0;
         return 1;
     }
@@ -80,91 +80,90 @@ roots_for (CsOp op, int P, int *roots)
 }
 
 static void
-test_sweep (gconstpointer data)
+test_sweep(gconstpointer data)
 {
     const SweepCase *c = data;
-    g_autoptr (CsTopo) topo = NULL;
+    g_autoptr(CsTopo) topo = NULL;
     int nranks = c->nranks;
     if (c->topo != NULL) {
-        g_autoptr (GError) error = NULL;
-        topo = cs_topo_load (c->topo, &error);
-        g_assert_no_error (error);
-        nranks = cs_topo_n_ranks (topo);
+        g_autoptr(GError) error = NULL;
+        topo = cs_topo_load(c->topo, &error);
+        g_assert_no_error(error);
+        nranks = cs_topo_n_ranks(topo);
     }
     Variant variants[8];
     int roots[3];
-    int n_variants = variants_for (c->op, nranks, variants);
-    int n_roots = roots_for (c->op, nranks, roots);
+    int n_variants = variants_for(c->op, nranks, variants);
+    int n_roots = roots_for(c->op, nranks, roots);
     int n_built = 0;
     for (int vi = 0; vi < n_variants; vi++) {
         const Variant *v = &variants[vi];
         for (int ri = 0; ri < n_roots; ri++) {
             CsAlgoArgs args;
-            cs_algo_args_init (&args, topo, c->op, nranks, v->size_bytes);
+            cs_algo_args_init(&args, topo, c->op, nranks, v->size_bytes);
             args.root = roots[ri];
             args.chunk_bytes = v->chunk_bytes;
             args.n_channels = v->n_channels;
             args.proto = v->proto;
-            g_autoptr (GError) error = NULL;
-            g_autoptr (CsSchedule) sched = cs_algo_build (c->algo, &args, &error);
+            g_autoptr(GError) error = NULL;
+            g_autoptr(CsSchedule) sched = cs_algo_build(c->algo, &args, &error);
             if (sched == NULL) {
                 /* An algorithm may refuse a case (supports() with a reason, or a build-time
                  * limit such as NVLS's Simple-only protocol), never fail otherwise. */
-                g_test_message ("%s", error->message);
-                g_assert_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+                g_test_message("%s", error->message);
+                g_assert_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
                 const char *why = NULL;
-                if (c->algo->supports != NULL && !c->algo->supports (topo, c->op, nranks, &why)) {
-                    g_assert_nonnull (why);
+                if (c->algo->supports != NULL && !c->algo->supports(topo, c->op, nranks, &why)) {
+                    g_assert_nonnull(why);
                     return;
                 }
                 continue;
             }
             n_built++;
             CsCheckReport report;
-            if (!cs_check_schedule (sched, &report, &error))
-                g_error ("%s %s P=%d%s%s root=%d size=%" G_GINT64_FORMAT " chunk=%"
-                         G_GINT64_FORMAT " channels=%d %s: %s",
-                         c->algo->name, cs_op_name (c->op), nranks, c->topo ? " topo=" : "",
-                         c->topo ? c->topo : "", roots[ri],
-                         v->size_bytes, v->chunk_bytes, v->n_channels,
-                         cs_proto_name (v->proto), error->message);
-            g_assert_cmpstr (cs_schedule_algo (sched), ==, c->algo->name);
+            if (!cs_check_schedule(sched, &report, &error))
+                g_error("%s %s P=%d%s%s root=%d size=%" G_GINT64_FORMAT " chunk=%" G_GINT64_FORMAT
+                        " channels=%d %s: %s",
+                        c->algo->name, cs_op_name(c->op), nranks, c->topo ? " topo=" : "",
+                        c->topo ? c->topo : "", roots[ri], v->size_bytes, v->chunk_bytes,
+                        v->n_channels, cs_proto_name(v->proto), error->message);
+            g_assert_cmpstr(cs_schedule_algo(sched), ==, c->algo->name);
             /* More than one rank and a non-empty buffer: something must travel. */
-            if (nranks > 1 && cs_schedule_size (sched)->block_bytes > 0)
-                g_assert_cmpint (report.n_messages, >, 0);
+            if (nranks > 1 && cs_schedule_size(sched)->block_bytes > 0)
+                g_assert_cmpint(report.n_messages, >, 0);
             if (nranks == 1)
-                g_assert_cmpint (report.n_messages, ==, 0);
+                g_assert_cmpint(report.n_messages, ==, 0);
         }
     }
     /* Supported cases build for at least the default configuration. */
-    g_assert_cmpint (n_built, >, 0);
+    g_assert_cmpint(n_built, >, 0);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
-    g_test_summary ("Every registered algorithm computes every collective it claims, for many "
-                    "P, roots, sizes, chunks and channel counts (semantic checker).");
-    for (const CsAlgo *const *a = cs_algo_registry (); *a != NULL; a++) {
+    g_test_init(&argc, &argv, NULL);
+    g_test_summary("Every registered algorithm computes every collective it claims, for many "
+                   "P, roots, sizes, chunks and channel counts (semantic checker).");
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         for (int op = 0; op < CS_N_OPS; op++) {
-            if (((*a)->ops & CS_OP_BIT (op)) == 0)
+            if (((*a)->ops & CS_OP_BIT(op)) == 0)
                 continue;
-            for (gsize i = 0; i < G_N_ELEMENTS (rank_counts); i++) {
-                SweepCase *c = g_new (SweepCase, 1);
-                *c = (SweepCase) { *a, (CsOp) op, rank_counts[i], NULL };
-                g_autofree char *path = g_strdup_printf ("/algo/%s/%s/p%d", (*a)->name,
-                                                         cs_op_name ((CsOp) op), c->nranks);
-                g_test_add_data_func_full (path, c, test_sweep, g_free);
+            for (gsize i = 0; i < G_N_ELEMENTS(rank_counts); i++) {
+                SweepCase *c = g_new(SweepCase, 1);
+                *c = (SweepCase){ *a, (CsOp)op, rank_counts[i], NULL };
+                g_autofree char *path = g_strdup_printf("/algo/%s/%s/p%d", (*a)->name,
+                                                        cs_op_name((CsOp)op), c->nranks);
+                g_test_add_data_func_full(path, c, test_sweep, g_free);
             }
-            for (gsize i = 0; i < G_N_ELEMENTS (topologies); i++) {
-                SweepCase *c = g_new (SweepCase, 1);
-                *c = (SweepCase) { *a, (CsOp) op, 0, topologies[i] };
-                g_autofree char *path = g_strdup_printf ("/algo/%s/%s/topo-%s", (*a)->name,
-                                                         cs_op_name ((CsOp) op), c->topo);
-                g_test_add_data_func_full (path, c, test_sweep, g_free);
+            for (gsize i = 0; i < G_N_ELEMENTS(topologies); i++) {
+                SweepCase *c = g_new(SweepCase, 1);
+                *c = (SweepCase){ *a, (CsOp)op, 0, topologies[i] };
+                g_autofree char *path = g_strdup_printf("/algo/%s/%s/topo-%s", (*a)->name,
+                                                        cs_op_name((CsOp)op), c->topo);
+                g_test_add_data_func_full(path, c, test_sweep, g_free);
             }
         }
     }
-    return g_test_run ();
+    return g_test_run();
 }

@@ -9,143 +9,142 @@
 /* A synthetic measurement: ring/Simple all-reduce on the 4 ranks of dgx-h100x4 as @truth
  * predicts it, each time multiplied by (1 + noise), noise uniform in +-@noise. */
 static CsTrace *
-synthesize (const CsTopo *truth, double noise, guint32 seed)
+synthesize(const CsTopo *truth, double noise, guint32 seed)
 {
-    CsTrace *trace = cs_trace_new (CS_OP_ALL_REDUCE, 4);
-    cs_trace_set_header (trace, "collective", "all_reduce");
-    cs_trace_set_header (trace, "ranks", "4");
-    cs_trace_set_header (trace, "algo/proto", "NCCL_ALGO=Ring NCCL_PROTO=Simple forced");
-    g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
-    const CsAlgo *ring = cs_algo_lookup ("ring", NULL);
+    CsTrace *trace = cs_trace_new(CS_OP_ALL_REDUCE, 4);
+    cs_trace_set_header(trace, "collective", "all_reduce");
+    cs_trace_set_header(trace, "ranks", "4");
+    cs_trace_set_header(trace, "algo/proto", "NCCL_ALGO=Ring NCCL_PROTO=Simple forced");
+    g_autoptr(GRand) rand = g_rand_new_with_seed(seed);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
     CsPredictOptions options;
-    cs_predict_options_init (&options);
-    for (gint64 size = 1024; size <= G_GINT64_CONSTANT (256) << 20; size *= 4) {
+    cs_predict_options_init(&options);
+    for (gint64 size = 1024; size <= G_GINT64_CONSTANT(256) << 20; size *= 4) {
         CsPrediction pred;
-        g_autoptr (GError) error = NULL;
-        gboolean ok = cs_predict_one (truth, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_SIMPLE,
-                                      &options, &pred, &error);
-        g_assert_no_error (error);
-        g_assert_true (ok);
+        g_autoptr(GError) error = NULL;
+        gboolean ok = cs_predict_one(truth, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_SIMPLE, &options,
+                                     &pred, &error);
+        g_assert_no_error(error);
+        g_assert_true(ok);
         CsTraceRow row = { .size_bytes = size, .count = size / 4, .root = -1 };
-        g_strlcpy (row.type, "float", sizeof row.type);
-        g_strlcpy (row.redop, "sum", sizeof row.redop);
-        row.out_of_place.time_us = pred.time_us * (1 + g_rand_double_range (rand, -noise, noise));
+        g_strlcpy(row.type, "float", sizeof row.type);
+        g_strlcpy(row.redop, "sum", sizeof row.redop);
+        row.out_of_place.time_us = pred.time_us * (1 + g_rand_double_range(rand, -noise, noise));
         row.out_of_place.wrong = 0;
         row.in_place = row.out_of_place;
-        cs_trace_add_row (trace, &row);
+        cs_trace_add_row(trace, &row);
     }
     return trace;
 }
 
 static const CsCalibParam *
-find_param (const CsCalibration *cal, const char *name)
+find_param(const CsCalibration *cal, const char *name)
 {
     for (guint i = 0; i < cal->params->len; i++) {
-        const CsCalibParam *p = &g_array_index (cal->params, CsCalibParam, i);
-        if (g_strcmp0 (p->name, name) == 0)
+        const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
+        if (g_strcmp0(p->name, name) == 0)
             return p;
     }
-    g_error ("no parameter %s", name);
+    g_error("no parameter %s", name);
 }
 
 /* Setup: the truth is dgx-h100x4 with a 30% slower launch and NVSwitch links at 85% of their
  * datasheet bandwidth. Expectation: fitting launch and bandwidth to 1% noisy times recovers
  * both within 3%, and the other candidates stay at their datasheet values. */
 static void
-test_recovers_launch_and_bandwidth (void)
+test_recovers_launch_and_bandwidth(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTopo) datasheet = cs_topo_load ("dgx-h100x4", &error);
-    g_assert_no_error (error);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) datasheet = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
 
     CsTopoAdjust adj;
-    cs_topo_adjust_init (&adj);
+    cs_topo_adjust_init(&adj);
     adj.launch_scale = 1.3;
     adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.85;
-    g_autoptr (CsTopo) truth = cs_topo_adjust (datasheet, &adj);
+    g_autoptr(CsTopo) truth = cs_topo_adjust(datasheet, &adj);
 
-    CsTrace *traces[2] = { synthesize (truth, 0.01, 1), synthesize (truth, 0.01, 2) };
+    CsTrace *traces[2] = { synthesize(truth, 0.01, 1), synthesize(truth, 0.01, 2) };
     CsPredictOptions options;
-    cs_predict_options_init (&options);
+    cs_predict_options_init(&options);
     const char *only[] = { "gpu.launch", "nvswitch.bandwidth", NULL };
-    g_autoptr (CsCalibration) cal
-        = cs_calibrate_fit (datasheet, traces, 2, &options, only, &error);
-    g_assert_no_error (error);
-    g_assert_nonnull (cal);
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(datasheet, traces, 2, &options, only, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(cal);
 
-    const CsCalibParam *launch = find_param (cal, "gpu.launch");
-    const CsCalibParam *bw = find_param (cal, "nvswitch.bandwidth");
-    g_assert_true (launch->free && bw->free);
-    g_assert_cmpfloat_with_epsilon (launch->fitted / launch->initial, 1.3, 0.03 * 1.3);
-    g_assert_cmpfloat_with_epsilon (bw->fitted / bw->initial, 0.85, 0.03 * 0.85);
-    g_assert_cmpfloat (bw->sigma, >, 0);
-    g_assert_cmpfloat (cal->rms_after, <, cal->rms_before);
+    const CsCalibParam *launch = find_param(cal, "gpu.launch");
+    const CsCalibParam *bw = find_param(cal, "nvswitch.bandwidth");
+    g_assert_true(launch->free && bw->free);
+    g_assert_cmpfloat_with_epsilon(launch->fitted / launch->initial, 1.3, 0.03 * 1.3);
+    g_assert_cmpfloat_with_epsilon(bw->fitted / bw->initial, 0.85, 0.03 * 0.85);
+    g_assert_cmpfloat(bw->sigma, >, 0);
+    g_assert_cmpfloat(cal->rms_after, <, cal->rms_before);
     /* 1% uniform noise has an rms of 0.58%. */
-    g_assert_cmpfloat (cal->rms_after, <, 0.01);
+    g_assert_cmpfloat(cal->rms_after, <, 0.01);
 
-    const CsCalibParam *step = find_param (cal, "gpu.step_overhead");
-    g_assert_false (step->free);
-    g_assert_cmpfloat (step->fitted, ==, step->initial);
+    const CsCalibParam *step = find_param(cal, "gpu.step_overhead");
+    g_assert_false(step->free);
+    g_assert_cmpfloat(step->fitted, ==, step->initial);
 
     for (int i = 0; i < 2; i++)
-        cs_trace_free (traces[i]);
+        cs_trace_free(traces[i]);
 }
 
 /* Setup: an all-gather trace never reduces. Expectation: the reduction rate is a candidate
  * only through the GPU, and the fit fixes it because no row moves when it changes. */
 static void
-test_invisible_parameter_fixed (void)
+test_invisible_parameter_fixed(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTopo) topo = cs_topo_load ("dgx-h100x4", &error);
-    g_assert_no_error (error);
-    g_autoptr (CsTrace) trace = cs_trace_new (CS_OP_ALL_GATHER, 4);
-    cs_trace_set_header (trace, "collective", "all_gather");
-    cs_trace_set_header (trace, "ranks", "4");
-    for (gint64 size = 4096; size <= G_GINT64_CONSTANT (64) << 20; size *= 4) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_GATHER, 4);
+    cs_trace_set_header(trace, "collective", "all_gather");
+    cs_trace_set_header(trace, "ranks", "4");
+    for (gint64 size = 4096; size <= G_GINT64_CONSTANT(64) << 20; size *= 4) {
         CsTraceRow row = { .size_bytes = size, .count = size / 16, .root = -1 };
-        g_strlcpy (row.type, "float", sizeof row.type);
-        g_strlcpy (row.redop, "none", sizeof row.redop);
+        g_strlcpy(row.type, "float", sizeof row.type);
+        g_strlcpy(row.redop, "none", sizeof row.redop);
         /* Not the model's own numbers: a plain 20 us + size / 100 GB/s. */
         row.out_of_place.time_us = 20 + size / 1e5;
         row.in_place = row.out_of_place;
-        cs_trace_add_row (trace, &row);
+        cs_trace_add_row(trace, &row);
     }
     CsTrace *traces[1] = { trace };
     CsPredictOptions options;
-    cs_predict_options_init (&options);
-    g_autoptr (CsCalibration) cal = cs_calibrate_fit (topo, traces, 1, &options, NULL, &error);
-    g_assert_no_error (error);
-    const CsCalibParam *reduce = find_param (cal, "gpu.reduce_bandwidth");
-    g_assert_false (reduce->free);
-    g_assert_cmpfloat (cal->rms_after, <=, cal->rms_before);
+    cs_predict_options_init(&options);
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, traces, 1, &options, NULL, &error);
+    g_assert_no_error(error);
+    const CsCalibParam *reduce = find_param(cal, "gpu.reduce_bandwidth");
+    g_assert_false(reduce->free);
+    g_assert_cmpfloat(cal->rms_after, <=, cal->rms_before);
 }
 
 /* Setup: two rows cannot determine more than two parameters. Expectation: an error, not a
  * fit that pretends. */
 static void
-test_too_few_rows (void)
+test_too_few_rows(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTopo) topo = cs_topo_load ("dgx-h100x4", &error);
-    g_assert_no_error (error);
-    g_autoptr (CsTrace) trace = cs_trace_new (CS_OP_ALL_REDUCE, 4);
-    cs_trace_set_header (trace, "collective", "all_reduce");
-    cs_trace_set_header (trace, "ranks", "4");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_REDUCE, 4);
+    cs_trace_set_header(trace, "collective", "all_reduce");
+    cs_trace_set_header(trace, "ranks", "4");
     for (int i = 0; i < 2; i++) {
         CsTraceRow row = { .size_bytes = 1 << (20 + 4 * i), .root = -1 };
-        g_strlcpy (row.type, "float", sizeof row.type);
-        g_strlcpy (row.redop, "sum", sizeof row.redop);
+        g_strlcpy(row.type, "float", sizeof row.type);
+        g_strlcpy(row.redop, "sum", sizeof row.redop);
         row.out_of_place.time_us = 50.0 * (i + 1);
         row.in_place = row.out_of_place;
-        cs_trace_add_row (trace, &row);
+        cs_trace_add_row(trace, &row);
     }
     CsTrace *traces[1] = { trace };
     CsPredictOptions options;
-    cs_predict_options_init (&options);
-    g_autoptr (CsCalibration) cal = cs_calibrate_fit (topo, traces, 1, &options, NULL, &error);
-    g_assert_null (cal);
-    g_assert_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
+    cs_predict_options_init(&options);
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, traces, 1, &options, NULL, &error);
+    g_assert_null(cal);
+    g_assert_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
 }
 
 /* Setup: a ring all-reduce trace; @only names "gpu.lanch" (a typo) beside "gpu.launch".
@@ -153,48 +152,48 @@ test_too_few_rows (void)
  * Then @only names only a parameter no row moves (the all-gather's reduction rate): the fit
  * refuses with NO_DATA (it crashed on an empty free list before). */
 static void
-test_params_unknown_or_invisible (void)
+test_params_unknown_or_invisible(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTopo) topo = cs_topo_load ("dgx-h100x4", &error);
-    g_assert_no_error (error);
-    CsTrace *traces[1] = { synthesize (topo, 0.0, 3) };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    CsTrace *traces[1] = { synthesize(topo, 0.0, 3) };
     CsPredictOptions options;
-    cs_predict_options_init (&options);
+    cs_predict_options_init(&options);
 
     const char *typo[] = { "gpu.launch", "gpu.lanch", NULL };
-    CsCalibration *cal = cs_calibrate_fit (topo, traces, 1, &options, typo, &error);
-    g_assert_null (cal);
-    g_assert_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS);
-    g_assert_true (g_str_has_prefix (error->message, "\"gpu.lanch\" names no parameter"));
-    g_clear_error (&error);
-    cs_trace_free (traces[0]);
+    CsCalibration *cal = cs_calibrate_fit(topo, traces, 1, &options, typo, &error);
+    g_assert_null(cal);
+    g_assert_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS);
+    g_assert_true(g_str_has_prefix(error->message, "\"gpu.lanch\" names no parameter"));
+    g_clear_error(&error);
+    cs_trace_free(traces[0]);
 
-    g_autoptr (CsTrace) gather = cs_trace_new (CS_OP_ALL_GATHER, 4);
-    cs_trace_set_header (gather, "collective", "all_gather");
-    cs_trace_set_header (gather, "ranks", "4");
-    for (gint64 size = 4096; size <= G_GINT64_CONSTANT (64) << 20; size *= 4) {
+    g_autoptr(CsTrace) gather = cs_trace_new(CS_OP_ALL_GATHER, 4);
+    cs_trace_set_header(gather, "collective", "all_gather");
+    cs_trace_set_header(gather, "ranks", "4");
+    for (gint64 size = 4096; size <= G_GINT64_CONSTANT(64) << 20; size *= 4) {
         CsTraceRow row = { .size_bytes = size, .count = size / 16, .root = -1 };
-        g_strlcpy (row.type, "float", sizeof row.type);
-        g_strlcpy (row.redop, "none", sizeof row.redop);
+        g_strlcpy(row.type, "float", sizeof row.type);
+        g_strlcpy(row.redop, "none", sizeof row.redop);
         row.out_of_place.time_us = 20 + size / 1e5;
         row.in_place = row.out_of_place;
-        cs_trace_add_row (gather, &row);
+        cs_trace_add_row(gather, &row);
     }
     traces[0] = gather;
     const char *invisible[] = { "gpu.reduce_bandwidth", NULL };
-    cal = cs_calibrate_fit (topo, traces, 1, &options, invisible, &error);
-    g_assert_null (cal);
-    g_assert_error (error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
+    cal = cs_calibrate_fit(topo, traces, 1, &options, invisible, &error);
+    g_assert_null(cal);
+    g_assert_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
-    g_test_add_func ("/calibrate/recovers/launch-and-bandwidth", test_recovers_launch_and_bandwidth);
-    g_test_add_func ("/calibrate/invisible-parameter-fixed", test_invisible_parameter_fixed);
-    g_test_add_func ("/calibrate/too-few-rows", test_too_few_rows);
-    g_test_add_func ("/calibrate/params/unknown-or-invisible", test_params_unknown_or_invisible);
-    return g_test_run ();
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/calibrate/recovers/launch-and-bandwidth", test_recovers_launch_and_bandwidth);
+    g_test_add_func("/calibrate/invisible-parameter-fixed", test_invisible_parameter_fixed);
+    g_test_add_func("/calibrate/too-few-rows", test_too_few_rows);
+    g_test_add_func("/calibrate/params/unknown-or-invisible", test_params_unknown_or_invisible);
+    return g_test_run();
 }

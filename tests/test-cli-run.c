@@ -498,8 +498,9 @@ test_help(void)
 static void
 test_nccl_model(void)
 {
-    const char *args[] = { "--topo", "dgx-h100x8", "--model", "nccl:2.28", "--algo", "ring",
-                           "--proto", "Simple", "-b", "8", "-e", "8", NULL };
+    const char *args[]
+        = { "--topo", "dgx-h100x8", "--model", "nccl:2.28", "--algo", "ring", "--proto",
+            "Simple", "-b",         "8",       "-e",        "8",      NULL };
     g_auto(Run) r = run_collsim(args);
     g_assert_cmpint(r.status, ==, 0);
     g_autoptr(CsTrace) trace = trace_of(&r);

@@ -11,37 +11,37 @@
 typedef struct {
     char *out;
     char *err;
-    int status;                  /* exit status, or -1 when killed */
+    int status; /* exit status, or -1 when killed */
 } Run;
 
 static void
-run_clear (Run *r)
+run_clear(Run *r)
 {
-    g_clear_pointer (&r->out, g_free);
-    g_clear_pointer (&r->err, g_free);
+    g_clear_pointer(&r->out, g_free);
+    g_clear_pointer(&r->err, g_free);
 }
 
 /* Runs `collsim ARGS...`. */
 static Run
-run_collsim (const char *const *args)
+run_collsim(const char *const *args)
 {
-    const char *bin = g_getenv ("COLLSIM_BIN");
-    g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-    g_autoptr (GError) error = NULL;
+    const char *bin = g_getenv("COLLSIM_BIN");
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_autoptr(GError) error = NULL;
     Run r = { NULL, NULL, -1 };
     int wait_status = 0;
 
-    g_assert_nonnull (bin);
-    g_ptr_array_add (argv, (gpointer) bin);
+    g_assert_nonnull(bin);
+    g_ptr_array_add(argv, (gpointer)bin);
     for (int i = 0; args[i] != NULL; i++)
-        g_ptr_array_add (argv, (gpointer) args[i]);
-    g_ptr_array_add (argv, NULL);
-    g_auto (GStrv) envp = g_environ_setenv (g_get_environ (), "LC_ALL", "C", TRUE);
-    g_spawn_sync (NULL, (char **) argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
-                  &wait_status, &error);
-    g_assert_no_error (error);
-    if (WIFEXITED (wait_status))
-        r.status = WEXITSTATUS (wait_status);
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) envp = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
+    g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
+                 &wait_status, &error);
+    g_assert_no_error(error);
+    if (WIFEXITED(wait_status))
+        r.status = WEXITSTATUS(wait_status);
     return r;
 }
 
@@ -50,73 +50,73 @@ run_collsim (const char *const *args)
  * every rank sends 12 messages (a send, 5 recv_reduce_send, a recv_reduce_copy_send, 5
  * recv_copy_send): 7 x 12 = 84. */
 static void
-test_verify_ring (void)
+test_verify_ring(void)
 {
-    const char *args[] = { "verify", "--algo", "ring", "--op", "allreduce", "--ranks", "7",
-                           "--size", "1000", NULL };
-    Run r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_assert_cmpstr (r.out, ==,
-                     "ok ring allreduce P=7 size=1000 root=0 (12 rounds, 84 messages)\n"
-                     "# 1 case: 1 ok, 0 failed, 0 skipped\n");
-    run_clear (&r);
+    const char *args[] = { "verify",  "--algo", "ring",   "--op", "allreduce",
+                           "--ranks", "7",      "--size", "1000", NULL };
+    Run r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_cmpstr(r.out, ==,
+                    "ok ring allreduce P=7 size=1000 root=0 (12 rounds, 84 messages)\n"
+                    "# 1 case: 1 ok, 0 failed, 0 skipped\n");
+    run_clear(&r);
 }
 
 /* Setup: binomial broadcast from root 2 on P = 6, 24 bytes (one chunk).
  * Expectation: relative rank 0 sends to 4, 2 and 1 one after the other (rounds 1, 2, 3);
  * 4 forwards to 5 in round 2, 2 to 3 in round 3: 3 rounds, P - 1 = 5 messages. */
 static void
-test_verify_mst_root (void)
+test_verify_mst_root(void)
 {
-    const char *args[] = { "verify", "-a", "mst", "--op", "broadcast", "-n", "6", "-s", "24",
-                           "-r", "2", NULL };
-    Run r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_assert_cmpstr (r.out, ==,
-                     "ok mst broadcast P=6 size=24 root=2 (3 rounds, 5 messages)\n"
-                     "# 1 case: 1 ok, 0 failed, 0 skipped\n");
-    run_clear (&r);
+    const char *args[]
+        = { "verify", "-a", "mst", "--op", "broadcast", "-n", "6", "-s", "24", "-r", "2", NULL };
+    Run r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_cmpstr(r.out, ==,
+                    "ok mst broadcast P=6 size=24 root=2 (3 rounds, 5 messages)\n"
+                    "# 1 case: 1 ok, 0 failed, 0 skipped\n");
+    run_clear(&r);
 }
 
 /* Setup: the default rank list 1-9 with a root of 5, for scatter with direct, one size.
  * Expectation: rooted cases run only for P > 5: P = 6..9, 4 cases. */
 static void
-test_verify_root_filter (void)
+test_verify_root_filter(void)
 {
-    const char *args[] = { "verify", "--algo", "direct", "--op", "scatter", "--size", "1K",
-                           "--root", "5", NULL };
-    Run r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_assert_nonnull (strstr (r.out, "ok direct scatter P=6 size=1024 root=5"));
-    g_assert_null (strstr (r.out, "P=5 "));
-    g_assert_nonnull (strstr (r.out, "# 4 cases: 4 ok, 0 failed, 0 skipped\n"));
-    run_clear (&r);
+    const char *args[]
+        = { "verify", "--algo", "direct", "--op", "scatter", "--size", "1K", "--root", "5", NULL };
+    Run r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "ok direct scatter P=6 size=1024 root=5"));
+    g_assert_null(strstr(r.out, "P=5 "));
+    g_assert_nonnull(strstr(r.out, "# 4 cases: 4 ok, 0 failed, 0 skipped\n"));
+    run_clear(&r);
 }
 
 /* Setup: the whole default selection on one rank count and size, and a topology.
  * Expectation: success; the topology fixes P = 8 (dgx-h100x8). */
 static void
-test_verify_defaults (void)
+test_verify_defaults(void)
 {
-    const char *args[] = { "verify", "--ranks", "5", "--size", "4100", "--channels", "2",
-                           "--proto", "LL", NULL };
-    Run r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_assert_nonnull (strstr (r.out, "ok ring allreduce P=5 size=4100 root=0"));
-    g_assert_nonnull (strstr (r.out, "ok bruck alltoall P=5 size=4100 root=0"));
-    g_assert_nonnull (strstr (r.out, " 0 failed"));
-    run_clear (&r);
+    const char *args[]
+        = { "verify", "--ranks", "5", "--size", "4100", "--channels", "2", "--proto", "LL", NULL };
+    Run r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "ok ring allreduce P=5 size=4100 root=0"));
+    g_assert_nonnull(strstr(r.out, "ok bruck alltoall P=5 size=4100 root=0"));
+    g_assert_nonnull(strstr(r.out, " 0 failed"));
+    run_clear(&r);
 
-    const char *topo[] = { "verify", "--topo", "dgx-h100x8", "--algo", "ring", "--op",
-                           "allgather", "--size", "8K", NULL };
-    r = run_collsim (topo);
-    g_assert_cmpint (r.status, ==, 0);
-    g_assert_nonnull (strstr (r.out, "ok ring allgather P=8 size=8192 root=0"));
-    run_clear (&r);
+    const char *topo[] = { "verify", "--topo",    "dgx-h100x8", "--algo", "ring",
+                           "--op",   "allgather", "--size",     "8K",     NULL };
+    r = run_collsim(topo);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "ok ring allgather P=8 size=8192 root=0"));
+    run_clear(&r);
 }
 
 static void
-test_verify_usage (void)
+test_verify_usage(void)
 {
     static const char *const bad[][8] = {
         { "verify", "--ranks", "0", NULL },
@@ -131,76 +131,76 @@ test_verify_usage (void)
         { "verify", "--topo", "dgx-h100x8", "--ranks", "4", NULL },
         { "verify", "--op", "broadcast", "--ranks", "2", "--root", NULL },
     };
-    for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
-        Run r = run_collsim (bad[i]);
-        g_test_message ("%s -> %s", bad[i][1], r.err);
-        g_assert_cmpint (r.status, ==, 2);
-        g_assert_cmpstr (r.out, ==, "");
-        g_assert_true (g_str_has_prefix (r.err, "collsim verify: "));
-        run_clear (&r);
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        Run r = run_collsim(bad[i]);
+        g_test_message("%s -> %s", bad[i][1], r.err);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_assert_true(g_str_has_prefix(r.err, "collsim verify: "));
+        run_clear(&r);
     }
     /* An empty selection: no rank count above the root. */
     const char *empty[] = { "verify", "--op", "broadcast", "--ranks", "2", "--root", "3", NULL };
-    Run r = run_collsim (empty);
-    g_assert_cmpint (r.status, ==, 2);
-    g_assert_nonnull (strstr (r.err, "selection is empty"));
-    run_clear (&r);
+    Run r = run_collsim(empty);
+    g_assert_cmpint(r.status, ==, 2);
+    g_assert_nonnull(strstr(r.err, "selection is empty"));
+    run_clear(&r);
 }
 
 /* Expectation: one row per registered algorithm with an x under each collective it serves:
  * ring serves allreduce and not scatter; direct the reverse; then summaries. */
 static void
-test_algos (void)
+test_algos(void)
 {
     const char *args[] = { "algos", NULL };
-    Run r = run_collsim (args);
-    g_assert_cmpint (r.status, ==, 0);
-    g_auto (GStrv) lines = g_strsplit (r.out, "\n", -1);
-    g_assert_true (g_str_has_prefix (lines[0], "algorithm"));
+    Run r = run_collsim(args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    g_assert_true(g_str_has_prefix(lines[0], "algorithm"));
     const char *header = lines[0];
-    gsize col_allreduce = strstr (header, "  allreduce") - header + 2 + 4;
+    gsize col_allreduce = strstr(header, "  allreduce") - header + 2 + 4;
     /* "  scatter", not the end of "reducescatter". */
-    gsize col_scatter = strstr (header, "  scatter") - header + 2 + 3;
+    gsize col_scatter = strstr(header, "  scatter") - header + 2 + 3;
     gboolean seen_ring = FALSE;
     gboolean seen_direct = FALSE;
     for (int i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++) {
-        if (g_str_has_prefix (lines[i], "ring ")) {
-            g_assert_cmpint (lines[i][col_allreduce], ==, 'x');
-            g_assert_cmpint (lines[i][col_scatter], ==, '-');
+        if (g_str_has_prefix(lines[i], "ring ")) {
+            g_assert_cmpint(lines[i][col_allreduce], ==, 'x');
+            g_assert_cmpint(lines[i][col_scatter], ==, '-');
             seen_ring = TRUE;
         }
-        if (g_str_has_prefix (lines[i], "direct ")) {
-            g_assert_cmpint (lines[i][col_allreduce], ==, '-');
-            g_assert_cmpint (lines[i][col_scatter], ==, 'x');
+        if (g_str_has_prefix(lines[i], "direct ")) {
+            g_assert_cmpint(lines[i][col_allreduce], ==, '-');
+            g_assert_cmpint(lines[i][col_scatter], ==, 'x');
             seen_direct = TRUE;
         }
     }
-    g_assert_true (seen_ring);
-    g_assert_true (seen_direct);
-    g_assert_nonnull (strstr (r.out, "\nring: "));
-    g_assert_nonnull (strstr (r.out, "reference: "));
-    run_clear (&r);
+    g_assert_true(seen_ring);
+    g_assert_true(seen_direct);
+    g_assert_nonnull(strstr(r.out, "\nring: "));
+    g_assert_nonnull(strstr(r.out, "reference: "));
+    run_clear(&r);
 
     const char *extra[] = { "algos", "ring", NULL };
-    r = run_collsim (extra);
-    g_assert_cmpint (r.status, ==, 2);
-    run_clear (&r);
+    r = run_collsim(extra);
+    g_assert_cmpint(r.status, ==, 2);
+    run_clear(&r);
     const char *help[] = { "algos", "--help", NULL };
-    r = run_collsim (help);
-    g_assert_cmpint (r.status, ==, 0);
-    g_assert_nonnull (strstr (r.out, "collsim algos"));
-    run_clear (&r);
+    r = run_collsim(help);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "collsim algos"));
+    run_clear(&r);
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
-    g_test_add_func ("/cli/verify/ring", test_verify_ring);
-    g_test_add_func ("/cli/verify/mst-root", test_verify_mst_root);
-    g_test_add_func ("/cli/verify/root-filter", test_verify_root_filter);
-    g_test_add_func ("/cli/verify/defaults", test_verify_defaults);
-    g_test_add_func ("/cli/verify/usage", test_verify_usage);
-    g_test_add_func ("/cli/algos/table", test_algos);
-    return g_test_run ();
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cli/verify/ring", test_verify_ring);
+    g_test_add_func("/cli/verify/mst-root", test_verify_mst_root);
+    g_test_add_func("/cli/verify/root-filter", test_verify_root_filter);
+    g_test_add_func("/cli/verify/defaults", test_verify_defaults);
+    g_test_add_func("/cli/verify/usage", test_verify_usage);
+    g_test_add_func("/cli/algos/table", test_algos);
+    return g_test_run();
 }

@@ -822,10 +822,10 @@ test_flags_reduction(gconstpointer data)
      * from then: 2.5 us + h. Without flags the two would share sw -> gpu0. */
     flagged_send(s, 1, 0, 1000, CS_STEP_FLAG_REDUCE_SELF);
     flagged_send(s, 2, 0, 1000, CS_STEP_FLAG_SHARED_LAST_HOP);
-    cs_schedule_step(s, 0, 0, CS_STEP_RECV_REDUCE, 1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0,
-                     1000, 0);
-    cs_schedule_step(s, 0, 0, CS_STEP_RECV_REDUCE, 2, -1, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, 0,
-                     1000, 0);
+    cs_schedule_step(s, 0, 0, CS_STEP_RECV_REDUCE, 1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1000,
+                     0);
+    cs_schedule_step(s, 0, 0, CS_STEP_RECV_REDUCE, 2, -1, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, 0, 1000,
+                     0);
     cs_schedule_seal(s);
     g_autoptr(CsSchedule) sched = s;
     g_autoptr(CsResult) res = run_counting(sched, topo, model, &lb);

@@ -308,7 +308,8 @@ test_best_nccl_per_op(void)
     /* Two nodes: NVLSTree joins the candidates; the first 8 ranks (one node) drop it again. */
     g_assert_true(cs_predict_best(h2n, CS_OP_ALL_REDUCE, 1 << 30, NULL, -1, &opt, &best, &error));
     g_assert_no_error(error);
-    g_assert_cmpint(best.result.time, ==, fastest_of(h2n, CS_OP_ALL_REDUCE, 1 << 30, &opt, ar_nodes));
+    g_assert_cmpint(best.result.time, ==,
+                    fastest_of(h2n, CS_OP_ALL_REDUCE, 1 << 30, &opt, ar_nodes));
     opt.nranks = 8;
     g_assert_true(cs_predict_best(h2n, CS_OP_ALL_REDUCE, 1 << 30, NULL, -1, &opt, &best, &error));
     g_assert_no_error(error);
@@ -395,8 +396,8 @@ test_best_cpu_simple(void)
             g_assert_cmpint(pred.proto, ==, CS_PROTO_SIMPLE);
         }
         for (int p = CS_PROTO_LL; p <= CS_PROTO_LL128; p++) {
-            g_assert_false(cs_predict_best(topo, CS_OP_ALL_REDUCE, 1024, ring, p, &opt, &pred,
-                                           &error));
+            g_assert_false(
+                cs_predict_best(topo, CS_OP_ALL_REDUCE, 1024, ring, p, &opt, &pred, &error));
             g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
             g_assert_nonnull(strstr(error->message, "CPU ranks use Simple only"));
             g_clear_error(&error);

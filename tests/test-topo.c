@@ -13,50 +13,50 @@
 /* ---- Helpers ---- */
 
 static CsTopo *
-load_ok (const char *name)
+load_ok(const char *name)
 {
-    g_autoptr (GError) error = NULL;
-    CsTopo *topo = cs_topo_load (name, &error);
-    g_assert_no_error (error);
-    g_assert_nonnull (topo);
+    g_autoptr(GError) error = NULL;
+    CsTopo *topo = cs_topo_load(name, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(topo);
     return topo;
 }
 
 static CsTopo *
-load_fixture (const char *file)
+load_fixture(const char *file)
 {
-    g_autofree char *path = g_test_build_filename (G_TEST_DIST, "data", "topo", file, NULL);
-    return load_ok (path);
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "topo", file, NULL);
+    return load_ok(path);
 }
 
 static CsTopo *
-load_text (const char *json)
+load_text(const char *json)
 {
-    g_autoptr (GError) error = NULL;
-    CsTopo *topo = cs_topo_load_data (json, "inline.json", &error);
-    g_assert_no_error (error);
-    g_assert_nonnull (topo);
+    g_autoptr(GError) error = NULL;
+    CsTopo *topo = cs_topo_load_data(json, "inline.json", &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(topo);
     return topo;
 }
 
 /* The names of the devices a route visits after its source, space-separated. */
 static char *
-route_names (const CsTopo *topo, int src, int dst)
+route_names(const CsTopo *topo, int src, int dst)
 {
-    const CsRoute *r = cs_topo_route (topo, src, dst);
-    GString *s = g_string_new (NULL);
+    const CsRoute *r = cs_topo_route(topo, src, dst);
+    GString *s = g_string_new(NULL);
     for (int i = 0; i < r->n_links; i++) {
-        const CsLink *l = cs_topo_link (topo, r->links[i]);
-        g_string_append_printf (s, "%s%s", i > 0 ? " " : "", cs_topo_device (topo, l->dst)->name);
+        const CsLink *l = cs_topo_link(topo, r->links[i]);
+        g_string_append_printf(s, "%s%s", i > 0 ? " " : "", cs_topo_device(topo, l->dst)->name);
     }
-    return g_string_free (s, FALSE);
+    return g_string_free(s, FALSE);
 }
 
-#define assert_close(a, b) g_assert_cmpfloat_with_epsilon ((a), (b), fabs (b) * 1e-9 + 1e-18)
+#define assert_close(a, b) g_assert_cmpfloat_with_epsilon((a), (b), fabs(b) * 1e-9 + 1e-18)
 
 /* The GPU costs every test graph shares, spliced into inline documents. */
-#define GPU_SPEC                                                                              \
-    "\"gpu\": {\"launch\": \"4 us\", \"step_overhead\": \"0 us\", "                           \
+#define GPU_SPEC                                                                                   \
+    "\"gpu\": {\"launch\": \"4 us\", \"step_overhead\": \"0 us\", "                                \
     "\"reduce_bandwidth\": \"1000 GB/s\", \"copy_bandwidth\": \"1500 GB/s\"}"
 
 /* ---- Conformance fixtures ---- */
@@ -68,778 +68,791 @@ typedef struct {
 } Case;
 
 static void
-case_free (gpointer data)
+case_free(gpointer data)
 {
     Case *c = data;
-    g_free (c->file);
-    g_free (c->fragment);
-    g_free (c);
+    g_free(c->file);
+    g_free(c->fragment);
+    g_free(c);
 }
 
 static void
-test_conformance (gconstpointer data)
+test_conformance(gconstpointer data)
 {
     const Case *c = data;
-    g_autofree char *path = g_test_build_filename (G_TEST_DIST, "data", "topo", c->file, NULL);
-    g_autoptr (GError) error = NULL;
-    g_autoptr (CsTopo) topo = cs_topo_load (path, &error);
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "topo", c->file, NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load(path, &error);
 
     if (c->positive) {
-        g_assert_no_error (error);
-        g_assert_nonnull (topo);
-        g_assert_cmpint (cs_topo_n_ranks (topo), >=, 1);
+        g_assert_no_error(error);
+        g_assert_nonnull(topo);
+        g_assert_cmpint(cs_topo_n_ranks(topo), >=, 1);
         return;
     }
-    g_assert_null (topo);
-    g_assert_nonnull (error);
-    g_assert_true (error->domain == CS_TOPO_ERROR);
+    g_assert_null(topo);
+    g_assert_nonnull(error);
+    g_assert_true(error->domain == CS_TOPO_ERROR);
     /* One line, naming the file first, then the specific complaint. */
-    g_assert_null (strchr (error->message, '\n'));
-    g_assert_true (g_str_has_prefix (error->message, path));
-    if (strstr (error->message, c->fragment) == NULL)
-        g_error ("%s: message \"%s\" lacks \"%s\"", c->file, error->message, c->fragment);
+    g_assert_null(strchr(error->message, '\n'));
+    g_assert_true(g_str_has_prefix(error->message, path));
+    if (strstr(error->message, c->fragment) == NULL)
+        g_error("%s: message \"%s\" lacks \"%s\"", c->file, error->message, c->fragment);
 }
 
 static void
-add_conformance_cases (GPtrArray *keep)
+add_conformance_cases(GPtrArray *keep)
 {
-    g_autofree char *index = g_test_build_filename (G_TEST_DIST, "data", "topo", "index", NULL);
+    g_autofree char *index = g_test_build_filename(G_TEST_DIST, "data", "topo", "index", NULL);
     g_autofree char *text = NULL;
-    g_autoptr (GError) error = NULL;
+    g_autoptr(GError) error = NULL;
 
-    if (!g_file_get_contents (index, &text, NULL, &error))
-        g_error ("%s", error->message);
-    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    if (!g_file_get_contents(index, &text, NULL, &error))
+        g_error("%s", error->message);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (char **l = lines; *l != NULL; l++) {
         if (**l == '\0' || **l == '#')
             continue;
-        g_auto (GStrv) f = g_strsplit (*l, ",", 3);
-        g_assert_nonnull (f[1]);
-        Case *c = g_new0 (Case, 1);
-        c->positive = strcmp (f[0], "P") == 0;
-        c->file = g_strdup (f[1]);
-        c->fragment = g_strdup (f[2] != NULL ? f[2] : "");
-        g_assert_true (c->positive || c->fragment[0] != '\0');
-        g_ptr_array_add (keep, c);
-        g_autofree char *test_path = g_strdup_printf ("/topo/conformance/%s/%s",
-                                                      c->positive ? "valid" : "invalid", c->file);
-        g_test_add_data_func (test_path, c, test_conformance);
+        g_auto(GStrv) f = g_strsplit(*l, ",", 3);
+        g_assert_nonnull(f[1]);
+        Case *c = g_new0(Case, 1);
+        c->positive = strcmp(f[0], "P") == 0;
+        c->file = g_strdup(f[1]);
+        c->fragment = g_strdup(f[2] != NULL ? f[2] : "");
+        g_assert_true(c->positive || c->fragment[0] != '\0');
+        g_ptr_array_add(keep, c);
+        g_autofree char *test_path = g_strdup_printf("/topo/conformance/%s/%s",
+                                                     c->positive ? "valid" : "invalid", c->file);
+        g_test_add_data_func(test_path, c, test_conformance);
     }
 }
 
 /* ---- Shipped topologies ---- */
 
 static void
-test_shipped (gconstpointer data)
+test_shipped(gconstpointer data)
 {
     const char *name = data;
-    g_autoptr (CsTopo) topo = load_ok (name);
-    int P = cs_topo_n_ranks (topo);
+    g_autoptr(CsTopo) topo = load_ok(name);
+    int P = cs_topo_n_ranks(topo);
 
-    g_assert_cmpstr (cs_topo_name (topo), ==, name);
-    g_assert_cmpuint (strlen (cs_topo_description (topo)), >, 100);
-    g_assert_cmpint (P, >=, 2);
-    g_assert_cmpint (cs_topo_n_nodes (topo) * cs_topo_ranks_per_node (topo), ==, P);
+    g_assert_cmpstr(cs_topo_name(topo), ==, name);
+    g_assert_cmpuint(strlen(cs_topo_description(topo)), >, 100);
+    g_assert_cmpint(P, >=, 2);
+    g_assert_cmpint(cs_topo_n_nodes(topo) * cs_topo_ranks_per_node(topo), ==, P);
     for (int r = 0; r < P; r++) {
-        const CsGpuSpec *g = cs_topo_rank_gpu (topo, r);
-        g_assert_cmpfloat (g->launch_s, >, 0.0);
-        g_assert_cmpfloat (g->reduce_Bps, >, 0.0);
-        g_assert_cmpfloat (g->copy_Bps, >, 0.0);
+        const CsGpuSpec *g = cs_topo_rank_gpu(topo, r);
+        g_assert_cmpfloat(g->launch_s, >, 0.0);
+        g_assert_cmpfloat(g->reduce_Bps, >, 0.0);
+        g_assert_cmpfloat(g->copy_Bps, >, 0.0);
     }
     /* Sample pairs on big clusters; all of them on boxes. */
     int stride = P > 64 ? 37 : 1;
     for (int s = 0; s < P; s += stride) {
         for (int t = 0; t < P; t++) {
-            const CsRoute *r = cs_topo_route (topo, s, t);
-            g_assert_cmpint (r->n_links, ==, s == t ? 0 : r->n_links);
+            const CsRoute *r = cs_topo_route(topo, s, t);
+            g_assert_cmpint(r->n_links, ==, s == t ? 0 : r->n_links);
             if (s == t)
                 continue;
-            g_assert_cmpint (r->n_links, >=, 1);
-            g_assert_cmpfloat (r->bw_Bps, >, 0.0);
-            g_assert_cmpint (cs_topo_link (topo, r->links[0])->src, ==,
-                             cs_topo_rank_device (topo, s));
-            g_assert_cmpint (cs_topo_link (topo, r->links[r->n_links - 1])->dst, ==,
-                             cs_topo_rank_device (topo, t));
+            g_assert_cmpint(r->n_links, >=, 1);
+            g_assert_cmpfloat(r->bw_Bps, >, 0.0);
+            g_assert_cmpint(cs_topo_link(topo, r->links[0])->src, ==, cs_topo_rank_device(topo, s));
+            g_assert_cmpint(cs_topo_link(topo, r->links[r->n_links - 1])->dst, ==,
+                            cs_topo_rank_device(topo, t));
             for (int i = 1; i < r->n_links; i++)
-                g_assert_cmpint (cs_topo_link (topo, r->links[i])->src, ==,
-                                 cs_topo_link (topo, r->links[i - 1])->dst);
+                g_assert_cmpint(cs_topo_link(topo, r->links[i])->src, ==,
+                                cs_topo_link(topo, r->links[i - 1])->dst);
         }
     }
-    g_assert_cmpfloat (cs_topo_bisection_bw (topo), >, 0.0);
+    g_assert_cmpfloat(cs_topo_bisection_bw(topo), >, 0.0);
 }
 
 static void
-test_list_shipped (void)
+test_list_shipped(void)
 {
-    g_auto (GStrv) names = cs_topo_list_shipped ();
-    const char *want[] = { "dgx-h100x4", "dgx-h100x8", "dgx-a100x8", "hgx-h100x8-2n",
-                           "hgx-h100x8-16n", "hgx-h100x8-128n", "pcie-l40sx8",
-                           "rtx2080ti-x2-pcie3-shm", "mi300x-x8-xgmi", "gb200-nvl72",
-                           "eth-cpu-8n", "cpu-host-shm" };
+    g_auto(GStrv) names = cs_topo_list_shipped();
+    const char *want[]
+        = { "dgx-h100x4",     "dgx-h100x8",      "dgx-a100x8",  "hgx-h100x8-2n",
+            "hgx-h100x8-16n", "hgx-h100x8-128n", "pcie-l40sx8", "rtx2080ti-x2-pcie3-shm",
+            "mi300x-x8-xgmi", "gb200-nvl72",     "eth-cpu-8n",  "cpu-host-shm" };
 
-    for (gsize i = 0; i < G_N_ELEMENTS (want); i++)
-        g_assert_true (g_strv_contains ((const char *const *) names, want[i]));
+    for (gsize i = 0; i < G_N_ELEMENTS(want); i++)
+        g_assert_true(g_strv_contains((const char *const *)names, want[i]));
     for (int i = 1; names[i] != NULL; i++)
-        g_assert_cmpint (strcmp (names[i - 1], names[i]), <, 0);
+        g_assert_cmpint(strcmp(names[i - 1], names[i]), <, 0);
 }
 
 /* ---- dgx-h100x4 in detail ---- */
 
 static void
-test_dgx_h100x4 (void)
+test_dgx_h100x4(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("dgx-h100x4");
+    g_autoptr(CsTopo) topo = load_ok("dgx-h100x4");
 
-    g_test_summary ("Expectation: 4 GPUs + 1 NVSwitch; 4 duplex links = 8 directed; each link "
-                    "18 x 25 GB/s = 450 GB/s raw, x 0.824 = 370.8 GB/s usable; GPU to GPU is "
-                    "GPU-switch-GPU: 2 hops, alpha 2 x 0.1 us; bisection = 2 uplinks = 741.6 GB/s");
-    g_assert_cmpint (cs_topo_n_devices (topo), ==, 5);
-    g_assert_cmpint (cs_topo_n_links (topo), ==, 8);
-    g_assert_cmpint (cs_topo_n_ranks (topo), ==, 4);
-    g_assert_cmpint (cs_topo_n_nodes (topo), ==, 1);
-    g_assert_cmpint (cs_topo_ranks_per_node (topo), ==, 4);
-    const CsLink *l = cs_topo_link (topo, 0);
-    g_assert_cmpint (l->kind, ==, CS_LINK_NVSWITCH);
-    g_assert_cmpint (l->count, ==, 18);
-    assert_close (l->raw_bw_Bps, 450e9);
-    assert_close (l->bw_Bps, 370.8e9);
+    g_test_summary("Expectation: 4 GPUs + 1 NVSwitch; 4 duplex links = 8 directed; each link "
+                   "18 x 25 GB/s = 450 GB/s raw, x 0.824 = 370.8 GB/s usable; GPU to GPU is "
+                   "GPU-switch-GPU: 2 hops, alpha 2 x 0.1 us; bisection = 2 uplinks = 741.6 GB/s");
+    g_assert_cmpint(cs_topo_n_devices(topo), ==, 5);
+    g_assert_cmpint(cs_topo_n_links(topo), ==, 8);
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 4);
+    g_assert_cmpint(cs_topo_n_nodes(topo), ==, 1);
+    g_assert_cmpint(cs_topo_ranks_per_node(topo), ==, 4);
+    const CsLink *l = cs_topo_link(topo, 0);
+    g_assert_cmpint(l->kind, ==, CS_LINK_NVSWITCH);
+    g_assert_cmpint(l->count, ==, 18);
+    assert_close(l->raw_bw_Bps, 450e9);
+    assert_close(l->bw_Bps, 370.8e9);
     for (int s = 0; s < 4; s++) {
         for (int t = 0; t < 4; t++) {
-            const CsRoute *r = cs_topo_route (topo, s, t);
+            const CsRoute *r = cs_topo_route(topo, s, t);
             if (s == t) {
-                g_assert_cmpint (r->n_links, ==, 0);
-                assert_close (r->bw_Bps, 1675e9);
+                g_assert_cmpint(r->n_links, ==, 0);
+                assert_close(r->bw_Bps, 1675e9);
                 continue;
             }
-            g_assert_cmpint (r->n_links, ==, 2);
-            assert_close (r->alpha_s, 0.2e-6);
-            assert_close (r->bw_Bps, 370.8e9);
-            g_assert_cmpint (r->link_class, ==, CS_LINK_CLASS_NVLINK);
+            g_assert_cmpint(r->n_links, ==, 2);
+            assert_close(r->alpha_s, 0.2e-6);
+            assert_close(r->bw_Bps, 370.8e9);
+            g_assert_cmpint(r->link_class, ==, CS_LINK_CLASS_NVLINK);
         }
     }
-    g_autofree char *names = route_names (topo, 0, 3);
-    g_assert_cmpstr (names, ==, "nvswitch gpu3");
-    g_assert_true (cs_topo_has_nvls (topo));
-    g_assert_false (cs_topo_has_sharp (topo));
-    assert_close (cs_topo_injection_bw (topo, 0, CS_LINK_CLASS_NVLINK), 370.8e9);
-    assert_close (cs_topo_injection_bw (topo, 0, CS_LINK_CLASS_NET), 0.0);
-    assert_close (cs_topo_bisection_bw (topo), 741.6e9);
-    const CsGpuSpec *g = cs_topo_rank_gpu (topo, 2);
-    assert_close (g->launch_s, 4.5e-6);
-    assert_close (g->reduce_Bps, 1116.7e9);
-    g_assert_cmpstr (cs_topo_device (topo, 0)->model, ==, "H100 SXM5 80GB");
+    g_autofree char *names = route_names(topo, 0, 3);
+    g_assert_cmpstr(names, ==, "nvswitch gpu3");
+    g_assert_true(cs_topo_has_nvls(topo));
+    g_assert_false(cs_topo_has_sharp(topo));
+    assert_close(cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NVLINK), 370.8e9);
+    assert_close(cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NET), 0.0);
+    assert_close(cs_topo_bisection_bw(topo), 741.6e9);
+    const CsGpuSpec *g = cs_topo_rank_gpu(topo, 2);
+    assert_close(g->launch_s, 4.5e-6);
+    assert_close(g->reduce_Bps, 1116.7e9);
+    g_assert_cmpstr(cs_topo_device(topo, 0)->model, ==, "H100 SXM5 80GB");
 }
 
 /* ---- Routes ---- */
 
 static void
-test_routes_nvswitch (void)
+test_routes_nvswitch(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("dgx-h100x8");
+    g_autoptr(CsTopo) topo = load_ok("dgx-h100x8");
 
     /* Every pair through the NVSwitch, never through a NIC or another GPU. */
     for (int s = 0; s < 8; s++)
         for (int t = 0; t < 8; t++)
             if (s != t)
-                g_assert_cmpint (cs_topo_route (topo, s, t)->n_links, ==, 2);
+                g_assert_cmpint(cs_topo_route(topo, s, t)->n_links, ==, 2);
 }
 
 static void
-test_routes_cross_node (void)
+test_routes_cross_node(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = load_ok("hgx-h100x8-2n");
 
-    g_test_summary ("Same rail: GPU-NIC-rail-NIC-GPU, 4 hops, alpha 0.2 + (0.3 + 0.13) + 0.3 + "
-                    "0.2 = 1.13 us, bottleneck the PCIe Gen5 link 63 x 0.762 = 48.006 GB/s. "
-                    "Other rail: through the spine, 6 hops, alpha 1.13 + 2 x 0.13 = 1.39 us");
-    g_autofree char *same = route_names (topo, 0, 8);
-    g_assert_cmpstr (same, ==, "n0/nic0 rail0 n1/nic0 n1/gpu0");
-    const CsRoute *r = cs_topo_route (topo, 0, 8);
-    assert_close (r->alpha_s, 1.13e-6);
-    assert_close (r->bw_Bps, 48.006e9);
-    g_assert_cmpint (r->link_class, ==, CS_LINK_CLASS_NET);
+    g_test_summary("Same rail: GPU-NIC-rail-NIC-GPU, 4 hops, alpha 0.2 + (0.3 + 0.13) + 0.3 + "
+                   "0.2 = 1.13 us, bottleneck the PCIe Gen5 link 63 x 0.762 = 48.006 GB/s. "
+                   "Other rail: through the spine, 6 hops, alpha 1.13 + 2 x 0.13 = 1.39 us");
+    g_autofree char *same = route_names(topo, 0, 8);
+    g_assert_cmpstr(same, ==, "n0/nic0 rail0 n1/nic0 n1/gpu0");
+    const CsRoute *r = cs_topo_route(topo, 0, 8);
+    assert_close(r->alpha_s, 1.13e-6);
+    assert_close(r->bw_Bps, 48.006e9);
+    g_assert_cmpint(r->link_class, ==, CS_LINK_CLASS_NET);
 
-    g_autofree char *other = route_names (topo, 0, 15);
-    g_assert_cmpstr (other, ==, "n0/nic0 rail0 spine rail7 n1/nic7 n1/gpu7");
-    assert_close (cs_topo_route (topo, 0, 15)->alpha_s, 1.39e-6);
+    g_autofree char *other = route_names(topo, 0, 15);
+    g_assert_cmpstr(other, ==, "n0/nic0 rail0 spine rail7 n1/nic7 n1/gpu7");
+    assert_close(cs_topo_route(topo, 0, 15)->alpha_s, 1.39e-6);
 
     /* Inside a node: still the NVSwitch. */
-    g_autofree char *inside = route_names (topo, 9, 10);
-    g_assert_cmpstr (inside, ==, "n1/nvswitch n1/gpu2");
+    g_autofree char *inside = route_names(topo, 9, 10);
+    g_assert_cmpstr(inside, ==, "n1/nvswitch n1/gpu2");
 }
 
 static void
-test_routes_deterministic (void)
+test_routes_deterministic(void)
 {
-    g_autoptr (CsTopo) a = load_ok ("hgx-h100x8-16n");
-    g_autoptr (CsTopo) b = load_ok ("hgx-h100x8-16n");
-    int P = cs_topo_n_ranks (a);
+    g_autoptr(CsTopo) a = load_ok("hgx-h100x8-16n");
+    g_autoptr(CsTopo) b = load_ok("hgx-h100x8-16n");
+    int P = cs_topo_n_ranks(a);
 
     for (int s = 0; s < P; s += 5) {
         for (int t = 0; t < P; t++) {
-            const CsRoute *x = cs_topo_route (a, s, t);
-            const CsRoute *y = cs_topo_route (b, s, t);
-            g_assert_cmpint (x->n_links, ==, y->n_links);
+            const CsRoute *x = cs_topo_route(a, s, t);
+            const CsRoute *y = cs_topo_route(b, s, t);
+            g_assert_cmpint(x->n_links, ==, y->n_links);
             for (int i = 0; i < x->n_links; i++)
-                g_assert_cmpint (x->links[i], ==, y->links[i]);
+                g_assert_cmpint(x->links[i], ==, y->links[i]);
         }
     }
 }
 
 static void
-test_routes_widest (void)
+test_routes_widest(void)
 {
     /* Two 2-hop paths gpu0 -> swX -> gpu1: "narrow" (index 2) has 10 GB/s, "wide" (index 3)
      * 20 GB/s. Equal hops, so the wider wins although its device index is higher. */
-    g_autoptr (CsTopo) topo = load_text (
+    g_autoptr(CsTopo) topo = load_text(
         "{" GPU_SPEC ", \"devices\": [{\"name\": \"gpu0\", \"kind\": \"gpu\"}, "
         "{\"name\": \"gpu1\", \"kind\": \"gpu\"}, {\"name\": \"narrow\", \"kind\": \"switch\"}, "
         "{\"name\": \"wide\", \"kind\": \"switch\"}], \"links\": ["
-        "{\"endpoints\": [\"gpu0\", \"narrow\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"narrow\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"gpu0\", \"wide\"], \"kind\": \"ib\", \"bandwidth\": \"20 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"wide\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"20 GB/s\", \"alpha\": \"1 us\"}]}");
-    g_autofree char *names = route_names (topo, 0, 1);
-    g_assert_cmpstr (names, ==, "wide gpu1");
-    assert_close (cs_topo_route (topo, 0, 1)->bw_Bps, 20e9);
+        "{\"endpoints\": [\"gpu0\", \"narrow\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"narrow\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"gpu0\", \"wide\"], \"kind\": \"ib\", \"bandwidth\": \"20 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"wide\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"20 GB/s\", "
+        "\"alpha\": \"1 us\"}]}");
+    g_autofree char *names = route_names(topo, 0, 1);
+    g_assert_cmpstr(names, ==, "wide gpu1");
+    assert_close(cs_topo_route(topo, 0, 1)->bw_Bps, 20e9);
 
     /* Equal widths: the lower device index ("a" before "b"). */
-    g_autoptr (CsTopo) tie = load_text (
+    g_autoptr(CsTopo) tie = load_text(
         "{" GPU_SPEC ", \"devices\": [{\"name\": \"gpu0\", \"kind\": \"gpu\"}, "
         "{\"name\": \"gpu1\", \"kind\": \"gpu\"}, {\"name\": \"b\", \"kind\": \"switch\"}, "
         "{\"name\": \"a\", \"kind\": \"switch\"}], \"links\": ["
-        "{\"endpoints\": [\"gpu0\", \"a\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"a\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"gpu0\", \"b\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"b\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", \"alpha\": \"1 us\"}]}");
-    g_autofree char *tie_names = route_names (tie, 0, 1);
-    g_assert_cmpstr (tie_names, ==, "b gpu1");
+        "{\"endpoints\": [\"gpu0\", \"a\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"a\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"gpu0\", \"b\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"b\", \"gpu1\"], \"kind\": \"ib\", \"bandwidth\": \"10 GB/s\", "
+        "\"alpha\": \"1 us\"}]}");
+    g_autofree char *tie_names = route_names(tie, 0, 1);
+    g_assert_cmpstr(tie_names, ==, "b gpu1");
 }
 
 static void
-test_routes_gpu_transit (void)
+test_routes_gpu_transit(void)
 {
     /* A chain gpu0 - gpu1 - gpu2 of direct NVLinks: the only way from 0 to 2 forwards
      * through gpu1 (NCCL's NVB path). */
-    g_autoptr (CsTopo) chain = load_text (
+    g_autoptr(CsTopo) chain = load_text(
         "{" GPU_SPEC ", \"devices\": [{\"name\": \"gpu0\", \"kind\": \"gpu\"}, "
         "{\"name\": \"gpu1\", \"kind\": \"gpu\"}, {\"name\": \"gpu2\", \"kind\": \"gpu\"}], "
         "\"links\": ["
-        "{\"endpoints\": [\"gpu0\", \"gpu1\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"gpu1\", \"gpu2\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"}]}");
-    g_autofree char *names = route_names (chain, 0, 2);
-    g_assert_cmpstr (names, ==, "gpu1 gpu2");
+        "{\"endpoints\": [\"gpu0\", \"gpu1\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"gpu1\", \"gpu2\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", "
+        "\"alpha\": \"1 us\"}]}");
+    g_autofree char *names = route_names(chain, 0, 2);
+    g_assert_cmpstr(names, ==, "gpu1 gpu2");
 
     /* With a 3-hop switched path as well, the route avoids forwarding through a GPU. */
-    g_autoptr (CsTopo) both = load_text (
+    g_autoptr(CsTopo) both = load_text(
         "{" GPU_SPEC ", \"devices\": [{\"name\": \"gpu0\", \"kind\": \"gpu\"}, "
         "{\"name\": \"gpu1\", \"kind\": \"gpu\"}, {\"name\": \"gpu2\", \"kind\": \"gpu\"}, "
         "{\"name\": \"s1\", \"kind\": \"switch\"}, {\"name\": \"s2\", \"kind\": \"switch\"}], "
         "\"links\": ["
-        "{\"endpoints\": [\"gpu0\", \"gpu1\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"gpu1\", \"gpu2\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"gpu0\", \"s1\"], \"kind\": \"ib\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"s1\", \"s2\"], \"kind\": \"ib\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"},"
-        "{\"endpoints\": [\"s2\", \"gpu2\"], \"kind\": \"ib\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"}]}");
-    g_autofree char *both_names = route_names (both, 0, 2);
-    g_assert_cmpstr (both_names, ==, "s1 s2 gpu2");
+        "{\"endpoints\": [\"gpu0\", \"gpu1\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"gpu1\", \"gpu2\"], \"kind\": \"nvlink\", \"bandwidth\": \"25 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"gpu0\", \"s1\"], \"kind\": \"ib\", \"bandwidth\": \"25 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"s1\", \"s2\"], \"kind\": \"ib\", \"bandwidth\": \"25 GB/s\", "
+        "\"alpha\": \"1 us\"},"
+        "{\"endpoints\": [\"s2\", \"gpu2\"], \"kind\": \"ib\", \"bandwidth\": \"25 GB/s\", "
+        "\"alpha\": \"1 us\"}]}");
+    g_autofree char *both_names = route_names(both, 0, 2);
+    g_assert_cmpstr(both_names, ==, "s1 s2 gpu2");
 }
 
 static void
-test_routes_directed (void)
+test_routes_directed(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("rtx2080ti-x2-pcie3-shm");
+    g_autoptr(CsTopo) topo = load_ok("rtx2080ti-x2-pcie3-shm");
 
-    g_test_summary ("No peer-to-peer: up through the switch into host memory and back down; "
-                    "the two middle links are shm (PCI class); 15.75 x 0.762 = 12.0015 GB/s");
-    g_autofree char *names = route_names (topo, 0, 1);
-    g_assert_cmpstr (names, ==, "pcie-up host pcie-down gpu1");
-    const CsRoute *r = cs_topo_route (topo, 0, 1);
-    g_assert_cmpint (cs_topo_link (topo, r->links[1])->kind, ==, CS_LINK_SHM);
-    g_assert_cmpint (r->link_class, ==, CS_LINK_CLASS_PCI);
-    assert_close (r->bw_Bps, 12.0015e9);
+    g_test_summary("No peer-to-peer: up through the switch into host memory and back down; "
+                   "the two middle links are shm (PCI class); 15.75 x 0.762 = 12.0015 GB/s");
+    g_autofree char *names = route_names(topo, 0, 1);
+    g_assert_cmpstr(names, ==, "pcie-up host pcie-down gpu1");
+    const CsRoute *r = cs_topo_route(topo, 0, 1);
+    g_assert_cmpint(cs_topo_link(topo, r->links[1])->kind, ==, CS_LINK_SHM);
+    g_assert_cmpint(r->link_class, ==, CS_LINK_CLASS_PCI);
+    assert_close(r->bw_Bps, 12.0015e9);
 }
 
 /* ---- Ranks and nodes ---- */
 
 static void
-test_ranks_node_major (void)
+test_ranks_node_major(void)
 {
-    g_autoptr (CsTopo) topo = load_fixture ("node_major.json");
+    g_autoptr(CsTopo) topo = load_fixture("node_major.json");
 
     /* Devices a(node 1), b(0), c(1), d(0): node-major, then file order: b d a c. */
     const char *want[] = { "b", "d", "a", "c" };
     const int node[] = { 0, 0, 1, 1 };
-    g_assert_cmpint (cs_topo_n_ranks (topo), ==, 4);
-    g_assert_cmpint (cs_topo_n_nodes (topo), ==, 2);
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 4);
+    g_assert_cmpint(cs_topo_n_nodes(topo), ==, 2);
     for (int r = 0; r < 4; r++) {
-        g_assert_cmpstr (cs_topo_device (topo, cs_topo_rank_device (topo, r))->name, ==, want[r]);
-        g_assert_cmpint (cs_topo_rank_node (topo, r), ==, node[r]);
+        g_assert_cmpstr(cs_topo_device(topo, cs_topo_rank_device(topo, r))->name, ==, want[r]);
+        g_assert_cmpint(cs_topo_rank_node(topo, r), ==, node[r]);
     }
 }
 
 static void
-test_ranks_explicit (void)
+test_ranks_explicit(void)
 {
-    g_autoptr (CsTopo) topo = load_fixture ("ranks_explicit.json");
+    g_autoptr(CsTopo) topo = load_fixture("ranks_explicit.json");
 
-    g_assert_cmpint (cs_topo_rank_device (topo, 0), ==, cs_topo_find_device (topo, "gpu1"));
-    g_assert_cmpint (cs_topo_rank_device (topo, 1), ==, cs_topo_find_device (topo, "gpu0"));
-    g_assert_cmpint (cs_topo_find_device (topo, "nope"), ==, -1);
+    g_assert_cmpint(cs_topo_rank_device(topo, 0), ==, cs_topo_find_device(topo, "gpu1"));
+    g_assert_cmpint(cs_topo_rank_device(topo, 1), ==, cs_topo_find_device(topo, "gpu0"));
+    g_assert_cmpint(cs_topo_find_device(topo, "nope"), ==, -1);
 }
 
 /* ---- Templates ---- */
 
 static void
-test_template_hgx16 (void)
+test_template_hgx16(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("hgx-h100x8-16n");
+    g_autoptr(CsTopo) topo = load_ok("hgx-h100x8-16n");
 
-    g_test_summary ("16 nodes x (8 GPUs + NVSwitch + 8 NICs) + 8 rails + 1 spine = 281 devices; "
-                    "directed links: 16 x 16 x 2 in nodes + 128 x 2 NIC-rail + 8 x 2 rail-spine "
-                    "= 784; bisection: 8 nodes x 8 NICs at the 48.006 GB/s PCIe bottleneck");
-    g_assert_cmpint (cs_topo_n_devices (topo), ==, 281);
-    g_assert_cmpint (cs_topo_n_links (topo), ==, 784);
-    g_assert_cmpint (cs_topo_n_ranks (topo), ==, 128);
-    g_assert_cmpint (cs_topo_n_nodes (topo), ==, 16);
-    g_assert_cmpint (cs_topo_ranks_per_node (topo), ==, 8);
-    int d = cs_topo_find_device (topo, "n3/gpu5");
-    g_assert_cmpint (d, >=, 0);
-    g_assert_cmpint (cs_topo_rank_device (topo, 3 * 8 + 5), ==, d);
-    g_assert_cmpint (cs_topo_rank_node (topo, 29), ==, 3);
-    g_assert_cmpint (cs_topo_device (topo, d)->node, ==, 3);
-    g_assert_cmpint (cs_topo_device (topo, cs_topo_find_device (topo, "rail7"))->node, ==, -1);
-    assert_close (cs_topo_bisection_bw (topo), 64 * 48.006e9);
-    g_assert_true (cs_topo_has_nvls (topo));
-    g_assert_false (cs_topo_has_sharp (topo));
-    assert_close (cs_topo_injection_bw (topo, 0, CS_LINK_CLASS_NET), 48.006e9);
-    assert_close (cs_topo_injection_bw (topo, 0, CS_LINK_CLASS_NVLINK), 370.8e9);
+    g_test_summary("16 nodes x (8 GPUs + NVSwitch + 8 NICs) + 8 rails + 1 spine = 281 devices; "
+                   "directed links: 16 x 16 x 2 in nodes + 128 x 2 NIC-rail + 8 x 2 rail-spine "
+                   "= 784; bisection: 8 nodes x 8 NICs at the 48.006 GB/s PCIe bottleneck");
+    g_assert_cmpint(cs_topo_n_devices(topo), ==, 281);
+    g_assert_cmpint(cs_topo_n_links(topo), ==, 784);
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 128);
+    g_assert_cmpint(cs_topo_n_nodes(topo), ==, 16);
+    g_assert_cmpint(cs_topo_ranks_per_node(topo), ==, 8);
+    int d = cs_topo_find_device(topo, "n3/gpu5");
+    g_assert_cmpint(d, >=, 0);
+    g_assert_cmpint(cs_topo_rank_device(topo, 3 * 8 + 5), ==, d);
+    g_assert_cmpint(cs_topo_rank_node(topo, 29), ==, 3);
+    g_assert_cmpint(cs_topo_device(topo, d)->node, ==, 3);
+    g_assert_cmpint(cs_topo_device(topo, cs_topo_find_device(topo, "rail7"))->node, ==, -1);
+    assert_close(cs_topo_bisection_bw(topo), 64 * 48.006e9);
+    g_assert_true(cs_topo_has_nvls(topo));
+    g_assert_false(cs_topo_has_sharp(topo));
+    assert_close(cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NET), 48.006e9);
+    assert_close(cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NVLINK), 370.8e9);
 }
 
 static void
-test_template_hgx128 (void)
+test_template_hgx128(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("hgx-h100x8-128n");
+    g_autoptr(CsTopo) topo = load_ok("hgx-h100x8-128n");
 
-    g_test_summary ("128 x 17 node devices + 4 units x 8 rails + spine = 2209 devices; links "
-                    "128 x 32 + 1024 x 2 + 32 x 2 = 6208; SHARP declared");
-    g_assert_cmpint (cs_topo_n_devices (topo), ==, 2209);
-    g_assert_cmpint (cs_topo_n_links (topo), ==, 6208);
-    g_assert_cmpint (cs_topo_n_ranks (topo), ==, 1024);
-    g_assert_true (cs_topo_has_sharp (topo));
+    g_test_summary("128 x 17 node devices + 4 units x 8 rails + spine = 2209 devices; links "
+                   "128 x 32 + 1024 x 2 + 32 x 2 = 6208; SHARP declared");
+    g_assert_cmpint(cs_topo_n_devices(topo), ==, 2209);
+    g_assert_cmpint(cs_topo_n_links(topo), ==, 6208);
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 1024);
+    g_assert_true(cs_topo_has_sharp(topo));
     /* Same rail inside one unit: 4 hops; same rail across units: via the spine, 6. */
-    g_autofree char *in_unit = route_names (topo, 0, 8);
-    g_assert_cmpstr (in_unit, ==, "n0/nic0 su0/rail0 n1/nic0 n1/gpu0");
-    g_autofree char *across = route_names (topo, 0, 32 * 8);
-    g_assert_cmpstr (across, ==, "n0/nic0 su0/rail0 spine su1/rail0 n32/nic0 n32/gpu0");
+    g_autofree char *in_unit = route_names(topo, 0, 8);
+    g_assert_cmpstr(in_unit, ==, "n0/nic0 su0/rail0 n1/nic0 n1/gpu0");
+    g_autofree char *across = route_names(topo, 0, 32 * 8);
+    g_assert_cmpstr(across, ==, "n0/nic0 su0/rail0 spine su1/rail0 n32/nic0 n32/gpu0");
 }
 
 static void
-test_template_inline (void)
+test_template_inline(void)
 {
-    g_autoptr (CsTopo) topo = load_fixture ("template_inline.json");
+    g_autoptr(CsTopo) topo = load_fixture("template_inline.json");
 
-    g_test_summary ("2 nodes x (2 GPUs + NVSwitch) + 1 made NIC each + one leaf: 9 devices; "
-                    "1 NIC for 2 GPUs: both GPUs attach to it");
-    g_assert_cmpint (cs_topo_n_devices (topo), ==, 9);
-    g_assert_cmpint (cs_topo_n_ranks (topo), ==, 4);
-    g_autofree char *r03 = route_names (topo, 0, 3);
-    g_assert_cmpstr (r03, ==, "n0/nic0 leaf n1/nic0 n1/gpu1");
-    const CsRoute *r = cs_topo_route (topo, 0, 3);
+    g_test_summary("2 nodes x (2 GPUs + NVSwitch) + 1 made NIC each + one leaf: 9 devices; "
+                   "1 NIC for 2 GPUs: both GPUs attach to it");
+    g_assert_cmpint(cs_topo_n_devices(topo), ==, 9);
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 4);
+    g_autofree char *r03 = route_names(topo, 0, 3);
+    g_assert_cmpstr(r03, ==, "n0/nic0 leaf n1/nic0 n1/gpu1");
+    const CsRoute *r = cs_topo_route(topo, 0, 3);
     /* 0.2 + (1 + 0.5) + 1 + 0.2 us; RoCE 100 Gb/s = 12.5 GB/s. */
-    assert_close (r->alpha_s, 2.9e-6);
-    assert_close (r->bw_Bps, 12.5e9);
-    g_assert_cmpint (cs_topo_link (topo, r->links[1])->kind, ==, CS_LINK_ROCE);
+    assert_close(r->alpha_s, 2.9e-6);
+    assert_close(r->bw_Bps, 12.5e9);
+    g_assert_cmpint(cs_topo_link(topo, r->links[1])->kind, ==, CS_LINK_ROCE);
 }
 
 static void
-test_template_leaf_spine (void)
+test_template_leaf_spine(void)
 {
-    g_autoptr (CsTopo) topo = load_fixture ("template_leaf_spine.json");
+    g_autoptr(CsTopo) topo = load_fixture("template_leaf_spine.json");
 
-    g_test_summary ("4 nodes, 2 per leaf, 100 Gb/s NICs, 2:1 oversubscribed: each leaf's uplink "
-                    "is 2 ports x 12.5 / 2 = 12.5 GB/s, which is the bisection (ranks 0,1 vs 2,3)");
-    g_assert_nonnull (topo);
-    g_assert_cmpint (cs_topo_find_device (topo, "leaf1"), >=, 0);
-    g_assert_cmpint (cs_topo_find_device (topo, "spine"), >=, 0);
-    assert_close (cs_topo_bisection_bw (topo), 12.5e9);
-    g_autofree char *r02 = route_names (topo, 0, 2);
-    g_assert_cmpstr (r02, ==, "n0/nic0 leaf0 spine leaf1 n2/nic0 n2/cpu0");
-    g_assert_true (cs_topo_has_sharp (topo));
-    g_assert_false (cs_topo_has_nvls (topo));
+    g_test_summary("4 nodes, 2 per leaf, 100 Gb/s NICs, 2:1 oversubscribed: each leaf's uplink "
+                   "is 2 ports x 12.5 / 2 = 12.5 GB/s, which is the bisection (ranks 0,1 vs 2,3)");
+    g_assert_nonnull(topo);
+    g_assert_cmpint(cs_topo_find_device(topo, "leaf1"), >=, 0);
+    g_assert_cmpint(cs_topo_find_device(topo, "spine"), >=, 0);
+    assert_close(cs_topo_bisection_bw(topo), 12.5e9);
+    g_autofree char *r02 = route_names(topo, 0, 2);
+    g_assert_cmpstr(r02, ==, "n0/nic0 leaf0 spine leaf1 n2/nic0 n2/cpu0");
+    g_assert_true(cs_topo_has_sharp(topo));
+    g_assert_false(cs_topo_has_nvls(topo));
 }
 
 static void
-test_template_cpu_cluster (void)
+test_template_cpu_cluster(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("eth-cpu-8n");
+    g_autoptr(CsTopo) topo = load_ok("eth-cpu-8n");
 
-    g_test_summary ("8 x (CPU + NIC) + one switch = 17 devices; route CPU-NIC-switch-NIC-CPU, "
-                    "alpha 0.5 + (10 + 1.2) + 10 + 0.5 = 22.2 us at 10 Gb/s = 1.25 GB/s; "
-                    "bisection 4 x 1.25 GB/s");
-    g_assert_cmpint (cs_topo_n_devices (topo), ==, 17);
-    g_assert_cmpint (cs_topo_n_links (topo), ==, 32);
-    g_assert_cmpint (cs_topo_n_nodes (topo), ==, 8);
-    g_assert_cmpint (cs_topo_ranks_per_node (topo), ==, 1);
-    const CsRoute *r = cs_topo_route (topo, 0, 7);
-    g_assert_cmpint (r->n_links, ==, 4);
-    assert_close (r->alpha_s, 22.2e-6);
-    assert_close (r->bw_Bps, 1.25e9);
-    assert_close (cs_topo_bisection_bw (topo), 5e9);
-    assert_close (cs_topo_injection_bw (topo, 3, CS_LINK_CLASS_NET), 1.25e9);
-    assert_close (cs_topo_injection_bw (topo, 3, CS_LINK_CLASS_PCI), 7.88e9);
-    g_assert_cmpint (cs_topo_device (topo, cs_topo_rank_device (topo, 0))->kind, ==,
-                     CS_DEVICE_CPU);
+    g_test_summary("8 x (CPU + NIC) + one switch = 17 devices; route CPU-NIC-switch-NIC-CPU, "
+                   "alpha 0.5 + (10 + 1.2) + 10 + 0.5 = 22.2 us at 10 Gb/s = 1.25 GB/s; "
+                   "bisection 4 x 1.25 GB/s");
+    g_assert_cmpint(cs_topo_n_devices(topo), ==, 17);
+    g_assert_cmpint(cs_topo_n_links(topo), ==, 32);
+    g_assert_cmpint(cs_topo_n_nodes(topo), ==, 8);
+    g_assert_cmpint(cs_topo_ranks_per_node(topo), ==, 1);
+    const CsRoute *r = cs_topo_route(topo, 0, 7);
+    g_assert_cmpint(r->n_links, ==, 4);
+    assert_close(r->alpha_s, 22.2e-6);
+    assert_close(r->bw_Bps, 1.25e9);
+    assert_close(cs_topo_bisection_bw(topo), 5e9);
+    assert_close(cs_topo_injection_bw(topo, 3, CS_LINK_CLASS_NET), 1.25e9);
+    assert_close(cs_topo_injection_bw(topo, 3, CS_LINK_CLASS_PCI), 7.88e9);
+    g_assert_cmpint(cs_topo_device(topo, cs_topo_rank_device(topo, 0))->kind, ==, CS_DEVICE_CPU);
 }
 
 /* ---- Copies, JSON, search ---- */
 
 static void
-test_copy_with (void)
+test_copy_with(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("dgx-h100x4");
-    CsGpuSpec gpu = { .launch_s = 7e-6, .step_overhead_s = 1e-6, .reduce_Bps = 1e12,
-                      .copy_Bps = 2e12 };
-    g_autoptr (CsTopo) copy = cs_topo_copy_with (topo, CS_LINK_NVSWITCH, 1e-6, 20e9, &gpu);
+    g_autoptr(CsTopo) topo = load_ok("dgx-h100x4");
+    CsGpuSpec gpu
+        = { .launch_s = 7e-6, .step_overhead_s = 1e-6, .reduce_Bps = 1e12, .copy_Bps = 2e12 };
+    g_autoptr(CsTopo) copy = cs_topo_copy_with(topo, CS_LINK_NVSWITCH, 1e-6, 20e9, &gpu);
 
     /* 18 lanes x 20 GB/s fitted = 360 GB/s; raw stays 450; the original is untouched. */
-    assert_close (cs_topo_link (copy, 0)->bw_Bps, 360e9);
-    assert_close (cs_topo_link (copy, 0)->raw_bw_Bps, 450e9);
-    assert_close (cs_topo_route (copy, 0, 1)->alpha_s, 2e-6);
-    assert_close (cs_topo_rank_gpu (copy, 3)->launch_s, 7e-6);
-    assert_close (cs_topo_link (topo, 0)->bw_Bps, 370.8e9);
-    assert_close (cs_topo_rank_gpu (topo, 3)->launch_s, 4.5e-6);
+    assert_close(cs_topo_link(copy, 0)->bw_Bps, 360e9);
+    assert_close(cs_topo_link(copy, 0)->raw_bw_Bps, 450e9);
+    assert_close(cs_topo_route(copy, 0, 1)->alpha_s, 2e-6);
+    assert_close(cs_topo_rank_gpu(copy, 3)->launch_s, 7e-6);
+    assert_close(cs_topo_link(topo, 0)->bw_Bps, 370.8e9);
+    assert_close(cs_topo_rank_gpu(topo, 3)->launch_s, 4.5e-6);
 
     /* Negative values keep what was there; other kinds are untouched. */
-    g_autoptr (CsTopo) same = cs_topo_copy_with (topo, CS_LINK_IB, 5e-6, 1e9, NULL);
-    assert_close (cs_topo_link (same, 0)->bw_Bps, 370.8e9);
-    g_autoptr (CsTopo) keep = cs_topo_copy_with (topo, CS_LINK_NVSWITCH, -1.0, -1.0, NULL);
-    assert_close (cs_topo_link (keep, 0)->alpha_s, 0.1e-6);
+    g_autoptr(CsTopo) same = cs_topo_copy_with(topo, CS_LINK_IB, 5e-6, 1e9, NULL);
+    assert_close(cs_topo_link(same, 0)->bw_Bps, 370.8e9);
+    g_autoptr(CsTopo) keep = cs_topo_copy_with(topo, CS_LINK_NVSWITCH, -1.0, -1.0, NULL);
+    assert_close(cs_topo_link(keep, 0)->alpha_s, 0.1e-6);
 }
 
 static void
-test_adjust (void)
+test_adjust(void)
 {
-    g_autoptr (CsTopo) topo = load_ok ("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = load_ok("hgx-h100x8-2n");
     CsTopoAdjust adj;
 
-    cs_topo_adjust_init (&adj);
+    cs_topo_adjust_init(&adj);
     adj.link_bw_scale[CS_LINK_PCIE] = 2.0;
     adj.link_alpha_scale[CS_LINK_IB] = 3.0;
     adj.hop_latency_s[2][CS_LINK_CLASS_NET] = 14e-6;
     adj.launch_scale = 0.5;
-    g_autoptr (CsTopo) t = cs_topo_adjust (topo, &adj);
+    g_autoptr(CsTopo) t = cs_topo_adjust(topo, &adj);
 
-    g_test_summary ("Doubling PCIe makes IB (50 GB/s) the bottleneck of the same-rail route; "
-                    "its alpha becomes 0.2 + 3 x (0.3 + 0.13) + 3 x 0.3 + 0.2 = 2.59 us");
-    const CsRoute *r = cs_topo_route (t, 0, 8);
-    assert_close (r->bw_Bps, 50e9);
-    assert_close (r->alpha_s, 2.59e-6);
-    assert_close (cs_topo_rank_gpu (t, 5)->launch_s, 2.25e-6);
-    assert_close (cs_topo_hop_latency_override (t, 2, CS_LINK_CLASS_NET), 14e-6);
-    g_assert_cmpfloat (cs_topo_hop_latency_override (t, 0, CS_LINK_CLASS_NET), <, 0.0);
-    g_assert_cmpfloat (cs_topo_hop_latency_override (topo, 2, CS_LINK_CLASS_NET), <, 0.0);
+    g_test_summary("Doubling PCIe makes IB (50 GB/s) the bottleneck of the same-rail route; "
+                   "its alpha becomes 0.2 + 3 x (0.3 + 0.13) + 3 x 0.3 + 0.2 = 2.59 us");
+    const CsRoute *r = cs_topo_route(t, 0, 8);
+    assert_close(r->bw_Bps, 50e9);
+    assert_close(r->alpha_s, 2.59e-6);
+    assert_close(cs_topo_rank_gpu(t, 5)->launch_s, 2.25e-6);
+    assert_close(cs_topo_hop_latency_override(t, 2, CS_LINK_CLASS_NET), 14e-6);
+    g_assert_cmpfloat(cs_topo_hop_latency_override(t, 0, CS_LINK_CLASS_NET), <, 0.0);
+    g_assert_cmpfloat(cs_topo_hop_latency_override(topo, 2, CS_LINK_CLASS_NET), <, 0.0);
     /* The original is untouched; raw bandwidth keeps the datasheet value. */
-    assert_close (cs_topo_route (topo, 0, 8)->bw_Bps, 48.006e9);
-    int pcie = cs_topo_route (t, 0, 8)->links[0];
-    assert_close (cs_topo_link (t, pcie)->raw_bw_Bps, 63e9);
+    assert_close(cs_topo_route(topo, 0, 8)->bw_Bps, 48.006e9);
+    int pcie = cs_topo_route(t, 0, 8)->links[0];
+    assert_close(cs_topo_link(t, pcie)->raw_bw_Bps, 63e9);
 
     /* The overrides survive the JSON round trip, and calibrate's records are accepted. */
-    g_autofree char *json = cs_topo_to_json (t);
-    g_assert_nonnull (strstr (json, "\"protocols\""));
-    g_autoptr (CsTopo) back = load_text (json);
-    assert_close (cs_topo_hop_latency_override (back, 2, CS_LINK_CLASS_NET), 14e-6);
-    g_autoptr (CsTopo) rec = load_text (
+    g_autofree char *json = cs_topo_to_json(t);
+    g_assert_nonnull(strstr(json, "\"protocols\""));
+    g_autoptr(CsTopo) back = load_text(json);
+    assert_close(cs_topo_hop_latency_override(back, 2, CS_LINK_CLASS_NET), 14e-6);
+    g_autoptr(CsTopo) rec = load_text(
         "{" GPU_SPEC ", \"devices\": [{\"name\": \"g\", \"kind\": \"gpu\"}], \"links\": [], "
         "\"protocols\": {\"LL\": {\"nvlink\": \"0.6 us\"}}, "
         "\"calibrated_from\": [\"a.txt\"], \"calibration\": {\"any\": 1}}");
-    assert_close (cs_topo_hop_latency_override (rec, 0, CS_LINK_CLASS_NVLINK), 0.6e-6);
+    assert_close(cs_topo_hop_latency_override(rec, 0, CS_LINK_CLASS_NVLINK), 0.6e-6);
 }
 
 static void
-assert_same_topo (const CsTopo *a, const CsTopo *b)
+assert_same_topo(const CsTopo *a, const CsTopo *b)
 {
-    g_assert_cmpint (cs_topo_n_devices (a), ==, cs_topo_n_devices (b));
-    g_assert_cmpint (cs_topo_n_links (a), ==, cs_topo_n_links (b));
-    g_assert_cmpint (cs_topo_n_ranks (a), ==, cs_topo_n_ranks (b));
-    g_assert_cmpint (cs_topo_n_nodes (a), ==, cs_topo_n_nodes (b));
-    for (int i = 0; i < cs_topo_n_devices (a); i++) {
-        g_assert_cmpstr (cs_topo_device (a, i)->name, ==, cs_topo_device (b, i)->name);
-        g_assert_cmpint (cs_topo_device (a, i)->node, ==, cs_topo_device (b, i)->node);
+    g_assert_cmpint(cs_topo_n_devices(a), ==, cs_topo_n_devices(b));
+    g_assert_cmpint(cs_topo_n_links(a), ==, cs_topo_n_links(b));
+    g_assert_cmpint(cs_topo_n_ranks(a), ==, cs_topo_n_ranks(b));
+    g_assert_cmpint(cs_topo_n_nodes(a), ==, cs_topo_n_nodes(b));
+    for (int i = 0; i < cs_topo_n_devices(a); i++) {
+        g_assert_cmpstr(cs_topo_device(a, i)->name, ==, cs_topo_device(b, i)->name);
+        g_assert_cmpint(cs_topo_device(a, i)->node, ==, cs_topo_device(b, i)->node);
     }
     /* Duplex pairs come back in a different order: compare link multisets per device pair
      * through the routes, which fix every parameter that matters. */
-    int P = cs_topo_n_ranks (a);
-    for (int s = 0; s < P; s += P > 16 ? 7 : 1) {
+    int P = cs_topo_n_ranks(a);
+    for (int s = 0; s<P; s += P> 16 ? 7 : 1) {
         for (int t = 0; t < P; t++) {
-            const CsRoute *x = cs_topo_route (a, s, t);
-            const CsRoute *y = cs_topo_route (b, s, t);
-            g_assert_cmpint (x->n_links, ==, y->n_links);
-            assert_close (x->alpha_s, y->alpha_s);
-            assert_close (x->bw_Bps, y->bw_Bps);
-            g_assert_cmpint (x->link_class, ==, y->link_class);
+            const CsRoute *x = cs_topo_route(a, s, t);
+            const CsRoute *y = cs_topo_route(b, s, t);
+            g_assert_cmpint(x->n_links, ==, y->n_links);
+            assert_close(x->alpha_s, y->alpha_s);
+            assert_close(x->bw_Bps, y->bw_Bps);
+            g_assert_cmpint(x->link_class, ==, y->link_class);
         }
-        assert_close (cs_topo_rank_gpu (a, s)->reduce_Bps, cs_topo_rank_gpu (b, s)->reduce_Bps);
+        assert_close(cs_topo_rank_gpu(a, s)->reduce_Bps, cs_topo_rank_gpu(b, s)->reduce_Bps);
     }
-    assert_close (cs_topo_bisection_bw (a), cs_topo_bisection_bw (b));
-    g_assert_cmpint (cs_topo_has_nvls (a), ==, cs_topo_has_nvls (b));
+    assert_close(cs_topo_bisection_bw(a), cs_topo_bisection_bw(b));
+    g_assert_cmpint(cs_topo_has_nvls(a), ==, cs_topo_has_nvls(b));
 }
 
 static void
-test_to_json_round_trip (gconstpointer data)
+test_to_json_round_trip(gconstpointer data)
 {
     const char *name = data;
-    g_autoptr (CsTopo) topo = load_ok (name);
-    g_autofree char *json = cs_topo_to_json (topo);
-    g_autoptr (CsTopo) back = load_text (json);
-    assert_same_topo (topo, back);
+    g_autoptr(CsTopo) topo = load_ok(name);
+    g_autofree char *json = cs_topo_to_json(topo);
+    g_autoptr(CsTopo) back = load_text(json);
+    assert_same_topo(topo, back);
 
     /* Calibrated values survive, even above the datasheet (no efficiency > 1 written). */
-    g_autoptr (CsTopo) fast = cs_topo_copy_with (topo, cs_topo_link (topo, 0)->kind, 2e-6, 1e12,
-                                                 NULL);
-    g_autofree char *fast_json = cs_topo_to_json (fast);
-    g_autoptr (CsTopo) fast_back = load_text (fast_json);
-    assert_same_topo (fast, fast_back);
+    g_autoptr(CsTopo) fast = cs_topo_copy_with(topo, cs_topo_link(topo, 0)->kind, 2e-6, 1e12, NULL);
+    g_autofree char *fast_json = cs_topo_to_json(fast);
+    g_autoptr(CsTopo) fast_back = load_text(fast_json);
+    assert_same_topo(fast, fast_back);
 }
 
 static void
-test_search_path (void)
+test_search_path(void)
 {
-    g_autofree char *dir = g_test_build_filename (G_TEST_DIST, "data", "topo", "searchdir", NULL);
-    g_autofree char *old = g_strdup (g_getenv ("COLLSIM_TOPO_PATH"));
-    g_autoptr (GError) error = NULL;
+    g_autofree char *dir = g_test_build_filename(G_TEST_DIST, "data", "topo", "searchdir", NULL);
+    g_autofree char *old = g_strdup(g_getenv("COLLSIM_TOPO_PATH"));
+    g_autoptr(GError) error = NULL;
 
-    g_setenv ("COLLSIM_TOPO_PATH", dir, TRUE);
-    g_autoptr (CsTopo) found = cs_topo_load ("only-here", &error);
-    g_assert_no_error (error);
-    g_assert_cmpstr (cs_topo_name (found), ==, "only-here");
-    g_auto (GStrv) dirs = cs_topo_search_dirs ();
-    g_assert_cmpstr (dirs[0], ==, dir);
-    g_assert_cmpstr (dirs[1], ==, COLLSIM_SOURCE_TOPODIR);
+    g_setenv("COLLSIM_TOPO_PATH", dir, TRUE);
+    g_autoptr(CsTopo) found = cs_topo_load("only-here", &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(cs_topo_name(found), ==, "only-here");
+    g_auto(GStrv) dirs = cs_topo_search_dirs();
+    g_assert_cmpstr(dirs[0], ==, dir);
+    g_assert_cmpstr(dirs[1], ==, COLLSIM_SOURCE_TOPODIR);
 
-    g_unsetenv ("COLLSIM_TOPO_PATH");
-    g_autoptr (CsTopo) missing = cs_topo_load ("only-here", &error);
-    g_assert_null (missing);
-    g_assert_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
-    g_assert_nonnull (strstr (error->message, "no topology named \"only-here\""));
-    g_clear_error (&error);
+    g_unsetenv("COLLSIM_TOPO_PATH");
+    g_autoptr(CsTopo) missing = cs_topo_load("only-here", &error);
+    g_assert_null(missing);
+    g_assert_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
+    g_assert_nonnull(strstr(error->message, "no topology named \"only-here\""));
+    g_clear_error(&error);
 
     /* The source tree's library is always searched. */
-    g_autoptr (CsTopo) shipped = cs_topo_load ("dgx-h100x4", &error);
-    g_assert_no_error (error);
-    g_autoptr (CsTopo) by_file = cs_topo_load ("no/such/file.json", &error);
-    g_assert_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
-    g_assert_cmpstr (error->message, ==, "no/such/file.json: no such topology file");
-    g_clear_error (&error);
+    g_autoptr(CsTopo) shipped = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) by_file = cs_topo_load("no/such/file.json", &error);
+    g_assert_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
+    g_assert_cmpstr(error->message, ==, "no/such/file.json: no such topology file");
+    g_clear_error(&error);
 
     /* A directory given as a file says so; it is no missing file. */
-    g_autoptr (CsTopo) from_dir = cs_topo_load (dir, &error);
-    g_assert_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
-    g_autofree char *want_dir = g_strdup_printf ("%s: is a directory, not a topology file", dir);
-    g_assert_cmpstr (error->message, ==, want_dir);
-    g_clear_error (&error);
+    g_autoptr(CsTopo) from_dir = cs_topo_load(dir, &error);
+    g_assert_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
+    g_autofree char *want_dir = g_strdup_printf("%s: is a directory, not a topology file", dir);
+    g_assert_cmpstr(error->message, ==, want_dir);
+    g_clear_error(&error);
 
     /* $COLLSIM_TOPO_PATH naming the source tree's directory: searched (and listed) once. */
-    g_setenv ("COLLSIM_TOPO_PATH", COLLSIM_SOURCE_TOPODIR, TRUE);
-    g_auto (GStrv) once = cs_topo_search_dirs ();
-    g_assert_cmpstr (once[0], ==, COLLSIM_SOURCE_TOPODIR);
-    g_assert_cmpstr (once[1], !=, COLLSIM_SOURCE_TOPODIR);
-    g_assert_cmpuint (g_strv_length (once), ==, 2);
+    g_setenv("COLLSIM_TOPO_PATH", COLLSIM_SOURCE_TOPODIR, TRUE);
+    g_auto(GStrv) once = cs_topo_search_dirs();
+    g_assert_cmpstr(once[0], ==, COLLSIM_SOURCE_TOPODIR);
+    g_assert_cmpstr(once[1], !=, COLLSIM_SOURCE_TOPODIR);
+    g_assert_cmpuint(g_strv_length(once), ==, 2);
     if (old != NULL)
-        g_setenv ("COLLSIM_TOPO_PATH", old, TRUE);
+        g_setenv("COLLSIM_TOPO_PATH", old, TRUE);
     else
-        g_unsetenv ("COLLSIM_TOPO_PATH");
+        g_unsetenv("COLLSIM_TOPO_PATH");
 }
 
 static void
-test_load_data_name (void)
+test_load_data_name(void)
 {
-    g_autoptr (CsTopo) topo = load_text ("{\"name\": \"tiny\", " GPU_SPEC ", \"devices\": "
-                                         "[{\"name\": \"g\", \"kind\": \"gpu\"}], \"links\": []}");
-    g_assert_cmpstr (cs_topo_name (topo), ==, "tiny");
-    g_assert_null (cs_topo_path (topo));
-    g_assert_cmpint (cs_topo_n_ranks (topo), ==, 1);
-    assert_close (cs_topo_bisection_bw (topo), 0.0);
-    assert_close (cs_topo_route (topo, 0, 0)->bw_Bps, 1500e9);
+    g_autoptr(CsTopo) topo = load_text("{\"name\": \"tiny\", " GPU_SPEC ", \"devices\": "
+                                       "[{\"name\": \"g\", \"kind\": \"gpu\"}], \"links\": []}");
+    g_assert_cmpstr(cs_topo_name(topo), ==, "tiny");
+    g_assert_null(cs_topo_path(topo));
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 1);
+    assert_close(cs_topo_bisection_bw(topo), 0.0);
+    assert_close(cs_topo_route(topo, 0, 0)->bw_Bps, 1500e9);
 }
 
 static void
-test_kind_names (void)
+test_kind_names(void)
 {
-    g_assert_cmpstr (cs_link_kind_name (CS_LINK_SHM), ==, "shm");
-    g_assert_cmpstr (cs_device_kind_name (CS_DEVICE_PCIE_SWITCH), ==, "pcie_switch");
-    g_assert_cmpint (cs_link_kind_class (CS_LINK_XGMI), ==, CS_LINK_CLASS_NVLINK);
-    g_assert_cmpint (cs_link_kind_class (CS_LINK_SHM), ==, CS_LINK_CLASS_PCI);
-    g_assert_cmpint (cs_link_kind_class (CS_LINK_ROCE), ==, CS_LINK_CLASS_NET);
-    g_assert_cmpstr (cs_link_class_name (CS_LINK_CLASS_NET), ==, "net");
+    g_assert_cmpstr(cs_link_kind_name(CS_LINK_SHM), ==, "shm");
+    g_assert_cmpstr(cs_device_kind_name(CS_DEVICE_PCIE_SWITCH), ==, "pcie_switch");
+    g_assert_cmpint(cs_link_kind_class(CS_LINK_XGMI), ==, CS_LINK_CLASS_NVLINK);
+    g_assert_cmpint(cs_link_kind_class(CS_LINK_SHM), ==, CS_LINK_CLASS_PCI);
+    g_assert_cmpint(cs_link_kind_class(CS_LINK_ROCE), ==, CS_LINK_CLASS_NET);
+    g_assert_cmpstr(cs_link_class_name(CS_LINK_CLASS_NET), ==, "net");
 }
 
 /* ---- json_util ---- */
 
 static void
-test_json_parse_position (void)
+test_json_parse_position(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (cJSON) bad = cs_json_parse ("{\n  \"a\": 1,\n  \"b\": tru\n}", "x.json",
-                                           CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
-    g_assert_null (bad);
-    g_assert_error (error, CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE);
-    g_assert_true (g_str_has_prefix (error->message, "x.json:3:"));
-    g_clear_error (&error);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cJSON) bad = cs_json_parse("{\n  \"a\": 1,\n  \"b\": tru\n}", "x.json", CS_TOPO_ERROR,
+                                         CS_TOPO_ERROR_PARSE, &error);
+    g_assert_null(bad);
+    g_assert_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE);
+    g_assert_true(g_str_has_prefix(error->message, "x.json:3:"));
+    g_clear_error(&error);
 
-    g_autoptr (cJSON) trailing = cs_json_parse ("{} x", "y.json", CS_TOPO_ERROR,
-                                                CS_TOPO_ERROR_PARSE, &error);
-    g_assert_null (trailing);
-    g_assert_cmpstr (error->message, ==, "y.json:1:4: not valid JSON near 'x'");
-    g_clear_error (&error);
+    g_autoptr(cJSON) trailing
+        = cs_json_parse("{} x", "y.json", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
+    g_assert_null(trailing);
+    g_assert_cmpstr(error->message, ==, "y.json:1:4: not valid JSON near 'x'");
+    g_clear_error(&error);
 
     /* Bytes that are not UTF-8 (a binary file) are escaped, so the message stays one line of
      * text; a real UTF-8 character stays as typed. */
-    g_autoptr (cJSON) binary = cs_json_parse ("\xff\x01" "abc", "b.bin", CS_TOPO_ERROR,
-                                              CS_TOPO_ERROR_PARSE, &error);
-    g_assert_null (binary);
-    g_assert_cmpstr (error->message, ==, "b.bin:1:1: not valid JSON near '\\xff\\x01abc'");
-    g_clear_error (&error);
-    g_autoptr (cJSON) accent = cs_json_parse ("{\"a\": \xc3\xa9}", "u.json", CS_TOPO_ERROR,
-                                              CS_TOPO_ERROR_PARSE, &error);
-    g_assert_null (accent);
-    g_assert_cmpstr (error->message, ==, "u.json:1:7: not valid JSON near '\xc3\xa9}'");
+    g_autoptr(cJSON) binary = cs_json_parse("\xff\x01"
+                                            "abc",
+                                            "b.bin", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
+    g_assert_null(binary);
+    g_assert_cmpstr(error->message, ==, "b.bin:1:1: not valid JSON near '\\xff\\x01abc'");
+    g_clear_error(&error);
+    g_autoptr(cJSON) accent
+        = cs_json_parse("{\"a\": \xc3\xa9}", "u.json", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
+    g_assert_null(accent);
+    g_assert_cmpstr(error->message, ==, "u.json:1:7: not valid JSON near '\xc3\xa9}'");
 }
 
 static void
-test_json_getters (void)
+test_json_getters(void)
 {
-    g_autoptr (GError) error = NULL;
-    g_autoptr (cJSON) doc = cs_json_parse ("{\"t\": \"2 us\", \"s\": \"4 MiB\", \"f\": 2.5, "
-                                           "\"o\": {\"k\": 1}}",
-                                           "z.json", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cJSON) doc = cs_json_parse("{\"t\": \"2 us\", \"s\": \"4 MiB\", \"f\": 2.5, "
+                                         "\"o\": {\"k\": 1}}",
+                                         "z.json", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
     CsJsonCtx ctx = { "z.json", CS_TOPO_ERROR, CS_TOPO_ERROR_INVALID };
     double t = 0.0;
     gint64 size = 0;
     int i = 7;
 
-    g_assert_true (cs_json_get_time (&ctx, doc, "", "t", TRUE, &t, &error));
-    assert_close (t, 2e-6);
-    g_assert_true (cs_json_get_size (&ctx, doc, "", "s", TRUE, &size, &error));
-    g_assert_cmpint (size, ==, 4 << 20);
-    g_assert_true (cs_json_get_int (&ctx, doc, "", "absent", FALSE, 0, 9, &i, &error));
-    g_assert_cmpint (i, ==, 7);
-    g_assert_false (cs_json_get_int (&ctx, doc, "", "f", TRUE, 0, 9, &i, &error));
-    g_assert_cmpstr (error->message, ==, "z.json: f: expected an integer, got 2.5");
-    g_clear_error (&error);
-    const cJSON *o = cs_json_member (doc, "o");
+    g_assert_true(cs_json_get_time(&ctx, doc, "", "t", TRUE, &t, &error));
+    assert_close(t, 2e-6);
+    g_assert_true(cs_json_get_size(&ctx, doc, "", "s", TRUE, &size, &error));
+    g_assert_cmpint(size, ==, 4 << 20);
+    g_assert_true(cs_json_get_int(&ctx, doc, "", "absent", FALSE, 0, 9, &i, &error));
+    g_assert_cmpint(i, ==, 7);
+    g_assert_false(cs_json_get_int(&ctx, doc, "", "f", TRUE, 0, 9, &i, &error));
+    g_assert_cmpstr(error->message, ==, "z.json: f: expected an integer, got 2.5");
+    g_clear_error(&error);
+    const cJSON *o = cs_json_member(doc, "o");
     static const char *const allowed[] = { "j", NULL };
-    g_assert_false (cs_json_check_object (&ctx, o, "o", allowed, &error));
-    g_assert_cmpstr (error->message, ==, "z.json: o: unknown key \"k\" (allowed: j)");
-    g_clear_error (&error);
-    g_autofree char *p = cs_json_path_element ("links", 3);
-    g_autofree char *q = cs_json_path_member (p, "bandwidth");
-    g_assert_cmpstr (q, ==, "links[3].bandwidth");
+    g_assert_false(cs_json_check_object(&ctx, o, "o", allowed, &error));
+    g_assert_cmpstr(error->message, ==, "z.json: o: unknown key \"k\" (allowed: j)");
+    g_clear_error(&error);
+    g_autofree char *p = cs_json_path_element("links", 3);
+    g_autofree char *q = cs_json_path_member(p, "bandwidth");
+    g_assert_cmpstr(q, ==, "links[3].bandwidth");
 }
 
 /* ---- CLI (when the binary is built) ---- */
 
 static char *
-run_collsim (const char *args, int *status)
+run_collsim(const char *args, int *status)
 {
-    const char *bin = g_getenv ("COLLSIM_BIN");
-    g_autofree char *cmd = g_strdup_printf ("%s %s", bin, args);
+    const char *bin = g_getenv("COLLSIM_BIN");
+    g_autofree char *cmd = g_strdup_printf("%s %s", bin, args);
     g_autofree char *out = NULL, *err = NULL;
-    g_autoptr (GError) error = NULL;
+    g_autoptr(GError) error = NULL;
 
-    if (!g_spawn_command_line_sync (cmd, &out, &err, status, &error))
-        g_error ("%s", error->message);
-    return g_strconcat (out, err, NULL);
+    if (!g_spawn_command_line_sync(cmd, &out, &err, status, &error))
+        g_error("%s", error->message);
+    return g_strconcat(out, err, NULL);
 }
 
 static gboolean
-have_collsim (void)
+have_collsim(void)
 {
-    const char *bin = g_getenv ("COLLSIM_BIN");
-    if (bin == NULL || !g_file_test (bin, G_FILE_TEST_IS_EXECUTABLE)) {
-        g_test_skip ("COLLSIM_BIN not set or not built");
+    const char *bin = g_getenv("COLLSIM_BIN");
+    if (bin == NULL || !g_file_test(bin, G_FILE_TEST_IS_EXECUTABLE)) {
+        g_test_skip("COLLSIM_BIN not set or not built");
         return FALSE;
     }
     return TRUE;
 }
 
 static void
-test_cli_check (void)
+test_cli_check(void)
 {
-    if (!have_collsim ())
+    if (!have_collsim())
         return;
     int status = 0;
-    g_autofree char *ok = run_collsim ("topo check dgx-h100x4 hgx-h100x8-2n", &status);
-    g_assert_true (g_spawn_check_wait_status (status, NULL));
-    g_assert_nonnull (strstr (ok, "dgx-h100x4: ok (4 GPUs, 8 links)\n"));
-    g_assert_nonnull (strstr (ok, "hgx-h100x8-2n: ok (16 GPUs, 112 links)\n"));
+    g_autofree char *ok = run_collsim("topo check dgx-h100x4 hgx-h100x8-2n", &status);
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    g_assert_nonnull(strstr(ok, "dgx-h100x4: ok (4 GPUs, 8 links)\n"));
+    g_assert_nonnull(strstr(ok, "hgx-h100x8-2n: ok (16 GPUs, 112 links)\n"));
 
-    g_autofree char *bad_path = g_test_build_filename (G_TEST_DIST, "data", "topo",
-                                                       "bad_unit.json", NULL);
-    g_autofree char *args = g_strdup_printf ("topo check dgx-h100x4 %s", bad_path);
-    g_autofree char *bad = run_collsim (args, &status);
-    g_assert_true (WIFEXITED (status));
-    g_assert_cmpint (WEXITSTATUS (status), ==, 2);
-    g_assert_nonnull (strstr (bad, "links[0].bandwidth: \"400 GB\" is not a bandwidth"));
+    g_autofree char *bad_path
+        = g_test_build_filename(G_TEST_DIST, "data", "topo", "bad_unit.json", NULL);
+    g_autofree char *args = g_strdup_printf("topo check dgx-h100x4 %s", bad_path);
+    g_autofree char *bad = run_collsim(args, &status);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 2);
+    g_assert_nonnull(strstr(bad, "links[0].bandwidth: \"400 GB\" is not a bandwidth"));
 }
 
 static void
-test_cli_show (void)
+test_cli_show(void)
 {
-    if (!have_collsim ())
+    if (!have_collsim())
         return;
     int status = 0;
-    g_autofree char *out = run_collsim ("topo show hgx-h100x8-2n", &status);
-    g_assert_true (g_spawn_check_wait_status (status, NULL));
-    g_assert_nonnull (strstr (out, "ranks per node: 8"));
-    g_assert_nonnull (strstr (out, "NVLS"));
-    g_assert_nonnull (strstr (out, "bisection"));
-    g_autofree char *list = run_collsim ("topo list", &status);
-    g_assert_true (g_spawn_check_wait_status (status, NULL));
-    g_assert_nonnull (strstr (list, "gb200-nvl72"));
+    g_autofree char *out = run_collsim("topo show hgx-h100x8-2n", &status);
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    g_assert_nonnull(strstr(out, "ranks per node: 8"));
+    g_assert_nonnull(strstr(out, "NVLS"));
+    g_assert_nonnull(strstr(out, "bisection"));
+    g_autofree char *list = run_collsim("topo list", &status);
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    g_assert_nonnull(strstr(list, "gb200-nvl72"));
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
-    g_test_init (&argc, &argv, NULL);
-    g_autoptr (GPtrArray) cases = g_ptr_array_new_with_free_func (case_free);
-    g_auto (GStrv) shipped = cs_topo_list_shipped ();
+    g_test_init(&argc, &argv, NULL);
+    g_autoptr(GPtrArray) cases = g_ptr_array_new_with_free_func(case_free);
+    g_auto(GStrv) shipped = cs_topo_list_shipped();
 
-    add_conformance_cases (cases);
+    add_conformance_cases(cases);
     for (char **n = shipped; *n != NULL; n++) {
-        g_autofree char *path = g_strdup_printf ("/topo/shipped/%s", *n);
-        g_test_add_data_func (path, *n, test_shipped);
+        g_autofree char *path = g_strdup_printf("/topo/shipped/%s", *n);
+        g_test_add_data_func(path, *n, test_shipped);
     }
-    g_test_add_func ("/topo/shipped/list", test_list_shipped);
-    g_test_add_func ("/topo/load/dgx-h100x4", test_dgx_h100x4);
-    g_test_add_func ("/topo/load/data-name", test_load_data_name);
-    g_test_add_func ("/topo/routes/nvswitch-two-hops", test_routes_nvswitch);
-    g_test_add_func ("/topo/routes/cross-node-rail", test_routes_cross_node);
-    g_test_add_func ("/topo/routes/deterministic", test_routes_deterministic);
-    g_test_add_func ("/topo/routes/widest-on-ties", test_routes_widest);
-    g_test_add_func ("/topo/routes/gpu-transit-last-resort", test_routes_gpu_transit);
-    g_test_add_func ("/topo/routes/one-way-links", test_routes_directed);
-    g_test_add_func ("/topo/ranks/node-major", test_ranks_node_major);
-    g_test_add_func ("/topo/ranks/explicit", test_ranks_explicit);
-    g_test_add_func ("/topo/template/hgx-16n", test_template_hgx16);
-    g_test_add_func ("/topo/template/hgx-128n", test_template_hgx128);
-    g_test_add_func ("/topo/template/inline-node-made-nics", test_template_inline);
-    g_test_add_func ("/topo/template/leaf-spine-oversubscribed", test_template_leaf_spine);
-    g_test_add_func ("/topo/template/cpu-cluster", test_template_cpu_cluster);
-    g_test_add_func ("/topo/copy-with", test_copy_with);
-    g_test_add_func ("/topo/adjust", test_adjust);
+    g_test_add_func("/topo/shipped/list", test_list_shipped);
+    g_test_add_func("/topo/load/dgx-h100x4", test_dgx_h100x4);
+    g_test_add_func("/topo/load/data-name", test_load_data_name);
+    g_test_add_func("/topo/routes/nvswitch-two-hops", test_routes_nvswitch);
+    g_test_add_func("/topo/routes/cross-node-rail", test_routes_cross_node);
+    g_test_add_func("/topo/routes/deterministic", test_routes_deterministic);
+    g_test_add_func("/topo/routes/widest-on-ties", test_routes_widest);
+    g_test_add_func("/topo/routes/gpu-transit-last-resort", test_routes_gpu_transit);
+    g_test_add_func("/topo/routes/one-way-links", test_routes_directed);
+    g_test_add_func("/topo/ranks/node-major", test_ranks_node_major);
+    g_test_add_func("/topo/ranks/explicit", test_ranks_explicit);
+    g_test_add_func("/topo/template/hgx-16n", test_template_hgx16);
+    g_test_add_func("/topo/template/hgx-128n", test_template_hgx128);
+    g_test_add_func("/topo/template/inline-node-made-nics", test_template_inline);
+    g_test_add_func("/topo/template/leaf-spine-oversubscribed", test_template_leaf_spine);
+    g_test_add_func("/topo/template/cpu-cluster", test_template_cpu_cluster);
+    g_test_add_func("/topo/copy-with", test_copy_with);
+    g_test_add_func("/topo/adjust", test_adjust);
     static const char *const round_trip[] = { "dgx-h100x4", "rtx2080ti-x2-pcie3-shm",
                                               "mi300x-x8-xgmi", "hgx-h100x8-2n", "eth-cpu-8n" };
-    for (gsize i = 0; i < G_N_ELEMENTS (round_trip); i++) {
-        g_autofree char *path = g_strdup_printf ("/topo/to-json/round-trip/%s", round_trip[i]);
-        g_test_add_data_func (path, round_trip[i], test_to_json_round_trip);
+    for (gsize i = 0; i < G_N_ELEMENTS(round_trip); i++) {
+        g_autofree char *path = g_strdup_printf("/topo/to-json/round-trip/%s", round_trip[i]);
+        g_test_add_data_func(path, round_trip[i], test_to_json_round_trip);
     }
-    g_test_add_func ("/topo/search/path-and-names", test_search_path);
-    g_test_add_func ("/topo/kinds/names-and-classes", test_kind_names);
-    g_test_add_func ("/topo/json/parse-error-position", test_json_parse_position);
-    g_test_add_func ("/topo/json/typed-getters", test_json_getters);
-    g_test_add_func ("/topo/cli/check", test_cli_check);
-    g_test_add_func ("/topo/cli/show-and-list", test_cli_show);
-    return g_test_run ();
+    g_test_add_func("/topo/search/path-and-names", test_search_path);
+    g_test_add_func("/topo/kinds/names-and-classes", test_kind_names);
+    g_test_add_func("/topo/json/parse-error-position", test_json_parse_position);
+    g_test_add_func("/topo/json/typed-getters", test_json_getters);
+    g_test_add_func("/topo/cli/check", test_cli_check);
+    g_test_add_func("/topo/cli/show-and-list", test_cli_show);
+    return g_test_run();
 }

@@ -11,11 +11,10 @@
  * float, sum, Simple, one channel, the protocol's chunk. @topo is nullable.
  */
 void
-cs_algo_args_init (CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks,
-                   gint64 size_bytes)
+cs_algo_args_init(CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks, gint64 size_bytes)
 {
-    g_return_if_fail (args != NULL);
-    *args = (CsAlgoArgs) {
+    g_return_if_fail(args != NULL);
+    *args = (CsAlgoArgs){
         .topo = topo,
         .op = op,
         .nranks = nranks,
@@ -36,35 +35,35 @@ cs_algo_args_init (CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks,
  * one slot of the receiver's buffer. Rounded down to whole elements, at least one.
  */
 gint64
-cs_algo_default_chunk (const CsAlgoArgs *args)
+cs_algo_default_chunk(const CsAlgoArgs *args)
 {
-    g_return_val_if_fail (args != NULL, 0);
-    gint64 ts = cs_dtype_size (args->dtype);
-    gint64 slot = cs_proto_info (args->proto)->slot_data_bytes;
-    return MAX (slot / ts, 1) * ts;
+    g_return_val_if_fail(args != NULL, 0);
+    gint64 ts = cs_dtype_size(args->dtype);
+    gint64 slot = cs_proto_info(args->proto)->slot_data_bytes;
+    return MAX(slot / ts, 1) * ts;
 }
 
 gint64
-cs_algo_chunk_bytes (const CsAlgoArgs *args)
+cs_algo_chunk_bytes(const CsAlgoArgs *args)
 {
-    g_return_val_if_fail (args != NULL, 0);
+    g_return_val_if_fail(args != NULL, 0);
     if (args->chunk_bytes <= 0)
-        return cs_algo_default_chunk (args);
-    gint64 ts = cs_dtype_size (args->dtype);
-    return MAX (args->chunk_bytes / ts, 1) * ts;
+        return cs_algo_default_chunk(args);
+    gint64 ts = cs_dtype_size(args->dtype);
+    return MAX(args->chunk_bytes / ts, 1) * ts;
 }
 
 /* ---- Building ---- */
 
 static gboolean
-check_args (const CsAlgoArgs *args, GError **error)
+check_args(const CsAlgoArgs *args, GError **error)
 {
     const char *problem = NULL;
     if (args->op < 0 || args->op >= CS_N_OPS)
         problem = "unknown collective";
     else if (args->nranks < 1)
         problem = "needs at least one rank";
-    else if (cs_op_has_root (args->op) && (args->root < 0 || args->root >= args->nranks))
+    else if (cs_op_has_root(args->op) && (args->root < 0 || args->root >= args->nranks))
         problem = "root is not one of the ranks";
     else if (args->size_bytes < 0)
         problem = "negative size";
@@ -78,14 +77,14 @@ check_args (const CsAlgoArgs *args, GError **error)
         problem = "channels must be 1 to 64 (NCCL's maximum)";
     else if (args->chunk_bytes < 0)
         problem = "negative chunk size";
-    else if (args->topo != NULL && cs_topo_n_ranks (args->topo) != args->nranks)
+    else if (args->topo != NULL && cs_topo_n_ranks(args->topo) != args->nranks)
         problem = "rank count differs from the topology's";
     if (problem == NULL)
         return TRUE;
-    g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID,
-                 "%s on %d ranks (root %d, %" G_GINT64_FORMAT " bytes, %d channels): %s",
-                 args->op >= 0 && args->op < CS_N_OPS ? cs_op_name (args->op) : "?",
-                 args->nranks, args->root, args->size_bytes, args->n_channels, problem);
+    g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID,
+                "%s on %d ranks (root %d, %" G_GINT64_FORMAT " bytes, %d channels): %s",
+                args->op >= 0 && args->op < CS_N_OPS ? cs_op_name(args->op) : "?", args->nranks,
+                args->root, args->size_bytes, args->n_channels, problem);
     return FALSE;
 }
 
@@ -97,102 +96,102 @@ check_args (const CsAlgoArgs *args, GError **error)
  * (INVALID for bad arguments, UNSUPPORTED when the algorithm refuses) naming algo and op.
  */
 CsSchedule *
-cs_algo_build (const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
+cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
 {
-    g_return_val_if_fail (algo != NULL && args != NULL, NULL);
-    g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-    if (!check_args (args, error)) {
-        g_prefix_error (error, "%s: ", algo->name);
+    g_return_val_if_fail(algo != NULL && args != NULL, NULL);
+    g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+    if (!check_args(args, error)) {
+        g_prefix_error(error, "%s: ", algo->name);
         return NULL;
     }
-    if ((algo->ops & CS_OP_BIT (args->op)) == 0) {
-        g_autoptr (GString) served = g_string_new (NULL);
+    if ((algo->ops & CS_OP_BIT(args->op)) == 0) {
+        g_autoptr(GString) served = g_string_new(NULL);
         for (int op = 0; op < CS_N_OPS; op++)
-            if (algo->ops & CS_OP_BIT (op))
-                g_string_append_printf (served, "%s%s", served->len > 0 ? ", " : "",
-                                        cs_op_name ((CsOp) op));
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "algorithm %s does not implement %s (it implements: %s)", algo->name,
-                     cs_op_name (args->op), served->str);
+            if (algo->ops & CS_OP_BIT(op))
+                g_string_append_printf(served, "%s%s", served->len > 0 ? ", " : "",
+                                       cs_op_name((CsOp)op));
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "algorithm %s does not implement %s (it implements: %s)", algo->name,
+                    cs_op_name(args->op), served->str);
         return NULL;
     }
     const char *why = NULL;
-    if (algo->supports != NULL && !algo->supports (args->topo, args->op, args->nranks, &why)) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "algorithm %s cannot run %s on %d ranks: %s", algo->name,
-                     cs_op_name (args->op), args->nranks, why != NULL ? why : "not supported");
+    if (algo->supports != NULL && !algo->supports(args->topo, args->op, args->nranks, &why)) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "algorithm %s cannot run %s on %d ranks: %s", algo->name, cs_op_name(args->op),
+                    args->nranks, why != NULL ? why : "not supported");
         return NULL;
     }
-    CsSchedule *sched = algo->build (args, error);
+    CsSchedule *sched = algo->build(args, error);
     if (sched == NULL) {
-        g_prefix_error (error, "%s %s: ", algo->name, cs_op_name (args->op));
+        g_prefix_error(error, "%s %s: ", algo->name, cs_op_name(args->op));
         return NULL;
     }
-    cs_schedule_set_algo (sched, algo->name);
-    cs_schedule_seal (sched);
+    cs_schedule_set_algo(sched, algo->name);
+    cs_schedule_seal(sched);
     return sched;
 }
 
 /* ---- Helpers for the algorithm files ---- */
 
 CsSchedule *
-cs_algo_schedule_new (const CsAlgoArgs *args)
+cs_algo_schedule_new(const CsAlgoArgs *args)
 {
-    g_return_val_if_fail (args != NULL, NULL);
-    return cs_schedule_new (args->op, args->nranks, args->root, args->size_bytes, args->dtype,
-                            args->redop, args->proto, args->n_channels);
+    g_return_val_if_fail(args != NULL, NULL);
+    return cs_schedule_new(args->op, args->nranks, args->root, args->size_bytes, args->dtype,
+                           args->redop, args->proto, args->n_channels);
 }
 
 void
-cs_algo_split (gint64 count, int parts, int i, gint64 *first, gint64 *n)
+cs_algo_split(gint64 count, int parts, int i, gint64 *first, gint64 *n)
 {
-    g_return_if_fail (parts >= 1 && i >= 0 && i < parts && count >= 0);
+    g_return_if_fail(parts >= 1 && i >= 0 && i < parts && count >= 0);
     gint64 q = count / parts;
     gint64 rem = count % parts;
-    *first = i * q + MIN (i, rem);
+    *first = i * q + MIN(i, rem);
     *n = q + (i < rem ? 1 : 0);
 }
 
 void
-cs_algo_send_chunked (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                      gint64 offset, gint64 bytes, gint64 chunk_bytes)
+cs_algo_send_chunked(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                     gint64 offset, gint64 bytes, gint64 chunk_bytes)
 {
-    g_return_if_fail (chunk_bytes > 0);
+    g_return_if_fail(chunk_bytes > 0);
     for (gint64 at = 0, k = 0; at < bytes; at += chunk_bytes, k++)
-        cs_schedule_send (sched, rank, channel, peer, buf, offset + at,
-                          MIN (chunk_bytes, bytes - at), (int) k);
+        cs_schedule_send(sched, rank, channel, peer, buf, offset + at, MIN(chunk_bytes, bytes - at),
+                         (int)k);
 }
 
 void
-cs_algo_recv_chunked (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                      gint64 offset, gint64 bytes, gint64 chunk_bytes)
+cs_algo_recv_chunked(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                     gint64 offset, gint64 bytes, gint64 chunk_bytes)
 {
-    g_return_if_fail (chunk_bytes > 0);
+    g_return_if_fail(chunk_bytes > 0);
     for (gint64 at = 0, k = 0; at < bytes; at += chunk_bytes, k++)
-        cs_schedule_recv (sched, rank, channel, peer, buf, offset + at,
-                          MIN (chunk_bytes, bytes - at), (int) k);
+        cs_schedule_recv(sched, rank, channel, peer, buf, offset + at, MIN(chunk_bytes, bytes - at),
+                         (int)k);
 }
 
 void
-cs_algo_copy_input (CsSchedule *sched)
+cs_algo_copy_input(CsSchedule *sched)
 {
-    gint64 bytes = MIN (cs_schedule_buffer_bytes (sched, CS_BUF_INPUT),
-                        cs_schedule_buffer_bytes (sched, CS_BUF_OUTPUT));
+    gint64 bytes = MIN(cs_schedule_buffer_bytes(sched, CS_BUF_INPUT),
+                       cs_schedule_buffer_bytes(sched, CS_BUF_OUTPUT));
     if (bytes > 0)
-        cs_schedule_step (sched, 0, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0,
-                          bytes, 0);
+        cs_schedule_step(sched, 0, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0,
+                         bytes, 0);
 }
 
 /* The k-th message of @regions cut into chunks: region index and offset within it. */
 typedef struct {
     const CsRegion *regions;
     int n;
-    int i;                       /* current region */
-    gint64 at;                   /* bytes into it */
+    int i;     /* current region */
+    gint64 at; /* bytes into it */
 } ChunkIter;
 
 static gboolean
-chunk_next (ChunkIter *it, gint64 chunk_bytes, int *region, gint64 *at, gint64 *bytes)
+chunk_next(ChunkIter *it, gint64 chunk_bytes, int *region, gint64 *at, gint64 *bytes)
 {
     while (it->i < it->n && it->at >= it->regions[it->i].bytes) {
         it->i++;
@@ -202,17 +201,17 @@ chunk_next (ChunkIter *it, gint64 chunk_bytes, int *region, gint64 *at, gint64 *
         return FALSE;
     *region = it->i;
     *at = it->at;
-    *bytes = MIN (chunk_bytes, it->regions[it->i].bytes - it->at);
+    *bytes = MIN(chunk_bytes, it->regions[it->i].bytes - it->at);
     it->at += *bytes;
     return TRUE;
 }
 
 void
-cs_algo_exchange (CsSchedule *sched, int rank, int channel, gint64 chunk_bytes,
-                  int send_peer, const CsRegion *send, int n_send, int recv_peer,
-                  const CsRegion *recv, int n_recv, const CsRegion *reduce_src)
+cs_algo_exchange(CsSchedule *sched, int rank, int channel, gint64 chunk_bytes, int send_peer,
+                 const CsRegion *send, int n_send, int recv_peer, const CsRegion *recv, int n_recv,
+                 const CsRegion *reduce_src)
 {
-    g_return_if_fail (chunk_bytes > 0);
+    g_return_if_fail(chunk_bytes > 0);
     ChunkIter out = { .regions = send, .n = n_send };
     ChunkIter in = { .regions = recv, .n = n_recv };
     gboolean more_out = TRUE;
@@ -221,17 +220,17 @@ cs_algo_exchange (CsSchedule *sched, int rank, int channel, gint64 chunk_bytes,
         int i;
         gint64 at;
         gint64 bytes;
-        more_out = more_out && chunk_next (&out, chunk_bytes, &i, &at, &bytes);
+        more_out = more_out && chunk_next(&out, chunk_bytes, &i, &at, &bytes);
         if (more_out)
-            cs_schedule_send (sched, rank, channel, send_peer, send[i].buf, send[i].offset + at,
-                              bytes, k);
-        more_in = more_in && chunk_next (&in, chunk_bytes, &i, &at, &bytes);
+            cs_schedule_send(sched, rank, channel, send_peer, send[i].buf, send[i].offset + at,
+                             bytes, k);
+        more_in = more_in && chunk_next(&in, chunk_bytes, &i, &at, &bytes);
         if (more_in && reduce_src == NULL)
-            cs_schedule_recv (sched, rank, channel, recv_peer, recv[i].buf, recv[i].offset + at,
-                              bytes, k);
+            cs_schedule_recv(sched, rank, channel, recv_peer, recv[i].buf, recv[i].offset + at,
+                             bytes, k);
         else if (more_in)
-            cs_schedule_step (sched, rank, channel, CS_STEP_RECV_REDUCE, recv_peer, -1,
-                              reduce_src[i].buf, reduce_src[i].offset + at, recv[i].buf,
-                              recv[i].offset + at, bytes, k);
+            cs_schedule_step(sched, rank, channel, CS_STEP_RECV_REDUCE, recv_peer, -1,
+                             reduce_src[i].buf, reduce_src[i].offset + at, recv[i].buf,
+                             recv[i].offset + at, bytes, k);
     }
 }

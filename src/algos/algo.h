@@ -16,16 +16,16 @@ G_BEGIN_DECLS
  * node structure (hierarchical, NVLS, tree across nodes) then treat all ranks as one node.
  */
 typedef struct {
-    const CsTopo *topo;          /* (nullable) the machine, for node structure and rings */
+    const CsTopo *topo; /* (nullable) the machine, for node structure and rings */
     CsOp op;
     int nranks;
-    int root;                    /* rank; ignored by rootless collectives */
-    gint64 size_bytes;           /* bytes: nccl-tests' size column */
+    int root;          /* rank; ignored by rootless collectives */
+    gint64 size_bytes; /* bytes: nccl-tests' size column */
     CsDtype dtype;
     CsRedop redop;
     CsProto proto;
-    int n_channels;              /* channels (NCCL's parallel rings/trees), >= 1 */
-    gint64 chunk_bytes;          /* bytes: pipeline chunk per channel step, 0 = protocol default */
+    int n_channels;     /* channels (NCCL's parallel rings/trees), >= 1 */
+    gint64 chunk_bytes; /* bytes: pipeline chunk per channel step, 0 = protocol default */
 } CsAlgoArgs;
 
 typedef struct _CsAlgo CsAlgo;
@@ -45,41 +45,41 @@ struct _CsAlgo {
     const char *summary;
     const char *reference;
     CsOpMask ops;
-    gboolean (*supports) (const CsTopo *topo, CsOp op, int nranks, const char **why);
-    CsSchedule *(*build) (const CsAlgoArgs *args, GError **error);
+    gboolean (*supports)(const CsTopo *topo, CsOp op, int nranks, const char **why);
+    CsSchedule *(*build)(const CsAlgoArgs *args, GError **error);
 };
 
 /* Fills @args with defaults: root 0, float, sum, Simple, 1 channel, protocol chunk. */
-void cs_algo_args_init (CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks,
-                        gint64 size_bytes);
+void cs_algo_args_init(CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks,
+                       gint64 size_bytes);
 
 /* Protocol default chunk per channel step, in bytes, rounded to the datatype. */
-gint64 cs_algo_default_chunk (const CsAlgoArgs *args);
+gint64 cs_algo_default_chunk(const CsAlgoArgs *args);
 
 /* Builds with @algo after checking ops/supports; the error names algo and op on refusal. */
-CsSchedule *cs_algo_build (const CsAlgo *algo, const CsAlgoArgs *args, GError **error);
+CsSchedule *cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error);
 
 /* ---- Helpers for the algorithm files ---- */
 
 /* An empty schedule for @args: op, ranks, root, size, datatype, operator, protocol and
  * channels. (transfer full) */
-CsSchedule *cs_algo_schedule_new (const CsAlgoArgs *args);
+CsSchedule *cs_algo_schedule_new(const CsAlgoArgs *args);
 
 /* Part @i of @count items cut into @parts nearly equal contiguous parts (the first
  * count % parts parts get one more): its first item and length. */
-void cs_algo_split (gint64 count, int parts, int i, gint64 *first, gint64 *n);
+void cs_algo_split(gint64 count, int parts, int i, gint64 *first, gint64 *n);
 
 /* The pipeline chunk in bytes: @args->chunk_bytes, or cs_algo_default_chunk() when 0; whole
  * elements, at least one. */
-gint64 cs_algo_chunk_bytes (const CsAlgoArgs *args);
+gint64 cs_algo_chunk_bytes(const CsAlgoArgs *args);
 
 /* Moves [@offset, @offset + @bytes) of @buf as consecutive messages of at most @chunk_bytes
  * (chunk index k for the k-th); nothing when @bytes is 0. A send and its receive must use
  * the same @bytes and @chunk_bytes so the messages match. */
-void cs_algo_send_chunked (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                           gint64 offset, gint64 bytes, gint64 chunk_bytes);
-void cs_algo_recv_chunked (CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
-                           gint64 offset, gint64 bytes, gint64 chunk_bytes);
+void cs_algo_send_chunked(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                          gint64 offset, gint64 bytes, gint64 chunk_bytes);
+void cs_algo_recv_chunked(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
+                          gint64 offset, gint64 bytes, gint64 chunk_bytes);
 
 /**
  * CsRegion:
@@ -87,8 +87,8 @@ void cs_algo_recv_chunked (CsSchedule *sched, int rank, int channel, int peer, C
  */
 typedef struct {
     CsBuffer buf;
-    gint64 offset;               /* bytes */
-    gint64 bytes;                /* bytes */
+    gint64 offset; /* bytes */
+    gint64 bytes;  /* bytes */
 } CsRegion;
 
 /* Sends the @n_send regions @send to @send_peer while receiving the @n_recv regions @recv from
@@ -96,12 +96,12 @@ typedef struct {
  * out and one in, so that ranks exchanging in a cycle never all wait on full slots. With
  * @reduce_src (nullable; @n_recv regions parallel to @recv) the receives are RECV_REDUCE:
  * recv = received (+) reduce_src. Empty regions move nothing. */
-void cs_algo_exchange (CsSchedule *sched, int rank, int channel, gint64 chunk_bytes,
-                       int send_peer, const CsRegion *send, int n_send, int recv_peer,
-                       const CsRegion *recv, int n_recv, const CsRegion *reduce_src);
+void cs_algo_exchange(CsSchedule *sched, int rank, int channel, gint64 chunk_bytes, int send_peer,
+                      const CsRegion *send, int n_send, int recv_peer, const CsRegion *recv,
+                      int n_recv, const CsRegion *reduce_src);
 
 /* The one-rank case of every collective: rank 0 copies its input to its output (both are
  * the same size when P = 1). */
-void cs_algo_copy_input (CsSchedule *sched);
+void cs_algo_copy_input(CsSchedule *sched);
 
 G_END_DECLS

@@ -12,19 +12,19 @@
  * P or fat switches. */
 #include "algos/algo.h"
 
-#define DIRECT_OPS \
-    (CS_OP_BIT (CS_OP_SCATTER) | CS_OP_BIT (CS_OP_GATHER) | CS_OP_BIT (CS_OP_ALL_TO_ALL))
+#define DIRECT_OPS                                                                                 \
+    (CS_OP_BIT(CS_OP_SCATTER) | CS_OP_BIT(CS_OP_GATHER) | CS_OP_BIT(CS_OP_ALL_TO_ALL))
 
 static int
-mod (int a, int p)
+mod(int a, int p)
 {
     return ((a % p) + p) % p;
 }
 
 /* Slice [@sub, @sub + @len) of every block, chunk by chunk, for one channel. */
 static void
-direct_channel (CsSchedule *s, CsOp op, int P, int root, int ch, gint64 block, gint64 sub,
-                gint64 len, gint64 chunk)
+direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, gint64 block, gint64 sub,
+               gint64 len, gint64 chunk)
 {
     /* The local block first: it needs nobody. */
     for (int r = 0; r < P; r++) {
@@ -33,31 +33,31 @@ direct_channel (CsSchedule *s, CsOp op, int P, int root, int ch, gint64 block, g
             continue;
         gint64 src = op == CS_OP_GATHER ? sub : r * block + sub;
         gint64 dst = op == CS_OP_SCATTER ? sub : r * block + sub;
-        cs_schedule_step (s, r, ch, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, src, CS_BUF_OUTPUT, dst,
-                          len, 0);
+        cs_schedule_step(s, r, ch, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, src, CS_BUF_OUTPUT, dst, len,
+                         0);
     }
     int k = 0;
     for (gint64 at = 0; at < len; at += chunk, k++) {
-        gint64 bytes = MIN (chunk, len - at);
+        gint64 bytes = MIN(chunk, len - at);
         for (int r = 0; r < P; r++) {
             for (int q = 1; q < P; q++) {
-                int to = mod (r + q, P);
+                int to = mod(r + q, P);
                 /* Who sends to @to: the root (scatter), every rank to the root (gather),
                  * everybody (all-to-all). */
                 gboolean sends = op == CS_OP_ALL_TO_ALL || (op == CS_OP_SCATTER && r == root)
                                  || (op == CS_OP_GATHER && to == root);
                 if (sends) {
                     gint64 off = op == CS_OP_GATHER ? sub + at : to * block + sub + at;
-                    cs_schedule_send (s, r, ch, to, CS_BUF_INPUT, off, bytes, k);
+                    cs_schedule_send(s, r, ch, to, CS_BUF_INPUT, off, bytes, k);
                 }
             }
             for (int q = 1; q < P; q++) {
-                int from = mod (r - q, P);
+                int from = mod(r - q, P);
                 gboolean recvs = op == CS_OP_ALL_TO_ALL || (op == CS_OP_GATHER && r == root)
                                  || (op == CS_OP_SCATTER && from == root);
                 if (recvs) {
                     gint64 off = op == CS_OP_SCATTER ? sub + at : from * block + sub + at;
-                    cs_schedule_recv (s, r, ch, from, CS_BUF_OUTPUT, off, bytes, k);
+                    cs_schedule_recv(s, r, ch, from, CS_BUF_OUTPUT, off, bytes, k);
                 }
             }
         }
@@ -65,11 +65,11 @@ direct_channel (CsSchedule *s, CsOp op, int P, int root, int ch, gint64 block, g
 }
 
 static gboolean
-direct_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
+direct_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
-    (void) topo;
-    (void) nranks;
-    if ((DIRECT_OPS & CS_OP_BIT (op)) == 0) {
+    (void)topo;
+    (void)nranks;
+    if ((DIRECT_OPS & CS_OP_BIT(op)) == 0) {
         *why = "direct send/recv serves scatter, gather and all-to-all";
         return FALSE;
     }
@@ -77,23 +77,23 @@ direct_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
 }
 
 static CsSchedule *
-direct_build (const CsAlgoArgs *args, GError **error)
+direct_build(const CsAlgoArgs *args, GError **error)
 {
-    (void) error;
-    g_autoptr (CsSchedule) sched = cs_algo_schedule_new (args);
-    gint64 ts = cs_dtype_size (args->dtype);
-    gint64 block = cs_schedule_size (sched)->block_bytes;
-    gint64 chunk = cs_algo_chunk_bytes (args);
-    int root = cs_op_has_root (args->op) ? args->root : 0;
+    (void)error;
+    g_autoptr(CsSchedule) sched = cs_algo_schedule_new(args);
+    gint64 ts = cs_dtype_size(args->dtype);
+    gint64 block = cs_schedule_size(sched)->block_bytes;
+    gint64 chunk = cs_algo_chunk_bytes(args);
+    int root = cs_op_has_root(args->op) ? args->root : 0;
     for (int c = 0; c < args->n_channels; c++) {
         gint64 first;
         gint64 n;
-        cs_algo_split (block / ts, args->n_channels, c, &first, &n);
+        cs_algo_split(block / ts, args->n_channels, c, &first, &n);
         if (n > 0)
-            direct_channel (sched, args->op, args->nranks, root, c, block, first * ts, n * ts,
-                            chunk);
+            direct_channel(sched, args->op, args->nranks, root, c, block, first * ts, n * ts,
+                           chunk);
     }
-    return g_steal_pointer (&sched);
+    return g_steal_pointer(&sched);
 }
 
 const CsAlgo cs_algo_direct = {

@@ -60,19 +60,19 @@
 /* ---- Algorithm ---- */
 
 static gboolean
-nvls_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
+nvls_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
-    g_autoptr (CsNodeGroups) domains = NULL;
+    g_autoptr(CsNodeGroups) domains = NULL;
 
     if (op != CS_OP_ALL_REDUCE && op != CS_OP_REDUCE_SCATTER && op != CS_OP_ALL_GATHER) {
         *why = "NVLS serves all-reduce, reduce-scatter and all-gather";
         return FALSE;
     }
-    if (topo == NULL || !cs_topo_has_nvls (topo)) {
+    if (topo == NULL || !cs_topo_has_nvls(topo)) {
         *why = "needs an NVSwitch with multicast_reduction (NVLink SHARP) in the topology";
         return FALSE;
     }
-    domains = cs_node_groups_new_nvlink (topo, nranks, NULL);
+    domains = cs_node_groups_new_nvlink(topo, nranks, NULL);
     if (domains == NULL) {
         *why = "more ranks than GPUs in the topology";
         return FALSE;
@@ -85,84 +85,85 @@ nvls_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
 }
 
 static CsSchedule *
-nvls_build (const CsAlgoArgs *args, GError **error)
+nvls_build(const CsAlgoArgs *args, GError **error)
 {
     int p = args->nranks;
-    int es = cs_dtype_size (args->dtype);
+    int es = cs_dtype_size(args->dtype);
     int n_channels = args->n_channels;
-    CsOpSize size = cs_op_size (args->op, args->size_bytes, args->dtype, p);
-    g_autoptr (CsStepSink) sink = NULL;
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, p);
+    g_autoptr(CsStepSink) sink = NULL;
     g_autofree int *m = NULL;
     g_autofree CsBlockMove *blocks = NULL;
     gint64 chunk_el;
     CsSchedule *sched;
 
     if (args->proto != CS_PROTO_SIMPLE) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "NVLS runs only with the Simple protocol (NCCL 2.28 tuning.cc), not %s",
-                     cs_proto_name (args->proto));
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "NVLS runs only with the Simple protocol (NCCL 2.28 tuning.cc), not %s",
+                    cs_proto_name(args->proto));
         return NULL;
     }
-    chunk_el = cs_pipetree_nvls_chunk (args->chunk_bytes, es, n_channels, p, 1,
-                                       size.size_bytes, FALSE) / es;
-    sink = cs_step_sink_new (p);
-    m = g_new (int, p);
-    blocks = g_new (CsBlockMove, p);
+    chunk_el
+        = cs_pipetree_nvls_chunk(args->chunk_bytes, es, n_channels, p, 1, size.size_bytes, FALSE)
+          / es;
+    sink = cs_step_sink_new(p);
+    m = g_new(int, p);
+    blocks = g_new(CsBlockMove, p);
     for (int x = 0; x < p; x++)
         m[x] = x;
-    sched = cs_algo_schedule_new (args);
+    sched = cs_algo_schedule_new(args);
 
     for (int c = 0; c < n_channels; c++) {
         if (args->op == CS_OP_ALL_REDUCE) {
             gint64 first, len, max_len = 0;
-            g_autofree gint64 *shard_first = g_new (gint64, p);
-            g_autofree gint64 *shard_len = g_new (gint64, p);
+            g_autofree gint64 *shard_first = g_new(gint64, p);
+            g_autofree gint64 *shard_len = g_new(gint64, p);
 
-            cs_algo_split (size.recv_bytes / es, n_channels, c, &first, &len);
+            cs_algo_split(size.recv_bytes / es, n_channels, c, &first, &len);
             for (int x = 0; x < p; x++) {
-                cs_algo_split (len, p, x, &shard_first[x], &shard_len[x]);
+                cs_algo_split(len, p, x, &shard_first[x], &shard_len[x]);
                 shard_first[x] += first;
-                max_len = MAX (max_len, shard_len[x]);
+                max_len = MAX(max_len, shard_len[x]);
             }
             for (gint64 i = 0; i * chunk_el < max_len; i++) {
                 for (int x = 0; x < p; x++) {
                     gint64 at = (shard_first[x] + i * chunk_el) * es;
-                    gint64 bytes = CLAMP (shard_len[x] - i * chunk_el, 0, chunk_el) * es;
-                    blocks[x] = (CsBlockMove) { CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
+                    gint64 bytes = CLAMP(shard_len[x] - i * chunk_el, 0, chunk_el) * es;
+                    blocks[x] = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
                 }
-                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i, TRUE);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, TRUE);
                 for (int x = 0; x < p; x++)
                     blocks[x].src_buf = CS_BUF_OUTPUT;
-                cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i + 2, (int) i, TRUE);
+                cs_pipetree_direct_all_gather(sink, c, m, p, blocks, i + 2, (int)i, TRUE);
             }
             continue;
         }
 
         gint64 first, len;
         gint64 bb = size.block_bytes;
-        cs_algo_split (bb / es, n_channels, c, &first, &len);
+        cs_algo_split(bb / es, n_channels, c, &first, &len);
         for (gint64 i = 0, at = first; at < first + len; i++, at += chunk_el) {
             gint64 off = at * es;
-            gint64 bytes = MIN (chunk_el, first + len - at) * es;
+            gint64 bytes = MIN(chunk_el, first + len - at) * es;
             for (int x = 0; x < p; x++) {
                 if (args->op == CS_OP_REDUCE_SCATTER)
-                    blocks[x] = (CsBlockMove) { CS_BUF_INPUT, x * bb + off, CS_BUF_OUTPUT, off,
-                                                bytes };
+                    blocks[x]
+                        = (CsBlockMove){ CS_BUF_INPUT, x * bb + off, CS_BUF_OUTPUT, off, bytes };
                 else
-                    blocks[x] = (CsBlockMove) { CS_BUF_INPUT, off, CS_BUF_OUTPUT, x * bb + off,
-                                                bytes };
+                    blocks[x]
+                        = (CsBlockMove){ CS_BUF_INPUT, off, CS_BUF_OUTPUT, x * bb + off, bytes };
             }
             if (args->op == CS_OP_REDUCE_SCATTER) {
-                cs_pipetree_direct_reduce_scatter (sink, c, m, p, blocks, i, (int) i, TRUE);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, TRUE);
                 continue;
             }
             for (int x = 0; x < p; x++)
-                cs_step_sink_step (sink, x, i, c, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, off,
-                                   CS_BUF_OUTPUT, x * bb + off, bytes, (int) i);
-            cs_pipetree_direct_all_gather (sink, c, m, p, blocks, i, (int) i, TRUE);
+                cs_step_sink_step(sink, x, i, c, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, off,
+                                  CS_BUF_OUTPUT, x * bb + off, bytes, (int)i);
+            cs_pipetree_direct_all_gather(sink, c, m, p, blocks, i, (int)i, TRUE);
         }
     }
-    cs_step_sink_flush (sink, sched);
+    cs_step_sink_flush(sink, sched);
     return sched;
 }
 
@@ -171,8 +172,8 @@ const CsAlgo cs_algo_nvls = {
     .summary = "NVLink SHARP: the NVSwitch reduces and multicasts (one NVLink domain, Simple)",
     .reference = "NCCL 2.28 src/device/all_reduce.h (NVLS), src/transport/nvls.cc, "
                  "src/enqueue.cc; NVIDIA Hopper whitepaper 2022 (NVLink SHARP)",
-    .ops = CS_OP_BIT (CS_OP_ALL_REDUCE) | CS_OP_BIT (CS_OP_REDUCE_SCATTER) |
-           CS_OP_BIT (CS_OP_ALL_GATHER),
+    .ops
+    = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_REDUCE_SCATTER) | CS_OP_BIT(CS_OP_ALL_GATHER),
     .supports = nvls_supports,
     .build = nvls_build,
 };

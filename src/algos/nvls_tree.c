@@ -21,31 +21,34 @@
  * it), so each GPU's NVLink port carries (L+1)/L x S each way, as NVLS does (see nvls.c).
  * Chunk i's three phases are spread over logical time (reduce-scatter at i, tree from i + 2,
  * multicast after the tree's round trip), so successive chunks overlap, as NCCL's warp groups
- * do. Simple protocol only, as in NCCL. */
+ * do. Simple protocol only, as in NCCL. On one NVLink domain it builds nvls.c's schedule
+ * (there is no tree; NCCL runs NVLSTree only across nodes). */
 #include "algos/algo.h"
 #include "algos/pipetree.h"
+
+extern const CsAlgo cs_algo_nvls;
 
 /* ---- Algorithm ---- */
 
 static gboolean
-nvls_tree_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
+nvls_tree_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
-    g_autoptr (CsNodeGroups) domains = NULL;
+    g_autoptr(CsNodeGroups) domains = NULL;
 
     if (op != CS_OP_ALL_REDUCE) {
         *why = "NVLSTree serves all-reduce only";
         return FALSE;
     }
-    if (topo == NULL || !cs_topo_has_nvls (topo)) {
+    if (topo == NULL || !cs_topo_has_nvls(topo)) {
         *why = "needs an NVSwitch with multicast_reduction (NVLink SHARP) in the topology";
         return FALSE;
     }
-    domains = cs_node_groups_new_nvlink (topo, nranks, NULL);
+    domains = cs_node_groups_new_nvlink(topo, nranks, NULL);
     if (domains == NULL) {
         *why = "more ranks than GPUs in the topology";
         return FALSE;
     }
-    if (!cs_node_groups_uniform (domains)) {
+    if (!cs_node_groups_uniform(domains)) {
         *why = "NVLink domains hold different numbers of ranks";
         return FALSE;
     }
@@ -53,14 +56,14 @@ nvls_tree_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
 }
 
 static CsSchedule *
-nvls_tree_build (const CsAlgoArgs *args, GError **error)
+nvls_tree_build(const CsAlgoArgs *args, GError **error)
 {
     int p = args->nranks;
-    int es = cs_dtype_size (args->dtype);
+    int es = cs_dtype_size(args->dtype);
     int n_channels = args->n_channels;
-    CsOpSize size = cs_op_size (args->op, args->size_bytes, args->dtype, p);
-    g_autoptr (CsNodeGroups) domains = NULL;
-    g_autoptr (CsStepSink) sink = NULL;
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, p);
+    g_autoptr(CsNodeGroups) domains = NULL;
+    g_autoptr(CsStepSink) sink = NULL;
     g_autofree int *m = NULL;
     g_autofree CsBlockMove *blocks = NULL;
     g_autofree gint64 *shard_first = NULL;
@@ -71,35 +74,40 @@ nvls_tree_build (const CsAlgoArgs *args, GError **error)
     int n, l;
 
     if (args->proto != CS_PROTO_SIMPLE) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "NVLSTree runs only with the Simple protocol (NCCL 2.28 tuning.cc), not %s",
-                     cs_proto_name (args->proto));
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "NVLSTree runs only with the Simple protocol (NCCL 2.28 tuning.cc), not %s",
+                    cs_proto_name(args->proto));
         return NULL;
     }
     if (args->topo == NULL) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "NVLSTree needs a topology with NVLink SHARP");
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "NVLSTree needs a topology with NVLink SHARP");
         return NULL;
     }
-    domains = cs_node_groups_new_nvlink (args->topo, p, error);
+    domains = cs_node_groups_new_nvlink(args->topo, p, error);
     if (domains == NULL)
         return NULL;
-    if (!cs_node_groups_uniform (domains)) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "NVLSTree: NVLink domains hold different numbers of ranks");
+    if (!cs_node_groups_uniform(domains)) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "NVLSTree: NVLink domains hold different numbers of ranks");
         return NULL;
     }
+    /* One domain has no tree between domains (NCCL enables NVLSTree only across nodes): it is
+     * NVLS itself, chunk rule included. */
+    if (domains->n_groups == 1)
+        return cs_algo_nvls.build(args, error);
     n = domains->n_groups;
-    l = cs_node_groups_size (domains, 0);
-    chunk_el = cs_pipetree_nvls_chunk (args->chunk_bytes, es, n_channels, l, n,
-                                       size.size_bytes, TRUE) / es;
-    sink = cs_step_sink_new (p);
-    m = g_new (int, MAX (n, l));
-    blocks = g_new (CsBlockMove, l);
-    shard_first = g_new (gint64, l);
-    shard_len = g_new (gint64, l);
-    trees = g_new0 (CsPipeTree *, l);
-    sched = cs_algo_schedule_new (args);
+    l = cs_node_groups_size(domains, 0);
+    chunk_el
+        = cs_pipetree_nvls_chunk(args->chunk_bytes, es, n_channels, l, n, size.size_bytes, TRUE)
+          / es;
+    sink = cs_step_sink_new(p);
+    m = g_new(int, MAX(n, l));
+    blocks = g_new(CsBlockMove, l);
+    shard_first = g_new(gint64, l);
+    shard_len = g_new(gint64, l);
+    trees = g_new0(CsPipeTree *, l);
+    sched = cs_algo_schedule_new(args);
 
     for (int c = 0; c < n_channels; c++) {
         int which = n_channels == 1 ? 0 : c % 2;
@@ -109,28 +117,28 @@ nvls_tree_build (const CsAlgoArgs *args, GError **error)
         /* Shard j's tree joins the heads j of every domain: an inter-domain tree per rail. */
         for (int j = 0; j < l; j++) {
             for (int x = 0; x < n; x++)
-                m[x] = cs_node_groups_rank (domains, x, j);
-            cs_pipetree_free (trees[j]);
-            trees[j] = cs_pipetree_new (p);
-            cs_pipetree_dtree_over (trees[j], m, n, which);
-            height = MAX (height, trees[j]->height);
+                m[x] = cs_node_groups_rank(domains, x, j);
+            cs_pipetree_free(trees[j]);
+            trees[j] = cs_pipetree_new(p);
+            cs_pipetree_dtree_over(trees[j], m, n, which);
+            height = MAX(height, trees[j]->height);
         }
-        cs_algo_split (size.recv_bytes / es, n_channels, c, &first, &len);
+        cs_algo_split(size.recv_bytes / es, n_channels, c, &first, &len);
         for (int j = 0; j < l; j++) {
-            cs_algo_split (len, l, j, &shard_first[j], &shard_len[j]);
+            cs_algo_split(len, l, j, &shard_first[j], &shard_len[j]);
             shard_first[j] += first;
-            max_len = MAX (max_len, shard_len[j]);
+            max_len = MAX(max_len, shard_len[j]);
         }
         for (gint64 i = 0; i * chunk_el < max_len; i++) {
             for (int j = 0; j < l; j++) {
                 gint64 at = (shard_first[j] + i * chunk_el) * es;
-                gint64 bytes = CLAMP (shard_len[j] - i * chunk_el, 0, chunk_el) * es;
-                blocks[j] = (CsBlockMove) { CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
+                gint64 bytes = CLAMP(shard_len[j] - i * chunk_el, 0, chunk_el) * es;
+                blocks[j] = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
             }
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
-                    m[x] = cs_node_groups_rank (domains, g, x);
-                cs_pipetree_direct_reduce_scatter (sink, c, m, l, blocks, i, (int) i, TRUE);
+                    m[x] = cs_node_groups_rank(domains, g, x);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, TRUE);
             }
             for (int j = 0; j < l; j++) {
                 CsTreeRegion region = {
@@ -140,25 +148,25 @@ nvls_tree_build (const CsAlgoArgs *args, GError **error)
                     .dst_buf = CS_BUF_OUTPUT,
                     .offset = blocks[j].dst_off,
                     .bytes = blocks[j].bytes,
-                    .chunk = (int) i,
+                    .chunk = (int)i,
                     .time = i + 2,
                 };
-                cs_pipetree_allreduce (sink, trees[j], &region);
+                cs_pipetree_allreduce(sink, trees[j], &region);
             }
             for (int j = 0; j < l; j++)
                 blocks[j].src_buf = CS_BUF_OUTPUT;
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
-                    m[x] = cs_node_groups_rank (domains, g, x);
-                cs_pipetree_direct_all_gather (sink, c, m, l, blocks, i + 3 + 2 * height,
-                                               (int) i, TRUE);
+                    m[x] = cs_node_groups_rank(domains, g, x);
+                cs_pipetree_direct_all_gather(sink, c, m, l, blocks, i + 3 + 2 * height, (int)i,
+                                              TRUE);
             }
         }
     }
     for (int j = 0; j < l; j++)
-        cs_pipetree_free (trees[j]);
-    g_free (trees);
-    cs_step_sink_flush (sink, sched);
+        cs_pipetree_free(trees[j]);
+    g_free(trees);
+    cs_step_sink_flush(sink, sched);
     return sched;
 }
 
@@ -167,7 +175,7 @@ const CsAlgo cs_algo_nvls_tree = {
     .summary = "NVLS inside each NVLink domain + double binary tree across domains (Simple)",
     .reference = "NCCL 2.28 src/device/all_reduce.h (NVLS_TREE), src/graph/connect.cc "
                  "(connectNvls), src/graph/trees.cc; Sanders, Speck, Traff 2009",
-    .ops = CS_OP_BIT (CS_OP_ALL_REDUCE),
+    .ops = CS_OP_BIT(CS_OP_ALL_REDUCE),
     .supports = nvls_tree_supports,
     .build = nvls_tree_build,
 };

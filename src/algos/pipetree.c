@@ -20,11 +20,11 @@
  * single child. Same parent/child relation as NCCL's ncclGetBtree.
  */
 void
-cs_pipetree_btree (int n, int index, int *parent, int *child0, int *child1, int *child_type)
+cs_pipetree_btree(int n, int index, int *parent, int *child0, int *child1, int *child_type)
 {
     int bit = 1;
 
-    g_return_if_fail (n >= 1 && index >= 0 && index < n);
+    g_return_if_fail(n >= 1 && index >= 0 && index < n);
 
     while (bit < n && (bit & index) == 0)
         bit <<= 1;
@@ -57,25 +57,25 @@ cs_pipetree_btree (int n, int index, int *parent, int *child0, int *child1, int 
  * leaves of the other; shifted by one when @n is odd, where only index 0 is inner in both.
  */
 void
-cs_pipetree_dtree (int n, int tree, int index, int *parent, int *child0, int *child1,
-                   int *child_type)
+cs_pipetree_dtree(int n, int tree, int index, int *parent, int *child0, int *child1,
+                  int *child_type)
 {
     int u, d0, d1;
 
-    g_return_if_fail (tree == 0 || tree == 1);
+    g_return_if_fail(tree == 0 || tree == 1);
 
     if (tree == 0) {
-        cs_pipetree_btree (n, index, parent, child0, child1, child_type);
+        cs_pipetree_btree(n, index, parent, child0, child1, child_type);
         return;
     }
     if (n % 2 == 1) {
-        cs_pipetree_btree (n, (index - 1 + n) % n, &u, &d0, &d1, child_type);
+        cs_pipetree_btree(n, (index - 1 + n) % n, &u, &d0, &d1, child_type);
         *parent = u == -1 ? -1 : (u + 1) % n;
         *child0 = d0 == -1 ? -1 : (d0 + 1) % n;
         *child1 = d1 == -1 ? -1 : (d1 + 1) % n;
     }
     else {
-        cs_pipetree_btree (n, n - 1 - index, &u, &d0, &d1, child_type);
+        cs_pipetree_btree(n, n - 1 - index, &u, &d0, &d1, child_type);
         *parent = u == -1 ? -1 : n - 1 - u;
         *child0 = d0 == -1 ? -1 : n - 1 - d0;
         *child1 = d1 == -1 ? -1 : n - 1 - d1;
@@ -83,7 +83,7 @@ cs_pipetree_dtree (int n, int tree, int index, int *parent, int *child0, int *ch
 }
 
 int
-cs_pipetree_dtree_root (int n, int tree)
+cs_pipetree_dtree_root(int n, int tree)
 {
     if (tree == 0)
         return 0;
@@ -93,16 +93,16 @@ cs_pipetree_dtree_root (int n, int tree)
 /* ---- Trees of ranks ---- */
 
 CsPipeTree *
-cs_pipetree_new (int n_ranks)
+cs_pipetree_new(int n_ranks)
 {
     CsPipeTree *tree;
 
-    g_return_val_if_fail (n_ranks >= 1, NULL);
+    g_return_val_if_fail(n_ranks >= 1, NULL);
 
-    tree = g_new0 (CsPipeTree, 1);
+    tree = g_new0(CsPipeTree, 1);
     tree->n_ranks = n_ranks;
     tree->root = -1;
-    tree->nodes = g_new0 (CsTreeNode, n_ranks);
+    tree->nodes = g_new0(CsTreeNode, n_ranks);
     for (int r = 0; r < n_ranks; r++) {
         tree->nodes[r].parent = -1;
         tree->nodes[r].depth = -1;
@@ -111,39 +111,39 @@ cs_pipetree_new (int n_ranks)
 }
 
 void
-cs_pipetree_free (CsPipeTree *tree)
+cs_pipetree_free(CsPipeTree *tree)
 {
     if (tree == NULL)
         return;
-    g_free (tree->nodes);
-    g_free (tree);
+    g_free(tree->nodes);
+    g_free(tree);
 }
 
 void
-cs_pipetree_link (CsPipeTree *tree, int parent, int child)
+cs_pipetree_link(CsPipeTree *tree, int parent, int child)
 {
     CsTreeNode *p;
 
-    g_return_if_fail (parent >= 0 && parent < tree->n_ranks);
-    g_return_if_fail (child >= 0 && child < tree->n_ranks && child != parent);
+    g_return_if_fail(parent >= 0 && parent < tree->n_ranks);
+    g_return_if_fail(child >= 0 && child < tree->n_ranks && child != parent);
 
     p = &tree->nodes[parent];
-    g_assert (p->n_children < CS_PIPETREE_MAX_CHILDREN);
-    g_assert (tree->nodes[child].parent == -1);
+    g_assert(p->n_children < CS_PIPETREE_MAX_CHILDREN);
+    g_assert(tree->nodes[child].parent == -1);
     p->children[p->n_children++] = child;
     tree->nodes[child].parent = parent;
 }
 
 void
-cs_pipetree_finish (CsPipeTree *tree, int root)
+cs_pipetree_finish(CsPipeTree *tree, int root)
 {
-    g_autofree int *order = g_new (int, tree->n_ranks);
-    g_autofree int *below = g_new0 (int, tree->n_ranks);
+    g_autofree int *order = g_new(int, tree->n_ranks);
+    g_autofree int *below = g_new0(int, tree->n_ranks);
     int head = 0;
     int tail = 0;
 
-    g_return_if_fail (root >= 0 && root < tree->n_ranks);
-    g_return_if_fail (tree->nodes[root].parent == -1);
+    g_return_if_fail(root >= 0 && root < tree->n_ranks);
+    g_return_if_fail(tree->nodes[root].parent == -1);
 
     tree->root = root;
     tree->height = 0;
@@ -154,7 +154,7 @@ cs_pipetree_finish (CsPipeTree *tree, int root)
         for (int i = 0; i < n->n_children; i++) {
             CsTreeNode *c = &tree->nodes[n->children[i]];
             c->depth = n->depth + 1;
-            tree->height = MAX (tree->height, c->depth);
+            tree->height = MAX(tree->height, c->depth);
             order[tail++] = n->children[i];
         }
     }
@@ -172,20 +172,20 @@ cs_pipetree_finish (CsPipeTree *tree, int root)
             n->children[b] = c;
         }
         if (n->parent >= 0)
-            below[n->parent] = MAX (below[n->parent], below[order[i]] + 1);
+            below[n->parent] = MAX(below[n->parent], below[order[i]] + 1);
     }
 }
 
 void
-cs_pipetree_dtree_over (CsPipeTree *tree, const int *members, int n, int which)
+cs_pipetree_dtree_over(CsPipeTree *tree, const int *members, int n, int which)
 {
     for (int i = 0; i < n; i++) {
         int parent, c0, c1, type;
-        cs_pipetree_dtree (n, which, i, &parent, &c0, &c1, &type);
+        cs_pipetree_dtree(n, which, i, &parent, &c0, &c1, &type);
         if (parent >= 0)
-            cs_pipetree_link (tree, members[parent], members[i]);
+            cs_pipetree_link(tree, members[parent], members[i]);
     }
-    cs_pipetree_finish (tree, members[cs_pipetree_dtree_root (n, which)]);
+    cs_pipetree_finish(tree, members[cs_pipetree_dtree_root(n, which)]);
 }
 
 /* ---- Node groups ---- */
@@ -196,7 +196,7 @@ typedef struct {
 } NodeRank;
 
 static int
-node_rank_cmp (const void *a, const void *b)
+node_rank_cmp(const void *a, const void *b)
 {
     const NodeRank *x = a;
     const NodeRank *y = b;
@@ -207,17 +207,17 @@ node_rank_cmp (const void *a, const void *b)
 }
 
 static CsNodeGroups *
-groups_from_pairs (NodeRank *pairs, int n_ranks)
+groups_from_pairs(NodeRank *pairs, int n_ranks)
 {
-    CsNodeGroups *groups = g_new0 (CsNodeGroups, 1);
+    CsNodeGroups *groups = g_new0(CsNodeGroups, 1);
     int g = -1;
 
-    qsort (pairs, n_ranks, sizeof *pairs, node_rank_cmp);
+    qsort(pairs, n_ranks, sizeof *pairs, node_rank_cmp);
     groups->n_ranks = n_ranks;
-    groups->ranks = g_new (int, n_ranks);
-    groups->group_of = g_new (int, n_ranks);
-    groups->local_of = g_new (int, n_ranks);
-    groups->offsets = g_new (int, n_ranks + 1);
+    groups->ranks = g_new(int, n_ranks);
+    groups->group_of = g_new(int, n_ranks);
+    groups->local_of = g_new(int, n_ranks);
+    groups->offsets = g_new(int, n_ranks + 1);
     for (int i = 0; i < n_ranks; i++) {
         if (i == 0 || pairs[i].node != pairs[i - 1].node)
             groups->offsets[++g] = i;
@@ -236,24 +236,24 @@ groups_from_pairs (NodeRank *pairs, int n_ranks)
  * Returns: (transfer full) (nullable)
  */
 CsNodeGroups *
-cs_node_groups_new (const CsTopo *topo, int n_ranks, GError **error)
+cs_node_groups_new(const CsTopo *topo, int n_ranks, GError **error)
 {
     g_autofree NodeRank *pairs = NULL;
 
-    g_return_val_if_fail (n_ranks >= 1, NULL);
+    g_return_val_if_fail(n_ranks >= 1, NULL);
 
-    if (topo != NULL && n_ranks > cs_topo_n_ranks (topo)) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "%d ranks requested but topology %s has %d GPUs", n_ranks,
-                     cs_topo_name (topo), cs_topo_n_ranks (topo));
+    if (topo != NULL && n_ranks > cs_topo_n_ranks(topo)) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "%d ranks requested but topology %s has %d GPUs", n_ranks, cs_topo_name(topo),
+                    cs_topo_n_ranks(topo));
         return NULL;
     }
-    pairs = g_new (NodeRank, n_ranks);
+    pairs = g_new(NodeRank, n_ranks);
     for (int r = 0; r < n_ranks; r++) {
-        pairs[r].node = topo != NULL ? cs_topo_rank_node (topo, r) : 0;
+        pairs[r].node = topo != NULL ? cs_topo_rank_node(topo, r) : 0;
         pairs[r].rank = r;
     }
-    return groups_from_pairs (pairs, n_ranks);
+    return groups_from_pairs(pairs, n_ranks);
 }
 
 /**
@@ -263,77 +263,76 @@ cs_node_groups_new (const CsTopo *topo, int n_ranks, GError **error)
  * Returns: (transfer full) (nullable)
  */
 CsNodeGroups *
-cs_node_groups_new_nvlink (const CsTopo *topo, int n_ranks, GError **error)
+cs_node_groups_new_nvlink(const CsTopo *topo, int n_ranks, GError **error)
 {
     g_autofree NodeRank *pairs = NULL;
     g_autofree int *heads = NULL;
     int n_heads = 0;
 
-    g_return_val_if_fail (topo != NULL && n_ranks >= 1, NULL);
+    g_return_val_if_fail(topo != NULL && n_ranks >= 1, NULL);
 
-    if (n_ranks > cs_topo_n_ranks (topo)) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                     "%d ranks requested but topology %s has %d GPUs", n_ranks,
-                     cs_topo_name (topo), cs_topo_n_ranks (topo));
+    if (n_ranks > cs_topo_n_ranks(topo)) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "%d ranks requested but topology %s has %d GPUs", n_ranks, cs_topo_name(topo),
+                    cs_topo_n_ranks(topo));
         return NULL;
     }
-    pairs = g_new (NodeRank, n_ranks);
-    heads = g_new (int, n_ranks);
+    pairs = g_new(NodeRank, n_ranks);
+    heads = g_new(int, n_ranks);
     for (int r = 0; r < n_ranks; r++) {
         int d = 0;
-        while (d < n_heads &&
-               cs_topo_route (topo, heads[d], r)->link_class != CS_LINK_CLASS_NVLINK)
+        while (d < n_heads && cs_topo_route(topo, heads[d], r)->link_class != CS_LINK_CLASS_NVLINK)
             d++;
         if (d == n_heads)
             heads[n_heads++] = r;
         pairs[r].node = d;
         pairs[r].rank = r;
     }
-    return groups_from_pairs (pairs, n_ranks);
+    return groups_from_pairs(pairs, n_ranks);
 }
 
 CsNodeGroups *
-cs_node_groups_new_flat (int n_ranks)
+cs_node_groups_new_flat(int n_ranks)
 {
-    g_autofree NodeRank *pairs = g_new (NodeRank, n_ranks);
+    g_autofree NodeRank *pairs = g_new(NodeRank, n_ranks);
 
     for (int r = 0; r < n_ranks; r++) {
         pairs[r].node = r;
         pairs[r].rank = r;
     }
-    return groups_from_pairs (pairs, n_ranks);
+    return groups_from_pairs(pairs, n_ranks);
 }
 
 void
-cs_node_groups_free (CsNodeGroups *groups)
+cs_node_groups_free(CsNodeGroups *groups)
 {
     if (groups == NULL)
         return;
-    g_free (groups->offsets);
-    g_free (groups->ranks);
-    g_free (groups->group_of);
-    g_free (groups->local_of);
-    g_free (groups);
+    g_free(groups->offsets);
+    g_free(groups->ranks);
+    g_free(groups->group_of);
+    g_free(groups->local_of);
+    g_free(groups);
 }
 
 int
-cs_node_groups_size (const CsNodeGroups *groups, int g)
+cs_node_groups_size(const CsNodeGroups *groups, int g)
 {
     return groups->offsets[g + 1] - groups->offsets[g];
 }
 
 int
-cs_node_groups_rank (const CsNodeGroups *groups, int g, int local)
+cs_node_groups_rank(const CsNodeGroups *groups, int g, int local)
 {
-    g_assert (local >= 0 && local < cs_node_groups_size (groups, g));
+    g_assert(local >= 0 && local < cs_node_groups_size(groups, g));
     return groups->ranks[groups->offsets[g] + local];
 }
 
 gboolean
-cs_node_groups_uniform (const CsNodeGroups *groups)
+cs_node_groups_uniform(const CsNodeGroups *groups)
 {
     for (int g = 1; g < groups->n_groups; g++)
-        if (cs_node_groups_size (groups, g) != cs_node_groups_size (groups, 0))
+        if (cs_node_groups_size(groups, g) != cs_node_groups_size(groups, 0))
             return FALSE;
     return TRUE;
 }
@@ -349,40 +348,39 @@ typedef struct {
 
 struct _CsStepSink {
     int n_ranks;
-    GArray **programs;           /* per rank, of TimedStep */
+    GArray **programs; /* per rank, of TimedStep */
 };
 
 CsStepSink *
-cs_step_sink_new (int n_ranks)
+cs_step_sink_new(int n_ranks)
 {
-    CsStepSink *sink = g_new0 (CsStepSink, 1);
+    CsStepSink *sink = g_new0(CsStepSink, 1);
 
     sink->n_ranks = n_ranks;
-    sink->programs = g_new (GArray *, n_ranks);
+    sink->programs = g_new(GArray *, n_ranks);
     for (int r = 0; r < n_ranks; r++)
-        sink->programs[r] = g_array_new (FALSE, FALSE, sizeof (TimedStep));
+        sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
     return sink;
 }
 
 void
-cs_step_sink_free (CsStepSink *sink)
+cs_step_sink_free(CsStepSink *sink)
 {
     if (sink == NULL)
         return;
     for (int r = 0; r < sink->n_ranks; r++)
-        g_array_unref (sink->programs[r]);
-    g_free (sink->programs);
-    g_free (sink);
+        g_array_unref(sink->programs[r]);
+    g_free(sink->programs);
+    g_free(sink);
 }
 
 void
-cs_step_sink_add_ordered (CsStepSink *sink, int rank, gint64 time, gint64 order,
-                          const CsStep *step)
+cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order, const CsStep *step)
 {
     GArray *program;
     TimedStep ts;
 
-    g_return_if_fail (rank >= 0 && rank < sink->n_ranks);
+    g_return_if_fail(rank >= 0 && rank < sink->n_ranks);
 
     if (step->bytes == 0)
         return;
@@ -390,19 +388,19 @@ cs_step_sink_add_ordered (CsStepSink *sink, int rank, gint64 time, gint64 order,
     ts.time = time;
     ts.order = order;
     ts.step = *step;
-    g_array_append_val (program, ts);
+    g_array_append_val(program, ts);
 }
 
 void
-cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step)
+cs_step_sink_add(CsStepSink *sink, int rank, gint64 time, const CsStep *step)
 {
-    cs_step_sink_add_ordered (sink, rank, time, 0, step);
+    cs_step_sink_add_ordered(sink, rank, time, 0, step);
 }
 
 void
-cs_step_sink_step (CsStepSink *sink, int rank, gint64 time, int channel, CsStepKind kind,
-                   int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
-                   CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk)
+cs_step_sink_step(CsStepSink *sink, int rank, gint64 time, int channel, CsStepKind kind,
+                  int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
+                  CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk)
 {
     CsStep step = {
         .src_offset = src_offset,
@@ -411,18 +409,18 @@ cs_step_sink_step (CsStepSink *sink, int rank, gint64 time, int channel, CsStepK
         .send_peer = send_peer,
         .recv_peer = recv_peer,
         .chunk = chunk,
-        .kind = (guint8) kind,
-        .src_buf = (guint8) src_buf,
-        .dst_buf = (guint8) dst_buf,
-        .channel = (guint8) channel,
+        .kind = (guint8)kind,
+        .src_buf = (guint8)src_buf,
+        .dst_buf = (guint8)dst_buf,
+        .channel = (guint8)channel,
     };
 
-    g_return_if_fail (channel >= 0 && channel <= G_MAXUINT8);
-    cs_step_sink_add (sink, rank, time, &step);
+    g_return_if_fail(channel >= 0 && channel <= G_MAXUINT8);
+    cs_step_sink_add(sink, rank, time, &step);
 }
 
 static int
-timed_step_cmp (gconstpointer a, gconstpointer b)
+timed_step_cmp(gconstpointer a, gconstpointer b)
 {
     const TimedStep *x = a;
     const TimedStep *y = b;
@@ -434,76 +432,74 @@ timed_step_cmp (gconstpointer a, gconstpointer b)
 
 /* Each rank's queue is freed once copied, so the peak stays the queued steps, not twice. */
 void
-cs_step_sink_flush (CsStepSink *sink, CsSchedule *sched)
+cs_step_sink_flush(CsStepSink *sink, CsSchedule *sched)
 {
     for (int r = 0; r < sink->n_ranks; r++) {
         GArray *program = sink->programs[r];
-        g_array_sort (program, timed_step_cmp);
+        g_array_sort(program, timed_step_cmp);
         for (guint i = 0; i < program->len; i++)
-            cs_schedule_add (sched, r, &g_array_index (program, TimedStep, i).step);
-        g_array_unref (program);
-        sink->programs[r] = g_array_new (FALSE, FALSE, sizeof (TimedStep));
+            cs_schedule_add(sched, r, &g_array_index(program, TimedStep, i).step);
+        g_array_unref(program);
+        sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
     }
 }
 
 /* ---- Pipelined collectives over a tree ---- */
 
 static void
-put (CsStepSink *sink, const CsTreeRegion *rg, int rank, gint64 time, CsStepKind kind,
-     int recv_peer, int send_peer, CsBuffer src, CsBuffer dst)
+put(CsStepSink *sink, const CsTreeRegion *rg, int rank, gint64 time, CsStepKind kind, int recv_peer,
+    int send_peer, CsBuffer src, CsBuffer dst)
 {
-    cs_step_sink_step (sink, rank, time, rg->channel, kind, recv_peer, send_peer, src,
-                       rg->offset, dst, rg->offset, rg->bytes, rg->chunk);
+    cs_step_sink_step(sink, rank, time, rg->channel, kind, recv_peer, send_peer, src, rg->offset,
+                      dst, rg->offset, rg->bytes, rg->chunk);
 }
 
 /* Sends what @rank holds in @buf down to its children, the first by @first_kind (which also
  * receives from the parent). */
 static void
-fan_out (CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank, gint64 time,
-         CsBuffer buf, int first)
+fan_out(CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank, gint64 time,
+        CsBuffer buf, int first)
 {
     for (int i = first; i < n->n_children; i++)
-        put (sink, rg, rank, time, CS_STEP_SEND, -1, n->children[i], buf, buf);
+        put(sink, rg, rank, time, CS_STEP_SEND, -1, n->children[i], buf, buf);
 }
 
 /* The reduce-up part of a non-root rank: NCCL's send (leaf) or recvReduceSend, split into one
  * receive per child because a step names one peer; partial sums wait in @acc_buf. */
 static void
-reduce_up (CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank,
-           gint64 time)
+reduce_up(CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank, gint64 time)
 {
     CsBuffer src = rg->src_buf;
 
     if (n->n_children == 0) {
-        put (sink, rg, rank, time, CS_STEP_SEND, -1, n->parent, src, src);
+        put(sink, rg, rank, time, CS_STEP_SEND, -1, n->parent, src, src);
         return;
     }
     for (int i = 0; i + 1 < n->n_children; i++) {
-        put (sink, rg, rank, time, CS_STEP_RECV_REDUCE, n->children[i], -1, src, rg->acc_buf);
+        put(sink, rg, rank, time, CS_STEP_RECV_REDUCE, n->children[i], -1, src, rg->acc_buf);
         src = rg->acc_buf;
     }
-    put (sink, rg, rank, time, CS_STEP_RECV_REDUCE_SEND, n->children[n->n_children - 1],
-         n->parent, src, src);
+    put(sink, rg, rank, time, CS_STEP_RECV_REDUCE_SEND, n->children[n->n_children - 1], n->parent,
+        src, src);
 }
 
 /* Everything the root receives, reduced into @dst_buf except the last child's message,
  * which the caller consumes. Returns the buffer holding the partial sum so far. */
 static CsBuffer
-root_gather (CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank,
-             gint64 time)
+root_gather(CsStepSink *sink, const CsTreeRegion *rg, const CsTreeNode *n, int rank, gint64 time)
 {
     CsBuffer src = rg->src_buf;
 
     for (int i = 0; i + 1 < n->n_children; i++) {
-        put (sink, rg, rank, time, CS_STEP_RECV_REDUCE, n->children[i], -1, src, rg->dst_buf);
+        put(sink, rg, rank, time, CS_STEP_RECV_REDUCE, n->children[i], -1, src, rg->dst_buf);
         src = rg->dst_buf;
     }
     return src;
 }
 
 void
-cs_pipetree_broadcast (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region,
-                       gboolean root_copy)
+cs_pipetree_broadcast(CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region,
+                      gboolean root_copy)
 {
     if (region->bytes == 0)
         return;
@@ -514,27 +510,25 @@ cs_pipetree_broadcast (CsStepSink *sink, const CsPipeTree *tree, const CsTreeReg
         if (n->depth < 0)
             continue;
         if (r == tree->root) {
-            fan_out (sink, region, n, r, t, region->src_buf, 0);
+            fan_out(sink, region, n, r, t, region->src_buf, 0);
             /* Copy after the sends: NCCL's copySend does both at once, the copy never
              * delays the children. */
             if (root_copy && region->src_buf != region->dst_buf)
-                put (sink, region, r, t, CS_STEP_COPY, -1, -1, region->src_buf,
-                     region->dst_buf);
+                put(sink, region, r, t, CS_STEP_COPY, -1, -1, region->src_buf, region->dst_buf);
         }
         else if (n->n_children == 0) {
-            put (sink, region, r, t, CS_STEP_RECV, n->parent, -1, region->dst_buf,
-                 region->dst_buf);
+            put(sink, region, r, t, CS_STEP_RECV, n->parent, -1, region->dst_buf, region->dst_buf);
         }
         else {
-            put (sink, region, r, t, CS_STEP_RECV_COPY_SEND, n->parent, n->children[0],
-                 region->dst_buf, region->dst_buf);
-            fan_out (sink, region, n, r, t, region->dst_buf, 1);
+            put(sink, region, r, t, CS_STEP_RECV_COPY_SEND, n->parent, n->children[0],
+                region->dst_buf, region->dst_buf);
+            fan_out(sink, region, n, r, t, region->dst_buf, 1);
         }
     }
 }
 
 void
-cs_pipetree_reduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region)
+cs_pipetree_reduce(CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region)
 {
     if (region->bytes == 0)
         return;
@@ -545,23 +539,22 @@ cs_pipetree_reduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion
         if (n->depth < 0)
             continue;
         if (r != tree->root) {
-            reduce_up (sink, region, n, r, t);
+            reduce_up(sink, region, n, r, t);
             continue;
         }
         if (n->n_children == 0) {
             if (region->src_buf != region->dst_buf)
-                put (sink, region, r, t, CS_STEP_COPY, -1, -1, region->src_buf,
-                     region->dst_buf);
+                put(sink, region, r, t, CS_STEP_COPY, -1, -1, region->src_buf, region->dst_buf);
             continue;
         }
-        CsBuffer src = root_gather (sink, region, n, r, t);
-        put (sink, region, r, t, CS_STEP_RECV_REDUCE, n->children[n->n_children - 1], -1, src,
-             region->dst_buf);
+        CsBuffer src = root_gather(sink, region, n, r, t);
+        put(sink, region, r, t, CS_STEP_RECV_REDUCE, n->children[n->n_children - 1], -1, src,
+            region->dst_buf);
     }
 }
 
 void
-cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region)
+cs_pipetree_allreduce(CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region)
 {
     if (region->bytes == 0)
         return;
@@ -575,26 +568,26 @@ cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeReg
         if (r == tree->root) {
             if (n->n_children == 0) {
                 if (region->src_buf != region->dst_buf)
-                    put (sink, region, r, up, CS_STEP_COPY, -1, -1, region->src_buf,
-                         region->dst_buf);
+                    put(sink, region, r, up, CS_STEP_COPY, -1, -1, region->src_buf,
+                        region->dst_buf);
                 continue;
             }
             /* NCCL's recvReduceCopySend: the last reduction turns straight around. */
-            CsBuffer src = root_gather (sink, region, n, r, up);
-            put (sink, region, r, up, CS_STEP_RECV_REDUCE_COPY_SEND,
-                 n->children[n->n_children - 1], n->children[0], src, region->dst_buf);
-            fan_out (sink, region, n, r, up, region->dst_buf, 1);
+            CsBuffer src = root_gather(sink, region, n, r, up);
+            put(sink, region, r, up, CS_STEP_RECV_REDUCE_COPY_SEND, n->children[n->n_children - 1],
+                n->children[0], src, region->dst_buf);
+            fan_out(sink, region, n, r, up, region->dst_buf, 1);
             continue;
         }
-        reduce_up (sink, region, n, r, up);
+        reduce_up(sink, region, n, r, up);
         if (n->n_children == 0) {
-            put (sink, region, r, down, CS_STEP_RECV, n->parent, -1, region->dst_buf,
-                 region->dst_buf);
+            put(sink, region, r, down, CS_STEP_RECV, n->parent, -1, region->dst_buf,
+                region->dst_buf);
         }
         else {
-            put (sink, region, r, down, CS_STEP_RECV_COPY_SEND, n->parent, n->children[0],
-                 region->dst_buf, region->dst_buf);
-            fan_out (sink, region, n, r, down, region->dst_buf, 1);
+            put(sink, region, r, down, CS_STEP_RECV_COPY_SEND, n->parent, n->children[0],
+                region->dst_buf, region->dst_buf);
+            fan_out(sink, region, n, r, down, region->dst_buf, 1);
         }
     }
 }
@@ -603,9 +596,9 @@ cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeReg
 
 /* Queues a step with @flags (CsStepFlags) for @rank at (@time, @order). */
 static void
-direct_step (CsStepSink *sink, int rank, gint64 time, gint64 order, int channel,
-             CsStepKind kind, int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
-             CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk, guint8 flags)
+direct_step(CsStepSink *sink, int rank, gint64 time, gint64 order, int channel, CsStepKind kind,
+            int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset, CsBuffer dst_buf,
+            gint64 dst_offset, gint64 bytes, int chunk, guint8 flags)
 {
     CsStep step = {
         .src_offset = src_offset,
@@ -614,14 +607,14 @@ direct_step (CsStepSink *sink, int rank, gint64 time, gint64 order, int channel,
         .send_peer = send_peer,
         .recv_peer = recv_peer,
         .chunk = chunk,
-        .kind = (guint8) kind,
-        .src_buf = (guint8) src_buf,
-        .dst_buf = (guint8) dst_buf,
-        .channel = (guint8) channel,
+        .kind = (guint8)kind,
+        .src_buf = (guint8)src_buf,
+        .dst_buf = (guint8)dst_buf,
+        .channel = (guint8)channel,
         .flags = flags,
     };
 
-    cs_step_sink_add_ordered (sink, rank, time, order, &step);
+    cs_step_sink_add_ordered(sink, rank, time, order, &step);
 }
 
 /* Order keys of the direct phases within one logical time on channel c: the q-th send and
@@ -632,21 +625,21 @@ direct_step (CsStepSink *sink, int rank, gint64 time, gint64 order, int channel,
  * each) cross a link's two directions side by side, as NCCL's reduce warps interleave
  * ld_reduce and multimem.st. On the connection x -> x + q both phases' messages of one time
  * leave and are taken in the same order, whatever order the caller queued the phases in. */
-#define ORDER_AG(q, c) (2 * (gint64) (q) + (c) % 2)
-#define ORDER_RS(q, c) (2 * (gint64) (q) + 1 - (c) % 2)
+#define ORDER_AG(q, c) (2 * (gint64)(q) + (c) % 2)
+#define ORDER_RS(q, c) (2 * (gint64)(q) + 1 - (c) % 2)
 
 /* In the switch, the messages into member h are one ld_reduce: the one from h - 1 (q = 1)
  * leads it and also brings h's own copy to the switch, the others share its last hop. */
 void
-cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, int k,
-                                   const CsBlockMove *blocks, gint64 time, int chunk,
-                                   gboolean in_switch)
+cs_pipetree_direct_reduce_scatter(CsStepSink *sink, int channel, const int *m, int k,
+                                  const CsBlockMove *blocks, gint64 time, int chunk,
+                                  gboolean in_switch)
 {
     if (k == 1) {
         const CsBlockMove *b = &blocks[0];
         if (b->src_buf != b->dst_buf || b->src_off != b->dst_off)
-            cs_step_sink_step (sink, m[0], time, channel, CS_STEP_COPY, -1, -1, b->src_buf,
-                               b->src_off, b->dst_buf, b->dst_off, b->bytes, chunk);
+            cs_step_sink_step(sink, m[0], time, channel, CS_STEP_COPY, -1, -1, b->src_buf,
+                              b->src_off, b->dst_buf, b->dst_off, b->bytes, chunk);
         return;
     }
     for (int x = 0; x < k; x++) {
@@ -656,16 +649,16 @@ cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, 
             guint8 flags = !in_switch ? 0
                            : q == 1   ? CS_STEP_FLAG_REDUCE_SELF
                                       : CS_STEP_FLAG_SHARED_LAST_HOP;
-            direct_step (sink, m[x], time, ORDER_RS (q, channel), channel, CS_STEP_SEND, -1,
-                         m[(x + q) % k], b->src_buf, b->src_off, b->src_buf, b->src_off,
-                         b->bytes, chunk, flags);
+            direct_step(sink, m[x], time, ORDER_RS(q, channel), channel, CS_STEP_SEND, -1,
+                        m[(x + q) % k], b->src_buf, b->src_off, b->src_buf, b->src_off, b->bytes,
+                        chunk, flags);
         }
         for (int q = 1; q < k; q++) {
             CsBuffer src = q == 1 ? own->src_buf : own->dst_buf;
             gint64 src_off = q == 1 ? own->src_off : own->dst_off;
-            direct_step (sink, m[x], time + 1, ORDER_RS (q, channel), channel, CS_STEP_RECV_REDUCE,
-                         m[(x + k - q) % k], -1, src, src_off, own->dst_buf, own->dst_off,
-                         own->bytes, chunk, 0);
+            direct_step(sink, m[x], time + 1, ORDER_RS(q, channel), channel, CS_STEP_RECV_REDUCE,
+                        m[(x + k - q) % k], -1, src, src_off, own->dst_buf, own->dst_off,
+                        own->bytes, chunk, 0);
         }
     }
 }
@@ -673,9 +666,8 @@ cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, 
 /* In the switch, member x's sends are one multicast: the first (to x + 1) leads it and also
  * lands on x itself, the others share its first hop. */
 void
-cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int k,
-                               const CsBlockMove *blocks, gint64 time, int chunk,
-                               gboolean in_switch)
+cs_pipetree_direct_all_gather(CsStepSink *sink, int channel, const int *m, int k,
+                              const CsBlockMove *blocks, gint64 time, int chunk, gboolean in_switch)
 {
     for (int x = 0; x < k; x++) {
         const CsBlockMove *own = &blocks[x];
@@ -683,15 +675,15 @@ cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int 
             guint8 flags = !in_switch ? 0
                            : q == 1   ? CS_STEP_FLAG_MULTICAST_SELF
                                       : CS_STEP_FLAG_SHARED_FIRST_HOP;
-            direct_step (sink, m[x], time, ORDER_AG (q, channel), channel, CS_STEP_SEND, -1,
-                         m[(x + q) % k], own->src_buf, own->src_off, own->src_buf,
-                         own->src_off, own->bytes, chunk, flags);
+            direct_step(sink, m[x], time, ORDER_AG(q, channel), channel, CS_STEP_SEND, -1,
+                        m[(x + q) % k], own->src_buf, own->src_off, own->src_buf, own->src_off,
+                        own->bytes, chunk, flags);
         }
         for (int q = 1; q < k; q++) {
             const CsBlockMove *b = &blocks[(x + k - q) % k];
-            direct_step (sink, m[x], time + 1, ORDER_AG (q, channel), channel, CS_STEP_RECV,
-                         m[(x + k - q) % k], -1, b->dst_buf, b->dst_off, b->dst_buf,
-                         b->dst_off, b->bytes, chunk, 0);
+            direct_step(sink, m[x], time + 1, ORDER_AG(q, channel), channel, CS_STEP_RECV,
+                        m[(x + k - q) % k], -1, b->dst_buf, b->dst_off, b->dst_buf, b->dst_off,
+                        b->bytes, chunk, 0);
         }
     }
 }
@@ -699,14 +691,14 @@ cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int 
 /* ---- Sizes ---- */
 
 gint64
-cs_pipetree_part_start (gint64 n, int parts, int i)
+cs_pipetree_part_start(gint64 n, int parts, int i)
 {
-    g_return_val_if_fail (parts >= 1 && i >= 0 && i <= parts, 0);
+    g_return_val_if_fail(parts >= 1 && i >= 0 && i <= parts, 0);
     return n / parts * i + n % parts * i / parts;
 }
 
 int
-cs_pipetree_log2i (gint64 n)
+cs_pipetree_log2i(gint64 n)
 {
     int l = 0;
 
@@ -720,11 +712,11 @@ cs_pipetree_log2i (gint64 n)
  * NVLS_TREE starts from nvlsChunkSize, caps it at 64 KiB from 4 nodes, and has its own
  * thresholds. */
 gint64
-cs_pipetree_nvls_chunk (gint64 chunk_bytes, int esize, int n_channels, int n_heads,
-                        int n_nodes, gint64 total_bytes, gboolean nvls_tree)
+cs_pipetree_nvls_chunk(gint64 chunk_bytes, int esize, int n_channels, int n_heads, int n_nodes,
+                       gint64 total_bytes, gboolean nvls_tree)
 {
     gint64 chunk = chunk_bytes;
-    gint64 ops = (gint64) n_channels * n_heads;
+    gint64 ops = (gint64)n_channels * n_heads;
 
     if (chunk <= 0) {
         chunk = 128 * 1024;
@@ -750,5 +742,5 @@ cs_pipetree_nvls_chunk (gint64 chunk_bytes, int esize, int n_channels, int n_hea
         }
     }
     chunk -= chunk % esize;
-    return MAX (chunk, esize);
+    return MAX(chunk, esize);
 }

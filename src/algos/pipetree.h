@@ -20,16 +20,15 @@ G_BEGIN_DECLS
 /* NCCL's ncclGetBtree: the binary tree over @n indices rooted at 0 in which odd indices are
  * leaves. Sets @parent (-1 at the root), @child0 / @child1 (-1 when absent) and @child_type
  * (0 if @index is its parent's child0, 1 if child1, -1 at the root). */
-void cs_pipetree_btree (int n, int index, int *parent, int *child0, int *child1,
-                        int *child_type);
+void cs_pipetree_btree(int n, int index, int *parent, int *child0, int *child1, int *child_type);
 
 /* NCCL's ncclGetDtree: tree 0 is the btree; tree 1 mirrors it (n even) or shifts it by one
  * (n odd), so that most inner indices of one tree are leaves of the other. */
-void cs_pipetree_dtree (int n, int tree, int index, int *parent, int *child0, int *child1,
-                        int *child_type);
+void cs_pipetree_dtree(int n, int tree, int index, int *parent, int *child0, int *child1,
+                       int *child_type);
 
 /* NCCL's ncclGetDtreeRoots: the root index of @tree (0 or 1). */
-int cs_pipetree_dtree_root (int n, int tree);
+int cs_pipetree_dtree_root(int n, int tree);
 
 /* ---- Trees of ranks ---- */
 
@@ -38,10 +37,10 @@ int cs_pipetree_dtree_root (int n, int tree);
  * One rank's place in a tree. Ranks outside the tree have @depth -1.
  */
 typedef struct {
-    int parent;                                  /* rank, -1 at the root and outside */
+    int parent; /* rank, -1 at the root and outside */
     int n_children;
-    int children[CS_PIPETREE_MAX_CHILDREN];      /* ranks, deepest subtree first */
-    int depth;                                   /* hops below the root, -1 outside */
+    int children[CS_PIPETREE_MAX_CHILDREN]; /* ranks, deepest subtree first */
+    int depth;                              /* hops below the root, -1 outside */
 } CsTreeNode;
 
 /**
@@ -50,24 +49,24 @@ typedef struct {
  */
 typedef struct {
     int n_ranks;
-    int root;                    /* rank */
-    int height;                  /* hops: the largest depth */
-    CsTreeNode *nodes;           /* n_ranks entries (owned) */
+    int root;          /* rank */
+    int height;        /* hops: the largest depth */
+    CsTreeNode *nodes; /* n_ranks entries (owned) */
 } CsPipeTree;
 
 /* A tree over @n_ranks ranks with no edges yet. (transfer full) */
-CsPipeTree *cs_pipetree_new (int n_ranks);
-void cs_pipetree_free (CsPipeTree *tree);
+CsPipeTree *cs_pipetree_new(int n_ranks);
+void cs_pipetree_free(CsPipeTree *tree);
 /* Makes @child a child of @parent. */
-void cs_pipetree_link (CsPipeTree *tree, int parent, int child);
+void cs_pipetree_link(CsPipeTree *tree, int parent, int child);
 /* Roots the tree at @root: computes depths and the height and orders every rank's children
  * by decreasing subtree height (the longest path is served first). */
-void cs_pipetree_finish (CsPipeTree *tree, int root);
+void cs_pipetree_finish(CsPipeTree *tree, int root);
 /* NCCL's double binary tree @which (0 or 1) over @members[0..n-1] (index i is rank
  * members[i]), into an empty @tree, finished. */
-void cs_pipetree_dtree_over (CsPipeTree *tree, const int *members, int n, int which);
+void cs_pipetree_dtree_over(CsPipeTree *tree, const int *members, int n, int which);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsPipeTree, cs_pipetree_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsPipeTree, cs_pipetree_free)
 
 /* ---- Node groups ---- */
 
@@ -79,54 +78,54 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsPipeTree, cs_pipetree_free)
 typedef struct {
     int n_ranks;
     int n_groups;
-    int *offsets;                /* n_groups + 1 entries into @ranks (owned) */
-    int *ranks;                  /* n_ranks entries (owned) */
-    int *group_of;               /* n_ranks entries: the group of each rank (owned) */
-    int *local_of;               /* n_ranks entries: index within the group (owned) */
+    int *offsets;  /* n_groups + 1 entries into @ranks (owned) */
+    int *ranks;    /* n_ranks entries (owned) */
+    int *group_of; /* n_ranks entries: the group of each rank (owned) */
+    int *local_of; /* n_ranks entries: index within the group (owned) */
 } CsNodeGroups;
 
 /* Groups the first @n_ranks ranks of @topo (nullable) by node. NULL with
  * CS_SCHEDULE_ERROR_UNSUPPORTED if @topo has fewer ranks. (transfer full) */
-CsNodeGroups *cs_node_groups_new (const CsTopo *topo, int n_ranks, GError **error);
+CsNodeGroups *cs_node_groups_new(const CsTopo *topo, int n_ranks, GError **error);
 /* Groups the first @n_ranks ranks of @topo (not NULL) into NVLink domains: ranks joined by
  * routes of NVLink class only (a node of NVSwitch GPUs, or a whole NVL72 rack). NULL with
  * CS_SCHEDULE_ERROR_UNSUPPORTED if @topo has fewer ranks. (transfer full) */
-CsNodeGroups *cs_node_groups_new_nvlink (const CsTopo *topo, int n_ranks, GError **error);
+CsNodeGroups *cs_node_groups_new_nvlink(const CsTopo *topo, int n_ranks, GError **error);
 /* Every rank on its own node: the flat structure of trees over ranks. (transfer full) */
-CsNodeGroups *cs_node_groups_new_flat (int n_ranks);
-void cs_node_groups_free (CsNodeGroups *groups);
+CsNodeGroups *cs_node_groups_new_flat(int n_ranks);
+void cs_node_groups_free(CsNodeGroups *groups);
 /* Ranks in group @g. */
-int cs_node_groups_size (const CsNodeGroups *groups, int g);
+int cs_node_groups_size(const CsNodeGroups *groups, int g);
 /* Rank at index @local of group @g. */
-int cs_node_groups_rank (const CsNodeGroups *groups, int g, int local);
+int cs_node_groups_rank(const CsNodeGroups *groups, int g, int local);
 /* TRUE if every group holds the same number of ranks. */
-gboolean cs_node_groups_uniform (const CsNodeGroups *groups);
+gboolean cs_node_groups_uniform(const CsNodeGroups *groups);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsNodeGroups, cs_node_groups_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsNodeGroups, cs_node_groups_free)
 
 /* ---- Step sink ---- */
 
 typedef struct _CsStepSink CsStepSink;
 
 /* A sink for the programs of @n_ranks ranks. (transfer full) */
-CsStepSink *cs_step_sink_new (int n_ranks);
-void cs_step_sink_free (CsStepSink *sink);
+CsStepSink *cs_step_sink_new(int n_ranks);
+void cs_step_sink_free(CsStepSink *sink);
 /* Queues @step for @rank at logical @time. Steps of a rank run in (time, order, queueing
  * order); this queues at order 0. Deadlock freedom is the caller's: each message must be
  * received at a later time than it is sent, and in the order the sender sent it. Zero-byte
  * steps are dropped. */
-void cs_step_sink_add (CsStepSink *sink, int rank, gint64 time, const CsStep *step);
+void cs_step_sink_add(CsStepSink *sink, int rank, gint64 time, const CsStep *step);
 /* Queues @step at (@time, @order): @order sorts steps of one time. */
-void cs_step_sink_add_ordered (CsStepSink *sink, int rank, gint64 time, gint64 order,
-                               const CsStep *step);
+void cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order,
+                              const CsStep *step);
 /* Fills a CsStep and queues it; the arguments are cs_schedule_step()'s. */
-void cs_step_sink_step (CsStepSink *sink, int rank, gint64 time, int channel, CsStepKind kind,
-                        int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
-                        CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk);
+void cs_step_sink_step(CsStepSink *sink, int rank, gint64 time, int channel, CsStepKind kind,
+                       int recv_peer, int send_peer, CsBuffer src_buf, gint64 src_offset,
+                       CsBuffer dst_buf, gint64 dst_offset, gint64 bytes, int chunk);
 /* Appends every queued step to @sched in order and empties the sink. */
-void cs_step_sink_flush (CsStepSink *sink, CsSchedule *sched);
+void cs_step_sink_flush(CsStepSink *sink, CsSchedule *sched);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CsStepSink, cs_step_sink_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsStepSink, cs_step_sink_free)
 
 /* ---- Pipelined collectives over a tree ---- */
 
@@ -141,24 +140,23 @@ typedef struct {
     CsBuffer src_buf;
     CsBuffer acc_buf;
     CsBuffer dst_buf;
-    gint64 offset;               /* bytes: the same on every buffer */
+    gint64 offset; /* bytes: the same on every buffer */
     gint64 bytes;
-    int chunk;                   /* recorded in the steps */
-    gint64 time;                 /* logical time at which the chunk enters the tree */
+    int chunk;   /* recorded in the steps */
+    gint64 time; /* logical time at which the chunk enters the tree */
 } CsTreeRegion;
 
 /* Broadcast of the root's @src_buf region into every other rank's @dst_buf; the root also
  * copies it into its own @dst_buf when @root_copy. Rank at depth d acts at time + d. */
-void cs_pipetree_broadcast (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region,
-                            gboolean root_copy);
+void cs_pipetree_broadcast(CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region,
+                           gboolean root_copy);
 /* Reduction of every rank's @src_buf region into the root's @dst_buf. Rank at depth d acts at
  * time + height - d (as late as possible, so nothing waits in a slot). */
-void cs_pipetree_reduce (CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region);
+void cs_pipetree_reduce(CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region);
 /* Reduce up then broadcast down (NCCL's tree all-reduce): every rank's @dst_buf gets the
  * reduction of every @src_buf. Rank at depth d reduces at time + height - d and receives the
  * result at time + height + d; the root does both in one step. */
-void cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree,
-                            const CsTreeRegion *region);
+void cs_pipetree_allreduce(CsStepSink *sink, const CsPipeTree *tree, const CsTreeRegion *region);
 
 /* ---- Direct phases (NVLS) ---- */
 
@@ -169,9 +167,9 @@ void cs_pipetree_allreduce (CsStepSink *sink, const CsPipeTree *tree,
  */
 typedef struct {
     CsBuffer src_buf;
-    gint64 src_off;              /* bytes */
+    gint64 src_off; /* bytes */
     CsBuffer dst_buf;
-    gint64 dst_off;              /* bytes */
+    gint64 dst_off; /* bytes */
     gint64 bytes;
 } CsBlockMove;
 
@@ -183,9 +181,9 @@ typedef struct {
  * @in_switch:
  * the messages into each member are one in-switch reduction (NVLS ld_reduce): the first
  * carries CS_STEP_FLAG_REDUCE_SELF, the others CS_STEP_FLAG_SHARED_LAST_HOP. */
-void cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int *m, int k,
-                                        const CsBlockMove *blocks, gint64 time, int chunk,
-                                        gboolean in_switch);
+void cs_pipetree_direct_reduce_scatter(CsStepSink *sink, int channel, const int *m, int k,
+                                       const CsBlockMove *blocks, gint64 time, int chunk,
+                                       gboolean in_switch);
 /* All-gather among @m[0..k-1]: member x sends block x's @src to every other member, which
  * stores it in its @dst. Sends at @time, receives at @time + 1; member x sends to x+q and
  * receives from x-q, q = 1..k-1, interleaved with a reduce-scatter of the same time (see
@@ -193,22 +191,22 @@ void cs_pipetree_direct_reduce_scatter (CsStepSink *sink, int channel, const int
  * needed, is the caller's. @in_switch: each member's sends are one multicast (NVLS
  * multimem.st): the first carries CS_STEP_FLAG_MULTICAST_SELF, the others
  * CS_STEP_FLAG_SHARED_FIRST_HOP. */
-void cs_pipetree_direct_all_gather (CsStepSink *sink, int channel, const int *m, int k,
-                                    const CsBlockMove *blocks, gint64 time, int chunk,
-                                    gboolean in_switch);
+void cs_pipetree_direct_all_gather(CsStepSink *sink, int channel, const int *m, int k,
+                                   const CsBlockMove *blocks, gint64 time, int chunk,
+                                   gboolean in_switch);
 
 /* ---- Sizes ---- */
 
 /* Start of part @i of @n elements cut into @parts nearly equal parts (part i is
  * [start(i), start(i + 1))). */
-gint64 cs_pipetree_part_start (gint64 n, int parts, int i);
+gint64 cs_pipetree_part_start(gint64 n, int parts, int i);
 /* The largest k with 2^k <= @n (0 for n <= 1): NCCL's log2i. */
-int cs_pipetree_log2i (gint64 n);
+int cs_pipetree_log2i(gint64 n);
 /* NCCL's NVLS chunk (enqueue.cc, Simple only): @args->chunk_bytes if set, else
  * NCCL_NVLS_CHUNKSIZE (128 KiB) shrunk for small @total_bytes over n_channels x @n_heads
  * concurrent chunks; @nvls_tree selects the NVLS_TREE rule (64 KiB cap from 4 nodes). Whole
  * elements. */
-gint64 cs_pipetree_nvls_chunk (gint64 chunk_bytes, int esize, int n_channels, int n_heads,
-                               int n_nodes, gint64 total_bytes, gboolean nvls_tree);
+gint64 cs_pipetree_nvls_chunk(gint64 chunk_bytes, int esize, int n_channels, int n_heads,
+                              int n_nodes, gint64 total_bytes, gboolean nvls_tree);
 
 G_END_DECLS

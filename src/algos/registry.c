@@ -35,7 +35,7 @@ static const CsAlgo *const algos[] = {
 
 /* (transfer none) */
 const CsAlgo *const *
-cs_algo_registry (void)
+cs_algo_registry(void)
 {
     return algos;
 }
@@ -47,19 +47,19 @@ cs_algo_registry (void)
  * CS_SCHEDULE_ERROR_UNSUPPORTED listing the known names.
  */
 const CsAlgo *
-cs_algo_lookup (const char *name, GError **error)
+cs_algo_lookup(const char *name, GError **error)
 {
-    g_return_val_if_fail (name != NULL, NULL);
-    g_autofree char *want = g_ascii_strdown (name, -1);
-    g_strdelimit (want, "-", '_');
+    g_return_val_if_fail(name != NULL, NULL);
+    g_autofree char *want = g_ascii_strdown(name, -1);
+    g_strdelimit(want, "-", '_');
     for (const CsAlgo *const *a = algos; *a != NULL; a++)
-        if (strcmp ((*a)->name, want) == 0)
+        if (strcmp((*a)->name, want) == 0)
             return *a;
 
-    g_autoptr (GString) names = g_string_new (NULL);
+    g_autoptr(GString) names = g_string_new(NULL);
     for (const CsAlgo *const *a = algos; *a != NULL; a++)
-        g_string_append_printf (names, "%s%s", names->len > 0 ? ", " : "", (*a)->name);
-    g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                 "unknown algorithm \"%s\" (known: %s)", name, names->str);
+        g_string_append_printf(names, "%s%s", names->len > 0 ? ", " : "", (*a)->name);
+    g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                "unknown algorithm \"%s\" (known: %s)", name, names->str);
     return NULL;
 }

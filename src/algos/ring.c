@@ -44,9 +44,9 @@
 #include "algos/algo.h"
 #include "algos/pipetree.h"
 
-#define RING_OPS                                                                       \
-    (CS_OP_BIT (CS_OP_BROADCAST) | CS_OP_BIT (CS_OP_REDUCE) | CS_OP_BIT (CS_OP_ALL_REDUCE) \
-     | CS_OP_BIT (CS_OP_ALL_GATHER) | CS_OP_BIT (CS_OP_REDUCE_SCATTER))
+#define RING_OPS                                                                                   \
+    (CS_OP_BIT(CS_OP_BROADCAST) | CS_OP_BIT(CS_OP_REDUCE) | CS_OP_BIT(CS_OP_ALL_REDUCE)            \
+     | CS_OP_BIT(CS_OP_ALL_GATHER) | CS_OP_BIT(CS_OP_REDUCE_SCATTER))
 
 /* What one rank of one channel needs to emit its steps. */
 typedef struct {
@@ -54,15 +54,15 @@ typedef struct {
     int nranks;
     int rank;
     int channel;
-    int pos;                     /* this rank's position on the channel's ring */
-    const int *order;            /* nranks entries: the rank at each position */
-    int prev;                    /* receives from */
-    int next;                    /* sends to */
-    gint64 ts;                   /* bytes per element */
+    int pos;          /* this rank's position on the channel's ring */
+    const int *order; /* nranks entries: the rank at each position */
+    int prev;         /* receives from */
+    int next;         /* sends to */
+    gint64 ts;        /* bytes per element */
 } Ring;
 
 static int
-mod (int a, int p)
+mod(int a, int p)
 {
     return ((a % p) + p) % p;
 }
@@ -71,10 +71,10 @@ mod (int a, int p)
 
 /* Whether @a is a better neighbour of @from than @b: fewer hops, then a wider route. */
 static gboolean
-nearer (const CsTopo *topo, int from, int a, int b)
+nearer(const CsTopo *topo, int from, int a, int b)
 {
-    const CsRoute *ra = cs_topo_route (topo, from, a);
-    const CsRoute *rb = cs_topo_route (topo, from, b);
+    const CsRoute *ra = cs_topo_route(topo, from, a);
+    const CsRoute *rb = cs_topo_route(topo, from, b);
 
     if (ra->n_links != rb->n_links)
         return ra->n_links < rb->n_links;
@@ -84,9 +84,9 @@ nearer (const CsTopo *topo, int from, int a, int b)
 /* Orders @members[0..n-1] greedily by adjacency: from the first, always the nearest
  * unvisited member, ties to the lowest index. Writes member indices into @out. */
 static void
-adjacency_order (const CsTopo *topo, const int *members, int n, int *out)
+adjacency_order(const CsTopo *topo, const int *members, int n, int *out)
 {
-    g_autofree gboolean *used = g_new0 (gboolean, n);
+    g_autofree gboolean *used = g_new0(gboolean, n);
 
     out[0] = 0;
     used[0] = TRUE;
@@ -94,7 +94,7 @@ adjacency_order (const CsTopo *topo, const int *members, int n, int *out)
         int from = members[out[i - 1]];
         int best = -1;
         for (int j = 0; j < n; j++) {
-            if (!used[j] && (best < 0 || nearer (topo, from, members[j], members[best])))
+            if (!used[j] && (best < 0 || nearer(topo, from, members[j], members[best])))
                 best = j;
         }
         out[i] = best;
@@ -105,7 +105,7 @@ adjacency_order (const CsTopo *topo, const int *members, int n, int *out)
 /* Positions 0..@n-1 of a cyclic base order as a path from @a to @b (@a != @b unless n = 1),
  * using only cycle edges when @a and @b are neighbours on the cycle. */
 static void
-node_path (int n, int a, int b, int *path)
+node_path(int n, int a, int b, int *path)
 {
     int k = 0;
 
@@ -113,13 +113,13 @@ node_path (int n, int a, int b, int *path)
         path[0] = 0;
         return;
     }
-    if (b == mod (a + 1, n)) {
+    if (b == mod(a + 1, n)) {
         for (int i = 0; i < n; i++)
-            path[k++] = mod (a - i, n);
+            path[k++] = mod(a - i, n);
         return;
     }
     for (int i = 0; i < n; i++) {
-        int p = mod (a + i, n);
+        int p = mod(a + i, n);
         if (p != b)
             path[k++] = p;
     }
@@ -129,7 +129,7 @@ node_path (int n, int a, int b, int *path)
 /* Entry position offsets of the nodes, from the channel's start position: 0, 1, 0, 1, ...
  * so consecutive nodes differ and the last meets the first; an odd node count ends in 2. */
 static int
-entry_offset (int n_nodes, int k)
+entry_offset(int n_nodes, int k)
 {
     if (n_nodes % 2 == 1 && k == n_nodes - 1)
         return 2;
@@ -140,26 +140,26 @@ entry_offset (int n_nodes, int k)
  * adjacency order, the same on every node): fills @order with ranks. Returns the total hops
  * of the node-crossing routes. */
 static int
-network_ring (const CsTopo *topo, const CsNodeGroups *groups, const int *base, int s, int *order)
+network_ring(const CsTopo *topo, const CsNodeGroups *groups, const int *base, int s, int *order)
 {
     int n_nodes = groups->n_groups;
-    int len = cs_node_groups_size (groups, 0);
-    g_autofree int *path = g_new (int, len);
+    int len = cs_node_groups_size(groups, 0);
+    g_autofree int *path = g_new(int, len);
     int crossing_hops = 0;
 
     for (int k = 0; k < n_nodes; k++) {
-        int in = mod (s + entry_offset (n_nodes, k), len);
-        int out = mod (s + entry_offset (n_nodes, (k + 1) % n_nodes), len);
+        int in = mod(s + entry_offset(n_nodes, k), len);
+        int out = mod(s + entry_offset(n_nodes, (k + 1) % n_nodes), len);
         if (out == in && len > 1)
-            out = mod (in + 1, len);
-        node_path (len, in, out, path);
+            out = mod(in + 1, len);
+        node_path(len, in, out, path);
         for (int i = 0; i < len; i++)
-            order[k * len + i] = cs_node_groups_rank (groups, k, base[path[i]]);
+            order[k * len + i] = cs_node_groups_rank(groups, k, base[path[i]]);
     }
     for (int k = 0; k < n_nodes; k++) {
         int from = order[k * len + len - 1];
         int to = order[((k + 1) % n_nodes) * len];
-        crossing_hops += cs_topo_route (topo, from, to)->n_links;
+        crossing_hops += cs_topo_route(topo, from, to)->n_links;
     }
     return crossing_hops;
 }
@@ -167,11 +167,11 @@ network_ring (const CsTopo *topo, const CsNodeGroups *groups, const int *base, i
 /* Whether every pair of consecutive node groups talks over the network: nodes of one NVLink
  * domain (an NVL72 rack's trays) form one ring domain instead. */
 static gboolean
-nodes_on_network (const CsTopo *topo, const CsNodeGroups *groups)
+nodes_on_network(const CsTopo *topo, const CsNodeGroups *groups)
 {
     for (int g = 0; g + 1 < groups->n_groups; g++) {
-        const CsRoute *r = cs_topo_route (topo, cs_node_groups_rank (groups, g, 0),
-                                          cs_node_groups_rank (groups, g + 1, 0));
+        const CsRoute *r = cs_topo_route(topo, cs_node_groups_rank(groups, g, 0),
+                                         cs_node_groups_rank(groups, g + 1, 0));
         if (r->link_class != CS_LINK_CLASS_NET)
             return FALSE;
     }
@@ -179,7 +179,7 @@ nodes_on_network (const CsTopo *topo, const CsNodeGroups *groups)
 }
 
 static int
-gcd (int a, int b)
+gcd(int a, int b)
 {
     while (b != 0) {
         int t = a % b;
@@ -193,89 +193,88 @@ gcd (int a, int b)
  * pair, as on an xGMI platform. RCCL/NCCL then build rings of different orders so that every
  * link carries traffic, where rank order would use only the r -> r+1 links. */
 static gboolean
-full_mesh (const CsTopo *topo, int P)
+full_mesh(const CsTopo *topo, int P)
 {
     if (P < 3)
         return FALSE;
     for (int a = 0; a < P; a++)
         for (int b = 0; b < P; b++)
-            if (a != b && cs_topo_route (topo, a, b)->n_links != 1)
+            if (a != b && cs_topo_route(topo, a, b)->n_links != 1)
                 return FALSE;
     return TRUE;
 }
 
 /* One ring for every channel: @orders gets n_channels x nranks ranks, position-major. */
 static void
-ring_orders (const CsAlgoArgs *args, int *orders)
+ring_orders(const CsAlgoArgs *args, int *orders)
 {
     const CsTopo *topo = args->topo;
     int P = args->nranks;
     int n_channels = args->n_channels;
-    g_autoptr (CsNodeGroups) groups = NULL;
+    g_autoptr(CsNodeGroups) groups = NULL;
 
     for (int r = 0; r < P; r++)
         orders[r] = r;
-    if (topo != NULL && P <= cs_topo_n_ranks (topo))
-        groups = cs_node_groups_new (topo, P, NULL);
+    if (topo != NULL && P <= cs_topo_n_ranks(topo))
+        groups = cs_node_groups_new(topo, P, NULL);
     if (groups == NULL) {
         for (int c = 1; c < n_channels; c++)
-            memcpy (orders + (gsize) c * P, orders, P * sizeof (int));
+            memcpy(orders + (gsize)c * P, orders, P * sizeof(int));
         return;
     }
 
-    if (groups->n_groups == 1 && full_mesh (topo, P)) {
+    if (groups->n_groups == 1 && full_mesh(topo, P)) {
         /* A full mesh of direct links: channel c strides by the c-th stride coprime with P,
          * so the channels' rings spread over distinct links. */
         int n_strides = 0;
-        g_autofree int *strides = g_new (int, P);
+        g_autofree int *strides = g_new(int, P);
         for (int s = 1; s < P; s++)
-            if (gcd (s, P) == 1)
+            if (gcd(s, P) == 1)
                 strides[n_strides++] = s;
         for (int c = 0; c < n_channels; c++)
             for (int i = 0; i < P; i++)
-                orders[(gsize) c * P + i] = (int) (((gint64) i * strides[c % n_strides]) % P);
+                orders[(gsize)c * P + i] = (int)(((gint64)i * strides[c % n_strides]) % P);
         return;
     }
-    if (groups->n_groups == 1 || !nodes_on_network (topo, groups)) {
+    if (groups->n_groups == 1 || !nodes_on_network(topo, groups)) {
         /* One domain: the same adjacency ring on every channel. */
-        g_autofree int *local = g_new (int, P);
-        adjacency_order (topo, orders, P, local);
+        g_autofree int *local = g_new(int, P);
+        adjacency_order(topo, orders, P, local);
         for (int c = 0; c < n_channels; c++)
             for (int i = 0; i < P; i++)
-                orders[(gsize) c * P + i] = local[i];
+                orders[(gsize)c * P + i] = local[i];
         return;
     }
 
-    if (!cs_node_groups_uniform (groups)) {
+    if (!cs_node_groups_uniform(groups)) {
         /* Nodes of unequal size: rotate each node's adjacency order by the channel. */
-        g_autofree int *local = g_new (int, P);
+        g_autofree int *local = g_new(int, P);
         for (int g = 0; g < groups->n_groups; g++) {
             int off = groups->offsets[g];
-            adjacency_order (topo, groups->ranks + off, cs_node_groups_size (groups, g),
-                             local + off);
+            adjacency_order(topo, groups->ranks + off, cs_node_groups_size(groups, g), local + off);
         }
         for (int c = 0; c < n_channels; c++) {
             for (int g = 0; g < groups->n_groups; g++) {
                 int off = groups->offsets[g];
-                int len = cs_node_groups_size (groups, g);
+                int len = cs_node_groups_size(groups, g);
                 for (int i = 0; i < len; i++)
-                    orders[(gsize) c * P + off + i] =
-                        cs_node_groups_rank (groups, g, local[off + (c + i) % len]);
+                    orders[(gsize)c * P + off + i]
+                        = cs_node_groups_rank(groups, g, local[off + (c + i) % len]);
             }
         }
         return;
     }
 
     /* Uniform nodes: start positions with the fewest crossing hops, one per channel in turn. */
-    int len = cs_node_groups_size (groups, 0);
-    g_autofree int *base = g_new (int, len);
-    g_autofree int *starts = g_new (int, len);
+    int len = cs_node_groups_size(groups, 0);
+    g_autofree int *base = g_new(int, len);
+    g_autofree int *starts = g_new(int, len);
     int n_starts = 0;
     int best = G_MAXINT;
 
-    adjacency_order (topo, groups->ranks + groups->offsets[0], len, base);
+    adjacency_order(topo, groups->ranks + groups->offsets[0], len, base);
     for (int s = 0; s < len; s++) {
-        int h = network_ring (topo, groups, base, s, orders);
+        int h = network_ring(topo, groups, base, s, orders);
         if (h < best) {
             best = h;
             n_starts = 0;
@@ -284,19 +283,19 @@ ring_orders (const CsAlgoArgs *args, int *orders)
             starts[n_starts++] = s;
     }
     for (int c = 0; c < n_channels; c++)
-        network_ring (topo, groups, base, starts[c % n_starts], orders + (gsize) c * P);
+        network_ring(topo, groups, base, starts[c % n_starts], orders + (gsize)c * P);
 }
 
 static void
-ring_step (const Ring *g, CsStepKind kind, CsBuffer src_buf, gint64 src_elem, CsBuffer dst_buf,
-           gint64 dst_elem, gint64 len, int chunk)
+ring_step(const Ring *g, CsStepKind kind, CsBuffer src_buf, gint64 src_elem, CsBuffer dst_buf,
+          gint64 dst_elem, gint64 len, int chunk)
 {
     if (len <= 0)
         return;
-    int recv_peer = cs_step_kind_recvs (kind) ? g->prev : -1;
-    int send_peer = cs_step_kind_sends (kind) ? g->next : -1;
-    cs_schedule_step (g->sched, g->rank, g->channel, kind, recv_peer, send_peer, src_buf,
-                      src_elem * g->ts, dst_buf, dst_elem * g->ts, len * g->ts, chunk);
+    int recv_peer = cs_step_kind_recvs(kind) ? g->prev : -1;
+    int send_peer = cs_step_kind_sends(kind) ? g->next : -1;
+    cs_schedule_step(g->sched, g->rank, g->channel, kind, recv_peer, send_peer, src_buf,
+                     src_elem * g->ts, dst_buf, dst_elem * g->ts, len * g->ts, chunk);
 }
 
 /* ---- All-reduce ---- */
@@ -304,34 +303,34 @@ ring_step (const Ring *g, CsStepKind kind, CsBuffer src_buf, gint64 src_elem, Cs
 /* One channel's share [@first, @first + @count) of the vector, in loops of P chunks as
  * NCCL's runRing: each loop's chunk size is ceil(remaining / P), at most @chunk elements. */
 static void
-all_reduce_channel (const Ring *g, gint64 first, gint64 count, gint64 chunk)
+all_reduce_channel(const Ring *g, gint64 first, gint64 count, gint64 chunk)
 {
     int P = g->nranks;
-    int r = g->pos;              /* blocks are numbered by ring position */
-    gint64 loop_size = (gint64) P * chunk;
+    int r = g->pos; /* blocks are numbered by ring position */
+    gint64 loop_size = (gint64)P * chunk;
     int loop = 0;
     for (gint64 base = 0; base < count; base += loop_size, loop++) {
-        gint64 rest = MIN (loop_size, count - base);
+        gint64 rest = MIN(loop_size, count - base);
         gint64 cs = (rest + P - 1) / P;
-#define AT(j) (first + base + (gint64) (j) * cs)
-#define LEN(j) (MAX (0, MIN (cs, rest - (gint64) (j) * cs)))
-        int j = mod (r - 1, P);
-        ring_step (g, CS_STEP_SEND, CS_BUF_INPUT, AT (j), CS_BUF_INPUT, 0, LEN (j), loop);
+#define AT(j) (first + base + (gint64)(j)*cs)
+#define LEN(j) (MAX(0, MIN(cs, rest - (gint64)(j)*cs)))
+        int j = mod(r - 1, P);
+        ring_step(g, CS_STEP_SEND, CS_BUF_INPUT, AT(j), CS_BUF_INPUT, 0, LEN(j), loop);
         for (int s = 2; s < P; s++) {
-            j = mod (r - s, P);
-            ring_step (g, CS_STEP_RECV_REDUCE_SEND, CS_BUF_INPUT, AT (j), CS_BUF_OUTPUT, 0,
-                       LEN (j), loop);
+            j = mod(r - s, P);
+            ring_step(g, CS_STEP_RECV_REDUCE_SEND, CS_BUF_INPUT, AT(j), CS_BUF_OUTPUT, 0, LEN(j),
+                      loop);
         }
         j = r;
-        ring_step (g, CS_STEP_RECV_REDUCE_COPY_SEND, CS_BUF_INPUT, AT (j), CS_BUF_OUTPUT, AT (j),
-                   LEN (j), loop);
+        ring_step(g, CS_STEP_RECV_REDUCE_COPY_SEND, CS_BUF_INPUT, AT(j), CS_BUF_OUTPUT, AT(j),
+                  LEN(j), loop);
         for (int s = 1; s < P - 1; s++) {
-            j = mod (r - s, P);
-            ring_step (g, CS_STEP_RECV_COPY_SEND, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, AT (j),
-                       LEN (j), loop);
+            j = mod(r - s, P);
+            ring_step(g, CS_STEP_RECV_COPY_SEND, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, AT(j), LEN(j),
+                      loop);
         }
-        j = mod (r + 1, P);
-        ring_step (g, CS_STEP_RECV, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, AT (j), LEN (j), loop);
+        j = mod(r + 1, P);
+        ring_step(g, CS_STEP_RECV, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, AT(j), LEN(j), loop);
 #undef AT
 #undef LEN
     }
@@ -343,44 +342,44 @@ all_reduce_channel (const Ring *g, gint64 first, gint64 count, gint64 chunk)
  * @chunk: block j's piece travels from rank j around the ring (blocks are numbered by rank,
  * the output's layout). */
 static void
-all_gather_channel (const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gint64 chunk)
+all_gather_channel(const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gint64 chunk)
 {
     int P = g->nranks;
     int r = g->rank;
     int piece = 0;
     for (gint64 base = 0; base < sub_len; base += chunk, piece++) {
-        gint64 len = MIN (chunk, sub_len - base);
+        gint64 len = MIN(chunk, sub_len - base);
         gint64 off = sub + base;
-        ring_step (g, CS_STEP_SEND, CS_BUF_INPUT, off, CS_BUF_INPUT, 0, len, piece);
-        ring_step (g, CS_STEP_COPY, CS_BUF_INPUT, off, CS_BUF_OUTPUT, r * n + off, len, piece);
+        ring_step(g, CS_STEP_SEND, CS_BUF_INPUT, off, CS_BUF_INPUT, 0, len, piece);
+        ring_step(g, CS_STEP_COPY, CS_BUF_INPUT, off, CS_BUF_OUTPUT, r * n + off, len, piece);
         for (int s = 1; s < P - 1; s++) {
-            int j = g->order[mod (g->pos - s, P)];
-            ring_step (g, CS_STEP_RECV_COPY_SEND, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, j * n + off,
-                       len, piece);
+            int j = g->order[mod(g->pos - s, P)];
+            ring_step(g, CS_STEP_RECV_COPY_SEND, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, j * n + off, len,
+                      piece);
         }
-        int j = g->order[mod (g->pos + 1, P)];
-        ring_step (g, CS_STEP_RECV, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, j * n + off, len, piece);
+        int j = g->order[mod(g->pos + 1, P)];
+        ring_step(g, CS_STEP_RECV, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, j * n + off, len, piece);
     }
 }
 
 static void
-reduce_scatter_channel (const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gint64 chunk)
+reduce_scatter_channel(const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gint64 chunk)
 {
     int P = g->nranks;
     int r = g->rank;
     int piece = 0;
     for (gint64 base = 0; base < sub_len; base += chunk, piece++) {
-        gint64 len = MIN (chunk, sub_len - base);
+        gint64 len = MIN(chunk, sub_len - base);
         gint64 off = sub + base;
-        int j = g->order[mod (g->pos - 1, P)];
-        ring_step (g, CS_STEP_SEND, CS_BUF_INPUT, j * n + off, CS_BUF_INPUT, 0, len, piece);
+        int j = g->order[mod(g->pos - 1, P)];
+        ring_step(g, CS_STEP_SEND, CS_BUF_INPUT, j * n + off, CS_BUF_INPUT, 0, len, piece);
         for (int s = 2; s < P; s++) {
-            j = g->order[mod (g->pos - s, P)];
-            ring_step (g, CS_STEP_RECV_REDUCE_SEND, CS_BUF_INPUT, j * n + off, CS_BUF_OUTPUT, 0,
-                       len, piece);
+            j = g->order[mod(g->pos - s, P)];
+            ring_step(g, CS_STEP_RECV_REDUCE_SEND, CS_BUF_INPUT, j * n + off, CS_BUF_OUTPUT, 0, len,
+                      piece);
         }
-        ring_step (g, CS_STEP_RECV_REDUCE, CS_BUF_INPUT, r * n + off, CS_BUF_OUTPUT, off, len,
-                   piece);
+        ring_step(g, CS_STEP_RECV_REDUCE, CS_BUF_INPUT, r * n + off, CS_BUF_OUTPUT, off, len,
+                  piece);
     }
 }
 
@@ -388,55 +387,52 @@ reduce_scatter_channel (const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gin
 
 /* The chain from the root's ring position @root_pos onwards, piece by piece. */
 static void
-broadcast_channel (const Ring *g, int root_pos, gint64 first, gint64 count, gint64 chunk)
+broadcast_channel(const Ring *g, int root_pos, gint64 first, gint64 count, gint64 chunk)
 {
-    int v = mod (g->pos - root_pos, g->nranks);
+    int v = mod(g->pos - root_pos, g->nranks);
     int piece = 0;
     for (gint64 base = 0; base < count; base += chunk, piece++) {
-        gint64 len = MIN (chunk, count - base);
+        gint64 len = MIN(chunk, count - base);
         gint64 off = first + base;
         if (v == 0)
-            ring_step (g, CS_STEP_SEND, CS_BUF_INPUT, off, CS_BUF_INPUT, 0, len, piece);
+            ring_step(g, CS_STEP_SEND, CS_BUF_INPUT, off, CS_BUF_INPUT, 0, len, piece);
         else if (v < g->nranks - 1)
-            ring_step (g, CS_STEP_RECV_COPY_SEND, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, off, len,
-                       piece);
+            ring_step(g, CS_STEP_RECV_COPY_SEND, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, off, len, piece);
         else
-            ring_step (g, CS_STEP_RECV, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, off, len, piece);
+            ring_step(g, CS_STEP_RECV, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, off, len, piece);
     }
     /* The root's own copy comes last: it is off the pipeline's critical path. */
     if (v == 0)
-        ring_step (g, CS_STEP_COPY, CS_BUF_INPUT, first, CS_BUF_OUTPUT, first, count, 0);
+        ring_step(g, CS_STEP_COPY, CS_BUF_INPUT, first, CS_BUF_OUTPUT, first, count, 0);
 }
 
 /* The chain from the position after the root's (@root_pos) round to the root, piece by
  * piece. */
 static void
-reduce_channel (const Ring *g, int root_pos, gint64 first, gint64 count, gint64 chunk)
+reduce_channel(const Ring *g, int root_pos, gint64 first, gint64 count, gint64 chunk)
 {
-    int v = mod (g->pos - root_pos, g->nranks);
+    int v = mod(g->pos - root_pos, g->nranks);
     int piece = 0;
     for (gint64 base = 0; base < count; base += chunk, piece++) {
-        gint64 len = MIN (chunk, count - base);
+        gint64 len = MIN(chunk, count - base);
         gint64 off = first + base;
         if (v == 1)
-            ring_step (g, CS_STEP_SEND, CS_BUF_INPUT, off, CS_BUF_INPUT, 0, len, piece);
+            ring_step(g, CS_STEP_SEND, CS_BUF_INPUT, off, CS_BUF_INPUT, 0, len, piece);
         else if (v > 1)
-            ring_step (g, CS_STEP_RECV_REDUCE_SEND, CS_BUF_INPUT, off, CS_BUF_OUTPUT, 0, len,
-                       piece);
+            ring_step(g, CS_STEP_RECV_REDUCE_SEND, CS_BUF_INPUT, off, CS_BUF_OUTPUT, 0, len, piece);
         else
-            ring_step (g, CS_STEP_RECV_REDUCE, CS_BUF_INPUT, off, CS_BUF_OUTPUT, off, len,
-                       piece);
+            ring_step(g, CS_STEP_RECV_REDUCE, CS_BUF_INPUT, off, CS_BUF_OUTPUT, off, len, piece);
     }
 }
 
 /* ---- The algorithm ---- */
 
 static gboolean
-ring_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
+ring_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
-    (void) topo;
-    (void) nranks;
-    if ((RING_OPS & CS_OP_BIT (op)) == 0) {
+    (void)topo;
+    (void)nranks;
+    if ((RING_OPS & CS_OP_BIT(op)) == 0) {
         *why = "NCCL runs scatter, gather and all-to-all as grouped send/recv, not rings";
         return FALSE;
     }
@@ -444,34 +440,34 @@ ring_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
 }
 
 static CsSchedule *
-ring_build (const CsAlgoArgs *args, GError **error)
+ring_build(const CsAlgoArgs *args, GError **error)
 {
-    (void) error;
-    g_autoptr (CsSchedule) sched = cs_algo_schedule_new (args);
+    (void)error;
+    g_autoptr(CsSchedule) sched = cs_algo_schedule_new(args);
     int P = args->nranks;
     if (P == 1) {
-        cs_algo_copy_input (sched);
-        return g_steal_pointer (&sched);
+        cs_algo_copy_input(sched);
+        return g_steal_pointer(&sched);
     }
-    const CsOpSize *size = cs_schedule_size (sched);
-    gint64 ts = cs_dtype_size (args->dtype);
-    gint64 chunk = cs_algo_chunk_bytes (args) / ts;
+    const CsOpSize *size = cs_schedule_size(sched);
+    gint64 ts = cs_dtype_size(args->dtype);
+    gint64 chunk = cs_algo_chunk_bytes(args) / ts;
     gint64 count = size->count;
     gint64 n = size->block_bytes / ts;
 
-    g_autofree int *orders = g_new (int, (gsize) args->n_channels * P);
-    g_autofree int *pos = g_new (int, P);
-    ring_orders (args, orders);
+    g_autofree int *orders = g_new(int, (gsize)args->n_channels *P);
+    g_autofree int *pos = g_new(int, P);
+    ring_orders(args, orders);
 
     for (int c = 0; c < args->n_channels; c++) {
-        const int *order = orders + (gsize) c * P;
+        const int *order = orders + (gsize)c * P;
         gint64 first;
         gint64 len;
         /* Vector collectives split the vector; block collectives split every block. */
         if (args->op == CS_OP_ALL_GATHER || args->op == CS_OP_REDUCE_SCATTER)
-            cs_algo_split (n, args->n_channels, c, &first, &len);
+            cs_algo_split(n, args->n_channels, c, &first, &len);
         else
-            cs_algo_split (count, args->n_channels, c, &first, &len);
+            cs_algo_split(count, args->n_channels, c, &first, &len);
         for (int i = 0; i < P; i++)
             pos[order[i]] = i;
         for (int r = 0; r < P; r++) {
@@ -482,32 +478,32 @@ ring_build (const CsAlgoArgs *args, GError **error)
                 .channel = c,
                 .pos = pos[r],
                 .order = order,
-                .prev = order[mod (pos[r] - 1, P)],
-                .next = order[mod (pos[r] + 1, P)],
+                .prev = order[mod(pos[r] - 1, P)],
+                .next = order[mod(pos[r] + 1, P)],
                 .ts = ts,
             };
             switch (args->op) {
             case CS_OP_ALL_REDUCE:
-                all_reduce_channel (&g, first, len, chunk);
+                all_reduce_channel(&g, first, len, chunk);
                 break;
             case CS_OP_ALL_GATHER:
-                all_gather_channel (&g, n, first, len, chunk);
+                all_gather_channel(&g, n, first, len, chunk);
                 break;
             case CS_OP_REDUCE_SCATTER:
-                reduce_scatter_channel (&g, n, first, len, chunk);
+                reduce_scatter_channel(&g, n, first, len, chunk);
                 break;
             case CS_OP_BROADCAST:
-                broadcast_channel (&g, pos[args->root], first, len, chunk);
+                broadcast_channel(&g, pos[args->root], first, len, chunk);
                 break;
             case CS_OP_REDUCE:
-                reduce_channel (&g, pos[args->root], first, len, chunk);
+                reduce_channel(&g, pos[args->root], first, len, chunk);
                 break;
             default:
-                g_assert_not_reached ();
+                g_assert_not_reached();
             }
         }
     }
-    return g_steal_pointer (&sched);
+    return g_steal_pointer(&sched);
 }
 
 const CsAlgo cs_algo_ring = {

@@ -41,20 +41,20 @@
 
 typedef struct {
     const CsNodeGroups *groups;
-    int *parent;                 /* per group: parent group, -1 at the top */
-    int *type;                   /* per group: 0 = child0 of its parent, 1 = child1 */
-    int *start;                  /* per group: local index of the chain head, -1 = unknown */
-    int top;                     /* the group holding the root */
-    int rotation;                /* extra offset of the rooted group's attach point */
+    int *parent;  /* per group: parent group, -1 at the top */
+    int *type;    /* per group: 0 = child0 of its parent, 1 = child1 */
+    int *start;   /* per group: local index of the chain head, -1 = unknown */
+    int top;      /* the group holding the root */
+    int rotation; /* extra offset of the rooted group's attach point */
     gboolean rooted;
 } Shape;
 
 /* Local index in group @g where a child group of @type attaches (NCCL balanced pattern:
  * child0 on the second rank of the chain, parent and child1 on the head). */
 static int
-attach_local (const Shape *s, int g, int type)
+attach_local(const Shape *s, int g, int type)
 {
-    int n = cs_node_groups_size (s->groups, g);
+    int n = cs_node_groups_size(s->groups, g);
 
     if (s->rooted && g == s->top)
         return (s->start[g] + s->rotation) % n;
@@ -64,12 +64,12 @@ attach_local (const Shape *s, int g, int type)
 }
 
 static int
-chain_start (Shape *s, int g)
+chain_start(Shape *s, int g)
 {
     if (s->start[g] < 0) {
         int p = s->parent[g];
-        chain_start (s, p);
-        s->start[g] = attach_local (s, p, s->type[g]) % cs_node_groups_size (s->groups, g);
+        chain_start(s, p);
+        s->start[g] = attach_local(s, p, s->type[g]) % cs_node_groups_size(s->groups, g);
     }
     return s->start[g];
 }
@@ -77,23 +77,23 @@ chain_start (Shape *s, int g)
 /* Double binary tree @which over the groups of @groups, a chain inside each group. With
  * @root >= 0 the root's group is on top and the other groups form the tree below it. */
 static CsPipeTree *
-build_tree (const CsNodeGroups *groups, int which, int rotation, int root)
+build_tree(const CsNodeGroups *groups, int which, int rotation, int root)
 {
     int n = groups->n_groups;
-    g_autofree int *parent = g_new (int, n);
-    g_autofree int *type = g_new (int, n);
-    g_autofree int *start = g_new (int, n);
+    g_autofree int *parent = g_new(int, n);
+    g_autofree int *type = g_new(int, n);
+    g_autofree int *start = g_new(int, n);
     Shape s = { groups, parent, type, start, 0, rotation, root >= 0 };
-    CsPipeTree *tree = cs_pipetree_new (groups->n_ranks);
+    CsPipeTree *tree = cs_pipetree_new(groups->n_ranks);
     int c0, c1;
 
     for (int g = 0; g < n; g++)
         start[g] = -1;
     if (root < 0) {
         for (int g = 0; g < n; g++)
-            cs_pipetree_dtree (n, which, g, &parent[g], &c0, &c1, &type[g]);
-        s.top = cs_pipetree_dtree_root (n, which);
-        start[s.top] = rotation % cs_node_groups_size (groups, s.top);
+            cs_pipetree_dtree(n, which, g, &parent[g], &c0, &c1, &type[g]);
+        s.top = cs_pipetree_dtree_root(n, which);
+        start[s.top] = rotation % cs_node_groups_size(groups, s.top);
     }
     else {
         /* Sanders et al.: the root above a double tree over everybody else. */
@@ -101,7 +101,7 @@ build_tree (const CsNodeGroups *groups, int which, int rotation, int root)
         for (int v = 0; v < n - 1; v++) {
             int g = (top + 1 + v) % n;
             int p;
-            cs_pipetree_dtree (n - 1, which, v, &p, &c0, &c1, &type[g]);
+            cs_pipetree_dtree(n - 1, which, v, &p, &c0, &c1, &type[g]);
             parent[g] = p < 0 ? top : (top + 1 + p) % n;
             if (p < 0)
                 type[g] = 1;
@@ -113,18 +113,17 @@ build_tree (const CsNodeGroups *groups, int which, int rotation, int root)
     }
 
     for (int g = 0; g < n; g++) {
-        int len = cs_node_groups_size (groups, g);
-        int head = chain_start (&s, g);
+        int len = cs_node_groups_size(groups, g);
+        int head = chain_start(&s, g);
         for (int i = 1; i < len; i++)
-            cs_pipetree_link (tree, cs_node_groups_rank (groups, g, (head + i - 1) % len),
-                              cs_node_groups_rank (groups, g, (head + i) % len));
+            cs_pipetree_link(tree, cs_node_groups_rank(groups, g, (head + i - 1) % len),
+                             cs_node_groups_rank(groups, g, (head + i) % len));
         if (parent[g] >= 0)
-            cs_pipetree_link (tree,
-                              cs_node_groups_rank (groups, parent[g],
-                                                   attach_local (&s, parent[g], type[g])),
-                              cs_node_groups_rank (groups, g, head));
+            cs_pipetree_link(
+                tree, cs_node_groups_rank(groups, parent[g], attach_local(&s, parent[g], type[g])),
+                cs_node_groups_rank(groups, g, head));
     }
-    cs_pipetree_finish (tree, cs_node_groups_rank (groups, s.top, start[s.top]));
+    cs_pipetree_finish(tree, cs_node_groups_rank(groups, s.top, start[s.top]));
     return tree;
 }
 
@@ -133,17 +132,17 @@ build_tree (const CsNodeGroups *groups, int which, int rotation, int root)
 /* NCCL enqueue.cc: tree chunks are one slot (chunkSteps = 1); LL128 halves them while the
  * pipeline would be too short for the tree's depth. */
 static gint64
-tree_chunk_bytes (const CsAlgoArgs *args, int n_nodes, gint64 bytes)
+tree_chunk_bytes(const CsAlgoArgs *args, int n_nodes, gint64 bytes)
 {
-    int esize = cs_dtype_size (args->dtype);
+    int esize = cs_dtype_size(args->dtype);
     gint64 chunk = args->chunk_bytes;
 
     if (chunk <= 0) {
-        chunk = cs_proto_info (args->proto)->slot_data_bytes;
+        chunk = cs_proto_info(args->proto)->slot_data_bytes;
         if (args->proto == CS_PROTO_LL128) {
-            double ppn = (double) args->nranks / n_nodes;
-            double nsteps = 1 + cs_pipetree_log2i (n_nodes) + 0.1 * ppn;
-            gint64 per_channel = (gint64) args->n_channels;
+            double ppn = (double)args->nranks / n_nodes;
+            double nsteps = 1 + cs_pipetree_log2i(n_nodes) + 0.1 * ppn;
+            gint64 per_channel = (gint64)args->n_channels;
             while (bytes / (per_channel * chunk) < nsteps * 64 / ppn && chunk > 131072)
                 chunk /= 2;
             while (bytes / (per_channel * chunk) < nsteps * 16 / ppn && chunk > 32768)
@@ -151,19 +150,19 @@ tree_chunk_bytes (const CsAlgoArgs *args, int n_nodes, gint64 bytes)
         }
     }
     chunk -= chunk % esize;
-    return MAX (chunk, esize);
+    return MAX(chunk, esize);
 }
 
 /* ---- Algorithm ---- */
 
 static gboolean
-tree_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
+tree_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
     if (op != CS_OP_ALL_REDUCE && op != CS_OP_BROADCAST && op != CS_OP_REDUCE) {
         *why = "the tree serves all-reduce, broadcast and reduce";
         return FALSE;
     }
-    if (topo != NULL && nranks > cs_topo_n_ranks (topo)) {
+    if (topo != NULL && nranks > cs_topo_n_ranks(topo)) {
         *why = "more ranks than GPUs in the topology";
         return FALSE;
     }
@@ -171,52 +170,52 @@ tree_supports (const CsTopo *topo, CsOp op, int nranks, const char **why)
 }
 
 static CsSchedule *
-tree_build (const CsAlgoArgs *args, GError **error)
+tree_build(const CsAlgoArgs *args, GError **error)
 {
     int p = args->nranks;
     int n_channels = args->n_channels;
-    CsOpSize size = cs_op_size (args->op, args->size_bytes, args->dtype, p);
-    int esize = cs_dtype_size (args->dtype);
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, p);
+    int esize = cs_dtype_size(args->dtype);
     gint64 n_el = size.recv_bytes / esize;
     int root = args->op == CS_OP_ALL_REDUCE ? -1 : args->root;
-    g_autoptr (CsNodeGroups) groups = NULL;
-    g_autoptr (CsStepSink) sink = NULL;
+    g_autoptr(CsNodeGroups) groups = NULL;
+    g_autoptr(CsStepSink) sink = NULL;
     CsSchedule *sched;
     gint64 chunk_el;
     int n_nodes = 1;
 
-    if (p < 1 || n_channels < 1 || n_channels > G_MAXUINT8 + 1 ||
-        (cs_op_has_root (args->op) && (args->root < 0 || args->root >= p))) {
-        g_set_error (error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID,
-                     "tree: invalid arguments (%d ranks, root %d, %d channels)", p,
-                     args->root, n_channels);
+    if (p < 1 || n_channels < 1 || n_channels > G_MAXUINT8 + 1
+        || (cs_op_has_root(args->op) && (args->root < 0 || args->root >= p))) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID,
+                    "tree: invalid arguments (%d ranks, root %d, %d channels)", p, args->root,
+                    n_channels);
         return NULL;
     }
     /* With a topology, nodes are chains (one node: one chain); without, every rank is a
      * node of its own and the trees span the ranks. */
     if (args->topo != NULL) {
-        groups = cs_node_groups_new (args->topo, p, error);
+        groups = cs_node_groups_new(args->topo, p, error);
         if (groups == NULL)
             return NULL;
         n_nodes = groups->n_groups;
     }
     else {
-        groups = cs_node_groups_new_flat (p);
+        groups = cs_node_groups_new_flat(p);
     }
-    chunk_el = tree_chunk_bytes (args, n_nodes, size.recv_bytes) / esize;
+    chunk_el = tree_chunk_bytes(args, n_nodes, size.recv_bytes) / esize;
 
-    sched = cs_schedule_new (args->op, p, root < 0 ? 0 : root, args->size_bytes, args->dtype,
-                             args->redop, args->proto, n_channels);
-    cs_schedule_set_algo (sched, "tree");
+    sched = cs_schedule_new(args->op, p, root < 0 ? 0 : root, args->size_bytes, args->dtype,
+                            args->redop, args->proto, n_channels);
+    cs_schedule_set_algo(sched, "tree");
     if (args->op == CS_OP_REDUCE)
-        cs_schedule_set_scratch (sched, size.recv_bytes);
+        cs_schedule_set_scratch(sched, size.recv_bytes);
 
-    sink = cs_step_sink_new (p);
+    sink = cs_step_sink_new(p);
     for (int c = 0; c < n_channels; c++) {
         int which = n_channels == 1 ? 0 : c % 2;
-        g_autoptr (CsPipeTree) tree = build_tree (groups, which, c / 2, root);
-        gint64 first = cs_pipetree_part_start (n_el, n_channels, c);
-        gint64 end = cs_pipetree_part_start (n_el, n_channels, c + 1);
+        g_autoptr(CsPipeTree) tree = build_tree(groups, which, c / 2, root);
+        gint64 first = cs_pipetree_part_start(n_el, n_channels, c);
+        gint64 end = cs_pipetree_part_start(n_el, n_channels, c + 1);
 
         for (gint64 e = first, k = 0; e < end; e += chunk_el, k++) {
             CsTreeRegion region = {
@@ -225,20 +224,20 @@ tree_build (const CsAlgoArgs *args, GError **error)
                 .acc_buf = args->op == CS_OP_REDUCE ? CS_BUF_SCRATCH : CS_BUF_OUTPUT,
                 .dst_buf = CS_BUF_OUTPUT,
                 .offset = e * esize,
-                .bytes = MIN (chunk_el, end - e) * esize,
-                .chunk = (int) k,
+                .bytes = MIN(chunk_el, end - e) * esize,
+                .chunk = (int)k,
                 .time = k,
             };
             if (args->op == CS_OP_ALL_REDUCE)
-                cs_pipetree_allreduce (sink, tree, &region);
+                cs_pipetree_allreduce(sink, tree, &region);
             else if (args->op == CS_OP_BROADCAST)
-                cs_pipetree_broadcast (sink, tree, &region, TRUE);
+                cs_pipetree_broadcast(sink, tree, &region, TRUE);
             else
-                cs_pipetree_reduce (sink, tree, &region);
+                cs_pipetree_reduce(sink, tree, &region);
         }
     }
-    cs_step_sink_flush (sink, sched);
-    cs_schedule_seal (sched);
+    cs_step_sink_flush(sink, sched);
+    cs_schedule_seal(sched);
     return sched;
 }
 
@@ -247,7 +246,7 @@ const CsAlgo cs_algo_tree = {
     .summary = "NCCL double binary tree (nodes as chains), pipelined reduce up + broadcast down",
     .reference = "Sanders, Speck, Traff, Parallel Computing 35(12) 2009 (two-tree); "
                  "NCCL 2.28 src/graph/trees.cc, src/graph/connect.cc, src/device/all_reduce.h",
-    .ops = CS_OP_BIT (CS_OP_ALL_REDUCE) | CS_OP_BIT (CS_OP_BROADCAST) | CS_OP_BIT (CS_OP_REDUCE),
+    .ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_BROADCAST) | CS_OP_BIT(CS_OP_REDUCE),
     .supports = tree_supports,
     .build = tree_build,
 };

@@ -20,7 +20,7 @@
 #endif
 
 /* clang-format off */
-G_DEFINE_QUARK (cs-backend-error-quark, cs_backend_error)
+G_DEFINE_QUARK(cs_backend_error_quark, cs_backend_error)
 /* clang-format on */
 
 /* ---- Registry ---- */

@@ -31,7 +31,7 @@
 
 /* ceil(log2 P): rounds of a binomial tree over P ranks. */
 static int
-ceil_log2 (int p)
+ceil_log2(int p)
 {
     int r = 0;
 
@@ -42,7 +42,7 @@ ceil_log2 (int p)
 
 /* floor(log2 P), and so 2^floor(log2 P) the largest power of two not above P. */
 static int
-floor_log2 (int p)
+floor_log2(int p)
 {
     int r = 0;
 
@@ -53,9 +53,9 @@ floor_log2 (int p)
 
 /* (P-1)/P, the fraction of the data a rank lacks in gather-like collectives. */
 static double
-missing_fraction (int p)
+missing_fraction(int p)
 {
-    return (double) (p - 1) / (double) p;
+    return (double)(p - 1) / (double)p;
 }
 
 /* ---- Point to point ---- */
@@ -65,7 +65,7 @@ missing_fraction (int p)
  * alpha + n/B [H94]: the time of one message.
  */
 double
-cs_alpha_beta_p2p (double n_bytes, double alpha_s, double bw_Bps)
+cs_alpha_beta_p2p(double n_bytes, double alpha_s, double bw_Bps)
 {
     return alpha_s + n_bytes / bw_Bps;
 }
@@ -76,7 +76,7 @@ cs_alpha_beta_p2p (double n_bytes, double alpha_s, double bw_Bps)
  * bandwidth n/T is exactly B/2. Below it start-ups dominate, above it bandwidth does.
  */
 double
-cs_alpha_beta_n_half (double alpha_s, double bw_Bps)
+cs_alpha_beta_n_half(double alpha_s, double bw_Bps)
 {
     return alpha_s * bw_Bps;
 }
@@ -89,11 +89,11 @@ cs_alpha_beta_n_half (double alpha_s, double bw_Bps)
  * 2(P-1) alpha + 2 (P-1)/P n beta + (P-1)/P n gamma, with n the per-rank buffer.
  */
 double
-cs_alpha_beta_ring_allreduce (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                              double gamma_s_per_byte)
+cs_alpha_beta_ring_allreduce(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                             double gamma_s_per_byte)
 {
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    double f = missing_fraction (nranks);
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    double f = missing_fraction(nranks);
     return 2.0 * (nranks - 1) * alpha_s + 2.0 * f * n_bytes / bw_Bps
            + f * n_bytes * gamma_s_per_byte;
 }
@@ -103,12 +103,12 @@ cs_alpha_beta_ring_allreduce (int nranks, double n_bytes, double alpha_s, double
  * (P-1) alpha + (P-1)/P n beta [TRG05 §4.1, ring], n the total: P-1 steps of one n/P block.
  */
 double
-cs_alpha_beta_ring_allgather (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                              double gamma_s_per_byte)
+cs_alpha_beta_ring_allgather(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                             double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return (nranks - 1) * alpha_s + missing_fraction (nranks) * n_bytes / bw_Bps;
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return (nranks - 1) * alpha_s + missing_fraction(nranks) * n_bytes / bw_Bps;
 }
 
 /**
@@ -117,11 +117,11 @@ cs_alpha_beta_ring_allgather (int nranks, double n_bytes, double alpha_s, double
  * receiving and reducing one n/P block.
  */
 double
-cs_alpha_beta_ring_reducescatter (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                  double gamma_s_per_byte)
+cs_alpha_beta_ring_reducescatter(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                 double gamma_s_per_byte)
 {
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    double f = missing_fraction (nranks);
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    double f = missing_fraction(nranks);
     return (nranks - 1) * alpha_s + f * n_bytes / bw_Bps + f * n_bytes * gamma_s_per_byte;
 }
 
@@ -131,12 +131,12 @@ cs_alpha_beta_ring_reducescatter (int nranks, double n_bytes, double alpha_s, do
  * after the other (the seed article's "ring broadcast", P-1 rounds).
  */
 double
-cs_alpha_beta_ring_broadcast (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                              double gamma_s_per_byte)
+cs_alpha_beta_ring_broadcast(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                             double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return (nranks - 1) * cs_alpha_beta_p2p (n_bytes, alpha_s, bw_Bps);
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return (nranks - 1) * cs_alpha_beta_p2p(n_bytes, alpha_s, bw_Bps);
 }
 
 /**
@@ -148,16 +148,16 @@ cs_alpha_beta_ring_broadcast (int nranks, double n_bytes, double alpha_s, double
  * this is PG07's (P-1 + k-1)(alpha + (n/k) beta). Ranks receive and forward at the same time.
  */
 double
-cs_alpha_beta_ring_broadcast_pipelined (int nranks, double n_bytes, double chunk_bytes,
-                                        double alpha_s, double bw_Bps)
+cs_alpha_beta_ring_broadcast_pipelined(int nranks, double n_bytes, double chunk_bytes,
+                                       double alpha_s, double bw_Bps)
 {
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    g_return_val_if_fail (chunk_bytes > 0.0, 0.0);
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    g_return_val_if_fail(chunk_bytes > 0.0, 0.0);
     if (nranks == 1)
         return 0.0;
-    double k = MAX (1.0, ceil (n_bytes / chunk_bytes));
-    double c = MIN (chunk_bytes, n_bytes);
-    return k * alpha_s + n_bytes / bw_Bps + (nranks - 2) * cs_alpha_beta_p2p (c, alpha_s, bw_Bps);
+    double k = MAX(1.0, ceil(n_bytes / chunk_bytes));
+    double c = MIN(chunk_bytes, n_bytes);
+    return k * alpha_s + n_bytes / bw_Bps + (nranks - 2) * cs_alpha_beta_p2p(c, alpha_s, bw_Bps);
 }
 
 /**
@@ -167,19 +167,19 @@ cs_alpha_beta_ring_broadcast_pipelined (int nranks, double n_bytes, double chunk
  * to n beta, the bandwidth lower bound of broadcast [C07], as n grows.
  */
 double
-cs_alpha_beta_ring_broadcast_pipelined_optimal (int nranks, double n_bytes, double alpha_s,
-                                                double bw_Bps, double gamma_s_per_byte)
+cs_alpha_beta_ring_broadcast_pipelined_optimal(int nranks, double n_bytes, double alpha_s,
+                                               double bw_Bps, double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
     if (nranks == 1)
         return 0.0;
     double nb = n_bytes / bw_Bps;
     double lat = (nranks - 2) * alpha_s;
     /* k* = sqrt(lat nb) / alpha <= 1: cutting does not pay. alpha = 0 gives k* infinite. */
-    if (alpha_s > 0.0 && sqrt (lat * nb) <= alpha_s)
+    if (alpha_s > 0.0 && sqrt(lat * nb) <= alpha_s)
         return (nranks - 1) * (alpha_s + nb);
-    double r = sqrt (lat) + sqrt (nb);
+    double r = sqrt(lat) + sqrt(nb);
     return r * r;
 }
 
@@ -191,12 +191,12 @@ cs_alpha_beta_ring_broadcast_pipelined_optimal (int nranks, double n_bytes, doub
  * hold the whole message.
  */
 double
-cs_alpha_beta_binomial_broadcast (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                  double gamma_s_per_byte)
+cs_alpha_beta_binomial_broadcast(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                 double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return ceil_log2 (nranks) * cs_alpha_beta_p2p (n_bytes, alpha_s, bw_Bps);
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return ceil_log2(nranks) * cs_alpha_beta_p2p(n_bytes, alpha_s, bw_Bps);
 }
 
 /**
@@ -205,12 +205,12 @@ cs_alpha_beta_binomial_broadcast (int nranks, double n_bytes, double alpha_s, do
  * round reducing a whole message.
  */
 double
-cs_alpha_beta_binomial_reduce (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                               double gamma_s_per_byte)
+cs_alpha_beta_binomial_reduce(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                              double gamma_s_per_byte)
 {
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return ceil_log2 (nranks)
-           * (cs_alpha_beta_p2p (n_bytes, alpha_s, bw_Bps) + n_bytes * gamma_s_per_byte);
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return ceil_log2(nranks)
+           * (cs_alpha_beta_p2p(n_bytes, alpha_s, bw_Bps) + n_bytes * gamma_s_per_byte);
 }
 
 /**
@@ -219,12 +219,12 @@ cs_alpha_beta_binomial_reduce (int nranks, double n_bytes, double alpha_s, doubl
  * total: the root sends each subtree its blocks, largest subtree first, P-1 blocks in all.
  */
 double
-cs_alpha_beta_binomial_scatter (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                double gamma_s_per_byte)
+cs_alpha_beta_binomial_scatter(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                               double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return ceil_log2 (nranks) * alpha_s + missing_fraction (nranks) * n_bytes / bw_Bps;
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return ceil_log2(nranks) * alpha_s + missing_fraction(nranks) * n_bytes / bw_Bps;
 }
 
 /**
@@ -232,10 +232,10 @@ cs_alpha_beta_binomial_scatter (int nranks, double n_bytes, double alpha_s, doub
  * ceil(lg P) alpha + (P-1)/P n beta [TRG05 §4.5, C07]: scatter reversed.
  */
 double
-cs_alpha_beta_binomial_gather (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                               double gamma_s_per_byte)
+cs_alpha_beta_binomial_gather(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                              double gamma_s_per_byte)
 {
-    return cs_alpha_beta_binomial_scatter (nranks, n_bytes, alpha_s, bw_Bps, gamma_s_per_byte);
+    return cs_alpha_beta_binomial_scatter(nranks, n_bytes, alpha_s, bw_Bps, gamma_s_per_byte);
 }
 
 /* ---- Recursive doubling and halving ---- */
@@ -248,14 +248,14 @@ cs_alpha_beta_binomial_gather (int nranks, double n_bytes, double alpha_s, doubl
  * and gets the result back at the end (alpha + n beta).
  */
 double
-cs_alpha_beta_recursive_doubling_allreduce (int nranks, double n_bytes, double alpha_s,
-                                            double bw_Bps, double gamma_s_per_byte)
+cs_alpha_beta_recursive_doubling_allreduce(int nranks, double n_bytes, double alpha_s,
+                                           double bw_Bps, double gamma_s_per_byte)
 {
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    double step = cs_alpha_beta_p2p (n_bytes, alpha_s, bw_Bps) + n_bytes * gamma_s_per_byte;
-    double t = floor_log2 (nranks) * step;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    double step = cs_alpha_beta_p2p(n_bytes, alpha_s, bw_Bps) + n_bytes * gamma_s_per_byte;
+    double t = floor_log2(nranks) * step;
     if ((nranks & (nranks - 1)) != 0)
-        t += step + cs_alpha_beta_p2p (n_bytes, alpha_s, bw_Bps);
+        t += step + cs_alpha_beta_p2p(n_bytes, alpha_s, bw_Bps);
     return t;
 }
 
@@ -266,12 +266,12 @@ cs_alpha_beta_recursive_doubling_allreduce (int nranks, double n_bytes, double a
  * which Bruck's algorithm attains.
  */
 double
-cs_alpha_beta_recursive_doubling_allgather (int nranks, double n_bytes, double alpha_s,
-                                            double bw_Bps, double gamma_s_per_byte)
+cs_alpha_beta_recursive_doubling_allgather(int nranks, double n_bytes, double alpha_s,
+                                           double bw_Bps, double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return ceil_log2 (nranks) * alpha_s + missing_fraction (nranks) * n_bytes / bw_Bps;
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return ceil_log2(nranks) * alpha_s + missing_fraction(nranks) * n_bytes / bw_Bps;
 }
 
 /**
@@ -280,12 +280,12 @@ cs_alpha_beta_recursive_doubling_allgather (int nranks, double n_bytes, double a
  * exchanges and reduces half of what is left. Other P: the same with ceil(lg P), a lower bound.
  */
 double
-cs_alpha_beta_recursive_halving_reducescatter (int nranks, double n_bytes, double alpha_s,
-                                               double bw_Bps, double gamma_s_per_byte)
+cs_alpha_beta_recursive_halving_reducescatter(int nranks, double n_bytes, double alpha_s,
+                                              double bw_Bps, double gamma_s_per_byte)
 {
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    double f = missing_fraction (nranks);
-    return ceil_log2 (nranks) * alpha_s + f * n_bytes / bw_Bps + f * n_bytes * gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    double f = missing_fraction(nranks);
+    return ceil_log2(nranks) * alpha_s + f * n_bytes / bw_Bps + f * n_bytes * gamma_s_per_byte;
 }
 
 /**
@@ -296,15 +296,15 @@ cs_alpha_beta_recursive_halving_reducescatter (int nranks, double n_bytes, doubl
  * fold: + alpha + n beta + n gamma before, + alpha + n beta after), and the formula uses P'.
  */
 double
-cs_alpha_beta_rabenseifner_allreduce (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                      double gamma_s_per_byte)
+cs_alpha_beta_rabenseifner_allreduce(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                     double gamma_s_per_byte)
 {
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    int lg = floor_log2 (nranks);
-    double f = missing_fraction (1 << lg);
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    int lg = floor_log2(nranks);
+    double f = missing_fraction(1 << lg);
     double t = 2.0 * lg * alpha_s + 2.0 * f * n_bytes / bw_Bps + f * n_bytes * gamma_s_per_byte;
     if ((nranks & (nranks - 1)) != 0)
-        t += 2.0 * cs_alpha_beta_p2p (n_bytes, alpha_s, bw_Bps) + n_bytes * gamma_s_per_byte;
+        t += 2.0 * cs_alpha_beta_p2p(n_bytes, alpha_s, bw_Bps) + n_bytes * gamma_s_per_byte;
     return t;
 }
 
@@ -316,12 +316,12 @@ cs_alpha_beta_rabenseifner_allreduce (int nranks, double n_bytes, double alpha_s
  * local rotations are free in this model.
  */
 double
-cs_alpha_beta_bruck_allgather (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                               double gamma_s_per_byte)
+cs_alpha_beta_bruck_allgather(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                              double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return ceil_log2 (nranks) * alpha_s + missing_fraction (nranks) * n_bytes / bw_Bps;
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return ceil_log2(nranks) * alpha_s + missing_fraction(nranks) * n_bytes / bw_Bps;
 }
 
 /**
@@ -330,12 +330,12 @@ cs_alpha_beta_bruck_allgather (int nranks, double n_bytes, double alpha_s, doubl
  * each sending one n/P block to one peer and receiving one from another.
  */
 double
-cs_alpha_beta_pairwise_alltoall (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                 double gamma_s_per_byte)
+cs_alpha_beta_pairwise_alltoall(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                double gamma_s_per_byte)
 {
-    (void) gamma_s_per_byte;
-    g_return_val_if_fail (nranks >= 1, 0.0);
-    return (nranks - 1) * cs_alpha_beta_p2p (n_bytes / nranks, alpha_s, bw_Bps);
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    return (nranks - 1) * cs_alpha_beta_p2p(n_bytes / nranks, alpha_s, bw_Bps);
 }
 
 /* ---- Table ---- */
@@ -379,10 +379,10 @@ static const CsAlphaBetaForm forms[] = {
  * the keys of this file's header comment. Returns: (transfer none).
  */
 const CsAlphaBetaForm *
-cs_alpha_beta_forms (gsize *n_forms)
+cs_alpha_beta_forms(gsize *n_forms)
 {
-    g_return_val_if_fail (n_forms != NULL, NULL);
-    *n_forms = G_N_ELEMENTS (forms);
+    g_return_val_if_fail(n_forms != NULL, NULL);
+    *n_forms = G_N_ELEMENTS(forms);
     return forms;
 }
 
@@ -391,11 +391,11 @@ cs_alpha_beta_forms (gsize *n_forms)
  * The closed form of algorithm @algo for @op. Returns: (transfer none) (nullable).
  */
 const CsAlphaBetaForm *
-cs_alpha_beta_find (const char *algo, CsOp op)
+cs_alpha_beta_find(const char *algo, CsOp op)
 {
-    g_return_val_if_fail (algo != NULL, NULL);
-    for (gsize i = 0; i < G_N_ELEMENTS (forms); i++)
-        if (forms[i].op == op && strcmp (forms[i].algo, algo) == 0)
+    g_return_val_if_fail(algo != NULL, NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(forms); i++)
+        if (forms[i].op == op && strcmp(forms[i].algo, algo) == 0)
             return &forms[i];
     return NULL;
 }

@@ -23,47 +23,47 @@ G_BEGIN_DECLS
  */
 
 /* The signature every closed form in the table below shares. */
-typedef double (*CsAlphaBetaFunc) (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                   double gamma_s_per_byte);
+typedef double (*CsAlphaBetaFunc)(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                  double gamma_s_per_byte);
 
 /* alpha + n/B: one message of @n_bytes. */
-double cs_alpha_beta_p2p (double n_bytes, double alpha_s, double bw_Bps);
+double cs_alpha_beta_p2p(double n_bytes, double alpha_s, double bw_Bps);
 /* alpha * B: the message size whose transfer takes as long as its start-up, so it reaches
  * half the link bandwidth (Hockney's n-half). */
-double cs_alpha_beta_n_half (double alpha_s, double bw_Bps);
+double cs_alpha_beta_n_half(double alpha_s, double bw_Bps);
 
-double cs_alpha_beta_ring_allreduce (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                     double gamma_s_per_byte);
-double cs_alpha_beta_ring_allgather (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                     double gamma_s_per_byte);
-double cs_alpha_beta_ring_reducescatter (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                         double gamma_s_per_byte);
-double cs_alpha_beta_ring_broadcast (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                     double gamma_s_per_byte);
-double cs_alpha_beta_ring_broadcast_pipelined (int nranks, double n_bytes, double chunk_bytes,
-                                               double alpha_s, double bw_Bps);
-double cs_alpha_beta_ring_broadcast_pipelined_optimal (int nranks, double n_bytes, double alpha_s,
-                                                       double bw_Bps, double gamma_s_per_byte);
-double cs_alpha_beta_binomial_broadcast (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                         double gamma_s_per_byte);
-double cs_alpha_beta_binomial_reduce (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                      double gamma_s_per_byte);
-double cs_alpha_beta_binomial_scatter (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                       double gamma_s_per_byte);
-double cs_alpha_beta_binomial_gather (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                      double gamma_s_per_byte);
-double cs_alpha_beta_recursive_doubling_allreduce (int nranks, double n_bytes, double alpha_s,
-                                                   double bw_Bps, double gamma_s_per_byte);
-double cs_alpha_beta_recursive_doubling_allgather (int nranks, double n_bytes, double alpha_s,
-                                                   double bw_Bps, double gamma_s_per_byte);
-double cs_alpha_beta_rabenseifner_allreduce (int nranks, double n_bytes, double alpha_s,
-                                             double bw_Bps, double gamma_s_per_byte);
-double cs_alpha_beta_recursive_halving_reducescatter (int nranks, double n_bytes, double alpha_s,
-                                                      double bw_Bps, double gamma_s_per_byte);
-double cs_alpha_beta_bruck_allgather (int nranks, double n_bytes, double alpha_s, double bw_Bps,
-                                      double gamma_s_per_byte);
-double cs_alpha_beta_pairwise_alltoall (int nranks, double n_bytes, double alpha_s, double bw_Bps,
+double cs_alpha_beta_ring_allreduce(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                    double gamma_s_per_byte);
+double cs_alpha_beta_ring_allgather(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                    double gamma_s_per_byte);
+double cs_alpha_beta_ring_reducescatter(int nranks, double n_bytes, double alpha_s, double bw_Bps,
                                         double gamma_s_per_byte);
+double cs_alpha_beta_ring_broadcast(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                    double gamma_s_per_byte);
+double cs_alpha_beta_ring_broadcast_pipelined(int nranks, double n_bytes, double chunk_bytes,
+                                              double alpha_s, double bw_Bps);
+double cs_alpha_beta_ring_broadcast_pipelined_optimal(int nranks, double n_bytes, double alpha_s,
+                                                      double bw_Bps, double gamma_s_per_byte);
+double cs_alpha_beta_binomial_broadcast(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                        double gamma_s_per_byte);
+double cs_alpha_beta_binomial_reduce(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                     double gamma_s_per_byte);
+double cs_alpha_beta_binomial_scatter(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                      double gamma_s_per_byte);
+double cs_alpha_beta_binomial_gather(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                     double gamma_s_per_byte);
+double cs_alpha_beta_recursive_doubling_allreduce(int nranks, double n_bytes, double alpha_s,
+                                                  double bw_Bps, double gamma_s_per_byte);
+double cs_alpha_beta_recursive_doubling_allgather(int nranks, double n_bytes, double alpha_s,
+                                                  double bw_Bps, double gamma_s_per_byte);
+double cs_alpha_beta_rabenseifner_allreduce(int nranks, double n_bytes, double alpha_s,
+                                            double bw_Bps, double gamma_s_per_byte);
+double cs_alpha_beta_recursive_halving_reducescatter(int nranks, double n_bytes, double alpha_s,
+                                                     double bw_Bps, double gamma_s_per_byte);
+double cs_alpha_beta_bruck_allgather(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                     double gamma_s_per_byte);
+double cs_alpha_beta_pairwise_alltoall(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                                       double gamma_s_per_byte);
 
 /**
  * CsAlphaBetaForm:
@@ -84,8 +84,8 @@ typedef struct {
 } CsAlphaBetaForm;
 
 /* All closed forms, in listing order (transfer none); @n_forms receives the count. */
-const CsAlphaBetaForm *cs_alpha_beta_forms (gsize *n_forms);
+const CsAlphaBetaForm *cs_alpha_beta_forms(gsize *n_forms);
 /* The form of @algo for @op, or NULL when there is none (transfer none). */
-const CsAlphaBetaForm *cs_alpha_beta_find (const char *algo, CsOp op);
+const CsAlphaBetaForm *cs_alpha_beta_find(const char *algo, CsOp op);
 
 G_END_DECLS

@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* clang-format off */
-G_DEFINE_QUARK (cs-nccl-error-quark, cs_nccl_error)
+G_DEFINE_QUARK(cs_nccl_error_quark, cs_nccl_error)
 /* clang-format on */
 
 /* ---- Constant sets ---- */

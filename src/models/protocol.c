@@ -77,17 +77,17 @@ static const CsProtoInfo protos[CS_N_PROTOS] = {
 
 /* (transfer none) */
 const CsProtoInfo *
-cs_proto_info (CsProto proto)
+cs_proto_info(CsProto proto)
 {
-    g_return_val_if_fail (proto >= 0 && proto < CS_N_PROTOS, NULL);
+    g_return_val_if_fail(proto >= 0 && proto < CS_N_PROTOS, NULL);
     return &protos[proto];
 }
 
 /* "LL", "LL128", "Simple" (transfer none). */
 const char *
-cs_proto_name (CsProto proto)
+cs_proto_name(CsProto proto)
 {
-    g_return_val_if_fail (proto >= 0 && proto < CS_N_PROTOS, "?");
+    g_return_val_if_fail(proto >= 0 && proto < CS_N_PROTOS, "?");
     return protos[proto].name;
 }
 
@@ -98,16 +98,16 @@ cs_proto_name (CsProto proto)
  * Returns: FALSE with CS_OP_ERROR_UNKNOWN listing the names if @name is none of them.
  */
 gboolean
-cs_proto_from_name (const char *name, CsProto *proto, GError **error)
+cs_proto_from_name(const char *name, CsProto *proto, GError **error)
 {
-    g_return_val_if_fail (name != NULL && proto != NULL, FALSE);
+    g_return_val_if_fail(name != NULL && proto != NULL, FALSE);
     for (int p = 0; p < CS_N_PROTOS; p++)
-        if (g_ascii_strcasecmp (name, protos[p].name) == 0) {
-            *proto = (CsProto) p;
+        if (g_ascii_strcasecmp(name, protos[p].name) == 0) {
+            *proto = (CsProto)p;
             return TRUE;
         }
-    g_set_error (error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN,
-                 "unknown protocol \"%s\" (expected LL, LL128 or Simple)", name);
+    g_set_error(error, CS_OP_ERROR, CS_OP_ERROR_UNKNOWN,
+                "unknown protocol \"%s\" (expected LL, LL128 or Simple)", name);
     return FALSE;
 }
 
@@ -120,9 +120,9 @@ cs_proto_from_name (const char *name, CsProto *proto, GError **error)
  * Returns: TRUE, or FALSE with @why (nullable) set to a static string.
  */
 gboolean
-cs_proto_legal (CsProto proto, CsLinkClass link_class, const char **why)
+cs_proto_legal(CsProto proto, CsLinkClass link_class, const char **why)
 {
-    g_return_val_if_fail (proto >= 0 && proto < CS_N_PROTOS, FALSE);
+    g_return_val_if_fail(proto >= 0 && proto < CS_N_PROTOS, FALSE);
     if (protos[proto].needs_nvlink && link_class == CS_LINK_CLASS_PCI) {
         if (why != NULL)
             *why = "LL128 needs NVLink between the GPUs of a node (NCCL disables it over PCIe)";
@@ -140,9 +140,9 @@ cs_proto_legal (CsProto proto, CsLinkClass link_class, const char **why)
  * Returns: TRUE, or FALSE with @why (nullable) set to a static string.
  */
 gboolean
-cs_proto_legal_on_device (CsProto proto, CsDeviceKind kind, const char **why)
+cs_proto_legal_on_device(CsProto proto, CsDeviceKind kind, const char **why)
 {
-    g_return_val_if_fail (proto >= 0 && proto < CS_N_PROTOS, FALSE);
+    g_return_val_if_fail(proto >= 0 && proto < CS_N_PROTOS, FALSE);
     if (kind == CS_DEVICE_CPU && proto != CS_PROTO_SIMPLE) {
         if (why != NULL)
             *why = "LL and LL128 are GPU protocols (flag-based fine-grained stores by GPU "

@@ -9,12 +9,7 @@
 
 G_BEGIN_DECLS
 
-typedef enum {
-    CS_PROTO_LL,
-    CS_PROTO_LL128,
-    CS_PROTO_SIMPLE,
-    CS_N_PROTOS
-} CsProto;
+typedef enum { CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE, CS_N_PROTOS } CsProto;
 
 /* NCCL_STEPS: slots per connection. */
 #define CS_NCCL_STEPS 8
@@ -24,23 +19,23 @@ typedef enum {
  * What a protocol costs and carries.
  */
 typedef struct {
-    const char *name;                          /* "LL", "LL128", "Simple" */
-    double data_fraction;                      /* usable share of a link's bytes (LL 8/16) */
-    double hop_latency_s[CS_N_LINK_CLASSES];   /* s: per hop, on top of the link's alpha */
-    gint64 buffer_bytes;                       /* bytes: raw buffer per connection */
-    gint64 slot_data_bytes;                    /* bytes: data carried by one of the 8 slots */
-    gboolean needs_nvlink;                     /* legal only if every hop is NVLink class */
-    const char *reference;                     /* provenance of the constants */
+    const char *name;                        /* "LL", "LL128", "Simple" */
+    double data_fraction;                    /* usable share of a link's bytes (LL 8/16) */
+    double hop_latency_s[CS_N_LINK_CLASSES]; /* s: per hop, on top of the link's alpha */
+    gint64 buffer_bytes;                     /* bytes: raw buffer per connection */
+    gint64 slot_data_bytes;                  /* bytes: data carried by one of the 8 slots */
+    gboolean needs_nvlink;                   /* legal only if every hop is NVLink class */
+    const char *reference;                   /* provenance of the constants */
 } CsProtoInfo;
 
-const CsProtoInfo *cs_proto_info (CsProto proto);
-const char *cs_proto_name (CsProto proto);
-gboolean cs_proto_from_name (const char *name, CsProto *proto, GError **error);
+const CsProtoInfo *cs_proto_info(CsProto proto);
+const char *cs_proto_name(CsProto proto);
+gboolean cs_proto_from_name(const char *name, CsProto *proto, GError **error);
 
 /* Whether @proto may carry a transfer over @link_class; FALSE with @why set (static string). */
-gboolean cs_proto_legal (CsProto proto, CsLinkClass link_class, const char **why);
+gboolean cs_proto_legal(CsProto proto, CsLinkClass link_class, const char **why);
 /* Whether @proto can run on ranks that are devices of @kind (LL, LL128: GPUs only); FALSE
  * with @why set (static string). */
-gboolean cs_proto_legal_on_device (CsProto proto, CsDeviceKind kind, const char **why);
+gboolean cs_proto_legal_on_device(CsProto proto, CsDeviceKind kind, const char **why);
 
 G_END_DECLS
