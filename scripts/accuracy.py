@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The README's accuracy table: for every trace in traces/ (mapped to the shipped topology of
+its machine by traces/topologies.tsv), the geometric-mean |busbw error| of collsim's prediction
+with the datasheet topology, with a topology calibrated on every trace of that machine, and
+with one calibrated on the others only (leave-one-out; needs two or more traces).
+
+Usage: scripts/accuracy.py [--collsim build/src/collsim] [--index traces/topologies.tsv]
+All numbers come from `collsim calibrate --format json`; nothing here computes an error."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import OrderedDict
+
+
+def header(path, key):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"#\s*%s:\s*(.*)$" % re.escape(key), line)
+            if m:
+                return m.group(1).strip()
+    return None
+
+
+def pct(x):
+    return "—" if x is None else "%.1f%%" % (100 * x)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--collsim", default="build/src/collsim")
+    ap.add_argument("--index", default="traces/topologies.tsv")
+    args = ap.parse_args()
+
+    base = os.path.dirname(args.index)
+    groups = OrderedDict()
+    with open(args.index, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
+            trace, topo = line.rstrip("\n").split("\t")
+            groups.setdefault(topo, []).append(os.path.join(base, trace))
+
+    rows = []
+    for topo, traces in groups.items():
+        cmd = [args.collsim, "calibrate", "--topo", topo, "--format", "json"] + traces
+        if len(traces) >= 2:
+            cmd.append("--leave-one-out")
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            for t in traces:
+                rows.append((os.path.basename(t), topo, header(t, "nodes"), None, None, None,
+                             "calibration failed: " + p.stderr.strip()))
+            continue
+        result = json.loads(p.stdout)
+        for t in result["traces"]:
+            rows.append((os.path.basename(t["trace"]), topo, header(t["trace"], "nodes"),
+                         t["datasheet_geomean_abs_busbw_error"],
+                         t["calibrated_geomean_abs_busbw_error"],
+                         t.get("leave_one_out_geomean_abs_busbw_error"), ""))
+
+    print("| trace | topology | nodes | datasheet | calibrated | leave-one-out |")
+    print("|---|---|---|---|---|---|")
+    for name, topo, nodes, ds, cal, loo, note in rows:
+        print("| %s | %s | %s | %s | %s | %s%s |" % (name, topo, nodes or "?", pct(ds), pct(cal),
+                                                     pct(loo), (" " + note) if note else ""))
+    for label, multi in (("single-node", False), ("multi-node", True)):
+        sel = [r for r in rows if r[3] is not None and ((r[2] or "1").split()[0] != "1") == multi]
+        if not sel:
+            continue
+        def mean(i):
+            vals = [r[i] for r in sel if r[i] is not None]
+            return sum(vals) / len(vals) if vals else None
+        print("\n%s traces (%d): mean of the per-trace errors: datasheet %s, calibrated %s, "
+              "leave-one-out %s" % (label, len(sel), pct(mean(3)), pct(mean(4)), pct(mean(5))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
