@@ -251,6 +251,31 @@ test_nvls_tree_rails(void)
     }
 }
 
+/* On one NVLink domain there is no tree between domains (NCCL enables NVLSTree only across
+ * nodes): nvls_tree builds NVLS's schedule, step for step. */
+static void
+test_nvls_tree_one_domain(void)
+{
+    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsSchedule) a = build(&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, 3 << 20, 0, 4);
+    g_autoptr(CsSchedule) b = build(&cs_algo_nvls_tree, h100, CS_OP_ALL_REDUCE, 3 << 20, 0, 4);
+
+    g_assert_cmpuint(cs_schedule_n_steps(a), ==, cs_schedule_n_steps(b));
+    for (int r = 0; r < 8; r++) {
+        gsize na, nb;
+        const CsStep *sa = cs_schedule_steps(a, r, &na);
+        const CsStep *sb = cs_schedule_steps(b, r, &nb);
+        g_assert_cmpuint(na, ==, nb);
+        for (gsize i = 0; i < na; i++) {
+            g_assert_cmpint(sa[i].kind, ==, sb[i].kind);
+            g_assert_cmpint(sa[i].send_peer, ==, sb[i].send_peer);
+            g_assert_cmpint(sa[i].recv_peer, ==, sb[i].recv_peer);
+            g_assert_cmpint(sa[i].bytes, ==, sb[i].bytes);
+            g_assert_cmpint(sa[i].flags, ==, sb[i].flags);
+        }
+    }
+}
+
 /* ---- Traffic on the GPU links ---- */
 
 static void
@@ -371,6 +396,7 @@ main(int argc, char **argv)
         g_test_add_func("/algo/nvls/simple-only", test_simple_only);
         g_test_add_func("/algo/nvls/rounds", test_nvls_rounds);
         g_test_add_func("/algo/nvls_tree/rails", test_nvls_tree_rails);
+        g_test_add_func("/algo/nvls_tree/one-domain", test_nvls_tree_one_domain);
         g_test_add_data_func("/algo/nvls/link-bytes/reservation", "reservation",
                              test_nvls_link_bytes);
         g_test_add_data_func("/algo/nvls/link-bytes/maxmin", "maxmin", test_nvls_link_bytes);
