@@ -182,6 +182,42 @@ cs_algo_copy_input(CsSchedule *sched)
                          bytes, 0);
 }
 
+CsAlgoFold
+cs_algo_fold_new(int nranks)
+{
+    CsAlgoFold f = { .nranks = nranks, .pof2 = 1 };
+    while (f.pof2 * 2 <= nranks)
+        f.pof2 *= 2;
+    f.rem = nranks - f.pof2;
+    return f;
+}
+
+int
+cs_algo_fold_participant(const CsAlgoFold *f, int r)
+{
+    if (r < 2 * f->rem)
+        return r % 2 == 0 ? -1 : r / 2;
+    return r - f->rem;
+}
+
+int
+cs_algo_fold_rank(const CsAlgoFold *f, int i)
+{
+    return i < f->rem ? 2 * i + 1 : i + f->rem;
+}
+
+int
+cs_algo_fold_first_block(const CsAlgoFold *f, int i)
+{
+    return i < f->rem ? 2 * i : i + f->rem;
+}
+
+CsRegion
+cs_algo_region(CsBuffer buf, gint64 offset, gint64 bytes)
+{
+    return (CsRegion){ .buf = buf, .offset = offset, .bytes = bytes };
+}
+
 /* The k-th message of @regions cut into chunks: region index and offset within it. */
 typedef struct {
     const CsRegion *regions;

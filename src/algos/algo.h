@@ -91,6 +91,31 @@ typedef struct {
     gint64 bytes;  /* bytes */
 } CsRegion;
 
+/* The fold-in of the ranks beyond the largest power of two (Thakur, Rabenseifner and Gropp,
+ * IJHPCA 2005, §4): pof2 = 2^floor(log2 P), rem = P - pof2; each even rank r < 2 rem hands
+ * its data to r + 1 and sits out. Participant i stands for ranks {2i, 2i+1} if i < rem, else
+ * for rank i + rem. Shared by recursive doubling and recursive halving-doubling. */
+typedef struct {
+    int nranks;
+    int pof2;
+    int rem;
+} CsAlgoFold;
+
+/* The fold-in of @nranks ranks. */
+CsAlgoFold cs_algo_fold_new(int nranks);
+
+/* Participant index of rank @r, or -1 for an even rank that sits out. */
+int cs_algo_fold_participant(const CsAlgoFold *f, int r);
+
+/* The rank that plays participant @i. */
+int cs_algo_fold_rank(const CsAlgoFold *f, int i);
+
+/* First block (rank) that participant @i stands for; @i = pof2 gives P. */
+int cs_algo_fold_first_block(const CsAlgoFold *f, int i);
+
+/* The region [@offset, @offset + @bytes) of @buf. */
+CsRegion cs_algo_region(CsBuffer buf, gint64 offset, gint64 bytes);
+
 /* Sends the @n_send regions @send to @send_peer while receiving the @n_recv regions @recv from
  * @recv_peer, each region cut into messages of at most @chunk_bytes, alternating one message
  * out and one in, so that ranks exchanging in a cycle never all wait on full slots. With

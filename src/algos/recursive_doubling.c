@@ -18,76 +18,30 @@
 
 #define RD_OPS (CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_GATHER))
 
-/* The fold-in of the ranks beyond the largest power of two. */
-typedef struct {
-    int nranks;
-    int pof2;
-    int rem;
-} Fold;
-
-static Fold
-fold_new(int P)
-{
-    Fold f = { .nranks = P, .pof2 = 1 };
-    while (f.pof2 * 2 <= P)
-        f.pof2 *= 2;
-    f.rem = P - f.pof2;
-    return f;
-}
-
-/* Participant index of rank @r, or -1 for an even rank that sits out. */
-static int
-fold_participant(const Fold *f, int r)
-{
-    if (r < 2 * f->rem)
-        return r % 2 == 0 ? -1 : r / 2;
-    return r - f->rem;
-}
-
-/* The rank that plays participant @i. */
-static int
-fold_rank(const Fold *f, int i)
-{
-    return i < f->rem ? 2 * i + 1 : i + f->rem;
-}
-
-/* First block (rank) that participant @i stands for; @i = pof2 gives P. */
-static int
-fold_first_block(const Fold *f, int i)
-{
-    return i < f->rem ? 2 * i : i + f->rem;
-}
-
-static CsRegion
-region(CsBuffer buf, gint64 offset, gint64 bytes)
-{
-    return (CsRegion){ .buf = buf, .offset = offset, .bytes = bytes };
-}
-
 /* ---- All-reduce ---- */
 
 static void
-all_reduce_channel(CsSchedule *s, const Fold *f, int r, int ch, gint64 off, gint64 bytes,
+all_reduce_channel(CsSchedule *s, const CsAlgoFold *f, int r, int ch, gint64 off, gint64 bytes,
                    gint64 chunk)
 {
-    int i = fold_participant(f, r);
+    int i = cs_algo_fold_participant(f, r);
     if (i < 0) {
-        CsRegion mine = region(CS_BUF_INPUT, off, bytes);
-        CsRegion result = region(CS_BUF_OUTPUT, off, bytes);
+        CsRegion mine = cs_algo_region(CS_BUF_INPUT, off, bytes);
+        CsRegion result = cs_algo_region(CS_BUF_OUTPUT, off, bytes);
         cs_algo_exchange(s, r, ch, chunk, r + 1, &mine, 1, -1, NULL, 0, NULL);
         cs_algo_exchange(s, r, ch, chunk, -1, NULL, 0, r + 1, &result, 1, NULL);
         return;
     }
     CsBuffer cur = CS_BUF_INPUT;
-    CsRegion out = region(CS_BUF_OUTPUT, off, bytes);
+    CsRegion out = cs_algo_region(CS_BUF_OUTPUT, off, bytes);
     if (r < 2 * f->rem) {
-        CsRegion in = region(CS_BUF_INPUT, off, bytes);
+        CsRegion in = cs_algo_region(CS_BUF_INPUT, off, bytes);
         cs_algo_exchange(s, r, ch, chunk, -1, NULL, 0, r - 1, &out, 1, &in);
         cur = CS_BUF_OUTPUT;
     }
     for (int mask = 1; mask < f->pof2; mask <<= 1) {
-        int peer = fold_rank(f, i ^ mask);
-        CsRegion mine = region(cur, off, bytes);
+        int peer = cs_algo_fold_rank(f, i ^ mask);
+        CsRegion mine = cs_algo_region(cur, off, bytes);
         cs_algo_exchange(s, r, ch, chunk, peer, &mine, 1, peer, &out, 1, &mine);
         cur = CS_BUF_OUTPUT;
     }
@@ -98,19 +52,19 @@ all_reduce_channel(CsSchedule *s, const Fold *f, int r, int ch, gint64 off, gint
 /* ---- All-gather ---- */
 
 static void
-all_gather_rank(CsSchedule *s, const Fold *f, int r, gint64 block, gint64 chunk)
+all_gather_rank(CsSchedule *s, const CsAlgoFold *f, int r, gint64 block, gint64 chunk)
 {
     int P = f->nranks;
-    int i = fold_participant(f, r);
+    int i = cs_algo_fold_participant(f, r);
     if (i < 0) {
-        CsRegion mine = region(CS_BUF_INPUT, 0, block);
-        CsRegion all = region(CS_BUF_OUTPUT, 0, block * P);
+        CsRegion mine = cs_algo_region(CS_BUF_INPUT, 0, block);
+        CsRegion all = cs_algo_region(CS_BUF_OUTPUT, 0, block * P);
         cs_algo_exchange(s, r, 0, chunk, r + 1, &mine, 1, -1, NULL, 0, NULL);
         cs_algo_exchange(s, r, 0, chunk, -1, NULL, 0, r + 1, &all, 1, NULL);
         return;
     }
     if (r < 2 * f->rem) {
-        CsRegion theirs = region(CS_BUF_OUTPUT, (r - 1) * block, block);
+        CsRegion theirs = cs_algo_region(CS_BUF_OUTPUT, (r - 1) * block, block);
         cs_algo_exchange(s, r, 0, chunk, -1, NULL, 0, r - 1, &theirs, 1, NULL);
     }
     if (block > 0)
@@ -119,17 +73,17 @@ all_gather_rank(CsSchedule *s, const Fold *f, int r, gint64 block, gint64 chunk)
     for (int mask = 1; mask < f->pof2; mask <<= 1) {
         int mine_lo = i & ~(mask - 1);
         int peer_lo = (i ^ mask) & ~(mask - 1);
-        int a = fold_first_block(f, mine_lo);
-        int b = fold_first_block(f, mine_lo + mask);
-        int c = fold_first_block(f, peer_lo);
-        int d = fold_first_block(f, peer_lo + mask);
-        int peer = fold_rank(f, i ^ mask);
-        CsRegion mine = region(CS_BUF_OUTPUT, a * block, (b - a) * block);
-        CsRegion theirs = region(CS_BUF_OUTPUT, c * block, (d - c) * block);
+        int a = cs_algo_fold_first_block(f, mine_lo);
+        int b = cs_algo_fold_first_block(f, mine_lo + mask);
+        int c = cs_algo_fold_first_block(f, peer_lo);
+        int d = cs_algo_fold_first_block(f, peer_lo + mask);
+        int peer = cs_algo_fold_rank(f, i ^ mask);
+        CsRegion mine = cs_algo_region(CS_BUF_OUTPUT, a * block, (b - a) * block);
+        CsRegion theirs = cs_algo_region(CS_BUF_OUTPUT, c * block, (d - c) * block);
         cs_algo_exchange(s, r, 0, chunk, peer, &mine, 1, peer, &theirs, 1, NULL);
     }
     if (r < 2 * f->rem) {
-        CsRegion all = region(CS_BUF_OUTPUT, 0, block * P);
+        CsRegion all = cs_algo_region(CS_BUF_OUTPUT, 0, block * P);
         cs_algo_exchange(s, r, 0, chunk, r - 1, &all, 1, -1, NULL, 0, NULL);
     }
 }
@@ -161,7 +115,7 @@ rd_build(const CsAlgoArgs *args, GError **error)
     const CsOpSize *size = cs_schedule_size(sched);
     gint64 ts = cs_dtype_size(args->dtype);
     gint64 chunk = cs_algo_chunk_bytes(args);
-    Fold f = fold_new(P);
+    CsAlgoFold f = cs_algo_fold_new(P);
     for (int r = 0; r < P; r++) {
         if (args->op == CS_OP_ALL_GATHER) {
             all_gather_rank(sched, &f, r, size->block_bytes, chunk);

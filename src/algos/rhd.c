@@ -20,53 +20,11 @@
 
 #define RHD_OPS (CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_REDUCE_SCATTER))
 
-typedef struct {
-    int nranks;
-    int pof2;
-    int rem;
-} Fold;
-
-static Fold
-fold_new(int P)
-{
-    Fold f = { .nranks = P, .pof2 = 1 };
-    while (f.pof2 * 2 <= P)
-        f.pof2 *= 2;
-    f.rem = P - f.pof2;
-    return f;
-}
-
-static int
-fold_participant(const Fold *f, int r)
-{
-    if (r < 2 * f->rem)
-        return r % 2 == 0 ? -1 : r / 2;
-    return r - f->rem;
-}
-
-static int
-fold_rank(const Fold *f, int i)
-{
-    return i < f->rem ? 2 * i + 1 : i + f->rem;
-}
-
-static int
-fold_first_block(const Fold *f, int i)
-{
-    return i < f->rem ? 2 * i : i + f->rem;
-}
-
-static CsRegion
-region(CsBuffer buf, gint64 offset, gint64 bytes)
-{
-    return (CsRegion){ .buf = buf, .offset = offset, .bytes = bytes };
-}
-
 /* ---- All-reduce ---- */
 
 /* Byte range of blocks [@lo, @hi) when @count elements from @first are cut into pof2 blocks. */
 static void
-window(const Fold *f, gint64 first, gint64 count, gint64 ts, int lo, int hi, gint64 *off,
+window(const CsAlgoFold *f, gint64 first, gint64 count, gint64 ts, int lo, int hi, gint64 *off,
        gint64 *bytes)
 {
     gint64 a;
@@ -82,12 +40,12 @@ window(const Fold *f, gint64 first, gint64 count, gint64 ts, int lo, int hi, gin
 }
 
 static void
-all_reduce_channel(CsSchedule *s, const Fold *f, int r, int ch, gint64 first, gint64 count,
+all_reduce_channel(CsSchedule *s, const CsAlgoFold *f, int r, int ch, gint64 first, gint64 count,
                    gint64 ts, gint64 chunk)
 {
-    int i = fold_participant(f, r);
-    CsRegion all_in = region(CS_BUF_INPUT, first * ts, count * ts);
-    CsRegion all_out = region(CS_BUF_OUTPUT, first * ts, count * ts);
+    int i = cs_algo_fold_participant(f, r);
+    CsRegion all_in = cs_algo_region(CS_BUF_INPUT, first * ts, count * ts);
+    CsRegion all_out = cs_algo_region(CS_BUF_OUTPUT, first * ts, count * ts);
     if (i < 0) {
         cs_algo_exchange(s, r, ch, chunk, r + 1, &all_in, 1, -1, NULL, 0, NULL);
         cs_algo_exchange(s, r, ch, chunk, -1, NULL, 0, r + 1, &all_out, 1, NULL);
@@ -102,7 +60,7 @@ all_reduce_channel(CsSchedule *s, const Fold *f, int r, int ch, gint64 first, gi
     int lo = 0;
     int hi = f->pof2;
     for (int mask = f->pof2 / 2; mask >= 1; mask /= 2) {
-        int peer = fold_rank(f, i ^ mask);
+        int peer = cs_algo_fold_rank(f, i ^ mask);
         int mid = lo + mask;
         gboolean lower = (i & mask) == 0;
         gint64 keep_off;
@@ -111,9 +69,9 @@ all_reduce_channel(CsSchedule *s, const Fold *f, int r, int ch, gint64 first, gi
         gint64 give_bytes;
         window(f, first, count, ts, lower ? lo : mid, lower ? mid : hi, &keep_off, &keep_bytes);
         window(f, first, count, ts, lower ? mid : lo, lower ? hi : mid, &give_off, &give_bytes);
-        CsRegion give = region(cur, give_off, give_bytes);
-        CsRegion keep_src = region(cur, keep_off, keep_bytes);
-        CsRegion keep = region(CS_BUF_OUTPUT, keep_off, keep_bytes);
+        CsRegion give = cs_algo_region(cur, give_off, give_bytes);
+        CsRegion keep_src = cs_algo_region(cur, keep_off, keep_bytes);
+        CsRegion keep = cs_algo_region(CS_BUF_OUTPUT, keep_off, keep_bytes);
         cs_algo_exchange(s, r, ch, chunk, peer, &give, 1, peer, &keep, 1, &keep_src);
         cur = CS_BUF_OUTPUT;
         if (lower)
@@ -123,15 +81,15 @@ all_reduce_channel(CsSchedule *s, const Fold *f, int r, int ch, gint64 first, gi
     }
     /* All-gather: the window doubles back. */
     for (int mask = 1; mask < f->pof2; mask *= 2) {
-        int peer = fold_rank(f, i ^ mask);
+        int peer = cs_algo_fold_rank(f, i ^ mask);
         int mine = i & ~(mask - 1);
         int theirs = (i ^ mask) & ~(mask - 1);
         gint64 off;
         gint64 bytes;
         window(f, first, count, ts, mine, mine + mask, &off, &bytes);
-        CsRegion send = region(CS_BUF_OUTPUT, off, bytes);
+        CsRegion send = cs_algo_region(CS_BUF_OUTPUT, off, bytes);
         window(f, first, count, ts, theirs, theirs + mask, &off, &bytes);
-        CsRegion recv = region(CS_BUF_OUTPUT, off, bytes);
+        CsRegion recv = cs_algo_region(CS_BUF_OUTPUT, off, bytes);
         cs_algo_exchange(s, r, ch, chunk, peer, &send, 1, peer, &recv, 1, NULL);
     }
     if (r < 2 * f->rem)
@@ -142,19 +100,19 @@ all_reduce_channel(CsSchedule *s, const Fold *f, int r, int ch, gint64 first, gi
 
 /* Participant windows [lo, hi) as byte ranges of the P blocks of @block bytes. */
 static void
-group_range(const Fold *f, int lo, int hi, gint64 block, gint64 *off, gint64 *bytes)
+group_range(const CsAlgoFold *f, int lo, int hi, gint64 block, gint64 *off, gint64 *bytes)
 {
-    *off = fold_first_block(f, lo) * block;
-    *bytes = (fold_first_block(f, hi) - fold_first_block(f, lo)) * block;
+    *off = cs_algo_fold_first_block(f, lo) * block;
+    *bytes = (cs_algo_fold_first_block(f, hi) - cs_algo_fold_first_block(f, lo)) * block;
 }
 
 static void
-reduce_scatter_rank(CsSchedule *s, const Fold *f, int r, gint64 block, gint64 chunk)
+reduce_scatter_rank(CsSchedule *s, const CsAlgoFold *f, int r, gint64 block, gint64 chunk)
 {
     int P = f->nranks;
-    int i = fold_participant(f, r);
-    CsRegion all_in = region(CS_BUF_INPUT, 0, block * P);
-    CsRegion result = region(CS_BUF_OUTPUT, 0, block);
+    int i = cs_algo_fold_participant(f, r);
+    CsRegion all_in = cs_algo_region(CS_BUF_INPUT, 0, block * P);
+    CsRegion result = cs_algo_region(CS_BUF_OUTPUT, 0, block);
     if (i < 0) {
         cs_algo_exchange(s, r, 0, chunk, r + 1, &all_in, 1, -1, NULL, 0, NULL);
         cs_algo_exchange(s, r, 0, chunk, -1, NULL, 0, r + 1, &result, 1, NULL);
@@ -162,14 +120,14 @@ reduce_scatter_rank(CsSchedule *s, const Fold *f, int r, gint64 block, gint64 ch
     }
     CsBuffer cur = CS_BUF_INPUT;
     if (r < 2 * f->rem) {
-        CsRegion acc = region(CS_BUF_SCRATCH, 0, block * P);
+        CsRegion acc = cs_algo_region(CS_BUF_SCRATCH, 0, block * P);
         cs_algo_exchange(s, r, 0, chunk, -1, NULL, 0, r - 1, &acc, 1, &all_in);
         cur = CS_BUF_SCRATCH;
     }
     int lo = 0;
     int hi = f->pof2;
     for (int mask = f->pof2 / 2; mask >= 1; mask /= 2) {
-        int peer = fold_rank(f, i ^ mask);
+        int peer = cs_algo_fold_rank(f, i ^ mask);
         int mid = lo + mask;
         gboolean lower = (i & mask) == 0;
         gint64 keep_off;
@@ -178,12 +136,12 @@ reduce_scatter_rank(CsSchedule *s, const Fold *f, int r, gint64 block, gint64 ch
         gint64 give_bytes;
         group_range(f, lower ? lo : mid, lower ? mid : hi, block, &keep_off, &keep_bytes);
         group_range(f, lower ? mid : lo, lower ? hi : mid, block, &give_off, &give_bytes);
-        CsRegion give = region(cur, give_off, give_bytes);
-        CsRegion keep_src = region(cur, keep_off, keep_bytes);
+        CsRegion give = cs_algo_region(cur, give_off, give_bytes);
+        CsRegion keep_src = cs_algo_region(cur, keep_off, keep_bytes);
         /* The last round of a one-block participant lands in its output directly. */
         gboolean last_single = mask == 1 && i >= f->rem;
-        CsRegion keep = last_single ? region(CS_BUF_OUTPUT, 0, keep_bytes)
-                                    : region(CS_BUF_SCRATCH, keep_off, keep_bytes);
+        CsRegion keep = last_single ? cs_algo_region(CS_BUF_OUTPUT, 0, keep_bytes)
+                                    : cs_algo_region(CS_BUF_SCRATCH, keep_off, keep_bytes);
         cs_algo_exchange(s, r, 0, chunk, peer, &give, 1, peer, &keep, 1, &keep_src);
         cur = CS_BUF_SCRATCH;
         if (lower)
@@ -193,7 +151,7 @@ reduce_scatter_rank(CsSchedule *s, const Fold *f, int r, gint64 block, gint64 ch
     }
     if (r < 2 * f->rem) {
         /* Blocks r - 1 (for the rank sitting out) and r, reduced in scratch. */
-        CsRegion theirs = region(CS_BUF_SCRATCH, (r - 1) * block, block);
+        CsRegion theirs = cs_algo_region(CS_BUF_SCRATCH, (r - 1) * block, block);
         if (block > 0)
             cs_schedule_step(s, r, 0, CS_STEP_COPY, -1, -1, CS_BUF_SCRATCH, r * block,
                              CS_BUF_OUTPUT, 0, block, 0);
@@ -228,7 +186,7 @@ rhd_build(const CsAlgoArgs *args, GError **error)
     const CsOpSize *size = cs_schedule_size(sched);
     gint64 ts = cs_dtype_size(args->dtype);
     gint64 chunk = cs_algo_chunk_bytes(args);
-    Fold f = fold_new(P);
+    CsAlgoFold f = cs_algo_fold_new(P);
     if (args->op == CS_OP_REDUCE_SCATTER) {
         cs_schedule_set_scratch(sched, size->block_bytes * P);
         for (int r = 0; r < P; r++)
