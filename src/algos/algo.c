@@ -182,6 +182,25 @@ cs_algo_copy_input(CsSchedule *sched)
                          bytes, 0);
 }
 
+gboolean
+cs_algo_supports_ops(CsOpMask ops, CsOp op, const char *refusal, const char **why)
+{
+    if ((ops & CS_OP_BIT(op)) == 0) {
+        *why = refusal;
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+cs_algo_one_rank_done(CsSchedule *sched)
+{
+    if (cs_schedule_n_ranks(sched) != 1)
+        return FALSE;
+    cs_algo_copy_input(sched);
+    return TRUE;
+}
+
 CsAlgoFold
 cs_algo_fold_new(int nranks)
 {

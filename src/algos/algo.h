@@ -125,6 +125,14 @@ void cs_algo_exchange(CsSchedule *sched, int rank, int channel, gint64 chunk_byt
                       const CsRegion *send, int n_send, int recv_peer, const CsRegion *recv,
                       int n_recv, const CsRegion *reduce_src);
 
+/* For supports() callbacks that depend only on the collective: whether @op is in @ops; if
+ * not, sets @why to @refusal (a static string). */
+gboolean cs_algo_supports_ops(CsOpMask ops, CsOp op, const char *refusal, const char **why);
+
+/* The start of a build on one rank: when @sched has a single rank, copies its input to its
+ * output (cs_algo_copy_input) and returns TRUE, the schedule then being complete. */
+gboolean cs_algo_one_rank_done(CsSchedule *sched);
+
 /* The one-rank case of every collective: rank 0 copies its input to its output (both are
  * the same size when P = 1). */
 void cs_algo_copy_input(CsSchedule *sched);

@@ -263,11 +263,7 @@ mst_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
     (void)topo;
     (void)nranks;
-    if ((MST_OPS & CS_OP_BIT(op)) == 0) {
-        *why = "no binomial-tree schedule for this collective";
-        return FALSE;
-    }
-    return TRUE;
+    return cs_algo_supports_ops(MST_OPS, op, "no binomial-tree schedule for this collective", why);
 }
 
 static CsSchedule *
@@ -276,10 +272,8 @@ mst_build(const CsAlgoArgs *args, GError **error)
     (void)error;
     g_autoptr(CsSchedule) sched = cs_algo_schedule_new(args);
     int P = args->nranks;
-    if (P == 1) {
-        cs_algo_copy_input(sched);
+    if (cs_algo_one_rank_done(sched))
         return g_steal_pointer(&sched);
-    }
     const CsOpSize *size = cs_schedule_size(sched);
     Tree t = {
         .sched = sched,

@@ -95,11 +95,8 @@ rd_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
     (void)topo;
     (void)nranks;
-    if ((RD_OPS & CS_OP_BIT(op)) == 0) {
-        *why = "recursive doubling serves all-reduce and all-gather";
-        return FALSE;
-    }
-    return TRUE;
+    return cs_algo_supports_ops(RD_OPS, op, "recursive doubling serves all-reduce and all-gather",
+                                why);
 }
 
 static CsSchedule *
@@ -108,10 +105,8 @@ rd_build(const CsAlgoArgs *args, GError **error)
     (void)error;
     g_autoptr(CsSchedule) sched = cs_algo_schedule_new(args);
     int P = args->nranks;
-    if (P == 1) {
-        cs_algo_copy_input(sched);
+    if (cs_algo_one_rank_done(sched))
         return g_steal_pointer(&sched);
-    }
     const CsOpSize *size = cs_schedule_size(sched);
     gint64 ts = cs_dtype_size(args->dtype);
     gint64 chunk = cs_algo_chunk_bytes(args);

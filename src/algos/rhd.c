@@ -166,11 +166,8 @@ rhd_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
     (void)topo;
     (void)nranks;
-    if ((RHD_OPS & CS_OP_BIT(op)) == 0) {
-        *why = "recursive halving-doubling serves all-reduce and reduce-scatter";
-        return FALSE;
-    }
-    return TRUE;
+    return cs_algo_supports_ops(
+        RHD_OPS, op, "recursive halving-doubling serves all-reduce and reduce-scatter", why);
 }
 
 static CsSchedule *
@@ -179,10 +176,8 @@ rhd_build(const CsAlgoArgs *args, GError **error)
     (void)error;
     g_autoptr(CsSchedule) sched = cs_algo_schedule_new(args);
     int P = args->nranks;
-    if (P == 1) {
-        cs_algo_copy_input(sched);
+    if (cs_algo_one_rank_done(sched))
         return g_steal_pointer(&sched);
-    }
     const CsOpSize *size = cs_schedule_size(sched);
     gint64 ts = cs_dtype_size(args->dtype);
     gint64 chunk = cs_algo_chunk_bytes(args);

@@ -432,11 +432,9 @@ ring_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
     (void)topo;
     (void)nranks;
-    if ((RING_OPS & CS_OP_BIT(op)) == 0) {
-        *why = "NCCL runs scatter, gather and all-to-all as grouped send/recv, not rings";
-        return FALSE;
-    }
-    return TRUE;
+    return cs_algo_supports_ops(
+        RING_OPS, op, "NCCL runs scatter, gather and all-to-all as grouped send/recv, not rings",
+        why);
 }
 
 static CsSchedule *
@@ -445,10 +443,8 @@ ring_build(const CsAlgoArgs *args, GError **error)
     (void)error;
     g_autoptr(CsSchedule) sched = cs_algo_schedule_new(args);
     int P = args->nranks;
-    if (P == 1) {
-        cs_algo_copy_input(sched);
+    if (cs_algo_one_rank_done(sched))
         return g_steal_pointer(&sched);
-    }
     const CsOpSize *size = cs_schedule_size(sched);
     gint64 ts = cs_dtype_size(args->dtype);
     gint64 chunk = cs_algo_chunk_bytes(args) / ts;
