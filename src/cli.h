@@ -91,6 +91,16 @@ gboolean cs_cli_parse_units(int *argc, char ***argv, const GOptionEntry *entries
                             const CsCliUnitTarget *targets, const char *parameter_string,
                             const char *summary, const char *description, GError **error);
 
+/* ---- Usage errors ---- */
+
+/* Sets @error to CS_CLI_ERROR_USAGE, "PROG: message" with @prog the command as invoked
+ * ("collsim select"); returns FALSE so callers can `return cs_cli_usage_error(...)`. */
+gboolean cs_cli_usage_error(GError **error, const char *prog, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+/* Turns a lookup failure @cause (unknown op, algorithm, model...; consumed) into a usage
+ * error naming the flag: "PROG: FLAG: cause". Returns FALSE. */
+gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, GError *cause);
+
 /* ---- Output files (--output, --timeline) ---- */
 
 /* Checks, before any work, that @path (nullable; "-" is stdout) can be written: not a

@@ -166,6 +166,27 @@ cs_cli_parse(int *argc, char ***argv, const GOptionEntry *entries, const char *p
                               error);
 }
 
+/* ---- Usage errors ---- */
+
+gboolean
+cs_cli_usage_error(GError **error, const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, msg);
+    return FALSE;
+}
+
+gboolean
+cs_cli_flag_error(GError **error, const char *prog, const char *flag, GError *cause)
+{
+    cs_cli_usage_error(error, prog, "%s: %s", flag, cause->message);
+    g_error_free(cause);
+    return FALSE;
+}
+
 /* ---- Output files ---- */
 
 static gboolean

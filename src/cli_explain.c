@@ -487,15 +487,6 @@ explain_options_clear(ExplainOptions *o)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ExplainOptions, explain_options_clear)
 
-static gboolean
-usage(GError **error, const char *flag, GError *cause)
-{
-    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "collsim explain: %s: %s", flag,
-                cause->message);
-    g_error_free(cause);
-    return FALSE;
-}
-
 /**
  * cs_cli_explain:
  * `collsim explain --topo T --op OP [--algo A] [--ranks P] [--size S] [--proto P]
@@ -553,17 +544,17 @@ cs_cli_explain(int argc, char **argv, GError **error)
     int proto = -1;
     GError *cause = NULL;
     if (o.op != NULL && !cs_op_from_name(o.op, &op, &cause))
-        return usage(error, "--op", cause);
+        return cs_cli_flag_error(error, "collsim explain", "--op", cause);
     if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &dtype, &cause))
-        return usage(error, "-d", cause);
+        return cs_cli_flag_error(error, "collsim explain", "-d", cause);
     if (o.redop != NULL && !cs_redop_from_name(o.redop, &redop, &cause))
-        return usage(error, "-o", cause);
+        return cs_cli_flag_error(error, "collsim explain", "-o", cause);
     if (o.algo != NULL && (algo = cs_algo_lookup(o.algo, &cause)) == NULL)
-        return usage(error, "--algo", cause);
+        return cs_cli_flag_error(error, "collsim explain", "--algo", cause);
     if (o.proto != NULL) {
         CsProto p;
         if (!cs_proto_from_name(o.proto, &p, &cause))
-            return usage(error, "--proto", cause);
+            return cs_cli_flag_error(error, "collsim explain", "--proto", cause);
         proto = (int)p;
     }
     const char *model = o.model != NULL ? o.model : "reservation";
@@ -574,7 +565,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
         return FALSE;
     }
     if (cs_net_model_lookup(model, &cause) == NULL)
-        return usage(error, "--model", cause);
+        return cs_cli_flag_error(error, "collsim explain", "--model", cause);
     if (o.channels < 0 || o.channels > 64) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
                     "collsim explain: --channels: %d is not a channel count (1 to 64, or 0 for "

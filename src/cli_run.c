@@ -105,28 +105,6 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
 /* The command as invoked, "collsim" or "collsim run", to start every message. */
 static const char *prog = "collsim";
 
-static gboolean usage_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static gboolean
-usage_error(GError **error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, msg);
-    return FALSE;
-}
-
-/* Turns a lookup failure (unknown op, algorithm, ...) into a usage error naming the flag. */
-static gboolean
-flag_error(GError **error, const char *flag, GError *cause)
-{
-    usage_error(error, "%s: %s", flag, cause->message);
-    g_error_free(cause);
-    return FALSE;
-}
-
 /* The sizes nccl-tests would run: minBytes, then x factor (or + step) while <= maxBytes. */
 static GArray *
 make_sizes(const RunOptions *o, GError **error)
@@ -134,15 +112,16 @@ make_sizes(const RunOptions *o, GError **error)
     gboolean increment = o->step_bytes > 0 && !o->factor_given;
     gint64 step = o->step_bytes > 0 ? o->step_bytes : DEFAULT_STEP_BYTES;
     if (o->min_bytes > o->max_bytes) {
-        usage_error(error, "-b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
-                    o->min_bytes, o->max_bytes);
+        cs_cli_usage_error(error, prog,
+                           "-b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
+                           o->min_bytes, o->max_bytes);
         return NULL;
     }
     if (!increment && o->step_factor > 1 && o->min_bytes == 0) {
-        usage_error(error,
-                    "-b 0 with -f %" G_GINT64_FORMAT " never grows; start at -b 1 or "
-                    "use -i",
-                    o->step_factor);
+        cs_cli_usage_error(error, prog,
+                           "-b 0 with -f %" G_GINT64_FORMAT " never grows; start at -b 1 or "
+                           "use -i",
+                           o->step_factor);
         return NULL;
     }
     if (!increment && o->step_factor == 1)
@@ -152,10 +131,10 @@ make_sizes(const RunOptions *o, GError **error)
     for (gint64 s = o->min_bytes; s <= o->max_bytes;) {
         if (sizes->len >= MAX_SIZES) {
             g_array_unref(sizes);
-            usage_error(error,
-                        "the sweep from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
-                        " has more than %d sizes; use a larger -f or -i",
-                        o->min_bytes, o->max_bytes, MAX_SIZES);
+            cs_cli_usage_error(error, prog,
+                               "the sweep from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
+                               " has more than %d sizes; use a larger -f or -i",
+                               o->min_bytes, o->max_bytes, MAX_SIZES);
             return NULL;
         }
         g_array_append_val(sizes, s);
@@ -376,10 +355,10 @@ predict_nccl_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray 
     if (algo != NULL) {
         CsNcclAlgo na;
         if (!cs_nccl_algo_from_collsim(algo->name, &na))
-            return usage_error(error,
-                               "--algo %s is not one of NCCL's algorithms, so --model "
-                               "nccl has no cost for it",
-                               algo->name);
+            return cs_cli_usage_error(error, prog,
+                                      "--algo %s is not one of NCCL's algorithms, so --model "
+                                      "nccl has no cost for it",
+                                      algo->name);
         nccl_algo = na;
     }
     for (int a = all ? 0 : -1; a < (all ? CS_NCCL_N_ALGOS : 0); a++) {
@@ -508,17 +487,17 @@ cs_cli_run(int argc, char **argv, GError **error)
         return FALSE;
     if (argc > 1) {
         /* "collsim allreduce" is a common slip for "collsim --op allreduce". */
-        return usage_error(error,
-                           "unexpected argument \"%s\" (options only; the collective "
-                           "is --op)",
-                           argv[1]);
+        return cs_cli_usage_error(error, prog,
+                                  "unexpected argument \"%s\" (options only; the collective "
+                                  "is --op)",
+                                  argv[1]);
     }
     if (factor > 0) {
         o.step_factor = factor;
         o.factor_given = TRUE;
     }
     if (o.step_bytes == 0)
-        return usage_error(error, "-i: the step must be at least 1 byte");
+        return cs_cli_usage_error(error, prog, "-i: the step must be at least 1 byte");
 
     /* Names. */
     CsOp op = CS_OP_ALL_REDUCE;
@@ -530,30 +509,30 @@ cs_cli_run(int argc, char **argv, GError **error)
     CsTraceLayout layout = CS_TRACE_LAYOUT_CLASSIC;
     GError *cause = NULL;
     if (o.op != NULL && !cs_op_from_name(o.op, &op, &cause))
-        return flag_error(error, "--op", cause);
+        return cs_cli_flag_error(error, prog, "--op", cause);
     if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &dtype, &cause))
-        return flag_error(error, "-d", cause);
+        return cs_cli_flag_error(error, prog, "-d", cause);
     if (o.redop != NULL && !cs_redop_from_name(o.redop, &redop, &cause))
-        return flag_error(error, "-o", cause);
+        return cs_cli_flag_error(error, prog, "-o", cause);
     if (o.algo != NULL && (algo = cs_algo_lookup(o.algo, &cause)) == NULL)
-        return flag_error(error, "--algo", cause);
+        return cs_cli_flag_error(error, prog, "--algo", cause);
     if (o.proto != NULL) {
         CsProto p;
         if (!cs_proto_from_name(o.proto, &p, &cause))
-            return flag_error(error, "--proto", cause);
+            return cs_cli_flag_error(error, prog, "--proto", cause);
         proto = (int)p;
     }
     if (o.format != NULL && !cs_report_format_from_name(o.format, &format))
-        return usage_error(error, "--format: \"%s\" is not a format (table, json or csv)",
-                           o.format);
+        return cs_cli_usage_error(
+            error, prog, "--format: \"%s\" is not a format (table, json or csv)", o.format);
     if (o.layout != NULL) {
         if (g_ascii_strcasecmp(o.layout, "classic") == 0)
             layout = CS_TRACE_LAYOUT_CLASSIC;
         else if (g_ascii_strcasecmp(o.layout, "current") == 0)
             layout = CS_TRACE_LAYOUT_CURRENT;
         else
-            return usage_error(error, "--layout: \"%s\" is not a layout (classic or current)",
-                               o.layout);
+            return cs_cli_usage_error(
+                error, prog, "--layout: \"%s\" is not a layout (classic or current)", o.layout);
     }
     const char *model = o.model != NULL ? o.model : "reservation";
     const gboolean nccl_model = g_str_has_prefix(model, "nccl");
@@ -561,21 +540,23 @@ cs_cli_run(int argc, char **argv, GError **error)
         const CsNcclConstants *constants;
         GError *local = NULL;
         if (!cs_nccl_parse_spec(model, &constants, &local))
-            return flag_error(error, "--model", local);
+            return cs_cli_flag_error(error, prog, "--model", local);
     }
     else if (model[0] == '\0')
-        return usage_error(error, "--model: \"\" is not a model (reservation, maxmin or "
+        return cs_cli_usage_error(error, prog,
+                                  "--model: \"\" is not a model (reservation, maxmin or "
                                   "nccl[:VERSION])");
     else if (cs_net_model_lookup(model, &cause) == NULL)
-        return flag_error(error, "--model", cause);
+        return cs_cli_flag_error(error, prog, "--model", cause);
     if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
-        return usage_error(error, "--algo %s does not implement %s (see 'collsim algos')",
-                           algo->name, cs_op_name(op));
+        return cs_cli_usage_error(error, prog,
+                                  "--algo %s does not implement %s (see 'collsim algos')",
+                                  algo->name, cs_op_name(op));
     if (o.channels < 0 || o.channels > 64)
-        return usage_error(error,
-                           "--channels: %d is not a channel count (1 to 64, or 0 for the "
-                           "default)",
-                           o.channels);
+        return cs_cli_usage_error(error, prog,
+                                  "--channels: %d is not a channel count (1 to 64, or 0 for the "
+                                  "default)",
+                                  o.channels);
 
     g_autoptr(GArray) sizes = make_sizes(&o, error);
     if (sizes == NULL)
@@ -589,17 +570,19 @@ cs_cli_run(int argc, char **argv, GError **error)
     int nranks = topo_ranks;
     if (o.ranks > 0) {
         if (o.ranks > topo_ranks)
-            return usage_error(error, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
-                               cs_topo_name(topo), topo_ranks);
+            return cs_cli_usage_error(error, prog,
+                                      "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
+                                      cs_topo_name(topo), topo_ranks);
         nranks = (int)o.ranks;
     }
     if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks))
-        return usage_error(error, "-r %d: the root must be a rank in 0..%d", o.root, nranks - 1);
+        return cs_cli_usage_error(error, prog, "-r %d: the root must be a rank in 0..%d", o.root,
+                                  nranks - 1);
     if (o.ngpus < 1 || o.ngpus > nranks || nranks % o.ngpus != 0)
-        return usage_error(error,
-                           "-g %d: GPUs per thread must divide the %d ranks "
-                           "(ranks = processes x threads x GPUs, as in nccl-tests)",
-                           o.ngpus, nranks);
+        return cs_cli_usage_error(error, prog,
+                                  "-g %d: GPUs per thread must divide the %d ranks "
+                                  "(ranks = processes x threads x GPUs, as in nccl-tests)",
+                                  o.ngpus, nranks);
 
     CsPredictOptions popts;
     cs_predict_options_init(&popts);

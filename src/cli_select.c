@@ -103,28 +103,6 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SelectOptions, select_options_clear)
 
 static const char *prog = "collsim select";
 
-static gboolean usage_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static gboolean
-usage_error(GError **error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, msg);
-    return FALSE;
-}
-
-/* A lookup failure (unknown op, datatype, model) as a usage error naming the flag. */
-static gboolean
-flag_error(GError **error, const char *flag, GError *cause)
-{
-    usage_error(error, "%s: %s", flag, cause->message);
-    g_error_free(cause);
-    return FALSE;
-}
-
 /**
  * cs_cli_select:
  * `collsim select --topo T [--op OP|all] [--emit ...]`: see @summary and @description.
@@ -188,15 +166,17 @@ cs_cli_select(int argc, char **argv, GError **error)
     if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
         return FALSE;
     if (argc > 1)
-        return usage_error(error, "unexpected argument \"%s\" (options only)", argv[1]);
+        return cs_cli_usage_error(error, prog, "unexpected argument \"%s\" (options only)",
+                                  argv[1]);
     if (o.topo == NULL)
-        return usage_error(error, "--topo is required (a shipped name such as dgx-h100x8, or "
+        return cs_cli_usage_error(error, prog,
+                                  "--topo is required (a shipped name such as dgx-h100x8, or "
                                   "a JSON file)");
 
     if (o.op != NULL && !cs_op_mask_from_string(o.op, &sopts.ops, &cause))
-        return flag_error(error, "--op", cause);
+        return cs_cli_flag_error(error, prog, "--op", cause);
     if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &sopts.predict.dtype, &cause))
-        return flag_error(error, "-d", cause);
+        return cs_cli_flag_error(error, prog, "-d", cause);
     Emit emit = EMIT_TABLE;
     if (o.emit != NULL) {
         gsize i;
@@ -204,27 +184,29 @@ cs_cli_select(int argc, char **argv, GError **error)
             if (g_ascii_strcasecmp(o.emit, emits[i].name) == 0)
                 break;
         if (i == G_N_ELEMENTS(emits))
-            return usage_error(error,
-                               "--emit: \"%s\" is not one of table, json, env, "
-                               "nccl-tuner-csv, nccl-measurements-csv",
-                               o.emit);
+            return cs_cli_usage_error(error, prog,
+                                      "--emit: \"%s\" is not one of table, json, env, "
+                                      "nccl-tuner-csv, nccl-measurements-csv",
+                                      o.emit);
         emit = emits[i].emit;
     }
     if (o.factor != 0 && o.factor < 2)
-        return usage_error(error, "-f %" G_GINT64_FORMAT ": the grid factor must be at least 2",
-                           o.factor);
+        return cs_cli_usage_error(
+            error, prog, "-f %" G_GINT64_FORMAT ": the grid factor must be at least 2", o.factor);
     if (o.min_bytes < 1)
-        return usage_error(error, "-b must be at least 1 byte");
+        return cs_cli_usage_error(error, prog, "-b must be at least 1 byte");
     if (o.min_bytes > o.max_bytes)
-        return usage_error(error, "-b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
-                           o.min_bytes, o.max_bytes);
+        return cs_cli_usage_error(error, prog,
+                                  "-b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
+                                  o.min_bytes, o.max_bytes);
     sopts.min_bytes = o.min_bytes;
     sopts.max_bytes = o.max_bytes;
     if (o.factor != 0)
         sopts.step_factor = o.factor;
     sopts.predict.n_channels = (int)CLAMP(o.channels, 0, 64);
     if (o.channels > 64)
-        return usage_error(error, "--channels %" G_GINT64_FORMAT ": at most 64", o.channels);
+        return cs_cli_usage_error(error, prog, "--channels %" G_GINT64_FORMAT ": at most 64",
+                                  o.channels);
     sopts.nccl_only = o.nccl_only;
     sopts.exact = o.exact;
     sopts.max_events = o.max_events;
@@ -233,28 +215,30 @@ cs_cli_select(int argc, char **argv, GError **error)
     if (o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0) {
         const CsNcclConstants *c = NULL;
         if (!cs_nccl_parse_spec(o.model, &c, &cause))
-            return flag_error(error, "--model", cause);
+            return cs_cli_flag_error(error, prog, "--model", cause);
         sopts.nccl_spec = o.model;
     }
     else if (o.model != NULL) {
         if (o.model[0] == '\0')
-            return usage_error(error, "--model: \"\" is not a model (reservation, maxmin or "
+            return cs_cli_usage_error(error, prog,
+                                      "--model: \"\" is not a model (reservation, maxmin or "
                                       "nccl[:VERSION])");
         if (cs_net_model_lookup(o.model, &cause) == NULL)
-            return flag_error(error, "--model", cause);
+            return cs_cli_flag_error(error, prog, "--model", cause);
         sopts.predict.engine.net_model = o.model;
     }
     if (o.compare != NULL) {
         const CsNcclConstants *c = NULL;
         if (!cs_nccl_parse_spec(o.compare, &c, &cause))
-            return flag_error(error, "--compare", cause);
+            return cs_cli_flag_error(error, prog, "--compare", cause);
         if (sopts.nccl_spec != NULL)
-            return usage_error(error,
-                               "--compare holds NCCL's model against collsim's engine; "
-                               "it does not combine with --model %s",
-                               o.model);
+            return cs_cli_usage_error(error, prog,
+                                      "--compare holds NCCL's model against collsim's engine; "
+                                      "it does not combine with --model %s",
+                                      o.model);
         if (emit != EMIT_TABLE && emit != EMIT_JSON)
-            return usage_error(error, "--compare prints a table or JSON (--emit table|json)");
+            return cs_cli_usage_error(error, prog,
+                                      "--compare prints a table or JSON (--emit table|json)");
     }
 
     if (!cs_cli_check_output(prog, "--output", o.output, error))
@@ -264,8 +248,8 @@ cs_cli_select(int argc, char **argv, GError **error)
     if (topo == NULL)
         return FALSE;
     if (o.ranks > cs_topo_n_ranks(topo))
-        return usage_error(error, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
-                           cs_topo_name(topo), cs_topo_n_ranks(topo));
+        return cs_cli_usage_error(error, prog, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks",
+                                  o.ranks, cs_topo_name(topo), cs_topo_n_ranks(topo));
     sopts.predict.nranks = (int)o.ranks;
 
     g_autoptr(CsSelection) sel = NULL;
@@ -278,7 +262,7 @@ cs_cli_select(int argc, char **argv, GError **error)
          * usage errors; anything else keeps its domain. */
         if (error != NULL && *error != NULL && (*error)->domain == CS_SELECT_ERROR) {
             GError *inner = g_steal_pointer(error);
-            usage_error(error, "%s", inner->message);
+            cs_cli_usage_error(error, prog, "%s", inner->message);
             g_error_free(inner);
             return FALSE;
         }
