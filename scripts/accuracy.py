@@ -32,6 +32,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--collsim", default="build/src/collsim")
     ap.add_argument("--index", default="traces/topologies.tsv")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds allowed for one machine's calibration (default: no limit)")
     args = ap.parse_args()
 
     base = os.path.dirname(args.index)
@@ -48,7 +50,19 @@ def main():
         cmd = [args.collsim, "calibrate", "--topo", topo, "--format", "json"] + traces
         if len(traces) >= 2:
             cmd.append("--leave-one-out")
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            # Still report the datasheet error, from validate, which is quick.
+            for t in traces:
+                v = subprocess.run([args.collsim, "validate", "--topo", topo, "--format", "json", t],
+                                   capture_output=True, text=True)
+                ds = None
+                if v.returncode == 0:
+                    ds = json.loads(v.stdout)["traces"][0]["all"].get("geomean_abs_busbw_error")
+                rows.append((os.path.basename(t), topo, header(t, "nodes"), ds, None, None,
+                             "calibration not finished within %d s" % args.timeout))
+            continue
         if p.returncode != 0:
             for t in traces:
                 rows.append((os.path.basename(t), topo, header(t, "nodes"), None, None, None,

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The accuracy gate on the shipped traces (fixed data), at the thresholds README.md states:
+# `collsim validate --max-error PCT` fails when a trace's geometric-mean |busbw error| with the
+# DATASHEET topology exceeds PCT. Traces within the 15% single-node goal are gated at 15%;
+# the known misses (README "Where collsim misses") are gated at their stated ceiling, so they
+# cannot get worse unnoticed. The multi-node and GB200 traces take minutes to validate and are
+# measured by scripts/accuracy.py instead.
+set -u
+collsim=${1:?usage: test-accuracy.sh COLLSIM SOURCE_ROOT}
+root=${2:?usage: test-accuracy.sh COLLSIM SOURCE_ROOT}
+cd "$root" || exit 1
+
+# trace, topology, ceiling (percent)
+cases=(
+    "h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt dgx-h100x4 15"
+    "mi300x-8gpu-xgmi_allreduce_rccl-aac8.txt mi300x-x8-xgmi 15"
+    "rtx2080ti-2gpu-pcie3-nop2p_reduce.txt rtx2080ti-x2-pcie3-shm 15"
+    "a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt dgx-a100x8 30"
+    "rtx2080ti-2gpu-pcie3-nop2p_allreduce.txt rtx2080ti-x2-pcie3-shm 20"
+    "rtx2080ti-2gpu-pcie3-nop2p_broadcast.txt rtx2080ti-x2-pcie3-shm 20"
+    "rtx2080ti-2gpu-pcie3-nop2p_allgather.txt rtx2080ti-x2-pcie3-shm 30"
+    "rtx2080ti-2gpu-pcie3-nop2p_alltoall.txt rtx2080ti-x2-pcie3-shm 35"
+)
+
+echo "1..$((${#cases[@]} + 1))"
+n=0
+failed=0
+for c in "${cases[@]}"; do
+    read -r trace topo ceiling <<<"$c"
+    n=$((n + 1))
+    if out=$("$collsim" validate --topo "$topo" "traces/$trace" --max-error "$ceiling" 2>&1); then
+        summary=$(echo "$out" | grep "all sizes:" | tr -s ' ')
+        echo "ok $n /accuracy/$topo/$trace (<= $ceiling%):$summary"
+    else
+        echo "not ok $n /accuracy/$topo/$trace (<= $ceiling%): $(echo "$out" | tail -n 1)"
+        failed=$((failed + 1))
+    fi
+done
+# Issue 3's quality bar: on the seed's 4 x H100 trace every row's predicted time is within
+# +-15% of the measured one (column 4 of validate's table is the signed time error).
+n=$((n + 1))
+worst=$("$collsim" validate --topo dgx-h100x4 traces/h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt |
+    awk '!/^#/ { e = $4; sub(/%/, "", e); if (e < 0) e = -e; if (e > w) w = e } END { print w + 0 }')
+if awk -v w="$worst" 'BEGIN { exit !(w <= 15) }'; then
+    echo "ok $n /accuracy/dgx-h100x4/every-row-time-within-15pct (worst $worst%)"
+else
+    echo "not ok $n /accuracy/dgx-h100x4/every-row-time-within-15pct (worst $worst%)"
+    failed=$((failed + 1))
+fi
+[ "$failed" -eq 0 ]
