@@ -6,49 +6,10 @@
 
 #include <math.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 #include <glib.h>
-
-typedef struct {
-    char *out;
-    char *err;
-    int status; /* exit status, or -1 when killed */
-} Run;
-
-static void
-run_clear(Run *r)
-{
-    g_clear_pointer(&r->out, g_free);
-    g_clear_pointer(&r->err, g_free);
-}
-
-/* Runs `collsim model ARGS...`. */
-static Run
-run_model(const char *const *args)
-{
-    const char *bin = g_getenv("COLLSIM_BIN");
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_autoptr(GError) error = NULL;
-    Run r = { NULL, NULL, -1 };
-    int wait_status = 0;
-
-    g_assert_nonnull(bin);
-    g_ptr_array_add(argv, (gpointer)bin);
-    g_ptr_array_add(argv, (gpointer) "model");
-    for (int i = 0; args[i] != NULL; i++)
-        g_ptr_array_add(argv, (gpointer)args[i]);
-    g_ptr_array_add(argv, NULL);
-    /* GLib's own messages ("Unknown option") are translated: pin them to English. */
-    g_auto(GStrv) envp = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
-    g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
-                 &wait_status, &error);
-    g_assert_no_error(error);
-    if (WIFEXITED(wait_status))
-        r.status = WEXITSTATUS(wait_status);
-    return r;
-}
+#include "test-util.h"
 
 /* ---- Golden ---- */
 
@@ -63,7 +24,7 @@ test_golden(void)
     const char *const args[] = { "--alpha", "10us", "--bandwidth", "900GB/s", NULL };
     g_autofree char *path
         = g_test_build_filename(G_TEST_DIST, "golden", "model-10us-900GBps.txt", NULL);
-    Run r = run_model(args);
+    CsTestRun r = cs_test_run_collsim("model", args);
 
     g_assert_cmpstr(r.err, ==, "");
     g_assert_cmpint(r.status, ==, 0);
@@ -77,7 +38,7 @@ test_golden(void)
     g_file_get_contents(path, &want, NULL, &error);
     g_assert_no_error(error);
     g_assert_cmpstr(r.out, ==, want);
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 /* ---- CSV and JSON ---- */
@@ -95,7 +56,7 @@ test_csv(void)
         { 1048576, 20.97152e-6, 10.48576, 22.97152e-6, 1048576 / 22.97152e-6 / 1e9 },
         { 4194304, 83.88608e-6, 41.94304, 85.88608e-6, 4194304 / 85.88608e-6 / 1e9 },
     };
-    Run r = run_model(args);
+    CsTestRun r = cs_test_run_collsim("model", args);
 
     g_assert_cmpint(r.status, ==, 0);
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
@@ -113,7 +74,7 @@ test_csv(void)
         g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[5], NULL), want[i][3], 1e-14);
         g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[6], NULL), want[i][4], 1e-6);
     }
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 static void
@@ -122,7 +83,7 @@ test_json(void)
     /* Defaults: 8 B (2^3) to 8 GiB (2^33) by 2 = 31 rows; n_1/2 = 10e-6 * 900e9 = 9e6 B;
      * beta = 1/9e11 s/B. Row 17 is 2^20 = 1 MiB: n beta = 1.1650844e-6 < alpha. */
     const char *const args[] = { "--format", "json", NULL };
-    Run r = run_model(args);
+    CsTestRun r = cs_test_run_collsim("model", args);
 
     g_assert_cmpint(r.status, ==, 0);
     cJSON *root = cJSON_Parse(r.out);
@@ -141,7 +102,7 @@ test_json(void)
     g_assert_cmpfloat(cJSON_GetObjectItem(last, "size_bytes")->valuedouble, ==, 8589934592.0);
     g_assert_cmpstr(cJSON_GetObjectItem(last, "dominant")->valuestring, ==, "n*beta");
     cJSON_Delete(root);
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 /* ---- Errors and help ---- */
@@ -175,13 +136,13 @@ test_usage_errors(void)
     };
 
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        Run r = run_model(cases[i].args);
+        CsTestRun r = cs_test_run_collsim("model", cases[i].args);
         g_autofree char *want
             = g_strdup_printf("%s\nTry 'collsim model --help'\n", cases[i].message);
         g_assert_cmpint(r.status, ==, 2);
         g_assert_cmpstr(r.out, ==, "");
         g_assert_cmpstr(r.err, ==, want);
-        run_clear(&r);
+        cs_test_run_clear(&r);
     }
 }
 
@@ -189,14 +150,14 @@ static void
 test_help(void)
 {
     const char *const args[] = { "--help", NULL };
-    Run r = run_model(args);
+    CsTestRun r = cs_test_run_collsim("model", args);
 
     g_assert_cmpint(r.status, ==, 0);
     g_assert_nonnull(strstr(r.out, "--alpha=TIME"));
     g_assert_nonnull(strstr(r.out, "--bandwidth=BANDWIDTH"));
     g_assert_nonnull(strstr(r.out, "-b, --minbytes=SIZE"));
     g_assert_nonnull(strstr(r.out, "n_1/2 = alpha * B"));
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 int

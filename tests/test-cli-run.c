@@ -7,7 +7,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 #include <glib.h>
@@ -15,51 +14,13 @@
 
 #include "json_util.h"
 #include "trace.h"
-
-typedef struct {
-    char *out;
-    char *err;
-    int status; /* exit status, or -1 when killed */
-} Run;
-
-static void
-run_clear(Run *r)
-{
-    g_clear_pointer(&r->out, g_free);
-    g_clear_pointer(&r->err, g_free);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Run, run_clear)
-
-/* Runs `collsim ARGS...` with GLib's messages pinned to English. */
-static Run
-run_collsim(const char *const *args)
-{
-    const char *bin = g_getenv("COLLSIM_BIN");
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_autoptr(GError) error = NULL;
-    Run r = { NULL, NULL, -1 };
-    int wait_status = 0;
-
-    g_assert_nonnull(bin);
-    g_ptr_array_add(argv, (gpointer)bin);
-    for (int i = 0; args[i] != NULL; i++)
-        g_ptr_array_add(argv, (gpointer)args[i]);
-    g_ptr_array_add(argv, NULL);
-    g_auto(GStrv) envp = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
-    g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
-                 &wait_status, &error);
-    g_assert_no_error(error);
-    if (WIFEXITED(wait_status))
-        r.status = WEXITSTATUS(wait_status);
-    return r;
-}
+#include "test-util.h"
 
 static void
 check_golden(const char *name, const char *const *args)
 {
     g_autofree char *path = g_test_build_filename(G_TEST_DIST, "golden", name, NULL);
-    g_auto(Run) r = run_collsim(args);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
     g_assert_cmpstr(r.err, ==, "");
     g_assert_cmpint(r.status, ==, 0);
     if (g_strcmp0(g_getenv("COLLSIM_UPDATE_GOLDEN"), "1") == 0) {
@@ -124,7 +85,7 @@ test_golden_explain_mst(void)
 /* ---- The table is an nccl-tests trace ---- */
 
 static CsTrace *
-trace_of(const Run *r)
+trace_of(const CsTestRun *r)
 {
     g_autoptr(GError) error = NULL;
     CsTrace *trace = cs_trace_load_data(r->out, "stdout", &error);
@@ -139,7 +100,7 @@ static void
 test_table_is_trace(void)
 {
     const char *const args[] = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "64M", "-f", "4", NULL };
-    g_auto(Run) r = run_collsim(args);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_autoptr(CsTrace) trace = trace_of(&r);
     /* 1K, 4K, ..., 64M: 4^0..4^8 times 1 KiB = 9 rows. */
@@ -178,7 +139,7 @@ test_sweep_increment(void)
 {
     /* -i without -f: 1, 2, 3, 4 MiB (nccl-tests adds stepBytes when stepFactor is 1). */
     const char *const args[] = { "-b", "1M", "-e", "4M", "-i", "1M", NULL };
-    g_auto(Run) r = run_collsim(args);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_autoptr(CsTrace) trace = trace_of(&r);
     g_assert_cmpuint(cs_trace_n_rows(trace), ==, 4);
@@ -194,7 +155,7 @@ static void
 test_columns_per_op(void)
 {
     const char *const bcast[] = { "--op", "broadcast", "-r", "2", "-b", "1M", "-e", "1M", NULL };
-    g_auto(Run) r1 = run_collsim(bcast);
+    g_auto(CsTestRun) r1 = cs_test_run_collsim(NULL, bcast);
     g_assert_cmpint(r1.status, ==, 0);
     g_autoptr(CsTrace) t1 = trace_of(&r1);
     g_assert_cmpint(cs_trace_row(t1, 0)->root, ==, 2);
@@ -203,7 +164,7 @@ test_columns_per_op(void)
 
     const char *const ag[]
         = { "--op", "allgather", "-d", "bfloat16", "-b", "1M", "-e", "1M", NULL };
-    g_auto(Run) r2 = run_collsim(ag);
+    g_auto(CsTestRun) r2 = cs_test_run_collsim(NULL, ag);
     g_assert_cmpint(r2.status, ==, 0);
     g_autoptr(CsTrace) t2 = trace_of(&r2);
     const CsTraceRow *row = cs_trace_row(t2, 0);
@@ -221,8 +182,8 @@ test_gpus_per_thread(void)
 {
     const char *const g1[] = { "-b", "8", "-e", "8", NULL };
     const char *const g4[] = { "-b", "8", "-e", "8", "-g", "4", NULL };
-    g_auto(Run) r1 = run_collsim(g1);
-    g_auto(Run) r4 = run_collsim(g4);
+    g_auto(CsTestRun) r1 = cs_test_run_collsim(NULL, g1);
+    g_auto(CsTestRun) r4 = cs_test_run_collsim(NULL, g4);
     g_assert_cmpint(r1.status, ==, 0);
     g_assert_cmpint(r4.status, ==, 0);
     g_autoptr(CsTrace) t1 = trace_of(&r1);
@@ -238,8 +199,8 @@ test_any_algorithm(void)
 {
     const char *const nccl[] = { "-b", "8", "-e", "16M", "-f", "8", NULL };
     const char *const any[] = { "-b", "8", "-e", "16M", "-f", "8", "--any-algorithm", NULL };
-    g_auto(Run) rn = run_collsim(nccl);
-    g_auto(Run) ra = run_collsim(any);
+    g_auto(CsTestRun) rn = cs_test_run_collsim(NULL, nccl);
+    g_auto(CsTestRun) ra = cs_test_run_collsim(NULL, any);
     g_assert_cmpint(rn.status, ==, 0);
     g_assert_cmpint(ra.status, ==, 0);
     g_autoptr(CsTrace) tn = trace_of(&rn);
@@ -258,9 +219,9 @@ test_formats_agree(void)
     const char *const table[] = { "-b", "64K", "-e", "256K", NULL };
     const char *const json[] = { "-b", "64K", "-e", "256K", "--format", "json", NULL };
     const char *const csv[] = { "-b", "64K", "-e", "256K", "--format", "csv", NULL };
-    g_auto(Run) rt = run_collsim(table);
-    g_auto(Run) rj = run_collsim(json);
-    g_auto(Run) rc = run_collsim(csv);
+    g_auto(CsTestRun) rt = cs_test_run_collsim(NULL, table);
+    g_auto(CsTestRun) rj = cs_test_run_collsim(NULL, json);
+    g_auto(CsTestRun) rc = cs_test_run_collsim(NULL, csv);
     g_assert_cmpint(rt.status + rj.status + rc.status, ==, 0);
     g_autoptr(CsTrace) trace = trace_of(&rt);
 
@@ -295,7 +256,7 @@ static void
 test_all_blocks(void)
 {
     const char *const args[] = { "--all", "-b", "1M", "-e", "1M", NULL };
-    g_auto(Run) r = run_collsim(args);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_assert_nonnull(strstr(r.out, "# block: ring/LL\n"));
     g_assert_nonnull(strstr(r.out, "# block: ring/LL128\n"));
@@ -323,7 +284,7 @@ test_explain_timeline(void)
     const char *const args[]
         = { "explain", "--topo",  "dgx-h100x8", "--op",       "broadcast", "--algo",
             "mst",     "--ranks", "6",          "--timeline", path,        NULL };
-    g_auto(Run) r = run_collsim(args);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
     g_assert_cmpstr(r.err, ==, "");
     g_assert_cmpint(r.status, ==, 0);
     double total_us = predicted_time_us(r.out);
@@ -368,7 +329,7 @@ test_explain_split(void)
 {
     const char *const args[]
         = { "explain", "--op", "allreduce", "--algo", "ring", "--size", "64M", NULL };
-    g_auto(Run) r = run_collsim(args);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     double total = predicted_time_us(r.out);
     double sum = 0.0;
@@ -418,7 +379,7 @@ test_usage_errors(void)
           "collsim explain: --ranks 5: dgx-h100x4 has only 4 ranks" },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_auto(Run) r = run_collsim(cases[i].args);
+        g_auto(CsTestRun) r = cs_test_run_collsim(NULL, cases[i].args);
         const char *prog = strcmp(cases[i].args[0], "run") == 0       ? "collsim run"
                            : strcmp(cases[i].args[0], "explain") == 0 ? "collsim explain"
                                                                       : "collsim";
@@ -443,7 +404,7 @@ test_unknown_names(void)
     /* Flag errors are usage errors (a --help hint follows); a missing topology is not. */
     const guint n_lines[] = { 2, 2, 2, 1 };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_auto(Run) r = run_collsim(cases[i]);
+        g_auto(CsTestRun) r = cs_test_run_collsim(NULL, cases[i]);
         g_test_message("%s", r.err);
         g_assert_cmpint(r.status, ==, 2);
         g_assert_cmpstr(r.out, ==, "");
@@ -457,7 +418,7 @@ static void
 test_help(void)
 {
     const char *const run_help[] = { "run", "--help", NULL };
-    g_auto(Run) r = run_collsim(run_help);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, run_help);
     g_assert_cmpint(r.status, ==, 0);
     const char *const flags[] = { "--topo=T",
                                   "--op=OP",
@@ -483,7 +444,7 @@ test_help(void)
     g_assert_nonnull(strstr(r.out, "8 B to 8 GiB"));
 
     const char *const explain_help[] = { "explain", "--help", NULL };
-    g_auto(Run) e = run_collsim(explain_help);
+    g_auto(CsTestRun) e = cs_test_run_collsim(NULL, explain_help);
     g_assert_cmpint(e.status, ==, 0);
     g_assert_nonnull(strstr(e.out, "--timeline=FILE"));
     g_assert_nonnull(strstr(e.out, "--size=S"));
@@ -501,7 +462,7 @@ test_nccl_model(void)
     const char *args[]
         = { "--topo", "dgx-h100x8", "--model", "nccl:2.28", "--algo", "ring", "--proto",
             "Simple", "-b",         "8",       "-e",        "8",      NULL };
-    g_auto(Run) r = run_collsim(args);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_autoptr(CsTrace) trace = trace_of(&r);
     g_assert_cmpuint(cs_trace_n_rows(trace), ==, 1);
@@ -509,7 +470,7 @@ test_nccl_model(void)
 
     /* An algorithm NCCL does not have has no cost under its model. */
     const char *bad[] = { "--topo", "dgx-h100x8", "--model", "nccl", "--algo", "mst", NULL };
-    g_auto(Run) b = run_collsim(bad);
+    g_auto(CsTestRun) b = cs_test_run_collsim(NULL, bad);
     g_assert_cmpint(b.status, ==, 2);
     g_assert_nonnull(strstr(b.err, "not one of NCCL's algorithms"));
 }

@@ -4,46 +4,9 @@
 #include "config.h"
 
 #include <string.h>
-#include <sys/wait.h>
 
 #include <glib.h>
-
-typedef struct {
-    char *out;
-    char *err;
-    int status; /* exit status, or -1 when killed */
-} Run;
-
-static void
-run_clear(Run *r)
-{
-    g_clear_pointer(&r->out, g_free);
-    g_clear_pointer(&r->err, g_free);
-}
-
-/* Runs `collsim ARGS...`. */
-static Run
-run_collsim(const char *const *args)
-{
-    const char *bin = g_getenv("COLLSIM_BIN");
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_autoptr(GError) error = NULL;
-    Run r = { NULL, NULL, -1 };
-    int wait_status = 0;
-
-    g_assert_nonnull(bin);
-    g_ptr_array_add(argv, (gpointer)bin);
-    for (int i = 0; args[i] != NULL; i++)
-        g_ptr_array_add(argv, (gpointer)args[i]);
-    g_ptr_array_add(argv, NULL);
-    g_auto(GStrv) envp = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
-    g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
-                 &wait_status, &error);
-    g_assert_no_error(error);
-    if (WIFEXITED(wait_status))
-        r.status = WEXITSTATUS(wait_status);
-    return r;
-}
+#include "test-util.h"
 
 /* Setup: ring all-reduce, P = 7, 1000 bytes (250 floats), Simple: one loop of 7 chunks.
  * Expectation: 2(P - 1) = 12 rounds (P - 1 reduce-scatter steps, P - 1 all-gather steps);
@@ -54,12 +17,12 @@ test_verify_ring(void)
 {
     const char *args[] = { "verify",  "--algo", "ring",   "--op", "allreduce",
                            "--ranks", "7",      "--size", "1000", NULL };
-    Run r = run_collsim(args);
+    CsTestRun r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_assert_cmpstr(r.out, ==,
                     "ok ring allreduce P=7 size=1000 root=0 (12 rounds, 84 messages)\n"
                     "# 1 case: 1 ok, 0 failed, 0 skipped\n");
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 /* Setup: binomial broadcast from root 2 on P = 6, 24 bytes (one chunk).
@@ -70,12 +33,12 @@ test_verify_mst_root(void)
 {
     const char *args[]
         = { "verify", "-a", "mst", "--op", "broadcast", "-n", "6", "-s", "24", "-r", "2", NULL };
-    Run r = run_collsim(args);
+    CsTestRun r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_assert_cmpstr(r.out, ==,
                     "ok mst broadcast P=6 size=24 root=2 (3 rounds, 5 messages)\n"
                     "# 1 case: 1 ok, 0 failed, 0 skipped\n");
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 /* Setup: the default rank list 1-9 with a root of 5, for scatter with direct, one size.
@@ -85,12 +48,12 @@ test_verify_root_filter(void)
 {
     const char *args[]
         = { "verify", "--algo", "direct", "--op", "scatter", "--size", "1K", "--root", "5", NULL };
-    Run r = run_collsim(args);
+    CsTestRun r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_assert_nonnull(strstr(r.out, "ok direct scatter P=6 size=1024 root=5"));
     g_assert_null(strstr(r.out, "P=5 "));
     g_assert_nonnull(strstr(r.out, "# 4 cases: 4 ok, 0 failed, 0 skipped\n"));
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 /* Setup: the whole default selection on one rank count and size, and a topology.
@@ -100,19 +63,19 @@ test_verify_defaults(void)
 {
     const char *args[]
         = { "verify", "--ranks", "5", "--size", "4100", "--channels", "2", "--proto", "LL", NULL };
-    Run r = run_collsim(args);
+    CsTestRun r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_assert_nonnull(strstr(r.out, "ok ring allreduce P=5 size=4100 root=0"));
     g_assert_nonnull(strstr(r.out, "ok bruck alltoall P=5 size=4100 root=0"));
     g_assert_nonnull(strstr(r.out, " 0 failed"));
-    run_clear(&r);
+    cs_test_run_clear(&r);
 
     const char *topo[] = { "verify", "--topo",    "dgx-h100x8", "--algo", "ring",
                            "--op",   "allgather", "--size",     "8K",     NULL };
-    r = run_collsim(topo);
+    r = cs_test_run_collsim(NULL, topo);
     g_assert_cmpint(r.status, ==, 0);
     g_assert_nonnull(strstr(r.out, "ok ring allgather P=8 size=8192 root=0"));
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 static void
@@ -132,19 +95,19 @@ test_verify_usage(void)
         { "verify", "--op", "broadcast", "--ranks", "2", "--root", NULL },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
-        Run r = run_collsim(bad[i]);
+        CsTestRun r = cs_test_run_collsim(NULL, bad[i]);
         g_test_message("%s -> %s", bad[i][1], r.err);
         g_assert_cmpint(r.status, ==, 2);
         g_assert_cmpstr(r.out, ==, "");
         g_assert_true(g_str_has_prefix(r.err, "collsim verify: "));
-        run_clear(&r);
+        cs_test_run_clear(&r);
     }
     /* An empty selection: no rank count above the root. */
     const char *empty[] = { "verify", "--op", "broadcast", "--ranks", "2", "--root", "3", NULL };
-    Run r = run_collsim(empty);
+    CsTestRun r = cs_test_run_collsim(NULL, empty);
     g_assert_cmpint(r.status, ==, 2);
     g_assert_nonnull(strstr(r.err, "selection is empty"));
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 /* Expectation: one row per registered algorithm with an x under each collective it serves:
@@ -153,7 +116,7 @@ static void
 test_algos(void)
 {
     const char *args[] = { "algos", NULL };
-    Run r = run_collsim(args);
+    CsTestRun r = cs_test_run_collsim(NULL, args);
     g_assert_cmpint(r.status, ==, 0);
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     g_assert_true(g_str_has_prefix(lines[0], "algorithm"));
@@ -179,17 +142,17 @@ test_algos(void)
     g_assert_true(seen_direct);
     g_assert_nonnull(strstr(r.out, "\nring: "));
     g_assert_nonnull(strstr(r.out, "reference: "));
-    run_clear(&r);
+    cs_test_run_clear(&r);
 
     const char *extra[] = { "algos", "ring", NULL };
-    r = run_collsim(extra);
+    r = cs_test_run_collsim(NULL, extra);
     g_assert_cmpint(r.status, ==, 2);
-    run_clear(&r);
+    cs_test_run_clear(&r);
     const char *help[] = { "algos", "--help", NULL };
-    r = run_collsim(help);
+    r = cs_test_run_collsim(NULL, help);
     g_assert_cmpint(r.status, ==, 0);
     g_assert_nonnull(strstr(r.out, "collsim algos"));
-    run_clear(&r);
+    cs_test_run_clear(&r);
 }
 
 int
