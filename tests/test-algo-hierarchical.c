@@ -6,6 +6,7 @@
 
 #include "algos/algo.h"
 #include "check.h"
+#include "test-util.h"
 
 extern const CsAlgo cs_algo_hierarchical;
 
@@ -25,45 +26,6 @@ build(const CsTopo *topo, CsOp op, int nranks, int root, gint64 size, gint64 chu
     return sched;
 }
 
-static void
-assert_checks(const CsSchedule *sched, CsCheckReport *report)
-{
-    GError *error = NULL;
-    gboolean ok = cs_check_schedule(sched, report, &error);
-
-    g_assert_no_error(error);
-    g_assert_true(ok);
-}
-
-static CsTopo *
-load_topo(const char *name)
-{
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load(name, &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
-
-/* A cluster template of @nodes copies of the shipped single-node topology @node, one NIC per
- * GPU on a rail-optimized InfiniBand fabric (numbers are placeholders: only the structure
- * matters to the schedules). */
-static CsTopo *
-load_cluster(int nodes, const char *node, int nics)
-{
-    g_autofree char *json = g_strdup_printf(
-        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
-        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
-        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
-        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
-        nodes, node, nodes, node, nics);
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load_data(json, "inline cluster", &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
-
 static const CsOp ops[]
     = { CS_OP_ALL_REDUCE, CS_OP_REDUCE_SCATTER, CS_OP_ALL_GATHER, CS_OP_BROADCAST, CS_OP_REDUCE };
 
@@ -81,9 +43,9 @@ check_all_ops(const CsTopo *topo, int p)
             g_autoptr(CsSchedule) a = build(topo, ops[o], p, roots[ri], size, 40, 1);
             g_autoptr(CsSchedule) b = build(topo, ops[o], p, roots[ri], size, 40, 3);
             g_autoptr(CsSchedule) c = build(topo, ops[o], p, roots[ri], 4 * 3, 0, 2);
-            assert_checks(a, NULL);
-            assert_checks(b, NULL);
-            assert_checks(c, NULL);
+            cs_test_assert_checks(a, NULL);
+            cs_test_assert_checks(b, NULL);
+            cs_test_assert_checks(c, NULL);
         }
     }
 }
@@ -110,7 +72,8 @@ typedef struct {
 static CsTopo *
 load_case(const TopoCase *tc)
 {
-    return tc->name != NULL ? load_topo(tc->name) : load_cluster(tc->nodes, tc->node, tc->nics);
+    return tc->name != NULL ? cs_test_load_topo(tc->name)
+                            : cs_test_load_cluster(tc->nodes, tc->node, tc->nics);
 }
 
 static void
@@ -158,9 +121,9 @@ test_rail_traffic(gconstpointer data)
     g_autoptr(CsSchedule) rs = build(topo, CS_OP_REDUCE_SCATTER, p, 0, 4096 * (gint64)p, 0, 2);
     g_autoptr(CsSchedule) ag = build(topo, CS_OP_ALL_GATHER, p, 0, 4096 * (gint64)p, 0, 4);
 
-    assert_checks(ar, NULL);
-    assert_checks(rs, NULL);
-    assert_checks(ag, NULL);
+    cs_test_assert_checks(ar, NULL);
+    cs_test_assert_checks(rs, NULL);
+    cs_test_assert_checks(ag, NULL);
     for (int r = 0; r < p; r++) {
         g_assert_cmpint(inter_node_bytes(topo, ar, r, l), ==, 2 * (nodes - 1) * 4096);
         g_assert_cmpint(inter_node_bytes(topo, rs, r, l), ==, (nodes - 1) * 4096);
@@ -174,12 +137,12 @@ test_rail_traffic(gconstpointer data)
 static void
 test_broadcast_rails(void)
 {
-    g_autoptr(CsTopo) topo = load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-2n");
     g_autoptr(CsSchedule) sched = build(topo, CS_OP_BROADCAST, 16, 13, 32000, 0, 8);
     gint64 total = 0;
     gboolean rails[8] = { FALSE };
 
-    assert_checks(sched, NULL);
+    cs_test_assert_checks(sched, NULL);
     for (int r = 8; r < 16; r++) {
         gint64 b = inter_node_bytes(topo, sched, r, 8);
         total += b;
@@ -198,7 +161,7 @@ test_broadcast_rails(void)
 static void
 test_uneven_nodes_refused(void)
 {
-    g_autoptr(CsTopo) topo = load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-2n");
     const char *why = NULL;
 
     g_assert_false(cs_algo_hierarchical.supports(topo, CS_OP_ALL_REDUCE, 12, &why));

@@ -9,39 +9,11 @@
 #include "check.h"
 #include "engine.h"
 #include "predict.h"
+#include "test-util.h"
 
 extern const CsAlgo cs_algo_nvls;
 extern const CsAlgo cs_algo_nvls_tree;
 extern const CsAlgo cs_algo_ring;
-
-static CsTopo *
-load_topo(const char *name)
-{
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load(name, &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
-
-/* A cluster template of @nodes copies of the shipped single-node topology @node, one NIC per
- * GPU on a rail-optimized InfiniBand fabric (numbers are placeholders: only the structure
- * matters to the schedules). */
-static CsTopo *
-load_cluster(int nodes, const char *node, int nics)
-{
-    g_autofree char *json = g_strdup_printf(
-        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
-        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
-        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
-        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
-        nodes, node, nodes, node, nics);
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load_data(json, "inline cluster", &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
 
 static CsSchedule *
 build(const CsAlgo *algo, const CsTopo *topo, CsOp op, gint64 size, gint64 chunk, int n_channels)
@@ -56,16 +28,6 @@ build(const CsAlgo *algo, const CsTopo *topo, CsOp op, gint64 size, gint64 chunk
     sched = cs_algo_build(algo, &args, &error);
     g_assert_no_error(error);
     return sched;
-}
-
-static void
-assert_checks(const CsSchedule *sched, CsCheckReport *report)
-{
-    GError *error = NULL;
-    gboolean ok = cs_check_schedule(sched, report, &error);
-
-    g_assert_no_error(error);
-    g_assert_true(ok);
 }
 
 /* One NVSwitch with multicast reduction joining @p GPUs (placeholder numbers: only the
@@ -102,10 +64,10 @@ load_switch_box(int p)
 static void
 test_supports(void)
 {
-    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
-    g_autoptr(CsTopo) a100 = load_topo("dgx-a100x8");
-    g_autoptr(CsTopo) two = load_topo("hgx-h100x8-2n");
-    g_autoptr(CsTopo) nvl72 = load_topo("gb200-nvl72");
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) a100 = cs_test_load_topo("dgx-a100x8");
+    g_autoptr(CsTopo) two = cs_test_load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) nvl72 = cs_test_load_topo("gb200-nvl72");
     const char *why = NULL;
 
     g_assert_false(cs_algo_nvls.supports(NULL, CS_OP_ALL_REDUCE, 8, &why));
@@ -132,7 +94,7 @@ test_supports(void)
 static void
 test_simple_only(void)
 {
-    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
     CsAlgoArgs args;
     GError *error = NULL;
     CsSchedule *sched;
@@ -165,9 +127,9 @@ static CsTopo *
 load_case(const Case *c)
 {
     if (c->topo != NULL)
-        return load_topo(c->topo);
+        return cs_test_load_topo(c->topo);
     if (c->nodes > 0)
-        return load_cluster(c->nodes, c->node, 4);
+        return cs_test_load_cluster(c->nodes, c->node, 4);
     return load_switch_box(c->p);
 }
 
@@ -186,10 +148,10 @@ test_checker(gconstpointer data)
         g_autoptr(CsSchedule) b = build(c->algo, topo, op, size, 40, 3);
         g_autoptr(CsSchedule) d = build(c->algo, topo, op, size, 0, 2);
         g_autoptr(CsSchedule) e = build(c->algo, topo, op, 4 * 3, 0, 1);
-        assert_checks(a, NULL);
-        assert_checks(b, NULL);
-        assert_checks(d, NULL);
-        assert_checks(e, NULL);
+        cs_test_assert_checks(a, NULL);
+        cs_test_assert_checks(b, NULL);
+        cs_test_assert_checks(d, NULL);
+        cs_test_assert_checks(e, NULL);
     }
 }
 
@@ -205,11 +167,11 @@ test_checker(gconstpointer data)
 static void
 test_nvls_rounds(void)
 {
-    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
     g_autoptr(CsSchedule) sched = build(&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, 8 * 1024, 0, 1);
     CsCheckReport report;
 
-    assert_checks(sched, &report);
+    cs_test_assert_checks(sched, &report);
     g_assert_cmpint(report.n_rounds, ==, 2 * 7);
     g_assert_cmpint(report.n_messages, ==, 2 * 8 * 7);
     g_assert_cmpint(report.bytes_sent, ==, 2 * 8 * 7 * 1024);
@@ -224,11 +186,11 @@ test_nvls_rounds(void)
 static void
 test_nvls_tree_rails(void)
 {
-    g_autoptr(CsTopo) topo = load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-2n");
     gint64 s = 16 * 4096;
     g_autoptr(CsSchedule) sched = build(&cs_algo_nvls_tree, topo, CS_OP_ALL_REDUCE, s, 0, 1);
 
-    assert_checks(sched, NULL);
+    cs_test_assert_checks(sched, NULL);
     for (int r = 0; r < 16; r++) {
         gsize n;
         const CsStep *steps = cs_schedule_steps(sched, r, &n);
@@ -256,7 +218,7 @@ test_nvls_tree_rails(void)
 static void
 test_nvls_tree_one_domain(void)
 {
-    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
     g_autoptr(CsSchedule) a = build(&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, 3 << 20, 0, 4);
     g_autoptr(CsSchedule) b = build(&cs_algo_nvls_tree, h100, CS_OP_ALL_REDUCE, 3 << 20, 0, 4);
 
@@ -299,7 +261,7 @@ static void
 test_nvls_link_bytes(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
     gint64 s = 1 << 20;
     g_autoptr(CsSchedule) sched = build(&cs_algo_nvls, h100, CS_OP_ALL_REDUCE, s, 0, 4);
     int n_links = cs_topo_n_links(h100);
@@ -335,7 +297,7 @@ test_nvls_link_bytes(gconstpointer data)
 static void
 test_nvls_beats_ring(gconstpointer data)
 {
-    g_autoptr(CsTopo) h100 = load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
     CsPredictOptions opt;
     CsPrediction nvls, ring;
     GError *error = NULL;

@@ -10,38 +10,11 @@
 
 #include "algos/algo.h"
 #include "check.h"
+#include "test-util.h"
 
 extern const CsAlgo cs_algo_ring;
 
 /* ---- Helpers ---- */
-
-static CsTopo *
-load_topo(const char *name)
-{
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load(name, &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
-
-/* @nodes copies of the shipped single-node topology @node on a rail-optimized InfiniBand
- * fabric with @nics NICs per node (numbers are placeholders: only the structure matters). */
-static CsTopo *
-load_cluster(int nodes, const char *node, int nics)
-{
-    g_autofree char *json = g_strdup_printf(
-        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
-        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
-        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
-        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
-        nodes, node, nodes, node, nics);
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load_data(json, "inline cluster", &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
 
 /* An explicit graph of nodes of @sizes[k] GPUs each on an NVSwitch, one NIC per GPU, all NICs
  * on one InfiniBand switch. With @interleave the ranks alternate between the nodes (rank 2i
@@ -118,16 +91,6 @@ build(const CsTopo *topo, CsOp op, int nranks, int root, gint64 size, gint64 chu
     return sched;
 }
 
-static void
-assert_checks(const CsSchedule *sched)
-{
-    GError *error = NULL;
-    gboolean ok = cs_check_schedule(sched, NULL, &error);
-
-    g_assert_no_error(error);
-    g_assert_true(ok);
-}
-
 /* The rank @rank sends to on @channel; on a ring every send goes to the same peer. */
 static int
 next_of(const CsSchedule *sched, int rank, int channel)
@@ -179,10 +142,10 @@ load_case(const TopoCase *tc)
     static const int two_fours[] = { 4, 4 };
 
     if (tc->name != NULL)
-        return load_topo(tc->name);
+        return cs_test_load_topo(tc->name);
     if (tc->node == NULL)
         return load_explicit(two_fours, 2, TRUE);
-    return load_cluster(tc->nodes, tc->node, tc->nics);
+    return cs_test_load_cluster(tc->nodes, tc->node, tc->nics);
 }
 
 /* Ring all-reduce on 2L channels of N nodes x L GPUs, one NIC per GPU. The size gives every
@@ -212,7 +175,7 @@ test_nic_balance(gconstpointer data)
 
     g_autoptr(CsSchedule) sched
         = build(topo, CS_OP_ALL_REDUCE, p, 0, block * p * n_channels, 4 << 20, n_channels);
-    assert_checks(sched);
+    cs_test_assert_checks(sched, NULL);
     for (int r = 0; r < p; r++) {
         gsize n;
         const CsStep *steps = cs_schedule_steps(sched, r, &n);
@@ -257,12 +220,12 @@ test_nic_balance(gconstpointer data)
 static void
 test_single_machine_rank_order(gconstpointer data)
 {
-    g_autoptr(CsTopo) topo = load_topo(data);
+    g_autoptr(CsTopo) topo = cs_test_load_topo(data);
     int p = cs_topo_n_ranks(topo);
     g_autofree int *order = g_new(int, p);
     g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_GATHER, p, 0, 4 * (gint64)p * 3, 0, 3);
 
-    assert_checks(sched);
+    cs_test_assert_checks(sched, NULL);
     for (int c = 0; c < 3; c++) {
         ring_of(sched, c, order);
         for (int i = 0; i < p; i++)
@@ -332,11 +295,11 @@ static void
 test_full_mesh_strides(void)
 {
     static const int strides8[] = { 1, 3, 5, 7 };
-    g_autoptr(CsTopo) topo = load_topo("mi300x-x8-xgmi");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("mi300x-x8-xgmi");
     int order[8];
 
     g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 8 * 1000, 0, 8);
-    assert_checks(sched);
+    cs_test_assert_checks(sched, NULL);
     for (int c = 0; c < 8; c++) {
         ring_of(sched, c, order);
         for (int i = 0; i < 8; i++)
@@ -346,7 +309,7 @@ test_full_mesh_strides(void)
 
     g_autoptr(CsTopo) mesh7 = mesh_topo(7);
     g_autoptr(CsSchedule) sched7 = build(mesh7, CS_OP_ALL_REDUCE, 7, 0, 4 * 7 * 1000, 0, 6);
-    assert_checks(sched7);
+    cs_test_assert_checks(sched7, NULL);
     g_assert_cmpuint(links_used(mesh7, sched7), ==, 42);
 }
 
@@ -399,7 +362,7 @@ test_pcie_switch_order(void)
 
     g_assert_no_error(error);
     g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 1001, 64, 2);
-    assert_checks(sched);
+    cs_test_assert_checks(sched, NULL);
     for (int c = 0; c < 2; c++) {
         ring_of(sched, c, order);
         for (int i = 0; i < 8; i++)
@@ -419,12 +382,12 @@ test_pcie_switch_order(void)
 static void
 test_two_node_rings(void)
 {
-    g_autoptr(CsTopo) topo = load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-2n");
     static const int want3[16] = { 3, 2, 1, 0, 7, 6, 5, 4, 12, 13, 14, 15, 8, 9, 10, 11 };
     int order[16];
 
     g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_GATHER, 16, 0, 4 * 16 * 10, 0, 10);
-    assert_checks(sched);
+    cs_test_assert_checks(sched, NULL);
     for (int c = 0; c < 10; c++) {
         int s = c % 8;
         int at = 0;
@@ -456,7 +419,7 @@ check_all_ops(const CsTopo *topo, int p)
             for (int i = 0; i < (cs_op_has_root((CsOp)op) ? 3 : 1); i++) {
                 g_autoptr(CsSchedule) s
                     = build(topo, (CsOp)op, p, roots[i], 4 * (37 * (gint64)p + 5), 40, n_channels);
-                assert_checks(s);
+                cs_test_assert_checks(s, NULL);
             }
         }
     }
@@ -474,7 +437,7 @@ test_checker_odd_nodes(gconstpointer data)
 static void
 test_full_mesh_checker(void)
 {
-    g_autoptr(CsTopo) mi300x = load_topo("mi300x-x8-xgmi");
+    g_autoptr(CsTopo) mi300x = cs_test_load_topo("mi300x-x8-xgmi");
 
     for (int p = 2; p < 8; p++) {
         g_autoptr(CsTopo) mesh = mesh_topo(p);

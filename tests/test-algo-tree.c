@@ -8,6 +8,7 @@
 #include "algos/algo.h"
 #include "algos/pipetree.h"
 #include "check.h"
+#include "test-util.h"
 
 extern const CsAlgo cs_algo_tree;
 
@@ -164,16 +165,6 @@ build(const CsTopo *topo, CsOp op, int nranks, int root, gint64 size, gint64 chu
     return sched;
 }
 
-static void
-assert_checks(const CsSchedule *sched)
-{
-    GError *error = NULL;
-    gboolean ok = cs_check_schedule(sched, NULL, &error);
-
-    g_assert_no_error(error);
-    g_assert_true(ok);
-}
-
 /* Peers @rank sends to on @channel (at most 64 distinct, as a bitmask over a peer list). */
 static int
 distinct_send_peers(const CsSchedule *sched, int rank, int channel, int *peers, int max)
@@ -217,9 +208,9 @@ test_flat_checker(gconstpointer data)
             g_autoptr(CsSchedule) a = build(NULL, op, p, roots[ri], size, 40, 1, CS_PROTO_SIMPLE);
             g_autoptr(CsSchedule) b = build(NULL, op, p, roots[ri], size, 0, 3, CS_PROTO_LL);
             g_autoptr(CsSchedule) c = build(NULL, op, p, roots[ri], 4 * 5, 0, 2, CS_PROTO_LL128);
-            assert_checks(a);
-            assert_checks(b);
-            assert_checks(c);
+            cs_test_assert_checks(a, NULL);
+            cs_test_assert_checks(b, NULL);
+            cs_test_assert_checks(c, NULL);
             for (int r = 0; r < p; r++) {
                 int peers[4];
                 g_assert_cmpint(distinct_send_peers(a, r, 0, peers, 4), <=,
@@ -231,35 +222,6 @@ test_flat_checker(gconstpointer data)
 
 /* ---- Multi-node topologies ---- */
 
-static CsTopo *
-load_topo(const char *name)
-{
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load(name, &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
-
-/* A cluster template of @nodes copies of the shipped single-node topology @node, one NIC per
- * GPU on a rail-optimized InfiniBand fabric (numbers are placeholders: only the structure
- * matters to the schedules). */
-static CsTopo *
-load_cluster(int nodes, const char *node, int nics)
-{
-    g_autofree char *json = g_strdup_printf(
-        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
-        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
-        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
-        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
-        nodes, node, nodes, node, nics);
-    GError *error = NULL;
-    CsTopo *topo = cs_topo_load_data(json, "inline cluster", &error);
-
-    g_assert_no_error(error);
-    return topo;
-}
-
 typedef struct {
     const char *name; /* shipped topology, or NULL for a cluster template of: */
     int nodes;
@@ -270,7 +232,8 @@ typedef struct {
 static CsTopo *
 load_case(const TopoCase *tc)
 {
-    return tc->name != NULL ? load_topo(tc->name) : load_cluster(tc->nodes, tc->node, tc->nics);
+    return tc->name != NULL ? cs_test_load_topo(tc->name)
+                            : cs_test_load_cluster(tc->nodes, tc->node, tc->nics);
 }
 
 /* N nodes of L ranks (node-major): every op passes the checker for 1 to 4 channels; on each
@@ -289,7 +252,7 @@ test_node_trees(gconstpointer data)
     for (int n_channels = 1; n_channels <= 4; n_channels++) {
         g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, p, 0, 4 * (100 * (gint64)p + 7),
                                             512, n_channels, CS_PROTO_SIMPLE);
-        assert_checks(sched);
+        cs_test_assert_checks(sched, NULL);
         for (int c = 0; c < n_channels; c++) {
             g_autofree int *intra_edges = g_new0(int, nodes);
             int inter_edges = 0;
@@ -319,7 +282,7 @@ test_node_trees(gconstpointer data)
     for (int op = CS_OP_BROADCAST; op <= CS_OP_REDUCE; op++) {
         for (int root = 0; root < p; root += 3) {
             g_autoptr(CsSchedule) sched = build(topo, op, p, root, 4 * 333, 64, 3, CS_PROTO_SIMPLE);
-            assert_checks(sched);
+            cs_test_assert_checks(sched, NULL);
         }
     }
 }
@@ -330,14 +293,14 @@ test_node_trees(gconstpointer data)
 static void
 test_topo_sixteen_nodes(void)
 {
-    g_autoptr(CsTopo) topo = load_topo("hgx-h100x8-16n");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-16n");
     int p = cs_topo_n_ranks(topo);
     g_autoptr(CsSchedule) sched = NULL;
     gboolean used[8] = { FALSE };
 
     g_assert_cmpint(p, ==, 128);
     sched = build(topo, CS_OP_ALL_REDUCE, p, 0, 4 * (64 * (gint64)p + 5), 256, 16, CS_PROTO_SIMPLE);
-    assert_checks(sched);
+    cs_test_assert_checks(sched, NULL);
     /* Which local ranks send inter-node on each channel: over 16 channels (8 pairs) every
      * GPU of node 0 is used. */
     for (int r = 0; r < 8; r++) {
@@ -355,7 +318,7 @@ test_topo_sixteen_nodes(void)
         for (guint i = 0; i < G_N_ELEMENTS(roots); i++) {
             g_autoptr(CsSchedule) s
                 = build(topo, op, p, roots[i], 4 * 1001, 128, 2, CS_PROTO_SIMPLE);
-            assert_checks(s);
+            cs_test_assert_checks(s, NULL);
         }
     }
 }
@@ -393,7 +356,7 @@ test_rounds(void)
 static void
 test_one_node_chain(void)
 {
-    g_autoptr(CsTopo) topo = load_topo("dgx-h100x4");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x4");
     g_autoptr(CsSchedule) one = build(topo, CS_OP_ALL_REDUCE, 4, 0, 64, 0, 1, CS_PROTO_SIMPLE);
     g_autoptr(CsSchedule) four = build(topo, CS_OP_ALL_REDUCE, 4, 0, 4 * 1000, 64, 4, CS_PROTO_LL);
     static const int heads[4] = { 0, 0, 1, 1 };
@@ -405,7 +368,7 @@ test_one_node_chain(void)
     g_assert_no_error(error);
     g_assert_cmpint(report.n_rounds, ==, 6);
     g_assert_cmpint(report.n_messages, ==, 6);
-    assert_checks(four);
+    cs_test_assert_checks(four, NULL);
     for (int c = 0; c < 4; c++) {
         for (int r = 0; r < 4; r++) {
             /* Position along the chain from this channel's head; the chain neighbours. */
@@ -422,7 +385,7 @@ test_one_node_chain(void)
     for (int op = CS_OP_BROADCAST; op <= CS_OP_REDUCE; op++) {
         for (int root = 0; root < 4; root++) {
             g_autoptr(CsSchedule) sched = build(topo, op, 4, root, 4 * 333, 64, 3, CS_PROTO_SIMPLE);
-            assert_checks(sched);
+            cs_test_assert_checks(sched, NULL);
         }
     }
 }

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* Helpers shared by the tests: running the collsim binary ($COLLSIM_BIN) as users run it and
- * capturing what it prints. Header-only: each test executable is one translation unit. */
+ * capturing what it prints; loading topologies and checking schedules. Header-only: each test
+ * executable is one translation unit. */
 #pragma once
 
 #include <sys/wait.h>
 
 #include <glib.h>
+
+#include "check.h"
+#include "schedule.h"
+#include "topo.h"
 
 /* ---- Running collsim ---- */
 
@@ -50,4 +55,47 @@ cs_test_run_collsim(const char *subcommand, const char *const *args)
     if (WIFEXITED(wait_status))
         r.status = WEXITSTATUS(wait_status);
     return r;
+}
+
+/* ---- Topologies and schedules ---- */
+
+/* The shipped topology @name (or a JSON file); fails the test on error. (transfer full) */
+static inline CsTopo *
+cs_test_load_topo(const char *name)
+{
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load(name, &error);
+
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* A cluster template of @nodes copies of the shipped single-node topology @node, @nics NICs
+ * per node on a rail-optimized InfiniBand fabric (numbers are placeholders: only the
+ * structure matters to the schedules). (transfer full) */
+static inline CsTopo *
+cs_test_load_cluster(int nodes, const char *node, int nics)
+{
+    g_autofree char *json = g_strdup_printf(
+        "{\"name\": \"test-%dx%s\", \"nodes\": %d, \"node\": \"%s\", \"network\": {"
+        "\"kind\": \"ib\", \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
+        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nics_per_node\": %d, "
+        "\"nic_link\": {\"bandwidth\": \"64 GB/s\", \"alpha\": \"0.5 us\"}}}",
+        nodes, node, nodes, node, nics);
+    GError *error = NULL;
+    CsTopo *topo = cs_topo_load_data(json, "inline cluster", &error);
+
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* Asserts that @sched passes the semantic checker, filling @report (nullable). */
+static inline void
+cs_test_assert_checks(const CsSchedule *sched, CsCheckReport *report)
+{
+    GError *error = NULL;
+    gboolean ok = cs_check_schedule(sched, report, &error);
+
+    g_assert_no_error(error);
+    g_assert_true(ok);
 }
