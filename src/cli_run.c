@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algos/registry.h"
+#include "check.h"
 #include "cli.h"
 #include "models/nccl.h"
 #include "models/netmodel.h"
@@ -80,6 +81,7 @@ typedef struct {
     gboolean all;
     gboolean any_algorithm;
     gboolean exact;
+    gboolean verify;
     char *model;
     char *format;
     gint64 ranks;
@@ -222,9 +224,37 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
 
 /* ---- Predictions ---- */
 
+/* --verify: the semantic checker on the exact schedule behind @pred (its algorithm, protocol
+ * and channels, at the full size). Appends one comment line to @lines; FALSE with the
+ * checker's error when the schedule does not compute the collective. */
+static gboolean
+verify_point(const CsTopo *topo, CsOp op, const CsPrediction *pred, const CsPredictOptions *popts,
+             GString *lines, GError **error)
+{
+    CsPredictOptions o = *popts;
+    o.n_channels = pred->n_channels;
+    g_autoptr(CsSchedule) sched
+        = cs_predict_schedule(topo, op, pred->size.size_bytes, pred->algo, pred->proto, &o, error);
+    CsCheckReport check;
+    if (sched == NULL || !cs_check_schedule(sched, &check, error)) {
+        g_prefix_error(
+            error, "%s: --verify: %s/%s, %d channels, %" G_GINT64_FORMAT " bytes: ", prog,
+            pred->algo->name, cs_proto_name(pred->proto), pred->n_channels, pred->size.size_bytes);
+        return FALSE;
+    }
+    g_string_append_printf(
+        lines,
+        "# verified %12" G_GINT64_FORMAT " B  %s/%s, %d channels: computes %s "
+        "(%d rounds, %" G_GINT64_FORMAT " messages, %" G_GINT64_FORMAT " steps)\n",
+        pred->size.size_bytes, pred->algo->name, cs_proto_name(pred->proto), pred->n_channels,
+        cs_op_name(op), check.n_rounds, check.n_messages, (gint64)cs_schedule_n_steps(sched));
+    return TRUE;
+}
+
 static gboolean
 predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
-                   const CsAlgo *algo, int proto, const CsPredictOptions *popts, GError **error)
+                   const CsAlgo *algo, int proto, const CsPredictOptions *popts, GString *verified,
+                   GError **error)
 {
     cs_report_begin_block(report, "best", TRUE);
     for (guint i = 0; i < sizes->len; i++) {
@@ -236,6 +266,8 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
             return FALSE;
         }
         cs_report_add(report, &pred);
+        if (verified != NULL && !verify_point(topo, op, &pred, popts, verified, error))
+            return FALSE;
     }
     return TRUE;
 }
@@ -244,7 +276,7 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
 static gboolean
 predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
                    const CsAlgo *algo_filter, int proto_filter, const CsPredictOptions *popts,
-                   GError **error)
+                   GString *verified, GError **error)
 {
     int nranks = popts->nranks;
     gsize n_rows = 0;
@@ -278,6 +310,8 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
                 if (cs_predict_one(topo, op, size, algo, (CsProto)p, popts, &pred, &local)) {
                     cs_report_add(report, &pred);
                     n_rows++;
+                    if (verified != NULL && !verify_point(topo, op, &pred, popts, verified, error))
+                        return FALSE;
                     continue;
                 }
                 /* The same refusal for every size is said once. */
@@ -456,6 +490,11 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "channels", 0, 0, G_OPTION_ARG_INT, &o.channels,
           "Force the channel count (default: chosen per topology, algorithm and size)", "N" },
         { "all", 0, 0, G_OPTION_ARG_NONE, &o.all, "One block per algorithm x protocol", NULL },
+        { "verify", 0, 0, G_OPTION_ARG_NONE, &o.verify,
+          "Run the semantic checker on the exact schedule behind every prediction (its "
+          "algorithm, protocol and channels at the full size) and fail if one does not compute "
+          "the collective",
+          NULL },
         { "exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
           "Simulate every size chunk by chunk (default: sizes past the pipeline's linear "
           "regime are extended from three smaller simulated sizes on one line, marked in the "
@@ -619,14 +658,24 @@ cs_cli_run(int argc, char **argv, GError **error)
                               o.ngpus, first, o.max_bytes, o.step_factor);
     cs_report_set_preamble(report, preamble);
 
-    gboolean ok = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all,
-                                                   model, &popts, error)
-                  : o.all ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, error)
-                          : predict_best_block(report, topo, op, sizes, algo, proto, &popts, error);
+    if (o.verify && nccl_model)
+        return cs_cli_usage_error(error, prog,
+                                  "--verify checks collsim's schedules; --model nccl has none");
+    g_autoptr(GString) verified = o.verify ? g_string_new(NULL) : NULL;
+    gboolean ok
+        = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all, model,
+                                           &popts, error)
+          : o.all
+              ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, verified, error)
+              : predict_best_block(report, topo, op, sizes, algo, proto, &popts, verified, error);
     if (!ok)
         return FALSE;
 
     g_autofree char *text = cs_report_to_string(report, format);
     fputs(text, stdout);
+    /* The checker's lines are comments after the table; JSON and CSV stay machine-readable
+     * (a schedule that fails the check fails the command either way). */
+    if (verified != NULL && format == CS_REPORT_FORMAT_TABLE)
+        fputs(verified->str, stdout);
     return TRUE;
 }

@@ -326,6 +326,57 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     return TRUE;
 }
 
+/* The algorithm arguments of one point, as cs_predict_one() simulates it. */
+static void
+point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, CsProto proto,
+           const CsPredictOptions *options, int nranks, CsAlgoArgs *args)
+{
+    int topo_ranks = cs_topo_n_ranks(topo);
+    int channels
+        = options->n_channels > 0
+              ? options->n_channels
+              : (options->engine.textbook
+                     ? 1
+                     : cs_predict_default_channels(topo, algo, op, proto, size_bytes, nranks));
+
+    /* The algorithm sees the machine only when it runs on all of it (node structure). */
+    cs_algo_args_init(args, nranks == topo_ranks ? topo : NULL, op, nranks, size_bytes);
+    args->root = options->root;
+    args->dtype = options->dtype;
+    args->redop = options->redop;
+    args->proto = proto;
+    args->n_channels = channels;
+    /* The textbook machine sends each message whole. */
+    if (options->engine.textbook)
+        args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
+    else
+        args->chunk_bytes = nccl_chunk_bytes(algo, op, proto);
+}
+
+/**
+ * cs_predict_schedule:
+ * The schedule behind a prediction of @size_bytes with @algo and @proto: the same arguments
+ * (channels, chunk, root, datatype) cs_predict_one() gives the engine, at the full size even
+ * where the prediction was extended from smaller ones. For `collsim --verify`.
+ * Returns: (transfer full) (nullable).
+ */
+CsSchedule *
+cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                    CsProto proto, const CsPredictOptions *options, GError **error)
+{
+    CsPredictOptions defaults;
+    CsAlgoArgs args;
+
+    g_return_val_if_fail(topo != NULL && algo != NULL, NULL);
+    if (options == NULL) {
+        cs_predict_options_init(&defaults);
+        options = &defaults;
+    }
+    int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    point_args(topo, op, size_bytes, algo, proto, options, nranks, &args);
+    return cs_algo_build(algo, &args, error);
+}
+
 /**
  * cs_predict_one:
  * Builds @algo's schedule for @op of @size_bytes on the first options->nranks ranks of @topo
@@ -384,25 +435,8 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
             return FALSE;
         }
     }
-    int channels
-        = options->n_channels > 0
-              ? options->n_channels
-              : (options->engine.textbook
-                     ? 1
-                     : cs_predict_default_channels(topo, algo, op, proto, size_bytes, nranks));
-
-    /* The algorithm sees the machine only when it runs on all of it (node structure). */
-    cs_algo_args_init(&args, nranks == topo_ranks ? topo : NULL, op, nranks, size_bytes);
-    args.root = options->root;
-    args.dtype = options->dtype;
-    args.redop = options->redop;
-    args.proto = proto;
-    args.n_channels = channels;
-    /* The textbook machine sends each message whole. */
-    if (options->engine.textbook)
-        args.chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
-    else
-        args.chunk_bytes = nccl_chunk_bytes(algo, op, proto);
+    point_args(topo, op, size_bytes, algo, proto, options, nranks, &args);
+    const int channels = args.n_channels;
 
     if (!options->exact && !options->engine.textbook) {
         /* Steps grow linearly with the size once every channel has whole chunks: count them

@@ -57,6 +57,12 @@ gboolean cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const Cs
                         CsProto proto, const CsPredictOptions *options, CsPrediction *out,
                         GError **error);
 
+/* The schedule behind cs_predict_one() for the same arguments, built at the full size even
+ * where the prediction was extended from smaller sizes (for `collsim --verify`).
+ * Returns: (transfer full) (nullable). */
+CsSchedule *cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                                CsProto proto, const CsPredictOptions *options, GError **error);
+
 /* Predicts every legal algorithm x protocol for one size and returns the fastest.
  * @algo_filter / @proto_filter restrict the candidates (NULL / -1 = all).
  * FALSE with @error if nothing applies. */

@@ -475,6 +475,31 @@ test_nccl_model(void)
     g_assert_nonnull(strstr(b.err, "not one of NCCL's algorithms"));
 }
 
+/* --verify checks the schedule behind each row. Setup: ring all-reduce on dgx-h100x4 (4 ranks)
+ * at 8 B and 32 KiB. Expectation: one "verified" line per row, each naming 6 rounds, the
+ * 2(P-1) steps of a ring all-reduce on 4 ranks. */
+static void
+test_verify(void)
+{
+    const char *args[] = { "--topo", "dgx-h100x4", "--algo", "ring", "-b",       "8",
+                           "-e",     "32K",        "-f",     "4096", "--verify", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    int verified = 0;
+    for (int i = 0; lines[i] != NULL; i++) {
+        if (g_str_has_prefix(lines[i], "# verified")) {
+            verified++;
+            g_assert_nonnull(strstr(lines[i], "computes allreduce (6 rounds"));
+        }
+    }
+    g_assert_cmpint(verified, ==, 2);
+
+    const char *bad[] = { "--model", "nccl", "--verify", NULL };
+    g_auto(CsTestRun) b = cs_test_run_collsim(NULL, bad);
+    g_assert_cmpint(b.status, ==, 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -495,5 +520,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
     g_test_add_func("/cli-run/help", test_help);
     g_test_add_func("/cli-run/model/nccl", test_nccl_model);
+    g_test_add_func("/cli-run/verify", test_verify);
     return g_test_run();
 }
