@@ -7,6 +7,7 @@ with one calibrated on the others only (leave-one-out; needs two or more traces)
 Usage: scripts/accuracy.py [--collsim build/src/collsim] [--index traces/topologies.tsv]
 All numbers come from `collsim calibrate --format json`; nothing here computes an error."""
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -32,6 +33,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--collsim", default="build/src/collsim")
     ap.add_argument("--index", default="traces/topologies.tsv")
+    ap.add_argument("--jobs", type=int, default=1, help="machines calibrated at once")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds allowed for one machine's calibration (default: no limit)")
     args = ap.parse_args()
@@ -45,35 +47,38 @@ def main():
             trace, topo = line.rstrip("\n").split("\t")
             groups.setdefault(topo, []).append(os.path.join(base, trace))
 
-    rows = []
-    for topo, traces in groups.items():
+    def datasheet_error(topo, trace):
+        v = subprocess.run([args.collsim, "validate", "--topo", topo, "--format", "json", trace],
+                           capture_output=True, text=True)
+        if v.returncode != 0:
+            return None
+        return json.loads(v.stdout)["traces"][0]["all"].get("geomean_abs_busbw_error")
+
+    def machine(topo, traces):
+        """The table rows of one machine's traces."""
         cmd = [args.collsim, "calibrate", "--topo", topo, "--format", "json"] + traces
         if len(traces) >= 2:
             cmd.append("--leave-one-out")
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
         except subprocess.TimeoutExpired:
-            # Still report the datasheet error, from validate, which is quick.
-            for t in traces:
-                v = subprocess.run([args.collsim, "validate", "--topo", topo, "--format", "json", t],
-                                   capture_output=True, text=True)
-                ds = None
-                if v.returncode == 0:
-                    ds = json.loads(v.stdout)["traces"][0]["all"].get("geomean_abs_busbw_error")
-                rows.append((os.path.basename(t), topo, header(t, "nodes"), ds, None, None,
-                             "calibration not finished within %d s" % args.timeout))
-            continue
+            return [(os.path.basename(t), topo, header(t, "nodes"), datasheet_error(topo, t),
+                     None, None, "calibration not finished within %d s" % args.timeout)
+                    for t in traces]
         if p.returncode != 0:
-            for t in traces:
-                rows.append((os.path.basename(t), topo, header(t, "nodes"), None, None, None,
-                             "calibration failed: " + p.stderr.strip()))
-            continue
+            # The datasheet error still stands; say why there is no fit.
+            return [(os.path.basename(t), topo, header(t, "nodes"), datasheet_error(topo, t),
+                     None, None, "no fit: " + p.stderr.strip().splitlines()[-1])
+                    for t in traces]
         result = json.loads(p.stdout)
-        for t in result["traces"]:
-            rows.append((os.path.basename(t["trace"]), topo, header(t["trace"], "nodes"),
-                         t["datasheet_geomean_abs_busbw_error"],
-                         t["calibrated_geomean_abs_busbw_error"],
-                         t.get("leave_one_out_geomean_abs_busbw_error"), ""))
+        return [(os.path.basename(t["trace"]), topo, header(t["trace"], "nodes"),
+                 t["datasheet_geomean_abs_busbw_error"], t["calibrated_geomean_abs_busbw_error"],
+                 t.get("leave_one_out_geomean_abs_busbw_error"), "")
+                for t in result["traces"]]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [pool.submit(machine, topo, traces) for topo, traces in groups.items()]
+        rows = [row for f in futures for row in f.result()]
 
     print("| trace | topology | nodes | datasheet | calibrated | leave-one-out |")
     print("|---|---|---|---|---|---|")
