@@ -302,6 +302,25 @@ cs_trace_avg_busbw(const CsTrace *trace)
 
 /* ---- Reader ---- */
 
+/* The blank-separated words of @text (runs of spaces and tabs count once), and their count.
+ * (transfer full) */
+static GStrv
+split_words(const char *text, int *n_words)
+{
+    GStrv words = g_strsplit_set(text, " \t", -1);
+    /* g_strsplit_set keeps empty strings between separators: compact them. */
+    int n = 0;
+    for (int k = 0; words[k] != NULL; k++) {
+        if (words[k][0] != '\0')
+            words[n++] = words[k];
+        else
+            g_free(words[k]);
+    }
+    words[n] = NULL;
+    *n_words = n;
+    return words;
+}
+
 typedef enum {
     COL_SIZE,
     COL_COUNT,
@@ -673,16 +692,8 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
             const char *body = line + 1;
             while (*body == ' ' || *body == '\t')
                 body++;
-            g_auto(GStrv) tokens = g_strsplit_set(body, " \t", -1);
-            /* g_strsplit_set keeps empty strings between separators: compact them. */
-            int n = 0;
-            for (int k = 0; tokens[k] != NULL; k++) {
-                if (tokens[k][0] != '\0')
-                    tokens[n++] = tokens[k];
-                else
-                    g_free(tokens[k]);
-            }
-            tokens[n] = NULL;
+            int n;
+            g_auto(GStrv) tokens = split_words(body, &n);
 
             if (n > 0 && strcmp(tokens[0], "size") == 0) {
                 Columns c;
@@ -727,15 +738,8 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
             continue;
         }
 
-        g_auto(GStrv) tokens = g_strsplit_set(line, " \t", -1);
-        int n = 0;
-        for (int k = 0; tokens[k] != NULL; k++) {
-            if (tokens[k][0] != '\0')
-                tokens[n++] = tokens[k];
-            else
-                g_free(tokens[k]);
-        }
-        tokens[n] = NULL;
+        int n;
+        g_auto(GStrv) tokens = split_words(line, &n);
         /* Log lines (NCCL INFO, launcher chatter) start with a host name or a word. */
         if (n == 0 || !looks_like_integer(tokens[0]))
             continue;
