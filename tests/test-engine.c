@@ -11,48 +11,17 @@
 #include "models/alpha_beta.h"
 #include "models/netmodel.h"
 #include "schedule.h"
+#include "test-util.h"
 #include "topo.h"
 
 /* ---- Helpers ---- */
 
 #define PS_PER_US 1000000
 
-/* A crossbar: @nranks GPUs, each with one duplex link to one NVSwitch. Every link has
- * alpha 0.5 us and 1 GB/s, so a route GPU -> switch -> GPU has alpha = 1 us and B = 1 GB/s:
- * one byte = 1000 ps, and every figure below is a whole number of picoseconds.
- * reduce 4 GB/s (gamma = 250 ps/B), copy 8 GB/s (125 ps/B). */
-static CsTopo *
-crossbar(int nranks, const char *launch, const char *step, const char *uplink1_bw)
-{
-    g_autoptr(GString) js = g_string_new(NULL);
-    g_autoptr(GError) error = NULL;
-
-    g_string_append_printf(js,
-                           "{\"name\": \"xbar%d\", \"description\": \"test crossbar\", "
-                           "\"gpu\": {\"launch\": \"%s\", \"step_overhead\": \"%s\", "
-                           "\"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": \"8 GB/s\"}, "
-                           "\"devices\": [",
-                           nranks, launch, step);
-    for (int i = 0; i < nranks; i++)
-        g_string_append_printf(js, "{\"name\": \"gpu%d\", \"kind\": \"gpu\"}, ", i);
-    g_string_append(js, "{\"name\": \"sw\", \"kind\": \"nvswitch\"}], \"links\": [");
-    for (int i = 0; i < nranks; i++)
-        g_string_append_printf(js,
-                               "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
-                               "\"bandwidth\": \"%s\", \"alpha\": \"0.5 us\"}",
-                               i > 0 ? ", " : "", i,
-                               i == 1 && uplink1_bw != NULL ? uplink1_bw : "1 GB/s");
-    g_string_append(js, "]}");
-
-    CsTopo *topo = cs_topo_load_data(js->str, "crossbar", &error);
-    g_assert_no_error(error);
-    return topo;
-}
-
 static CsTopo *
 textbook_crossbar(int nranks)
 {
-    return crossbar(nranks, "0 us", "0 us", NULL);
+    return cs_test_crossbar(nranks, "0 us", "0 us", NULL);
 }
 
 static CsResult *
@@ -236,7 +205,7 @@ static void
 test_determinism(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr(CsTopo) topo = crossbar(6, "3 us", "0.2 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(6, "3 us", "0.2 us", NULL);
     g_autoptr(CsSchedule) sched = ring_allreduce(6, 6 * 4096);
     g_autoptr(CsResult) a = run(sched, topo, model, FALSE);
     g_autoptr(CsResult) b = run(sched, topo, model, FALSE);
@@ -381,7 +350,7 @@ static void
 test_contention_maxmin_unequal(void)
 {
     /* gpu1's uplink is 0.25 GB/s: flow 1 -> 2 cannot use its half of switch -> gpu2. */
-    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0 us", "0.25 GB/s");
+    g_autoptr(CsTopo) topo = cs_test_crossbar(3, "0 us", "0 us", "0.25 GB/s");
     g_autoptr(CsSchedule) sched = two_into_one(3000);
     g_autoptr(CsResult) res = run(sched, topo, "maxmin", TRUE);
 
@@ -399,7 +368,7 @@ static void
 test_contention_channels(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr(CsTopo) topo = crossbar(2, "0 us", "0 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(2, "0 us", "0 us", NULL);
     CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
                                     CS_PROTO_SIMPLE, 2);
 
@@ -528,7 +497,7 @@ test_slots_eight_free(void)
 static void
 test_launch_serial(void)
 {
-    g_autoptr(CsTopo) topo = crossbar(4, "5 us", "0.5 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(4, "5 us", "0.5 us", NULL);
     CsSchedule *s = cs_schedule_new(CS_OP_ALL_REDUCE, 4, 0, 8000, CS_DTYPE_INT8, CS_REDOP_SUM,
                                     CS_PROTO_SIMPLE, 1);
     g_autoptr(GError) error = NULL;
@@ -568,7 +537,7 @@ static void
 test_recv_overlap(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr(CsTopo) topo = crossbar(2, "0 us", "0 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(2, "0 us", "0 us", NULL);
     CsSchedule *s
         = cs_schedule_new(CS_OP_REDUCE, 2, 1, 4000, CS_DTYPE_INT8, CS_REDOP_SUM, CS_PROTO_LL, 1);
 
@@ -594,7 +563,7 @@ test_recv_overlap(gconstpointer data)
 static void
 test_recv_reduce_bound(void)
 {
-    g_autoptr(CsTopo) topo = crossbar(2, "0 us", "0 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(2, "0 us", "0 us", NULL);
     CsSchedule *s = cs_schedule_new(CS_OP_REDUCE, 2, 1, 4000, CS_DTYPE_INT8, CS_REDOP_SUM,
                                     CS_PROTO_SIMPLE, 1);
 
@@ -620,7 +589,7 @@ static void
 test_sync_per_hop(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0.5 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(3, "0 us", "0.5 us", NULL);
     CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 3, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
                                     CS_PROTO_SIMPLE, 1);
 
@@ -769,7 +738,7 @@ static void
 test_flags_multicast(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(3, "0 us", "0 us", NULL);
     CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 3, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
                                     CS_PROTO_SIMPLE, 1);
     LinkBytes lb = { { 0 } };
@@ -807,7 +776,7 @@ static void
 test_flags_reduction(gconstpointer data)
 {
     const char *model = data;
-    g_autoptr(CsTopo) topo = crossbar(3, "0 us", "0 us", NULL);
+    g_autoptr(CsTopo) topo = cs_test_crossbar(3, "0 us", "0 us", NULL);
     CsSchedule *s = cs_schedule_new(CS_OP_REDUCE, 3, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
                                     CS_PROTO_SIMPLE, 1);
     LinkBytes lb = { { 0 } };

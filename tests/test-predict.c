@@ -9,37 +9,9 @@
 #include "algos/registry.h"
 #include "models/alpha_beta.h"
 #include "predict.h"
+#include "test-util.h"
 
 /* ---- Helpers ---- */
-
-/* A crossbar of @nranks GPUs on one NVSwitch: every link alpha 0.5 us and 1 GB/s, so a route
- * GPU -> switch -> GPU has alpha 1 us and B = 1 GB/s (one byte = 1000 ps); reduce 4 GB/s
- * (gamma 250 ps/B), copy 8 GB/s. @launch and @step set the GPU's costs. */
-static CsTopo *
-crossbar(int nranks, const char *launch, const char *step)
-{
-    g_autoptr(GString) js = g_string_new(NULL);
-    g_autoptr(GError) error = NULL;
-
-    g_string_append_printf(js,
-                           "{\"name\": \"xbar%d\", \"description\": \"test crossbar\", "
-                           "\"gpu\": {\"launch\": \"%s\", \"step_overhead\": \"%s\", "
-                           "\"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": \"8 GB/s\"}, "
-                           "\"devices\": [",
-                           nranks, launch, step);
-    for (int i = 0; i < nranks; i++)
-        g_string_append_printf(js, "{\"name\": \"gpu%d\", \"kind\": \"gpu\"}, ", i);
-    g_string_append(js, "{\"name\": \"sw\", \"kind\": \"nvswitch\"}], \"links\": [");
-    for (int i = 0; i < nranks; i++)
-        g_string_append_printf(js,
-                               "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
-                               "\"bandwidth\": \"1 GB/s\", \"alpha\": \"0.5 us\"}",
-                               i > 0 ? ", " : "", i);
-    g_string_append(js, "]}");
-    CsTopo *topo = cs_topo_load_data(js->str, "crossbar", &error);
-    g_assert_no_error(error);
-    return topo;
-}
 
 static double
 rel_error(double got, double want)
@@ -96,7 +68,7 @@ test_closed_form(gconstpointer data)
     g_assert_nonnull(algo);
     g_assert_nonnull(form);
     for (const int *p = c->ps; *p != 0; p++) {
-        g_autoptr(CsTopo) topo = crossbar(*p, "0 us", "0 us");
+        g_autoptr(CsTopo) topo = cs_test_crossbar(*p, "0 us", "0 us", NULL);
         CsPredictOptions opt;
         CsPrediction pred;
         g_autoptr(GError) error = NULL;
@@ -146,7 +118,7 @@ test_models_agree(gconstpointer data)
     g_test_summary("Reservation and max-min give the same times when nothing contends, with "
                    "launch, step overheads and every protocol.");
     for (int p = 2; p <= 8; p *= 2) {
-        g_autoptr(CsTopo) topo = crossbar(p, "3 us", "0.3 us");
+        g_autoptr(CsTopo) topo = cs_test_crossbar(p, "3 us", "0.3 us", NULL);
         for (gsize s = 0; s < G_N_ELEMENTS(sizes); s++) {
             for (int proto = 0; proto < CS_N_PROTOS; proto++) {
                 CsPrediction pr[2];
@@ -210,7 +182,7 @@ static void
 test_best_nccl_set(void)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(CsTopo) topo = crossbar(8, "3 us", "0.3 us");
+    g_autoptr(CsTopo) topo = cs_test_crossbar(8, "3 us", "0.3 us", NULL);
     CsPredictOptions opt;
     CsPrediction best;
     CsPrediction any;
@@ -322,7 +294,7 @@ static void
 test_best_is_fastest(void)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(CsTopo) topo = crossbar(4, "3 us", "0.3 us");
+    g_autoptr(CsTopo) topo = cs_test_crossbar(4, "3 us", "0.3 us", NULL);
     const CsAlgo *ring = cs_algo_lookup("ring", NULL);
     CsPredictOptions opt;
     CsPrediction best;
@@ -409,7 +381,7 @@ static void
 test_sizes_and_figures(void)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(CsTopo) topo = crossbar(4, "0 us", "0 us");
+    g_autoptr(CsTopo) topo = cs_test_crossbar(4, "0 us", "0 us", NULL);
     const CsAlgo *ring = cs_algo_lookup("ring", NULL);
     CsPredictOptions opt;
     CsPrediction pred;
