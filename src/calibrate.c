@@ -9,6 +9,8 @@
 #include <cjson/cJSON.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_permutation.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <math.h>
 #include <string.h>
@@ -48,14 +50,18 @@ typedef struct {
     GArray *params;  /* CsCalibParam, every candidate */
     int *free_index; /* theta j -> params index */
     int n_free;
-    GArray *rows;  /* FitRow */
-    GError *error; /* first prediction failure inside the fit */
+    GArray *rows;        /* FitRow */
+    CsPointCache *cache; /* each row's schedule, built once for the whole fit */
+    GError *error;       /* first prediction failure inside the fit */
 } FitCtx;
 
 static gboolean
 collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
              const CsPredictOptions *options, GArray *rows, GError **error)
 {
+    /* Rows of one choice share their three simulated sizes. */
+    g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
+    cs_point_cache_bind(points, topo);
     for (int t = 0; t < n_traces; t++) {
         const CsTrace *trace = traces[t];
         const char *origin = cs_trace_origin(trace);
@@ -110,7 +116,9 @@ collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
                 fr.options.root = row->root;
 
             CsPrediction pred;
-            if (!cs_predict_best(topo, op, row->size_bytes, forced_algo, forced_proto, &fr.options,
+            CsPredictOptions choose = fr.options;
+            choose.cache = points;
+            if (!cs_predict_best(topo, op, row->size_bytes, forced_algo, forced_proto, &choose,
                                  &pred, error)) {
                 g_prefix_error(error, "%s:%d: ", origin, row->line);
                 return FALSE;
@@ -279,11 +287,17 @@ values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
 static gboolean
 residuals_for(FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
 {
+    /* Large rows of one algorithm, protocol and channel count extend from the same three
+     * simulated sizes: simulate those once per parameter vector. */
+    const gint64 t0 = g_get_monotonic_time();
+    cs_point_cache_bind(ctx->cache, topo);
     for (guint i = 0; i < ctx->rows->len; i++) {
         const FitRow *r = &g_array_index(ctx->rows, FitRow, i);
         CsPrediction pred;
         g_autoptr(GError) local = NULL;
-        if (!cs_predict_one(topo, r->op, r->size_bytes, r->algo, r->proto, &r->options, &pred,
+        CsPredictOptions options = r->options;
+        options.cache = ctx->cache;
+        if (!cs_predict_one(topo, r->op, r->size_bytes, r->algo, r->proto, &options, &pred,
                             &local)) {
             if (ctx->error == NULL)
                 ctx->error = g_steal_pointer(&local);
@@ -291,6 +305,11 @@ residuals_for(FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
         }
         gsl_vector_set(f, i, (pred.time_us - r->measured_us) / r->measured_us);
     }
+    gint64 misses, hits;
+    cs_point_cache_stats(ctx->cache, &misses, &hits);
+    g_debug("calibrate: %u rows, %" G_GINT64_FORMAT " points simulated, %" G_GINT64_FORMAT
+            " reused, %.3f s",
+            ctx->rows->len, misses, hits, (g_get_monotonic_time() - t0) / 1e6);
     return TRUE;
 }
 
@@ -329,24 +348,35 @@ param_selected(const CsCalibParam *p, const char *const *only)
 }
 
 /* Columns of the Jacobian that are zero: parameters no row can see (a reduction rate for an
- * all-gather trace). They are fixed rather than left to drift. */
+ * all-gather trace). They are fixed rather than left to drift.
+ *
+ * With fewer rows than visible parameters the least-squares problem has no unique answer (the
+ * prior alone would pick one). The fit then keeps the n - 1 parameters the rows determine
+ * best, the first columns of a QR factorisation of the Jacobian with column pivoting (the
+ * most independent directions first: Golub & Van Loan, Matrix Computations, 5.4.1), and holds
+ * the others at their datasheet values, leaving one degree of freedom for the uncertainties. */
 static void
-drop_invisible(FitCtx *ctx, const gsl_vector *f0)
+choose_free(FitCtx *ctx, const gsl_vector *f0)
 {
     const int n = (int)ctx->rows->len;
+    const double step = 0.05;
     g_autofree double *values = g_new(double, ctx->params->len);
     g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(int));
+    gsl_matrix *jac = gsl_matrix_alloc(n, MAX(ctx->n_free, 1));
     gsl_vector *f = gsl_vector_alloc(n);
-    gsl_vector *theta = gsl_vector_calloc(ctx->n_free);
+    gsl_vector *theta = gsl_vector_calloc(MAX(ctx->n_free, 1));
     for (int j = 0; j < ctx->n_free; j++) {
         gsl_vector_set_zero(theta);
-        gsl_vector_set(theta, j, 0.05);
+        gsl_vector_set(theta, j, step);
         values_from_theta(ctx, theta, values);
         g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
         double change = 0;
         if (residuals_for(ctx, topo, f)) {
-            for (int i = 0; i < n; i++)
-                change = MAX(change, fabs(gsl_vector_get(f, i) - gsl_vector_get(f0, i)));
+            for (int i = 0; i < n; i++) {
+                const double d = gsl_vector_get(f, i) - gsl_vector_get(f0, i);
+                change = MAX(change, fabs(d));
+                gsl_matrix_set(jac, i, keep->len, d / step);
+            }
         }
         if (change > 1e-7)
             g_array_append_val(keep, ctx->free_index[j]);
@@ -355,6 +385,36 @@ drop_invisible(FitCtx *ctx, const gsl_vector *f0)
     }
     gsl_vector_free(theta);
     gsl_vector_free(f);
+
+    const int visible = (int)keep->len;
+    if (n >= 2 && visible > n - 1) {
+        gsl_matrix_view cols = gsl_matrix_submatrix(jac, 0, 0, n, visible);
+        gsl_vector *tau = gsl_vector_alloc(MIN(n, visible));
+        gsl_vector *norm = gsl_vector_alloc(visible);
+        gsl_permutation *perm = gsl_permutation_alloc(visible);
+        int signum;
+        gsl_linalg_QRPT_decomp(&cols.matrix, tau, perm, &signum, norm);
+        g_autofree gboolean *best = g_new0(gboolean, visible);
+        for (int j = 0; j < n - 1; j++)
+            best[gsl_permutation_get(perm, j)] = TRUE;
+        g_autoptr(GArray) chosen = g_array_new(FALSE, FALSE, sizeof(int));
+        for (int j = 0; j < visible; j++) {
+            const int i = g_array_index(keep, int, j);
+            if (best[j])
+                g_array_append_val(chosen, i);
+            else {
+                CsCalibParam *cp = &g_array_index(ctx->params, CsCalibParam, i);
+                cp->free = FALSE;
+                cp->held = TRUE;
+            }
+        }
+        g_array_set_size(keep, 0);
+        g_array_append_vals(keep, chosen->data, chosen->len);
+        gsl_permutation_free(perm);
+        gsl_vector_free(norm);
+        gsl_vector_free(tau);
+    }
+    gsl_matrix_free(jac);
     ctx->n_free = (int)keep->len;
     if (keep->len > 0)
         memcpy(ctx->free_index, keep->data, keep->len * sizeof(int));
@@ -395,7 +455,8 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         }
     }
 
-    FitCtx ctx = { .base = topo, .params = cal->params, .rows = rows };
+    g_autoptr(CsPointCache) cache = cs_point_cache_new(TRUE);
+    FitCtx ctx = { .base = topo, .params = cal->params, .rows = rows, .cache = cache };
     ctx.free_index = g_new(int, cal->params->len);
     for (guint i = 0; i < cal->params->len; i++) {
         CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
@@ -409,7 +470,7 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
     gboolean ok = residuals_for(&ctx, topo, f0);
     if (ok) {
         cal->rms_before = rms(f0);
-        drop_invisible(&ctx, f0);
+        choose_free(&ctx, f0);
     }
     gsl_vector_free(f0);
     if (!ok) {
@@ -558,6 +619,7 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
         if (!isnan(p->sigma))
             cJSON_AddNumberToObject(o, "sigma", p->sigma);
         cJSON_AddBoolToObject(o, "free", p->free);
+        cJSON_AddBoolToObject(o, "held", p->held);
         cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
         cJSON_AddStringToObject(o, "unit",
                                 p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW

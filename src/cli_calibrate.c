@@ -44,12 +44,15 @@ print_params(const CsCalibration *cal)
         const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
         g_autofree char *a = format_value(p, p->initial);
         g_autofree char *b = format_value(p, p->fitted);
-        g_autofree char *s = p->free ? format_value(p, p->sigma) : g_strdup("fixed");
+        g_autofree char *s = p->free   ? format_value(p, p->sigma)
+                             : p->held ? g_strdup("held")
+                                       : g_strdup("fixed");
         printf("  %-24s %14s %14s %14s %+8.1f%%%s\n", p->name, a, b, s,
                100 * (p->fitted / p->initial - 1), p->at_bound ? "  (at the fit's 55x bound)" : "");
     }
     printf("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
-           "an e-fold); 'fixed': no row depends on it\n");
+           "an e-fold); 'fixed': no row depends on it; 'held': fewer rows than parameters, and "
+           "the rows determine the others better\n");
 }
 
 /**

@@ -27,6 +27,119 @@ cs_predict_options_init(CsPredictOptions *options)
     };
 }
 
+/* ---- Point cache ---- */
+
+struct _CsPointCache {
+    CsTopo *topo; /* (nullable) the topology the points are for */
+    int n_ranks;  /* the structure the schedules were built for */
+    int n_links;
+    GHashTable *schedules; /* (nullable) schedule key -> CsSchedule */
+    GHashTable *points;    /* point key -> CsPrediction */
+    gint64 hits;
+    gint64 misses;
+};
+
+CsPointCache *
+cs_point_cache_new(gboolean keep_schedules)
+{
+    CsPointCache *cache = g_new0(CsPointCache, 1);
+    cache->n_ranks = -1;
+    if (keep_schedules)
+        cache->schedules = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                                 (GDestroyNotify)cs_schedule_free);
+    cache->points = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    return cache;
+}
+
+void
+cs_point_cache_bind(CsPointCache *cache, const CsTopo *topo)
+{
+    g_return_if_fail(cache != NULL && topo != NULL);
+    if (cache->topo == topo)
+        return;
+    /* Schedules carry over to another parameter vector of the same machine only. */
+    if (cache->n_ranks < 0) {
+        cache->n_ranks = cs_topo_n_ranks(topo);
+        cache->n_links = cs_topo_n_links(topo);
+    }
+    g_return_if_fail(cache->n_ranks == cs_topo_n_ranks(topo)
+                     && cache->n_links == cs_topo_n_links(topo));
+    g_hash_table_remove_all(cache->points);
+    g_clear_pointer(&cache->topo, cs_topo_unref);
+    cache->topo = cs_topo_ref((CsTopo *)topo);
+}
+
+void
+cs_point_cache_free(CsPointCache *cache)
+{
+    if (cache == NULL)
+        return;
+    g_hash_table_unref(cache->points);
+    g_clear_pointer(&cache->schedules, g_hash_table_unref);
+    g_clear_pointer(&cache->topo, cs_topo_unref);
+    g_free(cache);
+}
+
+void
+cs_point_cache_stats(const CsPointCache *cache, gint64 *misses, gint64 *hits)
+{
+    g_return_if_fail(cache != NULL);
+    if (misses != NULL)
+        *misses = cache->misses;
+    if (hits != NULL)
+        *hits = cache->hits;
+}
+
+/* Everything a schedule depends on besides the machine's structure. */
+static char *
+schedule_key(const CsAlgo *algo, const CsAlgoArgs *args)
+{
+    return g_strdup_printf("%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d",
+                           algo->name, args->op, args->nranks, args->root, args->size_bytes,
+                           args->dtype, args->redop, args->proto, args->n_channels,
+                           args->chunk_bytes, args->topo != NULL);
+}
+
+/* Whether @options' cache serves @topo. */
+static gboolean
+cache_serves(const CsTopo *topo, const CsPredictOptions *options)
+{
+    return options->cache != NULL && options->cache->topo == topo;
+}
+
+/* @algo's schedule for @args: borrowed from the cache, or built and returned in @owned. */
+static const CsSchedule *
+build_schedule(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
+               const CsPredictOptions *options, CsSchedule **owned, GError **error)
+{
+    *owned = NULL;
+    if (!cache_serves(topo, options) || options->cache->schedules == NULL)
+        return *owned = cs_algo_build(algo, args, error);
+    g_autofree char *key = schedule_key(algo, args);
+    CsSchedule *sched = g_hash_table_lookup(options->cache->schedules, key);
+    if (sched == NULL) {
+        sched = cs_algo_build(algo, args, error);
+        if (sched == NULL)
+            return NULL;
+        g_hash_table_insert(options->cache->schedules, g_steal_pointer(&key), sched);
+    }
+    return sched;
+}
+
+/* Everything a simulated point depends on besides the topology's values; NULL when it must
+ * not be cached (an observer sees every event of every run). */
+static char *
+point_key(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
+          const CsPredictOptions *options)
+{
+    const CsEngineOptions *e = &options->engine;
+    if (!cache_serves(topo, options) || e->observer != NULL)
+        return NULL;
+    g_autofree char *sched = schedule_key(algo, args);
+    return g_strdup_printf("%s/%s/%d/%d/%d", sched, e->net_model != NULL ? e->net_model : "",
+                           e->gpus_per_thread, e->no_launch, e->textbook);
+}
+
 /* ---- Channels ---- */
 
 /* NCCL reduces the channel count of small operations until every thread of every channel
@@ -172,8 +285,12 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
 /* Above this many estimated steps, a prediction extends smaller simulated sizes (see
  * cs_predict_one()). About 50 ms of simulation. */
 #define PREDICT_STEP_BUDGET 60000.0
-/* The budget is raised by this factor while three points are not yet on one line... */
-#define PREDICT_BUDGET_GROWTH 8.0
+/* The budget is raised by this factor while three points are not yet on one line... A small
+ * factor finds the smallest sizes on the line (a 2-node NVLS tree's pipeline fills by about
+ * 256 MiB: doubling stops there, eight-fold jumped to several GiB), and the points of all
+ * larger sizes of one choice are then the same (a point cache simulates them once); a point
+ * that is never on a line costs at most twice its last try. */
+#define PREDICT_BUDGET_GROWTH 2.0
 /* ...up to this many steps (about 3.8 M steps: a second and some 200 MB). A point bigger still
  * is extended from the largest three simulated sizes when their slopes agree within 5%
  * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
@@ -194,7 +311,16 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     CsAlgoArgs args = *base;
 
     args.size_bytes = size_bytes;
-    g_autoptr(CsSchedule) sched = cs_algo_build(algo, &args, error);
+    g_autofree char *key = point_key(topo, algo, &args, options);
+    const CsPrediction *known
+        = key != NULL ? g_hash_table_lookup(options->cache->points, key) : NULL;
+    if (known != NULL) {
+        options->cache->hits++;
+        *out = *known;
+        return TRUE;
+    }
+    g_autoptr(CsSchedule) owned = NULL;
+    const CsSchedule *sched = build_schedule(topo, algo, &args, options, &owned, error);
     if (sched == NULL)
         return FALSE;
     g_autoptr(CsResult) res = cs_engine_run(sched, topo, &options->engine, error);
@@ -212,6 +338,11 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     out->time_us = cs_result_time_us(res);
     out->algbw_GBps = cs_result_algbw_GBps(res, &out->size);
     out->busbw_GBps = cs_result_busbw_GBps(res, &out->size, op, nranks);
+    if (key != NULL) {
+        options->cache->misses++;
+        g_hash_table_insert(options->cache->points, g_steal_pointer(&key),
+                            g_memdup2(out, sizeof *out));
+    }
     return TRUE;
 }
 
@@ -277,7 +408,7 @@ on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
     return on_one_line_within(a, b, c, PREDICT_LINEAR_TOLERANCE);
 }
 
-/* A large point from three smaller ones: 1/2, 3/4 and all of the largest whole number of
+/* A large point from three smaller ones: 1/4, 1/2 and all of the largest whole number of
  * loops of the schedule (ranks x channels x chunk) within the step budget. FALSE with no
  * error when the three are not on one line (the caller then simulates the point whole). */
 static gboolean
@@ -302,7 +433,10 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             continue;
         if (2 * top > size_bytes)
             break;
-        gint64 sizes[3] = { top / 2, 3 * (top / 4), top };
+        /* A factor of four between the first and the last: a slope that still drifts (an
+         * NVLS all-reduce's grows by 4% from 256-512 MiB to 512 MiB-1 GiB on 4 x H100) shows
+         * as two slopes that differ, where 1/2, 3/4 and 1 looked straight. */
+        gint64 sizes[3] = { top / 4, top / 2, top };
         for (int i = 0; i < 3; i++) {
             if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
                 return FALSE;
@@ -385,10 +519,10 @@ cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo
  * all-gather and reduce-scatter; in textbook mode one chunk per message.
  *
  * A large size (more than about 60,000 chunk steps) is not replayed chunk by chunk unless
- * options->exact: three sizes of 1/2, 3/4 and 1 times the largest whole number of loops
+ * options->exact: three sizes of 1/4, 1/2 and 1 times the largest whole number of loops
  * within that budget are simulated, and when their times lie on one line (slopes within
  * 0.5%: the pipeline's steady state) the point is extended on it, every part of the time
- * split on its own line (@out->extrapolated). Otherwise the budget grows 8-fold and the
+ * split on its own line (@out->extrapolated). Otherwise the budget doubles and the
  * three points are tried again; a point still beyond about 3.8 M steps is extended when the
  * largest three agree within 5%, and otherwise, like every smaller one, simulated whole
  * (slow, never wrong). Sizes above 1 PiB are refused.
@@ -445,7 +579,9 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         gint64 probe = MIN(size_bytes, 8 * (gint64)channels * cs_algo_chunk_bytes(&args));
         CsAlgoArgs probe_args = args;
         probe_args.size_bytes = probe;
-        g_autoptr(CsSchedule) probe_sched = cs_algo_build(algo, &probe_args, error);
+        g_autoptr(CsSchedule) owned = NULL;
+        const CsSchedule *probe_sched
+            = build_schedule(topo, algo, &probe_args, options, &owned, error);
         if (probe_sched == NULL)
             return FALSE;
         double est_steps = (double)cs_schedule_n_steps(probe_sched)

@@ -16,8 +16,11 @@ G_BEGIN_DECLS
  * CsPredictOptions:
  * Common knobs of every prediction.
  */
+typedef struct _CsPointCache CsPointCache;
+
 typedef struct {
     CsEngineOptions engine;
+    CsPointCache *cache; /* (nullable) schedules and points to reuse, see below */
     CsDtype dtype;
     CsRedop redop;
     int root;
@@ -81,6 +84,24 @@ gboolean cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int 
                           const CsAlgo *algo, CsProto proto, const CsPredictOptions *options,
                           gint64 max_events, CsPrediction *out, gboolean *valid,
                           gboolean *extrapolated, GError **error);
+
+/* A cache for callers that predict the same points many times. Simulated points are kept
+ * for the topology last bound: rows of a trace that extend from the same three simulated
+ * sizes simulate them once. With @keep_schedules, schedules are built once and kept across
+ * topologies too, for callers whose topologies differ only in parameter values (calibration:
+ * one cs_topo_adjust() of one topology per parameter vector; an algorithm reads only the
+ * machine's structure, and calibration freezes each row's choice with its schedule); it
+ * costs the schedules' memory. Points are not cached for runs with an observer (it wants
+ * every event). */
+CsPointCache *cs_point_cache_new(gboolean keep_schedules);
+/* Makes @topo (a reference is held) the topology the cached points are for; binding another
+ * one forgets the points and keeps the schedules. */
+void cs_point_cache_bind(CsPointCache *cache, const CsTopo *topo);
+void cs_point_cache_free(CsPointCache *cache);
+/* Points simulated, and points answered from the cache, since the cache was made. */
+void cs_point_cache_stats(const CsPointCache *cache, gint64 *misses, gint64 *hits);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsPointCache, cs_point_cache_free)
 
 /* The channel count NCCL-like defaults would give @algo for @op on @topo. */
 int cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,

@@ -225,6 +225,14 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
 
     CsPredictOptions opts = *options;
     opts.nranks = nranks;
+    /* Large rows of one choice extend from the same three simulated sizes: simulate them
+     * once per trace. */
+    g_autoptr(CsPointCache) points = NULL;
+    if (opts.cache == NULL) {
+        points = cs_point_cache_new(FALSE);
+        cs_point_cache_bind(points, topo);
+        opts.cache = points;
+    }
     int gpus_per_thread;
     cs_validate_trace_settings(trace, &report->forced_algo, &report->forced_proto,
                                &gpus_per_thread);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Calibration: the fit recovers known parameters from traces the engine synthesized with
- * multiplicative noise, and reports what it cannot see as fixed. */
+ * multiplicative noise, reports what it cannot see as fixed, and with fewer rows than
+ * parameters fits the best-determined ones and holds the rest. */
 #include <math.h>
 
 #include "algos/registry.h"
@@ -120,7 +121,38 @@ test_invisible_parameter_fixed(void)
     g_assert_cmpfloat(cal->rms_after, <=, cal->rms_before);
 }
 
-/* Setup: two rows cannot determine more than two parameters. Expectation: an error, not a
+/* A trace of @n_rows rows (1 KiB, 1 MiB, 1 GiB, ... by 1024) of ring/Simple all-reduce on
+ * @topo's 4 ranks as @topo predicts them. */
+static CsTrace *
+few_rows(const CsTopo *topo, int n_rows)
+{
+    CsTrace *trace = cs_trace_new(CS_OP_ALL_REDUCE, 4);
+    cs_trace_set_header(trace, "collective", "all_reduce");
+    cs_trace_set_header(trace, "ranks", "4");
+    cs_trace_set_header(trace, "algo/proto", "NCCL_ALGO=Ring NCCL_PROTO=Simple forced");
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    for (int i = 0; i < n_rows; i++) {
+        const gint64 size = (gint64)1024 << (10 * i);
+        CsPrediction pred;
+        g_autoptr(GError) error = NULL;
+        g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_SIMPLE, &options,
+                                     &pred, &error));
+        CsTraceRow row = { .size_bytes = size, .count = size / 4, .root = -1 };
+        g_strlcpy(row.type, "float", sizeof row.type);
+        g_strlcpy(row.redop, "sum", sizeof row.redop);
+        row.out_of_place.time_us = pred.time_us;
+        row.in_place = row.out_of_place;
+        cs_trace_add_row(trace, &row);
+    }
+    return trace;
+}
+
+/* Setup: three rows measured on a machine with a 30% slower launch and NVSwitch links at 85%
+ * of their datasheet bandwidth; the rows see more than three parameters. Expectation: the fit
+ * keeps two of them free (one degree of freedom left), holds the others at their datasheet
+ * values and says so, and lowers the error. One row alone cannot be fitted: an error, not a
  * fit that pretends. */
 static void
 test_too_few_rows(void)
@@ -128,23 +160,38 @@ test_too_few_rows(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
     g_assert_no_error(error);
-    g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_REDUCE, 4);
-    cs_trace_set_header(trace, "collective", "all_reduce");
-    cs_trace_set_header(trace, "ranks", "4");
-    for (int i = 0; i < 2; i++) {
-        CsTraceRow row = { .size_bytes = 1 << (20 + 4 * i), .root = -1 };
-        g_strlcpy(row.type, "float", sizeof row.type);
-        g_strlcpy(row.redop, "sum", sizeof row.redop);
-        row.out_of_place.time_us = 50.0 * (i + 1);
-        row.in_place = row.out_of_place;
-        cs_trace_add_row(trace, &row);
-    }
-    CsTrace *traces[1] = { trace };
+    CsTopoAdjust adj;
+    cs_topo_adjust_init(&adj);
+    adj.launch_scale = 1.3;
+    adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.85;
+    g_autoptr(CsTopo) truth = cs_topo_adjust(topo, &adj);
     CsPredictOptions options;
     cs_predict_options_init(&options);
+
+    CsTrace *traces[1] = { few_rows(truth, 3) };
     g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, traces, 1, &options, NULL, &error);
-    g_assert_null(cal);
+    g_assert_no_error(error);
+    g_assert_nonnull(cal);
+    int n_free = 0;
+    int n_held = 0;
+    for (guint i = 0; i < cal->params->len; i++) {
+        const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
+        n_free += p->free;
+        n_held += p->held;
+        g_assert_false(p->free && p->held);
+        if (!p->free)
+            g_assert_cmpfloat(p->fitted, ==, p->initial);
+    }
+    g_assert_cmpint(n_free, ==, 2);
+    g_assert_cmpint(n_held, >=, 1);
+    g_assert_cmpfloat(cal->rms_after, <, cal->rms_before);
+    cs_trace_free(traces[0]);
+
+    traces[0] = few_rows(truth, 1);
+    CsCalibration *none = cs_calibrate_fit(topo, traces, 1, &options, NULL, &error);
+    g_assert_null(none);
     g_assert_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
+    cs_trace_free(traces[0]);
 }
 
 /* Setup: a ring all-reduce trace; @only names "gpu.lanch" (a typo) beside "gpu.launch".

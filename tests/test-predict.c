@@ -436,6 +436,66 @@ test_extrapolation(void)
     g_assert_cmpint(fast.result.alpha + fast.result.beta + fast.result.gamma + fast.result.overhead,
                     ==, fast.result.time);
     g_assert_cmpint(fast.result.n_events, <, exact.result.n_events);
+
+    /* 2 GiB NVLS-tree all-reduce on 2 x 8 H100: its pipeline fills slowly (the three sizes
+     * first tried, 64-256 MiB, are not on one line), so the budget grows until they are. */
+    g_autoptr(CsTopo) two = cs_topo_load("hgx-h100x8-2n", &error);
+    g_assert_no_error(error);
+    const CsAlgo *nvls_tree = cs_algo_lookup("nvls_tree", NULL);
+    g_assert_nonnull(nvls_tree);
+    opt.exact = FALSE;
+    g_assert_true(cs_predict_one(two, CS_OP_ALL_REDUCE, (gint64)2 << 30, nvls_tree, CS_PROTO_SIMPLE,
+                                 &opt, &fast, &error));
+    g_assert_no_error(error);
+    g_assert_true(fast.extrapolated);
+    opt.exact = TRUE;
+    g_assert_true(cs_predict_one(two, CS_OP_ALL_REDUCE, (gint64)2 << 30, nvls_tree, CS_PROTO_SIMPLE,
+                                 &opt, &exact, &error));
+    g_assert_no_error(error);
+    g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 0.01);
+}
+
+/* Schedules built once serve every topology of the same machine; points are reused for the
+ * topology they were simulated on only. */
+static void
+test_point_cache(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    const CsAlgo *tree = cs_algo_lookup("tree", NULL);
+    CsTopoAdjust adj;
+    cs_topo_adjust_init(&adj);
+    adj.link_bw_scale[CS_LINK_NVLINK] = 0.5;
+    g_autoptr(CsTopo) slower = cs_topo_adjust(topo, &adj);
+    g_autoptr(CsPointCache) cache = cs_point_cache_new(TRUE);
+    CsPredictOptions plain;
+    cs_predict_options_init(&plain);
+    CsPredictOptions cached = plain;
+    cached.cache = cache;
+    gint64 misses, hits;
+
+    g_test_summary("The point cache answers repeated points on one topology, forgets them on "
+                   "another, and changes no prediction.");
+    const gint64 sizes[] = { 4096, (gint64)1 << 30, (gint64)1 << 30 };
+    const CsTopo *topos[] = { topo, slower };
+    for (int t = 0; t < 2; t++) {
+        cs_point_cache_bind(cache, topos[t]);
+        for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+            CsPrediction want, got;
+            g_assert_true(cs_predict_one(topos[t], CS_OP_ALL_REDUCE, sizes[i], tree, CS_PROTO_LL,
+                                         &plain, &want, &error));
+            g_assert_true(cs_predict_one(topos[t], CS_OP_ALL_REDUCE, sizes[i], tree, CS_PROTO_LL,
+                                         &cached, &got, &error));
+            g_assert_no_error(error);
+            g_assert_cmpint(got.result.time, ==, want.result.time);
+            g_assert_true(got.extrapolated == (sizes[i] > 4096));
+        }
+        cs_point_cache_stats(cache, &misses, &hits);
+        /* Once per topology: 4 KiB whole, 1 GiB from three sizes; then 1 GiB again. */
+        g_assert_cmpint(misses, ==, 4 * (t + 1));
+        g_assert_cmpint(hits, ==, 3 * (t + 1));
+    }
 }
 
 static void
@@ -509,6 +569,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/best/cpu-simple-only", test_best_cpu_simple);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);
+    g_test_add_func("/predict/one/point-cache", test_point_cache);
     g_test_add_func("/predict/sweep/budget", test_sweep);
     return g_test_run();
 }
