@@ -49,7 +49,9 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
             cs_trace_get_header(trace, "launcher"), cs_trace_get_header(trace, "command") };
     g_autofree char *nccl_algo = NULL;
     g_autofree char *nccl_proto = NULL;
-    for (gsize i = 0; i < G_N_ELEMENTS(sources); i++) {
+    g_autofree char *said = g_strdup(sources[0] != NULL ? sources[0] : "");
+    const gboolean none_forced = g_ascii_strncasecmp(g_strstrip(said), "not forced", 10) == 0;
+    for (gsize i = 0; i < G_N_ELEMENTS(sources) && !none_forced; i++) {
         if (nccl_algo == NULL)
             nccl_algo = find_setting(sources[i], "NCCL_ALGO");
         if (nccl_proto == NULL)
