@@ -5,6 +5,7 @@ with the datasheet topology, with a topology calibrated on every trace of that m
 with one calibrated on the others only (leave-one-out; needs two or more traces).
 
 Usage: scripts/accuracy.py [--collsim build/src/collsim] [--index traces/topologies.tsv]
+                           [--jobs N] [--timeout S] [--only TOPOLOGY]...
 All numbers come from `collsim calibrate --format json`; nothing here computes an error."""
 import argparse
 import concurrent.futures
@@ -36,6 +37,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="machines calibrated at once")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds allowed for one machine's calibration (default: no limit)")
+    ap.add_argument("--only", action="append", default=[], metavar="TOPOLOGY",
+                    help="only the traces of this topology (repeatable)")
     args = ap.parse_args()
 
     base = os.path.dirname(args.index)
@@ -45,6 +48,8 @@ def main():
             if not line.strip() or line.startswith("#"):
                 continue
             trace, topo = line.rstrip("\n").split("\t")
+            if args.only and topo not in args.only:
+                continue
             groups.setdefault(topo, []).append(os.path.join(base, trace))
 
     def datasheet_error(topo, trace):
