@@ -350,11 +350,12 @@ param_selected(const CsCalibParam *p, const char *const *only)
 /* Columns of the Jacobian that are zero: parameters no row can see (a reduction rate for an
  * all-gather trace). They are fixed rather than left to drift.
  *
- * With fewer rows than visible parameters the least-squares problem has no unique answer (the
- * prior alone would pick one). The fit then keeps the n - 1 parameters the rows determine
- * best, the first columns of a QR factorisation of the Jacobian with column pivoting (the
- * most independent directions first: Golub & Van Loan, Matrix Computations, 5.4.1), and holds
- * the others at their datasheet values, leaving one degree of freedom for the uncertainties. */
+ * With no more rows than visible parameters the least-squares problem has no unique answer
+ * (the prior alone would pick one) and no degree of freedom for the uncertainties. The fit
+ * then keeps the n - 1 parameters the rows determine best, the first columns of a QR factorisation
+ * of the Jacobian with column pivoting (the most independent directions first: Golub & Van Loan,
+ * Matrix Computations, 5.4.1), and holds the others at their datasheet values, leaving one degree
+ * of freedom for the uncertainties. */
 static void
 choose_free(FitCtx *ctx, const gsl_vector *f0)
 {
@@ -473,7 +474,8 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         choose_free(&ctx, f0);
     }
     gsl_vector_free(f0);
-    if (!ok) {
+    /* A prediction that failed while probing a parameter is the error, not "fixed". */
+    if (!ok || ctx.error != NULL) {
         g_propagate_error(error, ctx.error);
         g_free(ctx.free_index);
         return NULL;

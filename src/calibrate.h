@@ -45,8 +45,8 @@ typedef struct {
     double sigma;      /* 1-sigma uncertainty of @fitted, same unit; NaN if not
                         * identifiable from the data */
     gboolean free;     /* FALSE: kept at @initial, because no row depends on it or ... */
-    gboolean held;     /* ... the rows are fewer than the parameters they see, and others
-                        * are better determined */
+    gboolean held;     /* ... the rows are no more than the parameters they see, and
+                        * others are better determined */
     gboolean at_bound; /* the fit ran into the e^4 (55x) limit of its range */
 } CsCalibParam;
 

@@ -51,7 +51,7 @@ print_params(const CsCalibration *cal)
                100 * (p->fitted / p->initial - 1), p->at_bound ? "  (at the fit's 55x bound)" : "");
     }
     printf("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
-           "an e-fold); 'fixed': no row depends on it; 'held': fewer rows than parameters, and "
+           "an e-fold); 'fixed': no row depends on it; 'held': no more rows than parameters, and "
            "the rows determine the others better\n");
 }
 
@@ -231,6 +231,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             if (!isnan(p->sigma))
                 cJSON_AddNumberToObject(o, "sigma", p->sigma);
             cJSON_AddBoolToObject(o, "free", p->free);
+            cJSON_AddBoolToObject(o, "held", p->held);
+            cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
             cJSON_AddItemToArray(ps, o);
         }
         cJSON *ts = cJSON_AddArrayToObject(root, "traces");

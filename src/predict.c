@@ -29,11 +29,15 @@ cs_predict_options_init(CsPredictOptions *options)
 
 /* ---- Point cache ---- */
 
+/* Steps of schedule kept at most (about 48 bytes each): the schedules of a fit's rows and
+ * their extension points, not every whole replay of a point that is never on a line. */
+#define POINT_CACHE_MAX_STEPS (8 * 1000 * 1000)
+
 struct _CsPointCache {
-    CsTopo *topo; /* (nullable) the topology the points are for */
-    int n_ranks;  /* the structure the schedules were built for */
-    int n_links;
+    CsTopo *topo;          /* (nullable) the topology the points are for */
+    CsTopo *structure;     /* (nullable) the first one bound: cached schedules are built on it */
     GHashTable *schedules; /* (nullable) schedule key -> CsSchedule */
+    gsize schedule_steps;  /* steps of the schedules kept */
     GHashTable *points;    /* point key -> CsPrediction */
     gint64 hits;
     gint64 misses;
@@ -43,7 +47,6 @@ CsPointCache *
 cs_point_cache_new(gboolean keep_schedules)
 {
     CsPointCache *cache = g_new0(CsPointCache, 1);
-    cache->n_ranks = -1;
     if (keep_schedules)
         cache->schedules = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                                  (GDestroyNotify)cs_schedule_free);
@@ -58,12 +61,10 @@ cs_point_cache_bind(CsPointCache *cache, const CsTopo *topo)
     if (cache->topo == topo)
         return;
     /* Schedules carry over to another parameter vector of the same machine only. */
-    if (cache->n_ranks < 0) {
-        cache->n_ranks = cs_topo_n_ranks(topo);
-        cache->n_links = cs_topo_n_links(topo);
-    }
-    g_return_if_fail(cache->n_ranks == cs_topo_n_ranks(topo)
-                     && cache->n_links == cs_topo_n_links(topo));
+    if (cache->structure == NULL)
+        cache->structure = cs_topo_ref((CsTopo *)topo);
+    g_return_if_fail(cs_topo_n_ranks(cache->structure) == cs_topo_n_ranks(topo)
+                     && cs_topo_n_links(cache->structure) == cs_topo_n_links(topo));
     g_hash_table_remove_all(cache->points);
     g_clear_pointer(&cache->topo, cs_topo_unref);
     cache->topo = cs_topo_ref((CsTopo *)topo);
@@ -77,6 +78,7 @@ cs_point_cache_free(CsPointCache *cache)
     g_hash_table_unref(cache->points);
     g_clear_pointer(&cache->schedules, g_hash_table_unref);
     g_clear_pointer(&cache->topo, cs_topo_unref);
+    g_clear_pointer(&cache->structure, cs_topo_unref);
     g_free(cache);
 }
 
@@ -112,17 +114,28 @@ static const CsSchedule *
 build_schedule(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
                const CsPredictOptions *options, CsSchedule **owned, GError **error)
 {
+    CsPointCache *cache = options->cache;
     *owned = NULL;
-    if (!cache_serves(topo, options) || options->cache->schedules == NULL)
+    if (!cache_serves(topo, options) || cache->schedules == NULL)
         return *owned = cs_algo_build(algo, args, error);
     g_autofree char *key = schedule_key(algo, args);
-    CsSchedule *sched = g_hash_table_lookup(options->cache->schedules, key);
-    if (sched == NULL) {
-        sched = cs_algo_build(algo, args, error);
-        if (sched == NULL)
-            return NULL;
-        g_hash_table_insert(options->cache->schedules, g_steal_pointer(&key), sched);
-    }
+    CsSchedule *sched = g_hash_table_lookup(cache->schedules, key);
+    if (sched != NULL)
+        return sched;
+    /* Ring orders break ties between equal-hop neighbours by route bandwidth, which a
+     * parameter vector scales: every cached schedule is built on the first topology bound, so
+     * one key always means one schedule. */
+    CsAlgoArgs on_structure = *args;
+    if (on_structure.topo != NULL)
+        on_structure.topo = cache->structure;
+    sched = cs_algo_build(algo, &on_structure, error);
+    if (sched == NULL)
+        return NULL;
+    const gsize steps = cs_schedule_n_steps(sched);
+    if (cache->schedule_steps + steps > POINT_CACHE_MAX_STEPS)
+        return *owned = sched;
+    cache->schedule_steps += steps;
+    g_hash_table_insert(cache->schedules, g_steal_pointer(&key), sched);
     return sched;
 }
 
@@ -317,6 +330,7 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     if (known != NULL) {
         options->cache->hits++;
         *out = *known;
+        out->result.n_events = 0; /* none replayed for this answer */
         return TRUE;
     }
     g_autoptr(CsSchedule) owned = NULL;

@@ -87,12 +87,12 @@ gboolean cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int 
 
 /* A cache for callers that predict the same points many times. Simulated points are kept
  * for the topology last bound: rows of a trace that extend from the same three simulated
- * sizes simulate them once. With @keep_schedules, schedules are built once and kept across
- * topologies too, for callers whose topologies differ only in parameter values (calibration:
- * one cs_topo_adjust() of one topology per parameter vector; an algorithm reads only the
- * machine's structure, and calibration freezes each row's choice with its schedule); it
- * costs the schedules' memory. Points are not cached for runs with an observer (it wants
- * every event). */
+ * sizes simulate them once (an answer from the cache replays no event: n_events 0). With
+ * @keep_schedules, schedules (up to about 8 M steps in all) are built once, on the first
+ * topology bound, and kept across topologies too, for callers whose topologies differ only in
+ * parameter values (calibration: one cs_topo_adjust() of one topology per parameter vector,
+ * each row's choice and schedule frozen at the datasheet's). Points are not cached for runs
+ * with an observer (it wants every event). */
 CsPointCache *cs_point_cache_new(gboolean keep_schedules);
 /* Makes @topo (a reference is held) the topology the cached points are for; binding another
  * one forgets the points and keeps the schedules. */
