@@ -8,9 +8,10 @@
 #include "calibrate.h"
 
 /* A synthetic measurement: ring/Simple all-reduce on the 4 ranks of dgx-h100x4 as @truth
- * predicts it, each time multiplied by (1 + noise), noise uniform in +-@noise. */
+ * predicts it at @sizes (@n_sizes of them), each time multiplied by (1 + noise), noise
+ * uniform in +-@noise. */
 static CsTrace *
-synthesize(const CsTopo *truth, double noise, guint32 seed)
+synthesize_sizes(const CsTopo *truth, const gint64 *sizes, int n_sizes, double noise, guint32 seed)
 {
     CsTrace *trace = cs_trace_new(CS_OP_ALL_REDUCE, 4);
     cs_trace_set_header(trace, "collective", "all_reduce");
@@ -20,7 +21,8 @@ synthesize(const CsTopo *truth, double noise, guint32 seed)
     const CsAlgo *ring = cs_algo_lookup("ring", NULL);
     CsPredictOptions options;
     cs_predict_options_init(&options);
-    for (gint64 size = 1024; size <= G_GINT64_CONSTANT(256) << 20; size *= 4) {
+    for (int i = 0; i < n_sizes; i++) {
+        const gint64 size = sizes[i];
         CsPrediction pred;
         g_autoptr(GError) error = NULL;
         gboolean ok = cs_predict_one(truth, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_SIMPLE, &options,
@@ -36,6 +38,25 @@ synthesize(const CsTopo *truth, double noise, guint32 seed)
         cs_trace_add_row(trace, &row);
     }
     return trace;
+}
+
+/* 1 KiB to 256 MiB by 4. */
+static CsTrace *
+synthesize(const CsTopo *truth, double noise, guint32 seed)
+{
+    gint64 sizes[10];
+    for (int i = 0; i < 10; i++)
+        sizes[i] = (gint64)1024 << (2 * i);
+    return synthesize_sizes(truth, sizes, 10, noise, seed);
+}
+
+/* @n_rows rows without noise: 1 KiB, 1 MiB, 1 GiB. */
+static CsTrace *
+few_rows(const CsTopo *truth, int n_rows)
+{
+    const gint64 sizes[] = { 1024, 1024 << 10, 1024 << 20 };
+    g_assert_cmpint(n_rows, <=, (int)G_N_ELEMENTS(sizes));
+    return synthesize_sizes(truth, sizes, n_rows, 0.0, 0);
 }
 
 static const CsCalibParam *
@@ -119,34 +140,6 @@ test_invisible_parameter_fixed(void)
     const CsCalibParam *reduce = find_param(cal, "gpu.reduce_bandwidth");
     g_assert_false(reduce->free);
     g_assert_cmpfloat(cal->rms_after, <=, cal->rms_before);
-}
-
-/* A trace of @n_rows rows (1 KiB, 1 MiB, 1 GiB, ... by 1024) of ring/Simple all-reduce on
- * @topo's 4 ranks as @topo predicts them. */
-static CsTrace *
-few_rows(const CsTopo *topo, int n_rows)
-{
-    CsTrace *trace = cs_trace_new(CS_OP_ALL_REDUCE, 4);
-    cs_trace_set_header(trace, "collective", "all_reduce");
-    cs_trace_set_header(trace, "ranks", "4");
-    cs_trace_set_header(trace, "algo/proto", "NCCL_ALGO=Ring NCCL_PROTO=Simple forced");
-    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
-    CsPredictOptions options;
-    cs_predict_options_init(&options);
-    for (int i = 0; i < n_rows; i++) {
-        const gint64 size = (gint64)1024 << (10 * i);
-        CsPrediction pred;
-        g_autoptr(GError) error = NULL;
-        g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_SIMPLE, &options,
-                                     &pred, &error));
-        CsTraceRow row = { .size_bytes = size, .count = size / 4, .root = -1 };
-        g_strlcpy(row.type, "float", sizeof row.type);
-        g_strlcpy(row.redop, "sum", sizeof row.redop);
-        row.out_of_place.time_us = pred.time_us;
-        row.in_place = row.out_of_place;
-        cs_trace_add_row(trace, &row);
-    }
-    return trace;
 }
 
 /* Setup: three rows measured on a machine with a 30% slower launch and NVSwitch links at 85%
