@@ -570,6 +570,37 @@ cs_calibration_free(CsCalibration *calibration)
 /* ---- Output ---- */
 
 /**
+ * cs_calibration_params_to_json:
+ * Every parameter beside its datasheet value: fitted value, uncertainty (where the data
+ * determine it), whether it was free, held or at the fit's bound, and its unit.
+ * Returns: (transfer full) a cJSON array.
+ */
+cJSON *
+cs_calibration_params_to_json(const CsCalibration *calibration)
+{
+    cJSON *params = cJSON_CreateArray();
+    for (guint i = 0; i < calibration->params->len; i++) {
+        const CsCalibParam *p = &g_array_index(calibration->params, CsCalibParam, i);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", p->name);
+        cJSON_AddNumberToObject(o, "datasheet", p->initial);
+        cJSON_AddNumberToObject(o, "fitted", p->fitted);
+        if (!isnan(p->sigma))
+            cJSON_AddNumberToObject(o, "sigma", p->sigma);
+        cJSON_AddBoolToObject(o, "free", p->free);
+        cJSON_AddBoolToObject(o, "held", p->held);
+        cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
+        cJSON_AddStringToObject(o, "unit",
+                                p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
+                                        || p->kind == CS_PARAM_COPY_BW
+                                    ? "B/s"
+                                    : "s");
+        cJSON_AddItemToArray(params, o);
+    }
+    return params;
+}
+
+/**
  * cs_calibration_to_json:
  * The fitted topology (explicit graph), its description prefixed with a plain statement that
  * its numbers are fitted, `calibrated_from` naming every trace, and `calibration` listing
@@ -611,25 +642,7 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
     cJSON_AddNumberToObject(cal, "rows", calibration->n_rows);
     cJSON_AddNumberToObject(cal, "rms_relative_error_before", calibration->rms_before);
     cJSON_AddNumberToObject(cal, "rms_relative_error_after", calibration->rms_after);
-    cJSON *params = cJSON_AddArrayToObject(cal, "parameters");
-    for (guint i = 0; i < calibration->params->len; i++) {
-        const CsCalibParam *p = &g_array_index(calibration->params, CsCalibParam, i);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", p->name);
-        cJSON_AddNumberToObject(o, "datasheet", p->initial);
-        cJSON_AddNumberToObject(o, "fitted", p->fitted);
-        if (!isnan(p->sigma))
-            cJSON_AddNumberToObject(o, "sigma", p->sigma);
-        cJSON_AddBoolToObject(o, "free", p->free);
-        cJSON_AddBoolToObject(o, "held", p->held);
-        cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
-        cJSON_AddStringToObject(o, "unit",
-                                p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
-                                        || p->kind == CS_PARAM_COPY_BW
-                                    ? "B/s"
-                                    : "s");
-        cJSON_AddItemToArray(params, o);
-    }
+    cJSON_AddItemToObject(cal, "parameters", cs_calibration_params_to_json(calibration));
     char *out = cJSON_Print(root);
     char *result = g_strdup(out);
     cJSON_free(out);

@@ -4,6 +4,7 @@
  * with GSL's nonlinear least squares on the relative time error. */
 #pragma once
 
+#include <cjson/cJSON.h>
 #include <glib.h>
 
 #include "predict.h"
@@ -70,6 +71,10 @@ CsCalibration *cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int 
                                 const CsPredictOptions *options, const char *const *only,
                                 GError **error);
 void cs_calibration_free(CsCalibration *calibration);
+
+/* Every parameter (datasheet, fitted, sigma, free/held/at_bound, unit) as a JSON array; for
+ * the fitted topology's record and `collsim calibrate --format json`. (transfer full) */
+cJSON *cs_calibration_params_to_json(const CsCalibration *calibration);
 
 /* The fitted topology as JSON, with a `calibrated_from` record of @traces and a `calibration`
  * record of every parameter (datasheet value, fitted value, uncertainty). (transfer full) */

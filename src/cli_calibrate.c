@@ -221,20 +221,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         cJSON_AddNumberToObject(root, "iterations", cal->iterations);
         cJSON_AddNumberToObject(root, "rms_relative_error_before", cal->rms_before);
         cJSON_AddNumberToObject(root, "rms_relative_error_after", cal->rms_after);
-        cJSON *ps = cJSON_AddArrayToObject(root, "parameters");
-        for (guint i = 0; i < cal->params->len; i++) {
-            const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", p->name);
-            cJSON_AddNumberToObject(o, "datasheet", p->initial);
-            cJSON_AddNumberToObject(o, "fitted", p->fitted);
-            if (!isnan(p->sigma))
-                cJSON_AddNumberToObject(o, "sigma", p->sigma);
-            cJSON_AddBoolToObject(o, "free", p->free);
-            cJSON_AddBoolToObject(o, "held", p->held);
-            cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
-            cJSON_AddItemToArray(ps, o);
-        }
+        cJSON_AddItemToObject(root, "parameters", cs_calibration_params_to_json(cal));
         cJSON *ts = cJSON_AddArrayToObject(root, "traces");
         for (int i = 0; i < n; i++) {
             cJSON *o = cJSON_CreateObject();
