@@ -92,6 +92,17 @@ collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
                 return FALSE;
             forced_proto = p;
         }
+        /* The rows' choice is frozen here, as validate makes it; the fit then moves only the
+         * times. */
+        g_autoptr(CsNcclModel) nccl = NULL;
+        if (options->nccl == NULL && options->pick != CS_PICK_FASTEST) {
+            g_autoptr(GError) local = NULL;
+            nccl = cs_validate_nccl_model(topo, trace, nranks, options->pick, &local);
+            if (local != NULL) {
+                g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", origin);
+                return FALSE;
+            }
+        }
 
         for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
             const CsTraceRow *row = cs_trace_row(trace, i);
@@ -118,6 +129,9 @@ collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
             CsPrediction pred;
             CsPredictOptions choose = fr.options;
             choose.cache = points;
+            if (nccl != NULL)
+                choose.nccl = nccl;
+            fr.options.nccl = NULL;
             if (!cs_predict_best(topo, op, row->size_bytes, forced_algo, forced_proto, &choose,
                                  &pred, error)) {
                 g_prefix_error(error, "%s:%d: ", origin, row->line);

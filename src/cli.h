@@ -101,6 +101,11 @@ gboolean cs_cli_usage_error(GError **error, const char *prog, const char *fmt, .
  * error naming the flag: "PROG: FLAG: cause". Returns FALSE. */
 gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, GError *cause);
 
+/* --pick's help, shared by validate and calibrate. */
+#define CS_CLI_PICK_HELP                                                                           \
+    "Who picks what a trace did not force: auto (default: NCCL's tuning model for NCCL "           \
+    "traces on NVIDIA GPUs, collsim's fastest otherwise), nccl or fastest"
+
 /* ---- Output files (--output, --timeline) ---- */
 
 /* Checks, before any work, that @path (nullable; "-" is stdout) can be written: not a

@@ -68,6 +68,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree char *params = NULL;
     g_autofree char *model = NULL;
     g_autofree char *format = NULL;
+    g_autofree char *pick_name = NULL;
     g_auto(GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
     const GOptionEntry entries[] = {
@@ -83,6 +84,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "For each trace, the error when it is left out of the fit", NULL },
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
+        { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -98,7 +100,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "is GSL's trust-region Levenberg-Marquardt on the relative time error of\n"
             "every row,\n"
             "with each row's algorithm/protocol/channels frozen at the datasheet\n"
-            "prediction (or what the trace forced), plus a weak prior toward the datasheet\n"
+            "prediction (what the trace forced, and what NCCL's tuning model picks for the\n"
+            "rest, as validate does; --pick), plus a weak prior toward the datasheet\n"
             "values (an e-fold change of one parameter costs as much as a 2% error on\n"
             "one row), so what the data cannot separate stays put. Uncertainties are\n"
             "1-sigma from the covariance scaled by the residual variance; '?' marks\n"
@@ -167,6 +170,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     options.engine.net_model = model;
+    options.pick = CS_PICK_AUTO;
+    GError *cause = NULL;
+    if (pick_name != NULL && !cs_pick_from_name(pick_name, &options.pick, &cause))
+        return cs_cli_flag_error(error, argv[0], "--pick", cause);
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
 
     g_autoptr(CsCalibration) cal

@@ -28,9 +28,10 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
 {
     printf("# validate: %s\n", r->origin);
     printf("#   topology %s, %s on %d ranks, algorithm %s, protocol %s\n", cs_topo_name(topo),
-           cs_op_name(r->op), r->nranks,
-           r->forced_algo != NULL ? r->forced_algo : "not forced (best predicted)",
-           r->forced_proto != NULL ? r->forced_proto : "not forced (best predicted)");
+           cs_op_name(r->op), r->nranks, r->forced_algo != NULL ? r->forced_algo : "not forced",
+           r->forced_proto != NULL ? r->forced_proto : "not forced");
+    if (r->forced_algo == NULL || r->forced_proto == NULL)
+        printf("#   what was not forced is picked by %s\n", r->picker);
     printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "size", "measured", "predicted", "time",
            "measured", "predicted", "busbw", "predicted");
     printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "(B)", "(us)", "(us)", "error", "busbw",
@@ -73,6 +74,7 @@ report_json(const CsValidateReport *r)
         cJSON_AddStringToObject(o, "forced_algo", r->forced_algo);
     if (r->forced_proto != NULL)
         cJSON_AddStringToObject(o, "forced_proto", r->forced_proto);
+    cJSON_AddStringToObject(o, "picked_by", r->picker);
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
     for (guint i = 0; i < r->rows->len; i++) {
         const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
@@ -115,6 +117,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
     g_autofree char *model = NULL;
     g_auto(GStrv) traces = NULL;
     g_autofree char *max_error = NULL;
+    g_autofree char *pick_name = NULL;
     double max_error_pct = -1;
     int gpus_per_thread = 0;
     const GOptionEntry entries[] = {
@@ -124,6 +127,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
           "Network model: reservation (default) or maxmin", "MODEL" },
         { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
           "GPUs launched by one thread (default: read -g from the trace's command header)", "G" },
+        { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
           "Fail (exit 1) if a trace's geometric-mean |busbw error| exceeds PCT percent", "PCT" },
@@ -137,9 +141,11 @@ cs_cli_validate(int argc, char **argv, GError **error)
                       "of |busbw error| over all rows and per regime (latency < 64 KiB, knee,\n"
                       "bandwidth >= 64 MiB) and the largest error. A trace that forced\n"
                       "NCCL_ALGO/NCCL_PROTO (its headers say so) is predicted with the same\n"
-                      "algorithm; otherwise with collsim's best choice. Traces of the same\n"
-                      "collective with different forced algorithms are compared for where\n"
-                      "one overtakes the other, measured and predicted.",
+                      "algorithm. What it left to NCCL is predicted as NCCL picks it: NCCL's\n"
+                      "own tuning model (the constants of the nearest release) chooses the\n"
+                      "algorithm and protocol, collsim's engine times them (--pick). Traces of\n"
+                      "the same collective with different forced algorithms are compared for\n"
+                      "where one overtakes the other, measured and predicted.",
                       error))
         return FALSE;
     if (topo_name == NULL) {
@@ -192,6 +198,10 @@ cs_cli_validate(int argc, char **argv, GError **error)
     cs_predict_options_init(&options);
     options.engine.net_model = model;
     options.engine.gpus_per_thread = gpus_per_thread;
+    options.pick = CS_PICK_AUTO;
+    GError *cause = NULL;
+    if (pick_name != NULL && !cs_pick_from_name(pick_name, &options.pick, &cause))
+        return cs_cli_flag_error(error, argv[0], "--pick", cause);
 
     g_autoptr(GPtrArray) reports
         = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);

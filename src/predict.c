@@ -27,6 +27,39 @@ cs_predict_options_init(CsPredictOptions *options)
     };
 }
 
+static const char *const pick_names[] = {
+    [CS_PICK_FASTEST] = "fastest",
+    [CS_PICK_NCCL] = "nccl",
+    [CS_PICK_AUTO] = "auto",
+};
+
+/* "fastest", "nccl", "auto" (transfer none). */
+const char *
+cs_pick_name(CsPick pick)
+{
+    g_return_val_if_fail(pick >= 0 && pick < (int)G_N_ELEMENTS(pick_names), "?");
+    return pick_names[pick];
+}
+
+/**
+ * cs_pick_from_name:
+ * Parses "fastest", "nccl" or "auto" (any case).
+ * Returns: FALSE with CS_ENGINE_ERROR_MISMATCH naming the choices otherwise.
+ */
+gboolean
+cs_pick_from_name(const char *name, CsPick *pick, GError **error)
+{
+    g_return_val_if_fail(name != NULL && pick != NULL, FALSE);
+    for (gsize i = 0; i < G_N_ELEMENTS(pick_names); i++)
+        if (g_ascii_strcasecmp(name, pick_names[i]) == 0) {
+            *pick = (CsPick)i;
+            return TRUE;
+        }
+    g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                "\"%s\" is not a pick (auto, nccl or fastest)", name);
+    return FALSE;
+}
+
 /* ---- Point cache ---- */
 
 /* Steps of schedule kept at most (about 48 bytes each): the schedules of a fit's rows and
@@ -438,6 +471,7 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         unit = (gint64)args->n_channels * chunk;
     gboolean simulated = FALSE;
     CsPrediction p[3];
+    gint64 sizes_done[3] = { 0, 0, 0 };
     gint64 events = 0;
 
     for (double budget = PREDICT_STEP_BUDGET; budget <= PREDICT_STEP_HARD_LIMIT;
@@ -455,6 +489,7 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
                 return FALSE;
             events += p[i].result.n_events;
+            sizes_done[i] = sizes[i];
         }
         simulated = TRUE;
         if (on_one_line(&p[0], &p[1], &p[2]))
@@ -469,6 +504,10 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         && (est_steps <= PREDICT_STEP_HARD_LIMIT
             || !on_one_line_within(&p[0], &p[1], &p[2], PREDICT_LOOSE_TOLERANCE)))
         return FALSE;
+    g_debug("extend %s/%s %" G_GINT64_FORMAT " B from %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT
+            " B (%" G_GINT64_FORMAT " events)",
+            algo->name, cs_proto_name(args->proto), size_bytes, sizes_done[0], sizes_done[2],
+            events);
     extend_prediction(&p[1], &p[2], op, size_bytes, options->dtype, nranks, out);
     out->result.n_events = events;
     return TRUE;
@@ -624,6 +663,39 @@ is_refusal(const GError *error)
            || g_error_matches(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
 }
 
+/* NCCL's pick under options->nccl, simulated: 1 with @out set, 0 when NCCL has no model for
+ * @op or picks what collsim does not simulate (the caller then takes the fastest), -1 with
+ * @error. The filters are NCCL_ALGO and NCCL_PROTO: NCCL picks among what they leave. */
+static int
+predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
+                  int proto_filter, const CsPredictOptions *options, CsPrediction *out,
+                  GError **error)
+{
+    int nccl_algo = -1;
+    if (algo_filter != NULL) {
+        CsNcclAlgo a;
+        if (!cs_nccl_algo_from_collsim(algo_filter->name, &a))
+            return 0;
+        nccl_algo = a;
+    }
+    CsNcclPrediction pick;
+    if (cs_nccl_func_from_op(op) < 0
+        || !cs_nccl_model_predict(options->nccl, op, size_bytes, nccl_algo, proto_filter, &pick,
+                                  NULL))
+        return 0;
+    const char *name = cs_nccl_algo_collsim_name(pick.algo);
+    const CsAlgo *algo = name != NULL ? cs_algo_lookup(name, NULL) : NULL;
+    if (algo == NULL)
+        return 0;
+    g_autoptr(GError) local = NULL;
+    if (cs_predict_one(topo, op, size_bytes, algo, pick.proto, options, out, &local))
+        return 1;
+    if (is_refusal(local))
+        return 0;
+    g_propagate_error(error, g_steal_pointer(&local));
+    return -1;
+}
+
 /**
  * cs_predict_best:
  * Predicts every candidate algorithm that implements @op and supports this case, with every
@@ -647,6 +719,13 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     int nranks;
 
     g_return_val_if_fail(topo != NULL && out != NULL, FALSE);
+    if (options != NULL && options->pick != CS_PICK_FASTEST && options->nccl != NULL
+        && !options->any_algorithm) {
+        int found_pick = predict_nccl_pick(topo, op, size_bytes, algo_filter, proto_filter, options,
+                                           out, error);
+        if (found_pick != 0)
+            return found_pick > 0;
+    }
     nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
     gboolean any = options != NULL && options->any_algorithm;
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {

@@ -8,6 +8,7 @@
 
 #include "algos/algo.h"
 #include "engine.h"
+#include "models/nccl.h"
 #include "topo.h"
 
 G_BEGIN_DECLS
@@ -18,25 +19,47 @@ G_BEGIN_DECLS
  */
 typedef struct _CsPointCache CsPointCache;
 
+/**
+ * CsPick:
+ * Who chooses the algorithm and protocol that cs_predict_best() does not have forced.
+ * @CS_PICK_FASTEST: collsim, the fastest candidate (what a tuner should set).
+ * @CS_PICK_NCCL: NCCL's own tuning model (CsPredictOptions.nccl), what NCCL runs when nothing
+ *   is forced; the fastest where NCCL's pick is not simulated (CollNet, PAT).
+ * @CS_PICK_AUTO: for traces (validate, calibrate): NCCL's pick for a trace NCCL measured on
+ *   GPUs its model knows, the fastest otherwise. cs_predict_best() treats it as
+ *   @CS_PICK_NCCL when a model is set.
+ */
+typedef enum {
+    CS_PICK_FASTEST,
+    CS_PICK_NCCL,
+    CS_PICK_AUTO,
+} CsPick;
+
 typedef struct {
     CsEngineOptions engine;
     CsPointCache *cache; /* (nullable) schedules and points to reuse, see below */
     CsDtype dtype;
     CsRedop redop;
     int root;
-    int nranks;             /* 0 = every rank of the topology */
-    int n_channels;         /* 0 = chosen per topology, algorithm and size */
-    gboolean any_algorithm; /* cs_predict_best without a filter: FALSE (default) weighs
-                             * what an nccl-tests run can execute (NCCL's algorithms:
-                             * ring, tree, nvls; grouped send/recv for scatter, gather,
-                             * all-to-all), TRUE every registered algorithm */
-    gboolean exact;         /* simulate every chunk of every size; by default a size whose
-                             * schedule would be large is extended linearly from three
-                             * smaller simulated sizes on one line (the pipeline's steady
-                             * state), or simulated whole when they are not */
+    int nranks;              /* 0 = every rank of the topology */
+    int n_channels;          /* 0 = chosen per topology, algorithm and size */
+    gboolean any_algorithm;  /* cs_predict_best without a filter: FALSE (default) weighs
+                              * what an nccl-tests run can execute (NCCL's algorithms:
+                              * ring, tree, nvls; grouped send/recv for scatter, gather,
+                              * all-to-all), TRUE every registered algorithm */
+    CsPick pick;             /* see CsPick; default CS_PICK_FASTEST */
+    const CsNcclModel *nccl; /* (nullable) NCCL's model for CS_PICK_NCCL / CS_PICK_AUTO */
+    gboolean exact;          /* simulate every chunk of every size; by default a size whose
+                              * schedule would be large is extended linearly from three
+                              * smaller simulated sizes on one line (the pipeline's steady
+                              * state), or simulated whole when they are not */
 } CsPredictOptions;
 
 void cs_predict_options_init(CsPredictOptions *options);
+
+/* "fastest", "nccl", "auto" and back; FALSE with @error for another name. */
+const char *cs_pick_name(CsPick pick);
+gboolean cs_pick_from_name(const char *name, CsPick *pick, GError **error);
 
 /**
  * CsPrediction:
@@ -66,9 +89,10 @@ gboolean cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const Cs
 CsSchedule *cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
                                 CsProto proto, const CsPredictOptions *options, GError **error);
 
-/* Predicts every legal algorithm x protocol for one size and returns the fastest.
- * @algo_filter / @proto_filter restrict the candidates (NULL / -1 = all).
- * FALSE with @error if nothing applies. */
+/* Predicts every legal algorithm x protocol for one size and returns the fastest, or, with
+ * options->pick and options->nccl, the one NCCL's tuning model picks.
+ * @algo_filter / @proto_filter restrict the candidates (NULL / -1 = all) as NCCL_ALGO /
+ * NCCL_PROTO would. FALSE with @error if nothing applies. */
 gboolean cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
                          int proto_filter, const CsPredictOptions *options, CsPrediction *out,
                          GError **error);

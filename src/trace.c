@@ -19,9 +19,11 @@ struct _CsTrace {
     CsTraceLayout layout;
     gboolean op_set; /* @op came from cs_trace_new() */
     CsOp op;
-    int nranks;        /* from cs_trace_new(), 0 if unknown */
-    char *program;     /* "all_reduce_perf" from "# Collective test starting:" */
-    int max_rank_line; /* highest N of the "#  Rank N Group ..." lines, -1 if none */
+    int nranks;            /* from cs_trace_new(), 0 if unknown */
+    char *program;         /* "all_reduce_perf" from "# Collective test starting:" */
+    int max_rank_line;     /* highest N of the "#  Rank N Group ..." lines, -1 if none */
+    char *library;         /* "NCCL" or "RCCL" as the output itself says, NULL if it does not */
+    char *library_version; /* "2.19.3", NULL if not printed */
 };
 
 /* ---- Construction and headers ---- */
@@ -66,6 +68,8 @@ cs_trace_free(CsTrace *trace)
     g_ptr_array_unref(trace->keys);
     g_array_unref(trace->rows);
     g_free(trace->program);
+    g_free(trace->library);
+    g_free(trace->library_version);
     g_free(trace->origin);
     g_free(trace);
 }
@@ -658,6 +662,92 @@ looks_like_integer(const char *tok)
     return *tok == '\0';
 }
 
+/* The first library a trace names wins; a later line may add the version it left out. */
+static void
+note_library(CsTrace *trace, const char *library, const char *version)
+{
+    if (trace->library == NULL)
+        trace->library = g_strdup(library);
+    if (strcmp(trace->library, library) == 0 && trace->library_version == NULL && version != NULL)
+        trace->library_version = g_strdup(version);
+}
+
+/* What the tool printed about the library: nccl-tests' "nccl-tests version 2.19.4
+ * nccl-headers=21903 nccl-library=21903" (NCCL_VERSION_CODE: major * 10000 + minor * 100 +
+ * patch since 2.9), rccl-tests' "rccl-tests: Version ...", and NCCL_DEBUG=INFO's "NCCL version
+ * 2.26.2+cuda12.8" (RCCL's says "+hip"). */
+static void
+read_library_line(CsTrace *trace, const char *text)
+{
+    if (g_str_has_prefix(text, "rccl-tests")) {
+        note_library(trace, "RCCL", NULL);
+        return;
+    }
+    const char *code = strstr(text, "nccl-library=");
+    if (g_str_has_prefix(text, "nccl-tests version") && code != NULL) {
+        gint64 v = g_ascii_strtoll(code + strlen("nccl-library="), NULL, 10);
+        g_autofree char *version = v >= 20900
+                                       ? g_strdup_printf("%d.%d.%d", (int)(v / 10000),
+                                                         (int)(v / 100 % 100), (int)(v % 100))
+                                       : NULL;
+        note_library(trace, "NCCL", version);
+        return;
+    }
+    static GRegex *log_re = NULL;
+    if (g_once_init_enter(&log_re)) {
+        GRegex *re = g_regex_new("\\b(NCCL|RCCL) version *:? *([0-9]+\\.[0-9]+\\.[0-9]+)([^ ]*)",
+                                 G_REGEX_OPTIMIZE, 0, NULL);
+        g_once_init_leave(&log_re, re);
+    }
+    g_autoptr(GMatchInfo) match = NULL;
+    if (g_regex_match(log_re, text, 0, &match)) {
+        g_autofree char *name = g_match_info_fetch(match, 1);
+        g_autofree char *version = g_match_info_fetch(match, 2);
+        g_autofree char *suffix = g_match_info_fetch(match, 3);
+        const gboolean hip = strstr(suffix, "hip") != NULL || strcmp(name, "RCCL") == 0;
+        note_library(trace, hip ? "RCCL" : "NCCL", version);
+    }
+}
+
+/* Failing the tool's own word, the `software` header in words ("NCCL 2.26.2+cuda12.8",
+ * "rccl-tests develop:a7809b3"). */
+static void
+read_library_header(CsTrace *trace)
+{
+    const char *software = cs_trace_get_header(trace, "software");
+    if (trace->library != NULL || software == NULL)
+        return;
+    g_autofree char *lower = g_ascii_strdown(software, -1);
+    if (strstr(lower, "rccl") != NULL) {
+        note_library(trace, "RCCL", NULL);
+        return;
+    }
+    g_autoptr(GRegex) re = g_regex_new("\\bNCCL ([0-9]+\\.[0-9]+(\\.[0-9]+)?)", 0, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    if (g_regex_match(re, software, 0, &match)) {
+        g_autofree char *version = g_match_info_fetch(match, 1);
+        note_library(trace, "NCCL", version);
+    }
+    else if (strstr(software, "NCCL") != NULL)
+        note_library(trace, "NCCL", NULL);
+}
+
+/**
+ * cs_trace_library:
+ * The collective library that produced the trace, as its output or `software` header names
+ * it: "NCCL" or "RCCL", with its version ("2.19.3") in @version (nullable; NULL when not
+ * printed).
+ * Returns: (transfer none) (nullable): NULL when the trace does not say.
+ */
+const char *
+cs_trace_library(const CsTrace *trace, const char **version)
+{
+    g_return_val_if_fail(trace != NULL, NULL);
+    if (version != NULL)
+        *version = trace->library_version;
+    return trace->library;
+}
+
 /**
  * cs_trace_load_data:
  * Reads nccl-tests output from @text. Lines that are neither headers, nccl-tests comments nor
@@ -720,7 +810,8 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
                 in_headers = FALSE;
                 continue;
             }
-            if (is_nccl_tests_comment(body)) {
+            read_library_line(trace, body);
+            if (is_nccl_tests_comment(body) || g_str_has_prefix(body, "rccl-tests")) {
                 in_headers = FALSE;
                 continue;
             }
@@ -741,8 +832,10 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
         int n;
         g_auto(GStrv) tokens = split_words(line, &n);
         /* Log lines (NCCL INFO, launcher chatter) start with a host name or a word. */
-        if (n == 0 || !looks_like_integer(tokens[0]))
+        if (n == 0 || !looks_like_integer(tokens[0])) {
+            read_library_line(trace, line);
             continue;
+        }
         in_headers = FALSE;
         if (!have_cols) {
             if (!columns_from_count(n, &cols)) {
@@ -760,6 +853,7 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
         cs_trace_add_row(trace, &row);
     }
 
+    read_library_header(trace);
     if (trace->rows->len == 0) {
         g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY,
                     "%s: no result rows (expected nccl-tests output: \"size count type "

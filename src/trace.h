@@ -84,6 +84,9 @@ const CsTraceRow *cs_trace_row(const CsTrace *trace, gsize index);
 /* The collective and ranks, from headers or the file name; FALSE if unknown. */
 gboolean cs_trace_op(const CsTrace *trace, CsOp *op);
 int cs_trace_n_ranks(const CsTrace *trace); /* 0 if unknown */
+/* "NCCL" or "RCCL" as the trace names it, its version ("2.19.3") in @version when printed;
+ * NULL when the trace does not say. */
+const char *cs_trace_library(const CsTrace *trace, const char **version);
 const char *cs_trace_origin(const CsTrace *trace);
 
 /* The layout read (CLASSIC when no column titles said otherwise) or set for writing. */

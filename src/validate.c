@@ -105,6 +105,38 @@ cs_validate_trace_channels(const CsTrace *trace)
     return MAX(0, atoi(channels));
 }
 
+/* ---- Who picks what the trace did not force ---- */
+
+/**
+ * cs_validate_nccl_model:
+ * NCCL's tuning model for @trace's @nranks ranks on @topo, when NCCL picks the rows'
+ * algorithm and protocol: always under CS_PICK_NCCL; under CS_PICK_AUTO when the trace was
+ * measured with NCCL (or names no library: nccl-tests is NCCL's) on GPUs NCCL's model knows.
+ * An RCCL trace, or ranks that are not NVIDIA GPUs, keep collsim's fastest choice under
+ * CS_PICK_AUTO. The constants are those of the release nearest the trace's
+ * (cs_nccl_constants_nearest()).
+ * Returns: (transfer full) (nullable): NULL with no error when collsim's fastest choice
+ * applies.
+ */
+CsNcclModel *
+cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, int nranks, CsPick pick,
+                       GError **error)
+{
+    if (pick == CS_PICK_FASTEST)
+        return NULL;
+    const char *version = NULL;
+    const char *library = cs_trace_library(trace, &version);
+    if (pick == CS_PICK_AUTO && library != NULL && strcmp(library, "NCCL") != 0)
+        return NULL;
+    const CsNcclConstants *constants = cs_nccl_constants_nearest(version);
+    CsNcclSystem system;
+    if (!cs_nccl_system_from_topo(topo, nranks, constants, &system, error))
+        return NULL;
+    if (pick == CS_PICK_AUTO && system.arch_guessed)
+        return NULL;
+    return cs_nccl_model_new(constants, &system);
+}
+
 /* ---- Per-trace validation ---- */
 
 double
@@ -242,6 +274,23 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
         opts.engine.gpus_per_thread = gpus_per_thread;
     if (options->n_channels <= 0)
         opts.n_channels = cs_validate_trace_channels(trace);
+    g_autoptr(CsNcclModel) nccl = NULL;
+    if (opts.nccl == NULL && opts.pick != CS_PICK_FASTEST) {
+        nccl = cs_validate_nccl_model(topo, trace, nranks, opts.pick, error);
+        if (nccl == NULL && error != NULL && *error != NULL)
+            return NULL;
+        opts.nccl = nccl;
+    }
+    if (opts.nccl != NULL) {
+        const char *version = NULL;
+        const char *library = cs_trace_library(trace, &version);
+        report->picker = g_strdup_printf("NCCL %s's tuning model (trace: %s %s)",
+                                         cs_nccl_model_constants(opts.nccl)->version,
+                                         library != NULL ? library : "library not named",
+                                         version != NULL ? version : "version not printed");
+    }
+    else
+        report->picker = g_strdup("collsim's fastest");
 
     const CsAlgo *algo = NULL;
     if (report->forced_algo != NULL) {
@@ -318,6 +367,7 @@ cs_validate_report_free(CsValidateReport *report)
     g_free(report->origin);
     g_free(report->forced_algo);
     g_free(report->forced_proto);
+    g_free(report->picker);
     if (report->rows != NULL)
         g_array_unref(report->rows);
     g_free(report);

@@ -54,6 +54,7 @@ typedef struct {
     int nranks;
     char *forced_algo;           /* (nullable) algorithm the trace forced, collsim's name */
     char *forced_proto;          /* (nullable) */
+    char *picker;                /* who chose what was not forced, in words */
     GArray *rows;                /* CsValidateRow */
     CsValidateSummary all;       /* every row */
     CsValidateSummary latency;   /* size < 64 KiB */
@@ -91,6 +92,11 @@ GArray *cs_validate_crossovers(CsValidateReport *const *reports, int n_reports);
  * NULL when not forced or not representable. Reads -g from the command. */
 void cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto,
                                 int *gpus_per_thread);
+
+/* NCCL's model for @trace's rows when NCCL picks them under @pick (see CsPick), or NULL with
+ * no error when collsim's fastest choice applies. Returns: (transfer full) (nullable). */
+CsNcclModel *cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, int nranks,
+                                    CsPick pick, GError **error);
 
 /* The channel count a collsim backend trace ran its schedule with (its `channels` header), or
  * 0 when the trace does not say (then predictions choose). */

@@ -408,6 +408,24 @@ test_versions(void)
     g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
 }
 
+/* A trace's release gets the constants of the nearest known one, by minor release. */
+static void
+test_versions_nearest(void)
+{
+    static const struct {
+        const char *release;
+        const char *want;
+    } cases[] = {
+        { "2.19.3", "2.19" },          { "2.28.9", "2.28" }, { "2.26.2", "2.28" },
+        { "2.23.4", "2.19" },          { "2.24", "2.28" },   { "2.18.1", "2.19" },
+        { "2.30.0", "2.28" },          { "3.0", "2.28" },    { "not printed", "2.28" },
+        { "2.26.2+cuda12.8", "2.28" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
+        g_assert_cmpstr(cs_nccl_constants_nearest(cases[i].release)->version, ==, cases[i].want);
+    g_assert_cmpstr(cs_nccl_constants_nearest(NULL)->version, ==, "2.28");
+}
+
 static void
 test_names(void)
 {
@@ -531,6 +549,7 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/time/cost-table", test_cost_table);
     g_test_add_func("/nccl-model/time/forced", test_predict_forced);
     g_test_add_func("/nccl-model/constants/versions", test_versions);
+    g_test_add_func("/nccl-model/constants/nearest", test_versions_nearest);
     g_test_add_func("/nccl-model/constants/names", test_names);
     g_test_add_func("/nccl-model/topo/dgx-h100x8", test_from_topo_dgx_h100x8);
     g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);

@@ -196,6 +196,69 @@ test_shipped_qualified_header(void)
                                              "device  3 [0x01] NVIDIA Graphics Device"));
 }
 
+/* Which library made each shipped trace, as its output or `software` header says. */
+static void
+test_shipped_library(void)
+{
+    static const struct {
+        const char *file;
+        const char *library; /* NULL: not named */
+        const char *version; /* NULL: not printed */
+    } cases[] = {
+        /* "# nccl-tests version 2.19.4 nccl-headers=21903 nccl-library=21903" */
+        { "a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt", "NCCL", "2.19.3" },
+        /* "# software: NCCL 2.26.2+cuda12.8, ..." */
+        { "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt", "NCCL", "2.26.2" },
+        /* "# software: NCCL version not printed/stated; ..." */
+        { "h100-sxm-8gpu-x2-ib400g_allreduce_default_ncclunknown.txt", "NCCL", NULL },
+        /* "# rccl-tests: Version develop:a7809b3" */
+        { "mi300x-8gpu-xgmi_allreduce_rccl-aac8.txt", "RCCL", NULL },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = shipped_path(cases[i].file);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsTrace) trace = cs_trace_load_file(path, &error);
+        g_assert_no_error(error);
+        const char *version = "unset";
+        g_assert_cmpstr(cs_trace_library(trace, &version), ==, cases[i].library);
+        g_assert_cmpstr(version, ==, cases[i].version);
+    }
+}
+
+/* NCCL_DEBUG=INFO's version line among the logs; RCCL's says +hip; the tool's own line wins
+ * over the `software` header. */
+static void
+test_library_from_logs(void)
+{
+    static const char rows[]
+        = "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+          "           8             2     float     sum      -1    24.00    0.00    0.00      0\n";
+    static const struct {
+        const char *lines;
+        const char *library;
+        const char *version;
+    } cases[] = {
+        { "node1:1234:1234 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n", "NCCL", "2.21.5" },
+        { "[1,0]<stdout>:host:77:77 [0] NCCL INFO NCCL version 2.18.3+hip6.0 HEAD:abc\n", "RCCL",
+          "2.18.3" },
+        { "RCCL version : 2.20.5-develop\n", "RCCL", "2.20.5" },
+        { "# software: NCCL 2.23.4\n# nccl-tests version 2.13.10 nccl-headers=22603 "
+          "nccl-library=22602\n",
+          "NCCL", "2.26.2" },
+        { "# software: RCCL from ROCm 6.2\n", "RCCL", NULL },
+        { "# collective: all_reduce\n", NULL, NULL },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strconcat(cases[i].lines, rows, NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsTrace) trace = cs_trace_load_data(text, "logs", &error);
+        g_assert_no_error(error);
+        const char *version = "unset";
+        g_assert_cmpstr(cs_trace_library(trace, &version), ==, cases[i].library);
+        g_assert_cmpstr(version, ==, cases[i].version);
+    }
+}
+
 /* ---- Fixtures (tests/data/trace/index.txt) ---- */
 
 typedef struct {
@@ -536,6 +599,8 @@ main(int argc, char **argv)
     }
     g_test_add_func("/trace/shipped/all-listed", test_shipped_all_listed);
     g_test_add_func("/trace/shipped/qualified-header", test_shipped_qualified_header);
+    g_test_add_func("/trace/shipped/library", test_shipped_library);
+    g_test_add_func("/trace/library/from-logs", test_library_from_logs);
     add_fixture_tests();
     g_test_add_func("/trace/writer/round-trip-classic", test_round_trip_classic);
     g_test_add_func("/trace/writer/round-trip-current", test_round_trip_current);

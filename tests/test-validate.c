@@ -3,6 +3,10 @@
  * what the predictions it is held against use. */
 #include "validate.h"
 
+#include <string.h>
+
+#include "algos/registry.h"
+
 typedef struct {
     const char *name;
     const char *algo_proto; /* '# algo/proto:' header, NULL: none */
@@ -49,6 +53,118 @@ test_settings(gconstpointer data)
     g_assert_cmpint(gpus_per_thread, ==, c->want_gpus_per_thread);
 }
 
+/* ---- Who picks what a trace did not force ---- */
+
+/* An all-reduce trace on 8 ranks with @headers, rows at a latency, a knee and a bandwidth
+ * size (the times do not matter here). */
+static CsTrace *
+pick_trace(const char *headers)
+{
+    g_autofree char *text = g_strdup_printf(
+        "# collective: all_reduce\n# ranks: 8\n%s"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "        1024           256     float     sum      -1    20.00    0.05    0.09      0\n"
+        "     4194304       1048576     float     sum      -1    40.00  104.86  183.50      0\n"
+        "   268435456      67108864     float     sum      -1   700.00  383.48  671.10      0\n",
+        headers);
+    g_autoptr(GError) error = NULL;
+    CsTrace *trace = cs_trace_load_data(text, "pick", &error);
+    g_assert_no_error(error);
+    return trace;
+}
+
+static CsValidateReport *
+validate_with(const CsTopo *topo, const CsTrace *trace, CsPick pick)
+{
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.pick = pick;
+    g_autoptr(GError) error = NULL;
+    CsValidateReport *report = cs_validate_trace(topo, trace, &options, &error);
+    g_assert_no_error(error);
+    return report;
+}
+
+/* An NCCL trace that forced nothing: every row is NCCL's pick under the constants of the
+ * trace's release (2.19 for 2.19.3), timed by the engine. */
+static void
+test_pick_nccl_trace(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) trace
+        = pick_trace("# nccl-tests version 2.19.4 nccl-headers=21903 nccl-library=21903\n");
+    g_autoptr(CsValidateReport) report = validate_with(topo, trace, CS_PICK_AUTO);
+    g_assert_true(g_str_has_prefix(report->picker, "NCCL 2.19's tuning model"));
+    g_assert_nonnull(strstr(report->picker, "NCCL 2.19.3"));
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.19", &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(report->rows->len, ==, 3);
+    for (guint i = 0; i < report->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(report->rows, CsValidateRow, i);
+        CsNcclPrediction want;
+        g_assert_true(cs_nccl_model_pick(nccl, CS_OP_ALL_REDUCE, row->size_bytes, &want));
+        g_assert_cmpstr(row->algo, ==, cs_nccl_algo_collsim_name(want.algo));
+        g_assert_cmpstr(row->proto, ==, cs_proto_name(want.proto));
+    }
+}
+
+/* NCCL_ALGO=Ring left the protocol to NCCL: NCCL's pick among Ring's protocols. */
+static void
+test_pick_forced_algo(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) trace
+        = pick_trace("# software: NCCL 2.28.9\n# algo/proto: NCCL_ALGO=Ring forced\n");
+    g_autoptr(CsValidateReport) report = validate_with(topo, trace, CS_PICK_AUTO);
+    g_assert_cmpstr(report->forced_algo, ==, "ring");
+    g_assert_null(report->forced_proto);
+
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.28", NULL);
+    g_assert_nonnull(nccl);
+    for (guint i = 0; i < report->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(report->rows, CsValidateRow, i);
+        CsNcclPrediction want;
+        g_assert_true(cs_nccl_model_predict(nccl, CS_OP_ALL_REDUCE, row->size_bytes,
+                                            CS_NCCL_ALGO_RING, -1, &want, NULL));
+        g_assert_cmpstr(row->algo, ==, "ring");
+        g_assert_cmpstr(row->proto, ==, cs_proto_name(want.proto));
+    }
+}
+
+/* An RCCL trace, and any trace under --pick fastest: collsim's fastest candidate. */
+static void
+test_pick_fastest(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) rccl = pick_trace("# rccl-tests: Version develop:a7809b3\n");
+    g_autoptr(CsTrace) nccl = pick_trace("# software: NCCL 2.26.2\n");
+    g_autoptr(CsValidateReport) auto_rccl = validate_with(topo, rccl, CS_PICK_AUTO);
+    g_autoptr(CsValidateReport) fastest = validate_with(topo, nccl, CS_PICK_FASTEST);
+    g_assert_cmpstr(auto_rccl->picker, ==, "collsim's fastest");
+    g_assert_cmpstr(fastest->picker, ==, "collsim's fastest");
+
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.nranks = 8;
+    for (guint i = 0; i < fastest->rows->len; i++) {
+        const CsValidateRow *a = &g_array_index(auto_rccl->rows, CsValidateRow, i);
+        const CsValidateRow *b = &g_array_index(fastest->rows, CsValidateRow, i);
+        CsPrediction best;
+        g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, b->size_bytes, NULL, -1, &options,
+                                      &best, NULL));
+        g_assert_cmpstr(b->algo, ==, best.algo->name);
+        g_assert_cmpstr(b->proto, ==, cs_proto_name(best.proto));
+        g_assert_cmpfloat_with_epsilon(b->predicted_us, best.time_us, 1e-9);
+        g_assert_cmpstr(a->algo, ==, b->algo);
+        g_assert_cmpstr(a->proto, ==, b->proto);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -57,5 +173,8 @@ main(int argc, char **argv)
         g_autofree char *path = g_strdup_printf("/validate/settings/%s", settings_cases[i].name);
         g_test_add_data_func(path, &settings_cases[i], test_settings);
     }
+    g_test_add_func("/validate/pick/nccl-trace", test_pick_nccl_trace);
+    g_test_add_func("/validate/pick/forced-algo", test_pick_forced_algo);
+    g_test_add_func("/validate/pick/fastest", test_pick_fastest);
     return g_test_run();
 }

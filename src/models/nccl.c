@@ -14,6 +14,8 @@
 #include "models/nccl.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* clang-format off */
@@ -258,6 +260,36 @@ cs_nccl_constants_lookup(const char *version, GError **error)
     g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION,
                 "no NCCL cost-model constants for version '%s' (known: %s)", version, known->str);
     return NULL;
+}
+
+/**
+ * cs_nccl_constants_nearest:
+ * The constant set closest to the release @version ("2.26.2": major.minor, patch ignored),
+ * by minor release, the older on a tie: a trace of a release between two known sets is
+ * predicted with the constants that changed least since. An unreadable or NULL @version gets
+ * the newest set.
+ * Returns: (transfer none).
+ */
+const CsNcclConstants *
+cs_nccl_constants_nearest(const char *version)
+{
+    const gsize n = G_N_ELEMENTS(constant_sets) - 1;
+    int major, minor;
+    if (version == NULL || sscanf(version, "%d.%d", &major, &minor) != 2)
+        return constant_sets[n - 1];
+    const CsNcclConstants *best = constant_sets[n - 1];
+    int best_distance = G_MAXINT;
+    for (gsize i = 0; i < n; i++) {
+        int ma, mi;
+        if (sscanf(constant_sets[i]->version, "%d.%d", &ma, &mi) != 2)
+            continue;
+        const int distance = abs((major - ma) * 1000 + (minor - mi));
+        if (distance < best_distance) {
+            best = constant_sets[i];
+            best_distance = distance;
+        }
+    }
+    return best;
 }
 
 /**

@@ -150,6 +150,9 @@ typedef struct _CsNcclModel CsNcclModel;
 const CsNcclConstants *const *cs_nccl_constants_all(void);
 /* "2.28", "2.28.9" or NULL (the newest). NULL with CS_NCCL_ERROR_VERSION listing known ones. */
 const CsNcclConstants *cs_nccl_constants_lookup(const char *version, GError **error);
+/* The set nearest the release @version ("2.26.2" -> 2.28), the older on a tie; NULL or an
+ * unreadable version: the newest. Never NULL. */
+const CsNcclConstants *cs_nccl_constants_nearest(const char *version);
 /* Parses a model spec "nccl" or "nccl:VERSION". */
 gboolean cs_nccl_parse_spec(const char *spec, const CsNcclConstants **constants, GError **error);
 
