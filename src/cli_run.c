@@ -83,6 +83,7 @@ typedef struct {
     gboolean exact;
     gboolean verify;
     char *model;
+    char *pick; /* "fastest", "nccl" or "nccl:VERSION" */
     char *format;
     gint64 ranks;
     char *layout;
@@ -98,6 +99,7 @@ run_options_clear(RunOptions *o)
     g_free(o->algo);
     g_free(o->proto);
     g_free(o->model);
+    g_free(o->pick);
     g_free(o->format);
     g_free(o->layout);
 }
@@ -209,6 +211,10 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
     else if (o->any_algorithm)
         choice = g_strdup("the fastest per size among every algorithm collsim knows (see the "
                           "table after the block)");
+    else if (o->pick != NULL && g_str_has_prefix(o->pick, "nccl"))
+        choice = g_strdup_printf("NCCL's pick per size (its tuning model, %s), timed by the "
+                                 "engine (see the table after the block)",
+                                 o->pick);
     else
         choice = g_strdup("the fastest per size among what NCCL runs (see the table after the "
                           "block)");
@@ -508,6 +514,11 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Model: reservation (default, fast) or maxmin (fair sharing) network models of the "
           "event engine, or nccl[:VERSION] for NCCL's own analytical cost model (2.19, 2.28)",
           "M" },
+        { "pick", 0, 0, G_OPTION_ARG_STRING, &o.pick,
+          "Who picks the algorithm and protocol per size: fastest (default, collsim's engine) "
+          "or nccl[:VERSION] (NCCL's own tuning model, as NCCL does when nothing is forced; the "
+          "engine times its pick)",
+          "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
         { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
@@ -587,6 +598,25 @@ cs_cli_run(int argc, char **argv, GError **error)
                                   "nccl[:VERSION])");
     else if (cs_net_model_lookup(model, &cause) == NULL)
         return cs_cli_flag_error(error, prog, "--model", cause);
+    const gboolean nccl_pick = o.pick != NULL && g_str_has_prefix(o.pick, "nccl");
+    if (o.pick != NULL && !nccl_pick) {
+        CsPick pick;
+        if (!cs_pick_from_name(o.pick, &pick, NULL) || pick != CS_PICK_FASTEST)
+            return cs_cli_usage_error(error, prog,
+                                      "--pick: \"%s\" is not a pick (fastest, nccl or "
+                                      "nccl:VERSION)",
+                                      o.pick);
+    }
+    if (nccl_pick) {
+        const CsNcclConstants *constants;
+        GError *local = NULL;
+        if (!cs_nccl_parse_spec(o.pick, &constants, &local))
+            return cs_cli_flag_error(error, prog, "--pick", local);
+        if (o.any_algorithm)
+            return cs_cli_usage_error(error, prog,
+                                      "--pick nccl chooses among NCCL's algorithms; "
+                                      "--any-algorithm asks for collsim's fastest of all");
+    }
     if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
         return cs_cli_usage_error(error, prog,
                                   "--algo %s does not implement %s (see 'collsim algos')",
@@ -634,6 +664,14 @@ cs_cli_run(int argc, char **argv, GError **error)
     popts.n_channels = o.channels;
     popts.any_algorithm = o.any_algorithm;
     popts.exact = o.exact;
+    g_autoptr(CsNcclModel) nccl = NULL;
+    if (nccl_pick && !nccl_model) {
+        nccl = cs_nccl_model_new_for_topo(topo, nranks, o.pick, error);
+        if (nccl == NULL)
+            return FALSE;
+        popts.pick = CS_PICK_NCCL;
+        popts.nccl = nccl;
+    }
 
     /* Print the sizes nccl-tests would print: it rounds split collectives' blocks. */
     for (guint i = 0; i < sizes->len; i++)
@@ -643,6 +681,9 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
     cs_report_set_layout(report, layout);
     set_headers(report, topo, nranks, &o, model, cmd);
+    if (popts.pick == CS_PICK_NCCL)
+        cs_report_set_winners_title(report, "NCCL's pick per size (its tuning model), timed by "
+                                            "the engine");
     gint64 first = g_array_index(sizes, gint64, 0);
     g_autofree char *preamble = NULL;
     gboolean increment = (o.step_bytes > 0 && !o.factor_given) || o.step_factor == 1;

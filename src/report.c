@@ -26,7 +26,8 @@ struct _CsReport {
     GPtrArray *keys;   /* char *, in order */
     GPtrArray *values; /* char *, parallel to @keys */
     char *preamble;
-    GPtrArray *blocks; /* Block * */
+    char *winners_title; /* (nullable) "NCCL's pick per size" */
+    GPtrArray *blocks;   /* Block * */
 };
 
 /* ---- Construction ---- */
@@ -85,6 +86,7 @@ cs_report_free(CsReport *report)
     g_ptr_array_unref(report->values);
     g_ptr_array_unref(report->blocks);
     g_free(report->preamble);
+    g_free(report->winners_title);
     g_free(report);
 }
 
@@ -109,6 +111,16 @@ cs_report_set_preamble(CsReport *report, const char *line)
     g_return_if_fail(report != NULL);
     g_free(report->preamble);
     report->preamble = g_strdup(line);
+}
+
+/* What the winners table after a best-per-size block is titled (default "Best algorithm and
+ * protocol per size"). */
+void
+cs_report_set_winners_title(CsReport *report, const char *title)
+{
+    g_return_if_fail(report != NULL);
+    g_free(report->winners_title);
+    report->winners_title = g_strdup(title);
 }
 
 void
@@ -251,13 +263,14 @@ cs_report_block_trace(const CsReport *report, gsize block)
 /* The winners of a best-per-size block and where their time goes, as comment lines so a
  * trace reader skips them and the table above stays nccl-tests' own. */
 static void
-append_winners(GString *out, const Block *b)
+append_winners(GString *out, const CsReport *report, const Block *b)
 {
     int algo_w = 9;
     for (guint i = 0; i < b->rows->len; i++)
         algo_w = MAX(algo_w, (int)strlen(algo_name(&g_array_index(b->rows, CsPrediction, i))));
-    g_string_append(out, "#\n# Best algorithm and protocol per size; the predicted time split "
-                         "along the critical path (us):\n");
+    g_string_append_printf(out, "#\n# %s; the predicted time split along the critical path (us):\n",
+                           report->winners_title != NULL ? report->winners_title
+                                                         : "Best algorithm and protocol per size");
     g_string_append_printf(out, "# %10s  %-*s  %-6s  %8s  %9s  %9s  %9s  %9s  %9s\n", "size",
                            algo_w, "algorithm", "proto", "channels", "time", "alpha", "beta",
                            "gamma", "overhead");
@@ -309,7 +322,7 @@ to_table(const CsReport *report)
             g_autofree char *table = cs_trace_table_to_string(trace);
             g_string_append(out, table);
             if (b->best)
-                append_winners(out, b);
+                append_winners(out, report, b);
         }
         for (guint i = 0; i < b->notes->len; i++)
             g_string_append_printf(out, "# note: %s\n",

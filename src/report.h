@@ -42,6 +42,9 @@ void cs_report_set_header(CsReport *report, const char *key, const char *value);
 void cs_report_set_preamble(CsReport *report, const char *line);
 /* The table's column widths (classic by default, see CsTraceLayout). */
 void cs_report_set_layout(CsReport *report, CsTraceLayout layout);
+/* The title of the winners table after a best-per-size block (default "Best algorithm and
+ * protocol per size"). */
+void cs_report_set_winners_title(CsReport *report, const char *title);
 
 /* Starts a block of rows. @label names it ("best", "ring/LL128"); @best marks rows that are
  * the winning choice per size, listed with their algorithm after the table. */

@@ -212,6 +212,31 @@ test_any_algorithm(void)
     g_assert_nonnull(strstr(ra.out, "among every algorithm collsim knows"));
 }
 
+/* --pick nccl: the fastest is never slower than NCCL's pick, and NCCL's pick is what its
+ * model chooses (on 8 x H100 NCCL's model takes ring/LL at 8 B, where the engine's fastest is
+ * NVLS). */
+static void
+test_pick_nccl(void)
+{
+    const char *const fastest[]
+        = { "--topo", "dgx-h100x8", "-b", "8", "-e", "16M", "-f", "64", NULL };
+    const char *const nccl[] = { "--topo", "dgx-h100x8", "-b",     "8",         "-e", "16M",
+                                 "-f",     "64",         "--pick", "nccl:2.28", NULL };
+    g_auto(CsTestRun) rf = cs_test_run_collsim(NULL, fastest);
+    g_auto(CsTestRun) rn = cs_test_run_collsim(NULL, nccl);
+    g_assert_cmpint(rf.status, ==, 0);
+    g_assert_cmpint(rn.status, ==, 0);
+    g_autoptr(CsTrace) tf = trace_of(&rf);
+    g_autoptr(CsTrace) tn = trace_of(&rn);
+    g_assert_cmpuint(cs_trace_n_rows(tf), ==, cs_trace_n_rows(tn));
+    for (gsize i = 0; i < cs_trace_n_rows(tf); i++)
+        g_assert_cmpfloat(cs_trace_row(tf, i)->out_of_place.time_us, <=,
+                          cs_trace_row(tn, i)->out_of_place.time_us);
+    g_assert_nonnull(strstr(rn.out, "NCCL's pick per size"));
+    g_assert_nonnull(strstr(rn.out, "\n#          8  ring       LL "));
+    g_assert_nonnull(strstr(rf.out, "\n#          8  nvls       Simple "));
+}
+
 /* The JSON and CSV carry the same predictions as the table. */
 static void
 test_formats_agree(void)
@@ -505,6 +530,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli-run/golden/default", test_golden_default);
+    g_test_add_func("/cli-run/pick/nccl", test_pick_nccl);
     g_test_add_func("/cli-run/golden/seed-h100x4-g4", test_golden_seed_h100);
     g_test_add_func("/cli-run/golden/explain-mst-broadcast-6", test_golden_explain_mst);
     g_test_add_func("/cli-run/table/is-trace", test_table_is_trace);
