@@ -462,6 +462,26 @@ test_names(void)
 
 /* ---- The emulated search on shipped topologies ---- */
 
+/* GB200 NVL72: one NVLink domain of 72 Blackwell GPUs, where 2.28 runs 24 NVLS channels
+ * (transport/nvls.cc NVLS_NCHANNELS_SM100_NVL); 2.19 knew no Blackwell and keeps 16. */
+static void
+test_from_topo_gb200_nvls_channels(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("gb200-nvl72", &error);
+    CsNcclSystem s;
+
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.28"), &s, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(s.n_ranks, ==, 72);
+    g_assert_cmpint(s.n_nodes, ==, 1);
+    g_assert_cmpint(s.arch, ==, CS_NCCL_ARCH_BLACKWELL);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 24);
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.19"), &s, &error));
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 16);
+}
+
 static void
 test_from_topo_dgx_h100x8(void)
 {
@@ -552,6 +572,7 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/constants/nearest", test_versions_nearest);
     g_test_add_func("/nccl-model/constants/names", test_names);
     g_test_add_func("/nccl-model/topo/dgx-h100x8", test_from_topo_dgx_h100x8);
+    g_test_add_func("/nccl-model/topo/gb200-nvls-channels", test_from_topo_gb200_nvls_channels);
     g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
     return g_test_run();
 }

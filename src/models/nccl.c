@@ -225,6 +225,10 @@ static const CsNcclConstants nccl_2_28 = {
     .max_ring_channels = 32,
     /* 2.28 NCCL_NVLS_NCHANNELS default 16 */
     .nvls_channels = 16,
+    /* 2.28 transport/nvls.cc ncclNvlsInit: Blackwell runs NVLS_NCHANNELS_SM100_NVL 24 channels
+     * when every rank is in one NVLink domain (one node, or one MNNVL clique such as a GB200
+     * NVL72 rack), NVLS_NCHANNELS_SM100 32 across nodes. */
+    .nvls_channels_blackwell = { 24, 32 },
 };
 
 static const CsNcclConstants *const constant_sets[] = { &nccl_2_19, &nccl_2_28, NULL };
@@ -753,6 +757,8 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     if (cs_topo_has_nvls(topo) && arch >= CS_NCCL_ARCH_HOPPER) {
         CsNcclGraph nvls = ring;
         nvls.n_channels = constants->nvls_channels;
+        if (arch >= CS_NCCL_ARCH_BLACKWELL && constants->nvls_channels_blackwell[0] > 0)
+            nvls.n_channels = constants->nvls_channels_blackwell[system->n_nodes > 1 ? 1 : 0];
         const SpeedArray sa = speed_array(arch, constants, FALSE);
         nvls.bw_intra_GBps = first_speed(sa, max_path, total_intra / nvls.n_channels);
         nvls.bw_inter_GBps = nvls.bw_intra_GBps;

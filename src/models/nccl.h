@@ -91,9 +91,11 @@ typedef struct {
     double nvls_efficiency[CS_NCCL_N_ARCHS]; /* 2.28 only; 0 = not used */
     int n_tree_correction;                   /* entries used below */
     double tree_correction[CS_N_PROTOS][CS_NCCL_N_TREE_CORRECTION];
-    int n_archs;           /* rows in the per-arch tables */
-    int max_ring_channels; /* search limit: MAXCHANNELS / 2 */
-    int nvls_channels;     /* NCCL_NVLS_NCHANNELS default */
+    int n_archs;                    /* rows in the per-arch tables */
+    int max_ring_channels;          /* search limit: MAXCHANNELS / 2 */
+    int nvls_channels;              /* NCCL_NVLS_NCHANNELS default */
+    int nvls_channels_blackwell[2]; /* Blackwell: [one NVLink domain, several nodes]; 0 = as
+                                     * nvls_channels */
 } CsNcclConstants;
 
 /**
