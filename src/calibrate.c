@@ -78,31 +78,11 @@ collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
                         cs_topo_name(topo), cs_topo_n_ranks(topo));
             return FALSE;
         }
-        g_autofree char *algo_name = NULL;
-        g_autofree char *proto_name = NULL;
-        int gpus_per_thread;
-        cs_validate_trace_settings(trace, &algo_name, &proto_name, &gpus_per_thread);
-        const CsAlgo *forced_algo = NULL;
-        if (algo_name != NULL && (forced_algo = cs_algo_lookup(algo_name, error)) == NULL)
-            return FALSE;
-        int forced_proto = -1;
-        if (proto_name != NULL) {
-            CsProto p;
-            if (!cs_proto_from_name(proto_name, &p, error))
-                return FALSE;
-            forced_proto = p;
-        }
         /* The rows' choice is frozen here, as validate makes it; the fit then moves only the
          * times. */
-        g_autoptr(CsNcclModel) nccl = NULL;
-        if (options->nccl == NULL && options->pick != CS_PICK_FASTEST) {
-            g_autoptr(GError) local = NULL;
-            nccl = cs_validate_nccl_model(topo, trace, nranks, options->pick, &local);
-            if (local != NULL) {
-                g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", origin);
-                return FALSE;
-            }
-        }
+        g_auto(CsTraceSetup) setup;
+        if (!cs_trace_setup_init(&setup, topo, trace, op, nranks, options, error))
+            return FALSE;
 
         for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
             const CsTraceRow *row = cs_trace_row(trace, i);
@@ -111,12 +91,7 @@ collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
             FitRow fr = { .op = op,
                           .size_bytes = row->size_bytes,
                           .measured_us = row->out_of_place.time_us,
-                          .options = *options };
-            fr.options.nranks = nranks;
-            if (options->engine.gpus_per_thread <= 0)
-                fr.options.engine.gpus_per_thread = gpus_per_thread;
-            if (options->n_channels <= 0)
-                fr.options.n_channels = cs_validate_trace_channels(trace);
+                          .options = setup.options };
             CsDtype dtype;
             if (cs_dtype_from_name(row->type, &dtype, NULL))
                 fr.options.dtype = dtype;
@@ -129,11 +104,10 @@ collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
             CsPrediction pred;
             CsPredictOptions choose = fr.options;
             choose.cache = points;
-            if (nccl != NULL)
-                choose.nccl = nccl;
+            /* The model dies with the setup; the fit replays the frozen choice only. */
             fr.options.nccl = NULL;
-            if (!cs_predict_best(topo, op, row->size_bytes, forced_algo, forced_proto, &choose,
-                                 &pred, error)) {
+            fr.options.pick = CS_PICK_FASTEST;
+            if (!cs_trace_setup_predict(&setup, topo, op, row->size_bytes, &choose, &pred, error)) {
                 g_prefix_error(error, "%s:%d: ", origin, row->line);
                 return FALSE;
             }

@@ -103,8 +103,9 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
 
 /* --pick's help, shared by validate and calibrate. */
 #define CS_CLI_PICK_HELP                                                                           \
-    "Who picks what a trace did not force: auto (default: NCCL's tuning model for NCCL "           \
-    "traces on NVIDIA GPUs, collsim's fastest otherwise), nccl or fastest"
+    "Who picks what a trace did not force: auto (default: NCCL's tuning model for traces made "    \
+    "with NCCL or naming no library, on GPUs its model knows; collsim's fastest otherwise), "      \
+    "nccl or fastest"
 
 /* ---- Output files (--output, --timeline) ---- */
 

@@ -157,6 +157,11 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     if (!cs_cli_check_output(argv[0], "--output", output, error))
         return FALSE;
 
+    CsPick pick = CS_PICK_AUTO;
+    GError *cause = NULL;
+    if (pick_name != NULL && !cs_pick_from_name(pick_name, &pick, &cause))
+        return cs_cli_flag_error(error, argv[0], "--pick", cause);
+
     g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
     if (topo == NULL)
         return FALSE;
@@ -170,10 +175,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     options.engine.net_model = model;
-    options.pick = CS_PICK_AUTO;
-    GError *cause = NULL;
-    if (pick_name != NULL && !cs_pick_from_name(pick_name, &options.pick, &cause))
-        return cs_cli_flag_error(error, argv[0], "--pick", cause);
+    options.pick = pick;
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
 
     g_autoptr(CsCalibration) cal

@@ -181,7 +181,7 @@ count_nodes(const CsTopo *topo, int nranks)
 
 static void
 set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *o,
-            const char *model, const char *cmd)
+            const char *model, const char *nccl_version, const char *cmd)
 {
     cs_report_set_header(report, "source",
                          "collsim " COLLSIM_VERSION " prediction (simulated, not measured)");
@@ -204,6 +204,11 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
     g_autofree char *choice = NULL;
     if (o->all)
         choice = g_strdup("one block per algorithm x protocol");
+    else if ((o->algo != NULL || o->proto != NULL) && nccl_version != NULL)
+        choice = g_strdup_printf("%s forced, %s forced; NCCL %s's pick of the rest per size "
+                                 "(its tuning model), timed by the engine",
+                                 o->algo != NULL ? o->algo : "no algorithm",
+                                 o->proto != NULL ? o->proto : "no protocol", nccl_version);
     else if (o->algo != NULL || o->proto != NULL)
         choice = g_strdup_printf("%s forced, %s forced; the fastest of the rest per size",
                                  o->algo != NULL ? o->algo : "no algorithm",
@@ -211,10 +216,10 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
     else if (o->any_algorithm)
         choice = g_strdup("the fastest per size among every algorithm collsim knows (see the "
                           "table after the block)");
-    else if (o->pick != NULL && g_str_has_prefix(o->pick, "nccl"))
-        choice = g_strdup_printf("NCCL's pick per size (its tuning model, %s), timed by the "
+    else if (nccl_version != NULL)
+        choice = g_strdup_printf("NCCL %s's pick per size (its tuning model), timed by the "
                                  "engine (see the table after the block)",
-                                 o->pick);
+                                 nccl_version);
     else
         choice = g_strdup("the fastest per size among what NCCL runs (see the table after the "
                           "block)");
@@ -598,7 +603,7 @@ cs_cli_run(int argc, char **argv, GError **error)
                                   "nccl[:VERSION])");
     else if (cs_net_model_lookup(model, &cause) == NULL)
         return cs_cli_flag_error(error, prog, "--model", cause);
-    const gboolean nccl_pick = o.pick != NULL && g_str_has_prefix(o.pick, "nccl");
+    const gboolean nccl_pick = o.pick != NULL && g_ascii_strncasecmp(o.pick, "nccl", 4) == 0;
     if (o.pick != NULL && !nccl_pick) {
         CsPick pick;
         if (!cs_pick_from_name(o.pick, &pick, NULL) || pick != CS_PICK_FASTEST)
@@ -616,6 +621,14 @@ cs_cli_run(int argc, char **argv, GError **error)
             return cs_cli_usage_error(error, prog,
                                       "--pick nccl chooses among NCCL's algorithms; "
                                       "--any-algorithm asks for collsim's fastest of all");
+        if (o.all)
+            return cs_cli_usage_error(error, prog,
+                                      "--pick nccl picks one algorithm per size; --all prints "
+                                      "every one");
+        if (o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0)
+            return cs_cli_usage_error(error, prog,
+                                      "--model nccl already predicts NCCL's pick with NCCL's "
+                                      "model; --pick nccl times it with the engine");
     }
     if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
         return cs_cli_usage_error(error, prog,
@@ -680,8 +693,9 @@ cs_cli_run(int argc, char **argv, GError **error)
 
     g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
     cs_report_set_layout(report, layout);
-    set_headers(report, topo, nranks, &o, model, cmd);
-    if (popts.pick == CS_PICK_NCCL)
+    set_headers(report, topo, nranks, &o, model,
+                nccl != NULL ? cs_nccl_model_constants(nccl)->version : NULL, cmd);
+    if (nccl != NULL)
         cs_report_set_winners_title(report, "NCCL's pick per size (its tuning model), timed by "
                                             "the engine");
     gint64 first = g_array_index(sizes, gint64, 0);

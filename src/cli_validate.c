@@ -30,8 +30,14 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
     printf("#   topology %s, %s on %d ranks, algorithm %s, protocol %s\n", cs_topo_name(topo),
            cs_op_name(r->op), r->nranks, r->forced_algo != NULL ? r->forced_algo : "not forced",
            r->forced_proto != NULL ? r->forced_proto : "not forced");
-    if (r->forced_algo == NULL || r->forced_proto == NULL)
-        printf("#   what was not forced is picked by %s\n", r->picker);
+    if (r->forced_algo == NULL || r->forced_proto == NULL) {
+        printf("#   what was not forced is picked by %s", r->picker);
+        guint fell_back = cs_validate_report_fastest_rows(r);
+        if (fell_back > 0)
+            printf("; collsim's fastest on %u row%s whose NCCL choice collsim does not simulate",
+                   fell_back, fell_back == 1 ? "" : "s");
+        printf("\n");
+    }
     printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "size", "measured", "predicted", "time",
            "measured", "predicted", "busbw", "predicted");
     printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "(B)", "(us)", "(us)", "error", "busbw",
@@ -74,7 +80,11 @@ report_json(const CsValidateReport *r)
         cJSON_AddStringToObject(o, "forced_algo", r->forced_algo);
     if (r->forced_proto != NULL)
         cJSON_AddStringToObject(o, "forced_proto", r->forced_proto);
-    cJSON_AddStringToObject(o, "picked_by", r->picker);
+    if (r->forced_algo == NULL || r->forced_proto == NULL) {
+        cJSON_AddStringToObject(o, "picked_by", r->picker);
+        cJSON_AddNumberToObject(o, "rows_picked_by_collsim_fastest",
+                                cs_validate_report_fastest_rows(r));
+    }
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
     for (guint i = 0; i < r->rows->len; i++) {
         const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
@@ -190,6 +200,11 @@ cs_cli_validate(int argc, char **argv, GError **error)
         }
     }
 
+    CsPick pick = CS_PICK_AUTO;
+    GError *cause = NULL;
+    if (pick_name != NULL && !cs_pick_from_name(pick_name, &pick, &cause))
+        return cs_cli_flag_error(error, argv[0], "--pick", cause);
+
     g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
     if (topo == NULL)
         return FALSE;
@@ -198,10 +213,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
     cs_predict_options_init(&options);
     options.engine.net_model = model;
     options.engine.gpus_per_thread = gpus_per_thread;
-    options.pick = CS_PICK_AUTO;
-    GError *cause = NULL;
-    if (pick_name != NULL && !cs_pick_from_name(pick_name, &options.pick, &cause))
-        return cs_cli_flag_error(error, argv[0], "--pick", cause);
+    options.pick = pick;
 
     g_autoptr(GPtrArray) reports
         = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);

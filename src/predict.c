@@ -33,14 +33,6 @@ static const char *const pick_names[] = {
     [CS_PICK_AUTO] = "auto",
 };
 
-/* "fastest", "nccl", "auto" (transfer none). */
-const char *
-cs_pick_name(CsPick pick)
-{
-    g_return_val_if_fail(pick >= 0 && pick < (int)G_N_ELEMENTS(pick_names), "?");
-    return pick_names[pick];
-}
-
 /**
  * cs_pick_from_name:
  * Parses "fastest", "nccl" or "auto" (any case).
@@ -664,36 +656,43 @@ is_refusal(const GError *error)
 }
 
 /* NCCL's pick under options->nccl, simulated: 1 with @out set, 0 when NCCL has no model for
- * @op or picks what collsim does not simulate (the caller then takes the fastest), -1 with
- * @error. The filters are NCCL_ALGO and NCCL_PROTO: NCCL picks among what they leave. */
+ * @op or allows nothing collsim simulates (the caller then takes the fastest), -1 with
+ * @error. NCCL picks among what NCCL_ALGO (options->nccl_algo_mask, @algo_filter) and
+ * NCCL_PROTO (@proto_filter) leave; where its pick is not simulated (CollNet, PAT) or collsim
+ * refuses it, NCCL's next choice is taken. */
 static int
 predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
                   int proto_filter, const CsPredictOptions *options, CsPrediction *out,
                   GError **error)
 {
-    int nccl_algo = -1;
+    guint algos = options->nccl_algo_mask != 0 ? options->nccl_algo_mask : CS_NCCL_ALL_ALGOS;
     if (algo_filter != NULL) {
         CsNcclAlgo a;
         if (!cs_nccl_algo_from_collsim(algo_filter->name, &a))
             return 0;
-        nccl_algo = a;
+        algos &= 1u << a;
     }
+    guint protos = options->nccl_proto_mask != 0 ? options->nccl_proto_mask : CS_NCCL_ALL_PROTOS;
+    if (proto_filter >= 0)
+        protos &= 1u << proto_filter;
     CsNcclPrediction pick;
-    if (cs_nccl_func_from_op(op) < 0
-        || !cs_nccl_model_predict(options->nccl, op, size_bytes, nccl_algo, proto_filter, &pick,
-                                  NULL))
-        return 0;
-    const char *name = cs_nccl_algo_collsim_name(pick.algo);
-    const CsAlgo *algo = name != NULL ? cs_algo_lookup(name, NULL) : NULL;
-    if (algo == NULL)
-        return 0;
-    g_autoptr(GError) local = NULL;
-    if (cs_predict_one(topo, op, size_bytes, algo, pick.proto, options, out, &local))
-        return 1;
-    if (is_refusal(local))
-        return 0;
-    g_propagate_error(error, g_steal_pointer(&local));
-    return -1;
+    while (algos != 0
+           && cs_nccl_model_pick_among(options->nccl, op, size_bytes, algos, protos, &pick)) {
+        const char *name = cs_nccl_algo_collsim_name(pick.algo);
+        const CsAlgo *algo = name != NULL ? cs_algo_lookup(name, NULL) : NULL;
+        g_autoptr(GError) local = NULL;
+        if (algo != NULL
+            && cs_predict_one(topo, op, size_bytes, algo, pick.proto, options, out, &local)) {
+            out->nccl_picked = TRUE;
+            return 1;
+        }
+        if (local != NULL && !is_refusal(local)) {
+            g_propagate_error(error, g_steal_pointer(&local));
+            return -1;
+        }
+        algos &= ~(1u << pick.algo);
+    }
+    return 0;
 }
 
 /**

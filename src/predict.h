@@ -49,6 +49,9 @@ typedef struct {
                               * all-to-all), TRUE every registered algorithm */
     CsPick pick;             /* see CsPick; default CS_PICK_FASTEST */
     const CsNcclModel *nccl; /* (nullable) NCCL's model for CS_PICK_NCCL / CS_PICK_AUTO */
+    guint nccl_algo_mask;    /* the algorithms NCCL may pick (1 << CsNcclAlgo), as NCCL_ALGO
+                              * lists or excludes them; 0: every one */
+    guint nccl_proto_mask;   /* the protocols, as NCCL_PROTO allows them; 0: every one */
     gboolean exact;          /* simulate every chunk of every size; by default a size whose
                               * schedule would be large is extended linearly from three
                               * smaller simulated sizes on one line (the pipeline's steady
@@ -57,8 +60,7 @@ typedef struct {
 
 void cs_predict_options_init(CsPredictOptions *options);
 
-/* "fastest", "nccl", "auto" and back; FALSE with @error for another name. */
-const char *cs_pick_name(CsPick pick);
+/* "fastest", "nccl", "auto" (any case); FALSE with @error for another name. */
 gboolean cs_pick_from_name(const char *name, CsPick *pick, GError **error);
 
 /**
@@ -76,6 +78,7 @@ typedef struct {
     double busbw_GBps;     /* GB/s */
     gboolean extrapolated; /* the time was extended from smaller sizes (n_events counts
                             * the events those simulations replayed) */
+    gboolean nccl_picked;  /* cs_predict_best(): NCCL's model chose it (CsPredictOptions.pick) */
 } CsPrediction;
 
 /* Predicts one point. FALSE with @error if the algorithm/protocol cannot serve it. */

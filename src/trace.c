@@ -662,6 +662,24 @@ looks_like_integer(const char *tok)
     return *tok == '\0';
 }
 
+/**
+ * cs_nccl_version_string:
+ * NCCL_VERSION_CODE as ncclGetVersion() and nccl-tests' "nccl-library=" print it: major *
+ * 10000 + minor * 100 + patch since 2.9, major * 1000 + minor * 100 + patch before.
+ * Returns: (transfer full) (nullable): "2.19.3", or NULL for a code that is no version.
+ */
+char *
+cs_nccl_version_string(gint64 code)
+{
+    if (code >= 20900)
+        return g_strdup_printf("%d.%d.%d", (int)(code / 10000), (int)(code / 100 % 100),
+                               (int)(code % 100));
+    if (code >= 2000 && code < 10000)
+        return g_strdup_printf("%d.%d.%d", (int)(code / 1000), (int)(code / 100 % 10),
+                               (int)(code % 100));
+    return NULL;
+}
+
 /* The first library a trace names wins; a later line may add the version it left out. */
 static void
 note_library(CsTrace *trace, const char *library, const char *version)
@@ -673,9 +691,8 @@ note_library(CsTrace *trace, const char *library, const char *version)
 }
 
 /* What the tool printed about the library: nccl-tests' "nccl-tests version 2.19.4
- * nccl-headers=21903 nccl-library=21903" (NCCL_VERSION_CODE: major * 10000 + minor * 100 +
- * patch since 2.9), rccl-tests' "rccl-tests: Version ...", and NCCL_DEBUG=INFO's "NCCL version
- * 2.26.2+cuda12.8" (RCCL's says "+hip"). */
+ * nccl-headers=21903 nccl-library=21903" (NCCL_VERSION_CODE), rccl-tests' "rccl-tests: Version
+ * ...", and NCCL_DEBUG=INFO's "NCCL version 2.26.2+cuda12.8" (RCCL's says "+hip"). */
 static void
 read_library_line(CsTrace *trace, const char *text)
 {
@@ -685,11 +702,8 @@ read_library_line(CsTrace *trace, const char *text)
     }
     const char *code = strstr(text, "nccl-library=");
     if (g_str_has_prefix(text, "nccl-tests version") && code != NULL) {
-        gint64 v = g_ascii_strtoll(code + strlen("nccl-library="), NULL, 10);
-        g_autofree char *version = v >= 20900
-                                       ? g_strdup_printf("%d.%d.%d", (int)(v / 10000),
-                                                         (int)(v / 100 % 100), (int)(v % 100))
-                                       : NULL;
+        g_autofree char *version
+            = cs_nccl_version_string(g_ascii_strtoll(code + strlen("nccl-library="), NULL, 10));
         note_library(trace, "NCCL", version);
         return;
     }
@@ -810,8 +824,8 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
                 in_headers = FALSE;
                 continue;
             }
-            read_library_line(trace, body);
             if (is_nccl_tests_comment(body) || g_str_has_prefix(body, "rccl-tests")) {
+                read_library_line(trace, body);
                 in_headers = FALSE;
                 continue;
             }
@@ -823,7 +837,9 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
                 g_free(value);
                 continue;
             }
-            /* A lone "#" separates nccl-tests' blocks; anything else ends the headers. */
+            /* A lone "#" separates nccl-tests' blocks; anything else ends the headers. A
+             * comment that is no header may still be the tool's own word on the library. */
+            read_library_line(trace, body);
             if (n > 0)
                 in_headers = FALSE;
             continue;

@@ -87,6 +87,9 @@ int cs_trace_n_ranks(const CsTrace *trace); /* 0 if unknown */
 /* "NCCL" or "RCCL" as the trace names it, its version ("2.19.3") in @version when printed;
  * NULL when the trace does not say. */
 const char *cs_trace_library(const CsTrace *trace, const char **version);
+/* "2.19.3" from an NCCL_VERSION_CODE (21903; 2804 before 2.9), NULL when @code is none.
+ * (transfer full) */
+char *cs_nccl_version_string(gint64 code);
 const char *cs_trace_origin(const CsTrace *trace);
 
 /* The layout read (CLASSIC when no column titles said otherwise) or set for writing. */

@@ -11,23 +11,13 @@
 
 /* ---- Reading what the trace forced ---- */
 
-/* NCCL's algorithm names (NCCL_ALGO) and collsim's. */
-static const struct {
-    const char *nccl;
-    const char *collsim;
-} algo_names[] = {
-    { "ring", "ring" },        { "tree", "tree" },
-    { "nvls", "nvls" },        { "nvlstree", "nvls_tree" },
-    { "collnetdirect", NULL }, { "collnetchain", NULL },
-    { "pat", NULL },
-};
-
 static char *
 find_setting(const char *text, const char *key)
 {
     if (text == NULL)
         return NULL;
-    g_autofree char *pattern = g_strdup_printf("%s=([A-Za-z0-9_]+)", key);
+    /* A list ("Tree,Ring") or an exclusion ("^NVLS") as NCCL reads them. */
+    g_autofree char *pattern = g_strdup_printf("%s=(\\^?[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*)", key);
     g_autoptr(GRegex) re = g_regex_new(pattern, 0, 0, NULL);
     g_autoptr(GMatchInfo) match = NULL;
     if (!g_regex_match(re, text, 0, &match))
@@ -35,14 +25,48 @@ find_setting(const char *text, const char *key)
     return g_match_info_fetch(match, 1);
 }
 
+/* The entries NCCL_ALGO / NCCL_PROTO's @value allows, as a mask of @n_all bits: a comma list,
+ * or with a leading '^' everything but the list (NCCL's parseList). 0 when it names none. */
+static guint
+parse_nccl_list(const char *value, gboolean is_proto)
+{
+    const gboolean exclude = value[0] == '^';
+    const guint all = is_proto ? CS_NCCL_ALL_PROTOS : CS_NCCL_ALL_ALGOS;
+    guint listed = 0;
+    g_auto(GStrv) names = g_strsplit(value + (exclude ? 1 : 0), ",", -1);
+    for (int i = 0; names[i] != NULL; i++) {
+        if (is_proto) {
+            CsProto p;
+            if (cs_proto_from_name(names[i], &p, NULL))
+                listed |= 1u << p;
+        }
+        else {
+            CsNcclAlgo a;
+            if (cs_nccl_algo_from_name(names[i], &a))
+                listed |= 1u << a;
+        }
+    }
+    if (listed == 0)
+        return 0;
+    return exclude ? all & ~listed : listed;
+}
+
+/* The one entry of @mask, or -1 when it has none or several. */
+static int
+single_bit(guint mask)
+{
+    return mask != 0 && (mask & (mask - 1)) == 0 ? g_bit_nth_lsf(mask, -1) : -1;
+}
+
 /**
- * cs_validate_trace_settings:
- * The `algo/proto` header says in words whether the run forced anything ("not forced", or
- * "NCCL_ALGO=Ring forced"); `env` and `launcher` carry the variables themselves. A header
- * that says "not forced" wins over a stray mention.
+ * cs_validate_trace_masks:
+ * What NCCL_ALGO and NCCL_PROTO allowed the run, as masks (1 << CsNcclAlgo, 1 << CsProto; 0:
+ * not set). The `algo/proto` header says in words whether the run forced anything ("not
+ * forced", or "NCCL_ALGO=Ring forced"); `env`, `launcher` and `command` carry the variables
+ * themselves. A header that says "not forced" wins over a stray mention.
  */
 void
-cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int *gpus_per_thread)
+cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mask)
 {
     const char *sources[]
         = { cs_trace_get_header(trace, "algo/proto"), cs_trace_get_header(trace, "env"),
@@ -57,7 +81,20 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
         if (nccl_proto == NULL)
             nccl_proto = find_setting(sources[i], "NCCL_PROTO");
     }
+    *algo_mask = nccl_algo != NULL ? parse_nccl_list(nccl_algo, FALSE) : 0;
+    *proto_mask = nccl_proto != NULL ? parse_nccl_list(nccl_proto, TRUE) : 0;
+}
 
+/**
+ * cs_validate_trace_settings:
+ * The algorithm and protocol a trace forced, when it forced one each (collsim's names), and
+ * the GPUs one thread drove (nccl-tests -g). A list or an exclusion forces nothing here: NCCL
+ * picks among what it leaves (cs_validate_trace_masks()); so does an algorithm collsim does not
+ * simulate (CollNet, PAT).
+ */
+void
+cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int *gpus_per_thread)
+{
     *algo = NULL;
     *proto = NULL;
     /* collsim's own backends (measure --backend cuda|mpi) name the schedule they ran. */
@@ -71,17 +108,15 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
         if (p != NULL)
             *proto = g_strdup(p);
     }
-    if (*algo == NULL && nccl_algo != NULL) {
-        g_autofree char *lower = g_ascii_strdown(nccl_algo, -1);
-        for (gsize i = 0; i < G_N_ELEMENTS(algo_names); i++)
-            if (strcmp(lower, algo_names[i].nccl) == 0 && algo_names[i].collsim != NULL)
-                *algo = g_strdup(algo_names[i].collsim);
-    }
-    if (*proto == NULL && nccl_proto != NULL) {
-        CsProto p;
-        if (cs_proto_from_name(nccl_proto, &p, NULL))
-            *proto = g_strdup(cs_proto_name(p));
-    }
+    guint algo_mask, proto_mask;
+    cs_validate_trace_masks(trace, &algo_mask, &proto_mask);
+    const int one_algo = single_bit(algo_mask);
+    const char *collsim_algo = one_algo >= 0 ? cs_nccl_algo_collsim_name(one_algo) : NULL;
+    if (*algo == NULL && collsim_algo != NULL && cs_algo_lookup(collsim_algo, NULL) != NULL)
+        *algo = g_strdup(collsim_algo);
+    const int one_proto = single_bit(proto_mask);
+    if (*proto == NULL && one_proto >= 0)
+        *proto = g_strdup(cs_proto_name((CsProto)one_proto));
 
     *gpus_per_thread = 1;
     const char *command = cs_trace_get_header(trace, "command");
@@ -114,15 +149,16 @@ cs_validate_trace_channels(const CsTrace *trace)
  * measured with NCCL (or names no library: nccl-tests is NCCL's) on GPUs NCCL's model knows.
  * An RCCL trace, or ranks that are not NVIDIA GPUs, keep collsim's fastest choice under
  * CS_PICK_AUTO. The constants are those of the release nearest the trace's
- * (cs_nccl_constants_nearest()).
+ * (cs_nccl_constants_nearest()). NCCL has no model for scatter, gather and all-to-all (it runs
+ * them as grouped sends): NULL for those.
  * Returns: (transfer full) (nullable): NULL with no error when collsim's fastest choice
  * applies.
  */
 CsNcclModel *
-cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, int nranks, CsPick pick,
+cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, CsOp op, int nranks, CsPick pick,
                        GError **error)
 {
-    if (pick == CS_PICK_FASTEST)
+    if (pick == CS_PICK_FASTEST || cs_nccl_func_from_op(op) < 0)
         return NULL;
     const char *version = NULL;
     const char *library = cs_trace_library(trace, &version);
@@ -135,6 +171,88 @@ cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, int nranks, CsP
     if (pick == CS_PICK_AUTO && system.arch_guessed)
         return NULL;
     return cs_nccl_model_new(constants, &system);
+}
+
+/**
+ * cs_trace_setup_init:
+ * How @trace's rows are predicted, for validate and calibrate alike: the caller's @base
+ * options with the trace's ranks, GPUs per thread (-g), channels (collsim backend traces),
+ * what it forced, and NCCL's model and NCCL_ALGO / NCCL_PROTO lists where NCCL picks the
+ * rest. Errors name the trace.
+ */
+gboolean
+cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trace, CsOp op,
+                    int nranks, const CsPredictOptions *base, GError **error)
+{
+    const char *origin = cs_trace_origin(trace);
+    int gpus_per_thread;
+    *setup = (CsTraceSetup){ .options = *base, .proto = -1 };
+    setup->options.nranks = nranks;
+    cs_validate_trace_settings(trace, &setup->algo_name, &setup->proto_name, &gpus_per_thread);
+    if (base->engine.gpus_per_thread <= 0)
+        setup->options.engine.gpus_per_thread = gpus_per_thread;
+    if (base->n_channels <= 0)
+        setup->options.n_channels = cs_validate_trace_channels(trace);
+
+    g_autoptr(GError) local = NULL;
+    if (setup->algo_name != NULL
+        && (setup->algo = cs_algo_lookup(setup->algo_name, &local)) == NULL)
+        goto fail;
+    if (setup->proto_name != NULL) {
+        CsProto p;
+        if (!cs_proto_from_name(setup->proto_name, &p, &local))
+            goto fail;
+        setup->proto = p;
+    }
+    if (setup->options.pick != CS_PICK_FASTEST && setup->options.nccl == NULL) {
+        setup->nccl = cs_validate_nccl_model(topo, trace, op, nranks, setup->options.pick, &local);
+        if (local != NULL)
+            goto fail;
+        setup->options.nccl = setup->nccl;
+    }
+    if (setup->options.pick == CS_PICK_FASTEST)
+        setup->options.nccl = NULL;
+    if (setup->options.nccl != NULL) {
+        guint algo_mask, proto_mask;
+        cs_validate_trace_masks(trace, &algo_mask, &proto_mask);
+        setup->options.nccl_algo_mask = algo_mask;
+        setup->options.nccl_proto_mask = proto_mask;
+        const char *version = NULL;
+        const char *library = cs_trace_library(trace, &version);
+        setup->picker = g_strdup_printf("NCCL %s's tuning model (trace: %s %s)",
+                                        cs_nccl_model_constants(setup->options.nccl)->version,
+                                        library != NULL ? library : "library not named",
+                                        version != NULL ? version : "version not printed");
+    }
+    else
+        setup->picker = g_strdup("collsim's fastest");
+    return TRUE;
+
+fail:
+    g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", origin);
+    cs_trace_setup_clear(setup);
+    return FALSE;
+}
+
+void
+cs_trace_setup_clear(CsTraceSetup *setup)
+{
+    g_clear_pointer(&setup->algo_name, g_free);
+    g_clear_pointer(&setup->proto_name, g_free);
+    g_clear_pointer(&setup->picker, g_free);
+    g_clear_pointer(&setup->nccl, cs_nccl_model_free);
+    setup->options.nccl = NULL;
+}
+
+/* Predicts one row as @setup says: what was forced, NCCL's pick or the fastest for the rest. */
+gboolean
+cs_trace_setup_predict(const CsTraceSetup *setup, const CsTopo *topo, CsOp op, gint64 size_bytes,
+                       const CsPredictOptions *options, CsPrediction *out, GError **error)
+{
+    if (setup->algo != NULL && setup->proto >= 0)
+        return cs_predict_one(topo, op, size_bytes, setup->algo, (CsProto)setup->proto, options,
+                              out, error);
+    return cs_predict_best(topo, op, size_bytes, setup->algo, setup->proto, options, out, error);
 }
 
 /* ---- Per-trace validation ---- */
@@ -175,18 +293,12 @@ summarize(const GArray *rows, gint64 min_bytes, gint64 max_bytes, CsValidateSumm
 /* The error of busbw for rows too small for nccl-tests to print a non-zero busbw is still
  * meaningful: we recompute busbw from size and time instead of reading the rounded column. */
 static gboolean
-validate_row(const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsAlgo *algo, int proto,
+validate_row(const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsTraceSetup *setup,
              const CsPredictOptions *options, CsValidateRow *out, GError **error)
 {
     CsPrediction pred;
     g_autoptr(GError) local = NULL;
-    gboolean ok;
-    if (algo != NULL && proto >= 0)
-        ok = cs_predict_one(topo, op, row->size_bytes, algo, (CsProto)proto, options, &pred,
-                            &local);
-    else
-        ok = cs_predict_best(topo, op, row->size_bytes, algo, proto, options, &pred, &local);
-    if (!ok) {
+    if (!cs_trace_setup_predict(setup, topo, op, row->size_bytes, options, &pred, &local)) {
         g_propagate_prefixed_error(error, g_steal_pointer(&local), "size %" G_GINT64_FORMAT ": ",
                                    row->size_bytes);
         return FALSE;
@@ -203,6 +315,7 @@ validate_row(const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsAlgo *a
         = (out->predicted_busbw_GBps - out->measured_busbw_GBps) / out->measured_busbw_GBps;
     out->algo = pred.algo->name;
     out->proto = cs_proto_name(pred.proto);
+    out->nccl_picked = pred.nccl_picked;
     return TRUE;
 }
 
@@ -257,8 +370,13 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
     report->nranks = nranks;
     report->rows = g_array_new(FALSE, TRUE, sizeof(CsValidateRow));
 
-    CsPredictOptions opts = *options;
-    opts.nranks = nranks;
+    g_auto(CsTraceSetup) setup;
+    if (!cs_trace_setup_init(&setup, topo, trace, op, nranks, options, error))
+        return NULL;
+    report->forced_algo = g_strdup(setup.algo_name);
+    report->forced_proto = g_strdup(setup.proto_name);
+    report->picker = g_strdup(setup.picker);
+    CsPredictOptions opts = setup.options;
     /* Large rows of one choice extend from the same three simulated sizes: simulate them
      * once per trace. */
     g_autoptr(CsPointCache) points = NULL;
@@ -266,44 +384,6 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
         points = cs_point_cache_new(FALSE);
         cs_point_cache_bind(points, topo);
         opts.cache = points;
-    }
-    int gpus_per_thread;
-    cs_validate_trace_settings(trace, &report->forced_algo, &report->forced_proto,
-                               &gpus_per_thread);
-    if (options->engine.gpus_per_thread <= 0)
-        opts.engine.gpus_per_thread = gpus_per_thread;
-    if (options->n_channels <= 0)
-        opts.n_channels = cs_validate_trace_channels(trace);
-    g_autoptr(CsNcclModel) nccl = NULL;
-    if (opts.nccl == NULL && opts.pick != CS_PICK_FASTEST) {
-        nccl = cs_validate_nccl_model(topo, trace, nranks, opts.pick, error);
-        if (nccl == NULL && error != NULL && *error != NULL)
-            return NULL;
-        opts.nccl = nccl;
-    }
-    if (opts.nccl != NULL) {
-        const char *version = NULL;
-        const char *library = cs_trace_library(trace, &version);
-        report->picker = g_strdup_printf("NCCL %s's tuning model (trace: %s %s)",
-                                         cs_nccl_model_constants(opts.nccl)->version,
-                                         library != NULL ? library : "library not named",
-                                         version != NULL ? version : "version not printed");
-    }
-    else
-        report->picker = g_strdup("collsim's fastest");
-
-    const CsAlgo *algo = NULL;
-    if (report->forced_algo != NULL) {
-        algo = cs_algo_lookup(report->forced_algo, error);
-        if (algo == NULL)
-            return NULL;
-    }
-    int proto = -1;
-    if (report->forced_proto != NULL) {
-        CsProto p;
-        if (!cs_proto_from_name(report->forced_proto, &p, error))
-            return NULL;
-        proto = p;
     }
 
     for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
@@ -339,7 +419,7 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
         if (cs_op_has_root(op) && row->root >= 0)
             opts.root = row->root;
         CsValidateRow v;
-        if (!validate_row(topo, op, row, algo, proto, &opts, &v, error)) {
+        if (!validate_row(topo, op, row, &setup, &opts, &v, error)) {
             g_prefix_error(error, "%s:%d: ", origin, row->line);
             return NULL;
         }
@@ -357,6 +437,24 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
               &report->knee);
     summarize(report->rows, CS_VALIDATE_BANDWIDTH_MIN_BYTES, G_MAXINT64, &report->bandwidth);
     return g_steal_pointer(&report);
+}
+
+/**
+ * cs_validate_report_fastest_rows:
+ * Rows NCCL's model was to pick but collsim's fastest choice served instead (NCCL allowed
+ * nothing collsim simulates); 0 when collsim's fastest was the picker anyway.
+ */
+guint
+cs_validate_report_fastest_rows(const CsValidateReport *report)
+{
+    guint n = 0;
+    if (!g_str_has_prefix(report->picker, "NCCL")
+        || (report->forced_algo != NULL && report->forced_proto != NULL))
+        return 0;
+    for (guint i = 0; i < report->rows->len; i++)
+        if (!g_array_index(report->rows, CsValidateRow, i).nccl_picked)
+            n++;
+    return n;
 }
 
 void

@@ -31,6 +31,7 @@ typedef struct {
     double busbw_error;          /* relative, signed */
     const char *algo;            /* predicted algorithm (static string) */
     const char *proto;           /* predicted protocol (static string) */
+    gboolean nccl_picked;        /* NCCL's model chose it (else forced, or collsim's fastest) */
 } CsValidateRow;
 
 /**
@@ -81,6 +82,9 @@ typedef struct {
 CsValidateReport *cs_validate_trace(const CsTopo *topo, const CsTrace *trace,
                                     const CsPredictOptions *options, GError **error);
 void cs_validate_report_free(CsValidateReport *report);
+/* Rows NCCL was to pick where collsim's fastest served instead (NCCL allowed nothing collsim
+ * simulates). */
+guint cs_validate_report_fastest_rows(const CsValidateReport *report);
 
 /* Crossovers between every pair of reports of the same collective and ranks that forced
  * different algorithms (or one forced, one default). (transfer full) GArray of
@@ -95,8 +99,37 @@ void cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto,
 
 /* NCCL's model for @trace's rows when NCCL picks them under @pick (see CsPick), or NULL with
  * no error when collsim's fastest choice applies. Returns: (transfer full) (nullable). */
-CsNcclModel *cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, int nranks,
+CsNcclModel *cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, CsOp op, int nranks,
                                     CsPick pick, GError **error);
+
+/* What NCCL_ALGO / NCCL_PROTO allowed the run (1 << CsNcclAlgo, 1 << CsProto; 0: not set);
+ * lists and '^' exclusions as NCCL reads them. */
+void cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mask);
+
+/**
+ * CsTraceSetup:
+ * How a trace's rows are predicted (validate and calibrate): the options with the trace's
+ * ranks, -g, channels, NCCL model and NCCL_ALGO / NCCL_PROTO lists, and what it forced.
+ */
+typedef struct {
+    char *algo_name;          /* (nullable) forced algorithm, collsim's name */
+    char *proto_name;         /* (nullable) forced protocol */
+    const CsAlgo *algo;       /* (nullable) */
+    int proto;                /* forced CsProto, or -1 */
+    CsNcclModel *nccl;        /* (nullable) owned: NCCL's model when it picks the rest */
+    char *picker;             /* who picks what was not forced, in words */
+    CsPredictOptions options; /* for the trace's rows (dtype, redop, root per row) */
+} CsTraceSetup;
+
+gboolean cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trace, CsOp op,
+                             int nranks, const CsPredictOptions *base, GError **error);
+void cs_trace_setup_clear(CsTraceSetup *setup);
+/* One row: what was forced, NCCL's pick or the fastest for the rest, with @options (the
+ * setup's, with the row's datatype, operator and root). */
+gboolean cs_trace_setup_predict(const CsTraceSetup *setup, const CsTopo *topo, CsOp op,
+                                gint64 size_bytes, const CsPredictOptions *options,
+                                CsPrediction *out, GError **error);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CsTraceSetup, cs_trace_setup_clear)
 
 /* The channel count a collsim backend trace ran its schedule with (its `channels` header), or
  * 0 when the trace does not say (then predictions choose). */

@@ -408,6 +408,34 @@ test_versions(void)
     g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
 }
 
+/* NCCL_ALGO lists: the pick among what they leave, in NCCL's order. */
+static void
+test_pick_among(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, 0, "nccl:2.28", &error);
+    g_assert_no_error(error);
+    const gint64 gib = G_GINT64_CONSTANT(1) << 30;
+    CsNcclPrediction all, without, ring_ll;
+    /* Without its first choice NCCL takes another, no faster by its own model. */
+    g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, gib, &all));
+    g_assert_true(cs_nccl_model_pick_among(m, CS_OP_ALL_REDUCE, gib,
+                                           CS_NCCL_ALL_ALGOS & ~(1u << all.algo),
+                                           CS_NCCL_ALL_PROTOS, &without));
+    g_assert_cmpint(without.algo, !=, all.algo);
+    g_assert_cmpfloat(without.time_us, >=, all.time_us);
+    g_assert_true(cs_nccl_model_pick_among(m, CS_OP_ALL_REDUCE, gib, 1u << CS_NCCL_ALGO_RING,
+                                           1u << CS_PROTO_LL, &ring_ll));
+    g_assert_cmpint(ring_ll.algo, ==, CS_NCCL_ALGO_RING);
+    g_assert_cmpint(ring_ll.proto, ==, CS_PROTO_LL);
+    g_assert_false(
+        cs_nccl_model_pick_among(m, CS_OP_ALL_REDUCE, gib, 0, CS_NCCL_ALL_PROTOS, &ring_ll));
+    g_assert_false(cs_nccl_model_pick_among(m, CS_OP_ALL_TO_ALL, gib, CS_NCCL_ALL_ALGOS,
+                                            CS_NCCL_ALL_PROTOS, &ring_ll));
+}
+
 /* A trace's release gets the constants of the nearest known one, by minor release. */
 static void
 test_versions_nearest(void)
@@ -570,6 +598,7 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/time/forced", test_predict_forced);
     g_test_add_func("/nccl-model/constants/versions", test_versions);
     g_test_add_func("/nccl-model/constants/nearest", test_versions_nearest);
+    g_test_add_func("/nccl-model/time/pick-among", test_pick_among);
     g_test_add_func("/nccl-model/constants/names", test_names);
     g_test_add_func("/nccl-model/topo/dgx-h100x8", test_from_topo_dgx_h100x8);
     g_test_add_func("/nccl-model/topo/gb200-nvls-channels", test_from_topo_gb200_nvls_channels);

@@ -246,6 +246,11 @@ test_library_from_logs(void)
           "nccl-library=22602\n",
           "NCCL", "2.26.2" },
         { "# software: RCCL from ROCm 6.2\n", "RCCL", NULL },
+        /* A header that mentions a version is not the tool's own line. */
+        { "# software: NCCL version 2.23.4\nhost:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8\n",
+          "NCCL", "2.26.2" },
+        /* NCCL_VERSION_CODE before 2.9: major * 1000 + minor * 100 + patch. */
+        { "# nccl-tests version 2.0.0 nccl-headers=2804 nccl-library=2804\n", "NCCL", "2.8.4" },
         { "# collective: all_reduce\n", NULL, NULL },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -31,6 +31,10 @@ static const SettingsCase settings_cases[] = {
       1 },
     { "gpus-per-thread", "not forced", NULL, "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8", NULL,
       NULL, 8 },
+    /* Lists and exclusions leave NCCL a choice (cs_validate_trace_masks()): nothing forced. */
+    { "algo-list", NULL, "NCCL_ALGO=Tree,Ring NCCL_PROTO=^LL128", NULL, NULL, NULL, 1 },
+    /* An algorithm collsim does not simulate is no forced collsim algorithm. */
+    { "algo-pat", NULL, "NCCL_ALGO=PAT NCCL_PROTO=Simple", NULL, NULL, "Simple", 1 },
 };
 
 static void
@@ -51,6 +55,36 @@ test_settings(gconstpointer data)
     g_assert_cmpstr(algo, ==, c->want_algo);
     g_assert_cmpstr(proto, ==, c->want_proto);
     g_assert_cmpint(gpus_per_thread, ==, c->want_gpus_per_thread);
+}
+
+/* NCCL_ALGO / NCCL_PROTO as NCCL reads them: lists, '^' exclusions, any spelling. */
+static void
+test_masks(void)
+{
+    static const struct {
+        const char *env;
+        guint algos;
+        guint protos;
+    } cases[] = {
+        { "NCCL_ALGO=Ring", 1u << CS_NCCL_ALGO_RING, 0 },
+        { "NCCL_ALGO=Tree,Ring NCCL_PROTO=LL,LL128",
+          (1u << CS_NCCL_ALGO_TREE) | (1u << CS_NCCL_ALGO_RING),
+          (1u << CS_PROTO_LL) | (1u << CS_PROTO_LL128) },
+        { "NCCL_ALGO=^NVLS,NVLSTree NCCL_PROTO=^LL128",
+          CS_NCCL_ALL_ALGOS & ~((1u << CS_NCCL_ALGO_NVLS) | (1u << CS_NCCL_ALGO_NVLS_TREE)),
+          CS_NCCL_ALL_PROTOS & ~(1u << CS_PROTO_LL128) },
+        { "NCCL_ALGO=collnet_direct", 1u << CS_NCCL_ALGO_COLLNET_DIRECT, 0 },
+        { "NCCL_ALGO=Frob", 0, 0 },
+        { "NCCL_DEBUG=INFO", 0, 0 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_REDUCE, 8);
+        cs_trace_set_header(trace, "env", cases[i].env);
+        guint algos = 99, protos = 99;
+        cs_validate_trace_masks(trace, &algos, &protos);
+        g_assert_cmphex(algos, ==, cases[i].algos);
+        g_assert_cmphex(protos, ==, cases[i].protos);
+    }
 }
 
 /* ---- Who picks what a trace did not force ---- */
@@ -122,6 +156,8 @@ test_pick_forced_algo(void)
     g_autoptr(CsValidateReport) report = validate_with(topo, trace, CS_PICK_AUTO);
     g_assert_cmpstr(report->forced_algo, ==, "ring");
     g_assert_null(report->forced_proto);
+    g_assert_true(g_str_has_prefix(report->picker, "NCCL 2.28's tuning model"));
+    g_assert_cmpuint(cs_validate_report_fastest_rows(report), ==, 0);
 
     g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.28", NULL);
     g_assert_nonnull(nccl);
@@ -133,6 +169,48 @@ test_pick_forced_algo(void)
         g_assert_cmpstr(row->algo, ==, "ring");
         g_assert_cmpstr(row->proto, ==, cs_proto_name(want.proto));
     }
+}
+
+/* NCCL_ALGO=^Ring,NVLS leaves NCCL tree and NVLS tree (and what collsim does not simulate):
+ * no row is ring or NVLS. NCCL_ALGO=PAT leaves nothing collsim simulates: every row is
+ * collsim's fastest, and the report counts them. */
+static void
+test_pick_within_nccl_algo(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) excluded
+        = pick_trace("# software: NCCL 2.28.9\n# env: NCCL_ALGO=^Ring,NVLS\n");
+    g_autoptr(CsValidateReport) r = validate_with(topo, excluded, CS_PICK_AUTO);
+    g_assert_null(r->forced_algo);
+    for (guint i = 0; i < r->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(r->rows, CsValidateRow, i);
+        g_assert_true(row->nccl_picked);
+        g_assert_cmpstr(row->algo, !=, "ring");
+        g_assert_cmpstr(row->algo, !=, "nvls");
+    }
+    g_assert_cmpuint(cs_validate_report_fastest_rows(r), ==, 0);
+
+    g_autoptr(CsTrace) pat = pick_trace("# software: NCCL 2.28.9\n# env: NCCL_ALGO=PAT\n");
+    g_autoptr(CsValidateReport) rp = validate_with(topo, pat, CS_PICK_AUTO);
+    g_assert_cmpuint(cs_validate_report_fastest_rows(rp), ==, rp->rows->len);
+}
+
+/* NCCL has no model for all-to-all (it runs grouped sends): collsim's fastest picks. */
+static void
+test_pick_no_nccl_model(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_data(
+        "# collective: alltoall\n# ranks: 8\n# software: NCCL 2.28.9\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "     1048576        32768     float    none      -1    40.00   26.21   22.94      0\n",
+        "alltoall", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsValidateReport) r = validate_with(topo, trace, CS_PICK_AUTO);
+    g_assert_cmpstr(r->picker, ==, "collsim's fastest");
 }
 
 /* An RCCL trace, and any trace under --pick fastest: collsim's fastest candidate. */
@@ -176,5 +254,8 @@ main(int argc, char **argv)
     g_test_add_func("/validate/pick/nccl-trace", test_pick_nccl_trace);
     g_test_add_func("/validate/pick/forced-algo", test_pick_forced_algo);
     g_test_add_func("/validate/pick/fastest", test_pick_fastest);
+    g_test_add_func("/validate/pick/within-nccl-algo", test_pick_within_nccl_algo);
+    g_test_add_func("/validate/pick/no-nccl-model", test_pick_no_nccl_model);
+    g_test_add_func("/validate/masks", test_masks);
     return g_test_run();
 }

@@ -757,8 +757,9 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     if (cs_topo_has_nvls(topo) && arch >= CS_NCCL_ARCH_HOPPER) {
         CsNcclGraph nvls = ring;
         nvls.n_channels = constants->nvls_channels;
-        if (arch >= CS_NCCL_ARCH_BLACKWELL && constants->nvls_channels_blackwell[0] > 0)
-            nvls.n_channels = constants->nvls_channels_blackwell[system->n_nodes > 1 ? 1 : 0];
+        const int blackwell = constants->nvls_channels_blackwell[system->n_nodes > 1 ? 1 : 0];
+        if (arch >= CS_NCCL_ARCH_BLACKWELL && blackwell > 0)
+            nvls.n_channels = blackwell;
         const SpeedArray sa = speed_array(arch, constants, FALSE);
         nvls.bw_intra_GBps = first_speed(sa, max_path, total_intra / nvls.n_channels);
         nvls.bw_inter_GBps = nvls.bw_intra_GBps;
@@ -1221,19 +1222,20 @@ cs_nccl_model_cost_table(const CsNcclModel *model, CsOp op, gint64 nbytes,
     return f >= 0;
 }
 
-/* The first minimum over the allowed entries, in NCCL's loop order. */
+/* The first minimum over the entries of @algo_mask x @proto_mask (bits of CsNcclAlgo and
+ * CsProto), in NCCL's loop order. */
 static gboolean
-pick(const CsNcclModel *m, int f, gint64 nbytes, int only_algo, int only_proto,
+pick(const CsNcclModel *m, int f, gint64 nbytes, guint algo_mask, guint proto_mask,
      CsNcclPrediction *out)
 {
     double best = G_MAXDOUBLE;
     gboolean found = FALSE;
 
     for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
-        if (only_algo >= 0 && a != only_algo)
+        if ((algo_mask & (1u << a)) == 0)
             continue;
         for (int p = 0; p < CS_N_PROTOS; p++) {
-            if (only_proto >= 0 && p != only_proto)
+            if ((proto_mask & (1u << p)) == 0)
                 continue;
             double lat = 0.0;
             double bw = 0.0;
@@ -1258,7 +1260,22 @@ cs_nccl_model_pick(const CsNcclModel *model, CsOp op, gint64 nbytes, CsNcclPredi
 {
     g_return_val_if_fail(model != NULL && out != NULL, FALSE);
     const int f = cs_nccl_func_from_op(op);
-    return f >= 0 && pick(model, f, nbytes, -1, -1, out);
+    return f >= 0 && pick(model, f, nbytes, CS_NCCL_ALL_ALGOS, CS_NCCL_ALL_PROTOS, out);
+}
+
+/**
+ * cs_nccl_model_pick_among:
+ * NCCL's pick among the algorithms of @algo_mask and the protocols of @proto_mask (bits
+ * 1 << CsNcclAlgo, 1 << CsProto): what NCCL_ALGO / NCCL_PROTO lists, exclusions included,
+ * leave it. FALSE when nothing allowed is usable or @op has no model.
+ */
+gboolean
+cs_nccl_model_pick_among(const CsNcclModel *model, CsOp op, gint64 nbytes, guint algo_mask,
+                         guint proto_mask, CsNcclPrediction *out)
+{
+    g_return_val_if_fail(model != NULL && out != NULL, FALSE);
+    const int f = cs_nccl_func_from_op(op);
+    return f >= 0 && pick(model, f, nbytes, algo_mask, proto_mask, out);
 }
 
 /**
@@ -1279,7 +1296,8 @@ cs_nccl_model_predict(const CsNcclModel *model, CsOp op, gint64 nbytes, int algo
                     cs_op_name(op));
         return FALSE;
     }
-    if (pick(model, f, nbytes, algo, proto, out))
+    if (pick(model, f, nbytes, algo >= 0 ? 1u << algo : CS_NCCL_ALL_ALGOS,
+             proto >= 0 ? 1u << proto : CS_NCCL_ALL_PROTOS, out))
         return TRUE;
     g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
                 "NCCL %s's model has no usable %s%s%s for %s on %d ranks, %d node%s",

@@ -203,6 +203,13 @@ gboolean cs_nccl_model_cost_table(const CsNcclModel *model, CsOp op, gint64 nbyt
  * order). FALSE when nothing is usable or @op has no model. */
 gboolean cs_nccl_model_pick(const CsNcclModel *model, CsOp op, gint64 nbytes,
                             CsNcclPrediction *out);
+/* Every algorithm / protocol, as masks of 1 << CsNcclAlgo / 1 << CsProto. */
+#define CS_NCCL_ALL_ALGOS ((1u << CS_NCCL_N_ALGOS) - 1)
+#define CS_NCCL_ALL_PROTOS ((1u << CS_N_PROTOS) - 1)
+/* NCCL's pick among the algorithms and protocols the masks allow (NCCL_ALGO / NCCL_PROTO as
+ * lists or exclusions). FALSE when nothing allowed is usable or @op has no model. */
+gboolean cs_nccl_model_pick_among(const CsNcclModel *model, CsOp op, gint64 nbytes, guint algo_mask,
+                                  guint proto_mask, CsNcclPrediction *out);
 /* One point for `collsim run --model nccl`: NCCL's pick, or the forced @algo (-1 = any) and
  * @proto (-1 = any) as NCCL_ALGO/NCCL_PROTO would force them. FALSE with
  * CS_NCCL_ERROR_UNSUPPORTED when nothing matching is usable. */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "backends/reference.h"
+#include "trace.h"
 
 #ifdef HAVE_MPI
 #include <mpi.h>
@@ -315,12 +316,11 @@ describe(const CsMeasureArgs *args, const Nccl *n, const char *env, CsTrace *tra
     (void)ncclGetVersion(&nccl_version);
     (void)cudaDriverGetVersion(&driver);
     (void)cudaRuntimeGetVersion(&runtime);
-    /* ncclGetVersion: major * 10000 + minor * 100 + patch since 2.9. */
+    g_autofree char *release = cs_nccl_version_string(nccl_version);
     g_autofree char *software
-        = g_strdup_printf("NCCL %d.%d.%d, CUDA driver %d.%d, CUDA "
-                          "runtime %d.%d",
-                          nccl_version / 10000, nccl_version / 100 % 100, nccl_version % 100,
-                          driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+        = g_strdup_printf("NCCL %s, CUDA driver %d.%d, CUDA runtime %d.%d",
+                          release != NULL ? release : "(unknown version)", driver / 1000,
+                          driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
     g_autofree char *gpus = g_strdup_printf("%d", n->nranks);
     g_autofree char *nodes = g_strdup_printf("%d", n->nnodes);
     g_autofree char *launcher
