@@ -490,10 +490,10 @@ test_names(void)
 
 /* ---- The emulated search on shipped topologies ---- */
 
-/* GB200 NVL72: one NVLink domain of 72 Blackwell GPUs, where 2.28 runs 24 NVLS channels
- * (transport/nvls.cc NVLS_NCHANNELS_SM100_NVL); 2.19 knew no Blackwell and keeps 16. */
+/* GB200 NVL72: one NVLink domain of 72 Blackwell GPUs; NVLS has at most NCCL_MAX_NVLS_ARITY
+ * = 32 heads, one channel each. */
 static void
-test_from_topo_gb200_nvls_channels(void)
+test_from_topo_gb200_nvls_heads(void)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(CsTopo) topo = cs_topo_load("gb200-nvl72", &error);
@@ -505,9 +505,28 @@ test_from_topo_gb200_nvls_channels(void)
     g_assert_cmpint(s.n_ranks, ==, 72);
     g_assert_cmpint(s.n_nodes, ==, 1);
     g_assert_cmpint(s.arch, ==, CS_NCCL_ARCH_BLACKWELL);
-    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 24);
-    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.19"), &s, &error));
-    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 16);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 32);
+}
+
+/* What NCCL 2.2x runs for all-reduce on one 8 x H100 node, as reported in NVIDIA/nccl-tests
+ * issue 309 (2025-05-23, from NCCL_DEBUG_SUBSYS=TUNING): "8B~1MB: uses Algo RING proto LL;
+ * 2MB~16GB uses Algo NVLS proto SIMPLE". NCCL's model here picks the same at every size of an
+ * nccl-tests sweep, which depends on the NVLS graph above (8 heads x 40/60 GB/s). */
+static void
+test_pick_dgx_h100x8_sweep(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, 0, "nccl:2.28", &error);
+    g_assert_no_error(error);
+    for (gint64 size = 8; size <= (G_GINT64_CONSTANT(16) << 30); size *= 2) {
+        CsNcclPrediction p;
+        g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, size, &p));
+        const gboolean small = size <= (G_GINT64_CONSTANT(1) << 20);
+        g_assert_cmpint(p.algo, ==, small ? CS_NCCL_ALGO_RING : CS_NCCL_ALGO_NVLS);
+        g_assert_cmpint(p.proto, ==, small ? CS_PROTO_LL : CS_PROTO_SIMPLE);
+    }
 }
 
 static void
@@ -520,7 +539,9 @@ test_from_topo_dgx_h100x8(void)
     g_assert_no_error(error);
     g_test_summary("DGX H100: 18 NVLinks x 20.6 GB/s = 370.8 GB/s per GPU. sm90 speeds start "
                    "at 60 GB/s: floor(370.8 / 60) = 6 channels, duplicated to 12 x 30 GB/s "
-                   "(bw >= 50). NVLS: 16 channels at the first speed <= 370.8 / 16 = 23.2: 20.");
+                   "(bw >= 50). NVLS: one channel per head, 8 heads, at the first speed <= "
+                   "370.8 / 8 = 46.4: 40 intra, the starting 60 inter (NCCL 2.19.4 logs "
+                   "'Pattern 5, nChannels 8, bw 40.000000/60.000000', NVIDIA/nccl issue 1197).");
     g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.28"), &s, &error));
     g_assert_no_error(error);
     g_assert_cmpint(s.n_ranks, ==, 8);
@@ -531,8 +552,9 @@ test_from_topo_dgx_h100x8(void)
     assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 30.0);
     g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].hw_intra, ==, CS_NCCL_HW_NVLINK);
     g_assert_true(s.graphs[CS_NCCL_ALGO_RING].ll128);
-    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 16);
-    assert_close(s.graphs[CS_NCCL_ALGO_NVLS].bw_intra_GBps, 20.0);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 8);
+    assert_close(s.graphs[CS_NCCL_ALGO_NVLS].bw_intra_GBps, 40.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_NVLS].bw_inter_GBps, 60.0);
     g_assert_false(s.collnet);
 
     /* Four of the eight GPUs: same per-GPU bandwidth, same channels. */
@@ -601,7 +623,8 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/time/pick-among", test_pick_among);
     g_test_add_func("/nccl-model/constants/names", test_names);
     g_test_add_func("/nccl-model/topo/dgx-h100x8", test_from_topo_dgx_h100x8);
-    g_test_add_func("/nccl-model/topo/gb200-nvls-channels", test_from_topo_gb200_nvls_channels);
+    g_test_add_func("/nccl-model/topo/gb200-nvls-heads", test_from_topo_gb200_nvls_heads);
+    g_test_add_func("/nccl-model/time/pick-dgx-h100x8-sweep", test_pick_dgx_h100x8_sweep);
     g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
     return g_test_run();
 }

@@ -84,32 +84,24 @@ test_nccl_model_crossovers(void)
     g_autoptr(CsSelection) sel = run_select(topo, &o);
     const CsSelectTable *t = table_of(sel, CS_OP_ALL_REDUCE);
 
-    g_test_summary("Setup: NCCL 2.28 on DGX H100 (ring 12 x 30 GB/s, NVLS 16 x 20 GB/s). "
-                   "Algorithm bandwidths: ring/LL 141 x 8/14, NVLS 320 x 8/14, ring/Simple "
-                   "360 x 8/14 GB/s; latencies 15.0, 25.0, 56.0 us. ring/LL = NVLS at "
-                   "n = 10 / (1/bwLL - 1/bwNVLS) = 1440383.4 B, NVLS = ring/Simple at "
-                   "n = 31 / (1/bwNVLS - 1/bwSimple) = 51017142.9 B; ties go to ring (first in "
-                   "NCCL's order), so the crossovers are the next multiples of 4 B.");
+    g_test_summary("Setup: NCCL 2.28 on DGX H100 (ring 12 x 30 GB/s; NVLS 8 heads x 40/60 GB/s: "
+                   "8 x min(40 x 0.85 x 7/8 x 2, 60) = 476 GB/s of bus). Algorithm bandwidths: "
+                   "ring/LL 141 x 8/14, NVLS 476 x 8/14 GB/s, above ring/Simple's 360 x 8/14; "
+                   "latencies 15.0 and 25.0 us. ring/LL = NVLS at n = 10 / (1/bwLL - 1/bwNVLS) "
+                   "= 1144835.8 B; ties go to ring (first in NCCL's order), so the crossover is "
+                   "the next multiple of 4 B, and NVLS keeps every larger size.");
     const double bw_ll = 141.0 * 8.0 / 14.0 * 1000.0; /* bytes per us */
-    const double bw_nvls = 320.0 * 8.0 / 14.0 * 1000.0;
-    const double bw_simple = 360.0 * 8.0 / 14.0 * 1000.0;
+    const double bw_nvls = 476.0 * 8.0 / 14.0 * 1000.0;
     const double n1 = 10.0 / (1.0 / bw_ll - 1.0 / bw_nvls);
-    const double n2 = 31.0 / (1.0 / bw_nvls - 1.0 / bw_simple);
     const gint64 x1 = ((gint64)floor(n1 / 4.0) + 1) * 4;
-    const gint64 x2 = ((gint64)floor(n2 / 4.0) + 1) * 4;
-    g_assert_cmpint(x1, ==, 1440384);
-    g_assert_cmpint(x2, ==, 51017144);
+    g_assert_cmpint(x1, ==, 1144836);
 
-    g_assert_cmpuint(t->crossovers->len, ==, 2);
+    g_assert_cmpuint(t->crossovers->len, ==, 1);
     const CsSelectCrossover *a = &g_array_index(t->crossovers, CsSelectCrossover, 0);
-    const CsSelectCrossover *b = &g_array_index(t->crossovers, CsSelectCrossover, 1);
     g_assert_cmpint(a->size_bytes, ==, x1);
     g_assert_cmpint(a->from.nccl_algo, ==, CS_NCCL_ALGO_RING);
     g_assert_cmpint(a->from.proto, ==, CS_PROTO_LL);
     g_assert_cmpint(a->to.nccl_algo, ==, CS_NCCL_ALGO_NVLS);
-    g_assert_cmpint(b->size_bytes, ==, x2);
-    g_assert_cmpint(b->to.nccl_algo, ==, CS_NCCL_ALGO_RING);
-    g_assert_cmpint(b->to.proto, ==, CS_PROTO_SIMPLE);
     /* Both sides' times at the crossover: the new choice is faster there, not below. */
     g_assert_cmpfloat(a->to_time_us, <, a->from_time_us);
     g_assert_cmpfloat(a->from_time_below_us, <=, a->to_time_below_us);
@@ -117,9 +109,9 @@ test_nccl_model_crossovers(void)
     g_assert_cmpfloat_with_epsilon(a->to_time_us, 25.0 + x1 / bw_nvls, 1e-9);
     g_assert_cmpint(t->granularity, ==, 4);
     assert_ranges(t);
-    /* Channels are the graphs': ring 12, NVLS 16. */
-    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 1).choice.n_channels, ==, 16);
-    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 2).choice.n_channels, ==, 12);
+    /* Channels are the graphs': ring 12, NVLS 8 (one per head). */
+    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 0).choice.n_channels, ==, 12);
+    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 1).choice.n_channels, ==, 8);
 }
 
 static void

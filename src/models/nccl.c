@@ -225,10 +225,6 @@ static const CsNcclConstants nccl_2_28 = {
     .max_ring_channels = 32,
     /* 2.28 NCCL_NVLS_NCHANNELS default 16 */
     .nvls_channels = 16,
-    /* 2.28 transport/nvls.cc ncclNvlsInit: Blackwell runs NVLS_NCHANNELS_SM100_NVL 24 channels
-     * when every rank is in one NVLink domain (one node, or one MNNVL clique such as a GB200
-     * NVL72 rack), NVLS_NCHANNELS_SM100 32 across nodes. */
-    .nvls_channels_blackwell = { 24, 32 },
 };
 
 static const CsNcclConstants *const constant_sets[] = { &nccl_2_19, &nccl_2_28, NULL };
@@ -756,13 +752,17 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
 
     if (cs_topo_has_nvls(topo) && arch >= CS_NCCL_ARCH_HOPPER) {
         CsNcclGraph nvls = ring;
-        nvls.n_channels = constants->nvls_channels;
-        const int blackwell = constants->nvls_channels_blackwell[system->n_nodes > 1 ? 1 : 0];
-        if (arch >= CS_NCCL_ARCH_BLACKWELL && blackwell > 0)
-            nvls.n_channels = blackwell;
+        /* search.cc: the NVLS graph has one channel per head, one head per local GPU (at most
+         * NCCL_MAX_NVLS_ARITY 32), and the tuning reads its bandwidth from those channels (the
+         * CTAs NVLS runs with, NCCL_NVLS_NCHANNELS, are another count). The intra speed is the
+         * first the heads fit in the GPU's NVLink at; on one node the inter speed keeps the
+         * search's starting speed. NCCL 2.19.4 on an 8 x H100 NVSwitch box logs "Pattern 5,
+         * nChannels 8, bw 40.000000/60.000000" (NVIDIA/nccl issue 1197). */
+        const int local = MAX(1, system->n_ranks / system->n_nodes);
+        nvls.n_channels = MIN(local, CS_NCCL_MAX_NVLS_ARITY);
         const SpeedArray sa = speed_array(arch, constants, FALSE);
         nvls.bw_intra_GBps = first_speed(sa, max_path, total_intra / nvls.n_channels);
-        nvls.bw_inter_GBps = nvls.bw_intra_GBps;
+        nvls.bw_inter_GBps = first_speed(sa, max_path, total_intra);
         if (system->n_nodes > 1) {
             const double per_ch = MAX(system->n_nics, 1) * nic_GBps / nvls.n_channels;
             nvls.bw_inter_GBps = first_speed(speed_array(arch, constants, TRUE), per_ch, per_ch);

@@ -70,6 +70,8 @@ typedef enum {
 } CsNcclFormula;
 
 #define CS_NCCL_N_TREE_CORRECTION 24
+/* NCCL_MAX_NVLS_ARITY: NVLS heads (graph channels) at most. */
+#define CS_NCCL_MAX_NVLS_ARITY 32
 #define CS_NCCL_N_SCALES 3 /* 1 node, 2 nodes, 4+ nodes */
 
 /**
@@ -91,11 +93,9 @@ typedef struct {
     double nvls_efficiency[CS_NCCL_N_ARCHS]; /* 2.28 only; 0 = not used */
     int n_tree_correction;                   /* entries used below */
     double tree_correction[CS_N_PROTOS][CS_NCCL_N_TREE_CORRECTION];
-    int n_archs;                    /* rows in the per-arch tables */
-    int max_ring_channels;          /* search limit: MAXCHANNELS / 2 */
-    int nvls_channels;              /* NCCL_NVLS_NCHANNELS default */
-    int nvls_channels_blackwell[2]; /* Blackwell: [one NVLink domain, several nodes]; 0 = as
-                                     * nvls_channels */
+    int n_archs;           /* rows in the per-arch tables */
+    int max_ring_channels; /* search limit: MAXCHANNELS / 2 */
+    int nvls_channels;     /* NCCL_NVLS_NCHANNELS default */
 } CsNcclConstants;
 
 /**
