@@ -119,6 +119,26 @@ validate_with(const CsTopo *topo, const CsTrace *trace, CsPick pick)
     return report;
 }
 
+/* Every row of @report is NCCL's pick under @spec among @algos (the algorithm and protocol),
+ * and says so. */
+static void
+assert_rows_picked(const CsValidateReport *report, const CsTopo *topo, const char *spec,
+                   guint algos)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, report->nranks, spec, &error);
+    g_assert_no_error(error);
+    for (guint i = 0; i < report->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(report->rows, CsValidateRow, i);
+        CsNcclPrediction want;
+        g_assert_true(cs_nccl_model_pick_among(nccl, report->op, row->size_bytes, algos,
+                                               CS_NCCL_ALL_PROTOS, &want));
+        g_assert_true(row->nccl_picked);
+        g_assert_cmpstr(row->algo, ==, cs_nccl_algo_collsim_name(want.algo));
+        g_assert_cmpstr(row->proto, ==, cs_proto_name(want.proto));
+    }
+}
+
 /* An NCCL trace that forced nothing: every row is NCCL's pick under the constants of the
  * trace's release (2.19 for 2.19.3), timed by the engine. */
 static void
@@ -132,17 +152,8 @@ test_pick_nccl_trace(void)
     g_assert_true(g_str_has_prefix(report->picker, "NCCL 2.19's tuning model"));
     g_assert_nonnull(strstr(report->picker, "NCCL 2.19.3"));
 
-    g_autoptr(GError) error = NULL;
-    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.19", &error);
-    g_assert_no_error(error);
     g_assert_cmpuint(report->rows->len, ==, 3);
-    for (guint i = 0; i < report->rows->len; i++) {
-        const CsValidateRow *row = &g_array_index(report->rows, CsValidateRow, i);
-        CsNcclPrediction want;
-        g_assert_true(cs_nccl_model_pick(nccl, CS_OP_ALL_REDUCE, row->size_bytes, &want));
-        g_assert_cmpstr(row->algo, ==, cs_nccl_algo_collsim_name(want.algo));
-        g_assert_cmpstr(row->proto, ==, cs_proto_name(want.proto));
-    }
+    assert_rows_picked(report, topo, "nccl:2.19", CS_NCCL_ALL_ALGOS);
 }
 
 /* NCCL_ALGO=Ring left the protocol to NCCL: NCCL's pick among Ring's protocols. */
@@ -159,16 +170,7 @@ test_pick_forced_algo(void)
     g_assert_true(g_str_has_prefix(report->picker, "NCCL 2.28's tuning model"));
     g_assert_cmpuint(cs_validate_report_fastest_rows(report), ==, 0);
 
-    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.28", NULL);
-    g_assert_nonnull(nccl);
-    for (guint i = 0; i < report->rows->len; i++) {
-        const CsValidateRow *row = &g_array_index(report->rows, CsValidateRow, i);
-        CsNcclPrediction want;
-        g_assert_true(cs_nccl_model_predict(nccl, CS_OP_ALL_REDUCE, row->size_bytes,
-                                            CS_NCCL_ALGO_RING, -1, &want, NULL));
-        g_assert_cmpstr(row->algo, ==, "ring");
-        g_assert_cmpstr(row->proto, ==, cs_proto_name(want.proto));
-    }
+    assert_rows_picked(report, topo, "nccl:2.28", 1u << CS_NCCL_ALGO_RING);
 }
 
 /* NCCL_ALGO=^Ring,NVLS leaves NCCL tree and NVLS tree (and what collsim does not simulate):
