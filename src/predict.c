@@ -704,7 +704,10 @@ predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *
  * (NCCL 2.2x's algorithms per collective, see algo_in_nccl_tests(); grouped send/recv for
  * scatter, gather and all-to-all), or every
  * registered algorithm with options->any_algorithm: collsim predicts like nccl-tests unless
- * asked to weigh algorithms NCCL does not have.
+ * asked to weigh algorithms NCCL does not have. With options->pick (not CS_PICK_FASTEST) and a
+ * model in options->nccl, NCCL's own choice is simulated instead (@out->nccl_picked), as NCCL
+ * makes it when nothing is forced; where NCCL allows nothing collsim simulates, or has no model
+ * for @op, the fastest is kept.
  * Returns: TRUE with @out set, or FALSE with @error: the first refusal's reason when nothing
  * applies, or the first error that is not a refusal.
  */
