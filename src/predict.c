@@ -463,7 +463,6 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         unit = (gint64)args->n_channels * chunk;
     gboolean simulated = FALSE;
     CsPrediction p[3];
-    gint64 sizes_done[3] = { 0, 0, 0 };
     gint64 events = 0;
 
     for (double budget = PREDICT_STEP_BUDGET; budget <= PREDICT_STEP_HARD_LIMIT;
@@ -481,7 +480,6 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
                 return FALSE;
             events += p[i].result.n_events;
-            sizes_done[i] = sizes[i];
         }
         simulated = TRUE;
         if (on_one_line(&p[0], &p[1], &p[2]))
@@ -498,8 +496,8 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         return FALSE;
     g_debug("extend %s/%s %" G_GINT64_FORMAT " B from %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT
             " B (%" G_GINT64_FORMAT " events)",
-            algo->name, cs_proto_name(args->proto), size_bytes, sizes_done[0], sizes_done[2],
-            events);
+            algo->name, cs_proto_name(args->proto), size_bytes, p[0].size.size_bytes,
+            p[2].size.size_bytes, events);
     extend_prediction(&p[1], &p[2], op, size_bytes, options->dtype, nranks, out);
     out->result.n_events = events;
     return TRUE;

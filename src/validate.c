@@ -376,6 +376,7 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
     report->forced_algo = g_strdup(setup.algo_name);
     report->forced_proto = g_strdup(setup.proto_name);
     report->picker = g_strdup(setup.picker);
+    report->nccl_picks = setup.options.nccl != NULL;
     CsPredictOptions opts = setup.options;
     /* Large rows of one choice extend from the same three simulated sizes: simulate them
      * once per trace. */
@@ -448,8 +449,7 @@ guint
 cs_validate_report_fastest_rows(const CsValidateReport *report)
 {
     guint n = 0;
-    if (!g_str_has_prefix(report->picker, "NCCL")
-        || (report->forced_algo != NULL && report->forced_proto != NULL))
+    if (!report->nccl_picks || (report->forced_algo != NULL && report->forced_proto != NULL))
         return 0;
     for (guint i = 0; i < report->rows->len; i++)
         if (!g_array_index(report->rows, CsValidateRow, i).nccl_picked)

@@ -56,6 +56,7 @@ typedef struct {
     char *forced_algo;           /* (nullable) algorithm the trace forced, collsim's name */
     char *forced_proto;          /* (nullable) */
     char *picker;                /* who chose what was not forced, in words */
+    gboolean nccl_picks;         /* NCCL's model chose what was not forced */
     GArray *rows;                /* CsValidateRow */
     CsValidateSummary all;       /* every row */
     CsValidateSummary latency;   /* size < 64 KiB */
