@@ -255,42 +255,15 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
     }
 }
 
-/* The pipeline chunk NCCL uses, where it differs from one slot (cs_algo_default_chunk()):
- * Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS = NCCL_STEPS / 2 = 4
- * slots per step (NCCL 2.2x src/include/collectives.h); 0 keeps the algorithm's default. */
-static gint64
-nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
+/* NCCL's collective channel count before small operations drop some: enough channels to use
+ * every lane of a GPU's fastest class of links, since a channel drives one lane at a time
+ * (engine.c): the lane count rounded up to a power of two between 2 and 32 (NCCL's channel
+ * limit before 2.20). That is 32 on H100 NVSwitch boxes (18 NVLinks), 16 on A100 (12), the
+ * 32 coll channels NCCL reports there, and 2 on PCIe-only boxes (NCCL 2.2x
+ * src/graph/search.cc, connect.cc). */
+static int
+coll_channels_max(const CsTopo *topo)
 {
-    if (proto != CS_PROTO_SIMPLE || g_strcmp0(algo->name, "ring") != 0)
-        return 0;
-    if (op != CS_OP_ALL_REDUCE && op != CS_OP_ALL_GATHER && op != CS_OP_REDUCE_SCATTER)
-        return 0;
-    return (CS_NCCL_STEPS / 2) * cs_proto_info(proto)->slot_data_bytes;
-}
-
-/**
- * cs_predict_default_channels:
- * The channel count NCCL-like defaults give @algo for @op at @size_bytes on @nranks ranks of
- * @topo:
- * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct) run one channel;
- * - NCCL's algorithms (ring, tree, nvls ...) start from enough channels to use every lane
- *   of a GPU's fastest class of links, since a channel drives one lane at a time (engine.c):
- *   the lane count rounded up to a power of two between 2 and 32 (NCCL's channel limit
- *   before 2.20). That is 32 on H100 NVSwitch boxes (18 NVLinks), 16 on A100 (12), the 32
- *   coll channels NCCL reports there, and 2 on PCIe-only boxes (NCCL 2.2x
- *   src/graph/search.cc, connect.cc);
- * - then, as NCCL does for small operations, channels are dropped until each has at least
- *   nThreads x threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
- * With 8 B every algorithm runs on one channel.
- */
-int
-cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
-                            gint64 size_bytes, int nranks)
-{
-    g_return_val_if_fail(topo != NULL && algo != NULL, 1);
-    if (!algo_is_nccl(algo))
-        return 1;
-
     /* Lanes out of rank 0's GPU on its fastest class of links. */
     int gpu = cs_topo_rank_device(topo, 0);
     double best_Bps = 0.0;
@@ -310,12 +283,192 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     int max_ch = 2;
     while (max_ch < 32 && max_ch < lanes)
         max_ch *= 2;
+    return max_ch;
+}
+
+/* ---- NCCL's point-to-point plan (scatter, gather, all-to-all) ----
+ *
+ * nccl-tests runs these as ncclSend/ncclRecv to every peer in one group, and NCCL stripes each
+ * peer's message over several channels (NCCL 2.28 src/graph/paths.cc
+ * ncclTopoComputeP2pChannels, ncclTopoGetNchannels; src/enqueue.cc scheduleP2pTasksToPlan,
+ * addP2pToPlan; src/init.cc p2pChunkSize):
+ * - p2pnChannels: the collective channel count, at most 32, rounded up to a power of two;
+ * - channels per peer: 2 per NVLink of the path (2 for PCIe, shared memory and the network),
+ *   the minimum over the peers, at most p2pnChannels, rounded up to a power of two;
+ * - a message of b bytes starts on min(nChannelsMin, b / minPart) channels, nChannelsMin being
+ *   the per-peer count halved until nChannelsMin x nRanks <= p2pnChannels, and doubles while
+ *   a part exceeds maxPart (up to the per-peer count): minPart = step / 8 and maxPart =
+ *   32 steps on one node, step / 2 and one step across nodes;
+ * - the protocol is LL up to 16 KiB (NCCL_P2P_LL_THRESHOLD) per channel of the per-peer
+ *   count, Simple beyond (never LL128); a Simple step is NCCL_P2P_NET_CHUNKSIZE (128 KiB)
+ *   across nodes, NCCL_P2P_NVL_CHUNKSIZE (512 KiB) where every GPU pair talks over NVLink,
+ *   NCCL_P2P_PCI_CHUNKSIZE (128 KiB) otherwise; an LL step is one LL slot. */
+#define P2P_LL_THRESHOLD_BYTES 16384
+#define P2P_NET_CHUNK_BYTES 131072
+#define P2P_NVL_CHUNK_BYTES 524288
+#define P2P_PCI_CHUNK_BYTES 131072
+
+/* Whether @op on @algo runs as NCCL's grouped send/recv on GPU ranks. */
+static gboolean
+is_nccl_p2p(const CsTopo *topo, const CsAlgo *algo, CsOp op)
+{
+    if (g_strcmp0(algo->name, "direct") != 0)
+        return FALSE;
+    if (op != CS_OP_SCATTER && op != CS_OP_GATHER && op != CS_OP_ALL_TO_ALL)
+        return FALSE;
+    return cs_topo_device(topo, cs_topo_rank_device(topo, 0))->kind == CS_DEVICE_GPU;
+}
+
+static int
+pow2_up(int n)
+{
+    int p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+/* NVLink lanes on the route from rank 0 to @peer: its narrowest bond; 0 off NVLink. */
+static int
+route_nvlink_lanes(const CsTopo *topo, int peer)
+{
+    const CsRoute *route = cs_topo_route(topo, 0, peer);
+    if (route == NULL || route->n_links == 0 || route->link_class != CS_LINK_CLASS_NVLINK)
+        return 0;
+    int lanes = G_MAXINT;
+    for (int i = 0; i < route->n_links; i++)
+        lanes = MIN(lanes, cs_topo_link(topo, route->links[i])->count);
+    return lanes;
+}
+
+typedef struct {
+    int p2p_channels;   /* p2pnChannels */
+    int per_peer;       /* p2pnChannelsPerPeer: nChannelsMax */
+    gint64 simple_step; /* bytes: p2pChunkSize */
+    gboolean multi_node;
+} P2pComm;
+
+static void
+p2p_comm(const CsTopo *topo, int nranks, P2pComm *c)
+{
+    gboolean all_nvlink = TRUE;
+    int per_peer = G_MAXINT;
+
+    c->p2p_channels = pow2_up(MIN(coll_channels_max(topo), 32));
+    c->multi_node = spans_nodes(topo, nranks);
+    for (int peer = 1; peer < nranks && peer < cs_topo_n_ranks(topo); peer++) {
+        int lanes = route_nvlink_lanes(topo, peer);
+        all_nvlink = all_nvlink && lanes > 0;
+        per_peer = MIN(per_peer, 2 * MAX(1, lanes));
+    }
+    c->per_peer = pow2_up(MIN(per_peer, c->p2p_channels));
+    c->simple_step = c->multi_node ? P2P_NET_CHUNK_BYTES
+                     : all_nvlink  ? P2P_NVL_CHUNK_BYTES
+                                   : P2P_PCI_CHUNK_BYTES;
+}
+
+/* The bytes each peer's message carries in an nccl-tests run of @op at @size_bytes. */
+static gint64
+p2p_peer_bytes(CsOp op, gint64 size_bytes, int nranks)
+{
+    return cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1)).block_bytes;
+}
+
+/* The protocol NCCL gives each peer's message. */
+static CsProto
+p2p_proto(const P2pComm *c, gint64 peer_bytes)
+{
+    return peer_bytes <= (gint64)c->per_peer * P2P_LL_THRESHOLD_BYTES ? CS_PROTO_LL
+                                                                      : CS_PROTO_SIMPLE;
+}
+
+/* Channels in use at once: each of the P - 1 peers' messages striped as addP2pToPlan does,
+ * all of them together at most p2pnChannels. */
+static int
+p2p_channels(const P2pComm *c, CsProto proto, gint64 peer_bytes, int nranks)
+{
+    int n_min = c->per_peer;
+    while (n_min * nranks > c->p2p_channels && n_min > 1)
+        n_min /= 2;
+    gint64 step = proto == CS_PROTO_LL ? cs_proto_info(CS_PROTO_LL)->buffer_bytes / CS_NCCL_STEPS
+                                       : c->simple_step;
+    gint64 min_part = c->multi_node ? step / 2 : step / 8;
+    gint64 max_part = c->multi_node ? step : step * 32;
+    gint64 b = MAX(peer_bytes, 1);
+    int n = (int)MIN((gint64)n_min, (b + min_part - 1) / min_part);
+    gint64 part = MAX(min_part, (b + n - 1) / n);
+    while (part > max_part && n <= c->per_peer / 2) {
+        n *= 2;
+        part = (b + n - 1) / n;
+    }
+    return MIN(c->p2p_channels, (nranks - 1) * n);
+}
+
+/* The pipeline chunk NCCL uses, where it differs from one slot (cs_algo_default_chunk()):
+ * Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS = NCCL_STEPS / 2 = 4
+ * slots per step (NCCL 2.2x src/include/collectives.h), and Simple send/recv moves
+ * p2pChunkSize (above); 0 keeps the algorithm's default. */
+static gint64
+nccl_chunk_bytes(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto, int nranks)
+{
+    if (proto != CS_PROTO_SIMPLE)
+        return 0;
+    if (is_nccl_p2p(topo, algo, op)) {
+        P2pComm c;
+        p2p_comm(topo, nranks, &c);
+        return c.simple_step;
+    }
+    if (g_strcmp0(algo->name, "ring") != 0)
+        return 0;
+    if (op != CS_OP_ALL_REDUCE && op != CS_OP_ALL_GATHER && op != CS_OP_REDUCE_SCATTER)
+        return 0;
+    return (CS_NCCL_STEPS / 2) * cs_proto_info(proto)->slot_data_bytes;
+}
+
+/**
+ * cs_predict_default_channels:
+ * The channel count NCCL-like defaults give @algo for @op at @size_bytes on @nranks ranks of
+ * @topo:
+ * - NCCL's grouped send/recv (direct scatter, gather and all-to-all on GPU ranks): the
+ *   channels NCCL's p2p plan stripes the P - 1 peers' messages over (p2p_channels());
+ * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct between CPUs) run
+ *   one channel;
+ * - NCCL's algorithms (ring, tree, nvls ...) start from coll_channels_max(), then, as NCCL does
+ *   for small operations, channels are dropped until each has at least nThreads x
+ *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
+ * With 8 B every algorithm but grouped send/recv runs on one channel.
+ */
+int
+cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                            gint64 size_bytes, int nranks)
+{
+    g_return_val_if_fail(topo != NULL && algo != NULL, 1);
+    if (is_nccl_p2p(topo, algo, op)) {
+        P2pComm c;
+        p2p_comm(topo, nranks, &c);
+        return MAX(1, p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks));
+    }
+    if (!algo_is_nccl(algo))
+        return 1;
 
     /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
     CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
     gint64 bytes = MAX(sz.send_bytes, sz.recv_bytes);
     gint64 nc = bytes / bytes_per_channel_min(proto);
-    return (int)CLAMP(nc, 1, max_ch);
+    return (int)CLAMP(nc, 1, coll_channels_max(topo));
+}
+
+/* Whether an nccl-tests run could carry @op with @proto on @algo: NCCL's grouped send/recv
+ * takes LL or Simple by message size (p2p_proto()); every other choice is the engine's. */
+static gboolean
+proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                    gint64 size_bytes, int nranks)
+{
+    if (!is_nccl_p2p(topo, algo, op))
+        return TRUE;
+    P2pComm c;
+    p2p_comm(topo, nranks, &c);
+    return proto == p2p_proto(&c, p2p_peer_bytes(op, size_bytes, nranks));
 }
 
 /* ---- One point ---- */
@@ -527,7 +680,7 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     if (options->engine.textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
     else
-        args->chunk_bytes = nccl_chunk_bytes(algo, op, proto);
+        args->chunk_bytes = nccl_chunk_bytes(topo, algo, op, proto, nranks);
 }
 
 /**
@@ -749,6 +902,9 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             CsPrediction pred;
             g_autoptr(GError) local = NULL;
             if (proto_filter >= 0 && p != proto_filter)
+                continue;
+            if (proto_filter < 0 && !any
+                && !proto_in_nccl_tests(topo, algo, op, (CsProto)p, size_bytes, nranks))
                 continue;
             if (!cs_predict_one(topo, op, size_bytes, algo, (CsProto)p, options, &pred, &local)) {
                 if (!is_refusal(local)) {

@@ -176,6 +176,77 @@ test_channels(void)
         1);
 }
 
+/* NCCL's p2p plan (src/enqueue.cc addP2pToPlan, NCCL 2.28), worked by hand for 8 x H100:
+ * p2pnChannels 32; 2 x 18 NVLinks = 36 channels per peer, capped at 32; nChannelsMin 32 halved
+ * until 8 ranks x nChannelsMin <= 32: 4. LL up to 32 x 16 KiB = 512 KiB per peer. */
+static void
+test_channels_p2p(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) h100 = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) rtx = cs_topo_load("rtx2080ti-x2-pcie3-shm", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) cpus = cs_topo_load("eth-cpu-8n", &error);
+    g_assert_no_error(error);
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+
+    g_test_summary("All-to-all stripes every peer's message over channels as NCCL's p2p plan "
+                   "does; CPU ranks run one channel.");
+    /* 8 B: each of the 7 peers' messages on one channel. */
+    g_assert_cmpint(cs_predict_default_channels(h100, direct, CS_OP_ALL_TO_ALL, CS_PROTO_LL, 8, 8),
+                    ==, 7);
+    /* 2 MiB, LL (256 KiB per peer; LL step 64 KiB, minPart 8 KiB): 4 channels a peer, 28. */
+    g_assert_cmpint(
+        cs_predict_default_channels(h100, direct, CS_OP_ALL_TO_ALL, CS_PROTO_LL, 2 << 20, 8), ==,
+        28);
+    /* 1 GiB, Simple (128 MiB per peer; step 512 KiB, maxPart 16 MiB): 4 -> 8 channels a
+     * peer, 56 parts on the 32 p2p channels. */
+    g_assert_cmpint(
+        cs_predict_default_channels(h100, direct, CS_OP_ALL_TO_ALL, CS_PROTO_SIMPLE, 1 << 30, 8),
+        ==, 32);
+    /* 2 x 2080 Ti over PCIe: 2 p2p channels, 1 a peer until a part exceeds 32 x 128 KiB. */
+    g_assert_cmpint(
+        cs_predict_default_channels(rtx, direct, CS_OP_ALL_TO_ALL, CS_PROTO_SIMPLE, 8 << 20, 2), ==,
+        1);
+    g_assert_cmpint(
+        cs_predict_default_channels(rtx, direct, CS_OP_ALL_TO_ALL, CS_PROTO_SIMPLE, 16 << 20, 2),
+        ==, 2);
+    g_assert_cmpint(
+        cs_predict_default_channels(cpus, direct, CS_OP_ALL_TO_ALL, CS_PROTO_SIMPLE, 1 << 30, 8),
+        ==, 1);
+}
+
+/* The p2p plan decides the protocol and lets all-to-all use every NVLink: at 1 GiB on 8 x H100
+ * the time is within 15% of the 7/8 GiB each GPU sends over its 18 links (one channel, as
+ * before, drove one link: 20 GB/s of busbw). */
+static void
+test_best_p2p(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", &error);
+    CsPredictOptions opt;
+    CsPrediction best;
+
+    g_test_summary("All-to-all on NVSwitch runs LL up to 512 KiB a peer, Simple beyond, and is "
+                   "bound by the GPU's NVLink bandwidth.");
+    g_assert_no_error(error);
+    cs_predict_options_init(&opt);
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 4 << 20, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.proto, ==, CS_PROTO_LL);
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 8 << 20, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 1 << 30, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    double wire_s
+        = (7.0 / 8.0) * (double)(1 << 30) / cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NVLINK);
+    double t_s = cs_time_to_s(best.result.time);
+    g_assert_cmpfloat(t_s, >=, wire_s);
+    g_assert_cmpfloat(t_s, <=, 1.15 * wire_s);
+}
+
 /* ---- Best ---- */
 
 static void
@@ -562,7 +633,9 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &agree_cases[i], test_models_agree);
     }
     g_test_add_func("/predict/channels/nccl-like", test_channels);
+    g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/best/nccl-set", test_best_nccl_set);
+    g_test_add_func("/predict/best/nccl-p2p", test_best_p2p);
     g_test_add_func("/predict/best/nccl-per-op", test_best_nccl_per_op);
     g_test_add_func("/predict/best/fastest", test_best_is_fastest);
     g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);
