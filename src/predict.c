@@ -382,10 +382,10 @@ p2p_proto(const P2pComm *c, gint64 peer_bytes)
                                                                       : CS_PROTO_SIMPLE;
 }
 
-/* Channels in use at once: each of the P - 1 peers' messages striped as addP2pToPlan does,
- * all of them together at most p2pnChannels. */
+/* Channels in use at once: each of the P - 1 peers' messages striped over *@per_peer
+ * (nullable) channels as addP2pToPlan does, all of them together at most p2pnChannels. */
 static int
-p2p_channels(const P2pComm *c, CsProto proto, gint64 peer_bytes, int nranks)
+p2p_channels(const P2pComm *c, CsProto proto, gint64 peer_bytes, int nranks, int *per_peer)
 {
     int n_min = c->per_peer;
     while (n_min * nranks > c->p2p_channels && n_min > 1)
@@ -401,7 +401,10 @@ p2p_channels(const P2pComm *c, CsProto proto, gint64 peer_bytes, int nranks)
         n *= 2;
         part = (b + n - 1) / n;
     }
-    return MIN(c->p2p_channels, (nranks - 1) * n);
+    n = MIN(n, c->p2p_channels);
+    if (per_peer != NULL)
+        *per_peer = n;
+    return MAX(1, MIN(c->p2p_channels, (nranks - 1) * n));
 }
 
 /* The pipeline chunk NCCL uses, where it differs from one slot (cs_algo_default_chunk()):
@@ -446,7 +449,7 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     if (is_nccl_p2p(topo, algo, op)) {
         P2pComm c;
         p2p_comm(topo, nranks, &c);
-        return MAX(1, p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks));
+        return p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks, NULL);
     }
     if (!algo_is_nccl(algo))
         return 1;
@@ -676,6 +679,13 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     args->redop = options->redop;
     args->proto = proto;
     args->n_channels = channels;
+    /* NCCL stripes each peer's message over some of the channels (p2p_channels()). */
+    if (options->n_channels <= 0 && !options->engine.textbook && is_nccl_p2p(topo, algo, op)) {
+        P2pComm c;
+        p2p_comm(topo, nranks, &c);
+        p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks,
+                     &args->peer_channels);
+    }
     /* The textbook machine sends each message whole. */
     if (options->engine.textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));

@@ -33,6 +33,7 @@ typedef struct {
     gint64 chunk_bytes; /* 0: protocol default */
     int n_channels;
     CsProto proto;
+    int peer_channels; /* grouped send/recv: channels per peer's message, 0 = all */
 } Variant;
 
 /* Sizes in bytes of floats (4 bytes):
@@ -43,6 +44,8 @@ typedef struct {
  *    10, so every pipeline runs several chunks, with the last one short (148 min(P, 16)
  *    + 12 for the vector collectives);
  *  - the same on 3 channels with LL, where channels split vectors and blocks unevenly;
+ *  - the same with each peer's message on 2 of the 3 channels (grouped send/recv), so the
+ *    peers' parts wrap around the channels;
  *  - 0 bytes: nothing to move, yet a valid schedule. */
 static int
 variants_for(CsOp op, int P, Variant *v)
@@ -52,11 +55,12 @@ variants_for(CsOp op, int P, Variant *v)
     gboolean vector = op == CS_OP_ALL_REDUCE || op == CS_OP_BROADCAST || op == CS_OP_REDUCE;
     gint64 chunked = 148 * (gint64)(vector ? MIN(P, 16) : P) + 12;
     int n = 0;
-    v[n++] = (Variant){ 12 * (gint64)P + 4, 0, 1, CS_PROTO_SIMPLE };
-    v[n++] = (Variant){ 1000, 0, 1, CS_PROTO_SIMPLE };
-    v[n++] = (Variant){ chunked, 40, 1, CS_PROTO_SIMPLE };
-    v[n++] = (Variant){ chunked, 40, 3, CS_PROTO_LL };
-    v[n++] = (Variant){ 0, 0, 1, CS_PROTO_SIMPLE };
+    v[n++] = (Variant){ 12 * (gint64)P + 4, 0, 1, CS_PROTO_SIMPLE, 0 };
+    v[n++] = (Variant){ 1000, 0, 1, CS_PROTO_SIMPLE, 0 };
+    v[n++] = (Variant){ chunked, 40, 1, CS_PROTO_SIMPLE, 0 };
+    v[n++] = (Variant){ chunked, 40, 3, CS_PROTO_LL, 0 };
+    v[n++] = (Variant){ chunked, 40, 3, CS_PROTO_LL, 2 };
+    v[n++] = (Variant){ 0, 0, 1, CS_PROTO_SIMPLE, 0 };
     return n;
 }
 
@@ -104,6 +108,7 @@ test_sweep(gconstpointer data)
             args.root = roots[ri];
             args.chunk_bytes = v->chunk_bytes;
             args.n_channels = v->n_channels;
+            args.peer_channels = v->peer_channels;
             args.proto = v->proto;
             g_autoptr(GError) error = NULL;
             g_autoptr(CsSchedule) sched = cs_algo_build(c->algo, &args, &error);
@@ -139,12 +144,46 @@ test_sweep(gconstpointer data)
     g_assert_cmpint(n_built, >, 0);
 }
 
+/* NCCL stripes each peer's message over a few channels, not all: with one channel per peer,
+ * an 8-rank all-to-all on 32 channels sends 7 messages per rank (one per peer, each peer on its
+ * own channel), not 7 x 32 slices. */
+static void
+test_direct_peer_channels(void)
+{
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+    CsAlgoArgs args;
+
+    g_test_summary("Grouped send/recv puts each peer's message on peer_channels channels, the "
+                   "peers spread over all channels.");
+    for (int per_peer = 0; per_peer <= 1; per_peer++) {
+        cs_algo_args_init(&args, NULL, CS_OP_ALL_TO_ALL, 8, 8 * 4096);
+        args.n_channels = 32;
+        args.peer_channels = per_peer;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsSchedule) sched = cs_algo_build(direct, &args, &error);
+        g_assert_no_error(error);
+        CsCheckReport report;
+        g_assert_true(cs_check_schedule(sched, &report, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(report.n_messages, ==, 8 * 7 * (per_peer == 1 ? 1 : 32));
+        /* With one channel per peer, the 7 peers of rank 0 use 7 distinct channels. */
+        gsize n_steps;
+        const CsStep *steps = cs_schedule_steps(sched, 0, &n_steps);
+        guint64 channels_sending = 0;
+        for (gsize i = 0; i < n_steps; i++)
+            if (steps[i].kind == CS_STEP_SEND)
+                channels_sending |= G_GUINT64_CONSTANT(1) << steps[i].channel;
+        g_assert_cmpint(__builtin_popcountll(channels_sending), ==, per_peer == 1 ? 7 : 32);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_summary("Every registered algorithm computes every collective it claims, for many "
                    "P, roots, sizes, chunks and channel counts (semantic checker).");
+    g_test_add_func("/algo/direct/peer-channels", test_direct_peer_channels);
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         for (int op = 0; op < CS_N_OPS; op++) {
             if (((*a)->ops & CS_OP_BIT(op)) == 0)

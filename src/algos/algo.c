@@ -24,6 +24,7 @@ cs_algo_args_init(CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks, gin
         .redop = CS_REDOP_SUM,
         .proto = CS_PROTO_SIMPLE,
         .n_channels = 1,
+        .peer_channels = 0,
         .chunk_bytes = 0,
     };
 }

@@ -25,6 +25,8 @@ typedef struct {
     CsRedop redop;
     CsProto proto;
     int n_channels;     /* channels (NCCL's parallel rings/trees), >= 1 */
+    int peer_channels;  /* channels each peer's message is striped over (grouped send/recv);
+                           0 = all n_channels */
     gint64 chunk_bytes; /* bytes: pipeline chunk per channel step, 0 = protocol default */
 } CsAlgoArgs;
 

@@ -5,11 +5,14 @@
  * alltoall.cu issue ncclSend/ncclRecv to every peer inside ncclGroupStart/End, and NCCL's
  * p2p scheduler (src/enqueue.cc, NCCL 2.28) progresses them side by side chunk by chunk.
  *
- * Here each chunk round visits every peer before the next chunk starts, so every connection
- * has at most one chunk in flight per round and all peers progress together; each block is
- * split across channels (channel c moves slice c of every block). One round of alpha for any
- * P, but the root's (or every rank's) link carries all P - 1 blocks: the choice for small
- * P or fat switches. */
+ * Each peer's message is striped over peer_channels of the n_channels channels, as NCCL
+ * stripes it over nChannels parts (addP2pToPlan); the peer at distance q (NCCL's round q)
+ * starts at channel (q - 1) x peer_channels, so the peers spread over all channels
+ * (ncclP2pChannelBaseForRound spreads the rounds the same way). On each channel every chunk
+ * round visits the channel's peers before the next chunk starts, so each connection has at
+ * most one chunk in flight per round and all peers progress together. One round of alpha
+ * for any P, but the root's (or every rank's) link carries all P - 1 blocks: the choice for
+ * small P or fat switches. */
 #include "algos/algo.h"
 
 #define DIRECT_OPS                                                                                 \
@@ -21,44 +24,65 @@ mod(int a, int p)
     return ((a % p) + p) % p;
 }
 
-/* Slice [@sub, @sub + @len) of every block, chunk by chunk, for one channel. */
+/* Whether @from sends to @to: the root to all (scatter), all to the root (gather), everybody
+ * to everybody (all-to-all). */
+static gboolean
+sends_to(CsOp op, int root, int from, int to)
+{
+    return op == CS_OP_ALL_TO_ALL || (op == CS_OP_SCATTER && from == root)
+           || (op == CS_OP_GATHER && to == root);
+}
+
+/* Channel @ch's share of the exchange: the parts of the peers' messages striped onto it, chunk
+ * by chunk, and slice @ch of the local block. @part_first/@part_len give each of the @parts
+ * parts of a block, in bytes. */
 static void
-direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, gint64 block, gint64 sub,
-               gint64 len, gint64 chunk)
+direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int parts, gint64 block,
+               const gint64 *part_first, const gint64 *part_len, gint64 local_sub, gint64 local_len,
+               gint64 chunk)
 {
     /* The local block first: it needs nobody. */
-    for (int r = 0; r < P; r++) {
-        gboolean talks = op == CS_OP_ALL_TO_ALL || r == root;
-        if (!talks)
-            continue;
-        gint64 src = op == CS_OP_GATHER ? sub : r * block + sub;
-        gint64 dst = op == CS_OP_SCATTER ? sub : r * block + sub;
-        cs_schedule_step(s, r, ch, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, src, CS_BUF_OUTPUT, dst, len,
-                         0);
+    if (local_len > 0) {
+        for (int r = 0; r < P; r++) {
+            gboolean talks = op == CS_OP_ALL_TO_ALL || r == root;
+            if (!talks)
+                continue;
+            gint64 src = op == CS_OP_GATHER ? local_sub : r * block + local_sub;
+            gint64 dst = op == CS_OP_SCATTER ? local_sub : r * block + local_sub;
+            cs_schedule_step(s, r, ch, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, src, CS_BUF_OUTPUT, dst,
+                             local_len, 0);
+        }
+    }
+    /* Which part of round q's message this channel carries (-1: none). */
+    g_autofree int *part_of = g_new(int, (gsize)MAX(P, 1));
+    gint64 longest = 0;
+    for (int q = 1; q < P; q++) {
+        int j = mod(ch - (q - 1) * parts, n_ch);
+        part_of[q] = j < parts && part_len[j] > 0 ? j : -1;
+        if (part_of[q] >= 0)
+            longest = MAX(longest, part_len[j]);
     }
     int k = 0;
-    for (gint64 at = 0; at < len; at += chunk, k++) {
-        gint64 bytes = MIN(chunk, len - at);
+    for (gint64 at = 0; at < longest; at += chunk, k++) {
         for (int r = 0; r < P; r++) {
             for (int q = 1; q < P; q++) {
+                int j = part_of[q];
                 int to = mod(r + q, P);
-                /* Who sends to @to: the root (scatter), every rank to the root (gather),
-                 * everybody (all-to-all). */
-                gboolean sends = op == CS_OP_ALL_TO_ALL || (op == CS_OP_SCATTER && r == root)
-                                 || (op == CS_OP_GATHER && to == root);
-                if (sends) {
-                    gint64 off = op == CS_OP_GATHER ? sub + at : to * block + sub + at;
-                    cs_schedule_send(s, r, ch, to, CS_BUF_INPUT, off, bytes, k);
-                }
+                if (j < 0 || at >= part_len[j] || !sends_to(op, root, r, to))
+                    continue;
+                gint64 sub = part_first[j];
+                gint64 off = op == CS_OP_GATHER ? sub + at : to * block + sub + at;
+                cs_schedule_send(s, r, ch, to, CS_BUF_INPUT, off, MIN(chunk, part_len[j] - at), k);
             }
             for (int q = 1; q < P; q++) {
+                int j = part_of[q];
                 int from = mod(r - q, P);
-                gboolean recvs = op == CS_OP_ALL_TO_ALL || (op == CS_OP_GATHER && r == root)
-                                 || (op == CS_OP_SCATTER && from == root);
-                if (recvs) {
-                    gint64 off = op == CS_OP_SCATTER ? sub + at : from * block + sub + at;
-                    cs_schedule_recv(s, r, ch, from, CS_BUF_OUTPUT, off, bytes, k);
-                }
+                if (j < 0 || at >= part_len[j] || !sends_to(op, root, from, r))
+                    continue;
+                gint64 sub = part_first[j];
+                gint64 off = op == CS_OP_SCATTER ? sub + at : from * block + sub + at;
+                cs_schedule_recv(s, r, ch, from, CS_BUF_OUTPUT, off, MIN(chunk, part_len[j] - at),
+                                 k);
             }
         }
     }
@@ -85,13 +109,23 @@ direct_build(const CsAlgoArgs *args, GError **error)
     gint64 block = cs_schedule_size(sched)->block_bytes;
     gint64 chunk = cs_algo_chunk_bytes(args);
     int root = cs_op_has_root(args->op) ? args->root : 0;
-    for (int c = 0; c < args->n_channels; c++) {
+    int n_ch = args->n_channels;
+    int parts = args->peer_channels > 0 ? MIN(args->peer_channels, n_ch) : n_ch;
+    g_autofree gint64 *part_first = g_new(gint64, (gsize)MAX(parts, 1));
+    g_autofree gint64 *part_len = g_new(gint64, (gsize)MAX(parts, 1));
+    for (int j = 0; j < parts; j++) {
         gint64 first;
         gint64 n;
-        cs_algo_split(block / ts, args->n_channels, c, &first, &n);
-        if (n > 0)
-            direct_channel(sched, args->op, args->nranks, root, c, block, first * ts, n * ts,
-                           chunk);
+        cs_algo_split(block / ts, parts, j, &first, &n);
+        part_first[j] = first * ts;
+        part_len[j] = n * ts;
+    }
+    for (int c = 0; c < n_ch; c++) {
+        gint64 first;
+        gint64 n;
+        cs_algo_split(block / ts, n_ch, c, &first, &n);
+        direct_channel(sched, args->op, args->nranks, root, c, n_ch, parts, block, part_first,
+                       part_len, first * ts, n * ts, chunk);
     }
     return g_steal_pointer(&sched);
 }
