@@ -302,7 +302,11 @@ coll_channels_max(const CsTopo *topo)
  * - the protocol is LL up to 16 KiB (NCCL_P2P_LL_THRESHOLD) per channel of the per-peer
  *   count, Simple beyond (never LL128); a Simple step is NCCL_P2P_NET_CHUNKSIZE (128 KiB)
  *   across nodes, NCCL_P2P_NVL_CHUNKSIZE (512 KiB) where every GPU pair talks over NVLink,
- *   NCCL_P2P_PCI_CHUNKSIZE (128 KiB) otherwise; an LL step is one LL slot. */
+ *   NCCL_P2P_PCI_CHUNKSIZE (128 KiB) otherwise; an LL step is one LL slot.
+ * Simplified here: the NVLink count and the all-NVLink test come from rank 0's routes (NCCL
+ * takes every local pair); a network peer gets 2 channels (NCCL scales that with the NICs
+ * and the rank count); NCCL's smaller network chunks for small messages, its 4 KiB rounding
+ * of parts and its batching of rounds across nodes (direct.c) are not modelled. */
 #define P2P_LL_THRESHOLD_BYTES 16384
 #define P2P_NET_CHUNK_BYTES 131072
 #define P2P_NVL_CHUNK_BYTES 524288
@@ -461,6 +465,20 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     return (int)CLAMP(nc, 1, coll_channels_max(topo));
 }
 
+int
+cs_predict_peer_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                         gint64 size_bytes, int nranks)
+{
+    g_return_val_if_fail(topo != NULL && algo != NULL, 0);
+    if (!is_nccl_p2p(topo, algo, op))
+        return 0;
+    P2pComm c;
+    int per_peer = 0;
+    p2p_comm(topo, nranks, &c);
+    p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks, &per_peer);
+    return per_peer;
+}
+
 /* Whether an nccl-tests run could carry @op with @proto on @algo: NCCL's grouped send/recv
  * takes LL or Simple by message size (p2p_proto()); every other choice is the engine's. */
 static gboolean
@@ -526,6 +544,7 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         .algo = algo,
         .proto = args.proto,
         .n_channels = args.n_channels,
+        .peer_channels = args.peer_channels,
         .size = *cs_schedule_size(sched),
         .result = *res,
     };
@@ -679,13 +698,10 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     args->redop = options->redop;
     args->proto = proto;
     args->n_channels = channels;
-    /* NCCL stripes each peer's message over some of the channels (p2p_channels()). */
-    if (options->n_channels <= 0 && !options->engine.textbook && is_nccl_p2p(topo, algo, op)) {
-        P2pComm c;
-        p2p_comm(topo, nranks, &c);
-        p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks,
-                     &args->peer_channels);
-    }
+    /* NCCL stripes each peer's message over some of the channels, by its size, also when the
+     * channel count is given (explain and --verify pass the predicted one back). */
+    if (!options->engine.textbook)
+        args->peer_channels = cs_predict_peer_channels(topo, algo, op, proto, size_bytes, nranks);
     /* The textbook machine sends each message whole. */
     if (options->engine.textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
@@ -1002,9 +1018,13 @@ cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes, 
         int channels = options->n_channels > 0
                            ? options->n_channels
                            : cs_predict_default_channels(topo, algo, op, proto, sizes[i], nranks);
+        int peer_channels = options->engine.textbook
+                                ? 0
+                                : cs_predict_peer_channels(topo, algo, op, proto, sizes[i], nranks);
         if (over_budget && before >= 0 && !options->engine.textbook
             && out[last].n_channels == channels && out[before].n_channels == channels
-            && sizes[i] > sizes[last]) {
+            && out[last].peer_channels == peer_channels
+            && out[before].peer_channels == peer_channels && sizes[i] > sizes[last]) {
             extend_prediction(&out[before], &out[last], op, sizes[i], options->dtype, nranks,
                               &out[i]);
             out[i].result.n_events = 0;

@@ -71,6 +71,7 @@ typedef struct {
     const CsAlgo *algo; /* (transfer none) */
     CsProto proto;
     int n_channels;
+    int peer_channels; /* grouped send/recv: channels each peer's message uses (0: all) */
     CsOpSize size;
     CsResult result;       /* rank_finish is NULL here: only the totals are kept */
     double time_us;        /* us */
@@ -80,6 +81,12 @@ typedef struct {
                             * the events those simulations replayed) */
     gboolean nccl_picked;  /* cs_predict_best(): NCCL's model chose it (CsPredictOptions.pick) */
 } CsPrediction;
+
+/* The channels NCCL's p2p plan stripes each peer's message over for @op at @size_bytes
+ * (grouped send/recv on GPU ranks, see cs_predict_default_channels()); 0 for every other
+ * algorithm: its schedule uses all its channels for everything. */
+int cs_predict_peer_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                             gint64 size_bytes, int nranks);
 
 /* Predicts one point. FALSE with @error if the algorithm/protocol cannot serve it. */
 gboolean cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,

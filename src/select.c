@@ -98,6 +98,7 @@ typedef struct {
     gboolean ok;
     double time_ps;
     int channels;
+    int peer_channels;
     gint64 events;
     gboolean extrapolated;
 } Eval;
@@ -170,6 +171,7 @@ simulate(Search *s, int c, gint64 size, int channels)
     e.ok = TRUE;
     e.time_ps = (double)pred.result.time;
     e.channels = pred.n_channels;
+    e.peer_channels = pred.peer_channels;
     e.events = pred.result.n_events;
     return e;
 }
@@ -580,7 +582,11 @@ set_caps(Search *s, const GArray *grid, gint64 max_events)
                 continue;
             const Eval p = evaluate(s, (int)c, below, 0);
             const Eval q = evaluate(s, (int)c, below2, 0);
-            if (!p.ok || !q.ok || p.channels != e.channels || e.channels != last_channels)
+            if (!p.ok || !q.ok || p.channels != e.channels || e.channels != last_channels
+                || p.peer_channels != e.peer_channels
+                || e.peer_channels
+                       != cs_predict_peer_channels(s->topo, cand->algo, s->op, cand->proto, largest,
+                                                   s->nranks))
                 continue;
             const double slope = (e.time_ps - p.time_ps) / (double)(size - below);
             const double slope_before = (p.time_ps - q.time_ps) / (double)(below - below2);

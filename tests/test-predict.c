@@ -240,6 +240,17 @@ test_best_p2p(void)
     g_assert_cmpint(best.proto, ==, CS_PROTO_SIMPLE);
     g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 1 << 30, NULL, -1, &opt, &best, &error));
     g_assert_no_error(error);
+    /* The schedule behind a prediction, rebuilt with its channel count as --verify and explain
+     * do, is the predicted one: each peer's message on its own channels, not all 32. */
+    g_assert_cmpint(best.peer_channels, ==, 8);
+    CsPredictOptions again = opt;
+    again.n_channels = best.n_channels;
+    CsPrediction same;
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_TO_ALL, 1 << 30, best.algo, best.proto, &again,
+                                 &same, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(same.peer_channels, ==, best.peer_channels);
+    g_assert_cmpint(same.result.time, ==, best.result.time);
     double wire_s
         = (7.0 / 8.0) * (double)(1 << 30) / cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NVLINK);
     double t_s = cs_time_to_s(best.result.time);

@@ -7,8 +7,9 @@
  *
  * Each peer's message is striped over peer_channels of the n_channels channels, as NCCL
  * stripes it over nChannels parts (addP2pToPlan); the peer at distance q (NCCL's round q)
- * starts at channel (q - 1) x peer_channels, so the peers spread over all channels
- * (ncclP2pChannelBaseForRound spreads the rounds the same way). On each channel every chunk
+ * starts at channel (q - 1) x peer_channels, so the peers spread over all channels, as
+ * ncclP2pChannelBaseForRound spreads the rounds on one node (across nodes NCCL gives each
+ * batch of 8 rounds one base, so it uses fewer channels than here). On each channel every chunk
  * round visits the channel's peers before the next chunk starts, so each connection has at
  * most one chunk in flight per round and all peers progress together. One round of alpha
  * for any P, but the root's (or every rank's) link carries all P - 1 blocks: the choice for
