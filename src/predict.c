@@ -378,54 +378,57 @@ p2p_peer_bytes(CsOp op, gint64 size_bytes, int nranks)
     return cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1)).block_bytes;
 }
 
-/* The protocol NCCL gives each peer's message. */
-static CsProto
-p2p_proto(const P2pComm *c, gint64 peer_bytes)
-{
-    return peer_bytes <= (gint64)c->per_peer * P2P_LL_THRESHOLD_BYTES ? CS_PROTO_LL
-                                                                      : CS_PROTO_SIMPLE;
-}
+/* NCCL's plan for one grouped send/recv: the protocol each peer's message gets, the channels
+ * it is striped over, all channels in use together and the pipeline step. */
+typedef struct {
+    CsProto proto;      /* LL or Simple */
+    int channels;       /* in use at once: at most p2pnChannels */
+    int per_peer;       /* channels each peer's message is striped over */
+    gint64 chunk_bytes; /* bytes: Simple's p2pChunkSize; 0 (the slot) for LL */
+} P2pPlan;
 
-/* Channels in use at once: each of the P - 1 peers' messages striped over *@per_peer
- * (nullable) channels as addP2pToPlan does, all of them together at most p2pnChannels. */
-static int
-p2p_channels(const P2pComm *c, CsProto proto, gint64 peer_bytes, int nranks, int *per_peer)
+/* NCCL's plan when @algo runs @op as grouped send/recv on GPU ranks (FALSE otherwise), for
+ * messages carried with @proto: LL up to the threshold, Simple beyond (p2p_plan()->proto
+ * says which one NCCL would take); each of the P - 1 peers' messages striped as addP2pToPlan
+ * does. */
+static gboolean
+p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto, gint64 size_bytes,
+         int nranks, P2pPlan *plan)
 {
-    int n_min = c->per_peer;
-    while (n_min * nranks > c->p2p_channels && n_min > 1)
+    if (!is_nccl_p2p(topo, algo, op))
+        return FALSE;
+    P2pComm c;
+    p2p_comm(topo, nranks, &c);
+    gint64 b = MAX(p2p_peer_bytes(op, size_bytes, nranks), 1);
+    plan->proto = b <= (gint64)c.per_peer * P2P_LL_THRESHOLD_BYTES ? CS_PROTO_LL : CS_PROTO_SIMPLE;
+
+    int n_min = c.per_peer;
+    while (n_min * nranks > c.p2p_channels && n_min > 1)
         n_min /= 2;
     gint64 step = proto == CS_PROTO_LL ? cs_proto_info(CS_PROTO_LL)->buffer_bytes / CS_NCCL_STEPS
-                                       : c->simple_step;
-    gint64 min_part = c->multi_node ? step / 2 : step / 8;
-    gint64 max_part = c->multi_node ? step : step * 32;
-    gint64 b = MAX(peer_bytes, 1);
+                                       : c.simple_step;
+    gint64 min_part = c.multi_node ? step / 2 : step / 8;
+    gint64 max_part = c.multi_node ? step : step * 32;
     int n = (int)MIN((gint64)n_min, (b + min_part - 1) / min_part);
     gint64 part = MAX(min_part, (b + n - 1) / n);
-    while (part > max_part && n <= c->per_peer / 2) {
+    while (part > max_part && n <= c.per_peer / 2) {
         n *= 2;
         part = (b + n - 1) / n;
     }
-    n = MIN(n, c->p2p_channels);
-    if (per_peer != NULL)
-        *per_peer = n;
-    return MAX(1, MIN(c->p2p_channels, (nranks - 1) * n));
+    plan->per_peer = MIN(n, c.p2p_channels);
+    plan->channels = MAX(1, MIN(c.p2p_channels, (nranks - 1) * plan->per_peer));
+    plan->chunk_bytes = proto == CS_PROTO_SIMPLE ? c.simple_step : 0;
+    return TRUE;
 }
 
-/* The pipeline chunk NCCL uses, where it differs from one slot (cs_algo_default_chunk()):
- * Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS = NCCL_STEPS / 2 = 4
- * slots per step (NCCL 2.2x src/include/collectives.h), and Simple send/recv moves
- * p2pChunkSize (above); 0 keeps the algorithm's default. */
+/* The pipeline chunk NCCL uses for its collectives, where it differs from one slot
+ * (cs_algo_default_chunk()): Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS =
+ * NCCL_STEPS / 2 = 4 slots per step (NCCL 2.2x src/include/collectives.h); 0 keeps the
+ * algorithm's default. Grouped send/recv has its own (p2p_plan()). */
 static gint64
-nccl_chunk_bytes(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto, int nranks)
+nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
 {
-    if (proto != CS_PROTO_SIMPLE)
-        return 0;
-    if (is_nccl_p2p(topo, algo, op)) {
-        P2pComm c;
-        p2p_comm(topo, nranks, &c);
-        return c.simple_step;
-    }
-    if (g_strcmp0(algo->name, "ring") != 0)
+    if (proto != CS_PROTO_SIMPLE || g_strcmp0(algo->name, "ring") != 0)
         return 0;
     if (op != CS_OP_ALL_REDUCE && op != CS_OP_ALL_GATHER && op != CS_OP_REDUCE_SCATTER)
         return 0;
@@ -437,7 +440,7 @@ nccl_chunk_bytes(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
  * The channel count NCCL-like defaults give @algo for @op at @size_bytes on @nranks ranks of
  * @topo:
  * - NCCL's grouped send/recv (direct scatter, gather and all-to-all on GPU ranks): the
- *   channels NCCL's p2p plan stripes the P - 1 peers' messages over (p2p_channels());
+ *   channels NCCL's p2p plan stripes the P - 1 peers' messages over (p2p_plan());
  * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct between CPUs) run
  *   one channel;
  * - NCCL's algorithms (ring, tree, nvls ...) start from coll_channels_max(), then, as NCCL does
@@ -450,11 +453,9 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
                             gint64 size_bytes, int nranks)
 {
     g_return_val_if_fail(topo != NULL && algo != NULL, 1);
-    if (is_nccl_p2p(topo, algo, op)) {
-        P2pComm c;
-        p2p_comm(topo, nranks, &c);
-        return p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks, NULL);
-    }
+    P2pPlan plan;
+    if (p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan))
+        return plan.channels;
     if (!algo_is_nccl(algo))
         return 1;
 
@@ -470,26 +471,18 @@ cs_predict_peer_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProt
                          gint64 size_bytes, int nranks)
 {
     g_return_val_if_fail(topo != NULL && algo != NULL, 0);
-    if (!is_nccl_p2p(topo, algo, op))
-        return 0;
-    P2pComm c;
-    int per_peer = 0;
-    p2p_comm(topo, nranks, &c);
-    p2p_channels(&c, proto, p2p_peer_bytes(op, size_bytes, nranks), nranks, &per_peer);
-    return per_peer;
+    P2pPlan plan;
+    return p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan) ? plan.per_peer : 0;
 }
 
 /* Whether an nccl-tests run could carry @op with @proto on @algo: NCCL's grouped send/recv
- * takes LL or Simple by message size (p2p_proto()); every other choice is the engine's. */
+ * takes LL or Simple by message size (p2p_plan()); every other choice is the engine's. */
 static gboolean
 proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
                     gint64 size_bytes, int nranks)
 {
-    if (!is_nccl_p2p(topo, algo, op))
-        return TRUE;
-    P2pComm c;
-    p2p_comm(topo, nranks, &c);
-    return proto == p2p_proto(&c, p2p_peer_bytes(op, size_bytes, nranks));
+    P2pPlan plan;
+    return !p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan) || proto == plan.proto;
 }
 
 /* ---- One point ---- */
@@ -684,12 +677,13 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
            const CsPredictOptions *options, int nranks, CsAlgoArgs *args)
 {
     int topo_ranks = cs_topo_n_ranks(topo);
-    int channels
-        = options->n_channels > 0
-              ? options->n_channels
-              : (options->engine.textbook
-                     ? 1
-                     : cs_predict_default_channels(topo, algo, op, proto, size_bytes, nranks));
+    gboolean textbook = options->engine.textbook;
+    P2pPlan plan;
+    gboolean p2p = !textbook && p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan);
+    int channels = options->n_channels > 0 ? options->n_channels
+                   : textbook              ? 1
+                   : p2p                   ? plan.channels
+                         : cs_predict_default_channels(topo, algo, op, proto, size_bytes, nranks);
 
     /* The algorithm sees the machine only when it runs on all of it (node structure). */
     cs_algo_args_init(args, nranks == topo_ranks ? topo : NULL, op, nranks, size_bytes);
@@ -700,13 +694,12 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     args->n_channels = channels;
     /* NCCL stripes each peer's message over some of the channels, by its size, also when the
      * channel count is given (explain and --verify pass the predicted one back). */
-    if (!options->engine.textbook)
-        args->peer_channels = cs_predict_peer_channels(topo, algo, op, proto, size_bytes, nranks);
+    args->peer_channels = p2p ? plan.per_peer : 0;
     /* The textbook machine sends each message whole. */
-    if (options->engine.textbook)
+    if (textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
     else
-        args->chunk_bytes = nccl_chunk_bytes(topo, algo, op, proto, nranks);
+        args->chunk_bytes = p2p ? plan.chunk_bytes : nccl_chunk_bytes(algo, op, proto);
 }
 
 /**
