@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "models/protocol.h"
 #include "topo.h"
 #include "units.h"
 
@@ -144,6 +145,15 @@ show_links(const CsTopo *topo)
     printf("  (bandwidths per direction; usable = datasheet x efficiency)\n");
 }
 
+/* Whether two ranks' devices have the same costs and default protocols. */
+static gboolean
+same_costs(const CsGpuSpec *a, const CsGpuSpec *b)
+{
+    return a->launch_s == b->launch_s && a->step_overhead_s == b->step_overhead_s
+           && a->reduce_Bps == b->reduce_Bps && a->copy_Bps == b->copy_Bps
+           && a->default_protos == b->default_protos;
+}
+
 static void
 show_ranks(const CsTopo *topo)
 {
@@ -166,7 +176,7 @@ show_ranks(const CsTopo *topo)
                cs_topo_device(topo, cs_topo_rank_device(topo, P - 1))->name);
     }
     for (int r = 1; r < P; r++)
-        same = same && memcmp(cs_topo_rank_gpu(topo, r), g0, sizeof *g0) == 0;
+        same = same && same_costs(cs_topo_rank_gpu(topo, r), g0);
     g_autofree char *launch = cs_units_format_time(g0->launch_s);
     g_autofree char *step = cs_units_format_time(g0->step_overhead_s);
     g_autofree char *reduce = cs_units_format_bandwidth(g0->reduce_Bps);
@@ -175,6 +185,13 @@ show_ranks(const CsTopo *topo)
            cs_topo_device(topo, cs_topo_rank_device(topo, 0))->kind == CS_DEVICE_GPU ? "GPU"
                                                                                      : "CPU",
            same ? "" : " (rank 0; ranks differ)", launch, step, reduce, copy);
+    if (g0->default_protos != 0) {
+        printf("default protocols (when none is forced):");
+        for (int p = 0; p < CS_N_PROTOS; p++)
+            if (g0->default_protos & (1u << p))
+                printf(" %s", cs_proto_name((CsProto)p));
+        printf("\n");
+    }
 }
 
 static void

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "algos/mesh_rings.h"
 #include "algos/registry.h"
 #include "models/nccl.h"
 
@@ -260,10 +261,25 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
  * (engine.c): the lane count rounded up to a power of two between 2 and 32 (NCCL's channel
  * limit before 2.20). That is 32 on H100 NVSwitch boxes (18 NVLinks), 16 on A100 (12), the
  * 32 coll channels NCCL reports there, and 2 on PCIe-only boxes (NCCL 2.2x
- * src/graph/search.cc, connect.cc). */
+ * src/graph/search.cc, connect.cc). On a full mesh of @nranks GPUs the rings cycle over a set
+ * that loads every link equally (ring.c, mesh_rings.c), so the count is a multiple of the
+ * set's size: that size doubled while it stays within 32, 28 on 8 MI300X (7 rings); RCCL's
+ * model of that platform lists 14 rings, each directed link in two of them, and lists them
+ * twice over, 28 (src/graph/rome_models.cc). Every NCCL algorithm and the p2p plan start from
+ * this count, as NCCL's share nChannels. */
 static int
-coll_channels_max(const CsTopo *topo)
+coll_channels_max(const CsTopo *topo, int nranks)
 {
+    /* Only on the whole machine: on fewer ranks the algorithms get no topology (rank order). */
+    if (nranks <= CS_MESH_RINGS_MAX_RANKS && nranks == cs_topo_n_ranks(topo)
+        && cs_topo_full_mesh(topo, nranks)) {
+        int n_rings = cs_mesh_rings_count(nranks);
+        int max_ch = n_rings;
+        while (2 * max_ch <= 32)
+            max_ch *= 2;
+        return max_ch;
+    }
+
     /* Lanes out of rank 0's GPU on its fastest class of links. */
     int gpu = cs_topo_rank_device(topo, 0);
     double best_Bps = 0.0;
@@ -358,7 +374,7 @@ p2p_comm(const CsTopo *topo, int nranks, P2pComm *c)
     gboolean all_nvlink = TRUE;
     int per_peer = G_MAXINT;
 
-    c->p2p_channels = pow2_up(MIN(coll_channels_max(topo), 32));
+    c->p2p_channels = pow2_up(MIN(coll_channels_max(topo, nranks), 32));
     c->multi_node = spans_nodes(topo, nranks);
     for (int peer = 1; peer < nranks && peer < cs_topo_n_ranks(topo); peer++) {
         int lanes = route_nvlink_lanes(topo, peer);
@@ -463,7 +479,7 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
     gint64 bytes = MAX(sz.send_bytes, sz.recv_bytes);
     gint64 nc = bytes / bytes_per_channel_min(proto);
-    return (int)CLAMP(nc, 1, coll_channels_max(topo));
+    return (int)CLAMP(nc, 1, coll_channels_max(topo, nranks));
 }
 
 int
@@ -483,6 +499,18 @@ proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto pro
 {
     P2pPlan plan;
     return !p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan) || proto == plan.proto;
+}
+
+/* The protocols a run picks from when it forces none: NCCL_PROTO's list where the run set one
+ * (a trace's headers), else the GPUs' library defaults (the topology's default_protocols: RCCL
+ * leaves LL128 off on most AMD platforms). Bits over CsProto. */
+static guint
+unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
+{
+    if (options != NULL && options->nccl_proto_mask != 0)
+        return options->nccl_proto_mask;
+    int nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    return cs_topo_default_protos(topo, nranks);
 }
 
 /* ---- One point ---- */
@@ -842,7 +870,7 @@ predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *
             return 0;
         algos &= 1u << a;
     }
-    guint protos = options->nccl_proto_mask != 0 ? options->nccl_proto_mask : CS_NCCL_ALL_PROTOS;
+    guint protos = CS_NCCL_ALL_PROTOS & unforced_protos(topo, options);
     if (proto_filter >= 0)
         protos &= 1u << proto_filter;
     CsNcclPrediction pick;
@@ -900,6 +928,7 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     }
     nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
     gboolean any = options != NULL && options->any_algorithm;
+    const guint allowed_protos = unforced_protos(topo, options);
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         const CsAlgo *algo = *a;
         const char *why = NULL;
@@ -921,6 +950,8 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             CsPrediction pred;
             g_autoptr(GError) local = NULL;
             if (proto_filter >= 0 && p != proto_filter)
+                continue;
+            if (proto_filter < 0 && (allowed_protos & (1u << p)) == 0)
                 continue;
             if (proto_filter < 0 && !any
                 && !proto_in_nccl_tests(topo, algo, op, (CsProto)p, size_bytes, nranks))

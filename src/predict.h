@@ -51,7 +51,8 @@ typedef struct {
     const CsNcclModel *nccl; /* (nullable) NCCL's model for CS_PICK_NCCL / CS_PICK_AUTO */
     guint nccl_algo_mask;    /* the algorithms NCCL may pick (1 << CsNcclAlgo), as NCCL_ALGO
                               * lists or excludes them; 0: every one */
-    guint nccl_proto_mask;   /* the protocols, as NCCL_PROTO allows them; 0: every one */
+    guint nccl_proto_mask;   /* the protocols, as NCCL_PROTO allows them; 0: the GPUs'
+                              * default protocols (the topology's default_protocols) */
     gboolean exact;          /* simulate every chunk of every size; by default a size whose
                               * schedule would be large is extended linearly from three
                               * smaller simulated sizes on one line (the pipeline's steady

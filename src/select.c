@@ -530,12 +530,14 @@ granularity(CsOp op, CsDtype dtype, int nranks)
 }
 
 /* Collsim's candidates for @op: every registered algorithm that serves it here, with every
- * protocol (the predictor refuses illegal protocols size by size). */
+ * protocol the GPUs' library picks from by default (the topology's default_protocols; the
+ * predictor refuses illegal protocols size by size). */
 static GArray *
 collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *nccl)
 {
     GArray *cands = g_array_new(FALSE, TRUE, sizeof(Cand));
     const int func = cs_nccl_func_from_op(op);
+    const guint defaults = cs_topo_default_protos(topo, nranks);
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         const CsAlgo *algo = *a;
         const char *why = NULL;
@@ -548,6 +550,8 @@ collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *n
         CsNcclAlgo na;
         const gboolean is_nccl = cs_nccl_algo_from_collsim(algo->name, &na);
         for (int p = 0; p < CS_N_PROTOS; p++) {
+            if ((defaults & (1u << p)) == 0)
+                continue;
             Cand c = { algo, is_nccl ? (int)na : -1, (CsProto)p, FALSE };
             c.nccl_ok
                 = is_nccl && func >= 0
@@ -602,9 +606,10 @@ set_caps(Search *s, const GArray *grid, gint64 max_events)
     }
 }
 
-/* NCCL's own candidates for @op: every usable entry of its tables. */
+/* NCCL's own candidates for @op: every usable entry of its tables among the GPUs' default
+ * protocols (default_protocols). */
 static GArray *
-nccl_candidates(const CsNcclModel *nccl, CsOp op)
+nccl_candidates(const CsNcclModel *nccl, CsOp op, guint default_protos)
 {
     GArray *cands = g_array_new(FALSE, TRUE, sizeof(Cand));
     const int func = cs_nccl_func_from_op(op);
@@ -612,6 +617,8 @@ nccl_candidates(const CsNcclModel *nccl, CsOp op)
         return cands;
     for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
         for (int p = 0; p < CS_N_PROTOS; p++) {
+            if ((default_protos & (1u << p)) == 0)
+                continue;
             if (cs_nccl_model_bandwidth_GBps(nccl, (CsNcclFunc)func, (CsNcclAlgo)a, (CsProto)p)
                 <= 0.0)
                 continue;
@@ -725,8 +732,9 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         s.nccl_model = sel->nccl_model ? sel->nccl : NULL;
         s.op = (CsOp)op;
         s.nranks = nranks;
-        s.cands = sel->nccl_model ? nccl_candidates(sel->nccl, s.op)
-                                  : collsim_candidates(topo, s.op, nranks, sel->nccl);
+        s.cands = sel->nccl_model
+                      ? nccl_candidates(sel->nccl, s.op, cs_topo_default_protos(topo, nranks))
+                      : collsim_candidates(topo, s.op, nranks, sel->nccl);
         s.cache = g_hash_table_new_full(eval_key_hash, eval_key_equal, g_free, g_free);
         s.cap = g_new0(gint64, MAX(1, s.cands->len));
         s.cap_below = g_new0(gint64, MAX(1, s.cands->len));

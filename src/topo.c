@@ -16,7 +16,8 @@
  *                   node (integer, default 0; -1 = outside every node), model, source;
  *                   gpu/cpu: launch (time, kernel launch / per-collective base latency),
  *                   step_overhead (time, per schedule step), reduce_bandwidth (gamma =
- *                   1 / reduce_bandwidth), copy_bandwidth;
+ *                   1 / reduce_bandwidth), copy_bandwidth, default_protocols (the
+ *                   protocols the library picks from unless one is forced; default all);
  *                   nvswitch: multicast_reduction (bool, NVLS); switch: sharp (bool)
  *   links[]         endpoints [a, b], kind (nvlink|nvswitch|pcie|ib|roce|ethernet|xgmi|shm),
  *                   bandwidth (per lane, per direction, datasheet), count (bonded lanes,
@@ -369,11 +370,21 @@ static const char *const top_explicit_keys[] = {
     "protocols", "calibrated_from", "calibration", NULL,
 };
 static const char *const spec_keys[] = {
-    "model", "launch", "step_overhead", "reduce_bandwidth", "copy_bandwidth", "source", NULL,
+    "model",  "launch", "step_overhead", "reduce_bandwidth", "copy_bandwidth", "default_protocols",
+    "source", NULL,
 };
 static const char *const rank_device_keys[] = {
-    "name",           "kind",   "node", "model", "launch", "step_overhead", "reduce_bandwidth",
-    "copy_bandwidth", "source", NULL,
+    "name",
+    "kind",
+    "node",
+    "model",
+    "launch",
+    "step_overhead",
+    "reduce_bandwidth",
+    "copy_bandwidth",
+    "default_protocols",
+    "source",
+    NULL,
 };
 static const char *const nvswitch_keys[] = {
     "name", "kind", "node", "model", "multicast_reduction", "source", NULL,
@@ -387,6 +398,47 @@ static const char *const plain_device_keys[] = {
 static const char *const link_keys[] = {
     "endpoints", "kind", "bandwidth", "count", "efficiency", "alpha", "duplex", "source", NULL,
 };
+
+/* An optional "default_protocols" array of @obj: a non-empty list of distinct protocol names,
+ * as a mask of bits over cs_topo_proto_names (unchanged when absent). */
+static gboolean
+read_default_protocols(const CsJsonCtx *ctx, const cJSON *obj, const char *path, guint *mask,
+                       GError **error)
+{
+    const cJSON *list = cs_json_member(obj, "default_protocols");
+    if (list == NULL)
+        return TRUE;
+    g_autofree char *p = cs_json_path_member(path, "default_protocols");
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
+        g_autofree char *got
+            = cJSON_IsArray(list) ? g_strdup("an empty list") : cs_json_describe(list);
+        cs_json_set_error(ctx, error, p,
+                          "expected a non-empty list of protocols (LL, LL128, Simple), got %s",
+                          got);
+        return FALSE;
+    }
+    guint bits = 0;
+    for (int i = 0; i < cJSON_GetArraySize(list); i++) {
+        const cJSON *e = cJSON_GetArrayItem(list, i);
+        g_autofree char *pe = cs_json_path_element(p, i);
+        int proto = -1;
+        if (cJSON_IsString(e))
+            lookup_name(cs_topo_proto_names, CS_TOPO_N_PROTOS, e->valuestring, &proto);
+        if (proto < 0) {
+            g_autofree char *got = cs_json_describe(e);
+            cs_json_set_error(ctx, error, pe, "expected a protocol (LL, LL128, Simple), got %s",
+                              got);
+            return FALSE;
+        }
+        if (bits & (1u << proto)) {
+            cs_json_set_error(ctx, error, pe, "protocol \"%s\" is listed twice", e->valuestring);
+            return FALSE;
+        }
+        bits |= 1u << proto;
+    }
+    *mask = bits;
+    return TRUE;
+}
 
 /* A GPU-cost object's keys (a device or a "gpu"/"cpu" defaults object) over @spec. */
 static gboolean
@@ -416,6 +468,8 @@ read_spec(const CsJsonCtx *ctx, const cJSON *obj, const char *path, CsGpuSpec *s
             return FALSE;
         *mask |= fields[i].bit;
     }
+    if (!read_default_protocols(ctx, obj, path, &spec->default_protos, error))
+        return FALSE;
     if (!cs_json_get_string(ctx, obj, path, "model", FALSE, model, error))
         return FALSE;
     const char *source = NULL;
@@ -1099,6 +1153,31 @@ cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank)
 }
 
 gboolean
+cs_topo_full_mesh(const CsTopo *topo, int nranks)
+{
+    g_return_val_if_fail(nranks <= topo->n_ranks, FALSE);
+    if (nranks < 3)
+        return FALSE;
+    for (int a = 0; a < nranks; a++)
+        for (int b = 0; b < nranks; b++)
+            if (a != b && cs_topo_route(topo, a, b)->n_links != 1)
+                return FALSE;
+    return TRUE;
+}
+
+guint
+cs_topo_default_protos(const CsTopo *topo, int nranks)
+{
+    const guint all = (1u << CS_TOPO_N_PROTOS) - 1;
+    guint protos = all;
+    for (int r = 0; r < MIN(nranks, topo->n_ranks); r++) {
+        guint own = cs_topo_rank_gpu(topo, r)->default_protos;
+        protos &= own != 0 ? own : all;
+    }
+    return protos;
+}
+
+gboolean
 cs_topo_has_nvls(const CsTopo *topo)
 {
     return topo->nvls;
@@ -1347,6 +1426,12 @@ cs_topo_to_json(const CsTopo *topo)
             add_owned_string(o, "reduce_bandwidth", fmt_bw(dev->gpu.reduce_Bps));
         if (mask & SPEC_COPY)
             add_owned_string(o, "copy_bandwidth", fmt_bw(dev->gpu.copy_Bps));
+        if (dev->gpu.default_protos != 0) {
+            cJSON *list = cJSON_AddArrayToObject(o, "default_protocols");
+            for (int k = 0; k < CS_TOPO_N_PROTOS; k++)
+                if (dev->gpu.default_protos & (1u << k))
+                    cJSON_AddItemToArray(list, cJSON_CreateString(cs_topo_proto_names[k]));
+        }
         if (dev->kind == CS_DEVICE_NVSWITCH)
             cJSON_AddBoolToObject(o, "multicast_reduction", dev->multicast_reduction);
         if (dev->kind == CS_DEVICE_SWITCH)

@@ -56,6 +56,8 @@ typedef struct {
     double step_overhead_s; /* s: per schedule step (flag wait, fence) */
     double reduce_Bps;      /* bytes/s: reduction throughput, gamma = 1 / reduce_Bps */
     double copy_Bps;        /* bytes/s: local device copy throughput */
+    guint default_protos;   /* bit per protocol (LL, LL128, Simple) the collective library
+                               picks from when none is forced; 0: all */
 } CsGpuSpec;
 
 /**
@@ -142,6 +144,15 @@ const CsGpuSpec *cs_topo_rank_gpu(const CsTopo *topo, int rank);
 
 /* Route between two ranks (transfer none). */
 const CsRoute *cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank);
+
+/* Whether ranks 0..@nranks-1 (at least 3) form a full mesh: one direct link between every
+ * pair, as on an xGMI platform. */
+gboolean cs_topo_full_mesh(const CsTopo *topo, int nranks);
+
+/* The protocols the GPUs of ranks 0..@nranks-1 all pick from when none is forced, as bits
+ * over LL, LL128, Simple (each rank's default_protos, 0 meaning all three): 0x7 when no rank
+ * restricts them. */
+guint cs_topo_default_protos(const CsTopo *topo, int nranks);
 
 /* NVLS: every GPU of a node reaches an NVSwitch with multicast reduction. */
 gboolean cs_topo_has_nvls(const CsTopo *topo);

@@ -212,11 +212,13 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
     }
     if (setup->options.pick == CS_PICK_FASTEST)
         setup->options.nccl = NULL;
+    /* NCCL_ALGO / NCCL_PROTO lists bound NCCL's pick; the protocol list also bounds collsim's
+     * fastest choice, in place of the GPUs' default protocols. */
+    guint algo_mask, proto_mask;
+    cs_validate_trace_masks(trace, &algo_mask, &proto_mask);
+    setup->options.nccl_algo_mask = algo_mask;
+    setup->options.nccl_proto_mask = proto_mask;
     if (setup->options.nccl != NULL) {
-        guint algo_mask, proto_mask;
-        cs_validate_trace_masks(trace, &algo_mask, &proto_mask);
-        setup->options.nccl_algo_mask = algo_mask;
-        setup->options.nccl_proto_mask = proto_mask;
         const char *version = NULL;
         const char *library = cs_trace_library(trace, &version);
         setup->picker = g_strdup_printf("NCCL %s's tuning model (trace: %s %s)",

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "algos/algo.h"
+#include "algos/mesh_rings.h"
 #include "check.h"
 #include "test-util.h"
 
@@ -264,11 +265,11 @@ mesh_topo(int p)
     return topo;
 }
 
-/* Distinct directed links that the sends of @sched cross. */
-static guint
-links_used(const CsTopo *topo, const CsSchedule *sched)
+/* Bytes the sends of @sched put on each directed link of @topo (n_links entries). */
+static guint64 *
+link_bytes(const CsTopo *topo, const CsSchedule *sched)
 {
-    g_autoptr(GHashTable) used = g_hash_table_new(NULL, NULL);
+    guint64 *bytes = g_new0(guint64, cs_topo_n_links(topo));
 
     for (int r = 0; r < cs_schedule_n_ranks(sched); r++) {
         gsize n;
@@ -278,39 +279,86 @@ links_used(const CsTopo *topo, const CsSchedule *sched)
                 continue;
             const CsRoute *route = cs_topo_route(topo, r, steps[i].send_peer);
             for (int k = 0; k < route->n_links; k++)
-                g_hash_table_add(used, GINT_TO_POINTER(route->links[k] + 1));
+                bytes[route->links[k]] += (guint64)steps[i].bytes;
         }
     }
-    return g_hash_table_size(used);
+    return bytes;
 }
 
-/* On mi300x-x8-xgmi (one xGMI link between every pair of the 8 GPUs) channel c runs the
- * ring r -> r + s (mod 8), s cycling over the strides coprime with 8: 1, 3, 5, 7. By hand:
- * 8 channels use the 4 strides twice, each stride's ring crosses 8 directed links, and
- * distinct strides never share one (r -> r + s equals q -> q + s' only if r = q and s = s'),
- * so 4 x 8 = 32 distinct directed links carry traffic (rank order: 8). On its first 7 GPUs
- * (P prime) the strides are 1..6: 6 channels cross 6 x 7 = 42 links, every one of the
- * 7 x 6 directed links of a 7-GPU mesh. */
+/* Asserts that a ring all-reduce of @bytes on the @p GPUs of full mesh @topo over @channels
+ * channels puts the same bytes on every one of the p (p - 1) directed links. */
 static void
-test_full_mesh_strides(void)
+assert_mesh_links_even(const CsTopo *topo, int p, gint64 bytes, int channels)
 {
-    static const int strides8[] = { 1, 3, 5, 7 };
-    g_autoptr(CsTopo) topo = cs_test_load_topo("mi300x-x8-xgmi");
-    int order[8];
-
-    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 8, 0, 4 * 8 * 1000, 0, 8);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, p, 0, bytes, 0, channels);
     cs_test_assert_checks(sched, NULL);
-    for (int c = 0; c < 8; c++) {
-        ring_of(sched, c, order);
-        for (int i = 0; i < 8; i++)
-            g_assert_cmpint(order[i], ==, (i * strides8[c % 4]) % 8);
+    g_autofree guint64 *per_link = link_bytes(topo, sched);
+    int n_loaded = 0;
+    guint64 first = 0;
+    for (int l = 0; l < cs_topo_n_links(topo); l++) {
+        if (per_link[l] == 0)
+            continue;
+        if (n_loaded++ == 0)
+            first = per_link[l];
+        g_assert_cmpuint(per_link[l], ==, first);
     }
-    g_assert_cmpuint(links_used(topo, sched), ==, 32);
+    g_assert_cmpint(n_loaded, ==, p * (p - 1));
+}
 
-    g_autoptr(CsTopo) mesh7 = mesh_topo(7);
-    g_autoptr(CsSchedule) sched7 = build(mesh7, CS_OP_ALL_REDUCE, 7, 0, 4 * 7 * 1000, 0, 6);
-    cs_test_assert_checks(sched7, NULL);
-    g_assert_cmpuint(links_used(mesh7, sched7), ==, 42);
+/* cs_mesh_rings_new(): rings over every rank, each starting at 0, and every ordered pair
+ * (a, b) adjacent in exactly `times` of them: once in P - 1 rings (Tillson: every P but 4
+ * and 6), twice in 2 (P - 1) rings for 4 and 6; none past CS_MESH_RINGS_MAX_RANKS. */
+static void
+test_mesh_rings(void)
+{
+    for (int P = 3; P <= CS_MESH_RINGS_MAX_RANKS; P++) {
+        int n_rings = 0;
+        g_autofree int *rings = cs_mesh_rings_new(P, &n_rings);
+        g_assert_nonnull(rings);
+        const int times = (P == 4 || P == 6) ? 2 : 1;
+        g_assert_cmpint(n_rings, ==, times * (P - 1));
+        g_assert_cmpint(cs_mesh_rings_count(P), ==, n_rings);
+        g_autofree int *pairs = g_new0(int, P *P);
+        for (int k = 0; k < n_rings; k++) {
+            const int *ring = rings + k * P;
+            g_autofree gboolean *seen = g_new0(gboolean, P);
+            g_assert_cmpint(ring[0], ==, 0);
+            for (int i = 0; i < P; i++) {
+                g_assert_cmpint(ring[i], >=, 0);
+                g_assert_cmpint(ring[i], <, P);
+                g_assert_false(seen[ring[i]]);
+                seen[ring[i]] = TRUE;
+                pairs[ring[i] * P + ring[(i + 1) % P]]++;
+            }
+        }
+        for (int a = 0; a < P; a++)
+            for (int b = 0; b < P; b++)
+                g_assert_cmpint(pairs[a * P + b], ==, a == b ? 0 : times);
+    }
+    int n_rings = -1;
+    g_assert_null(cs_mesh_rings_new(CS_MESH_RINGS_MAX_RANKS + 1, &n_rings));
+    g_assert_cmpint(n_rings, ==, -1);
+}
+
+/* On mi300x-x8-xgmi (one xGMI link between every pair of the 8 GPUs) the channels cycle over
+ * 7 rings that follow every directed link once: 28 channels (collsim's default there) and 7
+ * put the same bytes on all 56 directed links, where rings of one stride used 32 of them.
+ * The same holds for meshes of 7 GPUs (6 rings), 4 (6 rings, each link twice) and 5 (4). */
+static void
+test_full_mesh_rings(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("mi300x-x8-xgmi");
+    assert_mesh_links_even(topo, 8, 4 * 28 * 8 * 1000, 28);
+    assert_mesh_links_even(topo, 8, 4 * 7 * 8 * 1000, 7);
+    static const struct {
+        int p;
+        int channels;
+    } meshes[] = { { 7, 6 }, { 4, 6 }, { 4, 24 }, { 5, 4 } };
+    for (gsize i = 0; i < G_N_ELEMENTS(meshes); i++) {
+        g_autoptr(CsTopo) mesh = mesh_topo(meshes[i].p);
+        assert_mesh_links_even(mesh, meshes[i].p, 4 * 1000 * meshes[i].p * meshes[i].channels,
+                               meshes[i].channels);
+    }
 }
 
 /* Eight GPUs, switch i holding GPUs i and i + 4, switches under one host. Rank order would
@@ -493,7 +541,8 @@ main(int argc, char **argv)
         g_test_add_data_func(path, machines[i], test_single_machine_rank_order);
     }
     g_test_add_func("/algo/ring/order/pcie-switch-pairs", test_pcie_switch_order);
-    g_test_add_func("/algo/ring/order/full-mesh-strides", test_full_mesh_strides);
+    g_test_add_func("/algo/ring/mesh-rings", test_mesh_rings);
+    g_test_add_func("/algo/ring/order/full-mesh-rings", test_full_mesh_rings);
     g_test_add_func("/algo/ring/check/full-mesh", test_full_mesh_checker);
     g_test_add_func("/algo/ring/order/hgx-2n-channels", test_two_node_rings);
     static const TopoCase odd_cases[] = {

@@ -258,6 +258,81 @@ test_best_p2p(void)
     g_assert_cmpfloat(t_s, <=, 1.15 * wire_s);
 }
 
+/* 8 x MI300X, one xGMI link between every pair: the ring channels cycle over 7 rings that load
+ * all 7 links of each GPU equally, so 28 channels (7 doubled twice) by default, and a large
+ * all-reduce runs at 7 links x 64 GB/s x 0.75 usable = 336 GB/s of busbw (rings of one stride
+ * used 4 links: 256 GB/s at 64 GB/s a link). Its GPUs' library (RCCL) leaves LL128 off by
+ * default: the best choice never takes it, but it can be forced. */
+static void
+test_full_mesh_mi300x(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("mi300x-x8-xgmi", &error);
+    g_assert_no_error(error);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions opt;
+    CsPrediction best;
+
+    g_test_summary("On a full xGMI mesh rings use every link; LL128 only when forced.");
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 8), ==,
+        28);
+    cs_predict_options_init(&opt);
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, G_GINT64_CONSTANT(8) << 30, NULL, -1,
+                                  &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_true(best.algo == ring);
+    g_assert_cmpfloat(best.busbw_GBps, <=, 336.0);
+    g_assert_cmpfloat(best.busbw_GBps, >=, 0.99 * 336.0);
+    for (gint64 size = 1 << 20; size <= (64 << 20); size *= 2) {
+        g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &best, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(best.proto, !=, CS_PROTO_LL128);
+    }
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, 8 << 20, NULL, CS_PROTO_LL128, &opt,
+                                  &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.proto, ==, CS_PROTO_LL128);
+
+    /* The default protocols hold under --any-algorithm and NCCL's pick too, and a trace's
+     * NCCL_PROTO list replaces them. */
+    CsPredictOptions any = opt;
+    any.any_algorithm = TRUE;
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl", &error);
+    g_assert_no_error(error);
+    CsPredictOptions picked = opt;
+    picked.pick = CS_PICK_NCCL;
+    picked.nccl = nccl;
+    for (gint64 size = 1 << 20; size <= (64 << 20); size *= 2) {
+        g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &any, &best, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(best.proto, !=, CS_PROTO_LL128);
+        g_assert_true(
+            cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &picked, &best, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(best.proto, !=, CS_PROTO_LL128);
+    }
+    CsPredictOptions listed = opt;
+    listed.nccl_proto_mask = 1u << CS_PROTO_LL128;
+    g_assert_true(
+        cs_predict_best(topo, CS_OP_ALL_REDUCE, 8 << 20, NULL, -1, &listed, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.proto, ==, CS_PROTO_LL128);
+
+    /* Every NCCL algorithm and the p2p plan start from the 28: p2pnChannels is 28 rounded up
+     * to 32, so each of the 7 peers keeps its 2 channels (xGMI is not NVLink: 2 a peer) and an
+     * all-to-all runs on 14 (with 8 p2p channels, before, on 8). On 5 of the 8 GPUs the algorithms
+     * run rank order (no topology for a part of the machine), so the count is the lane rule's: 7
+     * xGMI links, rounded up to 8. */
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, direct, CS_OP_ALL_TO_ALL, CS_PROTO_SIMPLE, 1 << 30, 8),
+        ==, 14);
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 5), ==,
+        8);
+}
+
 /* ---- Best ---- */
 
 static void
@@ -647,6 +722,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/best/nccl-set", test_best_nccl_set);
     g_test_add_func("/predict/best/nccl-p2p", test_best_p2p);
+    g_test_add_func("/predict/best/full-mesh-mi300x", test_full_mesh_mi300x);
     g_test_add_func("/predict/best/nccl-per-op", test_best_nccl_per_op);
     g_test_add_func("/predict/best/fastest", test_best_is_fastest);
     g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);

@@ -257,6 +257,27 @@ test_engine_broadcast_pcie(void)
     check_engine_crossovers("rtx2080ti-x2-pcie3-shm", CS_OP_BROADCAST, (gint64)16 << 20);
 }
 
+/* A topology's default_protocols bound the candidates: on mi300x-x8-xgmi (RCCL leaves LL128
+ * off) no grid point and no range picks LL128, where the engine alone would take it at
+ * 4-8 MiB. */
+static void
+test_default_protocols(void)
+{
+    g_autoptr(CsTopo) topo = load("mi300x-x8-xgmi");
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = (gint64)64 << 20;
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    const CsSelectTable *t = table_of(sel, CS_OP_ALL_REDUCE);
+    g_assert_cmpuint(t->points->len, >, 0);
+    for (guint i = 0; i < t->points->len; i++)
+        g_assert_cmpint(g_array_index(t->points, CsSelectPoint, i).best.proto, !=, CS_PROTO_LL128);
+    for (guint i = 0; i < t->ranges->len; i++)
+        g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, i).choice.proto, !=,
+                        CS_PROTO_LL128);
+}
+
 static void
 test_nccl_only(void)
 {
@@ -807,6 +828,7 @@ main(int argc, char **argv)
     g_test_add_func("/select/engine/allgather-exact", test_engine_allgather);
     g_test_add_func("/select/engine/broadcast-pcie-exact", test_engine_broadcast_pcie);
     g_test_add_func("/select/engine/nccl-only", test_nccl_only);
+    g_test_add_func("/select/engine/default-protocols", test_default_protocols);
     g_test_add_func("/select/engine/extrapolation", test_extrapolation);
     g_test_add("/select/emit/json", EmitFixture, GINT_TO_POINTER(0), emit_setup, test_emit_json,
                emit_teardown);

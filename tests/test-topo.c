@@ -569,6 +569,30 @@ test_adjust(void)
     assert_close(cs_topo_hop_latency_override(rec, 0, CS_LINK_CLASS_NVLINK), 0.6e-6);
 }
 
+/* "default_protocols" as a mask over LL, LL128, Simple (bits 0, 1, 2, as topo.h says): absent
+ * means all (0); a device's list replaces the "gpu" object's; mi300x-x8-xgmi leaves LL128
+ * out, as RCCL does there. */
+static void
+test_default_protocols(void)
+{
+    enum { LL = 1u << 0, LL128 = 1u << 1, SIMPLE = 1u << 2 };
+    g_autoptr(CsTopo) plain = load_ok("dgx-h100x4");
+    g_assert_cmpuint(cs_topo_rank_gpu(plain, 0)->default_protos, ==, 0);
+    g_autoptr(CsTopo) mi300x = load_ok("mi300x-x8-xgmi");
+    for (int r = 0; r < cs_topo_n_ranks(mi300x); r++)
+        g_assert_cmpuint(cs_topo_rank_gpu(mi300x, r)->default_protos, ==, LL | SIMPLE);
+
+    g_autoptr(CsTopo) mixed = load_text(
+        "{\"gpu\": {\"launch\": \"4 us\", \"step_overhead\": \"0.2 us\", "
+        "\"reduce_bandwidth\": \"1000 GB/s\", \"copy_bandwidth\": \"1500 GB/s\", "
+        "\"default_protocols\": [\"Simple\"]}, \"devices\": [{\"name\": \"g0\", \"kind\": "
+        "\"gpu\"}, {\"name\": \"g1\", \"kind\": \"gpu\", \"default_protocols\": [\"LL128\", "
+        "\"LL\"]}], \"links\": [{\"endpoints\": [\"g0\", \"g1\"], \"kind\": \"nvlink\", "
+        "\"bandwidth\": \"25 GB/s\", \"alpha\": \"0.5 us\"}]}");
+    g_assert_cmpuint(cs_topo_rank_gpu(mixed, 0)->default_protos, ==, SIMPLE);
+    g_assert_cmpuint(cs_topo_rank_gpu(mixed, 1)->default_protos, ==, LL | LL128);
+}
+
 static void
 assert_same_topo(const CsTopo *a, const CsTopo *b)
 {
@@ -593,6 +617,8 @@ assert_same_topo(const CsTopo *a, const CsTopo *b)
             g_assert_cmpint(x->link_class, ==, y->link_class);
         }
         assert_close(cs_topo_rank_gpu(a, s)->reduce_Bps, cs_topo_rank_gpu(b, s)->reduce_Bps);
+        g_assert_cmpuint(cs_topo_rank_gpu(a, s)->default_protos, ==,
+                         cs_topo_rank_gpu(b, s)->default_protos);
     }
     assert_close(cs_topo_bisection_bw(a), cs_topo_bisection_bw(b));
     g_assert_cmpint(cs_topo_has_nvls(a), ==, cs_topo_has_nvls(b));
@@ -807,6 +833,10 @@ test_cli_show(void)
     g_assert_nonnull(strstr(out, "ranks per node: 8"));
     g_assert_nonnull(strstr(out, "NVLS"));
     g_assert_nonnull(strstr(out, "bisection"));
+    g_assert_null(strstr(out, "default protocols"));
+    g_autofree char *mesh = run_collsim("topo show mi300x-x8-xgmi", &status);
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    g_assert_nonnull(strstr(mesh, "\ndefault protocols (when none is forced): LL Simple\n"));
     g_autofree char *list = run_collsim("topo list", &status);
     g_assert_true(g_spawn_check_wait_status(status, NULL));
     g_assert_nonnull(strstr(list, "gb200-nvl72"));
@@ -842,6 +872,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo/template/cpu-cluster", test_template_cpu_cluster);
     g_test_add_func("/topo/copy-with", test_copy_with);
     g_test_add_func("/topo/adjust", test_adjust);
+    g_test_add_func("/topo/gpu/default-protocols", test_default_protocols);
     static const char *const round_trip[] = { "dgx-h100x4", "rtx2080ti-x2-pcie3-shm",
                                               "mi300x-x8-xgmi", "hgx-h100x8-2n", "eth-cpu-8n" };
     for (gsize i = 0; i < G_N_ELEMENTS(round_trip); i++) {

@@ -245,6 +245,28 @@ test_pick_fastest(void)
     }
 }
 
+/* On mi300x-x8-xgmi (RCCL: LL and Simple by default) an RCCL trace's rows keep to the default
+ * protocols, and a trace whose NCCL_PROTO lists LL128 may get it: at 4 MiB the engine's
+ * fastest is LL128, and LL otherwise. */
+static void
+test_pick_fastest_default_protocols(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("mi300x-x8-xgmi", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) plain = pick_trace("# rccl-tests: Version develop:a7809b3\n");
+    g_autoptr(CsTrace) listed
+        = pick_trace("# algo/proto: NCCL_PROTO=LL,LL128\n# rccl-tests: Version develop:a7809b3\n");
+    g_autoptr(CsValidateReport) a = validate_with(topo, plain, CS_PICK_AUTO);
+    g_autoptr(CsValidateReport) b = validate_with(topo, listed, CS_PICK_AUTO);
+    const CsValidateRow *row_a = &g_array_index(a->rows, CsValidateRow, 1);
+    const CsValidateRow *row_b = &g_array_index(b->rows, CsValidateRow, 1);
+    g_assert_cmpint(row_a->size_bytes, ==, 4 << 20);
+    g_assert_cmpstr(row_a->proto, ==, "LL");
+    g_assert_cmpstr(row_b->proto, ==, "LL128");
+    for (guint i = 0; i < a->rows->len; i++)
+        g_assert_cmpstr(g_array_index(a->rows, CsValidateRow, i).proto, !=, "LL128");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -256,6 +278,8 @@ main(int argc, char **argv)
     g_test_add_func("/validate/pick/nccl-trace", test_pick_nccl_trace);
     g_test_add_func("/validate/pick/forced-algo", test_pick_forced_algo);
     g_test_add_func("/validate/pick/fastest", test_pick_fastest);
+    g_test_add_func("/validate/pick/fastest-default-protocols",
+                    test_pick_fastest_default_protocols);
     g_test_add_func("/validate/pick/within-nccl-algo", test_pick_within_nccl_algo);
     g_test_add_func("/validate/pick/no-nccl-model", test_pick_no_nccl_model);
     g_test_add_func("/validate/masks", test_masks);

@@ -22,9 +22,10 @@
  * - inside a node (or on one machine) the ranks are ordered greedily by route: from the first
  *   rank, always the nearest unvisited one (fewest hops, then widest), so GPUs that share a
  *   PCIe switch are neighbours; on NVSwitch and NVL72 racks that is rank order;
- * - on one node whose GPUs form a full mesh of direct links (an xGMI platform), channel c
- *   runs the ring r -> r + s_c (mod P), s_c cycling over the strides coprime with P (1, 3,
- *   5, 7 for P = 8), so the channels spread over distinct links as RCCL's rings do;
+ * - on one node whose GPUs form a full mesh of direct links (an xGMI platform), the channels
+ *   cycle over P - 1 rings that together follow every directed link once (2 (P - 1) rings,
+ *   each link twice, for P = 4 and 6: mesh_rings.c), so that, as with RCCL's rings on
+ *   8 MI300X, every link of every GPU carries an equal share;
  * - on several nodes joined by a network, channel c enters every node at a start position s
  *   that moves with c, and leaves it at the neighbouring position; the next node is entered
  *   at the GPU of the same local index (the same rail of a rail-optimised fabric), so every
@@ -42,6 +43,7 @@
 #include <string.h>
 
 #include "algos/algo.h"
+#include "algos/mesh_rings.h"
 #include "algos/pipetree.h"
 
 #define RING_OPS                                                                                   \
@@ -189,21 +191,6 @@ gcd(int a, int b)
     return a;
 }
 
-/* Whether ranks 0..@P-1 (P >= 3) form a full mesh: one direct link (one hop) between every
- * pair, as on an xGMI platform. RCCL/NCCL then build rings of different orders so that every
- * link carries traffic, where rank order would use only the r -> r+1 links. */
-static gboolean
-full_mesh(const CsTopo *topo, int P)
-{
-    if (P < 3)
-        return FALSE;
-    for (int a = 0; a < P; a++)
-        for (int b = 0; b < P; b++)
-            if (a != b && cs_topo_route(topo, a, b)->n_links != 1)
-                return FALSE;
-    return TRUE;
-}
-
 /* One ring for every channel: @orders gets n_channels x nranks ranks, position-major. */
 static void
 ring_orders(const CsAlgoArgs *args, int *orders)
@@ -223,9 +210,16 @@ ring_orders(const CsAlgoArgs *args, int *orders)
         return;
     }
 
-    if (groups->n_groups == 1 && full_mesh(topo, P)) {
-        /* A full mesh of direct links: channel c strides by the c-th stride coprime with P,
-         * so the channels' rings spread over distinct links. */
+    if (groups->n_groups == 1 && cs_topo_full_mesh(topo, P)) {
+        /* A full mesh of direct links: the channels cycle over rings that use every link
+         * equally (mesh_rings.c); past the search's reach, over the strides coprime with P. */
+        int n_rings = 0;
+        g_autofree int *rings = cs_mesh_rings_new(P, &n_rings);
+        if (rings != NULL) {
+            for (int c = 0; c < n_channels; c++)
+                memcpy(orders + (gsize)c * P, rings + (gsize)(c % n_rings) * P, P * sizeof(int));
+            return;
+        }
         int n_strides = 0;
         g_autofree int *strides = g_new(int, P);
         for (int s = 1; s < P; s++)
