@@ -270,9 +270,10 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
 static int
 coll_channels_max(const CsTopo *topo, int nranks)
 {
-    /* Only on the whole machine: on fewer ranks the algorithms get no topology (rank order). */
+    /* As ring.c builds them: on the whole of a one-node machine (on fewer ranks the algorithms
+     * get no topology, so rank order). */
     if (nranks <= CS_MESH_RINGS_MAX_RANKS && nranks == cs_topo_n_ranks(topo)
-        && cs_topo_full_mesh(topo, nranks)) {
+        && cs_topo_n_nodes(topo) == 1 && cs_topo_full_mesh(topo, nranks)) {
         int n_rings = cs_mesh_rings_count(nranks);
         int max_ch = n_rings;
         while (2 * max_ch <= 32)
@@ -503,7 +504,7 @@ proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto pro
 
 /* The protocols a run picks from when it forces none: NCCL_PROTO's list where the run set one
  * (a trace's headers), else the GPUs' library defaults (the topology's default_protocols: RCCL
- * leaves LL128 off on most AMD platforms). Bits over CsProto. */
+ * leaves LL128 off unless its platform model turns it on). Bits over CsProto. */
 static guint
 unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
 {
