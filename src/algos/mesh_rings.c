@@ -57,10 +57,11 @@ extend_ring(Search *s, int ring, int len)
         if (s->left[last * P] == 0)
             return FALSE;
         s->left[last * P]--;
-        g_autofree gboolean *saved = g_memdup2(s->used, (gsize)P * sizeof *s->used);
         if (start_ring(s, ring + 1))
             return TRUE;
-        memcpy(s->used, saved, (gsize)P * sizeof *s->used);
+        /* A closed ring holds every rank: back to that state. */
+        for (int v = 0; v < P; v++)
+            s->used[v] = TRUE;
         s->left[last * P]++;
         return FALSE;
     }
