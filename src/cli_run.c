@@ -677,6 +677,11 @@ cs_cli_run(int argc, char **argv, GError **error)
     popts.n_channels = o.channels;
     popts.any_algorithm = o.any_algorithm;
     popts.exact = o.exact;
+    /* Sizes extended from the same three smaller ones (one choice, one chunk) simulate them
+     * once. */
+    g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
+    cs_point_cache_bind(points, topo);
+    popts.cache = points;
     g_autoptr(CsNcclModel) nccl = NULL;
     if (nccl_pick && !nccl_model) {
         nccl = cs_nccl_model_new_for_topo(topo, nranks, o.pick, error);

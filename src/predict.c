@@ -528,7 +528,7 @@ unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
 /* ...up to this many steps (about 3.8 M steps: a second and some 200 MB). A point bigger still
  * is extended from the largest three simulated sizes when their slopes agree within 5%
  * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
-#define PREDICT_STEP_HARD_LIMIT (64.0 * PREDICT_STEP_BUDGET)
+#define PREDICT_STEP_HARD_LIMIT (256.0 * PREDICT_STEP_BUDGET)
 /* Beyond a pebibyte a picosecond clock could overflow: such sizes are refused. */
 #define PREDICT_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
 /* Three points are on one line when their two slopes differ by at most this share. */
@@ -645,30 +645,38 @@ on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
 }
 
 /* A large point from three smaller ones: 1/4, 1/2 and all of the largest whole number of
- * loops of the schedule (ranks x channels x chunk) within the step budget. FALSE with no
- * error when the three are not on one line (the caller then simulates the point whole). */
+ * @loop bytes (ranks x channels x chunk) within the step budget, at least two loops in the
+ * smallest, at the chunk of @size_bytes (point_args() pins it). FALSE with no error when the
+ * three are not on one line (the caller then simulates the point whole). */
 static gboolean
 try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
                 const CsAlgoArgs *args, const CsPredictOptions *options, int nranks,
-                double est_steps, CsPrediction *out, GError **error)
+                double est_steps, gint64 loop, CsPrediction *out, GError **error)
 {
-    gint64 chunk = cs_algo_chunk_bytes(args);
-    /* Whole loops (ranks x channels x chunk) keep the pipeline's phase; when one loop is
-     * already beyond the budget (72 ranks, 32 channels), whole chunks per channel will do. */
-    gint64 unit = (gint64)nranks * args->n_channels * chunk;
-    if ((double)size_bytes * PREDICT_STEP_HARD_LIMIT / est_steps < 4.0 * unit)
-        unit = (gint64)args->n_channels * chunk;
+    /* Whole loops keep the pipeline's phase: every rank's part of every channel is the same
+     * number of chunks. Less than a loop is not the pipeline's line: messages shorter than a
+     * chunk grow with the size, which is a line too, but one whose slope is not the
+     * pipeline's (an NVLS all-reduce's phases run one after the other, not overlapped). */
+    gint64 unit = loop;
+    /* The first loop or two fill the pipeline (an NVLS all-reduce gathers chunk i - 2 while
+     * it reduces chunk i): a smallest size of one loop is off the line. */
+    gint64 min_top = 8 * unit;
     gboolean simulated = FALSE;
     CsPrediction p[3];
     gint64 events = 0;
 
+    /* The largest three end at half the size: past that, simulating the point whole costs
+     * about as much. */
+    gint64 cap = size_bytes / 2 / (4 * unit) * (4 * unit);
+    gint64 last_top = 0;
+
     for (double budget = PREDICT_STEP_BUDGET; budget <= PREDICT_STEP_HARD_LIMIT;
          budget *= PREDICT_BUDGET_GROWTH) {
         gint64 top = (gint64)((double)size_bytes * budget / est_steps) / (4 * unit) * (4 * unit);
-        if (top < 4 * unit)
+        top = MIN(top, cap);
+        if (top < min_top || top == last_top)
             continue;
-        if (2 * top > size_bytes)
-            break;
+        last_top = top;
         /* A factor of four between the first and the last: a slope that still drifts (an
          * NVLS all-reduce's grows by 4% from 256-512 MiB to 512 MiB-1 GiB on 4 x H100) shows
          * as two slopes that differ, where 1/2, 3/4 and 1 looked straight. */
@@ -681,6 +689,10 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         simulated = TRUE;
         if (on_one_line(&p[0], &p[1], &p[2]))
             break;
+        g_debug("%s/%s %" G_GINT64_FORMAT " B: %.3f, %.3f, %.3f us at %" G_GINT64_FORMAT
+                " .. %" G_GINT64_FORMAT " B are not on one line",
+                algo->name, cs_proto_name(args->proto), size_bytes, p[0].time_us, p[1].time_us,
+                p[2].time_us, sizes[0], sizes[2]);
     }
     /* Points that are not on one line are not yet the pipeline's steady state (a latency
      * floor, a channel count still growing): extending them would print a wrong table, so the
@@ -729,6 +741,9 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
     else
         args->chunk_bytes = p2p ? plan.chunk_bytes : nccl_chunk_bytes(algo, op, proto);
+    /* The chunk this size gets, pinned: smaller sizes simulated to extend this one (NVLS
+     * shrinks its chunk for them) then run the same pipeline, on the same line. */
+    args->chunk_bytes = cs_algo_step_chunk(algo, args);
 }
 
 /**
@@ -817,27 +832,30 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     const int channels = args.n_channels;
 
     if (!options->exact && !options->engine.textbook) {
-        /* Steps grow linearly with the size once every channel has whole chunks: count them
-         * on a small probe schedule (an NVLS all-reduce on 72 ranks has P times the steps per
-         * chunk of a ring, so a formula per algorithm would not do). */
-        gint64 probe = MIN(size_bytes, 8 * (gint64)channels * cs_algo_chunk_bytes(&args));
-        CsAlgoArgs probe_args = args;
-        probe_args.size_bytes = probe;
-        g_autoptr(CsSchedule) owned = NULL;
-        const CsSchedule *probe_sched
-            = build_schedule(topo, algo, &probe_args, options, &owned, error);
-        if (probe_sched == NULL)
-            return FALSE;
-        double est_steps = (double)cs_schedule_n_steps(probe_sched)
-                           * ((double)size_bytes / (double)MAX(probe, 1));
-        if (est_steps > PREDICT_STEP_BUDGET) {
-            g_autoptr(GError) local = NULL;
-            if (try_extrapolate(topo, op, size_bytes, algo, &args, options, nranks, est_steps, out,
-                                &local))
-                return TRUE;
-            if (local != NULL) {
-                g_propagate_error(error, g_steal_pointer(&local));
+        /* Extending needs eight whole loops below half the size (try_extrapolate()); a
+         * smaller size is simulated whole. Each loop adds the same steps: count them on one
+         * loop's schedule (an NVLS all-reduce on 72 ranks has P times the steps per chunk of
+         * a ring, so a formula per algorithm would not do). */
+        gint64 loop = (gint64)nranks * channels * cs_algo_chunk_bytes(&args);
+        if (size_bytes >= 16 * loop) {
+            CsAlgoArgs probe_args = args;
+            probe_args.size_bytes = loop;
+            g_autoptr(CsSchedule) owned = NULL;
+            const CsSchedule *probe_sched
+                = build_schedule(topo, algo, &probe_args, options, &owned, error);
+            if (probe_sched == NULL)
                 return FALSE;
+            double est_steps
+                = (double)cs_schedule_n_steps(probe_sched) * ((double)size_bytes / (double)loop);
+            if (est_steps > PREDICT_STEP_BUDGET) {
+                g_autoptr(GError) local = NULL;
+                if (try_extrapolate(topo, op, size_bytes, algo, &args, options, nranks, est_steps,
+                                    loop, out, &local))
+                    return TRUE;
+                if (local != NULL) {
+                    g_propagate_error(error, g_steal_pointer(&local));
+                    return FALSE;
+                }
             }
         }
     }

@@ -125,10 +125,11 @@ typedef struct {
     const CsNcclModel *nccl_model; /* selection under NCCL's model when non-NULL */
     CsOp op;
     int nranks;
-    GArray *cands;     /* Cand */
-    GHashTable *cache; /* EvalKey -> Eval */
-    gint64 *cap;       /* per candidate: first grid size past max_events, 0 */
-    gint64 *cap_below; /* per candidate: the grid size before it */
+    GArray *cands;        /* Cand */
+    GHashTable *cache;    /* EvalKey -> Eval */
+    CsPointCache *points; /* simulated points, shared by sizes extended from them */
+    gint64 *cap;          /* per candidate: first grid size past max_events, 0 */
+    gint64 *cap_below;    /* per candidate: the grid size before it */
     int n_sims;
 } Search;
 
@@ -160,6 +161,8 @@ simulate(Search *s, int c, gint64 size, int channels)
     }
     CsPredictOptions popts = s->o->predict;
     popts.nranks = s->nranks;
+    if (popts.cache == NULL)
+        popts.cache = s->points;
     if (channels > 0)
         popts.n_channels = channels;
     CsPrediction pred;
@@ -720,6 +723,8 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         sel->model = g_strdup(o->predict.engine.net_model != NULL ? o->predict.engine.net_model
                                                                   : "reservation");
 
+    g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
+    cs_point_cache_bind(points, topo);
     for (int op = 0; op < CS_N_OPS; op++) {
         if ((o->ops & CS_OP_BIT(op)) == 0)
             continue;
@@ -728,6 +733,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
             continue;
         Search s = { 0 };
         s.topo = topo;
+        s.points = points;
         s.o = o;
         s.nccl_model = sel->nccl_model ? sel->nccl : NULL;
         s.op = (CsOp)op;

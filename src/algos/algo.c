@@ -54,6 +54,15 @@ cs_algo_chunk_bytes(const CsAlgoArgs *args)
     return MAX(args->chunk_bytes / ts, 1) * ts;
 }
 
+gint64
+cs_algo_step_chunk(const CsAlgo *algo, const CsAlgoArgs *args)
+{
+    g_return_val_if_fail(algo != NULL && args != NULL, 0);
+    if (args->chunk_bytes <= 0 && algo->chunk != NULL)
+        return algo->chunk(args);
+    return cs_algo_chunk_bytes(args);
+}
+
 /* ---- Building ---- */
 
 static gboolean

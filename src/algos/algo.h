@@ -41,6 +41,9 @@ typedef struct _CsAlgo CsAlgo;
  * @supports:  whether it applies to @op on @nranks ranks of @topo (@topo nullable); on FALSE
  *             sets @why to a static string.
  * @build:     builds the schedule (transfer full), or NULL with @error set.
+ * @chunk:     (nullable) the chunk per channel step @build cuts for @args when
+ *             args->chunk_bytes is 0, where that depends on more than the protocol (NVLS:
+ *             NCCL shrinks it for small sizes). NULL: cs_algo_chunk_bytes().
  */
 struct _CsAlgo {
     const char *name;
@@ -49,6 +52,7 @@ struct _CsAlgo {
     CsOpMask ops;
     gboolean (*supports)(const CsTopo *topo, CsOp op, int nranks, const char **why);
     CsSchedule *(*build)(const CsAlgoArgs *args, GError **error);
+    gint64 (*chunk)(const CsAlgoArgs *args);
 };
 
 /* Fills @args with defaults: root 0, float, sum, Simple, 1 channel, protocol chunk. */
@@ -74,6 +78,11 @@ void cs_algo_split(gint64 count, int parts, int i, gint64 *first, gint64 *n);
 /* The pipeline chunk in bytes: @args->chunk_bytes, or cs_algo_default_chunk() when 0; whole
  * elements, at least one. */
 gint64 cs_algo_chunk_bytes(const CsAlgoArgs *args);
+
+/* The chunk per channel step @algo's schedule for @args is cut into: its @chunk hook's when
+ * args->chunk_bytes is 0 and it has one, else cs_algo_chunk_bytes(). Passing it back as
+ * args->chunk_bytes builds the same schedule, at this size or any other. */
+gint64 cs_algo_step_chunk(const CsAlgo *algo, const CsAlgoArgs *args);
 
 /* Moves [@offset, @offset + @bytes) of @buf as consecutive messages of at most @chunk_bytes
  * (chunk index k for the k-th); nothing when @bytes is 0. A send and its receive must use

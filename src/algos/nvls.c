@@ -84,6 +84,16 @@ nvls_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
     return TRUE;
 }
 
+/* NCCL's NVLS chunk for @args on one NVLink domain: every rank is a head. */
+static gint64
+nvls_chunk(const CsAlgoArgs *args)
+{
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
+
+    return cs_pipetree_nvls_chunk(args->chunk_bytes, cs_dtype_size(args->dtype), args->n_channels,
+                                  args->nranks, 1, size.size_bytes, FALSE);
+}
+
 static CsSchedule *
 nvls_build(const CsAlgoArgs *args, GError **error)
 {
@@ -103,9 +113,7 @@ nvls_build(const CsAlgoArgs *args, GError **error)
                     cs_proto_name(args->proto));
         return NULL;
     }
-    chunk_el
-        = cs_pipetree_nvls_chunk(args->chunk_bytes, es, n_channels, p, 1, size.size_bytes, FALSE)
-          / es;
+    chunk_el = nvls_chunk(args) / es;
     sink = cs_step_sink_new(p);
     m = g_new(int, p);
     blocks = g_new(CsBlockMove, p);
@@ -176,4 +184,5 @@ const CsAlgo cs_algo_nvls = {
     = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_REDUCE_SCATTER) | CS_OP_BIT(CS_OP_ALL_GATHER),
     .supports = nvls_supports,
     .build = nvls_build,
+    .chunk = nvls_chunk,
 };

@@ -55,6 +55,21 @@ nvls_tree_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
     return TRUE;
 }
 
+/* NCCL's NVLS_TREE chunk for @args: l heads per domain, n domains; one domain is NVLS. */
+static gint64
+nvls_tree_chunk(const CsAlgoArgs *args)
+{
+    g_autoptr(CsNodeGroups) domains
+        = args->topo != NULL ? cs_node_groups_new_nvlink(args->topo, args->nranks, NULL) : NULL;
+
+    if (domains == NULL || domains->n_groups == 1)
+        return cs_algo_nvls.chunk(args);
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
+    return cs_pipetree_nvls_chunk(args->chunk_bytes, cs_dtype_size(args->dtype), args->n_channels,
+                                  cs_node_groups_size(domains, 0), domains->n_groups,
+                                  size.size_bytes, TRUE);
+}
+
 static CsSchedule *
 nvls_tree_build(const CsAlgoArgs *args, GError **error)
 {
@@ -98,9 +113,7 @@ nvls_tree_build(const CsAlgoArgs *args, GError **error)
         return cs_algo_nvls.build(args, error);
     n = domains->n_groups;
     l = cs_node_groups_size(domains, 0);
-    chunk_el
-        = cs_pipetree_nvls_chunk(args->chunk_bytes, es, n_channels, l, n, size.size_bytes, TRUE)
-          / es;
+    chunk_el = nvls_tree_chunk(args) / es;
     sink = cs_step_sink_new(p);
     m = g_new(int, MAX(n, l));
     blocks = g_new(CsBlockMove, l);
@@ -178,4 +191,5 @@ const CsAlgo cs_algo_nvls_tree = {
     .ops = CS_OP_BIT(CS_OP_ALL_REDUCE),
     .supports = nvls_tree_supports,
     .build = nvls_tree_build,
+    .chunk = nvls_tree_chunk,
 };

@@ -153,6 +153,22 @@ tree_chunk_bytes(const CsAlgoArgs *args, int n_nodes, gint64 bytes)
     return MAX(chunk, esize);
 }
 
+/* The chunk tree_build() cuts for @args: nodes are the topology's, or every rank its own. */
+static gint64
+tree_chunk(const CsAlgoArgs *args)
+{
+    int n_nodes = args->nranks;
+
+    if (args->topo != NULL) {
+        g_autoptr(CsNodeGroups) groups = cs_node_groups_new(args->topo, args->nranks, NULL);
+        if (groups == NULL)
+            return cs_algo_chunk_bytes(args);
+        n_nodes = groups->n_groups;
+    }
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
+    return tree_chunk_bytes(args, n_nodes, size.recv_bytes);
+}
+
 /* ---- Algorithm ---- */
 
 static gboolean
@@ -249,4 +265,5 @@ const CsAlgo cs_algo_tree = {
     .ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_BROADCAST) | CS_OP_BIT(CS_OP_REDUCE),
     .supports = tree_supports,
     .build = tree_build,
+    .chunk = tree_chunk,
 };
