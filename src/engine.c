@@ -825,6 +825,7 @@ typedef struct {
     gint32 *vals;
     gsize mask;
     gsize n;
+    int shift; /* 64 - log2(size): the product's top bits pick the slot */
 } ConnMap;
 
 static guint64
@@ -836,7 +837,9 @@ conn_key(int src, int dst, int channel)
 static gsize
 conn_slot(const ConnMap *map, guint64 key)
 {
-    gsize i = (gsize)((key * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> 20) & map->mask;
+    /* Fibonacci hashing: the top bits of the product depend on every bit of the key (the
+     * sender sits at bit 40, which the low bits of the product never see). */
+    gsize i = (gsize)((key * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> map->shift);
 
     while (map->keys[i] != 0 && map->keys[i] != key)
         i = (i + 1) & map->mask;
@@ -847,9 +850,13 @@ static void
 conn_map_init(ConnMap *map, gsize capacity)
 {
     gsize size = 64;
+    int bits = 6;
 
-    while (size < 2 * capacity)
+    while (size < 2 * capacity) {
         size *= 2;
+        bits++;
+    }
+    map->shift = 64 - bits;
     map->keys = g_new0(guint64, size);
     map->vals = g_new(gint32, size);
     map->mask = size - 1;

@@ -188,6 +188,24 @@ cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
     g_array_append_vals(sched->building[rank], step, 1);
 }
 
+/**
+ * cs_schedule_reserve:
+ * Makes room for @n_steps more steps in @rank's program, so that appending them copies
+ * nothing.
+ */
+void
+cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps)
+{
+    g_return_if_fail(sched != NULL && sched->building != NULL);
+    g_return_if_fail(rank >= 0 && rank < sched->nranks);
+    GArray *program = sched->building[rank];
+    guint len = program->len;
+
+    /* GArray keeps its allocation when it shrinks. */
+    g_array_set_size(program, len + (guint)n_steps);
+    g_array_set_size(program, len);
+}
+
 /* Sends @bytes at @offset of @buf to @peer. */
 void
 cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf, gint64 offset,

@@ -127,6 +127,8 @@ void cs_schedule_set_algo(CsSchedule *sched, const char *algo_name);
 
 /* Appends @step to @rank's program. Only before cs_schedule_seal(). */
 void cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step);
+/* Room for @n_steps more steps in @rank's program (appending them then copies nothing). */
+void cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps);
 
 /* Convenience appenders; each fills a CsStep and calls cs_schedule_add(). */
 void cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,

@@ -60,6 +60,9 @@ test_seal_packs(void)
     g_autoptr(CsSchedule) s = cs_schedule_new(CS_OP_ALL_REDUCE, 3, 0, 64, CS_DTYPE_FLOAT,
                                               CS_REDOP_SUM, CS_PROTO_SIMPLE, 2);
     cs_schedule_send(s, 2, 0, 0, CS_BUF_INPUT, 0, 16, 7);
+    /* Room made between two steps adds none and keeps the first. */
+    cs_schedule_reserve(s, 2, 1000);
+    g_assert_cmpuint(cs_schedule_n_steps(s), ==, 1);
     cs_schedule_recv(s, 0, 1, 2, CS_BUF_OUTPUT, 16, 16, 8);
     cs_schedule_step(s, 2, 1, CS_STEP_RECV_REDUCE_COPY_SEND, 1, 0, CS_BUF_INPUT, 32, CS_BUF_OUTPUT,
                      48, 16, 9);

@@ -430,13 +430,27 @@ timed_step_cmp(gconstpointer a, gconstpointer b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
+/* Whether @program is already in (time, order) order: most algorithms queue it so. */
+static gboolean
+timed_steps_sorted(GArray *program)
+{
+    for (guint i = 1; i < program->len; i++)
+        if (timed_step_cmp(&g_array_index(program, TimedStep, i - 1),
+                           &g_array_index(program, TimedStep, i))
+            > 0)
+            return FALSE;
+    return TRUE;
+}
+
 /* Each rank's queue is freed once copied, so the peak stays the queued steps, not twice. */
 void
 cs_step_sink_flush(CsStepSink *sink, CsSchedule *sched)
 {
     for (int r = 0; r < sink->n_ranks; r++) {
         GArray *program = sink->programs[r];
-        g_array_sort(program, timed_step_cmp);
+        if (!timed_steps_sorted(program))
+            g_array_sort(program, timed_step_cmp);
+        cs_schedule_reserve(sched, r, program->len);
         for (guint i = 0; i < program->len; i++)
             cs_schedule_add(sched, r, &g_array_index(program, TimedStep, i).step);
         g_array_unref(program);
