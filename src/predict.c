@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algos/mesh_rings.h"
+#include "algos/pipetree.h"
 #include "algos/registry.h"
 #include "models/nccl.h"
 
@@ -221,6 +222,15 @@ spans_nodes(const CsTopo *topo, int nranks)
     return FALSE;
 }
 
+/* Whether the first @nranks ranks of @topo span more than one NVLink domain. */
+static gboolean
+spans_nvlink_domains(const CsTopo *topo, int nranks)
+{
+    g_autoptr(CsNodeGroups) domains = cs_node_groups_new_nvlink(topo, nranks, NULL);
+
+    return domains != NULL && domains->n_groups > 1;
+}
+
 /* Whether an nccl-tests run of @op on @nranks ranks of @topo could execute @algo, as NCCL
  * 2.2x's algorithm tables allow (src/enqueue.cc, src/graph/tuning.cc):
  * - broadcast and reduce: Ring only (NCCL has no tree or NVLS broadcast/reduce);
@@ -248,8 +258,10 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
     case CS_OP_REDUCE_SCATTER:
         return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_NVLS;
     case CS_OP_ALL_REDUCE:
+        /* On one NVLink domain of several nodes (an NVL72 rack) NVLSTree is NVLS itself
+         * (nvls_tree.c), already a candidate: weighing it twice only doubles the work. */
         if (na == CS_NCCL_ALGO_NVLS_TREE)
-            return spans_nodes(topo, nranks);
+            return spans_nodes(topo, nranks) && spans_nvlink_domains(topo, nranks);
         return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_TREE || na == CS_NCCL_ALGO_NVLS;
     default:
         return FALSE;
