@@ -123,10 +123,10 @@ cs_point_cache_stats(const CsPointCache *cache, gint64 *misses, gint64 *hits)
 static char *
 schedule_key(const CsAlgo *algo, const CsAlgoArgs *args)
 {
-    return g_strdup_printf("%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d",
-                           algo->name, args->op, args->nranks, args->root, args->size_bytes,
-                           args->dtype, args->redop, args->proto, args->n_channels,
-                           args->chunk_bytes, args->topo != NULL);
+    return g_strdup_printf(
+        "%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d", algo->name,
+        args->op, args->nranks, args->root, args->size_bytes, args->dtype, args->redop, args->proto,
+        args->n_channels, args->peer_channels, args->chunk_bytes, args->topo != NULL);
 }
 
 /* Whether @options' cache serves @topo. */
@@ -236,7 +236,8 @@ spans_nvlink_domains(const CsTopo *topo, int nranks)
  * - broadcast and reduce: Ring only (NCCL has no tree or NVLS broadcast/reduce);
  * - all-gather and reduce-scatter: Ring and NVLS (PAT is not modelled);
  * - all-reduce: Ring, Tree, NVLS, and NVLSTree only across nodes (tuning.cc: "Disable NVLS
- *   Tree on a single node"); CollNet is not modelled;
+ *   Tree on a single node") and NVLink domains (on one domain it is NVLS); CollNet is not
+ *   modelled;
  * - scatter, gather, all-to-all: grouped send/recv ("direct", nccl-tests' scatter.cu,
  *   gather.cu, alltoall.cu).
  * The algorithms' own supports() still decide whether the topology allows them (NVLS needs
@@ -537,10 +538,13 @@ unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
  * larger sizes of one choice are then the same (a point cache simulates them once); a point
  * that is never on a line costs at most twice its last try. */
 #define PREDICT_BUDGET_GROWTH 2.0
-/* ...up to this many steps (about 3.8 M steps: a second and some 200 MB). A point bigger still
- * is extended from the largest three simulated sizes when their slopes agree within 5%
+/* ...up to this many steps (about 3.8 M steps: a second and some 200 MB), or to the smallest
+ * three that may be extended from (2, 4 and 8 loops) where one loop is already beyond the
+ * budget (an NVLS all-reduce on 72 GPUs, 144 MiB a loop at 4 GiB); the largest of the three
+ * is at most half the point, so they cost less than replaying it. A point bigger still is
+ * extended from the largest three simulated sizes when their slopes agree within 5%
  * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
-#define PREDICT_STEP_HARD_LIMIT (256.0 * PREDICT_STEP_BUDGET)
+#define PREDICT_STEP_HARD_LIMIT (64.0 * PREDICT_STEP_BUDGET)
 /* Beyond a pebibyte a picosecond clock could overflow: such sizes are refused. */
 #define PREDICT_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
 /* Three points are on one line when their two slopes differ by at most this share. */
@@ -685,8 +689,8 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     for (double budget = PREDICT_STEP_BUDGET; budget <= PREDICT_STEP_HARD_LIMIT;
          budget *= PREDICT_BUDGET_GROWTH) {
         gint64 top = (gint64)((double)size_bytes * budget / est_steps) / (4 * unit) * (4 * unit);
-        top = MIN(top, cap);
-        if (top < min_top || top == last_top)
+        top = MAX(MIN(top, cap), min_top);
+        if (top > cap || top == last_top)
             continue;
         last_top = top;
         /* A factor of four between the first and the last: a slope that still drifts (an
@@ -789,14 +793,15 @@ cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo
  * simulates it. Chunks are NCCL's: one slot per step, four for Simple rings of all-reduce,
  * all-gather and reduce-scatter; in textbook mode one chunk per message.
  *
- * A large size (more than about 60,000 chunk steps) is not replayed chunk by chunk unless
- * options->exact: three sizes of 1/4, 1/2 and 1 times the largest whole number of loops
- * within that budget are simulated, and when their times lie on one line (slopes within
- * 0.5%: the pipeline's steady state) the point is extended on it, every part of the time
- * split on its own line (@out->extrapolated). Otherwise the budget doubles and the
- * three points are tried again; a point still beyond about 3.8 M steps is extended when the
- * largest three agree within 5%, and otherwise, like every smaller one, simulated whole
- * (slow, never wrong). Sizes above 1 PiB are refused.
+ * A large size (more than about 60,000 chunk steps and 16 loops, a loop being ranks x
+ * channels x chunk) is not replayed chunk by chunk unless options->exact: three sizes of 1/4,
+ * 1/2 and 1 times the largest whole number of loops within that budget (at least 2, 4 and 8
+ * loops, at most half the size), at the size's own chunk, are simulated, and when their
+ * times lie on one line (slopes within 0.5%: the pipeline's steady state) the point is
+ * extended on it, every part of the time split on its own line (@out->extrapolated).
+ * Otherwise the budget doubles and the three points are tried again; a point still beyond
+ * about 3.8 M steps is extended when the largest three agree within 5%, and otherwise, like
+ * every smaller one, simulated whole (slow, never wrong). Sizes above 1 PiB are refused.
  *
  * Returns: TRUE with @out filled (its result keeps no per-rank array), or FALSE with the
  * algorithm's error (CS_SCHEDULE_ERROR_UNSUPPORTED: it cannot serve this case) or the
@@ -841,14 +846,13 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         }
     }
     point_args(topo, op, size_bytes, algo, proto, options, nranks, &args);
-    const int channels = args.n_channels;
 
     if (!options->exact && !options->engine.textbook) {
         /* Extending needs eight whole loops below half the size (try_extrapolate()); a
          * smaller size is simulated whole. Each loop adds the same steps: count them on one
          * loop's schedule (an NVLS all-reduce on 72 ranks has P times the steps per chunk of
          * a ring, so a formula per algorithm would not do). */
-        gint64 loop = (gint64)nranks * channels * cs_algo_chunk_bytes(&args);
+        gint64 loop = cs_algo_loop_bytes(algo, &args);
         if (size_bytes >= 16 * loop) {
             CsAlgoArgs probe_args = args;
             probe_args.size_bytes = loop;

@@ -196,7 +196,8 @@ steps_equal(const CsStep *a, const CsStep *b)
 static void
 test_step_chunk(void)
 {
-    static const char *const topos[] = { "dgx-h100x8", "hgx-h100x8-2n" };
+    /* NULL: no topology, as predict.c passes for a subset of a machine's ranks. */
+    static const char *const topos[] = { "dgx-h100x8", "hgx-h100x8-2n", NULL };
     static const gint64 sizes[] = { 64 * 1024, 8 << 20, 96 << 20, 600 << 20 };
     static const CsProto protos[] = { CS_PROTO_SIMPLE, CS_PROTO_LL128 };
     int n_compared = 0;
@@ -205,9 +206,9 @@ test_step_chunk(void)
                    "schedule as leaving the chunk to the algorithm.");
     for (gsize t = 0; t < G_N_ELEMENTS(topos); t++) {
         g_autoptr(GError) error = NULL;
-        g_autoptr(CsTopo) topo = cs_topo_load(topos[t], &error);
+        g_autoptr(CsTopo) topo = topos[t] != NULL ? cs_topo_load(topos[t], &error) : NULL;
         g_assert_no_error(error);
-        int nranks = cs_topo_n_ranks(topo);
+        int nranks = topo != NULL ? cs_topo_n_ranks(topo) : 12;
         for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
             for (int op = 0; op < CS_N_OPS; op++) {
                 const char *why = NULL;
@@ -238,7 +239,8 @@ test_step_chunk(void)
                             if (!same)
                                 g_error("%s %s on %s, %" G_GINT64_FORMAT " B %s: rank %d's "
                                         "steps differ with the chunk pinned at %" G_GINT64_FORMAT,
-                                        (*a)->name, cs_op_name((CsOp)op), topos[t], sizes[si],
+                                        (*a)->name, cs_op_name((CsOp)op),
+                                        topos[t] != NULL ? topos[t] : "no topology", sizes[si],
                                         cs_proto_name(protos[pi]), r, args.chunk_bytes);
                         }
                         n_compared++;
@@ -249,6 +251,32 @@ test_step_chunk(void)
     }
     /* Every algorithm that applies was compared: ring, tree, NVLS, NVLS tree, the classics. */
     g_assert_cmpint(n_compared, >, 100);
+}
+
+/* A loop is every part of every channel one chunk further: a ring cuts a channel's data per
+ * rank, NVLS per head (every GPU of its domain), a tree not at all. A loop too large (a
+ * tree's counted per rank: 16 GiB on 1,024 ranks) would keep any size from being extended. */
+static void
+test_loop_bytes(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) two = cs_topo_load("hgx-h100x8-2n", &error);
+    g_assert_no_error(error);
+    CsAlgoArgs args;
+
+    g_test_summary("A pipeline's loop is parts x channels x chunk, the parts as the algorithm "
+                   "cuts a channel's data.");
+    cs_algo_args_init(&args, two, CS_OP_ALL_REDUCE, 16, (gint64)1 << 30);
+    args.n_channels = 32;
+    args.proto = CS_PROTO_SIMPLE;
+    const CsAlgo *tree = cs_algo_lookup("tree", NULL);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const CsAlgo *nvls_tree = cs_algo_lookup("nvls_tree", NULL);
+    g_assert_cmpint(cs_algo_loop_bytes(tree, &args), ==, 32 * cs_algo_step_chunk(tree, &args));
+    g_assert_cmpint(cs_algo_loop_bytes(ring, &args), ==, 16 * 32 * cs_algo_step_chunk(ring, &args));
+    /* Two domains of 8 heads each. */
+    g_assert_cmpint(cs_algo_loop_bytes(nvls_tree, &args), ==,
+                    8 * 32 * cs_algo_step_chunk(nvls_tree, &args));
 }
 #endif
 
@@ -261,6 +289,7 @@ main(int argc, char **argv)
     g_test_add_func("/algo/direct/peer-channels", test_direct_peer_channels);
 #ifndef SWEEP_SLOW
     g_test_add_func("/algo/step-chunk", test_step_chunk);
+    g_test_add_func("/algo/loop-bytes", test_loop_bytes);
 #endif
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         for (int op = 0; op < CS_N_OPS; op++) {

@@ -63,6 +63,14 @@ cs_algo_step_chunk(const CsAlgo *algo, const CsAlgoArgs *args)
     return cs_algo_chunk_bytes(args);
 }
 
+gint64
+cs_algo_loop_bytes(const CsAlgo *algo, const CsAlgoArgs *args)
+{
+    g_return_val_if_fail(algo != NULL && args != NULL, 0);
+    int parts = algo->parts != NULL ? algo->parts(args) : args->nranks;
+    return (gint64)MAX(parts, 1) * MAX(args->n_channels, 1) * cs_algo_step_chunk(algo, args);
+}
+
 /* ---- Building ---- */
 
 static gboolean

@@ -44,6 +44,9 @@ typedef struct _CsAlgo CsAlgo;
  * @chunk:     (nullable) the chunk per channel step @build cuts for @args when
  *             args->chunk_bytes is 0, where that depends on more than the protocol (NVLS:
  *             NCCL shrinks it for small sizes). NULL: cs_algo_chunk_bytes().
+ * @parts:     (nullable) into how many parts, each one chunk further per loop, @build cuts
+ *             a channel's data (a ring: one per rank; NVLS: one per head; a tree: 1). NULL:
+ *             one per rank.
  */
 struct _CsAlgo {
     const char *name;
@@ -53,6 +56,7 @@ struct _CsAlgo {
     gboolean (*supports)(const CsTopo *topo, CsOp op, int nranks, const char **why);
     CsSchedule *(*build)(const CsAlgoArgs *args, GError **error);
     gint64 (*chunk)(const CsAlgoArgs *args);
+    int (*parts)(const CsAlgoArgs *args);
 };
 
 /* Fills @args with defaults: root 0, float, sum, Simple, 1 channel, protocol chunk. */
@@ -83,6 +87,11 @@ gint64 cs_algo_chunk_bytes(const CsAlgoArgs *args);
  * args->chunk_bytes is 0 and it has one, else cs_algo_chunk_bytes(). Passing it back as
  * args->chunk_bytes builds the same schedule, at this size or any other. */
 gint64 cs_algo_step_chunk(const CsAlgo *algo, const CsAlgoArgs *args);
+
+/* One loop of @algo's pipeline for @args, in bytes: every part of every channel's data one
+ * chunk further (CsAlgo.parts x channels x cs_algo_step_chunk()). Sizes of whole loops run
+ * the pipeline in the same phase. */
+gint64 cs_algo_loop_bytes(const CsAlgo *algo, const CsAlgoArgs *args);
 
 /* Moves [@offset, @offset + @bytes) of @buf as consecutive messages of at most @chunk_bytes
  * (chunk index k for the k-th); nothing when @bytes is 0. A send and its receive must use

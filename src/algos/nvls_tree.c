@@ -70,6 +70,16 @@ nvls_tree_chunk(const CsAlgoArgs *args)
                                   size.size_bytes, TRUE);
 }
 
+/* Each channel's data is cut into one shard per head of a domain. */
+static int
+nvls_tree_parts(const CsAlgoArgs *args)
+{
+    g_autoptr(CsNodeGroups) domains
+        = args->topo != NULL ? cs_node_groups_new_nvlink(args->topo, args->nranks, NULL) : NULL;
+
+    return domains != NULL ? cs_node_groups_size(domains, 0) : args->nranks;
+}
+
 static CsSchedule *
 nvls_tree_build(const CsAlgoArgs *args, GError **error)
 {
@@ -192,4 +202,5 @@ const CsAlgo cs_algo_nvls_tree = {
     .supports = nvls_tree_supports,
     .build = nvls_tree_build,
     .chunk = nvls_tree_chunk,
+    .parts = nvls_tree_parts,
 };

@@ -153,11 +153,12 @@ tree_chunk_bytes(const CsAlgoArgs *args, int n_nodes, gint64 bytes)
     return MAX(chunk, esize);
 }
 
-/* The chunk tree_build() cuts for @args: nodes are the topology's, or every rank its own. */
+/* The chunk tree_build() cuts for @args: nodes are the topology's; without one the ranks
+ * count as one node for the chunk rule, as there. */
 static gint64
 tree_chunk(const CsAlgoArgs *args)
 {
-    int n_nodes = args->nranks;
+    int n_nodes = 1;
 
     if (args->topo != NULL) {
         g_autoptr(CsNodeGroups) groups = cs_node_groups_new(args->topo, args->nranks, NULL);
@@ -167,6 +168,14 @@ tree_chunk(const CsAlgoArgs *args)
     }
     CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
     return tree_chunk_bytes(args, n_nodes, size.recv_bytes);
+}
+
+/* A tree moves each channel's data whole, chunk after chunk: one part. */
+static int
+tree_parts(const CsAlgoArgs *args)
+{
+    (void)args;
+    return 1;
 }
 
 /* ---- Algorithm ---- */
@@ -266,4 +275,5 @@ const CsAlgo cs_algo_tree = {
     .supports = tree_supports,
     .build = tree_build,
     .chunk = tree_chunk,
+    .parts = tree_parts,
 };
