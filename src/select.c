@@ -14,7 +14,9 @@
  * Large sizes: one simulation of 16 GiB replays about a million events. Past the first grid
  * size whose simulation exceeds options->max_events for a candidate, its time is extrapolated
  * linearly from its last two simulated grid sizes (same channel count): a pipelined schedule
- * is linear in its chunk count once the pipeline is full. --exact turns this off. */
+ * is linear in its chunk count once the pipeline is full. Below that, a large size is
+ * predicted as cs_predict_one() does, extended where its own pipeline is on a line. --exact
+ * turns both off. */
 #include "config.h"
 
 #include "select.h"
@@ -46,9 +48,6 @@ cs_select_options_init(CsSelectOptions *options)
     options->max_bytes = (gint64)16 << 30;
     options->step_factor = 2;
     cs_predict_options_init(&options->predict);
-    /* select extrapolates large sizes itself (--max-events, marked *); predictions it asks
-     * for must be simulated, or its own extrapolation would extend already-extended points. */
-    options->predict.exact = TRUE;
 }
 
 /* ---- Choices ---- */
@@ -161,6 +160,11 @@ simulate(Search *s, int c, gint64 size, int channels)
     }
     CsPredictOptions popts = s->o->predict;
     popts.nranks = s->nranks;
+    /* Without --exact a size is extended where the predictor finds its pipeline's line at its
+     * own chunk (cs_predict_one()), as collsim run does: a candidate whose grid times never
+     * turn linear (NVLS on 72 GPUs, whose chunk grows with the size) is otherwise replayed
+     * whole at every grid size up to 16 GiB. Past its cap select extends on its own line. */
+    popts.exact = popts.exact || s->o->exact;
     if (popts.cache == NULL)
         popts.cache = s->points;
     if (channels > 0)
@@ -172,6 +176,7 @@ simulate(Search *s, int c, gint64 size, int channels)
     if (!cs_predict_one(s->topo, s->op, size, cand->algo, cand->proto, &popts, &pred, &error))
         return e;
     e.ok = TRUE;
+    e.extrapolated = pred.extrapolated;
     e.time_ps = (double)pred.result.time;
     e.channels = pred.n_channels;
     e.peer_channels = pred.peer_channels;
@@ -978,8 +983,9 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
     }
     if (any_extrapolated)
         g_string_append_printf(out,
-                               "#   * extrapolated linearly past the simulation cap "
-                               "(%" G_GINT64_FORMAT " events); --exact simulates them\n",
+                               "#   * extended on a line: past the simulation cap "
+                               "(%" G_GINT64_FORMAT " events), or through three smaller "
+                               "simulated sizes (as collsim run); --exact simulates them\n",
                                sel->max_events);
     if (t->crossovers->len == 0) {
         g_string_append(out, "# crossovers: none (one choice at every size)\n");
