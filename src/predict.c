@@ -661,7 +661,7 @@ on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
 }
 
 /* A large point from three smaller ones: 1/4, 1/2 and all of the largest whole number of
- * @loop bytes (ranks x channels x chunk) within the step budget, at least two loops in the
+ * @loop bytes (cs_algo_loop_bytes()) within the step budget, at least two loops in the
  * smallest, at the chunk of @size_bytes (point_args() pins it). FALSE with no error when the
  * three are not on one line (the caller then simulates the point whole). */
 static gboolean
@@ -669,26 +669,25 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
                 const CsAlgoArgs *args, const CsPredictOptions *options, int nranks,
                 double est_steps, gint64 loop, CsPrediction *out, GError **error)
 {
-    /* Whole loops keep the pipeline's phase: every rank's part of every channel is the same
-     * number of chunks. Less than a loop is not the pipeline's line: messages shorter than a
-     * chunk grow with the size, which is a line too, but one whose slope is not the
-     * pipeline's (an NVLS all-reduce's phases run one after the other, not overlapped). */
-    gint64 unit = loop;
-    /* The first loop or two fill the pipeline (an NVLS all-reduce gathers chunk i - 2 while
-     * it reduces chunk i): a smallest size of one loop is off the line. */
-    gint64 min_top = 8 * unit;
+    /* Whole loops keep the pipeline's phase: every part of every channel is the same number
+     * of chunks. Less than a loop is not the pipeline's line: messages shorter than a chunk
+     * grow with the size, which is a line too, but one whose slope is not the pipeline's (an
+     * NVLS all-reduce's phases run one after the other, not overlapped). The first loop or
+     * two fill the pipeline (an NVLS all-reduce gathers chunk i - 2 while it reduces chunk
+     * i): a smallest size of one loop is off the line. */
+    gint64 min_top = 8 * loop;
     gboolean simulated = FALSE;
     CsPrediction p[3];
     gint64 events = 0;
 
     /* The largest three end at half the size: past that, simulating the point whole costs
      * about as much. */
-    gint64 cap = size_bytes / 2 / (4 * unit) * (4 * unit);
+    gint64 cap = size_bytes / 2 / (4 * loop) * (4 * loop);
     gint64 last_top = 0;
 
     for (double budget = PREDICT_STEP_BUDGET; budget <= PREDICT_STEP_HARD_LIMIT;
          budget *= PREDICT_BUDGET_GROWTH) {
-        gint64 top = (gint64)((double)size_bytes * budget / est_steps) / (4 * unit) * (4 * unit);
+        gint64 top = (gint64)((double)size_bytes * budget / est_steps) / (4 * loop) * (4 * loop);
         top = MAX(MIN(top, cap), min_top);
         if (top > cap || top == last_top)
             continue;
