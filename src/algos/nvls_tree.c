@@ -55,12 +55,18 @@ nvls_tree_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
     return TRUE;
 }
 
+/* The NVLink domains of @args' ranks, NULL without a topology. */
+static CsNodeGroups *
+domains_of(const CsAlgoArgs *args)
+{
+    return args->topo != NULL ? cs_node_groups_new_nvlink(args->topo, args->nranks, NULL) : NULL;
+}
+
 /* NCCL's NVLS_TREE chunk for @args: l heads per domain, n domains; one domain is NVLS. */
 static gint64
 nvls_tree_chunk(const CsAlgoArgs *args)
 {
-    g_autoptr(CsNodeGroups) domains
-        = args->topo != NULL ? cs_node_groups_new_nvlink(args->topo, args->nranks, NULL) : NULL;
+    g_autoptr(CsNodeGroups) domains = domains_of(args);
 
     if (domains == NULL || domains->n_groups == 1)
         return cs_algo_nvls.chunk(args);
@@ -74,8 +80,7 @@ nvls_tree_chunk(const CsAlgoArgs *args)
 static int
 nvls_tree_parts(const CsAlgoArgs *args)
 {
-    g_autoptr(CsNodeGroups) domains
-        = args->topo != NULL ? cs_node_groups_new_nvlink(args->topo, args->nranks, NULL) : NULL;
+    g_autoptr(CsNodeGroups) domains = domains_of(args);
 
     return domains != NULL ? cs_node_groups_size(domains, 0) : args->nranks;
 }

@@ -154,7 +154,7 @@ tree_chunk_bytes(const CsAlgoArgs *args, int n_nodes, gint64 bytes)
 }
 
 /* The chunk tree_build() cuts for @args: nodes are the topology's; without one the ranks
- * count as one node for the chunk rule, as there. */
+ * count as one node for the chunk rule. */
 static gint64
 tree_chunk(const CsAlgoArgs *args)
 {
@@ -207,7 +207,6 @@ tree_build(const CsAlgoArgs *args, GError **error)
     g_autoptr(CsStepSink) sink = NULL;
     CsSchedule *sched;
     gint64 chunk_el;
-    int n_nodes = 1;
 
     if (p < 1 || n_channels < 1 || n_channels > G_MAXUINT8 + 1
         || (cs_op_has_root(args->op) && (args->root < 0 || args->root >= p))) {
@@ -222,12 +221,11 @@ tree_build(const CsAlgoArgs *args, GError **error)
         groups = cs_node_groups_new(args->topo, p, error);
         if (groups == NULL)
             return NULL;
-        n_nodes = groups->n_groups;
     }
     else {
         groups = cs_node_groups_new_flat(p);
     }
-    chunk_el = tree_chunk_bytes(args, n_nodes, size.recv_bytes) / esize;
+    chunk_el = tree_chunk(args) / esize;
 
     sched = cs_schedule_new(args->op, p, root < 0 ? 0 : root, args->size_bytes, args->dtype,
                             args->redop, args->proto, n_channels);
