@@ -67,8 +67,7 @@ collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         const char *origin = cs_trace_origin(trace);
         CsOp op;
         if (!cs_trace_op(trace, &op)) {
-            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                        "%s: cannot tell which collective it measured", origin);
+            cs_trace_set_unknown_op_error(trace, error);
             return FALSE;
         }
         int nranks = cs_trace_n_ranks(trace);

@@ -30,6 +30,8 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
     printf("#   topology %s, %s on %d ranks, algorithm %s, protocol %s\n", cs_topo_name(topo),
            cs_op_name(r->op), r->nranks, r->forced_algo != NULL ? r->forced_algo : "not forced",
            r->forced_proto != NULL ? r->forced_proto : "not forced");
+    if (r->inferred != NULL)
+        printf("#   not stated in the trace: %s\n", r->inferred);
     if (r->forced_algo == NULL || r->forced_proto == NULL) {
         printf("#   what was not forced is picked by %s", r->picker);
         guint fell_back = cs_validate_report_fastest_rows(r);
@@ -76,6 +78,8 @@ report_json(const CsValidateReport *r)
     cJSON_AddStringToObject(o, "trace", r->origin);
     cJSON_AddStringToObject(o, "collective", cs_op_name(r->op));
     cJSON_AddNumberToObject(o, "ranks", r->nranks);
+    if (r->inferred != NULL)
+        cJSON_AddStringToObject(o, "inferred", r->inferred);
     if (r->forced_algo != NULL)
         cJSON_AddStringToObject(o, "forced_algo", r->forced_algo);
     if (r->forced_proto != NULL)
@@ -136,7 +140,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
         { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
-          "GPUs launched by one thread (default: read -g from the trace's command header)", "G" },
+          "GPUs launched by one thread (default: the trace's nGpus, else the -g of its command header)", "G" },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,

@@ -24,6 +24,9 @@ struct _CsTrace {
     int max_rank_line;     /* highest N of the "#  Rank N Group ..." lines, -1 if none */
     char *library;         /* "NCCL" or "RCCL" as the output itself says, NULL if it does not */
     char *library_version; /* "2.19.3", NULL if not printed */
+    int n_threads;         /* "# nThread 1 nGpus 4 ...": threads of one process, 0 if absent */
+    int n_gpus;            /* and the GPUs each thread drove (-g), 0 if absent */
+    gboolean root_column;  /* some block of the table printed a root column */
 };
 
 /* ---- Construction and headers ---- */
@@ -230,25 +233,161 @@ op_from_text(const char *text, CsOp *op)
     return word[0] != '\0' && cs_op_from_name(word, op, NULL);
 }
 
+/* ---- What the table itself says ----
+ *
+ * nccl-tests prints, per row, the bytes of the largest buffer (size), the elements of the
+ * count argument (count), the reduction ("none" when there is none) and, since 2.x, the root
+ * (-1 when there is none). Count is per rank where each rank contributes a block: all-gather,
+ * reduce-scatter, all-to-all, scatter and gather print size = count x type x P; all-reduce,
+ * reduce, broadcast and sendrecv print size = count x type (src/<op>.cu, <Op>GetCollByteCount). */
+
+/* The collectives every usable row's columns fit (a CsOp bit mask, 0 when no row says or the
+ * rows disagree); @p2p set when they fit only nccl-tests' sendrecv (or hypercube). */
+static guint
+table_ops(const CsTrace *trace, gboolean *p2p)
+{
+    const guint rooted
+        = 1u << CS_OP_BROADCAST | 1u << CS_OP_REDUCE | 1u << CS_OP_SCATTER | 1u << CS_OP_GATHER;
+    guint mask = (1u << CS_N_OPS) - 1;
+    gboolean any = FALSE;
+    gboolean any_p2p = FALSE;
+
+    for (guint i = 0; i < trace->rows->len; i++) {
+        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
+        CsDtype dtype;
+        if (row->size_bytes <= 0 || row->count <= 0 || row->redop[0] == '\0'
+            || !cs_dtype_from_name(row->type, &dtype, NULL))
+            continue;
+        const gint64 whole = row->count * cs_dtype_size(dtype);
+        if (row->size_bytes % whole != 0)
+            continue;
+        const gboolean per_rank = row->size_bytes > whole;
+        const gboolean reduces = g_ascii_strcasecmp(row->redop, "none") != 0;
+        guint fits;
+        if (reduces)
+            fits = per_rank ? 1u << CS_OP_REDUCE_SCATTER
+                            : 1u << CS_OP_ALL_REDUCE | 1u << CS_OP_REDUCE;
+        else
+            fits = per_rank ? 1u << CS_OP_ALL_GATHER | 1u << CS_OP_ALL_TO_ALL | 1u << CS_OP_SCATTER
+                                  | 1u << CS_OP_GATHER
+                            : 1u << CS_OP_BROADCAST;
+        if (trace->root_column)
+            fits &= row->root >= 0 ? rooted : ~rooted;
+        /* No reduction, one buffer, no root: a point-to-point test. */
+        if (fits == 0 && !reduces && !per_rank)
+            any_p2p = TRUE;
+        mask &= fits;
+        any = TRUE;
+    }
+    if (p2p != NULL)
+        *p2p = any && any_p2p;
+    return any ? mask : 0;
+}
+
+static gboolean
+one_op(guint mask, CsOp *op)
+{
+    if (mask == 0 || (mask & (mask - 1)) != 0)
+        return FALSE;
+    *op = (CsOp)g_bit_nth_lsf(mask, -1);
+    return TRUE;
+}
+
+static gboolean
+find_op(const CsTrace *trace, CsOp *op, CsTraceBasis *basis)
+{
+    /* A header that names no collective is an error to report, not a gap to fill. */
+    const char *collective = cs_trace_get_header(trace, "collective");
+    *basis = collective != NULL ? CS_TRACE_BASIS_HEADER : CS_TRACE_BASIS_NONE;
+    if (collective != NULL)
+        return op_from_text(collective, op);
+    if (trace->program != NULL && op_from_text(trace->program, op)) {
+        *basis = CS_TRACE_BASIS_OUTPUT;
+        return TRUE;
+    }
+    if (trace->op_set) {
+        *op = trace->op;
+        *basis = CS_TRACE_BASIS_GIVEN;
+        return TRUE;
+    }
+    const guint mask = table_ops(trace, NULL);
+    if (one_op(mask, op)) {
+        *basis = CS_TRACE_BASIS_TABLE;
+        return TRUE;
+    }
+    /* The file name may settle what the columns leave open, never contradict them. */
+    CsOp named;
+    if (op_from_file_name(trace->origin, &named) && (mask == 0 || (mask & 1u << named) != 0)) {
+        *op = named;
+        *basis = CS_TRACE_BASIS_FILE_NAME;
+        return TRUE;
+    }
+    *basis = CS_TRACE_BASIS_NONE;
+    return FALSE;
+}
+
 /**
  * cs_trace_op:
- * The collective, from the `collective` header, nccl-tests' "# Collective test starting:"
- * line, the op given to cs_trace_new(), or the file name, in that order.
+ * The collective, from the `collective` header (FALSE when it names none), nccl-tests'
+ * "# Collective test starting:" line, the op given to cs_trace_new(), the table's columns when they
+ * fit one collective only (see table_ops()), or the file name when the columns allow it, in that
+ * order.
  */
 gboolean
 cs_trace_op(const CsTrace *trace, CsOp *op)
 {
     g_return_val_if_fail(trace != NULL && op != NULL, FALSE);
-    const char *collective = cs_trace_get_header(trace, "collective");
-    if (collective != NULL && op_from_text(collective, op))
-        return TRUE;
-    if (trace->program != NULL && op_from_text(trace->program, op))
-        return TRUE;
-    if (trace->op_set) {
-        *op = trace->op;
-        return TRUE;
+    CsTraceBasis basis;
+    return find_op(trace, op, &basis);
+}
+
+/**
+ * cs_trace_table_ops:
+ * The collectives the table's columns fit (a mask of 1 << CsOp; 0 when no row says or the
+ * rows disagree); @p2p (nullable) is set when they fit only a point-to-point test (nccl-tests'
+ * sendrecv or hypercube: no reduction, one buffer, no root).
+ */
+guint
+cs_trace_table_ops(const CsTrace *trace, gboolean *p2p)
+{
+    g_return_val_if_fail(trace != NULL, 0);
+    return table_ops(trace, p2p);
+}
+
+/**
+ * cs_trace_set_unknown_op_error:
+ * Sets @error to why the collective of @trace is unknown (cs_trace_op() said FALSE), as
+ * precisely as its table allows: a point-to-point test, two collectives its columns fit alike,
+ * or nothing to go on.
+ */
+void
+cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error)
+{
+    const char *origin = cs_trace_origin(trace);
+    gboolean p2p = FALSE;
+    const guint fits = cs_trace_table_ops(trace, &p2p);
+    if (p2p) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: its rows (redop none, root -1, count = size) are nccl-tests' sendrecv "
+                    "or hypercube, point-to-point tests collsim does not simulate",
+                    origin);
+        return;
     }
-    return op_from_file_name(trace->origin, op);
+    if (fits != 0) {
+        g_autoptr(GString) names = g_string_new(NULL);
+        for (int op = 0; op < CS_N_OPS; op++)
+            if (fits & 1u << op)
+                g_string_append_printf(names, "%s%s", names->len > 0 ? " or " : "",
+                                       cs_op_nccl_tests_name((CsOp)op));
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: its columns fit %s alike; add a '# collective: NAME' header", origin,
+                    names->str);
+        return;
+    }
+    g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                "%s: cannot tell which collective it measured (add a '# collective: "
+                "all_reduce' header)",
+                origin);
 }
 
 /* The leading integer of a header value ("16 (8 per node)" -> 16), 0 if none. */
@@ -265,24 +404,167 @@ leading_int(const char *text)
     return v > 0 && v <= G_MAXINT ? (int)v : 0;
 }
 
+/* Half a unit in the last place nccl-tests prints a bandwidth with: two decimals below 100,
+ * then as many as keep the width, i.e. never coarser than 5e-5 of the value from 100 on. */
+static double
+printed_error(double value)
+{
+    return MAX(0.005, 5e-5 * value);
+}
+
+/* The ranks busbw / algbw gives for @op: the factor is 2(P-1)/P or (P-1)/P (nccl-tests'
+ * doc/PERFORMANCE.md), read on the row with the largest algbw, where printing rounds least;
+ * 0 when the factor says nothing of P (broadcast, reduce) or no P fits it alone. */
+static int
+ranks_from_busbw(const CsTrace *trace, CsOp op)
+{
+    if (cs_op_busbw_factor(op, 2) == cs_op_busbw_factor(op, 3))
+        return 0;
+    double algbw = 0.0;
+    double busbw = 0.0;
+    for (guint i = 0; i < trace->rows->len; i++) {
+        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
+        const CsTraceCell *cells[2] = { &row->out_of_place, &row->in_place };
+        for (int h = 0; h < 2; h++)
+            if (cells[h]->algbw_GBps > algbw && cells[h]->busbw_GBps > 0.0) {
+                algbw = cells[h]->algbw_GBps;
+                busbw = cells[h]->busbw_GBps;
+            }
+    }
+    if (algbw < 1.0)
+        return 0;
+    const double factor = busbw / algbw;
+    const double tol = factor * (printed_error(algbw) / algbw + printed_error(busbw) / busbw);
+    /* factor = k (P - 1) / P, k = 1 or 2: P = k / (k - factor). */
+    const double k = cs_op_busbw_factor(op, 2) * 2.0;
+    if (factor >= k - 1e-9)
+        return 0;
+    const gint64 guess = (gint64)(k / (k - factor) + 0.5);
+    int found = 0;
+    for (gint64 p = MAX(guess - 1, 1); p <= guess + 1 && p <= 1 << 20; p++) {
+        if (fabs(cs_op_busbw_factor(op, (int)p) - factor) > tol)
+            continue;
+        if (found != 0)
+            return 0; /* two rank counts fit the printed digits */
+        found = (int)p;
+    }
+    return found;
+}
+
+/* Where each rank holds a block, nccl-tests prints size = count x type x P (table_ops()):
+ * P when every such row says the same, 0 otherwise. */
+static int
+ranks_from_counts(const CsTrace *trace)
+{
+    gint64 ranks = 0;
+    for (guint i = 0; i < trace->rows->len; i++) {
+        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
+        CsDtype dtype;
+        if (row->size_bytes <= 0 || row->count <= 0 || !cs_dtype_from_name(row->type, &dtype, NULL))
+            continue;
+        const gint64 whole = row->count * cs_dtype_size(dtype);
+        if (row->size_bytes % whole != 0)
+            return 0;
+        const gint64 p = row->size_bytes / whole;
+        if (p < 2 || p > 1 << 20 || (ranks != 0 && p != ranks))
+            return 0;
+        ranks = p;
+    }
+    return (int)ranks;
+}
+
+static int
+find_n_ranks(const CsTrace *trace, CsTraceBasis *basis)
+{
+    *basis = CS_TRACE_BASIS_HEADER;
+    int n = leading_int(cs_trace_get_header(trace, "ranks"));
+    if (n == 0)
+        n = leading_int(cs_trace_get_header(trace, "gpus"));
+    if (n > 0)
+        return n;
+    *basis = CS_TRACE_BASIS_GIVEN;
+    if (trace->nranks > 0)
+        return trace->nranks;
+    *basis = CS_TRACE_BASIS_OUTPUT;
+    if (trace->max_rank_line >= 0)
+        return trace->max_rank_line + 1;
+    *basis = CS_TRACE_BASIS_COUNTS;
+    if ((n = ranks_from_counts(trace)) > 0)
+        return n;
+    CsOp op;
+    *basis = CS_TRACE_BASIS_TABLE;
+    if (cs_trace_op(trace, &op) && (n = ranks_from_busbw(trace, op)) > 0)
+        return n;
+    /* One process: its threads times the GPUs each drove. */
+    *basis = CS_TRACE_BASIS_PARAMS;
+    if (trace->n_threads > 0 && trace->n_gpus > 0)
+        return trace->n_threads * trace->n_gpus;
+    *basis = CS_TRACE_BASIS_NONE;
+    return 0;
+}
+
 /**
  * cs_trace_n_ranks:
  * The number of ranks, from the `ranks` header, else the `gpus` header, else what
- * cs_trace_new() was given, else the highest "#  Rank N" line nccl-tests printed plus one;
- * 0 if unknown.
+ * cs_trace_new() was given, else the highest "#  Rank N" line nccl-tests printed plus one,
+ * else size / count of a per-rank collective's rows (ranks_from_counts()), else busbw / algbw
+ * (ranks_from_busbw()), else nThread x nGpus of nccl-tests'
+ * parameter line (one process assumed); 0 if unknown.
  */
 int
 cs_trace_n_ranks(const CsTrace *trace)
 {
     g_return_val_if_fail(trace != NULL, 0);
-    int n = leading_int(cs_trace_get_header(trace, "ranks"));
+    CsTraceBasis basis;
+    return find_n_ranks(trace, &basis);
+}
+
+/**
+ * cs_trace_inferred:
+ * What cs_trace_op() and cs_trace_n_ranks() took from the table, the file name or the
+ * parameter line rather than from a header or the tool's own words, in words ("collective
+ * from the columns (redop, root, count per size); ranks from busbw / algbw"), for a report.
+ * Returns: (transfer full) (nullable): NULL when nothing was inferred.
+ */
+char *
+cs_trace_inferred(const CsTrace *trace)
+{
+    g_return_val_if_fail(trace != NULL, NULL);
+    static const char *const op_words[] = {
+        [CS_TRACE_BASIS_TABLE] = "collective from the columns (redop, root, count per size)",
+        [CS_TRACE_BASIS_FILE_NAME] = "collective from the file name",
+    };
+    static const char *const rank_words[] = {
+        [CS_TRACE_BASIS_TABLE] = "ranks from busbw / algbw",
+        [CS_TRACE_BASIS_COUNTS] = "ranks from size / (count x type size)",
+        [CS_TRACE_BASIS_PARAMS] = "ranks from nThread x nGpus (one process assumed)",
+    };
+    CsOp op;
+    CsTraceBasis op_basis;
+    CsTraceBasis rank_basis;
+    find_op(trace, &op, &op_basis);
+    find_n_ranks(trace, &rank_basis);
+    const char *words[2] = { NULL, NULL };
+    int n = 0;
+    if (op_basis < G_N_ELEMENTS(op_words) && op_words[op_basis] != NULL)
+        words[n++] = op_words[op_basis];
+    if (rank_basis < G_N_ELEMENTS(rank_words) && rank_words[rank_basis] != NULL)
+        words[n++] = rank_words[rank_basis];
     if (n == 0)
-        n = leading_int(cs_trace_get_header(trace, "gpus"));
-    if (n == 0)
-        n = trace->nranks;
-    if (n == 0 && trace->max_rank_line >= 0)
-        n = trace->max_rank_line + 1;
-    return n;
+        return NULL;
+    return n == 1 ? g_strdup(words[0]) : g_strconcat(words[0], "; ", words[1], NULL);
+}
+
+/**
+ * cs_trace_gpus_per_thread:
+ * The GPUs one thread drove (nccl-tests -g), as nccl-tests' "# nThread 1 nGpus 4 ..." line
+ * prints it; 0 when the trace has no such line.
+ */
+int
+cs_trace_gpus_per_thread(const CsTrace *trace)
+{
+    g_return_val_if_fail(trace != NULL, 0);
+    return trace->n_gpus;
 }
 
 double
@@ -351,6 +633,7 @@ typedef struct {
     Column cols[MAX_COLUMNS];
     int n_cols;
     gboolean has_timestamp;
+    gboolean has_root;
 } Columns;
 
 static const char *const role_names[] = {
@@ -406,6 +689,7 @@ columns_from_titles(char **tokens, Columns *cols)
     }
     cols->n_cols = n;
     cols->has_timestamp = seen[COL_TIMESTAMP] > 0;
+    cols->has_root = seen[COL_ROOT] > 0;
     return seen[COL_SIZE] == 1 && seen[COL_COUNT] == 1 && seen[COL_TYPE] == 1
            && seen[COL_REDOP] == 1 && seen[COL_TIME] >= 1 && seen[COL_ALGBW] >= 1
            && seen[COL_BUSBW] >= 1;
@@ -824,6 +1108,13 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
                 in_headers = FALSE;
                 continue;
             }
+            if (g_str_has_prefix(body, "nThread ") && n >= 4 && strcmp(tokens[2], "nGpus") == 0) {
+                gint64 t, g;
+                if (parse_int(tokens[1], 1, &t) && parse_int(tokens[3], 1, &g) && t * g < 1 << 20) {
+                    trace->n_threads = (int)t;
+                    trace->n_gpus = (int)g;
+                }
+            }
             if (is_nccl_tests_comment(body) || g_str_has_prefix(body, "rccl-tests")) {
                 read_library_line(trace, body);
                 in_headers = FALSE;
@@ -866,6 +1157,7 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
         CsTraceRow row;
         if (!parse_row(tokens, n, &cols, origin, lineno, &row, error))
             return NULL;
+        trace->root_column = trace->root_column || cols.has_root;
         cs_trace_add_row(trace, &row);
     }
 

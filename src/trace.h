@@ -81,9 +81,31 @@ void cs_trace_add_row(CsTrace *trace, const CsTraceRow *row);
 gsize cs_trace_n_rows(const CsTrace *trace);
 const CsTraceRow *cs_trace_row(const CsTrace *trace, gsize index);
 
-/* The collective and ranks, from headers or the file name; FALSE if unknown. */
+/* Where the collective or the rank count of a trace was found (cs_trace_inferred()). */
+typedef enum {
+    CS_TRACE_BASIS_NONE,      /* nowhere */
+    CS_TRACE_BASIS_HEADER,    /* a `# key: value` header */
+    CS_TRACE_BASIS_OUTPUT,    /* the tool's own lines ("Collective test starting", "Rank N") */
+    CS_TRACE_BASIS_GIVEN,     /* cs_trace_new() */
+    CS_TRACE_BASIS_TABLE,     /* the columns: redop, root, count per size; busbw / algbw */
+    CS_TRACE_BASIS_COUNTS,    /* size / (count x type) of per-rank collectives */
+    CS_TRACE_BASIS_FILE_NAME, /* "all_gather_perf.log" */
+    CS_TRACE_BASIS_PARAMS,    /* nThread x nGpus of the parameter line, one process assumed */
+} CsTraceBasis;
+
+/* The collective and ranks, from headers, the tool's own lines, the table or the file name;
+ * FALSE / 0 if unknown. */
 gboolean cs_trace_op(const CsTrace *trace, CsOp *op);
-int cs_trace_n_ranks(const CsTrace *trace); /* 0 if unknown */
+int cs_trace_n_ranks(const CsTrace *trace);
+/* The collectives the columns fit, as a mask of 1 << CsOp; @p2p (nullable): they fit only
+ * nccl-tests' sendrecv / hypercube. */
+guint cs_trace_table_ops(const CsTrace *trace, gboolean *p2p);
+/* @error: why cs_trace_op() found no collective, as precisely as the table says. */
+void cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error);
+/* What of the two was inferred rather than read, in words; NULL if nothing. (transfer full) */
+char *cs_trace_inferred(const CsTrace *trace);
+/* nGpus of nccl-tests' parameter line (-g), 0 if absent. */
+int cs_trace_gpus_per_thread(const CsTrace *trace);
 /* "NCCL" or "RCCL" as the trace names it, its version ("2.19.3") in @version when printed;
  * NULL when the trace does not say. */
 const char *cs_trace_library(const CsTrace *trace, const char **version);

@@ -118,9 +118,10 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
     if (*proto == NULL && one_proto >= 0)
         *proto = g_strdup(cs_proto_name((CsProto)one_proto));
 
-    *gpus_per_thread = 1;
+    /* nccl-tests' own parameter line first, then the command the header quotes. */
+    *gpus_per_thread = MAX(1, cs_trace_gpus_per_thread(trace));
     const char *command = cs_trace_get_header(trace, "command");
-    if (command != NULL) {
+    if (command != NULL && cs_trace_gpus_per_thread(trace) == 0) {
         g_autoptr(GRegex) re = g_regex_new("(^|\\s)-g\\s*([0-9]+)", 0, 0, NULL);
         g_autoptr(GMatchInfo) match = NULL;
         if (g_regex_match(re, command, 0, &match)) {
@@ -221,10 +222,13 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
     if (setup->options.nccl != NULL) {
         const char *version = NULL;
         const char *library = cs_trace_library(trace, &version);
-        setup->picker = g_strdup_printf("NCCL %s's tuning model (trace: %s %s)",
-                                        cs_nccl_model_constants(setup->options.nccl)->version,
-                                        library != NULL ? library : "library not named",
-                                        version != NULL ? version : "version not printed");
+        g_autofree char *said = library == NULL ? g_strdup("neither library nor version named")
+                                : version == NULL
+                                    ? g_strdup_printf("%s version not printed", library)
+                                    : g_strdup_printf("%s %s", library, version);
+        setup->picker
+            = g_strdup_printf("NCCL %s's tuning model (trace: %s)",
+                              cs_nccl_model_constants(setup->options.nccl)->version, said);
     }
     else
         setup->picker = g_strdup("collsim's fastest");
@@ -341,10 +345,7 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
                         "all_reduce)",
                         origin, collective);
         else
-            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                        "%s: cannot tell which collective it measured (add a '# collective: "
-                        "all_reduce' header)",
-                        origin);
+            cs_trace_set_unknown_op_error(trace, error);
         return NULL;
     }
     int nranks = cs_trace_n_ranks(trace);
@@ -378,6 +379,7 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
     report->forced_algo = g_strdup(setup.algo_name);
     report->forced_proto = g_strdup(setup.proto_name);
     report->picker = g_strdup(setup.picker);
+    report->inferred = cs_trace_inferred(trace);
     report->nccl_picks = setup.options.nccl != NULL;
     CsPredictOptions opts = setup.options;
     /* Large rows of one choice extend from the same three simulated sizes: simulate them
@@ -468,6 +470,7 @@ cs_validate_report_free(CsValidateReport *report)
     g_free(report->forced_algo);
     g_free(report->forced_proto);
     g_free(report->picker);
+    g_free(report->inferred);
     if (report->rows != NULL)
         g_array_unref(report->rows);
     g_free(report);

@@ -57,6 +57,7 @@ typedef struct {
     char *forced_proto;          /* (nullable) */
     char *picker;                /* who chose what was not forced, in words */
     gboolean nccl_picks;         /* NCCL's model chose what was not forced */
+    char *inferred;              /* (nullable) what of op and ranks the trace did not state */
     GArray *rows;                /* CsValidateRow */
     CsValidateSummary all;       /* every row */
     CsValidateSummary latency;   /* size < 64 KiB */

@@ -563,21 +563,166 @@ op_of(const char *text, const char *origin)
     return op;
 }
 
+/* Rows an all-gather and an all-to-all print alike (no reduction, no root, count per rank). */
+static const char *const per_rank_text
+    = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+      "     time   algbw   busbw #wrong\n"
+      "        1024            64     float    none      -1    14.02    0.07    0.05      0"
+      "    13.88    0.07    0.06      0\n";
+
 static void
 test_op_inference(void)
 {
     g_autofree char *with_header = g_strconcat("# collective: reduce_scatter\n", row_text, NULL);
     g_autofree char *with_banner
         = g_strconcat("# Collective test starting: all_gather_perf_mpi\n", row_text, NULL);
-    /* The header wins over the file name, the banner over the file name too. */
+    /* The header and the banner win over the columns and the file name. */
     g_assert_cmpint(op_of(with_header, "x_allreduce.txt"), ==, CS_OP_REDUCE_SCATTER);
     g_assert_cmpint(op_of(with_banner, "x_allreduce.txt"), ==, CS_OP_ALL_GATHER);
-    /* File names: nccl-tests' stems and our spellings; longest match first. */
-    g_assert_cmpint(op_of(row_text, "runs/reduce_scatter_perf.log"), ==, CS_OP_REDUCE_SCATTER);
-    g_assert_cmpint(op_of(row_text, "runs/node3-bcast.txt"), ==, CS_OP_BROADCAST);
-    g_assert_cmpint(op_of(row_text, "x/all-to-all.txt"), ==, CS_OP_ALL_TO_ALL);
-    g_assert_cmpint(op_of(row_text, "x/reduce.txt"), ==, CS_OP_REDUCE);
-    g_assert_cmpint(op_of(row_text, "x/sendrecv.txt"), ==, CS_N_OPS);
+    /* Columns that fit one collective name it, whatever the file is called. */
+    g_assert_cmpint(op_of(row_text, "trace.txt"), ==, CS_OP_ALL_REDUCE);
+    g_assert_cmpint(op_of(row_text, "runs/reduce_scatter_perf.log"), ==, CS_OP_ALL_REDUCE);
+    /* Where they fit two, the file name settles it: nccl-tests' stems and our spellings,
+     * longest match first; a name the columns rule out settles nothing. */
+    g_assert_cmpint(op_of(per_rank_text, "trace.txt"), ==, CS_N_OPS);
+    g_assert_cmpint(op_of(per_rank_text, "runs/all_gather_perf.log"), ==, CS_OP_ALL_GATHER);
+    g_assert_cmpint(op_of(per_rank_text, "x/all-to-all.txt"), ==, CS_OP_ALL_TO_ALL);
+    g_assert_cmpint(op_of(per_rank_text, "runs/reduce_scatter_perf.log"), ==, CS_N_OPS);
+    g_assert_cmpint(op_of(per_rank_text, "x/sendrecv.txt"), ==, CS_N_OPS);
+
+    /* Each shape of row, as nccl-tests prints it (size = count x 4 B, or x 4 ranks). */
+    static const struct {
+        const char *row;
+        CsOp op; /* CS_N_OPS: not one collective */
+    } shapes[] = {
+        { "  4096  256  float  sum   -1  9.0 0.46 0.68 0  9.0 0.46 0.68 0\n",
+          CS_OP_REDUCE_SCATTER },
+        { "  4096 1024  float  sum    0  9.0 0.46 0.46 0  9.0 0.46 0.46 0\n", CS_OP_REDUCE },
+        { "  4096 1024  float  none   0  9.0 0.46 0.46 0  9.0 0.46 0.46 0\n", CS_OP_BROADCAST },
+        { "  4096  256  float  none   0  9.0 0.46 0.34 0  9.0 0.46 0.34 0\n", CS_N_OPS },
+        { "  4096  512  double sum   -1  9.0 0.46 0.68 0  9.0 0.46 0.68 0\n", CS_OP_ALL_REDUCE },
+        { "  4096 2048  half   sum   -1  9.0 0.46 0.68 0  9.0 0.46 0.68 0\n", CS_OP_ALL_REDUCE },
+    };
+    const char *titles = "# size count type redop root time algbw busbw #wrong time algbw "
+                         "busbw #wrong\n";
+    for (gsize i = 0; i < G_N_ELEMENTS(shapes); i++) {
+        g_autofree char *text = g_strconcat(titles, shapes[i].row, NULL);
+        g_assert_cmpint(op_of(text, "trace.txt"), ==, shapes[i].op);
+    }
+
+    /* Without a root column, a reduction on one buffer is an all-reduce or a reduce. */
+    const char *no_root = "#  size  count  type  redop  time  algbw  busbw  error  time  algbw "
+                          " busbw  error\n"
+                          "     8      2  float   sum  22.41  0.00  0.00  0e+00  22.13  0.00  "
+                          "0.00  0e+00\n";
+    g_assert_cmpint(op_of(no_root, "trace.txt"), ==, CS_N_OPS);
+    g_assert_cmpint(op_of(no_root, "x/reduce.txt"), ==, CS_OP_REDUCE);
+}
+
+/* A point-to-point table (no reduction, one buffer, no root) is named as such. */
+static void
+test_op_p2p(void)
+{
+    const char *text = "# size count type redop root time algbw busbw #wrong time algbw busbw "
+                       "#wrong\n"
+                       "  4096 1024  float  none  -1  9.0 0.46 0.46 0  9.0 0.46 0.46 0\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_data(text, "sendrecv.log", &error);
+    g_assert_no_error(error);
+    CsOp op;
+    g_assert_false(cs_trace_op(trace, &op));
+    gboolean p2p = FALSE;
+    g_assert_cmpuint(cs_trace_table_ops(trace, &p2p), ==, 0);
+    g_assert_true(p2p);
+    cs_trace_set_unknown_op_error(trace, &error);
+    g_assert_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED);
+    g_assert_true(g_str_has_prefix(error->message, "sendrecv.log: "));
+    g_assert_nonnull(strstr(error->message, "point-to-point"));
+    g_clear_error(&error);
+
+    /* Two collectives the columns fit alike are both named. */
+    g_autoptr(CsTrace) ambiguous = cs_trace_load_data(per_rank_text, "t.txt", &error);
+    g_assert_no_error(error);
+    cs_trace_set_unknown_op_error(ambiguous, &error);
+    g_assert_nonnull(strstr(error->message, "all_gather or alltoall"));
+}
+
+/* The rank count of @text: cs_trace_n_ranks(), and how it was found into @inferred. */
+static int
+ranks_of(const char *text, char **inferred)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_data(text, "trace.txt", &error);
+    g_assert_no_error(error);
+    *inferred = cs_trace_inferred(trace);
+    return cs_trace_n_ranks(trace);
+}
+
+static void
+test_ranks_inference(void)
+{
+    const char *titles = "# size count type redop root time algbw busbw #wrong time algbw "
+                         "busbw #wrong\n";
+    static const struct {
+        const char *lines;
+        int ranks;
+        const char *inferred; /* a part of what cs_trace_inferred() says */
+    } cases[] = {
+        /* busbw / algbw: 2(P-1)/P = 1.75 on an all-reduce is 8 ranks */
+        { "1048576 262144 float sum -1 10.0 100.00 175.00 0 10.0 100.00 175.00 0\n", 8,
+          "ranks from busbw / algbw" },
+        /* A reduce-scatter prints count per rank: 1 MiB / (16384 x 4 B) = 16 ranks, which
+         * its busbw / algbw would say too (15/16) */
+        { "1048576 16384 float sum -1 10.0 100.00 93.75 0 10.0 100.00 93.75 0\n", 16,
+          "ranks from size / (count x type size)" },
+        /* Two decimals of 1.00 and 1.97 fit 66, 67 and 68 ranks: no answer from them, so
+         * nccl-tests' parameter line (2 threads x 4 GPUs) */
+        { "# nThread 2 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor)\n"
+          "1048576 262144 float sum -1 10.0 1.00 1.97 0 10.0 1.00 1.97 0\n",
+          8, "nThread x nGpus" },
+        /* A broadcast's factor is 1 whatever P: the parameter line */
+        { "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor)\n"
+          "4096 1024 float none 0 9.0 0.46 0.46 0 9.0 0.46 0.46 0\n",
+          2, "nThread x nGpus" },
+        /* Rank lines come before any inference. */
+        { "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor)\n"
+          "#  Rank  0 Group  0 Pid 1 on a device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+          "#  Rank  3 Group  0 Pid 4 on a device  3 [0x5d] NVIDIA H100 80GB HBM3\n"
+          "1048576 262144 float sum -1 10.0 100.00 175.00 0 10.0 100.00 175.00 0\n",
+          4, "collective from the columns" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strconcat(titles, cases[i].lines, NULL);
+        g_autofree char *inferred = NULL;
+        g_assert_cmpint(ranks_of(text, &inferred), ==, cases[i].ranks);
+        g_assert_nonnull(inferred);
+        g_assert_nonnull(strstr(inferred, cases[i].inferred));
+    }
+    /* Stated in headers, nothing is inferred. */
+    g_autofree char *stated = g_strconcat("# collective: all_reduce\n# ranks: 4\n", row_text, NULL);
+    g_autofree char *inferred = NULL;
+    g_assert_cmpint(ranks_of(stated, &inferred), ==, 4);
+    g_assert_null(inferred);
+}
+
+/* -g as nccl-tests' parameter line prints it. */
+static void
+test_gpus_per_thread(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_data(
+        "# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1\n", "t.txt",
+        &error);
+    g_assert_null(trace); /* no rows */
+    g_clear_error(&error);
+    g_autofree char *text
+        = g_strconcat("# nThread 1 nGpus 4 minBytes 8 maxBytes 8\n", row_text, NULL);
+    g_autoptr(CsTrace) with = cs_trace_load_data(text, "t.txt", &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(cs_trace_gpus_per_thread(with), ==, 4);
+    g_autoptr(CsTrace) without = cs_trace_load_data(row_text, "t.txt", &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(cs_trace_gpus_per_thread(without), ==, 0);
 }
 
 static void
@@ -613,6 +758,9 @@ main(int argc, char **argv)
     g_test_add_func("/trace/writer/footer", test_writer_footer);
     g_test_add_func("/trace/writer/save-file", test_save_file);
     g_test_add_func("/trace/op/inference", test_op_inference);
+    g_test_add_func("/trace/op/p2p", test_op_p2p);
+    g_test_add_func("/trace/ranks/inference", test_ranks_inference);
+    g_test_add_func("/trace/gpus-per-thread", test_gpus_per_thread);
     g_test_add_func("/trace/io/missing-file", test_missing_file);
     return g_test_run();
 }
