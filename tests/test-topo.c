@@ -174,12 +174,47 @@ test_list_shipped(void)
     const char *want[]
         = { "dgx-h100x4",     "dgx-h100x8",      "dgx-a100x8",  "hgx-h100x8-2n",
             "hgx-h100x8-16n", "hgx-h100x8-128n", "pcie-l40sx8", "rtx2080ti-x2-pcie3-shm",
-            "mi300x-x8-xgmi", "gb200-nvl72",     "eth-cpu-8n",  "cpu-host-shm" };
+            "mi300x-x8-xgmi", "gb200-nvl72",     "eth-cpu-8n",  "cpu-host-shm",
+            "hgx-h200x8",     "hgx-h20x8",       "hgx-a800x8",  "dgx-b200x8" };
 
     for (gsize i = 0; i < G_N_ELEMENTS(want); i++)
         g_assert_true(g_strv_contains((const char *const *)names, want[i]));
     for (int i = 1; names[i] != NULL; i++)
         g_assert_cmpint(strcmp(names[i - 1], names[i]), <, 0);
+}
+
+/* The 8-GPU NVSwitch boxes that differ from dgx-h100x8 / dgx-a100x8 only in their datasheet
+ * numbers: NVLink lanes per GPU, NCCL's usable rate per lane, HBM (reduce = HBM / 3), and
+ * whether the switch reduces (NVLS). */
+static void
+test_nvswitch_variants(void)
+{
+    static const struct {
+        const char *name;
+        int lanes;
+        double usable_GBps; /* per GPU and direction */
+        double reduce_GBps;
+        gboolean nvls;
+    } cases[] = {
+        { "hgx-h200x8", 18, 18 * 25 * 0.824, 4800.0 / 3, TRUE }, /* HBM3e 4.8 TB/s */
+        { "hgx-h20x8", 18, 18 * 25 * 0.824, 4000.0 / 3, TRUE },  /* HBM3 4.0 TB/s */
+        { "hgx-a800x8", 8, 8 * 25 * 0.8, 2039.0 / 3, FALSE },    /* NVLink 400 GB/s bidir */
+        { "dgx-b200x8", 18, 18 * 50 * 0.802, 8000.0 / 3, TRUE }, /* NVLink5, HBM3e 8 TB/s */
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(CsTopo) topo = load_ok(cases[i].name);
+        g_assert_cmpint(cs_topo_n_ranks(topo), ==, 8);
+        g_assert_cmpint(cs_topo_n_nodes(topo), ==, 1);
+        g_assert_true(cs_topo_has_nvls(topo) == cases[i].nvls);
+        const CsDevice *gpu = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
+        g_assert_cmpfloat_with_epsilon(gpu->gpu.reduce_Bps / 1e9, cases[i].reduce_GBps, 0.1);
+        const CsLink *l = cs_topo_link(topo, 0);
+        g_assert_cmpint(cs_link_kind_class(l->kind), ==, CS_LINK_CLASS_NVLINK);
+        g_assert_cmpint(l->count, ==, cases[i].lanes);
+        g_assert_cmpfloat_with_epsilon(l->bw_Bps / 1e9, cases[i].usable_GBps, 1e-6);
+        /* Every GPU pair talks through the switch: two hops. */
+        g_assert_cmpint(cs_topo_route(topo, 0, 7)->n_links, ==, 2);
+    }
 }
 
 /* ---- dgx-h100x4 in detail ---- */
@@ -855,6 +890,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, *n, test_shipped);
     }
     g_test_add_func("/topo/shipped/list", test_list_shipped);
+    g_test_add_func("/topo/shipped/nvswitch-variants", test_nvswitch_variants);
     g_test_add_func("/topo/load/dgx-h100x4", test_dgx_h100x4);
     g_test_add_func("/topo/load/data-name", test_load_data_name);
     g_test_add_func("/topo/routes/nvswitch-two-hops", test_routes_nvswitch);
