@@ -239,18 +239,20 @@ op_from_text(const char *text, CsOp *op)
  * count argument (count), the reduction ("none" when there is none) and, since 2.x, the root
  * (-1 when there is none). Count is per rank where each rank contributes a block: all-gather,
  * reduce-scatter, all-to-all, scatter and gather print size = count x type x P; all-reduce,
- * reduce, broadcast and sendrecv print size = count x type (src/<op>.cu, <Op>GetCollByteCount). */
+ * reduce, broadcast and sendrecv print size = count x type (src/<op>.cu,
+ * <Op>GetCollByteCount). sendrecv prints the reduction it was given ("sum" by default) and no
+ * root: its rows look like an all-reduce's, and only busbw = algbw (factor 1, an all-reduce's
+ * only on 2 ranks) tells them apart. */
 
-/* The collectives every usable row's columns fit (a CsOp bit mask, 0 when no row says or the
- * rows disagree); @p2p set when they fit only nccl-tests' sendrecv (or hypercube). */
+/* The collectives every usable row's columns fit (a CsOp bit mask; 0 when no row says or the
+ * rows fit none); @said (nullable): some row could be read. */
 static guint
-table_ops(const CsTrace *trace, gboolean *p2p)
+table_ops(const CsTrace *trace, gboolean *said)
 {
     const guint rooted
         = 1u << CS_OP_BROADCAST | 1u << CS_OP_REDUCE | 1u << CS_OP_SCATTER | 1u << CS_OP_GATHER;
     guint mask = (1u << CS_N_OPS) - 1;
     gboolean any = FALSE;
-    gboolean any_p2p = FALSE;
 
     for (guint i = 0; i < trace->rows->len; i++) {
         const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
@@ -273,14 +275,11 @@ table_ops(const CsTrace *trace, gboolean *p2p)
                             : 1u << CS_OP_BROADCAST;
         if (trace->root_column)
             fits &= row->root >= 0 ? rooted : ~rooted;
-        /* No reduction, one buffer, no root: a point-to-point test. */
-        if (fits == 0 && !reduces && !per_rank)
-            any_p2p = TRUE;
         mask &= fits;
         any = TRUE;
     }
-    if (p2p != NULL)
-        *p2p = any && any_p2p;
+    if (said != NULL)
+        *said = any;
     return any ? mask : 0;
 }
 
@@ -293,45 +292,102 @@ one_op(guint mask, CsOp *op)
     return TRUE;
 }
 
+/* Half a unit in the last place nccl-tests prints a bandwidth with (%6.2f; never coarser than
+ * 5e-5 of the value in layouts that keep the width). */
+static double
+printed_error(double value)
+{
+    return MAX(0.005, 5e-5 * value);
+}
+
+/* busbw / algbw of the row with the largest algbw, where printing rounds least, and its
+ * uncertainty; FALSE when no row has algbw >= 1 GB/s and some busbw. */
+static gboolean
+busbw_factor(const CsTrace *trace, double *factor, double *tol)
+{
+    double algbw = 0.0;
+    double busbw = 0.0;
+    for (guint i = 0; i < trace->rows->len; i++) {
+        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
+        const CsTraceCell *cells[2] = { &row->out_of_place, &row->in_place };
+        for (int h = 0; h < 2; h++)
+            if (cells[h]->algbw_GBps > algbw && cells[h]->busbw_GBps > 0.0) {
+                algbw = cells[h]->algbw_GBps;
+                busbw = cells[h]->busbw_GBps;
+            }
+    }
+    if (algbw < 1.0)
+        return FALSE;
+    *factor = busbw / algbw;
+    *tol = *factor * (printed_error(algbw) / algbw + printed_error(busbw) / busbw);
+    return TRUE;
+}
+
+/* A test nccl-tests runs that is no collective collsim simulates, named in @text. */
+static gboolean
+names_p2p_test(const char *text)
+{
+    if (text == NULL)
+        return FALSE;
+    g_autofree char *lower = g_ascii_strdown(text, -1);
+    return strstr(lower, "sendrecv") != NULL || strstr(lower, "hypercube") != NULL;
+}
+
 static gboolean
 find_op(const CsTrace *trace, CsOp *op, CsTraceBasis *basis)
 {
-    /* A header that names no collective is an error to report, not a gap to fill. */
+    /* A header or a banner that names no collective is an error to report, not a gap to
+     * fill (sendrecv_perf runs print an all-reduce's columns). */
     const char *collective = cs_trace_get_header(trace, "collective");
-    *basis = collective != NULL ? CS_TRACE_BASIS_HEADER : CS_TRACE_BASIS_NONE;
-    if (collective != NULL)
+    if (collective != NULL) {
+        *basis = CS_TRACE_BASIS_HEADER;
         return op_from_text(collective, op);
-    if (trace->program != NULL && op_from_text(trace->program, op)) {
+    }
+    if (trace->program != NULL) {
         *basis = CS_TRACE_BASIS_OUTPUT;
-        return TRUE;
+        return op_from_text(trace->program, op);
     }
     if (trace->op_set) {
         *op = trace->op;
         *basis = CS_TRACE_BASIS_GIVEN;
         return TRUE;
     }
-    const guint mask = table_ops(trace, NULL);
+    *basis = CS_TRACE_BASIS_NONE;
+    if (names_p2p_test(trace->origin))
+        return FALSE;
+    gboolean said = FALSE;
+    const guint mask = table_ops(trace, &said);
+    CsOp named = CS_N_OPS;
+    const gboolean have_name = op_from_file_name(trace->origin, &named);
     if (one_op(mask, op)) {
+        /* An all-reduce's rows with busbw = algbw may be sendrecv's: the name must say. */
+        double factor, tol;
+        if (*op == CS_OP_ALL_REDUCE
+            && !(busbw_factor(trace, &factor, &tol) && factor > 1.0 + tol)) {
+            if (!have_name || named != CS_OP_ALL_REDUCE)
+                return FALSE;
+            *basis = CS_TRACE_BASIS_FILE_NAME;
+            return TRUE;
+        }
         *basis = CS_TRACE_BASIS_TABLE;
         return TRUE;
     }
     /* The file name may settle what the columns leave open, never contradict them. */
-    CsOp named;
-    if (op_from_file_name(trace->origin, &named) && (mask == 0 || (mask & 1u << named) != 0)) {
+    if (have_name && (!said || (mask & 1u << named) != 0)) {
         *op = named;
         *basis = CS_TRACE_BASIS_FILE_NAME;
         return TRUE;
     }
-    *basis = CS_TRACE_BASIS_NONE;
     return FALSE;
 }
 
 /**
  * cs_trace_op:
- * The collective, from the `collective` header (FALSE when it names none), nccl-tests'
- * "# Collective test starting:" line, the op given to cs_trace_new(), the table's columns when they
- * fit one collective only (see table_ops()), or the file name when the columns allow it, in that
- * order.
+ * The collective, from the `collective` header or nccl-tests' "# Collective test starting:"
+ * line (FALSE when the one present names none), the op given to cs_trace_new(), the table's
+ * columns when they fit one collective only (see table_ops(); an all-reduce's columns with
+ * busbw = algbw also need the file name to say all-reduce, as sendrecv prints the same), or the
+ * file name when the columns allow it, in that order.
  */
 gboolean
 cs_trace_op(const CsTrace *trace, CsOp *op)
@@ -343,33 +399,54 @@ cs_trace_op(const CsTrace *trace, CsOp *op)
 
 /**
  * cs_trace_table_ops:
- * The collectives the table's columns fit (a mask of 1 << CsOp; 0 when no row says or the
- * rows disagree); @p2p (nullable) is set when they fit only a point-to-point test (nccl-tests'
- * sendrecv or hypercube: no reduction, one buffer, no root).
+ * The collectives the table's columns fit, as a mask of 1 << CsOp; 0 when no row says or the
+ * rows fit none.
  */
 guint
-cs_trace_table_ops(const CsTrace *trace, gboolean *p2p)
+cs_trace_table_ops(const CsTrace *trace)
 {
     g_return_val_if_fail(trace != NULL, 0);
-    return table_ops(trace, p2p);
+    return table_ops(trace, NULL);
 }
 
 /**
  * cs_trace_set_unknown_op_error:
  * Sets @error to why the collective of @trace is unknown (cs_trace_op() said FALSE), as
- * precisely as its table allows: a point-to-point test, two collectives its columns fit alike,
- * or nothing to go on.
+ * precisely as the trace allows: a header or banner naming no collective collsim simulates, a
+ * point-to-point test, columns that fit two collectives alike or none, or nothing to go on.
  */
 void
 cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error)
 {
     const char *origin = cs_trace_origin(trace);
-    gboolean p2p = FALSE;
-    const guint fits = cs_trace_table_ops(trace, &p2p);
-    if (p2p) {
+    const char *collective = cs_trace_get_header(trace, "collective");
+    if (collective != NULL) {
         g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                    "%s: its rows (redop none, root -1, count = size) are nccl-tests' sendrecv "
-                    "or hypercube, point-to-point tests collsim does not simulate",
+                    "%s: '# collective: %s' is not a collective collsim knows (e.g. all_reduce)",
+                    origin, collective);
+        return;
+    }
+    const char *test = trace->program != NULL ? trace->program : origin;
+    if (names_p2p_test(test)) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: nccl-tests' sendrecv and hypercube are point-to-point tests, which "
+                    "collsim does not simulate",
+                    origin);
+        return;
+    }
+    if (trace->program != NULL) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: its banner names '%s', not a collective collsim knows", origin,
+                    trace->program);
+        return;
+    }
+    gboolean said = FALSE;
+    const guint fits = table_ops(trace, &said);
+    if (fits == 1u << CS_OP_ALL_REDUCE) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: its rows (a reduction, no root, count = size, busbw = algbw) fit "
+                    "all_reduce on 2 ranks and nccl-tests' sendrecv alike; add a '# collective: "
+                    "all_reduce' header",
                     origin);
         return;
     }
@@ -382,6 +459,13 @@ cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error)
         g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
                     "%s: its columns fit %s alike; add a '# collective: NAME' header", origin,
                     names->str);
+        return;
+    }
+    if (said) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: its columns (redop, root, count per size) fit no collective collsim "
+                    "simulates; add a '# collective: NAME' header if it is one",
+                    origin);
         return;
     }
     g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
@@ -404,14 +488,6 @@ leading_int(const char *text)
     return v > 0 && v <= G_MAXINT ? (int)v : 0;
 }
 
-/* Half a unit in the last place nccl-tests prints a bandwidth with: two decimals below 100,
- * then as many as keep the width, i.e. never coarser than 5e-5 of the value from 100 on. */
-static double
-printed_error(double value)
-{
-    return MAX(0.005, 5e-5 * value);
-}
-
 /* The ranks busbw / algbw gives for @op: the factor is 2(P-1)/P or (P-1)/P (nccl-tests'
  * doc/PERFORMANCE.md), read on the row with the largest algbw, where printing rounds least;
  * 0 when the factor says nothing of P (broadcast, reduce) or no P fits it alone. */
@@ -420,21 +496,9 @@ ranks_from_busbw(const CsTrace *trace, CsOp op)
 {
     if (cs_op_busbw_factor(op, 2) == cs_op_busbw_factor(op, 3))
         return 0;
-    double algbw = 0.0;
-    double busbw = 0.0;
-    for (guint i = 0; i < trace->rows->len; i++) {
-        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
-        const CsTraceCell *cells[2] = { &row->out_of_place, &row->in_place };
-        for (int h = 0; h < 2; h++)
-            if (cells[h]->algbw_GBps > algbw && cells[h]->busbw_GBps > 0.0) {
-                algbw = cells[h]->algbw_GBps;
-                busbw = cells[h]->busbw_GBps;
-            }
-    }
-    if (algbw < 1.0)
+    double factor, tol;
+    if (!busbw_factor(trace, &factor, &tol))
         return 0;
-    const double factor = busbw / algbw;
-    const double tol = factor * (printed_error(algbw) / algbw + printed_error(busbw) / busbw);
     /* factor = k (P - 1) / P, k = 1 or 2: P = k / (k - factor). */
     const double k = cs_op_busbw_factor(op, 2) * 2.0;
     if (factor >= k - 1e-9)
@@ -476,12 +540,15 @@ ranks_from_counts(const CsTrace *trace)
 static int
 find_n_ranks(const CsTrace *trace, CsTraceBasis *basis)
 {
+    /* A header that is there but names no count is an error to report, not a gap to fill. */
     *basis = CS_TRACE_BASIS_HEADER;
-    int n = leading_int(cs_trace_get_header(trace, "ranks"));
-    if (n == 0)
-        n = leading_int(cs_trace_get_header(trace, "gpus"));
-    if (n > 0)
-        return n;
+    const char *ranks = cs_trace_get_header(trace, "ranks");
+    if (ranks != NULL)
+        return leading_int(ranks);
+    const char *gpus = cs_trace_get_header(trace, "gpus");
+    if (gpus != NULL)
+        return leading_int(gpus);
+    int n;
     *basis = CS_TRACE_BASIS_GIVEN;
     if (trace->nranks > 0)
         return trace->nranks;
@@ -497,7 +564,8 @@ find_n_ranks(const CsTrace *trace, CsTraceBasis *basis)
         return n;
     /* One process: its threads times the GPUs each drove. */
     *basis = CS_TRACE_BASIS_PARAMS;
-    if (trace->n_threads > 0 && trace->n_gpus > 0)
+    /* One rank is no collective: an MPI run prints "nThread 1 nGpus 1" on every process. */
+    if (trace->n_threads * trace->n_gpus >= 2)
         return trace->n_threads * trace->n_gpus;
     *basis = CS_TRACE_BASIS_NONE;
     return 0;

@@ -336,16 +336,8 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
 {
     const char *origin = cs_trace_origin(trace);
     CsOp op;
-    /* A header that is there but unreadable is named, not asked for again. */
-    const char *collective = cs_trace_get_header(trace, "collective");
     if (!cs_trace_op(trace, &op)) {
-        if (collective != NULL)
-            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                        "%s: '# collective: %s' is not a collective collsim knows (e.g. "
-                        "all_reduce)",
-                        origin, collective);
-        else
-            cs_trace_set_unknown_op_error(trace, error);
+        cs_trace_set_unknown_op_error(trace, error);
         return NULL;
     }
     int nranks = cs_trace_n_ranks(trace);

@@ -579,9 +579,11 @@ test_op_inference(void)
     /* The header and the banner win over the columns and the file name. */
     g_assert_cmpint(op_of(with_header, "x_allreduce.txt"), ==, CS_OP_REDUCE_SCATTER);
     g_assert_cmpint(op_of(with_banner, "x_allreduce.txt"), ==, CS_OP_ALL_GATHER);
-    /* Columns that fit one collective name it, whatever the file is called. */
-    g_assert_cmpint(op_of(row_text, "trace.txt"), ==, CS_OP_ALL_REDUCE);
-    g_assert_cmpint(op_of(row_text, "runs/reduce_scatter_perf.log"), ==, CS_OP_ALL_REDUCE);
+    /* An all-reduce's columns with no busbw to compare could be sendrecv's: only a name that
+     * says all-reduce settles them (test_op_sendrecv()). */
+    g_assert_cmpint(op_of(row_text, "trace.txt"), ==, CS_N_OPS);
+    g_assert_cmpint(op_of(row_text, "x_allreduce.txt"), ==, CS_OP_ALL_REDUCE);
+    g_assert_cmpint(op_of(row_text, "runs/reduce_scatter_perf.log"), ==, CS_N_OPS);
     /* Where they fit two, the file name settles it: nccl-tests' stems and our spellings,
      * longest match first; a name the columns rule out settles nothing. */
     g_assert_cmpint(op_of(per_rank_text, "trace.txt"), ==, CS_N_OPS);
@@ -600,8 +602,8 @@ test_op_inference(void)
         { "  4096 1024  float  sum    0  9.0 0.46 0.46 0  9.0 0.46 0.46 0\n", CS_OP_REDUCE },
         { "  4096 1024  float  none   0  9.0 0.46 0.46 0  9.0 0.46 0.46 0\n", CS_OP_BROADCAST },
         { "  4096  256  float  none   0  9.0 0.46 0.34 0  9.0 0.46 0.34 0\n", CS_N_OPS },
-        { "  4096  512  double sum   -1  9.0 0.46 0.68 0  9.0 0.46 0.68 0\n", CS_OP_ALL_REDUCE },
-        { "  4096 2048  half   sum   -1  9.0 0.46 0.68 0  9.0 0.46 0.68 0\n", CS_OP_ALL_REDUCE },
+        { "  4096  512  double sum   -1  2.0 2.05 3.58 0  2.0 2.05 3.58 0\n", CS_OP_ALL_REDUCE },
+        { "  4096 2048  half   sum   -1  2.0 2.05 3.58 0  2.0 2.05 3.58 0\n", CS_OP_ALL_REDUCE },
     };
     const char *titles = "# size count type redop root time algbw busbw #wrong time algbw "
                          "busbw #wrong\n";
@@ -619,32 +621,57 @@ test_op_inference(void)
     g_assert_cmpint(op_of(no_root, "x/reduce.txt"), ==, CS_OP_REDUCE);
 }
 
-/* A point-to-point table (no reduction, one buffer, no root) is named as such. */
-static void
-test_op_p2p(void)
+/* The error that says why no collective was found, for @text read as @origin. */
+static char *
+unknown_op_message(const char *text, const char *origin)
 {
-    const char *text = "# size count type redop root time algbw busbw #wrong time algbw busbw "
-                       "#wrong\n"
-                       "  4096 1024  float  none  -1  9.0 0.46 0.46 0  9.0 0.46 0.46 0\n";
     g_autoptr(GError) error = NULL;
-    g_autoptr(CsTrace) trace = cs_trace_load_data(text, "sendrecv.log", &error);
+    g_autoptr(CsTrace) trace = cs_trace_load_data(text, origin, &error);
     g_assert_no_error(error);
     CsOp op;
     g_assert_false(cs_trace_op(trace, &op));
-    gboolean p2p = FALSE;
-    g_assert_cmpuint(cs_trace_table_ops(trace, &p2p), ==, 0);
-    g_assert_true(p2p);
     cs_trace_set_unknown_op_error(trace, &error);
     g_assert_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED);
-    g_assert_true(g_str_has_prefix(error->message, "sendrecv.log: "));
-    g_assert_nonnull(strstr(error->message, "point-to-point"));
-    g_clear_error(&error);
+    g_assert_true(g_str_has_prefix(error->message, origin));
+    return g_strdup(error->message);
+}
+
+/* sendrecv_perf prints the reduction it was given and no root: an all-reduce's columns. Only
+ * busbw > algbw (all-reduce on more than 2 ranks) or a name settles them. */
+static void
+test_op_sendrecv(void)
+{
+    const char *titles = "# size count type redop root time algbw busbw #wrong time algbw busbw "
+                         "#wrong\n";
+    const char *equal = "1048576 262144 float sum -1 10.0 100.00 100.00 0 10.0 100.00 100.00 0\n";
+    const char *more = "1048576 262144 float sum -1 10.0 100.00 175.00 0 10.0 100.00 175.00 0\n";
+    g_autofree char *sr = g_strconcat(titles, equal, NULL);
+    g_autofree char *ar = g_strconcat(titles, more, NULL);
+    g_autofree char *banner
+        = g_strconcat("# Collective test starting: sendrecv_perf\n", titles, more, NULL);
+
+    g_assert_cmpint(op_of(ar, "trace.txt"), ==, CS_OP_ALL_REDUCE);
+    g_assert_cmpint(op_of(sr, "runs/all_reduce_perf.log"), ==, CS_OP_ALL_REDUCE);
+    g_autofree char *ambiguous = unknown_op_message(sr, "trace.txt");
+    g_assert_nonnull(strstr(ambiguous, "all_reduce on 2 ranks and nccl-tests' sendrecv alike"));
+    g_autofree char *named = unknown_op_message(ar, "runs/sendrecv_perf.log");
+    g_assert_nonnull(strstr(named, "point-to-point"));
+    g_autofree char *by_banner = unknown_op_message(banner, "trace.txt");
+    g_assert_nonnull(strstr(by_banner, "point-to-point"));
+
+    /* Columns that fit nothing are not overruled by the file name. */
+    const char *none_one = "4096 1024 float none -1 9.0 0.46 0.46 0 9.0 0.46 0.46 0\n";
+    g_autofree char *odd = g_strconcat(titles, none_one, NULL);
+    g_autofree char *no_fit = unknown_op_message(odd, "bench_broadcast.txt");
+    g_assert_nonnull(strstr(no_fit, "fit no collective"));
 
     /* Two collectives the columns fit alike are both named. */
-    g_autoptr(CsTrace) ambiguous = cs_trace_load_data(per_rank_text, "t.txt", &error);
-    g_assert_no_error(error);
-    cs_trace_set_unknown_op_error(ambiguous, &error);
-    g_assert_nonnull(strstr(error->message, "all_gather or alltoall"));
+    g_autofree char *two = unknown_op_message(per_rank_text, "t.txt");
+    g_assert_nonnull(strstr(two, "all_gather or alltoall"));
+    /* A header that names none is reported as such, whatever the columns say. */
+    g_autofree char *bad = g_strconcat("# collective: all_shuffle\n", ar, NULL);
+    g_autofree char *bad_header = unknown_op_message(bad, "t.txt");
+    g_assert_nonnull(strstr(bad_header, "'# collective: all_shuffle' is not a collective"));
 }
 
 /* The rank count of @text: cs_trace_n_ranks(), and how it was found into @inferred. */
@@ -758,7 +785,7 @@ main(int argc, char **argv)
     g_test_add_func("/trace/writer/footer", test_writer_footer);
     g_test_add_func("/trace/writer/save-file", test_save_file);
     g_test_add_func("/trace/op/inference", test_op_inference);
-    g_test_add_func("/trace/op/p2p", test_op_p2p);
+    g_test_add_func("/trace/op/sendrecv", test_op_sendrecv);
     g_test_add_func("/trace/ranks/inference", test_ranks_inference);
     g_test_add_func("/trace/gpus-per-thread", test_gpus_per_thread);
     g_test_add_func("/trace/io/missing-file", test_missing_file);
