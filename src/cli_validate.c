@@ -32,6 +32,8 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
            r->forced_proto != NULL ? r->forced_proto : "not forced");
     if (r->inferred != NULL)
         printf("#   not stated in the trace: %s\n", r->inferred);
+    if (r->gpu_mismatch != NULL)
+        printf("#   warning: %s\n", r->gpu_mismatch);
     if (r->forced_algo == NULL || r->forced_proto == NULL) {
         printf("#   what was not forced is picked by %s", r->picker);
         guint fell_back = cs_validate_report_fastest_rows(r);
@@ -80,6 +82,8 @@ report_json(const CsValidateReport *r)
     cJSON_AddNumberToObject(o, "ranks", r->nranks);
     if (r->inferred != NULL)
         cJSON_AddStringToObject(o, "inferred", r->inferred);
+    if (r->gpu_mismatch != NULL)
+        cJSON_AddStringToObject(o, "gpu_mismatch", r->gpu_mismatch);
     if (r->forced_algo != NULL)
         cJSON_AddStringToObject(o, "forced_algo", r->forced_algo);
     if (r->forced_proto != NULL)

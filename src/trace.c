@@ -24,6 +24,7 @@ struct _CsTrace {
     int max_rank_line;     /* highest N of the "#  Rank N Group ..." lines, -1 if none */
     char *library;         /* "NCCL" or "RCCL" as the output itself says, NULL if it does not */
     char *library_version; /* "2.19.3", NULL if not printed */
+    char *device_model;    /* "NVIDIA H100 80GB HBM3" from the first "#  Rank N ... device" line */
     int n_threads;         /* "# nThread 1 nGpus 4 ...": threads of one process, 0 if absent */
     int n_gpus;            /* and the GPUs each thread drove (-g), 0 if absent */
     gboolean root_column;  /* some block of the table printed a root column */
@@ -73,6 +74,7 @@ cs_trace_free(CsTrace *trace)
     g_free(trace->program);
     g_free(trace->library);
     g_free(trace->library_version);
+    g_free(trace->device_model);
     g_free(trace->origin);
     g_free(trace);
 }
@@ -621,6 +623,19 @@ cs_trace_inferred(const CsTrace *trace)
     if (n == 0)
         return NULL;
     return n == 1 ? g_strdup(words[0]) : g_strconcat(words[0], "; ", words[1], NULL);
+}
+
+/**
+ * cs_trace_device_model:
+ * The GPU nccl-tests named on its first "#  Rank N ... device D [0x18] NAME" line ("NVIDIA
+ * H100 80GB HBM3").
+ * Returns: (transfer none) (nullable): NULL when the trace has no such line.
+ */
+const char *
+cs_trace_device_model(const CsTrace *trace)
+{
+    g_return_val_if_fail(trace != NULL, NULL);
+    return trace->device_model;
 }
 
 /**
@@ -1173,6 +1188,11 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
                 gint64 r;
                 if (parse_int(tokens[1], 0, &r) && r < G_MAXINT)
                     trace->max_rank_line = MAX(trace->max_rank_line, (int)r);
+                /* "... device  0 [0x18] NVIDIA H100 80GB HBM3": the GPU's name ends the line. */
+                const char *dev = strstr(body, " device ");
+                const char *name = dev != NULL ? strstr(dev, "] ") : NULL;
+                if (trace->device_model == NULL && name != NULL && name[2] != '\0')
+                    trace->device_model = g_strstrip(g_strdup(name + 2));
                 in_headers = FALSE;
                 continue;
             }

@@ -103,6 +103,8 @@ guint cs_trace_table_ops(const CsTrace *trace);
 void cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error);
 /* What of the two was inferred rather than read, in words; NULL if nothing. (transfer full) */
 char *cs_trace_inferred(const CsTrace *trace);
+/* The GPU named on nccl-tests' first "#  Rank N ... device" line, NULL if none. */
+const char *cs_trace_device_model(const CsTrace *trace);
 /* nGpus of nccl-tests' parameter line (-g), 0 if absent. */
 int cs_trace_gpus_per_thread(const CsTrace *trace);
 /* "NCCL" or "RCCL" as the trace names it, its version ("2.19.3") in @version when printed;

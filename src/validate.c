@@ -325,6 +325,27 @@ validate_row(const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsTraceSe
     return TRUE;
 }
 
+/* When the GPU the trace names and the topology's are of different generations (NCCL's
+ * tables, cs_nccl_arch_from_model()), the two in words: the figures then compare different
+ * machines. NULL when they match or either is not recognised. (transfer full) */
+static char *
+gpu_mismatch(const CsTopo *topo, const CsTrace *trace)
+{
+    const char *ran_on = cs_trace_device_model(trace);
+    const char *modelled = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model;
+    gboolean known_trace = FALSE;
+    gboolean known_topo = FALSE;
+    if (ran_on == NULL || modelled == NULL)
+        return NULL;
+    const CsNcclArch a = cs_nccl_arch_from_model(ran_on, &known_trace);
+    const CsNcclArch b = cs_nccl_arch_from_model(modelled, &known_topo);
+    if (!known_trace || !known_topo || a == b)
+        return NULL;
+    return g_strdup_printf("the trace ran on %s (%s), topology %s models %s (%s)", ran_on,
+                           cs_nccl_arch_name(a), cs_topo_name(topo), modelled,
+                           cs_nccl_arch_name(b));
+}
+
 /**
  * cs_validate_trace:
  * Rows of size 0 (nccl-tests prints them for alltoall at tiny sizes) and rows whose time is
@@ -372,6 +393,7 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
     report->forced_proto = g_strdup(setup.proto_name);
     report->picker = g_strdup(setup.picker);
     report->inferred = cs_trace_inferred(trace);
+    report->gpu_mismatch = gpu_mismatch(topo, trace);
     report->nccl_picks = setup.options.nccl != NULL;
     CsPredictOptions opts = setup.options;
     /* Large rows of one choice extend from the same three simulated sizes: simulate them
@@ -463,6 +485,7 @@ cs_validate_report_free(CsValidateReport *report)
     g_free(report->forced_proto);
     g_free(report->picker);
     g_free(report->inferred);
+    g_free(report->gpu_mismatch);
     if (report->rows != NULL)
         g_array_unref(report->rows);
     g_free(report);

@@ -58,6 +58,7 @@ typedef struct {
     char *picker;                /* who chose what was not forced, in words */
     gboolean nccl_picks;         /* NCCL's model chose what was not forced */
     char *inferred;              /* (nullable) what of op and ranks the trace did not state */
+    char *gpu_mismatch;          /* (nullable) the trace's GPU is of another generation */
     GArray *rows;                /* CsValidateRow */
     CsValidateSummary all;       /* every row */
     CsValidateSummary latency;   /* size < 64 KiB */

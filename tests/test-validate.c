@@ -156,6 +156,31 @@ test_pick_nccl_trace(void)
     assert_rows_picked(report, topo, "nccl:2.19", CS_NCCL_ALL_ALGOS);
 }
 
+/* A trace whose Rank lines name a GPU of another generation than the topology's is flagged;
+ * one of the same generation is not. */
+static void
+test_gpu_mismatch(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) a100 = pick_trace(
+        "#  Rank  0 Group  0 Pid  12001 on node-01 device  0 [0x19] NVIDIA A100-SXM4-80GB\n");
+    g_assert_cmpstr(cs_trace_device_model(a100), ==, "NVIDIA A100-SXM4-80GB");
+    g_autoptr(CsValidateReport) flagged = validate_with(topo, a100, CS_PICK_AUTO);
+    g_assert_nonnull(flagged->gpu_mismatch);
+    g_assert_nonnull(strstr(flagged->gpu_mismatch, "NVIDIA A100-SXM4-80GB (Ampere)"));
+    g_assert_nonnull(strstr(flagged->gpu_mismatch, "H100 SXM5 80GB (Hopper)"));
+
+    g_autoptr(CsTrace) h100 = pick_trace(
+        "#  Rank  0 Group  0 Pid  41000 on node-a device  0 [0x18] NVIDIA H100 80GB HBM3\n");
+    g_autoptr(CsValidateReport) same = validate_with(topo, h100, CS_PICK_AUTO);
+    g_assert_null(same->gpu_mismatch);
+    g_autoptr(CsTrace) unnamed = pick_trace("");
+    g_assert_null(cs_trace_device_model(unnamed));
+    g_autoptr(CsValidateReport) silent = validate_with(topo, unnamed, CS_PICK_AUTO);
+    g_assert_null(silent->gpu_mismatch);
+}
+
 /* NCCL_ALGO=Ring left the protocol to NCCL: NCCL's pick among Ring's protocols. */
 static void
 test_pick_forced_algo(void)
@@ -283,5 +308,6 @@ main(int argc, char **argv)
     g_test_add_func("/validate/pick/within-nccl-algo", test_pick_within_nccl_algo);
     g_test_add_func("/validate/pick/no-nccl-model", test_pick_no_nccl_model);
     g_test_add_func("/validate/masks", test_masks);
+    g_test_add_func("/validate/gpu-mismatch", test_gpu_mismatch);
     return g_test_run();
 }
