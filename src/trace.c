@@ -246,6 +246,18 @@ op_from_text(const char *text, CsOp *op)
  * root: its rows look like an all-reduce's, and only busbw = algbw (factor 1, an all-reduce's
  * only on 2 ranks) tells them apart. */
 
+/* size / (count x type) of @row: P for a per-rank collective, 1 otherwise; 0 when the row
+ * cannot say (no size or count, an unknown type), -1 when it is no whole multiple. */
+static gint64
+row_blocks(const CsTraceRow *row)
+{
+    CsDtype dtype;
+    if (row->size_bytes <= 0 || row->count <= 0 || !cs_dtype_from_name(row->type, &dtype, NULL))
+        return 0;
+    const gint64 whole = row->count * cs_dtype_size(dtype);
+    return row->size_bytes % whole == 0 ? row->size_bytes / whole : -1;
+}
+
 /* The collectives every usable row's columns fit (a CsOp bit mask; 0 when no row says or the
  * rows fit none); @said (nullable): some row could be read. */
 static guint
@@ -258,14 +270,10 @@ table_ops(const CsTrace *trace, gboolean *said)
 
     for (guint i = 0; i < trace->rows->len; i++) {
         const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
-        CsDtype dtype;
-        if (row->size_bytes <= 0 || row->count <= 0 || row->redop[0] == '\0'
-            || !cs_dtype_from_name(row->type, &dtype, NULL))
+        const gint64 blocks = row_blocks(row);
+        if (blocks <= 0 || row->redop[0] == '\0')
             continue;
-        const gint64 whole = row->count * cs_dtype_size(dtype);
-        if (row->size_bytes % whole != 0)
-            continue;
-        const gboolean per_rank = row->size_bytes > whole;
+        const gboolean per_rank = blocks > 1;
         const gboolean reduces = g_ascii_strcasecmp(row->redop, "none") != 0;
         guint fits;
         if (reduces)
@@ -400,18 +408,6 @@ cs_trace_op(const CsTrace *trace, CsOp *op)
 }
 
 /**
- * cs_trace_table_ops:
- * The collectives the table's columns fit, as a mask of 1 << CsOp; 0 when no row says or the
- * rows fit none.
- */
-guint
-cs_trace_table_ops(const CsTrace *trace)
-{
-    g_return_val_if_fail(trace != NULL, 0);
-    return table_ops(trace, NULL);
-}
-
-/**
  * cs_trace_set_unknown_op_error:
  * Sets @error to why the collective of @trace is unknown (cs_trace_op() said FALSE), as
  * precisely as the trace allows: a header or banner naming no collective collsim simulates, a
@@ -524,14 +520,9 @@ ranks_from_counts(const CsTrace *trace)
 {
     gint64 ranks = 0;
     for (guint i = 0; i < trace->rows->len; i++) {
-        const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
-        CsDtype dtype;
-        if (row->size_bytes <= 0 || row->count <= 0 || !cs_dtype_from_name(row->type, &dtype, NULL))
+        const gint64 p = row_blocks(&g_array_index(trace->rows, CsTraceRow, i));
+        if (p == 0)
             continue;
-        const gint64 whole = row->count * cs_dtype_size(dtype);
-        if (row->size_bytes % whole != 0)
-            return 0;
-        const gint64 p = row->size_bytes / whole;
         if (p < 2 || p > 1 << 20 || (ranks != 0 && p != ranks))
             return 0;
         ranks = p;
@@ -564,9 +555,9 @@ find_n_ranks(const CsTrace *trace, CsTraceBasis *basis)
     *basis = CS_TRACE_BASIS_TABLE;
     if (cs_trace_op(trace, &op) && (n = ranks_from_busbw(trace, op)) > 0)
         return n;
-    /* One process: its threads times the GPUs each drove. */
+    /* One process: its threads times the GPUs each drove. One rank is no collective: an MPI
+     * run prints "nThread 1 nGpus 1" on every process. */
     *basis = CS_TRACE_BASIS_PARAMS;
-    /* One rank is no collective: an MPI run prints "nThread 1 nGpus 1" on every process. */
     if (trace->n_threads * trace->n_gpus >= 2)
         return trace->n_threads * trace->n_gpus;
     *basis = CS_TRACE_BASIS_NONE;
@@ -578,8 +569,8 @@ find_n_ranks(const CsTrace *trace, CsTraceBasis *basis)
  * The number of ranks, from the `ranks` header, else the `gpus` header, else what
  * cs_trace_new() was given, else the highest "#  Rank N" line nccl-tests printed plus one,
  * else size / count of a per-rank collective's rows (ranks_from_counts()), else busbw / algbw
- * (ranks_from_busbw()), else nThread x nGpus of nccl-tests'
- * parameter line (one process assumed); 0 if unknown.
+ * (ranks_from_busbw()), else nThread x nGpus of nccl-tests' parameter line when 2 or more (one
+ * process assumed); 0 if unknown.
  */
 int
 cs_trace_n_ranks(const CsTrace *trace)

@@ -97,8 +97,6 @@ typedef enum {
  * FALSE / 0 if unknown. */
 gboolean cs_trace_op(const CsTrace *trace, CsOp *op);
 int cs_trace_n_ranks(const CsTrace *trace);
-/* The collectives the columns fit, as a mask of 1 << CsOp (0: none, or no row says). */
-guint cs_trace_table_ops(const CsTrace *trace);
 /* @error: why cs_trace_op() found no collective, as precisely as the table says. */
 void cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error);
 /* What of the two was inferred rather than read, in words; NULL if nothing. (transfer full) */
