@@ -50,8 +50,14 @@
  *   own copy (the switch -> sender hop of a multicast that lands on its issuer too, the
  *   receiver -> switch hop of an ld_reduce that reads the receiver's copy too). Latencies
  *   are those of the whole route: the bytes still travel it. A flow with no hop left costs
- *   no serialization. The members of a group are separate steps on the sender's channel, so
- *   they follow one another there, each paying its own (unshared) hop. NVLS traffic gets
+ *   no serialization. A multicast is one store into the switch, which copies it out to every
+ *   member at once: the leader's flow also charges the members' hops beyond the switch (each
+ *   link once), and each member, when its turn comes on the sender's channel, costs that
+ *   channel nothing and lands when the leader's bytes do (plus its own route's latency). Were
+ *   the members charged one after another on the sender's channel, the channel would spend
+ *   P - 1 hop times per multicast where NCCL's multimem.st spends one. The members of an
+ *   in-switch reduction come from different ranks, each over its own first hop, so they are
+ *   charged where they are sent. NVLS traffic gets
  *   NCCL's nvlsEfficiency of the links' bandwidth (nvls_efficiency(): 0.85 on Hopper): its
  *   wire bytes are the data over that share.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
@@ -323,6 +329,13 @@ typedef struct {
 
 G_STATIC_ASSERT(sizeof(Msg) == 64);
 
+/* A cursor's last multicast leader: when its bytes left, and which member comes next. */
+typedef struct {
+    Stamp left;   /* the leader's flow had left its source */
+    CsTime first; /* ps: its first byte left */
+    gint32 next;  /* EStep index of the next member served by it, -1 */
+} Multicast;
+
 /* Per-rank constants and results. */
 typedef struct {
     double reduce_ps_per_byte;
@@ -345,8 +358,9 @@ typedef struct {
 
     const CsStep **rank_steps; /* per rank (transfer none) */
     EStep *steps;              /* cursor-major, each cursor's steps in order */
-    gint32 *local;             /* per EStep: its index in the rank's program (cold) */
-    Cursor *cursors;           /* rank * n_channels + channel */
+    gint32 n_steps;
+    gint32 *local;   /* per EStep: its index in the rank's program (cold) */
+    Cursor *cursors; /* rank * n_channels + channel */
     int n_cursors;
     Conn *conns;
     int n_conns;
@@ -357,6 +371,8 @@ typedef struct {
     int *flow_links;  /* per cursor, flow_stride ints: the links its flagged flow charges */
     int flow_stride;
     gboolean any_flags; /* some step carries CsStepFlags */
+    gint32 *fan;        /* per EStep when any_flags: next member of its multicast, -1 */
+    Multicast *mc;      /* per cursor when any_flags: its multicast in progress */
 
     CsEventHeap heap;
     CsEvent *soon;   /* FIFO ring of events at the current time (see push()) */
@@ -624,6 +640,39 @@ charged_links(const Conn *conn, guint8 flags, int *out)
     return n;
 }
 
+/* What the flow of step @step (on @conn) charges into @out (room for e->flow_stride): its
+ * own links and, for a multicast leader, every member's hops beyond the switch, each link
+ * once. Returns how many; *@n_branches says how many of them, at the end, are a multicast's
+ * copies out of the switch (every link after the sender's first hop). */
+static int
+flow_charged_links(const Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
+{
+    guint8 flags = e->steps[step].flags;
+    int n = charged_links(conn, flags, out);
+    int n_chain = (flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_first >= 0 ? 2 : 1;
+
+    *n_branches = 0;
+    if (flags & CS_STEP_FLAG_SHARED_FIRST_HOP)
+        return n;
+    if (flags & CS_STEP_FLAG_MULTICAST_SELF)
+        *n_branches = MAX(n - n_chain, 0);
+    if (e->fan == NULL)
+        return n;
+    for (gint32 k = e->fan[step]; k >= 0; k = e->fan[k]) {
+        const CsRoute *r = &e->conns[e->steps[k].conn_out].route;
+        for (int i = 1; i < r->n_links; i++) {
+            int j = 0;
+            while (j < n && out[j] != r->links[i])
+                j++;
+            if (j == n)
+                out[n++] = r->links[i];
+        }
+    }
+    if (e->fan[step] >= 0)
+        *n_branches = MAX(n - n_chain, 0);
+    return n;
+}
+
 /* Starts the flow of cursor @id's flagged step at @now over the links it charges; returns
  * what model->start() does (@now when no link is left to charge). */
 static CsTime
@@ -635,7 +684,7 @@ start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime no
     int *links = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
     CsRoute sub = conn->route;
 
-    sub.n_links = charged_links(conn, st->flags, links);
+    sub.n_links = flow_charged_links(e, c->step, conn, links, &sub.n_branches);
     sub.links = links;
     if (sub.n_links == 0) {
         c->flow_first = now;
@@ -665,12 +714,19 @@ finish_send(Engine *e, gint32 id, CsTime end)
     m->arrive.t += conn->prop_ps + conn->sync_ps;
     m->arrive.a += conn->prop_ps;
     m->first = c->flow_first + conn->prop_ps + conn->sync_ps;
+    if (e->fan != NULL && e->fan[c->step] >= 0 && !(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
+        Multicast *mc = &e->mc[id];
+        mc->left = c->ready;
+        mc->first = c->flow_first;
+        mc->next = e->fan[c->step];
+    }
     if (e->obs != NULL && e->obs->link_busy != NULL) {
         const int *links = conn->route.links;
         int n_links = conn->route.n_links;
         if (st->flags != 0 && n_links > 0) {
             int *charged = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
-            n_links = charged_links(conn, st->flags, charged);
+            int n_branches;
+            n_links = flow_charged_links(e, c->step, conn, charged, &n_branches);
             links = charged;
         }
         for (int i = 0; i < n_links; i++)
@@ -688,6 +744,33 @@ finish_send(Engine *e, gint32 id, CsTime end)
     c->cut = FALSE;
     step_finished(e, id, fin);
     wake_receiver(e, st->conn_out, end);
+}
+
+/* Cursor @id's step is a member of the multicast its last leader sent: the switch copied
+ * the bytes out with the leader's, so the step costs the channel nothing and the message
+ * lands when the leader's bytes do, over this member's route (or once its slot was free, if
+ * that came later). */
+static void
+send_member(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    gint32 conn_id = st->conn_out;
+    Conn *conn = &e->conns[conn_id];
+    Multicast *mc = &e->mc[id];
+    Msg *m = conn_msg(e, conn, conn->n_sent);
+    Stamp left = mc->left;
+
+    if (conn->n_sent >= CS_NCCL_STEPS)
+        left = stamp_later(left, m->credit);
+    conn->n_sent++;
+    mc->next = e->fan[c->step];
+    m->arrive = left;
+    m->arrive.t += conn->prop_ps + conn->sync_ps;
+    m->arrive.a += conn->prop_ps;
+    m->first = mc->first + (left.t - mc->left.t) + conn->prop_ps + conn->sync_ps;
+    step_finished(e, id, c->ready);
+    wake_receiver(e, conn_id, now);
 }
 
 /* Network-model callback: flow @flow (a cursor id) has left its source at @t. */
@@ -741,6 +824,11 @@ try_send(Engine *e, gint32 id, CsTime now, gboolean own)
     }
     if (c->ready.t > now || !own) {
         push(e, MAX(c->ready.t, now), id, EV_SEND);
+        return;
+    }
+
+    if (e->fan != NULL && e->mc[id].next == c->step) {
+        send_member(e, id, now);
         return;
     }
 
@@ -930,6 +1018,8 @@ engine_clear(Engine *e)
     g_free(e->ranks);
     g_free(e->route_links);
     g_free(e->flow_links);
+    g_free(e->fan);
+    g_free(e->mc);
     cs_event_heap_clear(&e->heap);
     g_free(e->soon);
 }
@@ -960,6 +1050,57 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
     g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
                 "schedule rank %d step %" G_GSIZE_FORMAT ": %s", rank, i, problem);
     return FALSE;
+}
+
+/* How many recent sends of a cursor a multicast member is looked for among. */
+#define MULTICAST_LEADERS 8
+
+/* Links every multicast member (SHARED_FIRST_HOP) to the group of the latest earlier send of
+ * its cursor that reads the same region and is no member itself, its leader (schedule.h
+ * CsStepFlags): e->fan chains a leader to its members in walking order. The messages of an
+ * in-switch reduction, which NVLS interleaves with its multicasts, are no candidates. A
+ * member whose leader is not among the last MULTICAST_LEADERS candidates stays alone and is
+ * charged as its own flow. */
+static void
+setup_multicasts(Engine *e)
+{
+    e->fan = g_new(gint32, MAX(e->n_steps, 1));
+    e->mc = g_new(Multicast, e->n_cursors);
+    for (gint32 i = 0; i < e->n_steps; i++)
+        e->fan[i] = -1;
+    for (int id = 0; id < e->n_cursors; id++) {
+        const Cursor *c = &e->cursors[id];
+        const CsStep *prog = e->rank_steps[c->rank];
+        gint32 leader[MULTICAST_LEADERS]; /* recent sends, a ring */
+        gint32 tail[MULTICAST_LEADERS];   /* the last member of each */
+        int n = 0;
+
+        e->mc[id].next = -1;
+        for (gint32 i = c->step; i < c->end; i++) {
+            if (!(e->steps[i].does & DOES_SEND))
+                continue;
+            const CsStep *st = &prog[e->local[i]];
+            /* A message of an in-switch reduction leads no multicast. */
+            if (st->flags & (CS_STEP_FLAG_SHARED_LAST_HOP | CS_STEP_FLAG_REDUCE_SELF))
+                continue;
+            if (!(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
+                leader[n % MULTICAST_LEADERS] = i;
+                tail[n % MULTICAST_LEADERS] = i;
+                n++;
+                continue;
+            }
+            for (int back = 1; back <= MIN(n, MULTICAST_LEADERS); back++) {
+                int slot = (n - back) % MULTICAST_LEADERS;
+                const CsStep *ls = &prog[e->local[leader[slot]]];
+                if (ls->src_buf == st->src_buf && ls->src_offset == st->src_offset
+                    && ls->bytes == st->bytes) {
+                    e->fan[tail[slot]] = i;
+                    tail[slot] = i;
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /* Copies the steps into cursor order and builds the connections: two sequential passes
@@ -993,6 +1134,7 @@ setup_programs(Engine *e, GError **error)
     }
     e->steps = g_new(EStep, MAX(total, 1));
     e->local = g_new(gint32, MAX(total, 1));
+    e->n_steps = (gint32)total;
     fill = g_new(gint32, e->n_cursors);
     gint32 at = 0;
     for (int i = 0; i < e->n_cursors; i++) {
@@ -1051,6 +1193,8 @@ setup_programs(Engine *e, GError **error)
         }
     }
     conn_map_clear(&map);
+    if (e->any_flags)
+        setup_multicasts(e);
 
     for (int i = 0; i < e->n_conns; i++) {
         const Conn *conn = &e->conns[i];
@@ -1184,7 +1328,16 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         n_links += (gsize)route->n_links;
     }
     if (e->any_flags) {
-        /* A leader's flow may cross both self hops besides its route. */
+        /* A leader's flow may cross both self hops besides its route, and a multicast's the
+         * members' hops beyond the switch. */
+        for (gint32 i = 0; i < e->n_steps; i++) {
+            if (e->fan[i] < 0 || (e->steps[i].flags & CS_STEP_FLAG_SHARED_FIRST_HOP))
+                continue;
+            int hops = e->conns[e->steps[i].conn_out].route.n_links;
+            for (gint32 k = e->fan[i]; k >= 0; k = e->fan[k])
+                hops += e->conns[e->steps[k].conn_out].route.n_links - 1;
+            max_hops = MAX(max_hops, hops);
+        }
         e->flow_stride = max_hops + 2;
         e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
         max_hops += 2;

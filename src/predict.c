@@ -200,17 +200,6 @@ bytes_per_channel_min(CsProto proto)
     }
 }
 
-/* Whether @algo is one of NCCL's collective algorithms (the ones models/nccl.c maps to an
- * NCCL algorithm: ring, tree, nvls ...), which run on many channels; the others are MPI
- * classics that move one message at a time per rank. */
-static gboolean
-algo_is_nccl(const CsAlgo *algo)
-{
-    CsNcclAlgo na;
-
-    return cs_nccl_algo_from_collsim(algo->name, &na);
-}
-
 /* Whether the first @nranks ranks of @topo span more than one node. */
 static gboolean
 spans_nodes(const CsTopo *topo, int nranks)
@@ -473,8 +462,10 @@ nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
  *   channels NCCL's p2p plan stripes the P - 1 peers' messages over (p2p_plan());
  * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct between CPUs) run
  *   one channel;
- * - NCCL's algorithms (ring, tree, nvls ...) start from coll_channels_max(), then, as NCCL does
- *   for small operations, channels are dropped until each has at least nThreads x
+ * - NVLS and NVLSTree run NCCL's nvlsChannels CTAs at every size (cs_nccl_nvls_channels():
+ *   16 on Hopper, 24 or 32 on Blackwell);
+ * - NCCL's other algorithms (ring, tree ...) start from coll_channels_max(), then, as NCCL
+ *   does for small operations, channels are dropped until each has at least nThreads x
  *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
  * With 8 B every algorithm but grouped send/recv runs on one channel.
  */
@@ -486,8 +477,17 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     P2pPlan plan;
     if (p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan))
         return plan.channels;
-    if (!algo_is_nccl(algo))
+    /* NCCL's collective algorithms (the ones models/nccl.c maps to one) run on many channels;
+     * the others are MPI classics that move one message at a time per rank. */
+    CsNcclAlgo na;
+    if (!cs_nccl_algo_from_collsim(algo->name, &na))
         return 1;
+    if (na == CS_NCCL_ALGO_NVLS || na == CS_NCCL_ALGO_NVLS_TREE) {
+        const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model;
+        return cs_nccl_nvls_channels(cs_nccl_constants_lookup(NULL, NULL),
+                                     cs_nccl_arch_from_model(model, NULL),
+                                     spans_nvlink_domains(topo, nranks));
+    }
 
     /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
     CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
@@ -689,8 +689,13 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
          budget *= PREDICT_BUDGET_GROWTH) {
         gint64 top = (gint64)((double)size_bytes * budget / est_steps) / (4 * loop) * (4 * loop);
         top = MAX(MIN(top, cap), min_top);
-        if (top > cap || top == last_top)
-            continue;
+        /* Three points still filling the pipeline (an NVLS all-reduce on 72 ranks fills over
+         * three loops) where the budget no longer grows the window: twice the window, up to
+         * the cap (three points then cost 7/8 of the size at most). */
+        if (top <= last_top)
+            top = 2 * last_top;
+        if (top > cap)
+            break;
         last_top = top;
         /* A factor of four between the first and the last: a slope that still drifts (an
          * NVLS all-reduce's grows by 4% from 256-512 MiB to 512 MiB-1 GiB on 4 x H100) shows

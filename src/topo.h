@@ -101,6 +101,10 @@ typedef struct {
     double alpha_s;         /* s: sum of the links' alphas */
     double bw_Bps;          /* bytes/s: bottleneck bandwidth */
     CsLinkClass link_class; /* slowest class crossed (NET > PCI > NVLINK) */
+    /* 0 for a route between two GPUs. The engine's multicast flows (engine.c) set it: their
+     * last n_branches links are the switch's copies out, each fed by the links before them
+     * and crossed side by side, not one after another. */
+    int n_branches;
 } CsRoute;
 
 typedef struct _CsTopo CsTopo;

@@ -58,12 +58,30 @@ single_bit(guint mask)
     return mask != 0 && (mask & (mask - 1)) == 0 ? g_bit_nth_lsf(mask, -1) : -1;
 }
 
+/* Whether @trace's run set NCCL_NVLS_ENABLE=0 (`env`, `launcher` or `command`). That forces
+ * no algorithm, it takes NVLS and NVLSTree away (NCCL's nvls.cc never sets nvlsSupport), so
+ * it counts even where the header says nothing was forced. */
+static gboolean
+trace_disables_nvls(const CsTrace *trace)
+{
+    const char *keys[] = { "env", "launcher", "command" };
+
+    for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+        g_autofree char *nvls
+            = find_setting(cs_trace_get_header(trace, keys[i]), "NCCL_NVLS_ENABLE");
+        if (nvls != NULL && strcmp(nvls, "0") == 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
 /**
  * cs_validate_trace_masks:
  * What NCCL_ALGO and NCCL_PROTO allowed the run, as masks (1 << CsNcclAlgo, 1 << CsProto; 0:
  * not set). The `algo/proto` header says in words whether the run forced anything ("not
  * forced", or "NCCL_ALGO=Ring forced"); `env`, `launcher` and `command` carry the variables
- * themselves. A header that says "not forced" wins over a stray mention.
+ * themselves. A header that says "not forced" wins over a stray mention. NCCL_NVLS_ENABLE=0
+ * in `env`, `launcher` or `command` removes NVLS and NVLSTree from the algorithms allowed.
  */
 void
 cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mask)
@@ -83,6 +101,10 @@ cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mas
     }
     *algo_mask = nccl_algo != NULL ? parse_nccl_list(nccl_algo, FALSE) : 0;
     *proto_mask = nccl_proto != NULL ? parse_nccl_list(nccl_proto, TRUE) : 0;
+    if (trace_disables_nvls(trace)) {
+        guint allowed = *algo_mask != 0 ? *algo_mask : CS_NCCL_ALL_ALGOS;
+        *algo_mask = allowed & ~((1u << CS_NCCL_ALGO_NVLS) | (1u << CS_NCCL_ALGO_NVLS_TREE));
+    }
 }
 
 /**
@@ -226,9 +248,10 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
                                 : version == NULL
                                     ? g_strdup_printf("%s version not printed", library)
                                     : g_strdup_printf("%s %s", library, version);
-        setup->picker
-            = g_strdup_printf("NCCL %s's tuning model (trace: %s)",
-                              cs_nccl_model_constants(setup->options.nccl)->version, said);
+        setup->picker = g_strdup_printf(
+            "NCCL %s's tuning model (trace: %s)%s",
+            cs_nccl_model_constants(setup->options.nccl)->version, said,
+            trace_disables_nvls(trace) ? ", without NVLS and NVLSTree (NCCL_NVLS_ENABLE=0)" : "");
     }
     else
         setup->picker = g_strdup("collsim's fastest");

@@ -743,13 +743,15 @@ test_flags_multicast(gconstpointer data)
                                     CS_PROTO_SIMPLE, 1);
     LinkBytes lb = { { 0 } };
 
-    g_test_summary("A multicast crosses the sender's link to the switch once, and lands on the "
-                   "sender too.");
+    g_test_summary("A multicast crosses the sender's link to the switch once, is copied out to "
+                   "every member and the sender at once, and costs the sender's channel one "
+                   "transfer.");
     /* Rank 0 multicasts 1000 B to ranks 1 and 2: the leader (to 1, MULTICAST_SELF) crosses
-     * gpu0 -> sw, sw -> gpu1 and sw -> gpu0 from 0 to 1 us (1 GB/s each, no other flow);
-     * the member (to 2, SHARED_FIRST_HOP) follows on the channel and crosses sw -> gpu2
-     * only, from 1 to 2 us. Arrivals: 1 + 1 (alpha) + h and 2 + 1 + h; each receiver copies
-     * out 1000 B x 125 ps = 0.125 us after arrival. Both models: no flows share a link. */
+     * gpu0 -> sw, and the switch copies it out over sw -> gpu1, sw -> gpu0 and, for the
+     * member (to 2, SHARED_FIRST_HOP), sw -> gpu2, all from 0 to 1 us (1 GB/s each, no other
+     * flow). The member costs the channel nothing and lands with the leader. Arrivals: 1 + 1
+     * (alpha) + h on both; each receiver copies out 1000 B x 125 ps = 0.125 us after
+     * arrival. Both models: no flows share a link. */
     flagged_send(s, 0, 1, 1000, CS_STEP_FLAG_MULTICAST_SELF);
     flagged_send(s, 0, 2, 1000, CS_STEP_FLAG_SHARED_FIRST_HOP);
     cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
@@ -760,9 +762,9 @@ test_flags_multicast(gconstpointer data)
     CsTime hop
         = cs_time_from_s(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_NVLINK]);
 
-    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[0], ==, 1 * PS_PER_US);
     g_assert_cmpint(res->rank_finish[1], ==, 2125000 + hop);
-    g_assert_cmpint(res->rank_finish[2], ==, 3125000 + hop);
+    g_assert_cmpint(res->rank_finish[2], ==, 2125000 + hop);
     /* Without flags gpu0 -> sw would carry 2000 B and sw -> gpu0 nothing. */
     g_assert_cmpint(lb.bytes[link_between(topo, "gpu0", "sw")], ==, 1000);
     g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu0")], ==, 1000);
@@ -770,6 +772,47 @@ test_flags_multicast(gconstpointer data)
     g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu2")], ==, 1000);
     g_assert_cmpint(lb.bytes[link_between(topo, "gpu1", "sw")], ==, 0);
     g_assert_cmpint(lb.bytes[link_between(topo, "gpu2", "sw")], ==, 0);
+}
+
+static void
+test_flags_multicast_interleaved(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = cs_test_crossbar(4, "0 us", "0 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 4, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    CsStep other = { .bytes = 1000,
+                     .src_offset = 1000,
+                     .send_peer = 3,
+                     .recv_peer = -1,
+                     .kind = CS_STEP_SEND,
+                     .src_buf = CS_BUF_INPUT,
+                     .dst_buf = CS_BUF_INPUT };
+
+    g_test_summary("A multicast member found past other sends of its channel lands with its "
+                   "leader and costs the channel nothing.");
+    /* As NVLS interleaves them: rank 0 multicasts bytes 0-999 to ranks 1 and 2, with a
+     * plain send of bytes 1000-1999 to rank 3 between the leader (to 1) and the member (to
+     * 2). The leader and its copies take 0 - 1 us, the plain send 1 - 2 us. Rank 2's copy
+     * left the switch with rank 1's, so both receivers finish together, 1 us before rank 3;
+     * were the member charged on the channel after the plain send, rank 2 would finish 1 us
+     * after rank 3. */
+    flagged_send(s, 0, 1, 1000, CS_STEP_FLAG_MULTICAST_SELF);
+    cs_schedule_add(s, 0, &other);
+    flagged_send(s, 0, 2, 1000, CS_STEP_FLAG_SHARED_FIRST_HOP);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 2, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 3, 0, 0, CS_BUF_OUTPUT, 1000, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    LinkBytes lb = { { 0 } };
+    g_autoptr(CsResult) res = run_counting(sched, topo, model, &lb);
+
+    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[2], ==, res->rank_finish[1]);
+    g_assert_cmpint(res->rank_finish[3], ==, res->rank_finish[1] + PS_PER_US);
+    g_assert_cmpint(lb.bytes[link_between(topo, "gpu0", "sw")], ==, 2000);
+    g_assert_cmpint(lb.bytes[link_between(topo, "sw", "gpu2")], ==, 1000);
 }
 
 static void
@@ -1000,6 +1043,8 @@ main(int argc, char **argv)
         g_autofree char *p9 = g_strdup_printf("/engine/flags/reduction/%s", models[m]);
         g_autofree char *p10 = g_strdup_printf("/engine/flags/efficiency/%s", models[m]);
         g_test_add_data_func(p8, models[m], test_flags_multicast);
+        g_autofree char *p8i = g_strdup_printf("/engine/flags/multicast-interleaved/%s", models[m]);
+        g_test_add_data_func(p8i, models[m], test_flags_multicast_interleaved);
         g_test_add_data_func(p9, models[m], test_flags_reduction);
         g_test_add_data_func(p10, models[m], test_flags_efficiency);
         g_test_add_data_func(p1, models[m], test_split_ring);

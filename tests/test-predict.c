@@ -594,19 +594,19 @@ test_extrapolation(void)
                     ==, fast.result.time);
     g_assert_cmpint(fast.result.n_events, <, exact.result.n_events);
 
-    /* 2 GiB NVLS-tree all-reduce on 2 x 8 H100: its pipeline fills slowly (the three sizes
-     * first tried, 64-256 MiB, are not on one line), so the budget grows until they are. */
+    /* 4 GiB NVLS-tree all-reduce on 2 x 8 H100: its pipeline fills slowly (the three sizes
+     * first tried, 32-128 MiB, are not on one line), so the window grows until they are. */
     g_autoptr(CsTopo) two = cs_topo_load("hgx-h100x8-2n", &error);
     g_assert_no_error(error);
     const CsAlgo *nvls_tree = cs_algo_lookup("nvls_tree", NULL);
     g_assert_nonnull(nvls_tree);
     opt.exact = FALSE;
-    g_assert_true(cs_predict_one(two, CS_OP_ALL_REDUCE, (gint64)2 << 30, nvls_tree, CS_PROTO_SIMPLE,
+    g_assert_true(cs_predict_one(two, CS_OP_ALL_REDUCE, (gint64)4 << 30, nvls_tree, CS_PROTO_SIMPLE,
                                  &opt, &fast, &error));
     g_assert_no_error(error);
     g_assert_true(fast.extrapolated);
     opt.exact = TRUE;
-    g_assert_true(cs_predict_one(two, CS_OP_ALL_REDUCE, (gint64)2 << 30, nvls_tree, CS_PROTO_SIMPLE,
+    g_assert_true(cs_predict_one(two, CS_OP_ALL_REDUCE, (gint64)4 << 30, nvls_tree, CS_PROTO_SIMPLE,
                                  &opt, &exact, &error));
     g_assert_no_error(error);
     g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 0.01);

@@ -111,8 +111,8 @@ static const CsNcclConstants nccl_2_19 = {
     .n_archs = 3,
     /* 2.19 device.h MAXCHANNELS 32; search.cc ring/tree graphs search MAXCHANNELS/2 */
     .max_ring_channels = 16,
-    /* 2.19 NCCL_NVLS_NCHANNELS default 16 */
-    .nvls_channels = 16,
+    /* 2.19 nvls.cc: NCCL_NVLS_NCHANNELS default 16 on every GPU */
+    .nvls_channels = { 16, 16, 16 },
 };
 
 /* NCCL 2.28 (src/graph/tuning.cc ncclTunerConstantsDefaults, the table a v5 tuner plugin
@@ -223,8 +223,9 @@ static const CsNcclConstants nccl_2_28 = {
     .n_archs = 4,
     /* 2.28 device.h MAXCHANNELS 64; ring/tree graphs search MAXCHANNELS/2 */
     .max_ring_channels = 32,
-    /* 2.28 NCCL_NVLS_NCHANNELS default 16 */
-    .nvls_channels = 16,
+    /* 2.28 nvls.cc ncclNvlsInit: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL 24 (the
+     * ranks in one NVLink clique), NVLS_NCHANNELS_SM100 32 (across nodes) */
+    .nvls_channels = { 16, 24, 32 },
 };
 
 static const CsNcclConstants *const constant_sets[] = { &nccl_2_19, &nccl_2_28, NULL };
@@ -468,6 +469,22 @@ cs_nccl_arch_name(CsNcclArch arch)
 {
     g_return_val_if_fail(arch < CS_NCCL_N_ARCHS, NULL);
     return arch_names[arch];
+}
+
+/**
+ * cs_nccl_nvls_channels:
+ * NCCL sets nvlsChannels once per communicator (src/transport/nvls.cc ncclNvlsInit) and
+ * runs both NVLS and NVLSTree on exactly that many CTAs whatever the size ("NVLS should not
+ * need more than 16 channels to get peak BW", src/enqueue.cc): a Blackwell GPU gets more
+ * when its NVLink clique holds every rank than Hopper does, and more still across nodes.
+ */
+int
+cs_nccl_nvls_channels(const CsNcclConstants *constants, CsNcclArch arch, gboolean several_domains)
+{
+    g_return_val_if_fail(constants != NULL, 16);
+    if (arch < CS_NCCL_ARCH_BLACKWELL)
+        return constants->nvls_channels[0];
+    return constants->nvls_channels[several_domains ? 2 : 1];
 }
 
 /**

@@ -95,7 +95,9 @@ typedef struct {
     double tree_correction[CS_N_PROTOS][CS_NCCL_N_TREE_CORRECTION];
     int n_archs;           /* rows in the per-arch tables */
     int max_ring_channels; /* search limit: MAXCHANNELS / 2 */
-    int nvls_channels;     /* NCCL_NVLS_NCHANNELS default */
+    /* NVLS CTAs (nvlsChannels): Hopper and older; Blackwell on one NVLink domain; Blackwell
+     * across domains */
+    int nvls_channels[3];
 } CsNcclConstants;
 
 /**
@@ -170,6 +172,10 @@ gboolean cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclCo
 /* The generation a GPU model string names ("H100 SXM5" -> Hopper); unknown -> Hopper with
  * *recognised FALSE. */
 CsNcclArch cs_nccl_arch_from_model(const char *model, gboolean *recognised);
+/* The CTAs NCCL runs NVLS and NVLSTree with (nvlsChannels) on @arch, for ranks on one NVLink
+ * domain or on several. */
+int cs_nccl_nvls_channels(const CsNcclConstants *constants, CsNcclArch arch,
+                          gboolean several_domains);
 const char *cs_nccl_arch_name(CsNcclArch arch);
 
 /* ---- The model ---- */

@@ -15,7 +15,9 @@
  * i-1 and its lane is free; the lane is then busy for bytes / its bandwidth, and the bytes
  * have all crossed link i once that time has passed and link i-1 has passed them all. On an
  * idle route this is bytes / the slowest lane; then the last byte propagates (the engine adds
- * the latency). A flow with a cap of its own lasts at least bytes / cap. */
+ * the latency). A flow with a cap of its own lasts at least bytes / cap. A multicast's copies
+ * out of the switch (CsRoute.n_branches) each take a lane of their own link from when the
+ * chain into the switch has started, side by side. */
 #include "models/netmodel.h"
 
 struct _CsNetState {
@@ -88,9 +90,10 @@ reservation_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_b
 {
     CsTime begin = now; /* when the bytes start crossing the current link */
     CsTime end = now;   /* when the links so far have passed every byte */
+    int n_chain = route->n_links - route->n_branches;
 
     (void)flow;
-    for (int i = 0; i < route->n_links; i++) {
+    for (int i = 0; i < n_chain; i++) {
         int l = route->links[i];
         /* The link's lanes form a min-heap of busy-until times: the root frees first. */
         CsTime *lanes = &s->busy_until[s->first_lane[l]];
@@ -100,6 +103,21 @@ reservation_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_b
         /* A lane is held for its own serialization of the bytes, not for the whole flow: a
          * fast link behind a slow one stays free for others meanwhile. */
         lane_heap_replace_root(lanes, s->n_lanes[l], begin + ser);
+    }
+    if (route->n_branches > 0) {
+        /* A multicast: each copy out of the switch starts once the chain has started and its
+         * own lane is free, whatever the other copies wait for. */
+        CsTime fork_begin = begin;
+        CsTime fork_end = end;
+        for (int i = n_chain; i < route->n_links; i++) {
+            int l = route->links[i];
+            CsTime *lanes = &s->busy_until[s->first_lane[l]];
+            CsTime ser = cs_net_serialization_ps(wire_bytes, s->lane_Bps[l]);
+            CsTime b = MAX(fork_begin, lanes[0]);
+            begin = MAX(begin, b);
+            end = MAX(end, MAX(fork_end, b + ser));
+            lane_heap_replace_root(lanes, s->n_lanes[l], b + ser);
+        }
     }
     *first_out = begin;
     if (cap_Bps > 0)
