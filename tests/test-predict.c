@@ -8,6 +8,7 @@
 
 #include "algos/registry.h"
 #include "models/alpha_beta.h"
+#include "models/nccl.h"
 #include "predict.h"
 #include "test-util.h"
 
@@ -559,6 +560,47 @@ test_sizes_and_figures(void)
     g_assert_null(pred.result.rank_finish);
 }
 
+/* NVLS and NVLSTree run NCCL's nvlsChannels CTAs at every size (NCCL 2.28 nvls.cc, enqueue.cc):
+ * 16 on Hopper, 24 on Blackwell within one NVLink clique, 32 across cliques; NCCL 2.19 runs 16
+ * everywhere. Ring keeps its own count (32 on 18-lane GPUs, fewer for small sizes). */
+static void
+test_channels_nvls(void)
+{
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
+    g_autoptr(CsTopo) two = cs_test_load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) nvl72 = cs_test_load_topo("gb200-nvl72");
+    g_autoptr(CsTopo) b200 = cs_test_load_topo("dgx-b200x8");
+    const CsAlgo *nvls = cs_algo_lookup("nvls", NULL);
+    const CsAlgo *nvls_tree = cs_algo_lookup("nvls_tree", NULL);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+
+    g_test_summary("NVLS and NVLSTree get NCCL's nvlsChannels whatever the size.");
+    for (gint64 size = 8; size <= (gint64)1 << 30; size *= 1024) {
+        g_assert_cmpint(
+            cs_predict_default_channels(h100, nvls, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, size, 8), ==,
+            16);
+        g_assert_cmpint(cs_predict_default_channels(two, nvls_tree, CS_OP_ALL_REDUCE,
+                                                    CS_PROTO_SIMPLE, size, 16),
+                        ==, 16);
+        g_assert_cmpint(
+            cs_predict_default_channels(nvl72, nvls, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, size, 72),
+            ==, 24);
+        g_assert_cmpint(
+            cs_predict_default_channels(b200, nvls, CS_OP_ALL_GATHER, CS_PROTO_SIMPLE, size, 8), ==,
+            24);
+    }
+    g_assert_cmpint(
+        cs_predict_default_channels(h100, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 8), ==,
+        32);
+
+    const CsNcclConstants *v219 = cs_nccl_constants_lookup("2.19", NULL);
+    const CsNcclConstants *v228 = cs_nccl_constants_lookup("2.28", NULL);
+    g_assert_cmpint(cs_nccl_nvls_channels(v228, CS_NCCL_ARCH_HOPPER, TRUE), ==, 16);
+    g_assert_cmpint(cs_nccl_nvls_channels(v228, CS_NCCL_ARCH_BLACKWELL, FALSE), ==, 24);
+    g_assert_cmpint(cs_nccl_nvls_channels(v228, CS_NCCL_ARCH_BLACKWELL, TRUE), ==, 32);
+    g_assert_cmpint(cs_nccl_nvls_channels(v219, CS_NCCL_ARCH_BLACKWELL, FALSE), ==, 16);
+}
+
 /* ---- Large sizes ---- */
 
 static void
@@ -753,6 +795,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
+    g_test_add_func("/predict/channels/nvls", test_channels_nvls);
     g_test_add_func("/predict/best/nccl-set", test_best_nccl_set);
     g_test_add_func("/predict/best/nccl-p2p", test_best_p2p);
     g_test_add_func("/predict/best/full-mesh-mi300x", test_full_mesh_mi300x);

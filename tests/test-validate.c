@@ -76,6 +76,12 @@ test_masks(void)
         { "NCCL_ALGO=collnet_direct", 1u << CS_NCCL_ALGO_COLLNET_DIRECT, 0 },
         { "NCCL_ALGO=Frob", 0, 0 },
         { "NCCL_DEBUG=INFO", 0, 0 },
+        /* NVLS switched off takes NVLS and NVLSTree away, from whatever NCCL_ALGO left. */
+        { "NCCL_NVLS_ENABLE=0",
+          CS_NCCL_ALL_ALGOS & ~((1u << CS_NCCL_ALGO_NVLS) | (1u << CS_NCCL_ALGO_NVLS_TREE)), 0 },
+        { "NCCL_ALGO=Ring,NVLS NCCL_NVLS_ENABLE=0", 1u << CS_NCCL_ALGO_RING, 0 },
+        { "NCCL_NVLS_ENABLE=1", 0, 0 },
+        { "NCCL_NVLS_ENABLE=2", 0, 0 },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_REDUCE, 8);
@@ -223,6 +229,32 @@ test_pick_within_nccl_algo(void)
     g_assert_cmpuint(cs_validate_report_fastest_rows(rp), ==, rp->rows->len);
 }
 
+/* NCCL_NVLS_ENABLE=0 in the run's environment keeps NCCL's pick off NVLS even where the
+ * header says the run forced nothing (it switches a feature off, it forces no algorithm), and
+ * the report says so; without it NCCL picks NVLS for the 256 MiB row on 8 H100. */
+static void
+test_pick_nvls_disabled(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) on = pick_trace("# software: NCCL 2.28.9\n# algo/proto: not forced\n");
+    g_autoptr(CsValidateReport) r_on = validate_with(topo, on, CS_PICK_AUTO);
+    const CsValidateRow *last = &g_array_index(r_on->rows, CsValidateRow, r_on->rows->len - 1);
+    g_assert_cmpstr(last->algo, ==, "nvls");
+    g_assert_null(strstr(r_on->picker, "NVLS"));
+
+    g_autoptr(CsTrace) off = pick_trace("# software: NCCL 2.28.9\n# algo/proto: not forced\n"
+                                        "# env: NCCL_DEBUG=INFO NCCL_NVLS_ENABLE=0\n");
+    g_autoptr(CsValidateReport) r_off = validate_with(topo, off, CS_PICK_AUTO);
+    g_assert_null(r_off->forced_algo);
+    g_assert_nonnull(strstr(r_off->picker, "without NVLS and NVLSTree (NCCL_NVLS_ENABLE=0)"));
+    assert_rows_picked(r_off, topo, "nccl:2.28",
+                       CS_NCCL_ALL_ALGOS
+                           & ~((1u << CS_NCCL_ALGO_NVLS) | (1u << CS_NCCL_ALGO_NVLS_TREE)));
+    for (guint i = 0; i < r_off->rows->len; i++)
+        g_assert_cmpstr(g_array_index(r_off->rows, CsValidateRow, i).algo, !=, "nvls");
+}
+
 /* NCCL has no model for all-to-all (it runs grouped sends): collsim's fastest picks. */
 static void
 test_pick_no_nccl_model(void)
@@ -307,6 +339,7 @@ main(int argc, char **argv)
                     test_pick_fastest_default_protocols);
     g_test_add_func("/validate/pick/within-nccl-algo", test_pick_within_nccl_algo);
     g_test_add_func("/validate/pick/no-nccl-model", test_pick_no_nccl_model);
+    g_test_add_func("/validate/pick/nvls-disabled", test_pick_nvls_disabled);
     g_test_add_func("/validate/masks", test_masks);
     g_test_add_func("/validate/gpu-mismatch", test_gpu_mismatch);
     return g_test_run();
