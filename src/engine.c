@@ -642,23 +642,19 @@ charged_links(const Conn *conn, guint8 flags, int *out)
 
 /* What the flow of step @step (on @conn) charges into @out (room for e->flow_stride): its
  * own links and, for a multicast leader, every member's hops beyond the switch, each link
- * once. Returns how many; *@n_branches says how many of them, at the end, are a multicast's
- * copies out of the switch (every link after the sender's first hop). */
+ * once. Returns how many; *@n_branches (nullable) says how many of them, at the end, are a
+ * multicast's copies out of the switch (every link after the hops into it). */
 static int
 flow_charged_links(const Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
 {
     guint8 flags = e->steps[step].flags;
     int n = charged_links(conn, flags, out);
+    /* Into the switch: the sender's hop, and the receiver's own copy's (REDUCE_SELF). */
     int n_chain = (flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_first >= 0 ? 2 : 1;
+    gboolean leads = !(flags & CS_STEP_FLAG_SHARED_FIRST_HOP);
+    gboolean fans = leads && e->fan != NULL && e->fan[step] >= 0;
 
-    *n_branches = 0;
-    if (flags & CS_STEP_FLAG_SHARED_FIRST_HOP)
-        return n;
-    if (flags & CS_STEP_FLAG_MULTICAST_SELF)
-        *n_branches = MAX(n - n_chain, 0);
-    if (e->fan == NULL)
-        return n;
-    for (gint32 k = e->fan[step]; k >= 0; k = e->fan[k]) {
+    for (gint32 k = fans ? e->fan[step] : -1; k >= 0; k = e->fan[k]) {
         const CsRoute *r = &e->conns[e->steps[k].conn_out].route;
         for (int i = 1; i < r->n_links; i++) {
             int j = 0;
@@ -668,8 +664,9 @@ flow_charged_links(const Engine *e, gint32 step, const Conn *conn, int *out, int
                 out[n++] = r->links[i];
         }
     }
-    if (e->fan[step] >= 0)
-        *n_branches = MAX(n - n_chain, 0);
+    if (n_branches != NULL)
+        *n_branches
+            = fans || (leads && (flags & CS_STEP_FLAG_MULTICAST_SELF)) ? MAX(n - n_chain, 0) : 0;
     return n;
 }
 
@@ -725,8 +722,7 @@ finish_send(Engine *e, gint32 id, CsTime end)
         int n_links = conn->route.n_links;
         if (st->flags != 0 && n_links > 0) {
             int *charged = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
-            int n_branches;
-            n_links = flow_charged_links(e, c->step, conn, charged, &n_branches);
+            n_links = flow_charged_links(e, c->step, conn, charged, NULL);
             links = charged;
         }
         for (int i = 0; i < n_links; i++)

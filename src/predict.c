@@ -540,8 +540,9 @@ unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
 #define PREDICT_BUDGET_GROWTH 2.0
 /* ...up to this many steps (about 3.8 M steps: a second and some 200 MB), or to the smallest
  * three that may be extended from (2, 4 and 8 loops) where one loop is already beyond the
- * budget (an NVLS all-reduce on 72 GPUs, 144 MiB a loop at 4 GiB); the largest of the three
- * is at most half the point, so they cost less than replaying it. A point bigger still is
+ * budget (an NVLS all-reduce on 72 GPUs, 108 MiB a loop at 4 GiB), doubling past three that
+ * are still filling the pipeline; the largest of the three is at most half the point, so
+ * they cost less than replaying it. A point bigger still is
  * extended from the largest three simulated sizes when their slopes agree within 5%
  * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
 #define PREDICT_STEP_HARD_LIMIT (64.0 * PREDICT_STEP_BUDGET)

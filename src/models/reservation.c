@@ -107,15 +107,14 @@ reservation_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_b
     if (route->n_branches > 0) {
         /* A multicast: each copy out of the switch starts once the chain has started and its
          * own lane is free, whatever the other copies wait for. */
-        CsTime fork_begin = begin;
-        CsTime fork_end = end;
+        CsTime fork = begin;
         for (int i = n_chain; i < route->n_links; i++) {
             int l = route->links[i];
             CsTime *lanes = &s->busy_until[s->first_lane[l]];
             CsTime ser = cs_net_serialization_ps(wire_bytes, s->lane_Bps[l]);
-            CsTime b = MAX(fork_begin, lanes[0]);
+            CsTime b = MAX(fork, lanes[0]);
             begin = MAX(begin, b);
-            end = MAX(end, MAX(fork_end, b + ser));
+            end = MAX(end, b + ser);
             lane_heap_replace_root(lanes, s->n_lanes[l], b + ser);
         }
     }
