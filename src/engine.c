@@ -35,6 +35,16 @@
  *   copy_Bps for plain receives, and tail = the work on the last unit, which can only start
  *   once it has fully arrived. The unit is what one flag covers: a slot for Simple (the
  *   sender posts its tail counter per slot), a line for LL (8 data bytes) and LL128 (120).
+ * - Staging. A route through host memory (its first shm link ends in the buffer: NCCL's SHM
+ *   transport where GPUs have no peer-to-peer, an MPI shared-memory segment) is two legs run
+ *   by two channels: the sender's flow writes the message into host memory, and the
+ *   receiver's channel reads it out itself, in its program's turn, as a flow of its own over
+ *   the rest of the route (flow id cursor + n_cursors), from the first unit a flag covers (a
+ *   Simple slot is read once all written) and no faster than it was written. The protocol's
+ *   hop latency is the reader's: loads from host memory are round trips, stores are posted.
+ *   So a channel that sends and then receives (a 2-rank ring) writes, then reads, one after
+ *   the other, as NCCL's primitives do. NCCL's p2p kernel gives sends and receives separate
+ *   warps (cs_schedule_p2p_split()): there the message crosses the whole route as one flow.
  * - Forwarding (recv_*_send). The send starts as soon as the first unit has arrived and been
  *   processed, and its last byte leaves no earlier than the last unit came in and was
  *   processed: cut-through at the protocol's unit, so LL and LL128 stream a message through
@@ -235,6 +245,7 @@ typedef struct {
 typedef enum {
     EV_STEP, /* a cursor's step begins */
     EV_SEND, /* it may start sending (its data is in, or a slot came back) */
+    EV_READ, /* it may start reading a message out of host memory */
 } EventKind;
 
 typedef enum {
@@ -288,6 +299,7 @@ typedef struct {
     Stamp in_last;     /* forwarding step: last input unit arrived and processed */
     CsTime step_start; /* ps: when the current step began (observer) */
     CsTime flow_first; /* ps: when the flow in flight began to leave */
+    CsTime read_first; /* ps: when the read out of host memory in flight began */
     gint32 step;       /* current step, == end when done */
     gint32 end;
     gint32 rank;
@@ -298,11 +310,16 @@ typedef struct {
 
 /* One direction of one channel between two ranks. */
 typedef struct {
-    CsRoute route;     /* a copy; links point into Engine.route_links */
-    CsTime prop_ps;    /* route alpha + protocol hop latency */
-    CsTime credit_ps;  /* slot-return latency: the reverse route's alpha */
-    CsTime sync_ps;    /* the sender's step overhead: fence and flag before it is seen */
-    double cap_Bps;    /* bytes/s: what one channel can drive on this route, 0 = no cap */
+    CsRoute route;    /* a copy; links point into Engine.route_links */
+    CsTime prop_ps;   /* route alpha + protocol hop latency */
+    CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
+    CsTime sync_ps;   /* the sender's step overhead: fence and flag before it is seen */
+    double cap_Bps;   /* bytes/s: what one channel can drive on this route, 0 = no cap */
+    /* Staged through host memory: @route is the sender's leg into it and @read the leg the
+     * receiver's channel reads out (0 links otherwise), with that leg's latency and cap. */
+    CsRoute read;
+    CsTime read_prop_ps;
+    double read_cap_Bps;
     gint32 back_first; /* the reverse route's first link (receiver -> switch), -1 if none */
     gint32 back_last;  /* the reverse route's last link (switch -> sender), -1 if none */
     gint32 src_cursor;
@@ -353,6 +370,7 @@ typedef struct {
     CsNetState *net;
     const CsObserver *obs; /* NULL when no callback is set */
     gboolean textbook;
+    gboolean any_staged; /* some connection is staged: read flows are cursor + n_cursors */
     int n_ranks;
     int n_channels;
 
@@ -514,8 +532,68 @@ consume(Engine *e, const EStep *st, Stamp done, CsTime now)
     }
 }
 
-/* Cursor @id's step receives a message whose arrival is known: compute when its receive side
- * is done and, forwarding, when its send may start. */
+/* When a step ready at @ready can start on the first @share of a message of @bytes whose
+ * first byte lands at @first and last at @arrive: the later of @ready and that share's
+ * landing, which is the arrival less the serialization of the rest. */
+static Stamp
+share_in(Stamp ready, Stamp arrive, CsTime first, double share, gint64 bytes)
+{
+    double frac = MIN(1.0, share / MAX((double)bytes, 1.0));
+    CsTime in = first + (CsTime)((double)(arrive.t - first) * frac + 0.5);
+    if (in <= ready.t)
+        return ready;
+    Stamp begin = arrive;
+    begin.b -= arrive.t - in;
+    begin.t = in;
+    return begin;
+}
+
+/* Cursor @id's step has its message: its first byte at the receiver at @first, its last at
+ * @arrive. Compute when its receive side is done and, forwarding, when its send may start. */
+static void
+land(Engine *e, gint32 id, Stamp arrive, CsTime first, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const RankInfo *ri = &e->ranks[c->rank];
+    Stamp done;
+
+    double ps_per_byte = (st->does & DOES_REDUCE) ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
+    Stamp begin = share_in(c->ready, arrive, first, 0.0, step_bytes(st));
+    CsTime all = work_ps(step_bytes(st), ps_per_byte);
+    CsTime tail = work_ps(MIN((double)step_bytes(st), e->grain_bytes), ps_per_byte);
+    Stamp by_arrival = arrive;
+    by_arrival.t += tail;
+    by_arrival.g += tail;
+    Stamp by_work = begin;
+    by_work.t += all;
+    by_work.g += all;
+    done = stamp_later(by_arrival, by_work);
+
+    /* Forwarding: the send may start once the first unit is in and processed. */
+    Stamp first_unit = arrive;
+    if (st->does & DOES_SEND) {
+        double frac = MIN(1.0, e->grain_bytes / MAX((double)step_bytes(st), 1.0));
+        CsTime unit_in = (CsTime)((double)(arrive.t - first) * frac + 0.5);
+        first_unit.b -= arrive.t - first - unit_in;
+        first_unit.t = first + unit_in + tail;
+        first_unit.g += tail;
+    }
+    consume(e, st, done, now);
+    if (!(st->does & DOES_SEND)) {
+        step_finished(e, id, done);
+        return;
+    }
+    c->recv_done = done;
+    c->in_last = by_arrival;
+    c->ready = stamp_later(c->ready, first_unit);
+    c->cut = TRUE;
+    push(e, MAX(c->ready.t, now), id, EV_SEND);
+}
+
+/* Cursor @id's step receives a message whose arrival is known. A message staged through host
+ * memory is then still to be read out of it by this channel: that waits for the cursor's own
+ * event (a flow starts only there). */
 static void
 receive(Engine *e, gint32 id, CsTime now)
 {
@@ -524,10 +602,9 @@ receive(Engine *e, gint32 id, CsTime now)
     const RankInfo *ri = &e->ranks[c->rank];
     const Conn *conn = &e->conns[st->conn_in];
     const Msg *m = conn_msg(e, conn, conn->n_consumed);
-    Stamp done;
 
     if (e->textbook) {
-        done = stamp_later(m->arrive, c->ready);
+        Stamp done = stamp_later(m->arrive, c->ready);
         if (st->does & DOES_REDUCE) {
             CsTime w = work_ps(step_bytes(st), ri->reduce_ps_per_byte);
             done.t += w;
@@ -543,44 +620,37 @@ receive(Engine *e, gint32 id, CsTime now)
         push(e, MAX(done.t, now), id, EV_SEND);
         return;
     }
-
-    double ps_per_byte = (st->does & DOES_REDUCE) ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
-    Stamp begin = c->ready;
-    if (m->first > begin.t) {
-        /* The first byte is the arrival less its serialization. */
-        begin = m->arrive;
-        begin.b -= m->arrive.t - m->first;
-        begin.t = m->first;
-    }
-    CsTime all = work_ps(step_bytes(st), ps_per_byte);
-    CsTime tail = work_ps(MIN((double)step_bytes(st), e->grain_bytes), ps_per_byte);
-    Stamp by_arrival = m->arrive;
-    by_arrival.t += tail;
-    by_arrival.g += tail;
-    Stamp by_work = begin;
-    by_work.t += all;
-    by_work.g += all;
-    done = stamp_later(by_arrival, by_work);
-
-    /* Forwarding: the send may start once the first unit is in and processed. */
-    Stamp first_unit = m->arrive;
-    if (st->does & DOES_SEND) {
-        double frac = MIN(1.0, e->grain_bytes / MAX((double)step_bytes(st), 1.0));
-        CsTime unit_in = (CsTime)((double)(m->arrive.t - m->first) * frac + 0.5);
-        first_unit.b -= m->arrive.t - m->first - unit_in;
-        first_unit.t = m->first + unit_in + tail;
-        first_unit.g += tail;
-    }
-    consume(e, st, done, now);
-    if (!(st->does & DOES_SEND)) {
-        step_finished(e, id, done);
+    if (conn->read.n_links > 0) {
+        /* From the first unit its flag covers: a Simple slot is read once all written. */
+        c->ready = share_in(c->ready, m->arrive, m->first, e->grain_bytes, step_bytes(st));
+        push(e, MAX(c->ready.t, now), id, EV_READ);
         return;
     }
-    c->recv_done = done;
-    c->in_last = by_arrival;
-    c->ready = stamp_later(c->ready, first_unit);
-    c->cut = TRUE;
-    push(e, MAX(c->ready.t, now), id, EV_SEND);
+    land(e, id, m->arrive, m->first, now);
+}
+
+/* Cursor @id's read of its staged message left host memory at @end (its first byte at
+ * c->read_first): the message is at the receiver once its last byte was also written there
+ * and has crossed the read leg. */
+static void
+finish_read(Engine *e, gint32 id, CsTime end, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const Conn *conn = &e->conns[st->conn_in];
+    const Msg *m = conn_msg(e, conn, conn->n_consumed);
+    Stamp last = c->ready;
+
+    last.b += end - last.t;
+    last.t = end;
+    last = stamp_later(last, m->arrive);
+    last.t += conn->read_prop_ps;
+    last.a += conn->read_prop_ps;
+    if (e->obs != NULL && e->obs->link_busy != NULL)
+        for (int i = 0; i < conn->read.n_links; i++)
+            e->obs->link_busy(e->obs->user_data, conn->read.links[i], step_bytes(st), c->read_first,
+                              end);
+    land(e, id, last, c->read_first + conn->read_prop_ps, now);
 }
 
 /* The receiver of @conn waits for its next message: if that message's arrival is known now,
@@ -769,16 +839,21 @@ send_member(Engine *e, gint32 id, CsTime now)
     wake_receiver(e, conn_id, now);
 }
 
-/* Network-model callback: flow @flow (a cursor id) has left its source at @t. */
+/* Network-model callback: flow @flow has left its source at @t. A cursor's send flow has the
+ * cursor's id, its read out of host memory that id + n_cursors. */
 static void
 flow_done(gpointer user_data, gint32 flow, CsTime t)
 {
     Engine *e = user_data;
-    Cursor *c = &e->cursors[flow];
+    gint32 id = flow < e->n_cursors ? flow : flow - e->n_cursors;
+    Cursor *c = &e->cursors[id];
 
     g_assert(c->wait == WAIT_FLOW);
     c->wait = WAIT_NONE;
-    finish_send(e, flow, t);
+    if (flow < e->n_cursors)
+        finish_send(e, id, t);
+    else
+        finish_read(e, id, t, t);
 }
 
 /* Cursor @id starts the receive side of its step at @now, or waits for the message. */
@@ -899,6 +974,25 @@ static void
 on_send(Engine *e, const CsEvent *ev)
 {
     try_send(e, ev->cursor, ev->time, TRUE);
+}
+
+/* Cursor @id reads its staged message out of host memory, from the first unit written there. */
+static void
+on_read(Engine *e, const CsEvent *ev)
+{
+    gint32 id = ev->cursor;
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const Conn *conn = &e->conns[st->conn_in];
+    double wire = (double)step_bytes(st) / e->data_fraction;
+    CsTime end = e->model->start(e->net, ev->time, &conn->read, wire, conn->read_cap_Bps,
+                                 id + e->n_cursors, &c->read_first);
+
+    if (end == CS_TIME_NEVER) {
+        c->wait = WAIT_FLOW;
+        return;
+    }
+    finish_read(e, id, end, ev->time);
 }
 
 /* ---- Set-up ---- */
@@ -1242,6 +1336,50 @@ nvls_efficiency(const CsTopo *topo, int rank)
     return 1.0;
 }
 
+/* The links of @route up to host memory when the route is staged there (NCCL's SHM transport,
+ * an MPI shared-memory segment): its first shm link ends in the buffer, and more links lead on
+ * to the receiver. 0 when it is not staged. */
+static int
+staged_links(const CsTopo *topo, const CsRoute *route)
+{
+    for (int i = 0; i + 1 < route->n_links; i++)
+        if (cs_topo_link(topo, route->links[i])->kind == CS_LINK_SHM)
+            return i + 1;
+    return 0;
+}
+
+static double
+links_alpha_s(const CsTopo *topo, const int *links, int n_links)
+{
+    double alpha = 0.0;
+    for (int i = 0; i < n_links; i++)
+        alpha += cs_topo_link(topo, links[i])->alpha_s;
+    return alpha;
+}
+
+/* Splits @conn's route at host memory (see "Staging" above): the sender's flow crosses the
+ * leg into the buffer and the receiver's channel reads it out over the rest. The protocol's
+ * hop latency is the reader's: its loads from host memory are round trips it waits for,
+ * where the writer's stores are posted. */
+static void
+split_staged(Engine *e, Conn *conn, int up)
+{
+    const CsTopo *topo = e->topo;
+    CsLinkClass cls = conn->route.link_class;
+
+    conn->read = conn->route;
+    conn->read.links = conn->route.links + up;
+    conn->read.n_links = conn->route.n_links - up;
+    conn->read.alpha_s = links_alpha_s(topo, conn->read.links, conn->read.n_links);
+    conn->route.n_links = up;
+    conn->route.alpha_s = links_alpha_s(topo, conn->route.links, up);
+    conn->prop_ps = cs_time_from_s(conn->route.alpha_s);
+    conn->read_prop_ps = cs_time_from_s(conn->read.alpha_s) + e->hop_ps[cls];
+    conn->cap_Bps = links_cap(topo, conn->route.links, conn->route.n_links);
+    conn->read_cap_Bps = links_cap(topo, conn->read.links, conn->read.n_links);
+    e->any_staged = TRUE;
+}
+
 /* Routes, latencies and message slots of every connection; the ranks' constants. */
 static gboolean
 setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
@@ -1300,6 +1438,11 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         }
         conn->sync_ps = e->ranks[src].step_ps;
         conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
+        int up = e->textbook || cs_schedule_p2p_split(e->sched)
+                     ? 0
+                     : staged_links(e->topo, &conn->route);
+        if (up > 0)
+            split_staged(e, conn, up);
         const CsRoute *back = cs_topo_route(e->topo, dst, src);
         conn->credit_ps = e->textbook ? 0 : cs_time_from_s(back->alpha_s);
         conn->back_first = back->n_links > 0 ? back->links[0] : -1;
@@ -1314,14 +1457,18 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     e->msgs = g_aligned_alloc0(MAX(n_slots, 1), sizeof(Msg), 64);
     gsize n_links = 0;
     for (int i = 0; i < e->n_conns; i++)
-        n_links += (gsize)e->conns[i].route.n_links;
+        n_links += (gsize)(e->conns[i].route.n_links + e->conns[i].read.n_links);
     e->route_links = g_new(int, MAX(n_links, 1));
     n_links = 0;
     for (int i = 0; i < e->n_conns; i++) {
+        /* A staged route's read leg follows its send leg, as in the whole route. */
         CsRoute *route = &e->conns[i].route;
-        memcpy(&e->route_links[n_links], route->links, sizeof(int) * (gsize)route->n_links);
+        CsRoute *read = &e->conns[i].read;
+        gsize n = (gsize)(route->n_links + read->n_links);
+        memcpy(&e->route_links[n_links], route->links, sizeof(int) * n);
         route->links = &e->route_links[n_links];
-        n_links += (gsize)route->n_links;
+        read->links = route->links + route->n_links;
+        n_links += n;
     }
     if (e->any_flags) {
         /* A leader's flow may cross both self hops besides its route, and a multicast's the
@@ -1338,7 +1485,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
         max_hops += 2;
     }
-    e->net = e->model->create(e->topo, e->n_cursors, max_hops);
+    e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops);
     return TRUE;
 }
 
@@ -1373,6 +1520,9 @@ run_loop(Engine *e)
             break;
         case EV_SEND:
             on_send(e, &ev);
+            break;
+        case EV_READ:
+            on_read(e, &ev);
             break;
         }
     }

@@ -23,6 +23,7 @@ struct _CsSchedule {
     CsOpSize size;
     gint64 scratch_bytes; /* bytes: per rank */
     const char *algo;     /* static string, NULL until set */
+    gboolean p2p_split;   /* a channel's sends and receives run side by side */
 
     GArray **building; /* per rank, while building; NULL once sealed */
     CsStep *steps;     /* sealed: every rank's program, rank-major */
@@ -309,6 +310,27 @@ CsRedop
 cs_schedule_redop(const CsSchedule *sched)
 {
     return sched->redop;
+}
+
+/**
+ * cs_schedule_set_p2p_split:
+ * Says that each channel's sends and receives progress side by side, as in NCCL's p2p kernel,
+ * which gives half of a channel's warps to its sends and half to its receives (NCCL 2.28
+ * src/device/sendrecv.h). By default a channel runs its steps one after another, as a
+ * collective's primitives do. The engine reads it where that matters: a message staged
+ * through host memory is read out by its receiver's channel (engine.c).
+ */
+void
+cs_schedule_set_p2p_split(CsSchedule *sched, gboolean split)
+{
+    g_return_if_fail(sched != NULL);
+    sched->p2p_split = split;
+}
+
+gboolean
+cs_schedule_p2p_split(const CsSchedule *sched)
+{
+    return sched->p2p_split;
 }
 
 CsProto

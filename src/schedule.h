@@ -124,6 +124,8 @@ void cs_schedule_free(CsSchedule *sched);
 void cs_schedule_set_scratch(CsSchedule *sched, gint64 scratch_bytes);
 /* Records the algorithm that built it (static string). */
 void cs_schedule_set_algo(CsSchedule *sched, const char *algo_name);
+/* Each channel's sends and receives run side by side (NCCL's p2p kernel); default FALSE. */
+void cs_schedule_set_p2p_split(CsSchedule *sched, gboolean split);
 
 /* Appends @step to @rank's program. Only before cs_schedule_seal(). */
 void cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step);
@@ -152,6 +154,7 @@ CsProto cs_schedule_proto(const CsSchedule *sched);
 int cs_schedule_n_channels(const CsSchedule *sched);
 const CsOpSize *cs_schedule_size(const CsSchedule *sched);
 const char *cs_schedule_algo(const CsSchedule *sched);
+gboolean cs_schedule_p2p_split(const CsSchedule *sched);
 /* Bytes of @buf on every rank. */
 gint64 cs_schedule_buffer_bytes(const CsSchedule *sched, CsBuffer buf);
 

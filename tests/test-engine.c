@@ -393,6 +393,106 @@ test_contention_channels(gconstpointer data)
     g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
 }
 
+/* Two GPUs without peer-to-peer: every message is staged through host memory ("mem") over
+ * 1 GB/s shm links with no alpha; no launch or step overhead; copies at 8 GB/s. */
+static CsTopo *
+staged_pair(void)
+{
+    g_autoptr(GError) error = NULL;
+    CsTopo *topo = cs_topo_load_data(
+        "{\"name\": \"staged\", \"description\": \"test\", \"gpu\": {\"launch\": \"0 us\", "
+        "\"step_overhead\": \"0 us\", \"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": "
+        "\"8 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\"}, {\"name\": \"g1\", "
+        "\"kind\": \"gpu\"}, {\"name\": \"mem\", \"kind\": \"cpu\"}], \"links\": "
+        "[{\"endpoints\": [\"g0\", \"mem\"], \"kind\": \"shm\", \"bandwidth\": \"1 GB/s\", "
+        "\"alpha\": \"0 us\"}, {\"endpoints\": [\"g1\", \"mem\"], \"kind\": \"shm\", "
+        "\"bandwidth\": \"1 GB/s\", \"alpha\": \"0 us\"}]}",
+        "staged", &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* Each rank sends 1000 B to the other, then receives the other's 1000 B, on one channel. */
+static CsSchedule *
+staged_exchange(gboolean p2p_split)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_GATHER, 2, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    cs_schedule_set_p2p_split(s, p2p_split);
+    for (int r = 0; r < 2; r++) {
+        cs_schedule_send(s, r, 0, 1 - r, CS_BUF_INPUT, 0, 1000, 0);
+        cs_schedule_recv(s, r, 0, 1 - r, CS_BUF_OUTPUT, (1 - r) * 1000, 1000, 0);
+    }
+    cs_schedule_seal(s);
+    return s;
+}
+
+static CsTime
+pci_simple_hop(void)
+{
+    return cs_time_from_s(cs_proto_info(CS_PROTO_SIMPLE)->hop_latency_s[CS_LINK_CLASS_PCI]);
+}
+
+static void
+test_staged_exchange(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = staged_pair();
+    g_autoptr(CsSchedule) sched = staged_exchange(FALSE);
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+
+    g_test_summary("Through host memory the receiver's channel reads the message out itself, "
+                   "after its own send: write, then read, one after the other.");
+    /* Both write their 1000 B into host memory over their own link by 1 us; each then
+     * reads the other's out (1 us on its own link, both models), waits the Simple PCI hop
+     * latency h of the read and copies out the last slot (1000 B / 8 GB/s = 0.125 us):
+     * 2 us + h + 0.125 us. One flow over both links would have finished at 1 us + h + 0.125. */
+    for (int r = 0; r < 2; r++)
+        g_assert_cmpint(res->rank_finish[r], ==, 2 * PS_PER_US + pci_simple_hop() + 125000);
+}
+
+static void
+test_staged_p2p_split(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = staged_pair();
+    g_autoptr(CsSchedule) sched = staged_exchange(TRUE);
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+
+    g_test_summary("NCCL's p2p kernel receives with other warps than it sends: the staged "
+                   "message crosses the whole route as one flow.");
+    /* Each message leaves by 1 us over both links and lands after h: 1 us + h + 0.125 us. */
+    for (int r = 0; r < 2; r++)
+        g_assert_cmpint(res->rank_finish[r], ==, 1 * PS_PER_US + pci_simple_hop() + 125000);
+}
+
+static void
+test_staged_pipeline(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = staged_pair();
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    g_test_summary("A staged message is read once its slot is written, and the writer goes "
+                   "on meanwhile.");
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 1000, 1000, 1);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 1000, 1000, 1);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+    CsTime h = pci_simple_hop();
+
+    /* Rank 0 writes message 0 by 1 us and message 1 by 2 us. Rank 1 reads message 0 from
+     * 1 us (its slot is then all written) to 2 us and is done at 2 us + h + 0.125 us; it
+     * reads message 1 from then, while nothing else is in flight: done at 3 us + 2 h +
+     * 0.25 us. */
+    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 3 * PS_PER_US + 2 * h + 250000);
+}
+
 static void
 test_channel_cap(gconstpointer data)
 {
@@ -1054,6 +1154,12 @@ main(int argc, char **argv)
         g_test_add_data_func(p5, models[m], test_observer);
         g_test_add_data_func(p6, models[m], test_sync_per_hop);
         g_test_add_data_func(p7, models[m], test_channel_cap);
+        g_autofree char *p11 = g_strdup_printf("/engine/staged/exchange/%s", models[m]);
+        g_autofree char *p12 = g_strdup_printf("/engine/staged/p2p-split/%s", models[m]);
+        g_autofree char *p13 = g_strdup_printf("/engine/staged/pipeline/%s", models[m]);
+        g_test_add_data_func(p11, models[m], test_staged_exchange);
+        g_test_add_data_func(p12, models[m], test_staged_p2p_split);
+        g_test_add_data_func(p13, models[m], test_staged_pipeline);
     }
     g_test_add_func("/engine/contention/reservation/serialize", test_contention_reservation);
     g_test_add_func("/engine/contention/maxmin/half", test_contention_maxmin);

@@ -106,6 +106,8 @@ direct_build(const CsAlgoArgs *args, GError **error)
 {
     (void)error;
     g_autoptr(CsSchedule) sched = cs_algo_schedule_new(args);
+    /* NCCL's p2p kernel sends and receives with separate warps; MPI ranks do one at a time. */
+    cs_schedule_set_p2p_split(sched, args->peer_channels > 0);
     gint64 ts = cs_dtype_size(args->dtype);
     gint64 block = cs_schedule_size(sched)->block_bytes;
     gint64 chunk = cs_algo_chunk_bytes(args);
