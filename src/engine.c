@@ -45,6 +45,8 @@
  *   So a channel that sends and then receives (a 2-rank ring) writes, then reads, one after
  *   the other, as NCCL's primitives do. NCCL's p2p kernel gives sends and receives separate
  *   warps (cs_schedule_p2p_split()): there the message crosses the whole route as one flow.
+ *   A fluid model (maxmin) knows a write's end only when its flow ends, so there a staged
+ *   message is read once it is all written: store and forward, message by message.
  * - Forwarding (recv_*_send). The send starts as soon as the first unit has arrived and been
  *   processed, and its last byte leaves no earlier than the last unit came in and was
  *   processed: cut-through at the protocol's unit, so LL and LL128 stream a message through
@@ -311,7 +313,7 @@ typedef struct {
 /* One direction of one channel between two ranks. */
 typedef struct {
     CsRoute route;    /* a copy; links point into Engine.route_links */
-    CsTime prop_ps;   /* route alpha + protocol hop latency */
+    CsTime prop_ps;   /* route alpha + protocol hop latency (staged: the write leg's alpha) */
     CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
     CsTime sync_ps;   /* the sender's step overhead: fence and flag before it is seen */
     double cap_Bps;   /* bytes/s: what one channel can drive on this route, 0 = no cap */
@@ -623,7 +625,8 @@ receive(Engine *e, gint32 id, CsTime now)
     if (conn->read.n_links > 0) {
         /* From the first unit its flag covers: a Simple slot is read once all written. */
         c->ready = share_in(c->ready, m->arrive, m->first, e->grain_bytes, step_bytes(st));
-        push(e, MAX(c->ready.t, now), id, EV_READ);
+        /* e->now, not @now: woken by its sender's finish_send(), @now is that flow's end. */
+        push(e, MAX(c->ready.t, e->now), id, EV_READ);
         return;
     }
     land(e, id, m->arrive, m->first, now);
@@ -1438,7 +1441,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         }
         conn->sync_ps = e->ranks[src].step_ps;
         conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
-        int up = e->textbook || cs_schedule_p2p_split(e->sched)
+        /* NVLS flags never meet host memory; their shared hops assume whole routes. */
+        int up = e->textbook || e->any_flags || cs_schedule_p2p_split(e->sched)
                      ? 0
                      : staged_links(e->topo, &conn->route);
         if (up > 0)

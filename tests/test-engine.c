@@ -494,6 +494,52 @@ test_staged_pipeline(gconstpointer data)
 }
 
 static void
+test_staged_slots(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = staged_pair();
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 2000000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    g_test_summary("A staged message of several slots is read from its first slot on, while "
+                   "it is still being written (reservation); a fluid model reads it once all "
+                   "written.");
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 2000000, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 2000000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+    CsTime h = pci_simple_hop();
+    /* The last slot's copy-out: 524,288 B at 8 GB/s. */
+    CsTime tail = 65536000;
+
+    /* Rank 0 writes 2 MB by 2000 us. Reservation: its first Simple slot (524,288 B) is in
+     * host memory at 524.288 us, and the waiting receiver reads the 2 MB from then on,
+     * 2000 us at 1 GB/s, to 2524.288 us (not before the last byte was written, at 2000 us);
+     * then h and the last slot's copy-out. Max-min knows the write's end only at 2000 us:
+     * the read runs from 2000 to 4000 us. */
+    g_assert_cmpint(res->rank_finish[0], ==, 2000 * (CsTime)PS_PER_US);
+    if (g_str_equal(model, "reservation"))
+        g_assert_cmpint(res->rank_finish[1], ==, 2524288000 + h + tail);
+    else
+        g_assert_cmpint(res->rank_finish[1], ==, 4000 * (CsTime)PS_PER_US + h + tail);
+}
+
+static void
+test_staged_textbook(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = staged_pair();
+    g_autoptr(CsSchedule) sched = staged_exchange(FALSE);
+    g_autoptr(CsResult) res = run(sched, topo, model, TRUE);
+
+    g_test_summary("Hockney's machine has no host memory in between: one message, one flow.");
+    /* 1000 B at the route's 1 GB/s: 1 us, no latency; the receive ends on arrival. */
+    for (int r = 0; r < 2; r++)
+        g_assert_cmpint(res->rank_finish[r], ==, 1 * PS_PER_US);
+}
+
+static void
 test_channel_cap(gconstpointer data)
 {
     const char *model = data;
@@ -1160,6 +1206,10 @@ main(int argc, char **argv)
         g_test_add_data_func(p11, models[m], test_staged_exchange);
         g_test_add_data_func(p12, models[m], test_staged_p2p_split);
         g_test_add_data_func(p13, models[m], test_staged_pipeline);
+        g_autofree char *p14 = g_strdup_printf("/engine/staged/slots/%s", models[m]);
+        g_autofree char *p15 = g_strdup_printf("/engine/staged/textbook/%s", models[m]);
+        g_test_add_data_func(p14, models[m], test_staged_slots);
+        g_test_add_data_func(p15, models[m], test_staged_textbook);
     }
     g_test_add_func("/engine/contention/reservation/serialize", test_contention_reservation);
     g_test_add_func("/engine/contention/maxmin/half", test_contention_maxmin);
