@@ -1351,13 +1351,23 @@ staged_links(const CsTopo *topo, const CsRoute *route)
     return 0;
 }
 
-static double
-links_alpha_s(const CsTopo *topo, const int *links, int n_links)
+/* The @n links of @route from @first on as a route of their own: their alpha and bottleneck;
+ * the class stays the whole route's (the protocol's hop latency is the whole hop's). */
+static CsRoute
+route_part(const CsTopo *topo, const CsRoute *route, int first, int n)
 {
-    double alpha = 0.0;
-    for (int i = 0; i < n_links; i++)
-        alpha += cs_topo_link(topo, links[i])->alpha_s;
-    return alpha;
+    CsRoute part = *route;
+
+    part.links = route->links + first;
+    part.n_links = n;
+    part.alpha_s = 0.0;
+    part.bw_Bps = G_MAXDOUBLE;
+    for (int i = 0; i < n; i++) {
+        const CsLink *l = cs_topo_link(topo, part.links[i]);
+        part.alpha_s += l->alpha_s;
+        part.bw_Bps = MIN(part.bw_Bps, l->bw_Bps);
+    }
+    return part;
 }
 
 /* Splits @conn's route at host memory (see "Staging" above): the sender's flow crosses the
@@ -1370,12 +1380,8 @@ split_staged(Engine *e, Conn *conn, int up)
     const CsTopo *topo = e->topo;
     CsLinkClass cls = conn->route.link_class;
 
-    conn->read = conn->route;
-    conn->read.links = conn->route.links + up;
-    conn->read.n_links = conn->route.n_links - up;
-    conn->read.alpha_s = links_alpha_s(topo, conn->read.links, conn->read.n_links);
-    conn->route.n_links = up;
-    conn->route.alpha_s = links_alpha_s(topo, conn->route.links, up);
+    conn->read = route_part(topo, &conn->route, up, conn->route.n_links - up);
+    conn->route = route_part(topo, &conn->route, 0, up);
     conn->prop_ps = cs_time_from_s(conn->route.alpha_s);
     conn->read_prop_ps = cs_time_from_s(conn->read.alpha_s) + e->hop_ps[cls];
     conn->cap_Bps = links_cap(topo, conn->route.links, conn->route.n_links);

@@ -770,6 +770,34 @@ test_sweep(void)
 
 /* ---- Main ---- */
 
+static void
+test_p2p_split(void)
+{
+    g_autoptr(CsTopo) gpus = cs_test_load_topo("rtx2080ti-x2-pcie3-shm");
+    g_autoptr(CsTopo) cpus = cs_test_load_topo("cpu-host-shm");
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("NCCL's grouped send/recv on GPUs sends and receives with separate warps "
+                   "(no staging read in program order); rings and MPI ranks do not.");
+    g_autoptr(CsSchedule) a2a = cs_predict_schedule(gpus, CS_OP_ALL_TO_ALL, 1 << 20, direct,
+                                                    CS_PROTO_SIMPLE, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_schedule_p2p_split(a2a));
+    g_autoptr(CsSchedule) ag
+        = cs_predict_schedule(gpus, CS_OP_ALL_GATHER, 1 << 20, ring, CS_PROTO_SIMPLE, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_false(cs_schedule_p2p_split(ag));
+    CsPredictOptions opt;
+    cs_predict_options_init(&opt);
+    opt.nranks = 2;
+    g_autoptr(CsSchedule) mpi = cs_predict_schedule(cpus, CS_OP_ALL_TO_ALL, 1 << 20, direct,
+                                                    CS_PROTO_SIMPLE, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_false(cs_schedule_p2p_split(mpi));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -796,6 +824,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/channels/nvls", test_channels_nvls);
+    g_test_add_func("/predict/channels/p2p-split", test_p2p_split);
     g_test_add_func("/predict/best/nccl-set", test_best_nccl_set);
     g_test_add_func("/predict/best/nccl-p2p", test_best_p2p);
     g_test_add_func("/predict/best/full-mesh-mi300x", test_full_mesh_mi300x);
