@@ -534,20 +534,34 @@ consume(Engine *e, const EStep *st, Stamp done, CsTime now)
     }
 }
 
-/* When a step ready at @ready can start on the first @share of a message of @bytes whose
- * first byte lands at @first and last at @arrive: the later of @ready and that share's
- * landing, which is the arrival less the serialization of the rest. */
+/* When the first @share of a message of @bytes, whose first byte lands at @first and last at
+ * @arrive, has landed: the arrival less the serialization of the rest. */
 static Stamp
-share_in(Stamp ready, Stamp arrive, CsTime first, double share, gint64 bytes)
+share_in(Stamp arrive, CsTime first, double share, gint64 bytes)
 {
     double frac = MIN(1.0, share / MAX((double)bytes, 1.0));
     CsTime in = first + (CsTime)((double)(arrive.t - first) * frac + 0.5);
-    if (in <= ready.t)
-        return ready;
-    Stamp begin = arrive;
-    begin.b -= arrive.t - in;
-    begin.t = in;
-    return begin;
+    Stamp landed = arrive;
+    landed.b -= arrive.t - in;
+    landed.t = in;
+    return landed;
+}
+
+/* Cursor @id's step has received its message, done at @done: free its slot and end the step,
+ * or, forwarding, let its send start from @send_ready. */
+static void
+received(Engine *e, gint32 id, Stamp done, Stamp send_ready, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+
+    consume(e, st, done, now);
+    if (!(st->does & DOES_SEND)) {
+        step_finished(e, id, done);
+        return;
+    }
+    c->ready = send_ready;
+    push(e, MAX(c->ready.t, now), id, EV_SEND);
 }
 
 /* Cursor @id's step has its message: its first byte at the receiver at @first, its last at
@@ -561,7 +575,7 @@ land(Engine *e, gint32 id, Stamp arrive, CsTime first, CsTime now)
     Stamp done;
 
     double ps_per_byte = (st->does & DOES_REDUCE) ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
-    Stamp begin = share_in(c->ready, arrive, first, 0.0, step_bytes(st));
+    Stamp begin = stamp_later(c->ready, share_in(arrive, first, 0.0, step_bytes(st)));
     CsTime all = work_ps(step_bytes(st), ps_per_byte);
     CsTime tail = work_ps(MIN((double)step_bytes(st), e->grain_bytes), ps_per_byte);
     Stamp by_arrival = arrive;
@@ -573,24 +587,15 @@ land(Engine *e, gint32 id, Stamp arrive, CsTime first, CsTime now)
     done = stamp_later(by_arrival, by_work);
 
     /* Forwarding: the send may start once the first unit is in and processed. */
-    Stamp first_unit = arrive;
+    Stamp first_unit = share_in(arrive, first, e->grain_bytes, step_bytes(st));
+    first_unit.t += tail;
+    first_unit.g += tail;
     if (st->does & DOES_SEND) {
-        double frac = MIN(1.0, e->grain_bytes / MAX((double)step_bytes(st), 1.0));
-        CsTime unit_in = (CsTime)((double)(arrive.t - first) * frac + 0.5);
-        first_unit.b -= arrive.t - first - unit_in;
-        first_unit.t = first + unit_in + tail;
-        first_unit.g += tail;
+        c->recv_done = done;
+        c->in_last = by_arrival;
+        c->cut = TRUE;
     }
-    consume(e, st, done, now);
-    if (!(st->does & DOES_SEND)) {
-        step_finished(e, id, done);
-        return;
-    }
-    c->recv_done = done;
-    c->in_last = by_arrival;
-    c->ready = stamp_later(c->ready, first_unit);
-    c->cut = TRUE;
-    push(e, MAX(c->ready.t, now), id, EV_SEND);
+    received(e, id, done, stamp_later(c->ready, first_unit), now);
 }
 
 /* Cursor @id's step receives a message whose arrival is known. A message staged through host
@@ -612,19 +617,14 @@ receive(Engine *e, gint32 id, CsTime now)
             done.t += w;
             done.g += w;
         }
-        consume(e, st, done, now);
-        if (!(st->does & DOES_SEND)) {
-            step_finished(e, id, done);
-            return;
-        }
         /* Store and forward. */
-        c->ready = done;
-        push(e, MAX(done.t, now), id, EV_SEND);
+        received(e, id, done, done, now);
         return;
     }
     if (conn->read.n_links > 0) {
         /* From the first unit its flag covers: a Simple slot is read once all written. */
-        c->ready = share_in(c->ready, m->arrive, m->first, e->grain_bytes, step_bytes(st));
+        c->ready
+            = stamp_later(c->ready, share_in(m->arrive, m->first, e->grain_bytes, step_bytes(st)));
         /* e->now, not @now: woken by its sender's finish_send(), @now is that flow's end. */
         push(e, MAX(c->ready.t, e->now), id, EV_READ);
         return;

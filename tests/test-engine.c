@@ -393,29 +393,12 @@ test_contention_channels(gconstpointer data)
     g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
 }
 
-/* @n GPUs without peer-to-peer: every message is staged through host memory ("mem") over
- * 1 GB/s shm links with no alpha; no launch or step overhead; copies at 8 GB/s. */
+/* @n GPUs without peer-to-peer: every message is staged through host memory (a CPU device)
+ * over 1 GB/s shm links with no alpha; no launch or step overhead; copies at 8 GB/s. */
 static CsTopo *
 staged_ranks(int n)
 {
-    g_autoptr(GError) error = NULL;
-    GString *json = g_string_new(
-        "{\"name\": \"staged\", \"description\": \"test\", \"gpu\": {\"launch\": \"0 us\", "
-        "\"step_overhead\": \"0 us\", \"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": "
-        "\"8 GB/s\"}, \"devices\": [{\"name\": \"mem\", \"kind\": \"cpu\"}");
-    for (int r = 0; r < n; r++)
-        g_string_append_printf(json, ", {\"name\": \"g%d\", \"kind\": \"gpu\"}", r);
-    g_string_append(json, "], \"links\": [");
-    for (int r = 0; r < n; r++)
-        g_string_append_printf(json,
-                               "%s{\"endpoints\": [\"g%d\", \"mem\"], \"kind\": \"shm\", "
-                               "\"bandwidth\": \"1 GB/s\", \"alpha\": \"0 us\"}",
-                               r > 0 ? ", " : "", r);
-    g_string_append(json, "]}");
-    CsTopo *topo = cs_topo_load_data(json->str, "staged", &error);
-    g_string_free(json, TRUE);
-    g_assert_no_error(error);
-    return topo;
+    return cs_test_star(n, "cpu", "shm", "0 us", "0 us", "0 us", NULL);
 }
 
 static CsTopo *

@@ -59,37 +59,47 @@ cs_test_run_collsim(const char *subcommand, const char *const *args)
 
 /* ---- Topologies and schedules ---- */
 
-/* A crossbar: @nranks GPUs, each with one duplex link to one NVSwitch. Every link has
- * alpha 0.5 us and 1 GB/s, so a route GPU -> switch -> GPU has alpha = 1 us and B = 1 GB/s:
- * one byte = 1000 ps, and every figure below is a whole number of picoseconds.
- * reduce 4 GB/s (gamma = 250 ps/B), copy 8 GB/s (125 ps/B). @launch and @step set the GPU's
- * costs; @uplink1_bw (nullable) gives GPU 1's link another bandwidth. (transfer full) */
+/* A star: @nranks GPUs, each with one duplex link of kind @link_kind, 1 GB/s and @alpha, to
+ * one hub device "sw" of kind @hub_kind; reduce 4 GB/s (gamma = 250 ps/B), copy 8 GB/s
+ * (125 ps/B). @launch and @step set the GPU's costs; @uplink1_bw (nullable) gives GPU 1's link
+ * another bandwidth. (transfer full) */
 static inline CsTopo *
-cs_test_crossbar(int nranks, const char *launch, const char *step, const char *uplink1_bw)
+cs_test_star(int nranks, const char *hub_kind, const char *link_kind, const char *alpha,
+             const char *launch, const char *step, const char *uplink1_bw)
 {
     g_autoptr(GString) js = g_string_new(NULL);
     g_autoptr(GError) error = NULL;
 
     g_string_append_printf(js,
-                           "{\"name\": \"xbar%d\", \"description\": \"test crossbar\", "
+                           "{\"name\": \"star%d\", \"description\": \"test star\", "
                            "\"gpu\": {\"launch\": \"%s\", \"step_overhead\": \"%s\", "
                            "\"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": \"8 GB/s\"}, "
                            "\"devices\": [",
                            nranks, launch, step);
     for (int i = 0; i < nranks; i++)
         g_string_append_printf(js, "{\"name\": \"gpu%d\", \"kind\": \"gpu\"}, ", i);
-    g_string_append(js, "{\"name\": \"sw\", \"kind\": \"nvswitch\"}], \"links\": [");
+    g_string_append_printf(js, "{\"name\": \"sw\", \"kind\": \"%s\"}], \"links\": [", hub_kind);
     for (int i = 0; i < nranks; i++)
         g_string_append_printf(js,
-                               "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"nvswitch\", "
-                               "\"bandwidth\": \"%s\", \"alpha\": \"0.5 us\"}",
-                               i > 0 ? ", " : "", i,
-                               i == 1 && uplink1_bw != NULL ? uplink1_bw : "1 GB/s");
+                               "%s{\"endpoints\": [\"gpu%d\", \"sw\"], \"kind\": \"%s\", "
+                               "\"bandwidth\": \"%s\", \"alpha\": \"%s\"}",
+                               i > 0 ? ", " : "", i, link_kind,
+                               i == 1 && uplink1_bw != NULL ? uplink1_bw : "1 GB/s", alpha);
     g_string_append(js, "]}");
 
-    CsTopo *topo = cs_topo_load_data(js->str, "crossbar", &error);
+    CsTopo *topo = cs_topo_load_data(js->str, "star", &error);
     g_assert_no_error(error);
     return topo;
+}
+
+/* A crossbar: @nranks GPUs, each with one duplex link to one NVSwitch. Every link has
+ * alpha 0.5 us and 1 GB/s, so a route GPU -> switch -> GPU has alpha = 1 us and B = 1 GB/s:
+ * one byte = 1000 ps, and every figure below is a whole number of picoseconds.
+ * (cs_test_star() says the rest.) (transfer full) */
+static inline CsTopo *
+cs_test_crossbar(int nranks, const char *launch, const char *step, const char *uplink1_bw)
+{
+    return cs_test_star(nranks, "nvswitch", "nvswitch", "0.5 us", launch, step, uplink1_bw);
 }
 
 /* The shipped topology @name (or a JSON file); fails the test on error. (transfer full) */
