@@ -1384,8 +1384,8 @@ split_staged(Engine *e, Conn *conn, int up)
     conn->route = route_part(topo, &conn->route, 0, up);
     conn->prop_ps = cs_time_from_s(conn->route.alpha_s);
     conn->read_prop_ps = cs_time_from_s(conn->read.alpha_s) + e->hop_ps[cls];
-    conn->cap_Bps = links_cap(topo, conn->route.links, conn->route.n_links);
-    conn->read_cap_Bps = links_cap(topo, conn->read.links, conn->read.n_links);
+    conn->cap_Bps = channel_cap(topo, &conn->route);
+    conn->read_cap_Bps = channel_cap(topo, &conn->read);
     e->any_staged = TRUE;
 }
 
