@@ -8,7 +8,9 @@
  * - Launch. Rank r starts at launch_s * (1 + r mod g), g = CsEngineOptions.gpus_per_thread:
  *   one host thread launches its g GPUs' kernels one after another (nccl-tests -g).
  * - Programs. Each (rank, channel) is a cursor walking that channel's steps in order; a step
- *   begins when the previous one ended.
+ *   begins when the previous one ended. NCCL's p2p kernel gives a channel's sends and its
+ *   receives separate warps (cs_schedule_p2p_split()): there a channel is two cursors, one
+ *   walking its sends (and local steps), the other its receives.
  * - Synchronization. A message becomes visible to its receiver step_overhead_s (of the
  *   sender's GPU) after its bytes land: the fence and flag store NCCL's primitives do after
  *   writing each step (prims_simple.h, __threadfence_system then the tail store), paid once
@@ -43,8 +45,8 @@
  *   Simple slot is read once all written) and no faster than it was written. The protocol's
  *   hop latency is the reader's: loads from host memory are round trips, stores are posted.
  *   So a channel that sends and then receives (a 2-rank ring) writes, then reads, one after
- *   the other, as NCCL's primitives do. NCCL's p2p kernel gives sends and receives separate
- *   warps (cs_schedule_p2p_split()): there the message crosses the whole route as one flow.
+ *   the other, as NCCL's primitives do, where NCCL's p2p kernel, whose sends and receives run
+ *   apart (below), reads while it writes.
  *   A fluid model (maxmin) knows a write's end only when its flow ends, so there a staged
  *   message is read once it is all written: store and forward, message by message.
  * - Forwarding (recv_*_send). The send starts as soon as the first unit has arrived and been
@@ -375,12 +377,13 @@ typedef struct {
     gboolean any_staged; /* some connection is staged: read flows are cursor + n_cursors */
     int n_ranks;
     int n_channels;
+    int halves; /* cursors per channel: 2 where sends and receives run apart (p2p), else 1 */
 
     const CsStep **rank_steps; /* per rank (transfer none) */
     EStep *steps;              /* cursor-major, each cursor's steps in order */
     gint32 n_steps;
     gint32 *local;   /* per EStep: its index in the rank's program (cold) */
-    Cursor *cursors; /* rank * n_channels + channel */
+    Cursor *cursors; /* ((rank * n_channels + channel) * halves + half), see cursor_of() */
     int n_cursors;
     Conn *conns;
     int n_conns;
@@ -414,6 +417,28 @@ static inline Msg *
 conn_msg(Engine *e, const Conn *conn, gint32 k)
 {
     return &e->msgs[conn->slot_base + (k & conn->slot_mask)];
+}
+
+/* The cursor that runs @rank's steps on @channel that do @does. NCCL's p2p kernel gives a
+ * channel's sends and its receives separate warps (cs_schedule_p2p_split()): two cursors, the
+ * sending half first; every other schedule runs a channel's steps on one cursor, in order. */
+static inline gint32
+cursor_of(const Engine *e, int rank, int channel, guint8 does)
+{
+    gint32 first = (rank * e->n_channels + channel) * e->halves;
+    return e->halves == 2 && (does & DOES_RECV) ? first + 1 : first;
+}
+
+static inline int
+cursor_rank(const Engine *e, gint32 cursor)
+{
+    return cursor / (e->n_channels * e->halves);
+}
+
+static inline int
+cursor_channel(const Engine *e, gint32 cursor)
+{
+    return cursor / e->halves % e->n_channels;
 }
 
 static inline CsTime
@@ -1089,8 +1114,8 @@ conn_find(Engine *e, ConnMap *map, int src, int dst, int channel)
         e->conns = g_renew(Conn, e->conns, e->conns_cap);
     }
     memset(&e->conns[id], 0, sizeof(Conn));
-    e->conns[id].src_cursor = src * e->n_channels + channel;
-    e->conns[id].dst_cursor = dst * e->n_channels + channel;
+    e->conns[id].src_cursor = cursor_of(e, src, channel, DOES_SEND);
+    e->conns[id].dst_cursor = cursor_of(e, dst, channel, DOES_RECV);
     map->keys[i] = key;
     map->vals[i] = id;
     map->n++;
@@ -1133,6 +1158,10 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
     else if ((kind_does[st->kind] & DOES_RECV)
              && (st->recv_peer < 0 || st->recv_peer >= e->n_ranks))
         problem = "receive peer out of range";
+    else if (e->halves == 2 && (kind_does[st->kind] & DOES_RECV)
+             && (kind_does[st->kind] & DOES_SEND))
+        problem = "a step that receives and sends in a schedule whose sends and receives run "
+                  "apart";
     else if (st->bytes < 0)
         problem = "negative size";
     else if ((st->flags & ~(guint)CS_STEP_FLAGS_ALL) != 0
@@ -1208,7 +1237,7 @@ setup_programs(Engine *e, GError **error)
     ConnMap map;
 
     e->rank_steps = g_new(const CsStep *, e->n_ranks);
-    e->n_cursors = e->n_ranks * e->n_channels;
+    e->n_cursors = e->n_ranks * e->n_channels * e->halves;
     e->cursors = g_aligned_alloc0(e->n_cursors, sizeof(Cursor), 64);
     for (int r = 0; r < e->n_ranks; r++) {
         e->rank_steps[r] = cs_schedule_steps(e->sched, r, &n_steps[r]);
@@ -1216,7 +1245,7 @@ setup_programs(Engine *e, GError **error)
             const CsStep *st = &e->rank_steps[r][i];
             if (!step_valid(e, r, i, st, error))
                 return FALSE;
-            e->cursors[r * e->n_channels + st->channel].end++;
+            e->cursors[cursor_of(e, r, st->channel, kind_does[st->kind])].end++;
         }
         total += n_steps[r];
     }
@@ -1232,7 +1261,7 @@ setup_programs(Engine *e, GError **error)
     gint32 at = 0;
     for (int i = 0; i < e->n_cursors; i++) {
         Cursor *c = &e->cursors[i];
-        c->rank = i / e->n_channels;
+        c->rank = cursor_rank(e, i);
         c->step = at;
         at += c->end;
         c->end = at;
@@ -1248,7 +1277,7 @@ setup_programs(Engine *e, GError **error)
         gint32 in_conn = -1;
         for (gsize i = 0; i < n_steps[r]; i++) {
             const CsStep *st = &e->rank_steps[r][i];
-            EStep *es = &e->steps[fill[r * e->n_channels + st->channel]++];
+            EStep *es = &e->steps[fill[cursor_of(e, r, st->channel, kind_does[st->kind])]++];
             if (st->bytes >= (gint64)1 << 48) {
                 g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
                             "schedule rank %d step %" G_GSIZE_FORMAT ": %" G_GINT64_FORMAT
@@ -1295,8 +1324,8 @@ setup_programs(Engine *e, GError **error)
             g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
                         "schedule: rank %d sends %d messages to rank %d on channel %d, "
                         "which receives %d",
-                        conn->src_cursor / e->n_channels, conn->n_msgs,
-                        conn->dst_cursor / e->n_channels, conn->src_cursor % e->n_channels,
+                        cursor_rank(e, conn->src_cursor), conn->n_msgs,
+                        cursor_rank(e, conn->dst_cursor), cursor_channel(e, conn->src_cursor),
                         conn->n_recvs);
             return FALSE;
         }
@@ -1429,8 +1458,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
 
     for (int i = 0; i < e->n_conns; i++) {
         Conn *conn = &e->conns[i];
-        int src = conn->src_cursor / e->n_channels;
-        int dst = conn->dst_cursor / e->n_channels;
+        int src = cursor_rank(e, conn->src_cursor);
+        int dst = cursor_rank(e, conn->dst_cursor);
         const char *why = NULL;
         conn->route = *cs_topo_route(e->topo, src, dst);
         if (!e->textbook && conn->route.n_links > 0
@@ -1448,9 +1477,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         conn->sync_ps = e->ranks[src].step_ps;
         conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
         /* NVLS flags never meet host memory; their shared hops assume whole routes. */
-        int up = e->textbook || e->any_flags || cs_schedule_p2p_split(e->sched)
-                     ? 0
-                     : staged_links(e->topo, &conn->route);
+        int up = e->textbook || e->any_flags ? 0 : staged_links(e->topo, &conn->route);
         if (up > 0)
             split_staged(e, conn, up);
         const CsRoute *back = cs_topo_route(e->topo, dst, src);
@@ -1552,7 +1579,7 @@ check_finished(const Engine *e, GError **error)
         const CsStep *st = &e->rank_steps[c->rank][local];
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
                     "deadlock: rank %d channel %d is stuck at step %d (%s) waiting for %s", c->rank,
-                    i % e->n_channels, local, cs_step_kind_name(st->kind), waits[c->wait]);
+                    cursor_channel(e, i), local, cs_step_kind_name(st->kind), waits[c->wait]);
         return FALSE;
     }
     return TRUE;
@@ -1589,6 +1616,7 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     e.textbook = options->textbook;
     e.n_ranks = cs_schedule_n_ranks(sched);
     e.n_channels = MAX(cs_schedule_n_channels(sched), 1);
+    e.halves = cs_schedule_p2p_split(sched) ? 2 : 1;
     if (options->observer != NULL
         && (options->observer->step_done != NULL || options->observer->link_busy != NULL))
         e.obs = options->observer;

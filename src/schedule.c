@@ -317,8 +317,8 @@ cs_schedule_redop(const CsSchedule *sched)
  * Says that each channel's sends and receives progress side by side, as in NCCL's p2p kernel,
  * which gives half of a channel's warps to its sends and half to its receives (NCCL 2.28
  * src/device/sendrecv.h). By default a channel runs its steps one after another, as a
- * collective's primitives do. The engine reads it where that matters: a message staged
- * through host memory is read out by its receiver's channel (engine.c).
+ * collective's primitives do. The engine then runs each channel as two programs, its sends
+ * (and local steps) and its receives (engine.c, "Programs"); no step may both receive and send.
  */
 void
 cs_schedule_set_p2p_split(CsSchedule *sched, gboolean split)

@@ -5,6 +5,7 @@
  * each expectation can be derived in a comment. */
 #include <glib.h>
 #include <math.h>
+#include <string.h>
 
 #include "engine-private.h"
 #include "engine.h"
@@ -407,16 +408,19 @@ staged_pair(void)
     return staged_ranks(2);
 }
 
-/* Each rank sends 1000 B to the other, then receives the other's 1000 B, on one channel. */
+/* @pieces times, each rank sends 1000 B to the other, then receives the other's 1000 B, on
+ * one channel. */
 static CsSchedule *
-staged_exchange(gboolean p2p_split)
+staged_exchange(int pieces, gboolean p2p_split)
 {
-    CsSchedule *s = cs_schedule_new(CS_OP_ALL_GATHER, 2, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
-                                    CS_PROTO_SIMPLE, 1);
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_GATHER, 2, 0, 2000 * pieces, CS_DTYPE_INT8,
+                                    CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
     cs_schedule_set_p2p_split(s, p2p_split);
-    for (int r = 0; r < 2; r++) {
-        cs_schedule_send(s, r, 0, 1 - r, CS_BUF_INPUT, 0, 1000, 0);
-        cs_schedule_recv(s, r, 0, 1 - r, CS_BUF_OUTPUT, (1 - r) * 1000, 1000, 0);
+    for (int k = 0; k < pieces; k++) {
+        for (int r = 0; r < 2; r++) {
+            cs_schedule_send(s, r, 0, 1 - r, CS_BUF_INPUT, k * 1000, 1000, k);
+            cs_schedule_recv(s, r, 0, 1 - r, CS_BUF_OUTPUT, ((1 - r) * pieces + k) * 1000, 1000, k);
+        }
     }
     cs_schedule_seal(s);
     return s;
@@ -433,7 +437,7 @@ test_staged_exchange(gconstpointer data)
 {
     const char *model = data;
     g_autoptr(CsTopo) topo = staged_pair();
-    g_autoptr(CsSchedule) sched = staged_exchange(FALSE);
+    g_autoptr(CsSchedule) sched = staged_exchange(1, FALSE);
     g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
 
     g_test_summary("Through host memory the receiver's channel reads the message out itself, "
@@ -451,14 +455,22 @@ test_staged_p2p_split(gconstpointer data)
 {
     const char *model = data;
     g_autoptr(CsTopo) topo = staged_pair();
-    g_autoptr(CsSchedule) sched = staged_exchange(TRUE);
-    g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
+    g_autoptr(CsSchedule) apart = staged_exchange(2, TRUE);
+    g_autoptr(CsSchedule) in_order = staged_exchange(2, FALSE);
+    g_autoptr(CsResult) res = run(apart, topo, model, FALSE);
+    g_autoptr(CsResult) one = run(in_order, topo, model, FALSE);
+    CsTime h = pci_simple_hop();
 
-    g_test_summary("NCCL's p2p kernel receives with other warps than it sends: the staged "
-                   "message crosses the whole route as one flow.");
-    /* Each message leaves by 1 us over both links and lands after h: 1 us + h + 0.125 us. */
-    for (int r = 0; r < 2; r++)
-        g_assert_cmpint(res->rank_finish[r], ==, 1 * PS_PER_US + pci_simple_hop() + 125000);
+    g_test_summary("NCCL's p2p kernel receives with other warps than it sends: a channel "
+                   "reads the staged messages while it goes on writing.");
+    /* Two messages each way. Apart: the sends write 0-1 and 1-2 us; the receives read the
+     * first from 1 to 2 us (done 2 us + h + 0.125 us) and the second from then on, done at
+     * 3 us + 2 h + 0.25 us. In one program: write, read, write, read, each 1 us, the reads
+     * with h and the copy-out: 4 us + 2 h + 0.25 us. */
+    for (int r = 0; r < 2; r++) {
+        g_assert_cmpint(res->rank_finish[r], ==, 3 * PS_PER_US + 2 * h + 250000);
+        g_assert_cmpint(one->rank_finish[r], ==, 4 * PS_PER_US + 2 * h + 250000);
+    }
 }
 
 static void
@@ -525,7 +537,7 @@ test_staged_textbook(gconstpointer data)
 {
     const char *model = data;
     g_autoptr(CsTopo) topo = staged_pair();
-    g_autoptr(CsSchedule) sched = staged_exchange(FALSE);
+    g_autoptr(CsSchedule) sched = staged_exchange(1, FALSE);
     g_autoptr(CsResult) res = run(sched, topo, model, TRUE);
 
     g_test_summary("Hockney's machine has no host memory in between: one message, one flow.");
@@ -547,13 +559,12 @@ sum_link_bytes(gpointer user_data, int link, gint64 bytes, CsTime start, CsTime 
 /* Ring all-reduce of @pieces pieces of 3 x 1000 B on 3 ranks, one channel: each piece is
  * ring_allreduce()'s program, forwarding steps and all. 4 messages per piece and rank. */
 static CsSchedule *
-ring_allreduce_pieces(int pieces, gboolean p2p_split)
+ring_allreduce_pieces(int pieces)
 {
     const int p = 3;
     const gint64 b = 1000;
     CsSchedule *s = cs_schedule_new(CS_OP_ALL_REDUCE, p, 0, p * b, CS_DTYPE_INT8, CS_REDOP_SUM,
                                     CS_PROTO_SIMPLE, 1);
-    cs_schedule_set_p2p_split(s, p2p_split);
     for (int k = 0; k < pieces; k++) {
         for (int r = 0; r < p; r++) {
             int next = (r + 1) % p;
@@ -579,8 +590,9 @@ test_staged_chain(gconstpointer data)
 {
     const char *model = data;
     g_autoptr(CsTopo) topo = staged_ranks(3);
-    g_autoptr(CsSchedule) staged = ring_allreduce_pieces(12, FALSE);
-    g_autoptr(CsSchedule) whole = ring_allreduce_pieces(12, TRUE);
+    /* The same links through a PCIe switch: the same class, nothing staged. */
+    g_autoptr(CsTopo) direct = cs_test_star(3, "pcie_switch", "pcie", "0 us", "0 us", "0 us", NULL);
+    g_autoptr(CsSchedule) sched = ring_allreduce_pieces(12);
     g_autoptr(GError) error = NULL;
     gint64 bytes = 0;
     CsObserver obs = { .user_data = &bytes, .link_busy = sum_link_bytes };
@@ -589,16 +601,40 @@ test_staged_chain(gconstpointer data)
     g_test_summary("A 3-rank ring of forwarding steps through host memory, 48 messages per "
                    "connection (slots reused through reads): it completes, the observer sees "
                    "each message on both legs once, and reading out costs time.");
-    g_autoptr(CsResult) a = cs_engine_run(staged, topo, &opt, &error);
+    g_autoptr(CsResult) a = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
     /* 3 ranks x 12 pieces x 4 messages of 1000 B, each over 2 links (write and read leg). */
     g_assert_cmpint(bytes, ==, 3 * 12 * 4 * 1000 * 2);
-    g_autoptr(CsResult) again = run(staged, topo, model, FALSE);
+    g_autoptr(CsResult) again = run(sched, topo, model, FALSE);
     g_assert_cmpint(again->time, ==, a->time);
-    g_autoptr(CsResult) b = run(whole, topo, model, FALSE);
-    /* One flow over both legs lets a rank's read overlap its own write; staged, a forwarding
+    g_autoptr(CsResult) b = run(sched, direct, model, FALSE);
+    /* One flow over both links lets a rank's read overlap its own write; staged, a forwarding
      * step reads (1 us at best) before its bytes can go on. */
     g_assert_cmpint(a->time, >, b->time);
+}
+
+static void
+test_error_split_forward(void)
+{
+    g_autoptr(CsTopo) topo = staged_pair();
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_GATHER, 2, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("Where sends and receives run apart, no step may do both.");
+    cs_schedule_set_p2p_split(s, TRUE);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_step(s, 1, 0, CS_STEP_RECV_COPY_SEND, 0, 0, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1000,
+                     0);
+    cs_schedule_recv(s, 0, 0, 1, CS_BUF_OUTPUT, 1000, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    CsEngineOptions opt = { 0 };
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
+
+    g_assert_null(res);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+    g_assert_nonnull(strstr(error->message, "run apart"));
 }
 
 static void
@@ -1286,5 +1322,6 @@ main(int argc, char **argv)
     g_test_add_func("/engine/error/unmatched", test_error_unmatched);
     g_test_add_func("/engine/error/cycle", test_error_cycle);
     g_test_add_func("/engine/error/protocol", test_error_protocol);
+    g_test_add_func("/engine/error/split-forward", test_error_split_forward);
     return g_test_run();
 }
