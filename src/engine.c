@@ -46,7 +46,7 @@
  *   hop latency is the reader's: loads from host memory are round trips, stores are posted.
  *   So a channel that sends and then receives (a 2-rank ring) writes, then reads, one after
  *   the other, as NCCL's primitives do, where NCCL's p2p kernel, whose sends and receives run
- *   apart (below), reads while it writes.
+ *   apart ("Programs" above), reads while it writes.
  *   A fluid model (maxmin) knows a write's end only when its flow ends, so there a staged
  *   message is read once it is all written: store and forward, message by message.
  * - Forwarding (recv_*_send). The send starts as soon as the first unit has arrived and been
