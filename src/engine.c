@@ -43,7 +43,8 @@
  *   receiver's channel reads it out itself, in its program's turn, as a flow of its own over
  *   the rest of the route (flow id cursor + n_cursors), from the first unit a flag covers (a
  *   Simple slot is read once all written) and no faster than it was written. The protocol's
- *   hop latency is the reader's: loads from host memory are round trips, stores are posted.
+ *   hop latency is paid before the message is seen, as on any route: once per hop of a
+ *   pipeline, not once per chunk on the reader's program.
  *   So a channel that sends and then receives (a 2-rank ring) writes, then reads, one after
  *   the other, as NCCL's primitives do, where NCCL's p2p kernel, whose sends and receives run
  *   apart ("Programs" above), reads while it writes.
@@ -1400,9 +1401,8 @@ route_part(const CsTopo *topo, const CsRoute *route, int first, int n)
 }
 
 /* Splits @conn's route at host memory (see "Staging" above): the sender's flow crosses the
- * leg into the buffer and the receiver's channel reads it out over the rest. The protocol's
- * hop latency is the reader's: its loads from host memory are round trips it waits for,
- * where the writer's stores are posted. */
+ * leg into the buffer, where the message is seen after the protocol's hop latency, and the
+ * receiver's channel reads it out over the rest, paying that leg's alpha. */
 static void
 split_staged(Engine *e, Conn *conn, int up)
 {
@@ -1411,8 +1411,8 @@ split_staged(Engine *e, Conn *conn, int up)
 
     conn->read = route_part(topo, &conn->route, up, conn->route.n_links - up);
     conn->route = route_part(topo, &conn->route, 0, up);
-    conn->prop_ps = cs_time_from_s(conn->route.alpha_s);
-    conn->read_prop_ps = cs_time_from_s(conn->read.alpha_s) + e->hop_ps[cls];
+    conn->prop_ps = cs_time_from_s(conn->route.alpha_s) + e->hop_ps[cls];
+    conn->read_prop_ps = cs_time_from_s(conn->read.alpha_s);
     conn->cap_Bps = channel_cap(topo, &conn->route);
     conn->read_cap_Bps = channel_cap(topo, &conn->read);
     e->any_staged = TRUE;

@@ -442,10 +442,10 @@ test_staged_exchange(gconstpointer data)
 
     g_test_summary("Through host memory the receiver's channel reads the message out itself, "
                    "after its own send: write, then read, one after the other.");
-    /* Both write their 1000 B into host memory over their own link by 1 us; each then
-     * reads the other's out (1 us on its own link, both models), waits the Simple PCI hop
-     * latency h of the read and copies out the last slot (1000 B / 8 GB/s = 0.125 us):
-     * 2 us + h + 0.125 us. One flow over both links would have finished at 1 us + h + 0.125. */
+    /* Both write their 1000 B into host memory over their own link by 1 us, seen after the
+     * Simple PCI hop latency h; each then reads the other's out (1 us on its own link, both
+     * models) and copies out the last slot (1000 B / 8 GB/s = 0.125 us): 2 us + h + 0.125 us.
+     * One flow over both links would have finished at 1 us + h + 0.125 us. */
     for (int r = 0; r < 2; r++)
         g_assert_cmpint(res->rank_finish[r], ==, 2 * PS_PER_US + pci_simple_hop() + 125000);
 }
@@ -463,12 +463,13 @@ test_staged_p2p_split(gconstpointer data)
 
     g_test_summary("NCCL's p2p kernel receives with other warps than it sends: a channel "
                    "reads the staged messages while it goes on writing.");
-    /* Two messages each way. Apart: the sends write 0-1 and 1-2 us; the receives read the
-     * first from 1 to 2 us (done 2 us + h + 0.125 us) and the second from then on, done at
-     * 3 us + 2 h + 0.25 us. In one program: write, read, write, read, each 1 us, the reads
-     * with h and the copy-out: 4 us + 2 h + 0.25 us. */
+    /* Two messages each way, each seen h after it is written. Apart: the sends write 0-1 and
+     * 1-2 us; the receives read the first from 1 us + h (done 2 us + h + 0.125 us) and the
+     * second, seen at 2 us + h, from then on: done at 3 us + h + 0.25 us. In one program
+     * each write waits for the read before it and each read for its message to be seen:
+     * 4 us + 2 h + 0.25 us. */
     for (int r = 0; r < 2; r++) {
-        g_assert_cmpint(res->rank_finish[r], ==, 3 * PS_PER_US + 2 * h + 250000);
+        g_assert_cmpint(res->rank_finish[r], ==, 3 * PS_PER_US + h + 250000);
         g_assert_cmpint(one->rank_finish[r], ==, 4 * PS_PER_US + 2 * h + 250000);
     }
 }
@@ -492,12 +493,12 @@ test_staged_pipeline(gconstpointer data)
     g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
     CsTime h = pci_simple_hop();
 
-    /* Rank 0 writes message 0 by 1 us and message 1 by 2 us. Rank 1 reads message 0 from
-     * 1 us (its slot is then all written) to 2 us and is done at 2 us + h + 0.125 us; it
-     * reads message 1 from then, while nothing else is in flight: done at 3 us + 2 h +
+    /* Rank 0 writes message 0 by 1 us and message 1 by 2 us; each is seen h later. Rank 1
+     * reads message 0 from 1 us + h (its slot is then all written) and is done at 2 us + h +
+     * 0.125 us; message 1, seen at 2 us + h, it reads from then on: done at 3 us + h +
      * 0.25 us. */
     g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
-    g_assert_cmpint(res->rank_finish[1], ==, 3 * PS_PER_US + 2 * h + 250000);
+    g_assert_cmpint(res->rank_finish[1], ==, 3 * PS_PER_US + h + 250000);
 }
 
 static void
@@ -521,15 +522,15 @@ test_staged_slots(gconstpointer data)
     CsTime tail = 65536000;
 
     /* Rank 0 writes 2 MB by 2000 us. Reservation: its first Simple slot (524,288 B) is in
-     * host memory at 524.288 us, and the waiting receiver reads the 2 MB from then on,
-     * 2000 us at 1 GB/s, to 2524.288 us (not before the last byte was written, at 2000 us);
-     * then h and the last slot's copy-out. Max-min knows the write's end only at 2000 us:
-     * the read runs from 2000 to 4000 us. */
+     * host memory at 524.288 us and seen h later; the waiting receiver reads the 2 MB from
+     * then on, 2000 us at 1 GB/s, to 2524.288 us + h (not before the last byte was seen, at
+     * 2000 us + h), then copies out the last slot. Max-min knows the write's end only at
+     * 2000 us: the read runs from 2000 to 4000 us. */
     g_assert_cmpint(res->rank_finish[0], ==, 2000 * (CsTime)PS_PER_US);
     if (g_str_equal(model, "reservation"))
         g_assert_cmpint(res->rank_finish[1], ==, 2524288000 + h + tail);
     else
-        g_assert_cmpint(res->rank_finish[1], ==, 4000 * (CsTime)PS_PER_US + h + tail);
+        g_assert_cmpint(res->rank_finish[1], ==, 4000 * (CsTime)PS_PER_US + tail);
 }
 
 static void
