@@ -349,10 +349,19 @@ schedule_from_events(const GArray *events, CsOp op, int nranks, int root, gint64
     return sched;
 }
 
+/* The timeline's thread of a step on @channel: the channel, or, where a channel's sends and
+ * receives run apart (@split, NCCL's p2p kernel), one thread for each. */
+static int
+timeline_thread(int channel, gboolean split, CsStepKind kind)
+{
+    return split ? 2 * channel + (cs_step_kind_recvs(kind) ? 1 : 0) : channel;
+}
+
 /* Chrome's trace-event format: "X" (complete) events in microseconds, "M" metadata naming
- * each process (GPU) and thread (channel). */
+ * each process (GPU) and thread (channel, or its sends and its receives when @split). */
 static gboolean
-write_timeline(const char *path, const GArray *events, int nranks, int n_channels, GError **error)
+write_timeline(const char *path, const GArray *events, int nranks, int n_channels, gboolean split,
+               GError **error)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
     cJSON *list = cJSON_AddArrayToObject(root, "traceEvents");
@@ -364,13 +373,15 @@ write_timeline(const char *path, const GArray *events, int nranks, int n_channel
         g_autofree char *name = g_strdup_printf("GPU %d", r);
         cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "args"), "name", name);
         cJSON_AddItemToArray(list, m);
-        for (int c = 0; c < n_channels; c++) {
+        for (int tid = 0; tid < (split ? 2 : 1) * n_channels; tid++) {
             cJSON *t = cJSON_CreateObject();
             cJSON_AddStringToObject(t, "name", "thread_name");
             cJSON_AddStringToObject(t, "ph", "M");
             cJSON_AddNumberToObject(t, "pid", r);
-            cJSON_AddNumberToObject(t, "tid", c);
-            g_autofree char *cname = g_strdup_printf("channel %d", c);
+            cJSON_AddNumberToObject(t, "tid", tid);
+            g_autofree char *cname
+                = split ? g_strdup_printf("channel %d %s", tid / 2, tid % 2 ? "receives" : "sends")
+                        : g_strdup_printf("channel %d", tid);
             cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "args"), "name", cname);
             cJSON_AddItemToArray(list, t);
         }
@@ -393,7 +404,8 @@ write_timeline(const char *path, const GArray *events, int nranks, int n_channel
         cJSON_AddNumberToObject(o, "ts", cs_time_to_us(e->start));
         cJSON_AddNumberToObject(o, "dur", cs_time_to_us(e->end - e->start));
         cJSON_AddNumberToObject(o, "pid", e->rank);
-        cJSON_AddNumberToObject(o, "tid", st->channel);
+        cJSON_AddNumberToObject(o, "tid",
+                                timeline_thread(st->channel, split, (CsStepKind)st->kind));
         cJSON *args = cJSON_AddObjectToObject(o, "args");
         cJSON_AddNumberToObject(args, "bytes", (double)st->bytes);
         cJSON_AddNumberToObject(args, "chunk", st->chunk);
@@ -647,7 +659,11 @@ cs_cli_explain(int argc, char **argv, GError **error)
         return FALSE;
 
     /* The timeline first: a file that cannot be written fails before anything is printed. */
-    if (o.timeline != NULL && !write_timeline(o.timeline, events, nranks, pred.n_channels, error))
+    /* NCCL's grouped send/recv (a p2p plan) sends and receives on separate warps. */
+    gboolean split = pred.peer_channels > 0;
+    cs_schedule_set_p2p_split(sched, split);
+    if (o.timeline != NULL
+        && !write_timeline(o.timeline, events, nranks, pred.n_channels, split, error))
         return FALSE;
 
     /* Headline. */

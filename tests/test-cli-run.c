@@ -299,6 +299,18 @@ predicted_time_us(const char *out)
     return g_ascii_strtod(p + strlen("Predicted time: "), NULL);
 }
 
+/* Orders (pid, tid, start, end) spans by thread, then start. */
+static gint
+compare_spans(gconstpointer a, gconstpointer b)
+{
+    const double *x = a;
+    const double *y = b;
+    for (int i = 0; i < 3; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
 /* The timeline holds one complete event per step, inside the predicted time; ranks 1..5 of an
  * MST broadcast each receive the data once, so each has at least one receiving step. */
 static void
@@ -344,6 +356,59 @@ test_explain_timeline(void)
         g_assert_true(received[rank]);
     g_assert_false(received[0]);
     g_assert_nonnull(strstr(r.out, "Timeline: "));
+    g_remove(path);
+    g_rmdir(dir);
+}
+
+/* Grouped send/recv runs a channel's sends and receives apart: the timeline gives each its
+ * own thread (receives on odd threads), and the steps of one thread never overlap, as Chrome's
+ * format needs. */
+static void
+test_explain_timeline_p2p(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("collsim-explain-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const args[] = { "explain", "--topo", "dgx-h100x8", "--op", "alltoall",
+                                 "--size",  "4M",     "--timeline", path,   NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpint(r.status, ==, 0);
+
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    /* Per (pid, tid): the latest end so far; events come in no particular order, so sort. */
+    g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(double) * 4);
+    gboolean named_receives = FALSE;
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "M") == 0) {
+            const char *name
+                = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring;
+            named_receives = named_receives || strstr(name, "receives") != NULL;
+            continue;
+        }
+        int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+        gboolean recv
+            = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "recv_peer")->valueint >= 0;
+        g_assert_cmpint(tid % 2, ==, recv ? 1 : 0);
+        double span[4] = { cJSON_GetObjectItem(e, "pid")->valuedouble, tid,
+                           cJSON_GetObjectItem(e, "ts")->valuedouble,
+                           cJSON_GetObjectItem(e, "ts")->valuedouble
+                               + cJSON_GetObjectItem(e, "dur")->valuedouble };
+        g_array_append_val(spans, span);
+    }
+    g_assert_true(named_receives);
+    g_assert_cmpuint(spans->len, >, 0);
+    g_array_sort(spans, compare_spans);
+    for (guint i = 1; i < spans->len; i++) {
+        const double *a = &g_array_index(spans, double, 4 * (i - 1));
+        const double *b = &g_array_index(spans, double, 4 * i);
+        if (a[0] == b[0] && a[1] == b[1])
+            g_assert_cmpfloat(b[2], >=, a[3] - 1e-6);
+    }
     g_remove(path);
     g_rmdir(dir);
 }
@@ -541,6 +606,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/all-blocks", test_all_blocks);
     g_test_add_func("/cli-run/any-algorithm", test_any_algorithm);
     g_test_add_func("/cli-run/explain/timeline", test_explain_timeline);
+    g_test_add_func("/cli-run/explain/timeline-p2p", test_explain_timeline_p2p);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
