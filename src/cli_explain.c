@@ -40,7 +40,8 @@ static const char description[]
       "\n"
       "Without --algo (or --proto) collsim explains its own best choice for the size.\n"
       "--timeline FILE writes every step as a Chrome trace event (open it in chrome://tracing\n"
-      "or Perfetto): one process per GPU, one thread per channel.\n"
+      "or Perfetto): one process per GPU, one thread per channel (two for grouped send/recv,\n"
+      "whose sends and receives run apart).\n"
       "\n"
       "Example (the broadcast of the seed article, on 6 GPUs):\n"
       "  collsim explain --topo dgx-h100x8 --op broadcast --algo mst --ranks 6";
