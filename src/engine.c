@@ -1163,6 +1163,10 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
              && (kind_does[st->kind] & DOES_SEND))
         problem = "a step that receives and sends in a schedule whose sends and receives run "
                   "apart";
+    else if (e->halves == 2 && !(kind_does[st->kind] & DOES_RECV) && st->src_buf != CS_BUF_INPUT)
+        /* Nothing orders it after the receives that may have written what it reads. */
+        problem = "a send or local step that reads more than the input in a schedule whose "
+                  "sends and receives run apart";
     else if (st->bytes < 0)
         problem = "negative size";
     else if ((st->flags & ~(guint)CS_STEP_FLAGS_ALL) != 0

@@ -318,7 +318,8 @@ cs_schedule_redop(const CsSchedule *sched)
  * which gives half of a channel's warps to its sends and half to its receives (NCCL 2.28
  * src/device/sendrecv.h). By default a channel runs its steps one after another, as a
  * collective's primitives do. The engine then runs each channel as two programs, its sends
- * (and local steps) and its receives (engine.c, "Programs"); no step may both receive and send.
+ * (and local steps) and its receives (engine.c, "Programs"): no step may both receive and
+ * send, and sends and local steps may read only the input, which no receive writes.
  */
 void
 cs_schedule_set_p2p_split(CsSchedule *sched, gboolean split)

@@ -639,6 +639,31 @@ test_error_split_forward(void)
 }
 
 static void
+test_error_split_reads_output(void)
+{
+    g_autoptr(CsTopo) topo = staged_ranks(3);
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_GATHER, 3, 0, 3000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("Where sends and receives run apart, a send may not pass on what a receive "
+                   "brought: nothing would order them.");
+    cs_schedule_set_p2p_split(s, TRUE);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_send(s, 1, 0, 2, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 2, 0, 1, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    CsEngineOptions opt = { 0 };
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
+
+    g_assert_null(res);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+    g_assert_nonnull(strstr(error->message, "reads more than the input"));
+}
+
+static void
 test_channel_cap(gconstpointer data)
 {
     const char *model = data;
@@ -1324,5 +1349,6 @@ main(int argc, char **argv)
     g_test_add_func("/engine/error/cycle", test_error_cycle);
     g_test_add_func("/engine/error/protocol", test_error_protocol);
     g_test_add_func("/engine/error/split-forward", test_error_split_forward);
+    g_test_add_func("/engine/error/split-reads-output", test_error_split_reads_output);
     return g_test_run();
 }
