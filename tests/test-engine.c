@@ -474,22 +474,29 @@ test_staged_p2p_split(gconstpointer data)
     }
 }
 
+/* Rank 0 sends @n messages of @bytes to rank 1 on one channel, which receives them. */
+static CsSchedule *
+staged_broadcast(int n, gint64 bytes)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, n * bytes, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    for (int k = 0; k < n; k++) {
+        cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, k * bytes, bytes, k);
+        cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, k * bytes, bytes, k);
+    }
+    cs_schedule_seal(s);
+    return s;
+}
+
 static void
 test_staged_pipeline(gconstpointer data)
 {
     const char *model = data;
     g_autoptr(CsTopo) topo = staged_pair();
-    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 2000, CS_DTYPE_INT8, CS_REDOP_SUM,
-                                    CS_PROTO_SIMPLE, 1);
+    g_autoptr(CsSchedule) sched = staged_broadcast(2, 1000);
 
     g_test_summary("A staged message is read once its slot is written, and the writer goes "
                    "on meanwhile.");
-    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
-    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 1000, 1000, 1);
-    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
-    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 1000, 1000, 1);
-    cs_schedule_seal(s);
-    g_autoptr(CsSchedule) sched = s;
     g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
     CsTime h = pci_simple_hop();
 
@@ -506,16 +513,11 @@ test_staged_slots(gconstpointer data)
 {
     const char *model = data;
     g_autoptr(CsTopo) topo = staged_pair();
-    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 2000000, CS_DTYPE_INT8, CS_REDOP_SUM,
-                                    CS_PROTO_SIMPLE, 1);
+    g_autoptr(CsSchedule) sched = staged_broadcast(1, 2000000);
 
     g_test_summary("A staged message of several slots is read from its first slot on, while "
                    "it is still being written (reservation); a fluid model reads it once all "
                    "written.");
-    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 2000000, 0);
-    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 2000000, 0);
-    cs_schedule_seal(s);
-    g_autoptr(CsSchedule) sched = s;
     g_autoptr(CsResult) res = run(sched, topo, model, FALSE);
     CsTime h = pci_simple_hop();
     /* The last slot's copy-out: 524,288 B at 8 GB/s. */
