@@ -29,7 +29,9 @@
  * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
  *   the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth when
  *   alone); it then arrives after the propagation: route alpha + the protocol's hop latency
- *   for the route's class. A sending step ends when its last byte has left.
+ *   for the route's class. A sending step ends when its last byte has left. The model may
+ *   answer at once, once the instant's events are all run (model->settle: reservation,
+ *   whose flows of one instant share a port), or when the flow ends (model->advance: maxmin).
  * - Receiving. NCCL reduces (or copies out) a message unit by unit as it lands, so the work
  *   overlaps the transfer: a receiving step ends at
  *       max(last byte arrived + tail, begin + bytes / rate)
@@ -399,12 +401,13 @@ typedef struct {
     Multicast *mc;      /* per cursor when any_flags: its multicast in progress */
 
     CsEventHeap heap;
-    CsEvent *soon;   /* FIFO ring of events at the current time (see push()) */
-    gsize soon_head; /* next to run */
-    gsize soon_n;    /* queued */
-    gsize soon_mask; /* ring size - 1 */
-    CsTime now;      /* ps: time of the event being handled */
-    int eager_depth; /* steps begun inside one another (step_finished) */
+    CsEvent *soon;      /* FIFO ring of events at the current time (see push()) */
+    gsize soon_head;    /* next to run */
+    gsize soon_n;       /* queued */
+    gsize soon_mask;    /* ring size - 1 */
+    CsTime now;         /* ps: time of the event being handled */
+    gboolean unsettled; /* a flow started this instant waits for model->settle() */
+    int eager_depth;    /* steps begun inside one another (step_finished) */
     double data_fraction;
     double grain_bytes; /* data bytes one flag covers (see the top comment) */
     CsTime hop_ps[CS_N_LINK_CLASSES];
@@ -951,6 +954,7 @@ try_send(Engine *e, gint32 id, CsTime now, gboolean own)
     }
     if (end == CS_TIME_NEVER) {
         c->wait = WAIT_FLOW;
+        e->unsettled = TRUE;
         return;
     }
     finish_send(e, id, end);
@@ -1019,6 +1023,7 @@ on_read(Engine *e, const CsEvent *ev)
 
     if (end == CS_TIME_NEVER) {
         c->wait = WAIT_FLOW;
+        e->unsettled = TRUE;
         return;
     }
     finish_read(e, id, end, ev->time);
@@ -1539,6 +1544,15 @@ run_loop(Engine *e)
     gboolean deferring = e->model->next_event_time != NULL;
 
     for (;;) {
+        if (e->unsettled && e->model->settle != NULL) {
+            /* The flows of this instant are all known once no event of it is left. */
+            heap_settle(&e->heap);
+            if (e->soon_n == 0 && (e->heap.n == 0 || e->heap.ev[0].time > e->now)) {
+                e->unsettled = FALSE;
+                e->model->settle(e->net, flow_done, e);
+                continue;
+            }
+        }
         if (deferring) {
             /* A flow ending now or before the next event goes first. */
             CsTime tm = e->model->next_event_time(e->net);

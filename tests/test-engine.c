@@ -298,19 +298,25 @@ test_split_ring(gconstpointer data)
 
 /* ---- Contention ---- */
 
-/* Ranks 0 and 1 both send @m bytes to rank 2 at t = 0; rank 2 receives from 0, then 1. */
+/* Ranks 0 and 1 send @m0 and @m1 bytes to rank 2 at t = 0; rank 2 receives from 0, then 1. */
+static CsSchedule *
+two_into_one_sized(gint64 m0, gint64 m1)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_GATHER, 3, 2, 3 * MAX(m0, m1), CS_DTYPE_INT8,
+                                    CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+
+    cs_schedule_send(s, 0, 0, 2, CS_BUF_INPUT, 0, m0, 0);
+    cs_schedule_send(s, 1, 0, 2, CS_BUF_INPUT, 0, m1, 0);
+    cs_schedule_recv(s, 2, 0, 0, CS_BUF_OUTPUT, 0, m0, 0);
+    cs_schedule_recv(s, 2, 0, 1, CS_BUF_OUTPUT, m0, m1, 0);
+    cs_schedule_seal(s);
+    return s;
+}
+
 static CsSchedule *
 two_into_one(gint64 m)
 {
-    CsSchedule *s = cs_schedule_new(CS_OP_GATHER, 3, 2, 3 * m, CS_DTYPE_INT8, CS_REDOP_SUM,
-                                    CS_PROTO_SIMPLE, 1);
-
-    cs_schedule_send(s, 0, 0, 2, CS_BUF_INPUT, 0, m, 0);
-    cs_schedule_send(s, 1, 0, 2, CS_BUF_INPUT, 0, m, 0);
-    cs_schedule_recv(s, 2, 0, 0, CS_BUF_OUTPUT, 0, m, 0);
-    cs_schedule_recv(s, 2, 0, 1, CS_BUF_OUTPUT, m, m, 0);
-    cs_schedule_seal(s);
-    return s;
+    return two_into_one_sized(m, m);
 }
 
 static void
@@ -320,17 +326,62 @@ test_contention_reservation(void)
     g_autoptr(CsSchedule) sched = two_into_one(1000);
     g_autoptr(CsResult) res = run(sched, topo, "reservation", TRUE);
 
-    g_test_summary("Reservation: two flows into one link serialize.");
-    /* Both flows need switch -> gpu2. Rank 0's flow (its event was queued first) holds it
-     * for 1000 B / 1 GB/s = 1 us, so it arrives at 1 + alpha = 2 us; rank 1's waits until
-     * 1 us, leaves by 2 us, arrives at 3 us. Textbook senders finish when their message
-     * arrives. */
-    g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
+    g_test_summary("Reservation: two flows that start together on a one-lane link share it.");
+    /* Both flows need switch -> gpu2 from t = 0. Sharing it, each crosses it in 2 x 1000 B /
+     * 1 GB/s = 2 us and arrives at 2 + alpha = 3 us (first come first served would have
+     * rank 0's arrive at 2 us and rank 1's at 3). Textbook senders finish when their
+     * message arrives. */
+    g_assert_cmpint(res->rank_finish[0], ==, 3 * PS_PER_US);
     g_assert_cmpint(res->rank_finish[1], ==, 3 * PS_PER_US);
     g_assert_cmpint(res->rank_finish[2], ==, 3 * PS_PER_US);
-    /* Rank 1's wait for the link is serialization on the critical path. */
+    /* The share of the link is serialization on the critical path. */
     g_assert_cmpint(res->beta, ==, 2 * PS_PER_US);
     g_assert_cmpint(res->alpha, ==, 1 * PS_PER_US);
+}
+
+static void
+test_contention_reservation_unequal(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(3);
+    g_autoptr(CsSchedule) sched = two_into_one_sized(1000, 3000);
+    g_autoptr(CsResult) res = run(sched, topo, "reservation", TRUE);
+
+    g_test_summary("Reservation: of two flows sharing a link, the shorter is done first.");
+    /* Side by side at 0.5 GB/s each, 1000 B are across at 2 us, arriving at 3 us; the 3000 B
+     * flow has the link to itself after that and is across once the link has carried all
+     * 4000 B: 4 us, arriving at 5 us. */
+    g_assert_cmpint(res->rank_finish[0], ==, 3 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 5 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[2], ==, 5 * PS_PER_US);
+}
+
+static void
+test_contention_reservation_later(void)
+{
+    g_autoptr(CsTopo) topo = textbook_crossbar(3);
+    CsSchedule *s = cs_schedule_new(CS_OP_GATHER, 3, 2, 9000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+
+    /* Rank 0 sends 3000 B to rank 2 at t = 0; rank 1 sends 1000 B to rank 0 first, then
+     * 1000 B to rank 2, which starts at 2 us, while rank 0's flow still holds sw -> gpu2. */
+    cs_schedule_send(s, 0, 0, 2, CS_BUF_INPUT, 0, 3000, 0);
+    cs_schedule_recv(s, 0, 0, 1, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_send(s, 1, 0, 0, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_send(s, 1, 0, 2, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 2, 0, 0, CS_BUF_OUTPUT, 0, 3000, 0);
+    cs_schedule_recv(s, 2, 0, 1, CS_BUF_OUTPUT, 3000, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) res = run(sched, topo, "reservation", TRUE);
+
+    g_test_summary("Reservation: a flow that comes later queues behind the one on the link.");
+    /* Rank 0's 3000 B hold sw -> gpu2 until 3 us and arrive at 4 us. Rank 1's first message
+     * arrives at 1 + 1 = 2 us, so its second starts at 2 us, waits for the link until 3 us
+     * and is across at 4 us, arriving at 5 us (max-min would share from 2 us: both across at
+     * 4 us). */
+    g_assert_cmpint(res->rank_finish[0], ==, 4 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[1], ==, 5 * PS_PER_US);
+    g_assert_cmpint(res->rank_finish[2], ==, 5 * PS_PER_US);
 }
 
 static void
@@ -1338,7 +1389,11 @@ main(int argc, char **argv)
         g_autofree char *p16 = g_strdup_printf("/engine/staged/chain/%s", models[m]);
         g_test_add_data_func(p16, models[m], test_staged_chain);
     }
-    g_test_add_func("/engine/contention/reservation/serialize", test_contention_reservation);
+    g_test_add_func("/engine/contention/reservation/share", test_contention_reservation);
+    g_test_add_func("/engine/contention/reservation/share-unequal",
+                    test_contention_reservation_unequal);
+    g_test_add_func("/engine/contention/reservation/later-queues",
+                    test_contention_reservation_later);
     g_test_add_func("/engine/contention/maxmin/half", test_contention_maxmin);
     g_test_add_func("/engine/contention/maxmin/unequal", test_contention_maxmin_unequal);
     g_test_add_func("/engine/slots/eight-free", test_slots_eight_free);

@@ -32,8 +32,13 @@ typedef void (*CsNetDoneFunc)(gpointer user_data, gint32 flow, CsTime t);
  *              non-decreasing @now), never faster than @cap_Bps (0: no cap of its own; the
  *              engine caps a flow at what one channel can drive). Returns the time its last byte
  * leaves the source when the model knows it at once (reservation), or CS_TIME_NEVER when it will
- * report it through @advance (fluid models). *@first_out receives the time its first byte leaves
- * (later than @now when it queues behind other flows).
+ * report it through @settle or @advance. *@first_out receives the time its first byte leaves
+ * (later than @now when it queues behind other flows), by the time the end is reported.
+ * @settle:     called once the engine has no event left at the instant of the flows started
+ *              since the last call: calls @done for each of them, in the order they started,
+ *              with the time its last byte leaves (reservation, whose flows of one instant
+ *              share a lane). @done must not call @start. NULL for models that never defer or
+ *              defer through @advance.
  * @next_event_time: the earliest time @advance has something to report, or CS_TIME_NEVER.
  *              NULL for models that never defer (the engine then skips the call).
  * @advance:    moves the model to @t (== next_event_time()) and calls @done for every flow
@@ -50,6 +55,7 @@ typedef struct {
     void (*destroy)(CsNetState *state);
     CsTime (*start)(CsNetState *state, CsTime now, const CsRoute *route, double wire_bytes,
                     double cap_Bps, gint32 flow, CsTime *first_out);
+    void (*settle)(CsNetState *state, CsNetDoneFunc done, gpointer user_data);
     CsTime (*next_event_time)(CsNetState *state);
     void (*advance)(CsNetState *state, CsTime t, CsNetDoneFunc done, gpointer user_data);
 } CsNetModel;
