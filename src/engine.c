@@ -871,8 +871,10 @@ send_member(Engine *e, gint32 id, CsTime now)
     wake_receiver(e, conn_id, now);
 }
 
-/* Network-model callback: flow @flow has left its source at @t. A cursor's send flow has the
- * cursor's id, its read out of host memory that id + n_cursors. */
+/* Network-model callback: flow @flow has left its source at @t, which is e->now under
+ * model->advance() and may be later under model->settle(): what the receiver does next
+ * happens from e->now. A cursor's send flow has the cursor's id, its read out of host memory
+ * that id + n_cursors. */
 static void
 flow_done(gpointer user_data, gint32 flow, CsTime t)
 {
@@ -885,7 +887,7 @@ flow_done(gpointer user_data, gint32 flow, CsTime t)
     if (flow < e->n_cursors)
         finish_send(e, id, t);
     else
-        finish_read(e, id, t, t);
+        finish_read(e, id, t, e->now);
 }
 
 /* Cursor @id starts the receive side of its step at @now, or waits for the message. */

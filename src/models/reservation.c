@@ -272,8 +272,7 @@ reservation_settle(CsNetState *s, CsNetDoneFunc done, gpointer user_data)
         done(user_data, s->pending[0].flow, reserve(s, 0));
         return;
     }
-    if (!g_getenv("NOSHARE"))
-        count_sharers(s);
+    count_sharers(s);
     for (int p = 0; p < n; p++)
         s->end_of[p] = reserve(s, p);
     for (int i = 0; i < s->n_touched; i++) {
