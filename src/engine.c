@@ -406,7 +406,7 @@ typedef struct {
     gsize soon_n;       /* queued */
     gsize soon_mask;    /* ring size - 1 */
     CsTime now;         /* ps: time of the event being handled */
-    gboolean unsettled; /* a flow started this instant waits for model->settle() */
+    gboolean unsettled; /* a flow started this instant has no end yet (read by settle models) */
     int eager_depth;    /* steps begun inside one another (step_finished) */
     double data_fraction;
     double grain_bytes; /* data bytes one flag covers (see the top comment) */
@@ -1544,9 +1544,10 @@ run_loop(Engine *e)
 {
     CsEvent ev;
     gboolean deferring = e->model->next_event_time != NULL;
+    gboolean settling = e->model->settle != NULL;
 
     for (;;) {
-        if (e->unsettled && e->model->settle != NULL) {
+        if (settling && e->unsettled) {
             /* The flows of this instant are all known once no event of it is left. */
             heap_settle(&e->heap);
             if (e->soon_n == 0 && (e->heap.n == 0 || e->heap.ev[0].time > e->now)) {
