@@ -107,6 +107,37 @@ test_types(void)
         }
 }
 
+/* The same schedules issued from the host every iteration (COLLSIM_CUDA_GRAPHS=0) compute the
+ * same results; the trace says how each run was launched. */
+static void
+test_launch_modes(void)
+{
+    static const char *const algos[] = { "ring", "tree", "mst" };
+    for (int graphs = 0; graphs < 2; graphs++) {
+        g_setenv("COLLSIM_CUDA_GRAPHS", graphs ? "1" : "0", TRUE);
+        for (gsize a = 0; a < G_N_ELEMENTS(algos); a++) {
+            CsMeasureArgs args;
+            cs_measure_args_init(&args, CS_OP_ALL_REDUCE);
+            args.algo = algos[a];
+            args.virtual_ranks = 4;
+            args.min_bytes = 8;
+            args.max_bytes = 4 << 20;
+            args.step_factor = 16.0;
+            args.iters = 3;
+            CsTrace *trace = NULL;
+            g_autoptr(GError) error = NULL;
+            if (!cs_cuda_backend_measure(&args, &trace, &error))
+                g_error("%s graphs=%d: %s", algos[a], graphs, error->message);
+            assert_all_right(trace, algos[a]);
+            const char *launch = cs_trace_get_header(trace, "launch");
+            g_assert_nonnull(launch);
+            g_assert_true(g_str_has_prefix(launch, graphs ? "one CUDA graph" : "issued from"));
+            cs_trace_free(trace);
+        }
+    }
+    g_unsetenv("COLLSIM_CUDA_GRAPHS");
+}
+
 /* All GPUs, one rank each (peer access where the hardware has it). */
 static void
 test_all_gpus(void)
@@ -203,6 +234,7 @@ main(int argc, char **argv)
             }
         }
     g_test_add_func("/backend/cuda/types", test_types);
+    g_test_add_func("/backend/cuda/launch-modes", test_launch_modes);
     g_test_add_func("/backend/cuda/all-gpus", test_all_gpus);
 #ifdef HAVE_NCCL
     g_test_add_func("/backend/nccl/collectives", test_nccl);

@@ -106,6 +106,9 @@ map_ranks(const CsMeasureArgs *args, Gpus *g, GError **error)
     g->exec = cs_cuda_exec_new(g->rank_device, g->nranks, err);
     if (g->exec == NULL)
         return exec_failed(error, "set-up", err);
+    /* COLLSIM_CUDA_GRAPHS=0 issues every iteration from the host instead of launching a graph,
+     * to see what issuing costs. */
+    cs_cuda_exec_set_graphs(g->exec, g_strcmp0(g_getenv("COLLSIM_CUDA_GRAPHS"), "0") != 0);
     /* COLLSIM_CUDA_FORCE_STAGING=1 sends everything between ranks through pinned host
      * memory, as on GPUs without peer access: the tests run that path on one GPU. */
     gboolean force_staging = g_strcmp0(g_getenv("COLLSIM_CUDA_FORCE_STAGING"), "1") == 0;
@@ -283,6 +286,16 @@ cs_cuda_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GError **err
     g_autoptr(GArray) sizes = cs_measure_args_sizes(args);
     for (guint i = 0; ok && i < sizes->len; i++)
         ok = measure_size(args, algo, &g, g_array_index(sizes, gint64, i), t, error);
+    if (ok) {
+        const char *why_not = NULL;
+        if (cs_cuda_exec_uses_graphs(g.exec, &why_not))
+            cs_trace_set_header(t, "launch", "one CUDA graph per iteration (captured once a size)");
+        else
+            cs_trace_set_header(t, "launch",
+                                why_not != NULL ? why_not
+                                                : "issued from the host every iteration "
+                                                  "(COLLSIM_CUDA_GRAPHS=0)");
+    }
     gpus_clear(&g);
     if (!ok)
         return FALSE;

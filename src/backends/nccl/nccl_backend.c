@@ -507,6 +507,9 @@ load(const CsMeasureArgs *args, const Nccl *n, const CsOpSize *size, gboolean in
         if (size->send_bytes > 0)
             CUDA_OK(cudaMemcpy(in, host, (size_t)size->send_bytes, cudaMemcpyHostToDevice),
                     "cudaMemcpy (input)");
+        /* The memset is asynchronous and a copy from pageable memory may return before its
+         * DMA lands; NCCL's streams do not wait for the legacy stream. */
+        CUDA_OK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     }
     return TRUE;
 }
