@@ -178,6 +178,52 @@ test_shipped_all_listed(void)
     g_assert_cmpint(n, ==, G_N_ELEMENTS(shipped));
 }
 
+/* collsim's own measurements on a GPU (traces/collsim-measure/, `collsim measure`): each reads,
+ * names its backend and GPU, every row was checked with no wrong element, and writing it again
+ * gives back the table as measured. */
+static void
+test_collsim_measured(void)
+{
+    g_autofree char *dir
+        = g_test_build_filename(G_TEST_DIST, "..", "traces", "collsim-measure", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    g_assert_no_error(error);
+    int n = 0;
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+        if (!g_str_has_suffix(name, ".txt"))
+            continue;
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autoptr(CsTrace) trace = cs_trace_load_file(path, &error);
+        g_assert_no_error(error);
+        g_assert_cmpuint(cs_trace_n_rows(trace), >=, 8);
+        for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+            const CsTraceRow *row = cs_trace_row(trace, i);
+            g_assert_cmpint(row->out_of_place.wrong, ==, 0);
+            g_assert_cmpfloat(row->out_of_place.time_us, >, 0.0);
+        }
+        const char *backend = cs_trace_get_header(trace, "backend");
+        g_assert_nonnull(backend);
+        g_assert_true(g_str_equal(backend, "cuda") || g_str_equal(backend, "nccl"));
+        g_assert_nonnull(strstr(cs_trace_get_header(trace, "hardware"), "H100"));
+        g_assert_true(g_str_has_prefix(cs_trace_get_header(trace, "source"), "collsim "));
+        if (g_str_equal(backend, "cuda"))
+            g_assert_nonnull(cs_trace_get_header(trace, "launch"));
+
+        g_autofree char *text = NULL;
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_autofree char *written = cs_trace_to_string(trace);
+        g_autoptr(GPtrArray) want = table_lines(text);
+        g_autoptr(GPtrArray) got = table_lines(written);
+        g_assert_cmpuint(got->len, ==, want->len);
+        for (guint i = 0; i < want->len; i++)
+            g_assert_cmpstr(g_ptr_array_index(got, i), ==, g_ptr_array_index(want, i));
+        n++;
+    }
+    g_assert_cmpint(n, >=, 5);
+}
+
 /* The GB200 header is "env (from the example slurm script at the same commit): ...". */
 static void
 test_shipped_qualified_header(void)
@@ -775,6 +821,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &shipped[i], test_shipped);
     }
     g_test_add_func("/trace/shipped/all-listed", test_shipped_all_listed);
+    g_test_add_func("/trace/shipped/collsim-measured", test_collsim_measured);
     g_test_add_func("/trace/shipped/qualified-header", test_shipped_qualified_header);
     g_test_add_func("/trace/shipped/library", test_shipped_library);
     g_test_add_func("/trace/library/from-logs", test_library_from_logs);
