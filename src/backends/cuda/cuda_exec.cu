@@ -322,8 +322,22 @@ struct CsCudaExec {
     cudaEvent_t t0;
     cudaEvent_t t1;
     int use_graphs;
-    char no_graph_reason[CS_CUDA_ERROR_LEN];
+    cudaGraphExec_t graph;            /* the captured iteration of graph_plan, or NULL */
+    const CsCudaPlanView *graph_plan; /* valid until the next prepare */
 };
+
+/* Forgets the captured graph (it holds the addresses of arenas that may move). */
+static void
+drop_graph(CsCudaExec *x)
+{
+    if (x->graph != NULL) {
+        if (cudaSetDevice(x->main_device) == cudaSuccess)
+            (void)cudaStreamSynchronize(x->main);
+        cudaGraphExecDestroy(x->graph);
+    }
+    x->graph = NULL;
+    x->graph_plan = NULL;
+}
 
 int
 cs_cuda_exec_device_count(char *err)
@@ -430,6 +444,7 @@ cs_cuda_exec_free(CsCudaExec *x)
         if (cudaSetDevice(x->rank_device[r]) == cudaSuccess)
             (void)cudaDeviceSynchronize();
     }
+    drop_graph(x);
     for (int s = 0; s < x->n_streams; s++) {
         if (x->streams != NULL && x->streams[s] != NULL)
             cudaStreamDestroy(x->streams[s]);
@@ -517,6 +532,7 @@ out_fail:
 int
 cs_cuda_exec_prepare(CsCudaExec *x, const CsCudaPlanView *plan, char *err)
 {
+    drop_graph(x);
     for (int r = 0; r < x->n_ranks; r++)
         for (int m = 0; m < CS_CUDA_N_MEMS; m++)
             if (reserve_arena(x, r, m, plan->mem_bytes[r * CS_CUDA_N_MEMS + m], err) != 0)
@@ -734,37 +750,44 @@ out_fail:
     return -1;
 }
 
-/* Captures one iteration into an executable graph. On failure the capture is ended, CUDA's
- * sticky-free error state restored, and @err says why. */
+/* Captures one iteration into an executable graph and uploads it, so that its first launch
+ * costs what every launch costs. On failure the capture is ended, the error cleared, and @err
+ * says why. */
 static int
 capture_iteration(Issuer *is, const CsCudaPlanView *plan, const unsigned char *used,
                   cudaGraphExec_t *exec, char *err)
 {
     CsCudaExec *x = is->x;
     cudaGraph_t graph = NULL;
+    int issued;
+    cudaError_t ended;
     *exec = NULL;
     if (use_device(is, x->main_device, err) != 0)
         return -1;
     CUDA_CHECK(cudaStreamBeginCapture(x->main, cudaStreamCaptureModeRelaxed), out_fail);
-    if (issue_iteration(is, plan, used, err) != 0) {
-        (void)use_device(is, x->main_device, NULL);
-        (void)cudaStreamEndCapture(x->main, &graph);
-        if (graph != NULL)
-            cudaGraphDestroy(graph);
-        (void)cudaGetLastError();
-        return -1;
+    issued = issue_iteration(is, plan, used, err);
+    /* The capture must end whatever happened, or the main stream stays capturing. */
+    (void)use_device(is, x->main_device, NULL);
+    ended = cudaStreamEndCapture(x->main, &graph);
+    if (issued != 0)
+        goto out_free_graph;
+    if (ended != cudaSuccess) {
+        set_error(err, "cudaStreamEndCapture: %s", cudaGetErrorString(ended));
+        goto out_free_graph;
     }
-    if (use_device(is, x->main_device, err) != 0)
-        return -1;
-    CUDA_CHECK(cudaStreamEndCapture(x->main, &graph), out_fail);
     CUDA_CHECK(cudaGraphInstantiateWithFlags(exec, graph, 0), out_free_graph);
+    CUDA_CHECK(cudaGraphUpload(*exec, x->main), out_free_exec);
+    CUDA_CHECK(cudaStreamSynchronize(x->main), out_free_exec);
     cudaGraphDestroy(graph);
     return 0;
 
-out_free_graph:
-    cudaGraphDestroy(graph);
-out_fail:
+out_free_exec:
+    cudaGraphExecDestroy(*exec);
     *exec = NULL;
+out_free_graph:
+    if (graph != NULL)
+        cudaGraphDestroy(graph);
+out_fail:
     (void)cudaGetLastError();
     return -1;
 }
@@ -773,15 +796,7 @@ void
 cs_cuda_exec_set_graphs(CsCudaExec *x, int on)
 {
     x->use_graphs = on != 0;
-    x->no_graph_reason[0] = '\0';
-}
-
-int
-cs_cuda_exec_uses_graphs(const CsCudaExec *x, const char **why_not)
-{
-    if (why_not != NULL)
-        *why_not = x->no_graph_reason[0] != '\0' ? x->no_graph_reason : NULL;
-    return x->use_graphs;
+    drop_graph(x);
 }
 
 int
@@ -790,7 +805,6 @@ cs_cuda_exec_run(CsCudaExec *x, const CsCudaPlanView *plan, int iters, double *e
 {
     Issuer is = { x, -1 };
     float ms = 0.0f;
-    cudaGraphExec_t graph = NULL;
     unsigned char *used = (unsigned char *)calloc((size_t)plan->n_streams + 1, 1);
     if (used == NULL) {
         set_error(err, "out of host memory");
@@ -801,26 +815,33 @@ cs_cuda_exec_run(CsCudaExec *x, const CsCudaPlanView *plan, int iters, double *e
 
     /* A graph moves the issuing of thousands of copies, kernels and event waits out of the
      * timed region: what the events then time is the schedule on the GPU, as NCCL's single
-     * kernel launch is. A capture that fails (an old driver) falls back to issuing the list
-     * every iteration, for the rest of this context, and says why. */
-    if (x->use_graphs) {
+     * kernel launch is. One graph serves every run of a prepared plan (the checked run, the
+     * warm-up and the timed run); cs_cuda_exec_prepare drops it, since it holds addresses. */
+    if (x->use_graphs && (x->graph == NULL || x->graph_plan != plan)) {
         char why[CS_CUDA_ERROR_LEN] = "";
-        if (capture_iteration(&is, plan, used, &graph, why) != 0) {
-            x->use_graphs = 0;
-            snprintf(x->no_graph_reason, sizeof x->no_graph_reason, "graph capture failed: %s",
-                     why);
+        drop_graph(x);
+        if (capture_iteration(&is, plan, used, &x->graph, why) != 0) {
+            set_error(err,
+                      "capturing the schedule into a CUDA graph failed (%s); "
+                      "COLLSIM_CUDA_GRAPHS=0 issues it from the host instead",
+                      why);
+            goto out_free;
         }
+        x->graph_plan = plan;
     }
 
     if (use_device(&is, x->main_device, err) != 0)
         goto out_free;
     CUDA_CHECK(cudaEventRecord(x->t0, x->main), out_free);
     for (int it = 0; it < iters; it++) {
-        if (graph != NULL) {
+        if (x->use_graphs) {
             if (use_device(&is, x->main_device, err) != 0)
                 goto out_free;
-            CUDA_CHECK(cudaGraphLaunch(graph, x->main), out_free);
+            CUDA_CHECK(cudaGraphLaunch(x->graph, x->main), out_free);
         }
+        /* Eager issuing re-records every event before anything waits on it (cuda_plan.c
+         * records each once, ahead of its waiters), so events last recorded inside a capture
+         * are never waited on as such. */
         else if (issue_iteration(&is, plan, used, err) != 0)
             goto out_free;
     }
@@ -830,14 +851,10 @@ cs_cuda_exec_run(CsCudaExec *x, const CsCudaPlanView *plan, int iters, double *e
     CUDA_CHECK(cudaEventSynchronize(x->t1), out_free);
     CUDA_CHECK(cudaEventElapsedTime(&ms, x->t0, x->t1), out_free);
     *elapsed_ms = ms;
-    if (graph != NULL)
-        cudaGraphExecDestroy(graph);
     free(used);
     return 0;
 
 out_free:
-    if (graph != NULL)
-        cudaGraphExecDestroy(graph);
     free(used);
     return -1;
 }

@@ -114,16 +114,15 @@ int cs_cuda_exec_fill(CsCudaExec *exec, int rank, int mem, int value, int64_t by
 
 /* Runs @plan @iters times back to back, every iteration fenced by a fork and a join across all
  * streams, and returns the elapsed GPU time of all iterations in @elapsed_ms (CUDA events on
- * the first rank's device). The iteration is captured once per call into a CUDA graph and the
- * graph launched @iters times, unless graphs are off (below). Returns 0, or -1 with @err set. */
+ * the first rank's device). The first run after cs_cuda_exec_prepare captures the iteration
+ * into a CUDA graph and uploads it; this run and the next ones of the same @plan launch it
+ * @iters times. A capture that fails is an error. Returns 0, or -1 with @err set. */
 int cs_cuda_exec_run(CsCudaExec *exec, const CsCudaPlanView *plan, int iters, double *elapsed_ms,
                      char *err);
 
 /* Graphs on (1, the default) or off (0: every iteration issues the list's copies, kernels and
  * event waits from the host, which the timing then includes). */
 void cs_cuda_exec_set_graphs(CsCudaExec *exec, int on);
-/* 1 if runs launch graphs; 0 if off, or after a capture failed (@why_not then says why). */
-int cs_cuda_exec_uses_graphs(const CsCudaExec *exec, const char **why_not);
 
 #ifdef __cplusplus
 }
