@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The CUDA and NCCL backends on a real GPU. Without one (no driver, or no device) the program
  * exits 77, which meson reports as skipped. With one: every algorithm x collective on 2, 3, 4
- * and 8 virtual ranks of GPU 0, through peer copies and again staged through pinned host
- * memory, with #wrong = 0; datatype and operator pairs; every GPU as a rank when there are
- * several; and NCCL's own collectives on all GPUs. */
+ * and 8 virtual ranks of GPU 0 and on the 4 and 16 ranks of two shipped topologies (NVLS,
+ * two nodes), through peer copies and again staged through pinned host memory, with #wrong = 0;
+ * datatype and operator pairs; every GPU as a rank when there are several; and NCCL's own
+ * collectives on all GPUs. */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "algos/registry.h"
 #include "backends/backend.h"
 #include "backends/cuda/cuda_backend.h"
+#include "topo.h"
 #ifdef HAVE_NCCL
 #include "backends/nccl/nccl_backend.h"
 #endif
@@ -21,6 +23,7 @@ typedef struct {
     const CsAlgo *algo;
     CsOp op;
     int nranks;
+    const char *topo; /* (nullable) shipped topology: node structure, NVLink SHARP */
 } GpuCase;
 
 /* Fails the test on any wrong element; returns the trace's row count. */
@@ -58,7 +61,13 @@ test_virtual_ranks(gconstpointer data)
 {
     const GpuCase *c = data;
     const char *why = NULL;
-    if (c->algo->supports != NULL && !c->algo->supports(NULL, c->op, c->nranks, &why)) {
+    g_autoptr(CsTopo) topo = NULL;
+    if (c->topo != NULL) {
+        g_autoptr(GError) error = NULL;
+        topo = cs_topo_load(c->topo, &error);
+        g_assert_no_error(error);
+    }
+    if (c->algo->supports != NULL && !c->algo->supports(topo, c->op, c->nranks, &why)) {
         g_test_skip(why);
         return;
     }
@@ -72,6 +81,7 @@ test_virtual_ranks(gconstpointer data)
         cs_measure_args_init(&args, c->op);
         args.algo = c->algo->name;
         args.virtual_ranks = c->nranks;
+        args.topo = topo;
         args.min_bytes = 0;
         args.max_bytes = 1 << 20;
         args.step_factor = 13.0;
@@ -80,8 +90,9 @@ test_virtual_ranks(gconstpointer data)
         args.root = c->nranks - 1;
         args.n_channels = 2;
         args.chunk_bytes = 16384;
-        g_autofree char *what = g_strdup_printf("%s %s P=%d%s", c->algo->name, cs_op_name(c->op),
-                                                c->nranks, staged ? " staged" : "");
+        g_autofree char *what = g_strdup_printf(
+            "%s %s P=%d%s%s%s", c->algo->name, cs_op_name(c->op), c->nranks,
+            c->topo != NULL ? " on " : "", c->topo != NULL ? c->topo : "", staged ? " staged" : "");
         run_cuda(&args, what);
     }
     g_unsetenv("COLLSIM_CUDA_FORCE_STAGING");
@@ -219,6 +230,10 @@ main(int argc, char **argv)
     g_test_summary("collsim's schedules on a real GPU compute every collective (#wrong = 0), "
                    "and so do NCCL's.");
     static const int rank_counts[] = { 2, 3, 4, 8 };
+    static const struct {
+        const char *name;
+        int nranks;
+    } topos[] = { { "dgx-h100x4", 4 }, { "hgx-h100x8-2n", 16 } };
     GPtrArray *cases = g_ptr_array_new_with_free_func(g_free);
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++)
         for (int op = 0; op < CS_N_OPS; op++) {
@@ -226,10 +241,20 @@ main(int argc, char **argv)
                 continue;
             for (gsize k = 0; k < G_N_ELEMENTS(rank_counts); k++) {
                 GpuCase *c = g_new(GpuCase, 1);
-                *c = (GpuCase){ *a, (CsOp)op, rank_counts[k] };
+                *c = (GpuCase){ *a, (CsOp)op, rank_counts[k], NULL };
                 g_ptr_array_add(cases, c);
                 g_autofree char *path = g_strdup_printf("/backend/cuda/%s/%s/p%d", (*a)->name,
                                                         cs_op_name(op), rank_counts[k]);
+                g_test_add_data_func(path, c, test_virtual_ranks);
+            }
+            /* As many virtual ranks as these machines have GPUs: NVLS needs the NVSwitch with
+             * multicast of the first, the hierarchical algorithms the two nodes of the second. */
+            for (gsize k = 0; k < G_N_ELEMENTS(topos); k++) {
+                GpuCase *c = g_new(GpuCase, 1);
+                *c = (GpuCase){ *a, (CsOp)op, topos[k].nranks, topos[k].name };
+                g_ptr_array_add(cases, c);
+                g_autofree char *path = g_strdup_printf("/backend/cuda/%s/%s/%s", (*a)->name,
+                                                        cs_op_name(op), topos[k].name);
                 g_test_add_data_func(path, c, test_virtual_ranks);
             }
         }
