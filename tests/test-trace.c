@@ -57,6 +57,43 @@ table_lines(const char *text)
     return out;
 }
 
+static int
+compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The .txt files of @dir (a folder of traces), sorted. */
+static GPtrArray *
+trace_files(const char *dir)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    g_assert_no_error(error);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL)
+        if (g_str_has_suffix(name, ".txt"))
+            g_ptr_array_add(names, g_strdup(name));
+    g_ptr_array_sort(names, compare_names);
+    return names;
+}
+
+/* Writing @trace again gives back the table of the file @path byte for byte (trailing blanks
+ * aside). */
+static void
+assert_round_trip(const CsTrace *trace, const char *path)
+{
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autofree char *written = cs_trace_to_string(trace);
+    g_autoptr(GPtrArray) want = table_lines(text);
+    g_autoptr(GPtrArray) got = table_lines(written);
+    g_assert_cmpuint(got->len, ==, want->len);
+    for (guint i = 0; i < want->len; i++)
+        g_assert_cmpstr(g_ptr_array_index(got, i), ==, g_ptr_array_index(want, i));
+}
+
 /* ---- Every shipped trace ---- */
 
 typedef struct {
@@ -145,13 +182,7 @@ test_shipped(gconstpointer data)
     g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
     g_assert_cmpfloat_with_epsilon(cs_trace_avg_busbw(trace), printed_avg_busbw(text), 0.006);
 
-    /* Writing it again gives back the table byte for byte (trailing blanks aside). */
-    g_autofree char *written = cs_trace_to_string(trace);
-    g_autoptr(GPtrArray) want = table_lines(text);
-    g_autoptr(GPtrArray) got = table_lines(written);
-    g_assert_cmpuint(got->len, ==, want->len);
-    for (guint i = 0; i < want->len; i++)
-        g_assert_cmpstr(g_ptr_array_index(got, i), ==, g_ptr_array_index(want, i));
+    assert_round_trip(trace, path);
 }
 
 /* A trace added to traces/ without a row above would go untested: fail instead. */
@@ -159,23 +190,17 @@ static void
 test_shipped_all_listed(void)
 {
     g_autofree char *dir = g_test_build_filename(G_TEST_DIST, "..", "traces", NULL);
-    g_autoptr(GError) error = NULL;
-    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
-    g_assert_no_error(error);
-    int n = 0;
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL) {
-        if (!g_str_has_suffix(name, ".txt"))
-            continue;
+    g_autoptr(GPtrArray) names = trace_files(dir);
+    for (guint k = 0; k < names->len; k++) {
+        const char *name = g_ptr_array_index(names, k);
         gboolean listed = FALSE;
         for (gsize i = 0; i < G_N_ELEMENTS(shipped); i++)
             listed = listed || strcmp(shipped[i].file, name) == 0;
         if (!listed)
             g_test_message("traces/%s has no expectations in test-trace.c", name);
         g_assert_true(listed);
-        n++;
     }
-    g_assert_cmpint(n, ==, G_N_ELEMENTS(shipped));
+    g_assert_cmpint(names->len, ==, G_N_ELEMENTS(shipped));
 }
 
 /* collsim's own measurements on a GPU (traces/collsim-measure/, `collsim measure`): each reads,
@@ -186,15 +211,10 @@ test_collsim_measured(void)
 {
     g_autofree char *dir
         = g_test_build_filename(G_TEST_DIST, "..", "traces", "collsim-measure", NULL);
-    g_autoptr(GError) error = NULL;
-    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
-    g_assert_no_error(error);
-    int n = 0;
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL) {
-        if (!g_str_has_suffix(name, ".txt"))
-            continue;
-        g_autofree char *path = g_build_filename(dir, name, NULL);
+    g_autoptr(GPtrArray) names = trace_files(dir);
+    for (guint k = 0; k < names->len; k++) {
+        g_autoptr(GError) error = NULL;
+        g_autofree char *path = g_build_filename(dir, g_ptr_array_index(names, k), NULL);
         g_autoptr(CsTrace) trace = cs_trace_load_file(path, &error);
         g_assert_no_error(error);
         g_assert_cmpuint(cs_trace_n_rows(trace), >=, 8);
@@ -210,18 +230,9 @@ test_collsim_measured(void)
         g_assert_true(g_str_has_prefix(cs_trace_get_header(trace, "source"), "collsim "));
         if (g_str_equal(backend, "cuda"))
             g_assert_nonnull(cs_trace_get_header(trace, "launch"));
-
-        g_autofree char *text = NULL;
-        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-        g_autofree char *written = cs_trace_to_string(trace);
-        g_autoptr(GPtrArray) want = table_lines(text);
-        g_autoptr(GPtrArray) got = table_lines(written);
-        g_assert_cmpuint(got->len, ==, want->len);
-        for (guint i = 0; i < want->len; i++)
-            g_assert_cmpstr(g_ptr_array_index(got, i), ==, g_ptr_array_index(want, i));
-        n++;
+        assert_round_trip(trace, path);
     }
-    g_assert_cmpint(n, >=, 5);
+    g_assert_cmpuint(names->len, >=, 5);
 }
 
 /* The GB200 header is "env (from the example slurm script at the same commit): ...". */
