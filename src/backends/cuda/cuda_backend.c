@@ -175,9 +175,25 @@ describe_gpus(const CsMeasureArgs *args, const Gpus *g, CsTrace *trace, GError *
     return TRUE;
 }
 
-/* Uploads every rank's input and, for a checked run, poisons outputs and scratch. */
+/* Poisons every rank's output and scratch, so that an element a run does not write is wrong. */
 static gboolean
-load_inputs(const Gpus *g, const CsSchedule *sched, gboolean poison, GError **error)
+poison_outputs(const Gpus *g, const CsSchedule *sched, GError **error)
+{
+    char err[CS_CUDA_ERROR_LEN] = "";
+    for (int r = 0; r < g->nranks; r++)
+        if (cs_cuda_exec_fill(g->exec, r, CS_CUDA_MEM_OUTPUT, CS_REFERENCE_POISON,
+                              cs_schedule_buffer_bytes(sched, CS_BUF_OUTPUT), err)
+                != 0
+            || cs_cuda_exec_fill(g->exec, r, CS_CUDA_MEM_SCRATCH, CS_REFERENCE_POISON,
+                                 cs_schedule_buffer_bytes(sched, CS_BUF_SCRATCH), err)
+                   != 0)
+            return exec_failed(error, "fill", err);
+    return TRUE;
+}
+
+/* Uploads every rank's input. */
+static gboolean
+load_inputs(const Gpus *g, const CsSchedule *sched, GError **error)
 {
     char err[CS_CUDA_ERROR_LEN] = "";
     CsDtype dtype = cs_schedule_dtype(sched);
@@ -190,15 +206,6 @@ load_inputs(const Gpus *g, const CsSchedule *sched, gboolean poison, GError **er
                                 cs_schedule_redop(sched), r, g->nranks, 0);
         if (cs_cuda_exec_upload(g->exec, r, CS_CUDA_MEM_INPUT, host, in_bytes, err) != 0)
             return exec_failed(error, "upload", err);
-        if (!poison)
-            continue;
-        if (cs_cuda_exec_fill(g->exec, r, CS_CUDA_MEM_OUTPUT, CS_REFERENCE_POISON,
-                              cs_schedule_buffer_bytes(sched, CS_BUF_OUTPUT), err)
-                != 0
-            || cs_cuda_exec_fill(g->exec, r, CS_CUDA_MEM_SCRATCH, CS_REFERENCE_POISON,
-                                 cs_schedule_buffer_bytes(sched, CS_BUF_SCRATCH), err)
-                   != 0)
-            return exec_failed(error, "fill", err);
     }
     return TRUE;
 }
@@ -241,18 +248,25 @@ measure_size(const CsMeasureArgs *args, const CsAlgo *algo, const Gpus *g, gint6
     const CsCudaPlanView *view = cs_cuda_plan_view(plan);
     if (cs_cuda_exec_prepare(g->exec, view, err) != 0)
         return exec_failed(error, "allocation", err);
-    if (!load_inputs(g, sched, args->check, error))
+    if (!load_inputs(g, sched, error))
         return FALSE;
 
     gint64 wrong = -1;
     double ms = 0.0;
     if (args->check) {
-        /* Two iterations: the second replays the graph the first launched, so a result
-         * that only a replay gets wrong is caught too. */
-        if (cs_cuda_exec_run(g->exec, view, 2, &ms, err) != 0)
-            return exec_failed(error, "checked run", err);
-        if (!count_wrong(g, sched, &wrong, error))
-            return FALSE;
+        /* Checked twice over poisoned outputs: the first launch, then a replay of its graph,
+         * so that a result only one of them gets wrong is caught. */
+        wrong = 0;
+        for (int launch = 0; launch < 2; launch++) {
+            gint64 launch_wrong = 0;
+            if (!poison_outputs(g, sched, error))
+                return FALSE;
+            if (cs_cuda_exec_run(g->exec, view, 1, &ms, err) != 0)
+                return exec_failed(error, "checked run", err);
+            if (!count_wrong(g, sched, &launch_wrong, error))
+                return FALSE;
+            wrong += launch_wrong;
+        }
     }
     if (args->warmup > 0 && cs_cuda_exec_run(g->exec, view, args->warmup, &ms, err) != 0)
         return exec_failed(error, "warm-up", err);
