@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh OUTDIR [STEP...]      steps: info test measure tuner (default: all)
 #
-# It uses build-gpu/ (meson setup build-gpu -Dcuda=enabled) unless COLLSIM_GPU_BIN names a
+# It builds and uses build-gpu/ (meson setup build-gpu -Dcuda=enabled) unless COLLSIM_GPU_BIN names a
 # folder holding collsim, test-backend-cuda and libnccl-tuner-collsim.so; COLLSIM_GPU_LIB may
 # name a folder of shared libraries to put first on the library path (a GPU machine without
 # GLib, cJSON or GSL installed gets them from there). Every trace, log and the tuner's report
@@ -19,6 +19,7 @@ bin=${COLLSIM_GPU_BIN:-}
 if [ -z "$bin" ]; then
     bin=$PWD/build-gpu/bin-gpu
     mkdir -p "$bin"
+    [ -f build-gpu/build.ninja ] || meson setup build-gpu -Dcuda=enabled >/dev/null || exit 1
     meson compile -C build-gpu >/dev/null || exit 1
     cp build-gpu/src/collsim build-gpu/tests/test-backend-cuda "$bin"/
     cp build-gpu/src/tuner/libnccl-tuner-collsim.so "$bin"/ 2>/dev/null || true
