@@ -172,10 +172,10 @@ test_list_shipped(void)
 {
     g_auto(GStrv) names = cs_topo_list_shipped();
     const char *want[]
-        = { "dgx-h100x4",     "dgx-h100x8",      "dgx-a100x8",  "hgx-h100x8-2n",
-            "hgx-h100x8-16n", "hgx-h100x8-128n", "pcie-l40sx8", "rtx2080ti-x2-pcie3-shm",
-            "mi300x-x8-xgmi", "gb200-nvl72",     "eth-cpu-8n",  "cpu-host-shm",
-            "hgx-h200x8",     "hgx-h20x8",       "hgx-a800x8",  "dgx-b200x8",
+        = { "dgx-h100x4",       "dgx-h100x8",      "dgx-a100x8",  "hgx-h100x8-2n",
+            "hgx-h100x8-16n",   "hgx-h100x8-128n", "pcie-l40sx8", "rtx2080ti-x2-pcie3-shm",
+            "mi300x-x8-xgmi",   "gb200-nvl72",     "eth-cpu-8n",  "cpu-host-shm",
+            "hgx-h200x8",       "hgx-h20x8",       "hgx-a800x8",  "dgx-b200x8",
             "h100-1gpu-vranks8" };
 
     for (gsize i = 0; i < G_N_ELEMENTS(want); i++)
