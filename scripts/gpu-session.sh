@@ -9,7 +9,7 @@
 # GLib, cJSON or GSL installed gets them from there). Every trace, log and the tuner's report
 # go to OUTDIR; nothing here edits a number.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=${1:?usage: scripts/gpu-session.sh OUTDIR [STEP...]}
 shift
 steps=${*:-info test measure tuner}
