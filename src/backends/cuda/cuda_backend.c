@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* `collsim measure --backend cuda`: the bridge from Schedule to the CUDA executor. Builds the
- * schedule per size, lowers it (cuda_plan.c), checks one run element by element against the
- * host reference, then times warm-up and timed iterations with CUDA events. */
+ * schedule per size, lowers it (cuda_plan.c), checks a launch and a replay element by element
+ * against the host reference, then times warm-up and timed iterations with CUDA events. */
 #include "config.h"
 
 #include "backends/cuda/cuda_backend.h"

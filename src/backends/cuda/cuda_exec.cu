@@ -2,7 +2,8 @@
 /* The CUDA executor: runs the flat list of stream operations that cuda_plan.c lowers a
  * Schedule to. One stream per (rank, channel), copies for sends (peer-to-peer where enabled,
  * through pinned host memory otherwise), an element-wise kernel per reduction, CUDA events for
- * every dependency, and CUDA events again for the timing. No GLib here (STYLE §2). */
+ * every dependency; one iteration captured into a CUDA graph and launched per iteration, and
+ * CUDA events again for the timing. No GLib here (STYLE §2). */
 #include "backends/cuda/cuda_exec.h"
 
 #include <cuda_bf16.h>
