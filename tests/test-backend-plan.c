@@ -2,8 +2,9 @@
 /* The CUDA backend's lowering (cuda_plan.c), tested without a GPU: every algorithm x
  * collective is lowered and its xop list executed on host memory in list order and in random
  * orders that only respect streams and events, as a GPU may run it; the outputs must equal
- * the host reference. Hand-built schedules pin the xop and event structure, the staged path
- * through host memory, slot reuse and the deadlock fallback. */
+ * the host reference, and no operation may read bytes nothing wrote before it. Hand-built schedules
+ * pin the xop and event structure, the staged path through host memory, slot reuse and the deadlock
+ * fallback. */
 #include "config.h"
 
 #include <string.h>
@@ -68,6 +69,46 @@ run_and_count_wrong(const CsCudaPlan *plan, const CsSchedule *sched, guint32 see
                                               dtype, a.P);
     arenas_free(&a);
     return wrong;
+}
+
+/* Bytes the plan's operations read, in list order (an order the GPU may run them in), before
+ * anything wrote them. Before a run only the inputs hold data; outputs and scratch hold
+ * poison. A read of anything else unwritten is a plan that works by accident. */
+static gint64
+unwritten_reads(const CsCudaPlan *plan, const CsSchedule *sched)
+{
+    const CsCudaPlanView *v = cs_cuda_plan_view(plan);
+    g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
+    gint64 in_bytes = cs_schedule_buffer_bytes(sched, CS_BUF_INPUT);
+    gint64 unwritten = 0;
+
+    for (int i = 0; i < v->n_ranks * CS_CUDA_N_MEMS; i++) {
+        guint8 *w = g_malloc0((gsize)v->mem_bytes[i] + 1);
+        if (i % CS_CUDA_N_MEMS == CS_CUDA_MEM_INPUT)
+            memset(w, 1, (gsize)in_bytes);
+        g_ptr_array_add(written, w);
+    }
+#define SHADOW(ref)                                                                                \
+    ((guint8 *)g_ptr_array_index(written, (ref).rank * CS_CUDA_N_MEMS + (ref).mem) + (ref).offset)
+    for (gint64 i = 0; i < v->n_xops; i++) {
+        const CsCudaXop *x = &v->xops[i];
+        const CsCudaRef reads[]
+            = { x->a, x->action == CS_CUDA_XOP_REDUCE ? x->b : (CsCudaRef){ 0, 0, -1 },
+                x->action == CS_CUDA_XOP_DIVIDE ? x->dst : (CsCudaRef){ 0, 0, -1 } };
+        if (x->bytes <= 0)
+            continue;
+        for (gsize k = 0; k < G_N_ELEMENTS(reads); k++) {
+            if (reads[k].mem < 0)
+                continue;
+            for (gint64 b = 0; b < x->bytes; b++)
+                unwritten += SHADOW(reads[k])[b] == 0;
+        }
+        memset(SHADOW(x->dst), 1, (gsize)x->bytes);
+        if (x->dst2.mem >= 0)
+            memset(SHADOW(x->dst2), 1, (gsize)x->bytes);
+    }
+#undef SHADOW
+    return unwritten;
 }
 
 /* Every pair direct, or every pair of distinct ranks with an odd sum staged through host
@@ -152,6 +193,7 @@ test_sweep(gconstpointer data)
         g_autofree guint8 *direct = direct_matrix(c->nranks, v->staged);
         g_autoptr(CsCudaPlan) plan = cs_cuda_plan_new(sched, direct, &error);
         g_assert_no_error(error);
+        g_assert_cmpint(unwritten_reads(plan, sched), ==, 0);
         for (guint32 seed = 0; seed < 4; seed++) {
             gint64 wrong = run_and_count_wrong(plan, sched, seed);
             if (wrong != 0)
@@ -182,6 +224,23 @@ one_message(void)
     cs_schedule_step(s, 0, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 64, 0);
     cs_schedule_seal(s);
     return s;
+}
+
+/* The unwritten-read check catches a rank that copies its output before anything wrote it. */
+static void
+test_unwritten_read_detected(void)
+{
+    g_autoptr(CsSchedule) s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 64, CS_DTYPE_FLOAT,
+                                              CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+    cs_schedule_step(s, 1, 0, CS_STEP_COPY, -1, -1, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, 32, 32, 0);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 64, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 64, 0);
+    cs_schedule_step(s, 0, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 64, 0);
+    cs_schedule_seal(s);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsCudaPlan) plan = cs_cuda_plan_new(s, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(unwritten_reads(plan, s), ==, 32);
 }
 
 static void
@@ -336,6 +395,7 @@ main(int argc, char **argv)
     g_test_add_func("/backend/plan/deadlock-refused", test_deadlock_refused);
     g_test_add_func("/backend/plan/invalid-refused", test_invalid_refused);
     g_test_add_func("/backend/plan/average-divides", test_average_divides);
+    g_test_add_func("/backend/plan/unwritten-read-detected", test_unwritten_read_detected);
 
     static const int rank_counts[] = { 1, 2, 3, 4, 5, 8 };
     /* Node structure and NVLink SHARP come from a topology: one NVSwitch box with NVLS, and
