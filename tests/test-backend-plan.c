@@ -2,9 +2,9 @@
 /* The CUDA backend's lowering (cuda_plan.c), tested without a GPU: every algorithm x
  * collective is lowered and its xop list executed on host memory in list order and in random
  * orders that only respect streams and events, as a GPU may run it; the outputs must equal
- * the host reference, and no operation may read bytes nothing wrote before it. Hand-built schedules
- * pin the xop and event structure, the staged path through host memory, slot reuse and the deadlock
- * fallback. */
+ * the host reference, and no operation may read bytes nothing wrote before it. Hand-built
+ * schedules pin the xop and event structure, the staged path through host memory, slot reuse
+ * and the deadlock fallback. */
 #include "config.h"
 
 #include <string.h>
