@@ -157,48 +157,6 @@ backend_failed(GError *local, GError **error)
     return FALSE;
 }
 
-/* --algo / --proto for the nccl backend, as NCCL reads NCCL_ALGO / NCCL_PROTO: a comma list,
- * '^' for everything but the list, or per-collective lists ("allreduce:tree,ring;broadcast:
- * ring"). NCCL skips a name it does not know with a warning and leaves the run unforced, so
- * the trace would claim a forcing that never happened: every name must be NCCL's. */
-static gboolean
-check_nccl_list(const char *flag, const char *value, gboolean is_proto, GError **error)
-{
-    const char *known = is_proto ? "LL, LL128, Simple"
-                                 : "Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT";
-    g_auto(GStrv) groups = g_strsplit(value, ";", -1);
-    if (groups[0] == NULL)
-        return usage(error, "%s: empty (%s)", flag, known);
-    for (int g = 0; groups[g] != NULL; g++) {
-        const char *list = groups[g];
-        const char *colon = strchr(list, ':');
-        if (colon != NULL) {
-            g_autofree char *op_name = g_strndup(list, (gsize)(colon - list));
-            CsOp op;
-            if (!cs_op_from_name(op_name, &op, NULL))
-                return usage(error, "%s: \"%s\" in \"%s\" is not a collective", flag, op_name,
-                             value);
-            list = colon + 1;
-        }
-        if (list[0] == '^')
-            list++;
-        g_auto(GStrv) names = g_strsplit(list, ",", -1);
-        if (names[0] == NULL)
-            return usage(error, "%s: no %s in \"%s\" (%s)", flag,
-                         is_proto ? "protocol" : "algorithm", value, known);
-        for (int i = 0; names[i] != NULL; i++) {
-            CsNcclAlgo algo;
-            CsProto proto;
-            gboolean ok = is_proto ? cs_proto_from_name(names[i], &proto, NULL)
-                                   : cs_nccl_algo_from_name(names[i], &algo);
-            if (!ok)
-                return usage(error, "%s: \"%s\" is not an NCCL %s (%s)", flag, names[i],
-                             is_proto ? "protocol" : "algorithm", known);
-        }
-    }
-    return TRUE;
-}
-
 static gboolean
 build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gpus, CsTopo **topo,
            GError **error)
@@ -217,10 +175,23 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
         if (!cs_proto_from_name(o->proto, &args->proto, &local))
             return usage(error, "--proto: %s", local->message);
     }
-    if (!schedules && o->algo != NULL && !check_nccl_list("--algo", o->algo, FALSE, error))
-        return FALSE;
-    if (!schedules && o->proto != NULL && !check_nccl_list("--proto", o->proto, TRUE, error))
-        return FALSE;
+    /* NCCL skips a name it does not know and the run goes unforced while the trace would
+     * claim a forcing: every name must be NCCL's, and NCCL gets (and the trace records) its
+     * own spelling. */
+    if (!schedules && o->algo != NULL) {
+        char *env = cs_nccl_env_list(o->algo, FALSE, &cause);
+        if (env == NULL)
+            return usage(error, "--algo: %s", cause->message);
+        g_free(o->algo);
+        args->algo = o->algo = env;
+    }
+    if (!schedules && o->proto != NULL) {
+        char *env = cs_nccl_env_list(o->proto, TRUE, &cause);
+        if (env == NULL)
+            return usage(error, "--proto: %s", cause->message);
+        g_free(o->proto);
+        args->proto_name = o->proto = env;
+    }
     if (schedules && o->algo == NULL)
         return usage(error,
                      "the %s backend runs collsim's schedules: --algo is required "

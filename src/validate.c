@@ -16,8 +16,9 @@ find_setting(const char *text, const char *key)
 {
     if (text == NULL)
         return NULL;
-    /* A list ("Tree,Ring") or an exclusion ("^NVLS") as NCCL reads them. */
-    g_autofree char *pattern = g_strdup_printf("%s=(\\^?[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*)", key);
+    /* A list ("Tree,Ring"), an exclusion ("^NVLS") or per-collective lists
+     * ("allreduce:Tree;broadcast:Ring") as NCCL reads them. */
+    g_autofree char *pattern = g_strdup_printf("%s=([A-Za-z0-9_,^:;-]+)", key);
     g_autoptr(GRegex) re = g_regex_new(pattern, 0, 0, NULL);
     g_autoptr(GMatchInfo) match = NULL;
     if (!g_regex_match(re, text, 0, &match))
@@ -25,15 +26,33 @@ find_setting(const char *text, const char *key)
     return g_match_info_fetch(match, 1);
 }
 
-/* The entries NCCL_ALGO / NCCL_PROTO's @value allows, as a mask of @n_all bits: a comma list,
- * or with a leading '^' everything but the list (NCCL's parseList). 0 when it names none. */
+/* The entries NCCL_ALGO / NCCL_PROTO's @value allows for collective @op (-1: unknown), as a
+ * mask: a comma list, or with a leading '^' everything but the list (NCCL's parseList); with
+ * per-collective lists ("allreduce:tree;broadcast:ring"), the group of @op's collective, none
+ * when it has no group. 0 when it names none. */
 static guint
-parse_nccl_list(const char *value, gboolean is_proto)
+parse_nccl_list(const char *value, gboolean is_proto, int op)
 {
-    const gboolean exclude = value[0] == '^';
     const guint all = is_proto ? CS_NCCL_ALL_PROTOS : CS_NCCL_ALL_ALGOS;
+    const int func = op >= 0 ? cs_nccl_func_from_op((CsOp)op) : -1;
+    const char *list = NULL;
+    g_auto(GStrv) groups = g_strsplit(value, ";", -1);
+    for (int g = 0; groups[g] != NULL && list == NULL; g++) {
+        const char *colon = strchr(groups[g], ':');
+        if (colon == NULL)
+            list = groups[g];
+        else if (func >= 0
+                 && g_ascii_strncasecmp(groups[g], cs_nccl_func_name((CsNcclFunc)func),
+                                        (gsize)(colon - groups[g]))
+                        == 0
+                 && strlen(cs_nccl_func_name((CsNcclFunc)func)) == (gsize)(colon - groups[g]))
+            list = colon + 1;
+    }
+    if (list == NULL)
+        return 0;
+    const gboolean exclude = list[0] == '^';
     guint listed = 0;
-    g_auto(GStrv) names = g_strsplit(value + (exclude ? 1 : 0), ",", -1);
+    g_auto(GStrv) names = g_strsplit(list + (exclude ? 1 : 0), ",", -1);
     for (int i = 0; names[i] != NULL; i++) {
         if (is_proto) {
             CsProto p;
@@ -99,8 +118,10 @@ cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mas
         if (nccl_proto == NULL)
             nccl_proto = find_setting(sources[i], "NCCL_PROTO");
     }
-    *algo_mask = nccl_algo != NULL ? parse_nccl_list(nccl_algo, FALSE) : 0;
-    *proto_mask = nccl_proto != NULL ? parse_nccl_list(nccl_proto, TRUE) : 0;
+    CsOp op;
+    const int trace_op = cs_trace_op(trace, &op) ? (int)op : -1;
+    *algo_mask = nccl_algo != NULL ? parse_nccl_list(nccl_algo, FALSE, trace_op) : 0;
+    *proto_mask = nccl_proto != NULL ? parse_nccl_list(nccl_proto, TRUE, trace_op) : 0;
     if (trace_disables_nvls(trace)) {
         guint allowed = *algo_mask != 0 ? *algo_mask : CS_NCCL_ALL_ALGOS;
         *algo_mask = allowed & ~((1u << CS_NCCL_ALGO_NVLS) | (1u << CS_NCCL_ALGO_NVLS_TREE));

@@ -203,8 +203,8 @@ test_nccl(void)
         args.iters = 1;
         args.redop = (CsRedop)o;
         args.dtype = CS_DTYPE_BFLOAT16;
-        args.algo = "ring";
-        args.proto_name = "simple";
+        args.algo = "Ring"; /* NCCL's spellings, as collsim measure passes them */
+        args.proto_name = "Simple";
         CsTrace *trace = NULL;
         g_autoptr(GError) error = NULL;
         if (!cs_nccl_backend_measure(&args, &trace, &error))

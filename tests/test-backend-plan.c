@@ -2,9 +2,9 @@
 /* The CUDA backend's lowering (cuda_plan.c), tested without a GPU: every algorithm x
  * collective is lowered and its xop list executed on host memory in list order and in random
  * orders that only respect streams and events, as a GPU may run it; the outputs must equal
- * the host reference, and no operation may read bytes nothing wrote before it. Hand-built
- * schedules pin the xop and event structure, the staged path through host memory, slot reuse
- * and the deadlock fallback. */
+ * the host reference, and every byte an operation reads must be written by one ordered
+ * before it (or be input). Hand-built schedules pin the xop and event structure, the staged
+ * path through host memory, slot reuse and the deadlock fallback. */
 #include "config.h"
 
 #include <string.h>
@@ -71,44 +71,81 @@ run_and_count_wrong(const CsCudaPlan *plan, const CsSchedule *sched, guint32 see
     return wrong;
 }
 
-/* Bytes the plan's operations read, in list order (an order the GPU may run them in), before
- * anything wrote them. Before a run only the inputs hold data; outputs and scratch hold
- * poison. A read of anything else unwritten is a plan that works by accident. */
+/* Bytes the plan's operations read that no earlier operation is ordered to have written:
+ * never written (before a run only the inputs hold data; outputs and scratch hold poison),
+ * or written by an operation that neither the read's stream nor its event waits order before
+ * it, so that a GPU may run the read first. Order is tracked with a vector clock per
+ * operation over the streams. Either is a plan that works by accident. */
 static gint64
-unwritten_reads(const CsCudaPlan *plan, const CsSchedule *sched)
+unordered_reads(const CsCudaPlan *plan, const CsSchedule *sched)
 {
     const CsCudaPlanView *v = cs_cuda_plan_view(plan);
-    g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
+    const int S = v->n_streams;
+    const gint64 n = v->n_xops;
+    g_autofree gint32 *clock = g_new0(gint32, (gsize)(n * S) + 1);
+    g_autofree gint32 *seq = g_new0(gint32, (gsize)n + 1);
+    g_autofree gint64 *stream_last = g_new(gint64, (gsize)S);
+    g_autofree gint64 *recorder = g_new(gint64, (gsize)v->n_events + 1);
+    g_autoptr(GPtrArray) writer = g_ptr_array_new_with_free_func(g_free);
     gint64 in_bytes = cs_schedule_buffer_bytes(sched, CS_BUF_INPUT);
-    gint64 unwritten = 0;
+    gint64 bad = 0;
 
+    for (int i = 0; i < S; i++)
+        stream_last[i] = -1;
+    for (int e = 0; e < v->n_events; e++)
+        recorder[e] = -1;
+    /* The last writer of every byte: -1 written before the run, -2 never. */
     for (int i = 0; i < v->n_ranks * CS_CUDA_N_MEMS; i++) {
-        guint8 *w = g_malloc0((gsize)v->mem_bytes[i] + 1);
-        if (i % CS_CUDA_N_MEMS == CS_CUDA_MEM_INPUT)
-            memset(w, 1, (gsize)in_bytes);
-        g_ptr_array_add(written, w);
+        gint64 bytes = v->mem_bytes[i];
+        gint64 *w = g_new(gint64, (gsize)bytes + 1);
+        for (gint64 b = 0; b < bytes; b++)
+            w[b] = i % CS_CUDA_N_MEMS == CS_CUDA_MEM_INPUT && b < in_bytes ? -1 : -2;
+        g_ptr_array_add(writer, w);
     }
-#define SHADOW(ref)                                                                                \
-    ((guint8 *)g_ptr_array_index(written, (ref).rank * CS_CUDA_N_MEMS + (ref).mem) + (ref).offset)
-    for (gint64 i = 0; i < v->n_xops; i++) {
+#define WRITER(ref)                                                                                \
+    ((gint64 *)g_ptr_array_index(writer, (ref).rank * CS_CUDA_N_MEMS + (ref).mem) + (ref).offset)
+    for (gint64 i = 0; i < n; i++) {
         const CsCudaXop *x = &v->xops[i];
-        const CsCudaRef reads[]
-            = { x->a, x->action == CS_CUDA_XOP_REDUCE ? x->b : (CsCudaRef){ 0, 0, -1 },
-                x->action == CS_CUDA_XOP_DIVIDE ? x->dst : (CsCudaRef){ 0, 0, -1 } };
+        gint32 *c = clock + i * S;
+        if (stream_last[x->stream] >= 0)
+            memcpy(c, clock + stream_last[x->stream] * S, (gsize)S * sizeof *c);
+        for (int w = 0; w < x->n_waits; w++) {
+            gint64 r = recorder[v->waits[x->wait_first + w]];
+            g_assert_cmpint(r, >=, 0); /* every wait follows its record in the list */
+            for (int k = 0; k < S; k++)
+                c[k] = MAX(c[k], clock[r * S + k]);
+        }
+        seq[i] = c[x->stream] = c[x->stream] + 1;
+        stream_last[x->stream] = i;
+        if (x->record >= 0)
+            recorder[x->record] = i;
         if (x->bytes <= 0)
             continue;
+
+        const CsCudaRef none = { 0, 0, -1 };
+        const CsCudaRef reads[] = {
+            x->action == CS_CUDA_XOP_DIVIDE ? none : x->a,
+            x->action == CS_CUDA_XOP_REDUCE ? x->b : none,
+            x->action == CS_CUDA_XOP_DIVIDE ? x->dst : none,
+        };
         for (gsize k = 0; k < G_N_ELEMENTS(reads); k++) {
             if (reads[k].mem < 0)
                 continue;
-            for (gint64 b = 0; b < x->bytes; b++)
-                unwritten += SHADOW(reads[k])[b] == 0;
+            const gint64 *w = WRITER(reads[k]);
+            for (gint64 b = 0; b < x->bytes; b++) {
+                gint64 by = w[b];
+                bad += by == -2
+                       || (by >= 0 && c[v->xops[by].stream] < seq[by]); /* not ordered after */
+            }
         }
-        memset(SHADOW(x->dst), 1, (gsize)x->bytes);
-        if (x->dst2.mem >= 0)
-            memset(SHADOW(x->dst2), 1, (gsize)x->bytes);
+        for (gint64 b = 0; b < x->bytes; b++) {
+            WRITER(x->dst)[b] = i;
+            if (x->dst2.mem >= 0)
+                WRITER(x->dst2)[b] = i;
+        }
     }
-#undef SHADOW
-    return unwritten;
+#undef WRITER
+    return bad;
 }
 
 /* Every pair direct, or every pair of distinct ranks with an odd sum staged through host
@@ -193,7 +230,7 @@ test_sweep(gconstpointer data)
         g_autofree guint8 *direct = direct_matrix(c->nranks, v->staged);
         g_autoptr(CsCudaPlan) plan = cs_cuda_plan_new(sched, direct, &error);
         g_assert_no_error(error);
-        g_assert_cmpint(unwritten_reads(plan, sched), ==, 0);
+        g_assert_cmpint(unordered_reads(plan, sched), ==, 0);
         for (guint32 seed = 0; seed < 4; seed++) {
             gint64 wrong = run_and_count_wrong(plan, sched, seed);
             if (wrong != 0)
@@ -226,7 +263,7 @@ one_message(void)
     return s;
 }
 
-/* The unwritten-read check catches a rank that copies its output before anything wrote it. */
+/* The check catches a rank that copies its output before anything wrote it. */
 static void
 test_unwritten_read_detected(void)
 {
@@ -240,7 +277,7 @@ test_unwritten_read_detected(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(CsCudaPlan) plan = cs_cuda_plan_new(s, NULL, &error);
     g_assert_no_error(error);
-    g_assert_cmpint(unwritten_reads(plan, s), ==, 32);
+    g_assert_cmpint(unordered_reads(plan, s), ==, 32);
 }
 
 static void

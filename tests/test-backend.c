@@ -10,9 +10,6 @@
 
 #include "backends/backend.h"
 #include "backends/reference.h"
-#ifdef HAVE_NCCL
-#include "backends/nccl/nccl_backend.h"
-#endif
 
 /* ---- Registry ---- */
 
@@ -466,19 +463,6 @@ test_cli_usage(void)
     }
 }
 
-#ifdef HAVE_NCCL
-/* NCCL's own spellings (NCCL 2.28 ncclAlgoStr / ncclProtoStr); lists pass through. */
-static void
-test_nccl_names(void)
-{
-    g_assert_cmpstr(cs_nccl_backend_algo_env("ring"), ==, "Ring");
-    g_assert_cmpstr(cs_nccl_backend_algo_env("NVLS_tree"), ==, "NVLSTree");
-    g_assert_cmpstr(cs_nccl_backend_algo_env("allreduce:tree"), ==, "allreduce:tree");
-    g_assert_cmpstr(cs_nccl_backend_proto_env("ll128"), ==, "LL128");
-    g_assert_cmpstr(cs_nccl_backend_proto_env("simple"), ==, "Simple");
-}
-#endif
-
 int
 main(int argc, char **argv)
 {
@@ -497,8 +481,5 @@ main(int argc, char **argv)
     g_test_add_func("/backend/reference/expected", test_expected);
     g_test_add_func("/backend/reference/count-wrong", test_count_wrong);
     g_test_add_func("/backend/cli/usage", test_cli_usage);
-#ifdef HAVE_NCCL
-    g_test_add_func("/backend/nccl/names", test_nccl_names);
-#endif
     return g_test_run();
 }

@@ -600,10 +600,54 @@ test_from_topo_two_nodes(void)
                       >, 0.0);
 }
 
+/* NCCL_ALGO / NCCL_PROTO values in NCCL's spellings; names NCCL would skip are errors. */
+static void
+test_env_list(void)
+{
+    static const struct {
+        const char *value;
+        gboolean is_proto;
+        const char *want; /* NULL: an error containing @error */
+        const char *error;
+    } cases[] = {
+        { "ring", FALSE, "Ring", NULL },
+        { "nvls_tree,TREE", FALSE, "NVLSTree,Tree", NULL },
+        { "^nvls-tree", FALSE, "^NVLSTree", NULL },
+        { "ring,,tree,", FALSE, "Ring,Tree", NULL },
+        { "AllReduce:tree,ring;Broadcast:ring", FALSE, "allreduce:Tree,Ring;broadcast:Ring", NULL },
+        { "allgather:^nvls", FALSE, "allgather:^NVLS", NULL },
+        { "collnet_direct,PAT", FALSE, "CollNetDirect,PAT", NULL },
+        { "ll128,SIMPLE", TRUE, "LL128,Simple", NULL },
+        { "Bogus", FALSE, NULL, "\"Bogus\" is not an NCCL algorithm" },
+        { "ring;tree", FALSE, NULL, "\"ring\" in \"ring;tree\" names no collective" },
+        { "allreduce:ring;tree", FALSE, NULL, "\"tree\" in" },
+        { "all_reduce:ring", FALSE, NULL, "\"all_reduce\" in \"all_reduce:ring\" is not a" },
+        { "alltoall:ring", FALSE, NULL, "is not a collective NCCL names" },
+        { "", FALSE, NULL, "empty" },
+        { "^", FALSE, NULL, "no algorithm in \"^\"" },
+        { "LL129", TRUE, NULL, "\"LL129\" is not an NCCL protocol (LL, LL128, Simple)" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autofree char *got = cs_nccl_env_list(cases[i].value, cases[i].is_proto, &error);
+        if (cases[i].want != NULL) {
+            g_assert_no_error(error);
+            g_assert_cmpstr(got, ==, cases[i].want);
+        }
+        else {
+            g_assert_null(got);
+            g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED);
+            if (strstr(error->message, cases[i].error) == NULL)
+                g_error("%s: \"%s\" lacks \"%s\"", cases[i].value, error->message, cases[i].error);
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/nccl/env-list", test_env_list);
 
     g_test_add_func("/nccl-model/latency/2.28-nvswitch", test_latency_2_28_nvswitch);
     g_test_add_func("/nccl-model/latency/broadcast-channels-differ",

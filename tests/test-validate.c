@@ -82,6 +82,12 @@ test_masks(void)
         { "NCCL_ALGO=Ring,NVLS NCCL_NVLS_ENABLE=0", 1u << CS_NCCL_ALGO_RING, 0 },
         { "NCCL_NVLS_ENABLE=1", 0, 0 },
         { "NCCL_NVLS_ENABLE=2", 0, 0 },
+        /* Per-collective lists: the all-reduce's group; none for it, none forced. */
+        { "NCCL_ALGO=broadcast:Ring;AllReduce:Tree,NVLS NCCL_PROTO=allreduce:^LL",
+          (1u << CS_NCCL_ALGO_TREE) | (1u << CS_NCCL_ALGO_NVLS),
+          CS_NCCL_ALL_PROTOS & ~(1u << CS_PROTO_LL) },
+        { "NCCL_ALGO=broadcast:Ring;allgather:NVLS", 0, 0 },
+        { "NCCL_ALGO=allreducex:Ring", 0, 0 },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(CsTrace) trace = cs_trace_new(CS_OP_ALL_REDUCE, 8);

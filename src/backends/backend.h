@@ -29,7 +29,8 @@ typedef enum {
 typedef struct {
     CsOp op;
     const char *algo;       /* (nullable) collsim algorithm (cuda, mpi); NCCL_ALGO (nccl) */
-    const char *proto_name; /* (nullable) protocol asked for; NULL: Simple / NCCL's choice */
+    const char *proto_name; /* (nullable) protocol asked for; NULL: Simple / NCCL's choice;
+                             * nccl: NCCL_PROTO. Both as NCCL spells them (cs_nccl_env_list) */
     CsProto proto;          /* @proto_name parsed, Simple when NULL */
     gint64 min_bytes;       /* bytes: -b */
     gint64 max_bytes;       /* bytes: -e */

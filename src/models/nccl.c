@@ -427,6 +427,88 @@ cs_nccl_algo_from_collsim(const char *collsim_name, CsNcclAlgo *algo)
     return FALSE;
 }
 
+/**
+ * cs_nccl_env_list:
+ * @value: an NCCL_ALGO (@is_proto FALSE) or NCCL_PROTO value as NCCL reads it: a comma list,
+ *   '^' for everything but the list, or per-collective lists ("allreduce:tree,ring;broadcast:
+ *   ring", every group prefixed when there are several). Empty names are skipped, as NCCL
+ *   skips them; a group must still name one.
+ * Returns: (transfer full) the value with NCCL's own spellings (nvls_tree -> NVLSTree,
+ *   AllReduce -> allreduce), or NULL with CS_NCCL_ERROR_UNSUPPORTED naming the first name
+ *   NCCL does not know (NCCL compares without case and skips such a name silently).
+ */
+char *
+cs_nccl_env_list(const char *value, gboolean is_proto, GError **error)
+{
+    const char *known = is_proto ? "LL, LL128, Simple"
+                                 : "Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT";
+    const char *what = is_proto ? "protocol" : "algorithm";
+    g_auto(GStrv) groups = g_strsplit(value, ";", -1);
+    g_autoptr(GString) env = g_string_new(NULL);
+    const guint n_groups = g_strv_length(groups);
+
+    if (n_groups == 0) {
+        g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED, "empty (%s)", known);
+        return NULL;
+    }
+    for (guint g = 0; g < n_groups; g++) {
+        const char *list = groups[g];
+        const char *colon = strchr(list, ':');
+        if (g > 0)
+            g_string_append_c(env, ';');
+        if (colon == NULL && n_groups > 1) {
+            g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
+                        "\"%s\" in \"%s\" names no collective (each of several groups starts "
+                        "with one, e.g. allreduce:)",
+                        list, value);
+            return NULL;
+        }
+        if (colon != NULL) {
+            g_autofree char *func = g_strndup(list, (gsize)(colon - list));
+            int f = 0;
+            while (f < CS_NCCL_N_FUNCS && g_ascii_strcasecmp(func, func_names[f]) != 0)
+                f++;
+            if (f == CS_NCCL_N_FUNCS) {
+                g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
+                            "\"%s\" in \"%s\" is not a collective NCCL names (broadcast, "
+                            "reduce, allgather, reducescatter, allreduce)",
+                            func, value);
+                return NULL;
+            }
+            g_string_append_printf(env, "%s:", func_names[f]);
+            list = colon + 1;
+        }
+        if (list[0] == '^') {
+            g_string_append_c(env, '^');
+            list++;
+        }
+        g_auto(GStrv) names = g_strsplit(list, ",", -1);
+        int n_named = 0;
+        for (int i = 0; names[i] != NULL; i++) {
+            CsNcclAlgo algo;
+            CsProto proto;
+            if (names[i][0] == '\0')
+                continue;
+            gboolean ok = is_proto ? cs_proto_from_name(names[i], &proto, NULL)
+                                   : cs_nccl_algo_from_name(names[i], &algo);
+            if (!ok) {
+                g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
+                            "\"%s\" is not an NCCL %s (%s)", names[i], what, known);
+                return NULL;
+            }
+            g_string_append_printf(env, "%s%s", n_named > 0 ? "," : "",
+                                   is_proto ? proto_env_names[proto] : algo_env_names[algo]);
+            n_named++;
+        }
+        if (n_named == 0) {
+            g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED, "no %s in \"%s\" (%s)",
+                        what, value, known);
+            return NULL;
+        }
+    }
+    return g_string_free(g_steal_pointer(&env), FALSE);
+}
+
 const char *
 cs_nccl_proto_name(CsProto proto)
 {

@@ -240,6 +240,8 @@ const char *cs_nccl_algo_collsim_name(CsNcclAlgo algo);
 gboolean cs_nccl_algo_from_collsim(const char *collsim_name, CsNcclAlgo *algo);
 /* "ll", "ll128", "simple" (tuner CSV spelling). */
 const char *cs_nccl_proto_name(CsProto proto);
+/* An NCCL_ALGO / NCCL_PROTO value checked and in NCCL's spellings (see nccl.c). */
+char *cs_nccl_env_list(const char *value, gboolean is_proto, GError **error);
 /* The NCCL collective of @op, or -1 (scatter, gather, all-to-all). */
 int cs_nccl_func_from_op(CsOp op);
 /* "broadcast", "reduce", "allgather", "reducescatter", "allreduce". */

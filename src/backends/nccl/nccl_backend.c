@@ -78,52 +78,6 @@ nccl_failed(GError **error, const char *what, ncclResult_t r, ncclComm_t comm)
 
 /* ---- Names ---- */
 
-typedef struct {
-    const char *name;
-    const char *nccl;
-} NameMap;
-
-/* NCCL 2.28 src/graph/tuning.cc ncclAlgoStr / ncclProtoStr. */
-static const NameMap algo_names[] = {
-    { "ring", "Ring" },
-    { "tree", "Tree" },
-    { "collnetdirect", "CollNetDirect" },
-    { "collnet_direct", "CollNetDirect" },
-    { "collnetchain", "CollNetChain" },
-    { "collnet_chain", "CollNetChain" },
-    { "nvls", "NVLS" },
-    { "nvlstree", "NVLSTree" },
-    { "nvls_tree", "NVLSTree" },
-    { "pat", "PAT" },
-};
-
-static const NameMap proto_names[] = {
-    { "ll", "LL" },
-    { "ll128", "LL128" },
-    { "simple", "Simple" },
-};
-
-static const char *
-map_name(const NameMap *map, gsize n, const char *name)
-{
-    for (gsize i = 0; i < n; i++)
-        if (g_ascii_strcasecmp(map[i].name, name) == 0)
-            return map[i].nccl;
-    return name;
-}
-
-const char *
-cs_nccl_backend_algo_env(const char *name)
-{
-    return map_name(algo_names, G_N_ELEMENTS(algo_names), name);
-}
-
-const char *
-cs_nccl_backend_proto_env(const char *name)
-{
-    return map_name(proto_names, G_N_ELEMENTS(proto_names), name);
-}
-
 static ncclDataType_t
 nccl_dtype(CsDtype dtype)
 {
@@ -202,19 +156,19 @@ nccl_clear(Nccl *n)
     g_free(n->recv);
 }
 
-/* NCCL reads NCCL_ALGO / NCCL_PROTO when a communicator is created: set them first. */
+/* NCCL reads NCCL_ALGO / NCCL_PROTO when a communicator is created: set them first. The
+ * values are NCCL's (`collsim measure` checks them and writes NCCL's spellings with
+ * cs_nccl_env_list(): NCCL skips a name it does not know, silently). */
 static void
 force_env(const CsMeasureArgs *args, GString *env)
 {
     if (args->algo != NULL) {
-        const char *algo = cs_nccl_backend_algo_env(args->algo);
-        g_setenv("NCCL_ALGO", algo, TRUE);
-        g_string_append_printf(env, "NCCL_ALGO=%s", algo);
+        g_setenv("NCCL_ALGO", args->algo, TRUE);
+        g_string_append_printf(env, "NCCL_ALGO=%s", args->algo);
     }
     if (args->proto_name != NULL) {
-        const char *proto = cs_nccl_backend_proto_env(args->proto_name);
-        g_setenv("NCCL_PROTO", proto, TRUE);
-        g_string_append_printf(env, "%sNCCL_PROTO=%s", env->len > 0 ? " " : "", proto);
+        g_setenv("NCCL_PROTO", args->proto_name, TRUE);
+        g_string_append_printf(env, "%sNCCL_PROTO=%s", env->len > 0 ? " " : "", args->proto_name);
     }
 }
 

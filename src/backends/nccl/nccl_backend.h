@@ -13,10 +13,4 @@ G_BEGIN_DECLS
 /* The backend's CsBackendMeasureFunc. */
 gboolean cs_nccl_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GError **error);
 
-/* NCCL's spelling of a collsim or NCCL algorithm / protocol name for NCCL_ALGO / NCCL_PROTO
- * ("ring" -> "Ring", "ll128" -> "LL128"); other text, such as "allreduce:tree", unchanged.
- * (transfer none) */
-const char *cs_nccl_backend_algo_env(const char *name);
-const char *cs_nccl_backend_proto_env(const char *name);
-
 G_END_DECLS
