@@ -135,10 +135,16 @@ backends_help(void)
                        "mpi runs\n"
                        "one rank per process: mpirun -np 4 collsim measure --backend mpi --op "
                        "allreduce --algo ring.\n"
-                       "nccl runs NCCL's collective; --algo/--proto set NCCL_ALGO/NCCL_PROTO.\n"
+                       "nccl runs NCCL's collective; --algo/--proto set NCCL_ALGO/NCCL_PROTO "
+                       "(lists, ^,\n"
+                       "allreduce:tree;broadcast:ring; a name NCCL does not know is an error).\n"
                        "Times: cuda and nccl use CUDA events, mpi MPI_Wtime averaged over ranks; "
                        "in-place\n"
-                       "halves are measured by nccl only (N/A for schedules).");
+                       "halves are measured by nccl only (N/A for schedules). cuda launches each "
+                       "iteration as\n"
+                       "one CUDA graph (COLLSIM_CUDA_GRAPHS=0: issued from the host); "
+                       "COLLSIM_CUDA_FORCE_STAGING=1\n"
+                       "sends every transfer through pinned host memory.");
     return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
