@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Runs the GPU half of the test suite and records traces on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu-session.sh OUTDIR [STEP...]      steps: info test measure tuner (default: all)
+#   scripts/gpu-session.sh OUTDIR [STEP...]
+#
+# Steps: info test measure tuner (the default), and sanitize: the GPU tests under
+# compute-sanitizer memcheck, then initcheck with graphs and again without
+# (COLLSIM_CUDA_GRAPHS=0), which tells whether initcheck's reports on graph launches
+# (docs/measurements/h100-cuda-nccl.md) are the graphs' or the plans'.
 #
 # It builds and uses build-gpu/ (meson setup build-gpu -Dcuda=enabled) unless COLLSIM_GPU_BIN names a
 # folder holding collsim, test-backend-cuda and libnccl-tuner-collsim.so; COLLSIM_GPU_LIB may
@@ -57,6 +62,24 @@ if step test; then
     grep -E '^(not ok|# Start of|Bail)' "$out/test-backend-cuda.log" | grep -v '# Start' | head -20
     grep -c '^ok' "$out/test-backend-cuda.log" | sed 's/^/ok: /'
     tail -3 "$out/test-backend-cuda.log"
+fi
+
+if step sanitize; then
+    sanitizer=$(command -v compute-sanitizer)
+    for candidate in /usr/local/cuda*/bin/compute-sanitizer; do
+        [ -z "$sanitizer" ] && [ -x "$candidate" ] && sanitizer=$candidate
+    done
+    for run in memcheck:1 initcheck:1 initcheck:0; do
+        tool=${run%:*}
+        graphs=${run#*:}
+        log="$out/sanitize-$tool-graphs$graphs.log"
+        start=$(date +%s)
+        COLLSIM_CUDA_GRAPHS=$graphs timeout 900 "$sanitizer" --tool "$tool" --print-limit 20 \
+            --error-exitcode 9 "$bin/test-backend-cuda" >"$log" 2>&1
+        echo "$tool (graphs $graphs): exit $? in $(($(date +%s) - start)) s," \
+            "$(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log") not ok;" \
+            "$(grep -m1 'ERROR SUMMARY' "$log")"
+    done
 fi
 
 # One trace per command; the command line is in the trace's header.

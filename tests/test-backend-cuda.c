@@ -124,6 +124,9 @@ static void
 test_launch_modes(void)
 {
     static const char *const algos[] = { "ring", "tree", "mst" };
+    /* The other tests run as the caller set COLLSIM_CUDA_GRAPHS (scripts/gpu-session.sh
+     * sanitize runs them all without graphs): put it back afterwards. */
+    g_autofree char *caller = g_strdup(g_getenv("COLLSIM_CUDA_GRAPHS"));
     for (int graphs = 0; graphs < 2; graphs++) {
         g_setenv("COLLSIM_CUDA_GRAPHS", graphs ? "1" : "0", TRUE);
         for (gsize a = 0; a < G_N_ELEMENTS(algos); a++) {
@@ -146,7 +149,10 @@ test_launch_modes(void)
             cs_trace_free(trace);
         }
     }
-    g_unsetenv("COLLSIM_CUDA_GRAPHS");
+    if (caller != NULL)
+        g_setenv("COLLSIM_CUDA_GRAPHS", caller, TRUE);
+    else
+        g_unsetenv("COLLSIM_CUDA_GRAPHS");
 }
 
 /* All GPUs, one rank each (peer access where the hardware has it). */
