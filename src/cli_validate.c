@@ -46,13 +46,26 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
            "measured", "predicted", "busbw", "predicted");
     printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "(B)", "(us)", "(us)", "error", "busbw",
            "busbw", "error", "choice");
+    guint no_busbw = 0;
     for (guint i = 0; i < r->rows->len; i++) {
         const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
-        printf("%12" G_GINT64_FORMAT " %12.2f %12.2f %+8.1f%% %11.2f %11.2f %+8.1f%%  %s/%s\n",
+        /* One rank moves nothing between GPUs: nccl-tests' busbw factor is 0, so is busbw,
+         * and its error is undefined. */
+        char busbw_error[16];
+        if (isnan(v->busbw_error)) {
+            g_strlcpy(busbw_error, "-", sizeof busbw_error);
+            no_busbw++;
+        }
+        else
+            g_snprintf(busbw_error, sizeof busbw_error, "%+.1f%%", 100 * v->busbw_error);
+        printf("%12" G_GINT64_FORMAT " %12.2f %12.2f %+8.1f%% %11.2f %11.2f %9s  %s/%s\n",
                v->size_bytes, v->measured_us, v->predicted_us, 100 * v->time_error,
-               v->measured_busbw_GBps, v->predicted_busbw_GBps, 100 * v->busbw_error, v->algo,
-               v->proto);
+               v->measured_busbw_GBps, v->predicted_busbw_GBps, busbw_error, v->algo, v->proto);
     }
+    if (no_busbw > 0)
+        printf("#   busbw is 0 on %u row%s (nccl-tests' factor is 0 with one rank): there, the "
+               "time error is the comparison\n",
+               no_busbw, no_busbw == 1 ? "" : "s");
     print_summary_line("all sizes:", &r->all);
     print_summary_line("latency (< 64 KiB):", &r->latency);
     print_summary_line("knee (64 KiB - 64 MiB):", &r->knee);

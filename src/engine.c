@@ -367,6 +367,7 @@ typedef struct {
     double nvls_wire; /* wire bytes per byte of its NVLS (flagged) messages: 1 / efficiency */
     CsTime step_ps;
     CsTime launch_ps;
+    int local_channels; /* its channels that do local work (copies, reductions, self-sends) */
     Stamp finish;
 } RankInfo;
 
@@ -907,6 +908,18 @@ try_recv(Engine *e, gint32 id, CsTime now)
     receive(e, id, now);
 }
 
+/* The time a local copy or reduction of @rank takes: @work at the GPU's rate, shared equally
+ * by the rank's channels that do local work. A GPU's copy and reduce rates are the whole
+ * GPU's (its memory bandwidth): charging each channel the full rate made a one-rank tree
+ * all-reduce on 32 channels 32 times faster than the GPU's memory allows. Those channels run
+ * the same program side by side, so an equal share is the processor sharing they get. Textbook
+ * mode keeps Hockney's free-standing gamma. */
+static CsTime
+local_work(const Engine *e, int rank, CsTime work)
+{
+    return e->textbook ? work : work * MAX(1, e->ranks[rank].local_channels);
+}
+
 /* Cursor @id starts (or retries) the send side of its step at @now. A flow starts only from
  * the cursor's own EV_SEND (@own): never inside another cursor's handler or the model's
  * callback. */
@@ -945,7 +958,8 @@ try_send(Engine *e, gint32 id, CsTime now, gboolean own)
     if (conn->route.n_links == 0) {
         /* To itself: a local copy, no link. */
         c->flow_first = now;
-        end = now + work_ps(step_bytes(st), e->ranks[c->rank].copy_ps_per_byte);
+        end = now
+              + local_work(e, c->rank, work_ps(step_bytes(st), e->ranks[c->rank].copy_ps_per_byte));
     }
     else if (st->flags != 0) {
         end = start_flagged(e, id, conn, st, now);
@@ -976,6 +990,7 @@ run_local(Engine *e, gint32 id)
         w = work_ps(step_bytes(st), ri->reduce_ps_per_byte);
     else if (!e->textbook)
         w = work_ps(step_bytes(st), ri->copy_ps_per_byte);
+    w = local_work(e, c->rank, w);
     fin.t += w;
     fin.g += w;
     step_finished(e, id, fin);
@@ -1465,6 +1480,19 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
                 ri->launch_ps = cs_time_from_s(gpu->launch_s * (1 + r % gpus_per_thread));
         }
         ri->finish.t = ri->launch_ps;
+    }
+    for (int id = 0; id < e->n_cursors; id++) {
+        const Cursor *c = &e->cursors[id];
+        for (gint32 k = c->step; k < c->end; k++) {
+            const EStep *st = &e->steps[k];
+            const Conn *out = st->conn_out >= 0 ? &e->conns[st->conn_out] : NULL;
+            if ((st->does & (DOES_RECV | DOES_SEND)) == 0
+                || (out != NULL
+                    && cursor_rank(e, out->src_cursor) == cursor_rank(e, out->dst_cursor))) {
+                e->ranks[c->rank].local_channels++;
+                break;
+            }
+        }
     }
 
     for (int i = 0; i < e->n_conns; i++) {

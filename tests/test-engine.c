@@ -889,6 +889,36 @@ test_launch_serial(void)
     g_assert_cmpint(res3->time, ==, 1 * PS_PER_US);
 }
 
+/* A GPU's copy rate is the whole GPU's: four channels copying at once take four times as
+ * long as one, as one channel copying all four parts does. */
+static void
+test_local_shared_by_channels(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_crossbar(2, "0 us", "0 us", NULL);
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 32000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 4);
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("Local copies on several channels of one GPU share its copy rate.");
+    /* 4 x 8000 B at 8 GB/s, one after another: 4 us, not 1 us. */
+    for (int ch = 0; ch < 4; ch++)
+        cs_schedule_step(s, 0, ch, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, ch * 8000, CS_BUF_OUTPUT,
+                         ch * 8000, 8000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    CsEngineOptions opt = { 0 };
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(res->rank_finish[0], ==, 4 * PS_PER_US);
+    g_assert_cmpint(res->gamma, ==, 4 * PS_PER_US);
+
+    /* Textbook mode: Hockney's copies are free. */
+    opt.textbook = TRUE;
+    g_autoptr(CsResult) textbook = cs_engine_run(sched, topo, &opt, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(textbook->rank_finish[0], ==, 0);
+}
+
 static void
 test_recv_overlap(gconstpointer data)
 {
@@ -1434,6 +1464,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/contention/maxmin/unequal", test_contention_maxmin_unequal);
     g_test_add_func("/engine/slots/eight-free", test_slots_eight_free);
     g_test_add_func("/engine/launch/serial", test_launch_serial);
+    g_test_add_func("/engine/local/shared-by-channels", test_local_shared_by_channels);
     g_test_add_func("/engine/overlap/late-receiver", test_recv_reduce_bound);
     g_test_add_func("/engine/error/model", test_error_model);
     g_test_add_func("/engine/error/ranks", test_error_ranks);
