@@ -367,7 +367,8 @@ typedef struct {
     double nvls_wire; /* wire bytes per byte of its NVLS (flagged) messages: 1 / efficiency */
     CsTime step_ps;
     CsTime launch_ps;
-    int local_channels; /* its channels that do local work (copies, reductions, self-sends) */
+    int local_channels; /* channels sharing its copy rate: those with work on a rank that
+                         * moves nothing to or from other ranks; 0 otherwise */
     Stamp finish;
 } RankInfo;
 
@@ -908,12 +909,11 @@ try_recv(Engine *e, gint32 id, CsTime now)
     receive(e, id, now);
 }
 
-/* The time a local copy or reduction of @rank takes: @work at the GPU's rate, shared equally
- * by the rank's channels that do local work. A GPU's copy and reduce rates are the whole
- * GPU's (its memory bandwidth): charging each channel the full rate made a one-rank tree
- * all-reduce on 32 channels 32 times faster than the GPU's memory allows. Those channels run
- * the same program side by side, so an equal share is the processor sharing they get. Textbook
- * mode keeps Hockney's free-standing gamma. */
+/* The time a local copy or reduction of @rank takes: @work at the GPU's rate, shared
+ * equally by the rank's channels when it moves nothing to or from other ranks (see
+ * local_channels). Charging each channel the full rate made a one-rank tree all-reduce on 32
+ * channels 32 times faster than the GPU's memory allows. Textbook mode keeps Hockney's
+ * free-standing gamma. */
 static CsTime
 local_work(const Engine *e, int rank, CsTime work)
 {
@@ -1481,18 +1481,30 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         }
         ri->finish.t = ri->launch_ps;
     }
+    /* A rank that moves nothing to or from another rank (a one-rank collective) runs its
+     * local work as a copy kernel over all its channels, bounded by the GPU's memory: those
+     * channels share the copy and reduce rate. A rank that communicates runs its local steps
+     * as NCCL fuses them into its transfers (copySend, recvCopySend: the schedules place them
+     * off the critical path, beside a transfer the link bounds), so each keeps the full rate. */
+    g_autofree gboolean *talks = g_new0(gboolean, e->n_ranks);
+    for (gint64 k = 0; k < e->n_steps; k++) {
+        const EStep *st = &e->steps[k];
+        const gint32 ends[]
+            = { st->does & DOES_SEND ? st->conn_out : -1, st->does & DOES_RECV ? st->conn_in : -1 };
+        for (gsize j = 0; j < G_N_ELEMENTS(ends); j++) {
+            const Conn *conn = ends[j] >= 0 ? &e->conns[ends[j]] : NULL;
+            if (conn == NULL)
+                continue;
+            const int src = cursor_rank(e, conn->src_cursor);
+            const int dst = cursor_rank(e, conn->dst_cursor);
+            if (src != dst)
+                talks[src] = talks[dst] = TRUE;
+        }
+    }
     for (int id = 0; id < e->n_cursors; id++) {
         const Cursor *c = &e->cursors[id];
-        for (gint32 k = c->step; k < c->end; k++) {
-            const EStep *st = &e->steps[k];
-            const Conn *out = st->conn_out >= 0 ? &e->conns[st->conn_out] : NULL;
-            if ((st->does & (DOES_RECV | DOES_SEND)) == 0
-                || (out != NULL
-                    && cursor_rank(e, out->src_cursor) == cursor_rank(e, out->dst_cursor))) {
-                e->ranks[c->rank].local_channels++;
-                break;
-            }
-        }
+        if (!talks[c->rank] && c->step < c->end)
+            e->ranks[c->rank].local_channels++;
     }
 
     for (int i = 0; i < e->n_conns; i++) {
