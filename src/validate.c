@@ -39,13 +39,12 @@ parse_nccl_list(const char *value, gboolean is_proto, int op)
     g_auto(GStrv) groups = g_strsplit(value, ";", -1);
     for (int g = 0; groups[g] != NULL && list == NULL; g++) {
         const char *colon = strchr(groups[g], ':');
-        if (colon == NULL)
+        if (colon == NULL) {
             list = groups[g];
-        else if (func >= 0
-                 && g_ascii_strncasecmp(groups[g], cs_nccl_func_name((CsNcclFunc)func),
-                                        (gsize)(colon - groups[g]))
-                        == 0
-                 && strlen(cs_nccl_func_name((CsNcclFunc)func)) == (gsize)(colon - groups[g]))
+            continue;
+        }
+        g_autofree char *prefix = g_strndup(groups[g], (gsize)(colon - groups[g]));
+        if (func >= 0 && g_ascii_strcasecmp(prefix, cs_nccl_func_name((CsNcclFunc)func)) == 0)
             list = colon + 1;
     }
     if (list == NULL)
