@@ -26,49 +26,6 @@ find_setting(const char *text, const char *key)
     return g_match_info_fetch(match, 1);
 }
 
-/* The entries NCCL_ALGO / NCCL_PROTO's @value allows for collective @op (-1: unknown), as a
- * mask: a comma list, or with a leading '^' everything but the list (NCCL's parseList); with
- * per-collective lists ("allreduce:tree;broadcast:ring"), the group of @op's collective, none
- * when it has no group. 0 when it names none. */
-static guint
-parse_nccl_list(const char *value, gboolean is_proto, int op)
-{
-    const guint all = is_proto ? CS_NCCL_ALL_PROTOS : CS_NCCL_ALL_ALGOS;
-    const int func = op >= 0 ? cs_nccl_func_from_op((CsOp)op) : -1;
-    const char *list = NULL;
-    g_auto(GStrv) groups = g_strsplit(value, ";", -1);
-    for (int g = 0; groups[g] != NULL && list == NULL; g++) {
-        const char *colon = strchr(groups[g], ':');
-        if (colon == NULL) {
-            list = groups[g];
-            continue;
-        }
-        g_autofree char *prefix = g_strndup(groups[g], (gsize)(colon - groups[g]));
-        if (func >= 0 && g_ascii_strcasecmp(prefix, cs_nccl_func_name((CsNcclFunc)func)) == 0)
-            list = colon + 1;
-    }
-    if (list == NULL)
-        return 0;
-    const gboolean exclude = list[0] == '^';
-    guint listed = 0;
-    g_auto(GStrv) names = g_strsplit(list + (exclude ? 1 : 0), ",", -1);
-    for (int i = 0; names[i] != NULL; i++) {
-        if (is_proto) {
-            CsProto p;
-            if (cs_proto_from_name(names[i], &p, NULL))
-                listed |= 1u << p;
-        }
-        else {
-            CsNcclAlgo a;
-            if (cs_nccl_algo_from_name(names[i], &a))
-                listed |= 1u << a;
-        }
-    }
-    if (listed == 0)
-        return 0;
-    return exclude ? all & ~listed : listed;
-}
-
 /* The one entry of @mask, or -1 when it has none or several. */
 static int
 single_bit(guint mask)
@@ -118,9 +75,9 @@ cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mas
             nccl_proto = find_setting(sources[i], "NCCL_PROTO");
     }
     CsOp op;
-    const int trace_op = cs_trace_op(trace, &op) ? (int)op : -1;
-    *algo_mask = nccl_algo != NULL ? parse_nccl_list(nccl_algo, FALSE, trace_op) : 0;
-    *proto_mask = nccl_proto != NULL ? parse_nccl_list(nccl_proto, TRUE, trace_op) : 0;
+    const int func = cs_trace_op(trace, &op) ? cs_nccl_func_from_op(op) : -1;
+    *algo_mask = nccl_algo != NULL ? cs_nccl_list_mask(nccl_algo, FALSE, func) : 0;
+    *proto_mask = nccl_proto != NULL ? cs_nccl_list_mask(nccl_proto, TRUE, func) : 0;
     if (trace_disables_nvls(trace)) {
         guint allowed = *algo_mask != 0 ? *algo_mask : CS_NCCL_ALL_ALGOS;
         *algo_mask = allowed & ~((1u << CS_NCCL_ALGO_NVLS) | (1u << CS_NCCL_ALGO_NVLS_TREE));

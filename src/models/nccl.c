@@ -427,6 +427,35 @@ cs_nccl_algo_from_collsim(const char *collsim_name, CsNcclAlgo *algo)
     return FALSE;
 }
 
+/* The collective a group of a per-collective list names ("allreduce:tree": the all-reduce,
+ * @list then at "tree"); -1 when @group has no prefix (@list = @group), -2 when its prefix
+ * is no collective NCCL names. */
+static int
+group_func(const char *group, const char **list)
+{
+    const char *colon = strchr(group, ':');
+    *list = group;
+    if (colon == NULL)
+        return -1;
+    g_autofree char *prefix = g_strndup(group, (gsize)(colon - group));
+    *list = colon + 1;
+    for (int f = 0; f < CS_NCCL_N_FUNCS; f++)
+        if (g_ascii_strcasecmp(prefix, func_names[f]) == 0)
+            return f;
+    return -2;
+}
+
+/* @name's bit in an NCCL_PROTO (CsProto) or NCCL_ALGO (CsNcclAlgo) mask; -1: NCCL has none. */
+static int
+list_name_bit(const char *name, gboolean is_proto)
+{
+    CsNcclAlgo algo;
+    CsProto proto;
+    if (is_proto)
+        return cs_proto_from_name(name, &proto, NULL) ? (int)proto : -1;
+    return cs_nccl_algo_from_name(name, &algo) ? (int)algo : -1;
+}
+
 /**
  * cs_nccl_env_list:
  * @value: an NCCL_ALGO (@is_proto FALSE) or NCCL_PROTO value as NCCL reads it: a comma list,
@@ -452,32 +481,27 @@ cs_nccl_env_list(const char *value, gboolean is_proto, GError **error)
         return NULL;
     }
     for (guint g = 0; g < n_groups; g++) {
-        const char *list = groups[g];
-        const char *colon = strchr(list, ':');
+        const char *list;
+        const int f = group_func(groups[g], &list);
         if (g > 0)
             g_string_append_c(env, ';');
-        if (colon == NULL && n_groups > 1) {
+        if (f == -1 && n_groups > 1) {
             g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
                         "\"%s\" in \"%s\" names no collective (each of several groups starts "
                         "with one, e.g. allreduce:)",
-                        list, value);
+                        groups[g], value);
             return NULL;
         }
-        if (colon != NULL) {
-            g_autofree char *func = g_strndup(list, (gsize)(colon - list));
-            int f = 0;
-            while (f < CS_NCCL_N_FUNCS && g_ascii_strcasecmp(func, func_names[f]) != 0)
-                f++;
-            if (f == CS_NCCL_N_FUNCS) {
-                g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
-                            "\"%s\" in \"%s\" is not a collective NCCL names (broadcast, "
-                            "reduce, allgather, reducescatter, allreduce)",
-                            func, value);
-                return NULL;
-            }
-            g_string_append_printf(env, "%s:", func_names[f]);
-            list = colon + 1;
+        if (f == -2) {
+            g_autofree char *func = g_strndup(groups[g], (gsize)(list - 1 - groups[g]));
+            g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
+                        "\"%s\" in \"%s\" is not a collective NCCL names (broadcast, "
+                        "reduce, allgather, reducescatter, allreduce)",
+                        func, value);
+            return NULL;
         }
+        if (f >= 0)
+            g_string_append_printf(env, "%s:", func_names[f]);
         if (list[0] == '^') {
             g_string_append_c(env, '^');
             list++;
@@ -485,19 +509,16 @@ cs_nccl_env_list(const char *value, gboolean is_proto, GError **error)
         g_auto(GStrv) names = g_strsplit(list, ",", -1);
         int n_named = 0;
         for (int i = 0; names[i] != NULL; i++) {
-            CsNcclAlgo algo;
-            CsProto proto;
             if (names[i][0] == '\0')
                 continue;
-            gboolean ok = is_proto ? cs_proto_from_name(names[i], &proto, NULL)
-                                   : cs_nccl_algo_from_name(names[i], &algo);
-            if (!ok) {
+            const int bit = list_name_bit(names[i], is_proto);
+            if (bit < 0) {
                 g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_UNSUPPORTED,
                             "\"%s\" is not an NCCL %s (%s)", names[i], what, known);
                 return NULL;
             }
             g_string_append_printf(env, "%s%s", n_named > 0 ? "," : "",
-                                   is_proto ? proto_env_names[proto] : algo_env_names[algo]);
+                                   is_proto ? proto_env_names[bit] : algo_env_names[bit]);
             n_named++;
         }
         if (n_named == 0) {
@@ -507,6 +528,42 @@ cs_nccl_env_list(const char *value, gboolean is_proto, GError **error)
         }
     }
     return g_string_free(g_steal_pointer(&env), FALSE);
+}
+
+/**
+ * cs_nccl_list_mask:
+ * What an NCCL_ALGO (@is_proto FALSE) or NCCL_PROTO @value allows collective @func (a
+ * CsNcclFunc, -1: unknown), read leniently as NCCL reads it (names it does not know are
+ * skipped): a comma list, or with a leading '^' everything but the list (NCCL's parseList);
+ * with per-collective lists, the first group without a prefix or with @func's.
+ * Returns: a mask (1 << CsNcclAlgo, 1 << CsProto); 0 when the group names nothing or @func
+ *   has no group.
+ */
+guint
+cs_nccl_list_mask(const char *value, gboolean is_proto, int func)
+{
+    const guint all = is_proto ? CS_NCCL_ALL_PROTOS : CS_NCCL_ALL_ALGOS;
+    const char *list = NULL;
+    g_auto(GStrv) groups = g_strsplit(value, ";", -1);
+    for (int g = 0; groups[g] != NULL && list == NULL; g++) {
+        const char *rest;
+        const int f = group_func(groups[g], &rest);
+        if (f == -1 || (func >= 0 && f == func))
+            list = rest;
+    }
+    if (list == NULL)
+        return 0;
+    const gboolean exclude = list[0] == '^';
+    guint listed = 0;
+    g_auto(GStrv) names = g_strsplit(list + (exclude ? 1 : 0), ",", -1);
+    for (int i = 0; names[i] != NULL; i++) {
+        const int bit = list_name_bit(names[i], is_proto);
+        if (bit >= 0)
+            listed |= 1u << bit;
+    }
+    if (listed == 0)
+        return 0;
+    return exclude ? all & ~listed : listed;
 }
 
 const char *

@@ -242,6 +242,8 @@ gboolean cs_nccl_algo_from_collsim(const char *collsim_name, CsNcclAlgo *algo);
 const char *cs_nccl_proto_name(CsProto proto);
 /* An NCCL_ALGO / NCCL_PROTO value checked and in NCCL's spellings (see nccl.c). */
 char *cs_nccl_env_list(const char *value, gboolean is_proto, GError **error);
+/* What an NCCL_ALGO / NCCL_PROTO value allows collective @func (see nccl.c). */
+guint cs_nccl_list_mask(const char *value, gboolean is_proto, int func);
 /* The NCCL collective of @op, or -1 (scatter, gather, all-to-all). */
 int cs_nccl_func_from_op(CsOp op);
 /* "broadcast", "reduce", "allgather", "reducescatter", "allreduce". */
