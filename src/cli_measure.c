@@ -184,19 +184,21 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
     /* NCCL skips a name it does not know and the run goes unforced while the trace would
      * claim a forcing: every name must be NCCL's, and NCCL gets (and the trace records) its
      * own spelling. */
-    if (!schedules && o->algo != NULL) {
-        char *env = cs_nccl_env_list(o->algo, FALSE, &cause);
+    struct {
+        const char *flag;
+        char **value;
+        const char **arg;
+        gboolean is_proto;
+    } nccl_lists[] = { { "--algo", &o->algo, &args->algo, FALSE },
+                       { "--proto", &o->proto, &args->proto_name, TRUE } };
+    for (gsize i = 0; !schedules && i < G_N_ELEMENTS(nccl_lists); i++) {
+        if (*nccl_lists[i].value == NULL)
+            continue;
+        char *env = cs_nccl_env_list(*nccl_lists[i].value, nccl_lists[i].is_proto, &cause);
         if (env == NULL)
-            return usage(error, "--algo: %s", cause->message);
-        g_free(o->algo);
-        args->algo = o->algo = env;
-    }
-    if (!schedules && o->proto != NULL) {
-        char *env = cs_nccl_env_list(o->proto, TRUE, &cause);
-        if (env == NULL)
-            return usage(error, "--proto: %s", cause->message);
-        g_free(o->proto);
-        args->proto_name = o->proto = env;
+            return usage(error, "%s: %s", nccl_lists[i].flag, cause->message);
+        g_free(*nccl_lists[i].value);
+        *nccl_lists[i].arg = *nccl_lists[i].value = env;
     }
     if (schedules && o->algo == NULL)
         return usage(error,
