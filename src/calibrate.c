@@ -449,6 +449,7 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
     for (guint i = 0; i < cal->params->len; i++) {
         CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
         p->free = param_selected(p, only);
+        p->excluded = !p->free;
         if (p->free)
             ctx.free_index[ctx.n_free++] = (int)i;
     }
@@ -576,6 +577,7 @@ cs_calibration_params_to_json(const CsCalibration *calibration)
             cJSON_AddNumberToObject(o, "sigma", p->sigma);
         cJSON_AddBoolToObject(o, "free", p->free);
         cJSON_AddBoolToObject(o, "held", p->held);
+        cJSON_AddBoolToObject(o, "excluded", p->excluded);
         cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
         cJSON_AddStringToObject(o, "unit",
                                 p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW

@@ -49,6 +49,7 @@ typedef struct {
     gboolean held;     /* ... the rows are no more than the parameters they see, and
                         * others are better determined */
     gboolean at_bound; /* the fit ran into the e^4 (55x) limit of its range */
+    gboolean excluded; /* not among the parameters asked for (--params): kept at @initial */
 } CsCalibParam;
 
 /**

@@ -44,15 +44,16 @@ print_params(const CsCalibration *cal)
         const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
         g_autofree char *a = format_value(p, p->initial);
         g_autofree char *b = format_value(p, p->fitted);
-        g_autofree char *s = p->free   ? format_value(p, p->sigma)
-                             : p->held ? g_strdup("held")
-                                       : g_strdup("fixed");
+        g_autofree char *s = p->free       ? format_value(p, p->sigma)
+                             : p->excluded ? g_strdup("excluded")
+                             : p->held     ? g_strdup("held")
+                                           : g_strdup("fixed");
         printf("  %-24s %14s %14s %14s %+8.1f%%%s\n", p->name, a, b, s,
                100 * (p->fitted / p->initial - 1), p->at_bound ? "  (at the fit's 55x bound)" : "");
     }
     printf("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
            "an e-fold); 'fixed': no row depends on it; 'held': no more rows than parameters, and "
-           "the rows determine the others better\n");
+           "the rows determine the others better; 'excluded': not among --params\n");
 }
 
 /**
@@ -186,6 +187,14 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             (*error)->domain = CS_CLI_ERROR;
             (*error)->code = CS_CLI_ERROR_USAGE;
             g_prefix_error(error, "%s: --params: ", argv[0]);
+        }
+        /* Too few rows for the parameters is a fault of the input: say which. */
+        else if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR
+                 && (*error)->code == CS_CALIBRATE_ERROR_NO_DATA) {
+            g_autofree char *names = g_strjoinv(", ", files);
+            (*error)->domain = CS_CLI_ERROR;
+            (*error)->code = CS_CLI_ERROR_INPUT;
+            g_prefix_error(error, "%s: %s: ", argv[0], names);
         }
         return FALSE;
     }

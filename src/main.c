@@ -95,11 +95,17 @@ main(int argc, char **argv)
     if (argc >= 2
         && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0
             || strcmp(argv[1], "-h") == 0)) {
-        if (argc >= 3 && strcmp(argv[1], "help") == 0 && find_subcommand(argv[2]) == NULL) {
+        /* "help help", "help --help": the list is help's own help. */
+        const gboolean about_help
+            = argc >= 3
+              && (strcmp(argv[2], "help") == 0 || strcmp(argv[2], "--help") == 0
+                  || strcmp(argv[2], "-h") == 0);
+        if (argc >= 3 && strcmp(argv[1], "help") == 0 && !about_help
+            && find_subcommand(argv[2]) == NULL) {
             fprintf(stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[2]);
             return 2;
         }
-        if (argc >= 3 && strcmp(argv[1], "help") == 0) {
+        if (argc >= 3 && strcmp(argv[1], "help") == 0 && !about_help) {
             char *help_argv[] = { argv[0], "--help", NULL };
             sub = find_subcommand(argv[2]);
             g_autoptr(GError) error = NULL;

@@ -106,6 +106,8 @@ test_recovers_launch_and_bandwidth(void)
 
     const CsCalibParam *step = find_param(cal, "gpu.step_overhead");
     g_assert_false(step->free);
+    g_assert_true(step->excluded);
+    g_assert_false(launch->excluded || bw->excluded);
     g_assert_cmpfloat(step->fitted, ==, step->initial);
 
     for (int i = 0; i < 2; i++)
