@@ -26,11 +26,6 @@
  *   stripe every transfer, so there a channel may fill the link. NCCL's own model
  *   gives a Hopper channel one NVLink's worth (SM90_NVLINK_BW, 20.6 GB/s, NCCL 2.2x
  *   src/graph/topo.h), which is why it runs as many channels as links have lanes.
- *   LL is slower than its links: its threads store and poll 16-byte lines one by one, and
- *   NVIDIA measured the most bus bandwidth it reaches per GPU generation (NCCL tuning.cc
- *   llMaxBws: 87.7 GB/s on A100, 141 on H100, on one node). A GPU's channels share that
- *   rate of data (CsEngineOptions.ll_max_Bps), each channel an equal part: bus bandwidth is
- *   what each GPU sends per second in a ring, so the cap binds where NCCL's does.
  * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
  *   the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth when
  *   alone); it then arrives after the propagation: route alpha + the protocol's hop latency
@@ -1374,13 +1369,6 @@ channel_cap(const CsTopo *topo, const CsRoute *route)
     return links_cap(topo, route->links, route->n_links);
 }
 
-/* The tighter of two per-flow caps, 0 meaning none. */
-static double
-tighter_cap(double cap_Bps, double limit_Bps)
-{
-    return cap_Bps > 0.0 ? MIN(cap_Bps, limit_Bps) : limit_Bps;
-}
-
 /* The share of the links' bandwidth that NVLS traffic (multimem.ld_reduce and multimem.st
  * through the switch, the flagged messages) gets on @rank's GPU generation, named by its
  * model: NCCL's measured nvlsEfficiency (NCCL 2.28 src/graph/tuning.cc: Hopper 0.85,
@@ -1479,12 +1467,6 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         e->hop_ps[k] = e->textbook ? 0 : cs_time_from_s(hop_s >= 0 ? hop_s : pi->hop_latency_s[k]);
     }
 
-    /* LL's own limit (see "Channels" above): a GPU's channels share options->ll_max_Bps of
-     * data, each channel its part, in wire bytes. */
-    const double ll_cap_Bps = proto == CS_PROTO_LL && !e->textbook && options->ll_max_Bps > 0.0
-                                  ? options->ll_max_Bps / e->data_fraction / e->n_channels
-                                  : 0.0;
-
     e->ranks = g_new0(RankInfo, e->n_ranks);
     for (int r = 0; r < e->n_ranks; r++) {
         const CsGpuSpec *gpu = cs_topo_rank_gpu(e->topo, r);
@@ -1549,11 +1531,6 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         int up = e->textbook || e->any_flags ? 0 : staged_links(e->topo, &conn->route);
         if (up > 0)
             split_staged(e, conn, up);
-        if (ll_cap_Bps > 0.0 && src != dst && conn->route.n_links > 0) {
-            conn->cap_Bps = tighter_cap(conn->cap_Bps, ll_cap_Bps);
-            if (up > 0)
-                conn->read_cap_Bps = tighter_cap(conn->read_cap_Bps, ll_cap_Bps);
-        }
         const CsRoute *back = cs_topo_route(e->topo, dst, src);
         conn->credit_ps = e->textbook ? 0 : cs_time_from_s(back->alpha_s);
         conn->back_first = back->n_links > 0 ? back->links[0] : -1;

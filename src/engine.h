@@ -46,9 +46,6 @@ typedef struct {
                                  * slot-return latency), a send occupies its sender until it
                                  * has arrived, reductions after arrival (not overlapped),
                                  * local copies free */
-    double ll_max_Bps;          /* the data one GPU's LL traffic carries per second at most,
-                                 * over all its channels (NCCL's measured llMaxBw); 0: only
-                                 * the links bound it */
     const CsObserver *observer; /* (nullable) */
 } CsEngineOptions;
 

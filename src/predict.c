@@ -170,40 +170,14 @@ build_schedule(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
  * not be cached (an observer sees every event of every run). */
 static char *
 point_key(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
-          const CsPredictOptions *options, const CsEngineOptions *e)
+          const CsPredictOptions *options)
 {
+    const CsEngineOptions *e = &options->engine;
     if (!cache_serves(topo, options) || e->observer != NULL)
         return NULL;
     g_autofree char *sched = schedule_key(algo, args);
-    return g_strdup_printf("%s/%s/%d/%d/%d/%.17g", sched, e->net_model != NULL ? e->net_model : "",
-                           e->gpus_per_thread, e->no_launch, e->textbook, e->ll_max_Bps);
-}
-
-/* NCCL's measured LL ceiling (cs_nccl_ll_max_bw_GBps()) for the first @nranks ranks of @topo,
- * bytes/s: by rank 0's GPU generation and the nodes NCCL tunes for, nodes joined by NVLink
- * counting as one (MNNVL), from the constants of the NCCL release options->nccl models (the
- * newest without one). 0 for ranks that are not GPUs. */
-static double
-ll_max_Bps(const CsTopo *topo, int nranks, const CsPredictOptions *options)
-{
-    const CsDevice *dev0 = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
-    if (dev0->kind != CS_DEVICE_GPU)
-        return 0.0;
-    g_autoptr(GHashTable) nodes = g_hash_table_new(NULL, NULL);
-    gboolean one_domain = TRUE;
-    for (int r = 0; r < nranks; r++) {
-        const int node = cs_topo_rank_node(topo, r);
-        g_hash_table_add(nodes, GINT_TO_POINTER(node + 1));
-        if (node != cs_topo_rank_node(topo, 0)
-            && cs_topo_route(topo, 0, r)->link_class != CS_LINK_CLASS_NVLINK)
-            one_domain = FALSE;
-    }
-    const int n_nodes = one_domain ? 1 : (int)g_hash_table_size(nodes);
-    const CsNcclConstants *constants = options->nccl != NULL
-                                           ? cs_nccl_model_constants(options->nccl)
-                                           : cs_nccl_constants_lookup(NULL, NULL);
-    const CsNcclArch arch = cs_nccl_arch_from_model(dev0->model, NULL);
-    return 1e9 * cs_nccl_ll_max_bw_GBps(constants, arch, MAX(n_nodes, 1), FALSE);
+    return g_strdup_printf("%s/%s/%d/%d/%d", sched, e->net_model != NULL ? e->net_model : "",
+                           e->gpus_per_thread, e->no_launch, e->textbook);
 }
 
 /* ---- Channels ---- */
@@ -586,12 +560,9 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
                CsPrediction *out, GError **error)
 {
     CsAlgoArgs args = *base;
-    CsEngineOptions engine = options->engine;
 
     args.size_bytes = size_bytes;
-    if (args.proto == CS_PROTO_LL && !engine.textbook && engine.ll_max_Bps <= 0.0)
-        engine.ll_max_Bps = ll_max_Bps(topo, args.nranks, options);
-    g_autofree char *key = point_key(topo, algo, &args, options, &engine);
+    g_autofree char *key = point_key(topo, algo, &args, options);
     const CsPrediction *known
         = key != NULL ? g_hash_table_lookup(options->cache->points, key) : NULL;
     if (known != NULL) {
@@ -604,7 +575,7 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     const CsSchedule *sched = build_schedule(topo, algo, &args, options, &owned, error);
     if (sched == NULL)
         return FALSE;
-    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &engine, error);
+    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &options->engine, error);
     if (res == NULL)
         return FALSE;
 

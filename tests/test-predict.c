@@ -264,52 +264,6 @@ test_best_p2p(void)
  * all-reduce runs at 7 links x 64 GB/s x 0.75 usable = 336 GB/s of busbw (rings of one stride
  * used 4 links: 256 GB/s at 64 GB/s a link). Its GPUs' library (RCCL) leaves LL128 off by
  * default: the best choice never takes it, but it can be forced. */
-/* LL's bus bandwidth stays under NCCL's measured ceiling (llMaxBws): 87.7 GB/s on one A100
- * node, 141 on one H100 node, 39 across two Intel-hosted nodes, while Simple and LL128 are
- * held only by the links. A caller's own ceiling replaces NCCL's. */
-static void
-test_ll_ceiling(void)
-{
-    static const struct {
-        const char *topo;
-        double ceiling_GBps;
-    } cases[] = {
-        { "dgx-a100x8", 87.7 },
-        { "dgx-h100x8", 141.0 },
-        { "hgx-h100x8-2n", 39.0 },
-    };
-    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
-    const gint64 size = G_GINT64_CONSTANT(256) << 20;
-
-    g_test_summary("LL is capped at NCCL's llMaxBw per GPU, the other protocols are not.");
-    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_autoptr(GError) error = NULL;
-        g_autoptr(CsTopo) topo = cs_topo_load(cases[i].topo, &error);
-        g_assert_no_error(error);
-        CsPredictOptions opt;
-        CsPrediction ll, simple;
-        cs_predict_options_init(&opt);
-        g_assert_true(
-            cs_predict_one(topo, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_LL, &opt, &ll, &error));
-        g_assert_no_error(error);
-        g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_SIMPLE, &opt,
-                                     &simple, &error));
-        g_assert_no_error(error);
-        /* The pipeline fills in well under 1% of a 256 MiB transfer. */
-        g_assert_cmpfloat(ll.busbw_GBps, <=, cases[i].ceiling_GBps);
-        g_assert_cmpfloat(ll.busbw_GBps, >=, 0.95 * cases[i].ceiling_GBps);
-        g_assert_cmpfloat(simple.busbw_GBps, >, 2.0 * cases[i].ceiling_GBps);
-
-        /* A lower ceiling of the caller's binds instead. */
-        opt.engine.ll_max_Bps = 10e9;
-        g_assert_true(
-            cs_predict_one(topo, CS_OP_ALL_REDUCE, size, ring, CS_PROTO_LL, &opt, &ll, &error));
-        g_assert_no_error(error);
-        g_assert_cmpfloat(ll.busbw_GBps, <=, 10.0);
-        g_assert_cmpfloat(ll.busbw_GBps, >=, 9.5);
-    }
-}
-
 static void
 test_full_mesh_mi300x(void)
 {
@@ -874,7 +828,6 @@ main(int argc, char **argv)
     g_test_add_func("/predict/best/nccl-set", test_best_nccl_set);
     g_test_add_func("/predict/best/nccl-p2p", test_best_p2p);
     g_test_add_func("/predict/best/full-mesh-mi300x", test_full_mesh_mi300x);
-    g_test_add_func("/predict/one/ll-ceiling", test_ll_ceiling);
     g_test_add_func("/predict/best/nccl-per-op", test_best_nccl_per_op);
     g_test_add_func("/predict/best/fastest", test_best_is_fastest);
     g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);

@@ -986,23 +986,6 @@ modelled(const CsNcclModel *m, int f, int a, int p)
 }
 
 /* The bus bandwidth of one entry before the bus -> algorithm conversion (GB/s). */
-/**
- * cs_nccl_ll_max_bw_GBps:
- * The most bus bandwidth NCCL's LL protocol reaches, GB/s (tuning.cc llMaxBws, NVIDIA's
- * measurement of its own kernels): on one node by GPU generation, across nodes by host CPU
- * vendor and node count (2, or more), as ncclTopoTuneModel indexes the table.
- */
-double
-cs_nccl_ll_max_bw_GBps(const CsNcclConstants *constants, CsNcclArch arch, int n_nodes,
-                       gboolean cpu_amd)
-{
-    g_return_val_if_fail(constants != NULL && n_nodes >= 1, 0.0);
-    const int a = MIN((int)arch, constants->n_archs - 1);
-    const int i2 = n_nodes <= 2 ? n_nodes - 1 : 2;
-    const int i1 = n_nodes == 1 ? a : (cpu_amd ? 1 : 0);
-    return constants->ll_max_bw[i1][i2];
-}
-
 static double
 bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
 {
@@ -1014,7 +997,8 @@ bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
     const double ppn = (double)s->n_ranks / n_nodes;
     const int arch = MIN((int)s->arch, c->n_archs - 1);
     const int i2 = n_nodes <= 2 ? n_nodes - 1 : 2;
-    const double ll_max_bw = cs_nccl_ll_max_bw_GBps(c, s->arch, n_nodes, s->cpu_amd);
+    const int i1 = n_nodes == 1 ? arch : (s->cpu_amd ? 1 : 0);
+    const double ll_max_bw = c->ll_max_bw[i1][i2];
     const double tree_max = c->per_ch_max_tree_bw[arch][i2];
     const double ring_ll128_max = c->per_ch_max_ring_ll128_bw[arch][i2];
     const double tree_ll128_max = c->per_ch_max_tree_ll128_bw[arch][i2];

@@ -177,9 +177,6 @@ CsNcclArch cs_nccl_arch_from_model(const char *model, gboolean *recognised);
 int cs_nccl_nvls_channels(const CsNcclConstants *constants, CsNcclArch arch,
                           gboolean several_domains);
 const char *cs_nccl_arch_name(CsNcclArch arch);
-/* The most bus bandwidth LL reaches (llMaxBws, GB/s) on @arch, @n_nodes nodes, @cpu_amd hosts. */
-double cs_nccl_ll_max_bw_GBps(const CsNcclConstants *constants, CsNcclArch arch, int n_nodes,
-                              gboolean cpu_amd);
 
 /* ---- The model ---- */
 
