@@ -44,7 +44,7 @@ done
 # +-15% of the measured one (column 4 of validate's table is the signed time error).
 n=$((n + 1))
 worst=$("$collsim" validate --topo dgx-h100x4 traces/h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt |
-    awk '!/^#/ { e = $4; sub(/%/, "", e); if (e < 0) e = -e; if (e > w) w = e } END { print w + 0 }')
+    awk '!/^#/ { e = $4; sub(/%/, "", e); e += 0; if (e < 0) e = -e; if (e > w) w = e } END { print w + 0 }')
 if awk -v w="$worst" 'BEGIN { exit !(w <= 15) }'; then
     echo "ok $n /accuracy/dgx-h100x4/every-row-time-within-15pct (worst $worst%)"
 else
@@ -57,7 +57,7 @@ fi
 n=$((n + 1))
 one=traces/collsim-measure/h100-sxm-1gpu_allreduce_nccl2.28.9.txt
 out=$("$collsim" validate --topo dgx-h100x4 "$one")
-worst=$(echo "$out" | awk '!/^#/ && $1 >= 33554432 { e = $4; sub(/%/, "", e); if (e < 0) e = -e;
+worst=$(echo "$out" | awk '!/^#/ && $1 >= 33554432 { e = $4; sub(/%/, "", e); e += 0; if (e < 0) e = -e;
     if (e > w) w = e } END { print w + 0 }')
 if echo "$out" | grep -q "busbw is 0 on 28 rows" && ! echo "$out" | grep -qi nan \
     && awk -v w="$worst" 'BEGIN { exit !(w <= 15) }'; then
