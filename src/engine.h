@@ -18,6 +18,7 @@ typedef enum {
     CS_ENGINE_ERROR_MISMATCH, /* the schedule does not fit the topology (ranks, protocol) */
     CS_ENGINE_ERROR_DEADLOCK, /* unreachable for a checked schedule */
     CS_ENGINE_ERROR_MODEL,    /* unknown network model */
+    CS_ENGINE_ERROR_CLOCK,    /* the time does not fit the picosecond clock (about 53 days) */
 } CsEngineError;
 
 /**

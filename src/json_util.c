@@ -138,7 +138,8 @@ cs_json_describe(const cJSON *node)
     if (node == NULL)
         return g_strdup("nothing");
     if (cJSON_IsString(node)) {
-        const char *s = node->valuestring;
+        /* cJSON keeps bytes as they were: a cut-off UTF-8 sequence would walk past the end. */
+        g_autofree char *s = g_utf8_make_valid(node->valuestring, -1);
         if (g_utf8_strlen(s, -1) > 40) {
             g_autofree char *head = g_utf8_substring(s, 0, 37);
             return g_strdup_printf("\"%s...\"", head);

@@ -604,8 +604,24 @@ static CsTime
 extend(CsTime v0, CsTime v1, gint64 s0, gint64 s1, gint64 s)
 {
     double slope = (double)(v1 - v0) / (double)(s1 - s0);
+    double v = (double)v1 + slope * (double)(s - s1) + 0.5;
 
-    return v1 + (CsTime)(slope * (double)(s - s1) + 0.5);
+    /* Beyond the clock: saturate, and within_clock() refuses the point. */
+    return v >= (double)G_MAXINT64 ? G_MAXINT64 : (CsTime)v;
+}
+
+/* @ok, unless @out's time left the picosecond clock (a huge size on a slow link): then FALSE
+ * with CS_ENGINE_ERROR_CLOCK, never a wrapped, negative time. */
+static gboolean
+within_clock(gboolean ok, const CsPrediction *out, gint64 size_bytes, GError **error)
+{
+    if (!ok || (out->result.time > 0 && out->result.time < G_MAXINT64 / 2))
+        return ok;
+    g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_CLOCK,
+                "%" G_GINT64_FORMAT " bytes would take longer than collsim's clock counts "
+                "(about 53 days)",
+                size_bytes);
+    return FALSE;
 }
 
 /* @out at @size on the line through @a and @b (same algorithm, protocol, channels). */
@@ -872,7 +888,7 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
                 g_autoptr(GError) local = NULL;
                 if (try_extrapolate(topo, op, size_bytes, algo, &args, options, nranks, est_steps,
                                     loop, out, &local))
-                    return TRUE;
+                    return within_clock(TRUE, out, size_bytes, error);
                 if (local != NULL) {
                     g_propagate_error(error, g_steal_pointer(&local));
                     return FALSE;
@@ -880,7 +896,9 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
             }
         }
     }
-    return simulate_point(topo, op, size_bytes, algo, &args, options, nranks, out, error);
+    return within_clock(
+        simulate_point(topo, op, size_bytes, algo, &args, options, nranks, out, error), out,
+        size_bytes, error);
 }
 
 /* ---- The best point ---- */

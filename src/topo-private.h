@@ -11,6 +11,14 @@ G_BEGIN_DECLS
 /* The protocols a "protocols" object may name, in CsProto order (models/protocol.h sits
  * above this layer, so the names are repeated here). */
 #define CS_TOPO_N_PROTOS 3
+/* Node indices a file may use, and the nodes a template may expand to. */
+#define CS_TOPO_MAX_NODES 65536
+/* Ranks a machine may have: routes are kept for every pair (8192 ranks: 67 M routes, about
+ * 2 GB), and the largest shipped cluster has 1,024. */
+#define CS_TOPO_MAX_RANKS 8192
+/* The slowest usable link: below 1 MB/s a rate is a unit slip, and sizes of a few GiB would
+ * take longer than the engine's picosecond clock can count. */
+#define CS_TOPO_MIN_USABLE_BPS 1e6
 extern const char *const cs_topo_proto_names[CS_TOPO_N_PROTOS + 1]; /* NULL-terminated */
 
 /* Reads an optional "protocols" object of @root (at @path) into @topo's overrides. */

@@ -538,7 +538,8 @@ read_device(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *obj, const char *pa
         cs_json_set_error(ctx, error, p, "a device name must not be empty");
         return FALSE;
     }
-    if (!cs_json_get_int(ctx, obj, path, "node", FALSE, -1, G_MAXINT, &d.node, error))
+    /* Nodes index arrays: cap them where templates cap their node count. */
+    if (!cs_json_get_int(ctx, obj, path, "node", FALSE, -1, CS_TOPO_MAX_NODES - 1, &d.node, error))
         return FALSE;
     if (runs_ranks) {
         const SpecDefaults *def = kind == CS_DEVICE_GPU ? gpu_defaults : cpu_defaults;
@@ -648,6 +649,20 @@ read_link(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *obj, const char *path
         || !cs_json_get_bool(ctx, obj, path, "duplex", FALSE, &duplex, error)
         || !cs_json_get_string(ctx, obj, path, "source", FALSE, &source, error))
         return FALSE;
+
+    /* The floor cs_json_get_bandwidth() holds a datasheet rate to holds the usable one too,
+     * and count x bandwidth must stay a number. */
+    if (!isfinite(count * lane_Bps)) {
+        g_autofree char *p = cs_json_path_member(path, "count");
+        cs_json_set_error(ctx, error, p, "count x bandwidth is beyond any number");
+        return FALSE;
+    }
+    if (count * lane_Bps * efficiency < CS_TOPO_MIN_USABLE_BPS) {
+        g_autofree char *p = cs_json_path_member(path, "efficiency");
+        cs_json_set_error(ctx, error, p,
+                          "bandwidth x efficiency is below 1 MB/s, too slow for a link (a slip?)");
+        return FALSE;
+    }
 
     CsLink l = {
         .src = a,

@@ -238,25 +238,33 @@ read_network(const CsJsonCtx *ctx, const cJSON *root, int nodes, Network *net, G
         .nodes_per_leaf = nodes,
         .oversubscription = 1.0,
     };
-    return read_link_kind(ctx, obj, "network", "kind", TRUE, &net->kind, error)
-           && cs_json_get_int(ctx, obj, "network", "nics_per_node", FALSE, 1, 1 << 16,
-                              &net->nics_per_node, error)
-           && cs_json_get_bandwidth(ctx, obj, "network", "nic_bandwidth", TRUE, &net->nic_Bps,
-                                    error)
-           && cs_json_get_number(ctx, obj, "network", "nic_efficiency", FALSE, 0.0, TRUE, 1.0,
-                                 &net->nic_efficiency, error)
-           && cs_json_get_time(ctx, obj, "network", "nic_alpha", TRUE, &net->nic_alpha_s, error)
-           && cs_json_get_time(ctx, obj, "network", "switch_alpha", TRUE, &net->switch_alpha_s,
-                               error)
-           && cs_json_get_bool(ctx, obj, "network", "rail_optimized", FALSE, &net->rail_optimized,
-                               error)
-           && cs_json_get_int(ctx, obj, "network", "nodes_per_leaf", FALSE, 1, nodes,
-                              &net->nodes_per_leaf, error)
-           && cs_json_get_number(ctx, obj, "network", "oversubscription", FALSE, 1.0, FALSE, 1e6,
-                                 &net->oversubscription, error)
-           && cs_json_get_bool(ctx, obj, "network", "sharp", FALSE, &net->sharp, error)
-           && cs_json_get_object(ctx, obj, "network", "nic_link", FALSE, &net->nic_link, error)
-           && cs_json_get_string(ctx, obj, "network", "source", FALSE, &source, error);
+    if (!(read_link_kind(ctx, obj, "network", "kind", TRUE, &net->kind, error)
+          && cs_json_get_int(ctx, obj, "network", "nics_per_node", FALSE, 1, 1 << 16,
+                             &net->nics_per_node, error)
+          && cs_json_get_bandwidth(ctx, obj, "network", "nic_bandwidth", TRUE, &net->nic_Bps, error)
+          && cs_json_get_number(ctx, obj, "network", "nic_efficiency", FALSE, 0.0, TRUE, 1.0,
+                                &net->nic_efficiency, error)
+          && cs_json_get_time(ctx, obj, "network", "nic_alpha", TRUE, &net->nic_alpha_s, error)
+          && cs_json_get_time(ctx, obj, "network", "switch_alpha", TRUE, &net->switch_alpha_s,
+                              error)
+          && cs_json_get_bool(ctx, obj, "network", "rail_optimized", FALSE, &net->rail_optimized,
+                              error)
+          && cs_json_get_int(ctx, obj, "network", "nodes_per_leaf", FALSE, 1, nodes,
+                             &net->nodes_per_leaf, error)
+          && cs_json_get_number(ctx, obj, "network", "oversubscription", FALSE, 1.0, FALSE, 1e6,
+                                &net->oversubscription, error)
+          && cs_json_get_bool(ctx, obj, "network", "sharp", FALSE, &net->sharp, error)
+          && cs_json_get_object(ctx, obj, "network", "nic_link", FALSE, &net->nic_link, error)
+          && cs_json_get_string(ctx, obj, "network", "source", FALSE, &source, error)))
+        return FALSE;
+    /* The slowest link the template makes, a spine uplink: the same floor as any link's. */
+    if (net->nic_Bps * net->nic_efficiency / net->oversubscription < CS_TOPO_MIN_USABLE_BPS) {
+        cs_json_set_error(ctx, error, "network",
+                          "nic_bandwidth x nic_efficiency / oversubscription is below 1 MB/s "
+                          "(a spine link that slow would swamp every prediction)");
+        return FALSE;
+    }
+    return TRUE;
 }
 
 static gboolean
@@ -299,13 +307,20 @@ add_pair(CsTopo *topo, int a, int b, CsLinkKind kind, double lane_Bps, int count
     cs_topo_add_link(topo, &l);
 }
 
+/* A device the template generates (a NIC, a leaf, the spine); -1 with @error when the
+ * node's own devices already hold its name. */
 static int
-add_switch(CsTopo *topo, const char *name, int node, CsDeviceKind kind, gboolean sharp)
+add_switch(CsTopo *topo, const CsJsonCtx *ctx, const char *name, int node, CsDeviceKind kind,
+           gboolean sharp, GError **error)
 {
     CsDevice d = { .name = (char *)name, .kind = kind, .node = node, .sharp = sharp };
     CsDeviceOrigin o = { .file_index = -1 };
     int index = cs_topo_add_device(topo, &d, &o);
-    g_assert(index >= 0);
+    if (index < 0)
+        cs_json_set_error(ctx, error, "network",
+                          "the template generates a device named \"%s\", which the node's own "
+                          "devices already use (rename that device)",
+                          name);
     return index;
 }
 
@@ -330,7 +345,7 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         return FALSE;
     }
     int nodes = 0;
-    if (!cs_json_get_int(ctx, root, "", "nodes", TRUE, 1, 1 << 16, &nodes, error))
+    if (!cs_json_get_int(ctx, root, "", "nodes", TRUE, 1, CS_TOPO_MAX_NODES, &nodes, error))
         return FALSE;
 
     g_autoptr(CsTopo) unit = cs_topo_new_empty("node", NULL);
@@ -340,6 +355,13 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
     g_autoptr(GArray) ranks = unit_ranks(unit);
     if (!check_unit_ranks(unit, ranks, ctx, label, error))
         return FALSE;
+    if ((gint64)nodes * ranks->len > CS_TOPO_MAX_RANKS) {
+        cs_json_set_error(ctx, error, "nodes",
+                          "%d nodes of %u ranks are %" G_GINT64_FORMAT " ranks, more than the %d "
+                          "collsim holds (a route for every pair)",
+                          nodes, ranks->len, (gint64)nodes * ranks->len, CS_TOPO_MAX_RANKS);
+        return FALSE;
+    }
 
     Network net;
     if (!read_network(ctx, root, nodes, &net, error))
@@ -406,7 +428,9 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         int R = (int)ranks->len;
         for (int j = 0; j < nics; j++) {
             g_autofree char *name = g_strdup_printf("n%d/nic%d", i, j);
-            nic_device[i * nics + j] = add_switch(topo, name, i, CS_DEVICE_NIC, FALSE);
+            nic_device[i * nics + j] = add_switch(topo, ctx, name, i, CS_DEVICE_NIC, FALSE, error);
+            if (nic_device[i * nics + j] < 0)
+                return FALSE;
         }
         /* Spread evenly: each NIC on one rank device, or each rank device on one NIC. */
         int pairs = MAX(nics, R);
@@ -432,7 +456,9 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
             else
                 name = groups == 1 ? g_strdup("leaf") : g_strdup_printf("leaf%d", g);
             leaf[g * leaves_per_group + j]
-                = add_switch(topo, name, -1, CS_DEVICE_SWITCH, net.sharp);
+                = add_switch(topo, ctx, name, -1, CS_DEVICE_SWITCH, net.sharp, error);
+            if (leaf[g * leaves_per_group + j] < 0)
+                return FALSE;
         }
     }
     for (int i = 0; i < nodes; i++) {
@@ -444,7 +470,9 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         }
     }
     if (groups * leaves_per_group > 1) {
-        int spine = add_switch(topo, "spine", -1, CS_DEVICE_SWITCH, net.sharp);
+        int spine = add_switch(topo, ctx, "spine", -1, CS_DEVICE_SWITCH, net.sharp, error);
+        if (spine < 0)
+            return FALSE;
         for (int g = 0; g < groups; g++) {
             int in_group = MIN(net.nodes_per_leaf, nodes - g * net.nodes_per_leaf);
             int down_ports = in_group * (net.rail_optimized ? 1 : nics);
