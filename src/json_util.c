@@ -375,9 +375,7 @@ cs_json_get_bandwidth(const CsJsonCtx *ctx, const cJSON *object, const char *pat
     if (!get_quantity(ctx, object, path, key, required, "bandwidth", "400 GB/s",
                       cs_units_parse_bandwidth, &v, error))
         return FALSE;
-    /* Below 1 MB/s (slower than 10 Mb/s Ethernet) a rate is a unit slip, and sizes of a few
-     * GiB would take longer than the engine's clock can count. */
-    if (v >= 0.0 && v < 1e6) {
+    if (v >= 0.0 && v < CS_JSON_MIN_BANDWIDTH_BPS) {
         g_autofree char *p = cs_json_path_member(path, key);
         cs_json_set_error(ctx, error, p,
                           "\"%s\" is less than 1 MB/s, too slow for a link or a GPU (a unit "

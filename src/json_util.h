@@ -52,6 +52,11 @@ const cJSON *cs_json_member(const cJSON *object, const char *key);
  * it was (so the caller presets the default). A present value of the wrong type or range
  * fails with a message naming PATH.KEY and what was found. */
 
+/* The slowest rate a machine description may hold, bytes/s: below 1 MB/s (slower than
+ * 10 Mb/s Ethernet) a rate is a unit slip, and sizes of a few GiB would take longer than the
+ * engine's picosecond clock can count. */
+#define CS_JSON_MIN_BANDWIDTH_BPS 1e6
+
 gboolean cs_json_get_string(const CsJsonCtx *ctx, const cJSON *object, const char *path,
                             const char *key, gboolean required, const char **value, GError **error);
 gboolean cs_json_get_bool(const CsJsonCtx *ctx, const cJSON *object, const char *path,

@@ -16,9 +16,8 @@ G_BEGIN_DECLS
 /* Ranks a machine may have: routes are kept for every pair (8192 ranks: 67 M routes, about
  * 2 GB), and the largest shipped cluster has 1,024. */
 #define CS_TOPO_MAX_RANKS 8192
-/* The slowest usable link: below 1 MB/s a rate is a unit slip, and sizes of a few GiB would
- * take longer than the engine's picosecond clock can count. */
-#define CS_TOPO_MIN_USABLE_BPS 1e6
+/* The slowest usable link: the floor a datasheet rate is held to, efficiency applied. */
+#define CS_TOPO_MIN_USABLE_BPS CS_JSON_MIN_BANDWIDTH_BPS
 extern const char *const cs_topo_proto_names[CS_TOPO_N_PROTOS + 1]; /* NULL-terminated */
 
 /* Reads an optional "protocols" object of @root (at @path) into @topo's overrides. */
