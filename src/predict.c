@@ -807,6 +807,72 @@ cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo
     return cs_algo_build(algo, &args, error);
 }
 
+CsTime
+cs_predict_lower_bound(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                       CsProto proto, const CsPredictOptions *options)
+{
+    CsPredictOptions defaults;
+    CsAlgoArgs args;
+    CsAlgoBound bound;
+
+    g_return_val_if_fail(topo != NULL && algo != NULL, 0);
+    if (algo->bound == NULL)
+        return 0;
+    if (options == NULL) {
+        cs_predict_options_init(&defaults);
+        options = &defaults;
+    }
+    const int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    if (nranks > cs_topo_n_ranks(topo) || size_bytes < 0 || size_bytes > PREDICT_MAX_BYTES)
+        return 0;
+    point_args(topo, op, size_bytes, algo, proto, options, nranks, &args);
+    if (!algo->bound(&args, &bound) || (bound.chain <= 0 && bound.bytes_sent <= 0))
+        return 0;
+
+    /* Every rank on a device of its own, so that every message crosses at least one link;
+     * what the devices can send out at once, over all their links. */
+    const int n_devices = cs_topo_n_devices(topo);
+    g_autofree double *egress_Bps = g_new0(double, n_devices);
+    g_autofree gboolean *taken = g_new0(gboolean, n_devices);
+    double min_alpha_s = G_MAXDOUBLE;
+    for (int l = 0; l < cs_topo_n_links(topo); l++) {
+        const CsLink *link = cs_topo_link(topo, l);
+        egress_Bps[link->src] += link->bw_Bps;
+        min_alpha_s = MIN(min_alpha_s, link->alpha_s);
+    }
+    double ranks_egress_Bps = 0.0;
+    for (int r = 0; r < nranks; r++) {
+        const int d = cs_topo_rank_device(topo, r);
+        if (taken[d])
+            return 0;
+        taken[d] = TRUE;
+        ranks_egress_Bps += egress_Bps[d];
+    }
+    if (min_alpha_s == G_MAXDOUBLE || ranks_egress_Bps <= 0.0)
+        return 0;
+
+    /* A message arrives a route's alpha plus the protocol's hop latency on its class after it
+     * left (engine.c, setup_costs), and LL and LL128 put only part of a line on the wire. */
+    const gboolean textbook = options->engine.textbook;
+    const CsProtoInfo *pi = cs_proto_info(proto);
+    double min_hop_s = G_MAXDOUBLE;
+    for (int k = 0; k < CS_N_LINK_CLASSES; k++) {
+        const double own = cs_topo_hop_latency_override(topo, proto, (CsLinkClass)k);
+        min_hop_s = MIN(min_hop_s, own >= 0 ? own : pi->hop_latency_s[k]);
+    }
+    if (textbook)
+        min_hop_s = 0.0;
+    const double data_fraction = textbook ? 1.0 : pi->data_fraction;
+    const double latency_s = (double)bound.chain * (MAX(min_alpha_s, 0.0) + MAX(min_hop_s, 0.0));
+    /* Less a ten-thousandth: the network model rounds each flow's end to a picosecond. */
+    const double bandwidth_s
+        = (double)bound.bytes_sent / data_fraction / ranks_egress_Bps * (1.0 - 1e-4);
+    const double ps = floor(MAX(latency_s, bandwidth_s) * CS_TIME_PS_PER_S);
+    /* The engine rounds each hop's latency to a picosecond: allow one per hop. */
+    const double slack = (double)bound.chain + 1.0;
+    return ps > slack ? (CsTime)(ps - slack) : 0;
+}
+
 /**
  * cs_predict_one:
  * Builds @algo's schedule for @op of @size_bytes on the first options->nranks ranks of @topo
@@ -951,6 +1017,25 @@ predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *
     return 0;
 }
 
+/* One candidate of cs_predict_best(): its place in listing order, and the time it cannot
+ * beat. */
+typedef struct {
+    const CsAlgo *algo;
+    CsProto proto;
+    int index;
+    CsTime bound;
+} Candidate;
+
+static gint
+candidate_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const Candidate *a = pa;
+    const Candidate *b = pb;
+    if (a->bound != b->bound)
+        return a->bound < b->bound ? -1 : 1;
+    return a->index - b->index;
+}
+
 /**
  * cs_predict_best:
  * Predicts every candidate algorithm that implements @op and supports this case, with every
@@ -963,7 +1048,9 @@ predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *
  * asked to weigh algorithms NCCL does not have. With options->pick (not CS_PICK_FASTEST) and a
  * model in options->nccl, NCCL's own choice is simulated instead (@out->nccl_picked), as NCCL
  * makes it when nothing is forced; where NCCL allows nothing collsim simulates, or has no model
- * for @op, the fastest is kept.
+ * for @op, the fastest is kept. Candidates run in order of their lower bound
+ * (cs_predict_lower_bound()); one whose bound the fastest so far beats is not simulated, which
+ * changes no answer (options->exhaustive simulates it anyway).
  * Returns: TRUE with @out set, or FALSE with @error: the first refusal's reason when nothing
  * applies, or the first error that is not a refusal.
  */
@@ -987,6 +1074,8 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
     gboolean any = options != NULL && options->any_algorithm;
     const guint allowed_protos = unforced_protos(topo, options);
+    g_autoptr(GArray) cands = g_array_new(FALSE, FALSE, sizeof(Candidate));
+    int refusal_at = G_MAXINT; /* listing position of first_refusal: 2 x candidate index */
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         const CsAlgo *algo = *a;
         const char *why = NULL;
@@ -998,15 +1087,15 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             continue;
         if (algo->supports != NULL
             && !algo->supports(nranks == cs_topo_n_ranks(topo) ? topo : NULL, op, nranks, &why)) {
-            if (first_refusal == NULL)
+            if (first_refusal == NULL) {
                 g_set_error(&first_refusal, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
                             "algorithm %s cannot run %s on %d ranks: %s", algo->name,
                             cs_op_name(op), nranks, why != NULL ? why : "not supported");
+                refusal_at = 2 * (int)cands->len - 1;
+            }
             continue;
         }
         for (int p = 0; p < CS_N_PROTOS; p++) {
-            CsPrediction pred;
-            g_autoptr(GError) local = NULL;
             if (proto_filter >= 0 && p != proto_filter)
                 continue;
             if (proto_filter < 0 && (allowed_protos & (1u << p)) == 0)
@@ -1014,19 +1103,49 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             if (proto_filter < 0 && !any
                 && !proto_in_nccl_tests(topo, algo, op, (CsProto)p, size_bytes, nranks))
                 continue;
-            if (!cs_predict_one(topo, op, size_bytes, algo, (CsProto)p, options, &pred, &local)) {
-                if (!is_refusal(local)) {
-                    g_propagate_error(error, g_steal_pointer(&local));
-                    return FALSE;
-                }
-                if (first_refusal == NULL)
-                    first_refusal = g_steal_pointer(&local);
-                continue;
+            const gboolean bounded = options == NULL || !options->exhaustive;
+            Candidate c = {
+                algo,
+                (CsProto)p,
+                (int)cands->len,
+                bounded ? cs_predict_lower_bound(topo, op, size_bytes, algo, (CsProto)p, options)
+                        : 0,
+            };
+            g_array_append_val(cands, c);
+        }
+    }
+    /* Branch and bound: the candidates the least bounded first, so that one whose bound the
+     * best so far already beats is never simulated (a 1024-rank ring replays tens of millions
+     * of steps to lose to a tree at every size below gigabytes). Ties still go to listing
+     * order. */
+    g_array_sort(cands, candidate_cmp);
+    int best_index = -1;
+    for (guint i = 0; i < cands->len; i++) {
+        const Candidate *c = &g_array_index(cands, Candidate, i);
+        if (found
+            && (c->bound > out->result.time
+                || (c->bound == out->result.time && c->index > best_index)))
+            continue;
+        CsPrediction pred;
+        g_autoptr(GError) local = NULL;
+        if (!cs_predict_one(topo, op, size_bytes, c->algo, c->proto, options, &pred, &local)) {
+            if (!is_refusal(local)) {
+                g_propagate_error(error, g_steal_pointer(&local));
+                return FALSE;
             }
-            if (!found || pred.result.time < out->result.time) {
-                *out = pred;
-                found = TRUE;
+            /* The refusal said is the first in listing order, whatever order ran. */
+            if (first_refusal == NULL || 2 * c->index < refusal_at) {
+                g_clear_error(&first_refusal);
+                first_refusal = g_steal_pointer(&local);
+                refusal_at = 2 * c->index;
             }
+            continue;
+        }
+        if (!found || pred.result.time < out->result.time
+            || (pred.result.time == out->result.time && c->index < best_index)) {
+            *out = pred;
+            best_index = c->index;
+            found = TRUE;
         }
     }
     if (found)

@@ -57,6 +57,9 @@ typedef struct {
                               * schedule would be large is extended linearly from three
                               * smaller simulated sizes on one line (the pipeline's steady
                               * state), or simulated whole when they are not */
+    gboolean exhaustive;     /* cs_predict_best simulates every candidate, also one whose
+                              * lower bound (cs_predict_lower_bound) a faster one already
+                              * beats; the answer is the same, only slower (tests compare) */
 } CsPredictOptions;
 
 void cs_predict_options_init(CsPredictOptions *options);
@@ -93,6 +96,15 @@ int cs_predict_peer_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, Cs
 gboolean cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
                         CsProto proto, const CsPredictOptions *options, CsPrediction *out,
                         GError **error);
+
+/* A time, in ps, that cs_predict_one() of @size_bytes with @algo and @proto, simulated whole,
+ * cannot beat, known without building the schedule: the algorithm's chain of messages in a
+ * row (CsAlgo.bound) each at least the smallest route latency plus the protocol's smallest
+ * hop latency, or the bytes it sends over what the ranks' links can carry out, whichever is
+ * longer. 0 when the algorithm gives no bound or two ranks share a device (their messages
+ * cross no link). */
+CsTime cs_predict_lower_bound(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                              CsProto proto, const CsPredictOptions *options);
 
 /* The schedule behind cs_predict_one() for the same arguments, built at the full size even
  * where the prediction was extended from smaller sizes (for `collsim --verify`).

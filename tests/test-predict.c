@@ -474,6 +474,185 @@ test_best_is_fastest(void)
     }
 }
 
+/* ---- Lower bounds (branch and bound in cs_predict_best) ---- */
+
+/* Machines of every kind of route the bound must hold on: NVSwitch, a two-node rail fabric,
+ * PCIe through host memory, CPUs over Ethernet, an xGMI mesh. */
+static const char *const bound_topos[]
+    = { "dgx-h100x8", "hgx-h100x8-2n", "rtx2080ti-x2-pcie3-shm", "eth-cpu-8n", "mi300x-x8-xgmi" };
+static const gint64 bound_sizes[] = { 8, 1000, 4096, 65536 + 12, 1 << 20, 3 << 22 };
+
+static void
+test_bound_bytes(void)
+{
+    g_test_summary("An algorithm's bound counts exactly the bytes its schedule sends.");
+    int checked = 0;
+    for (guint t = 0; t < G_N_ELEMENTS(bound_topos); t++) {
+        g_autoptr(CsTopo) topo = cs_test_load_topo(bound_topos[t]);
+        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+            if ((*a)->bound == NULL)
+                continue;
+            for (int op = 0; op < CS_N_OPS; op++) {
+                if (((*a)->ops & CS_OP_BIT(op)) == 0)
+                    continue;
+                for (guint i = 0; i < G_N_ELEMENTS(bound_sizes); i++) {
+                    g_autoptr(GError) error = NULL;
+                    CsPredictOptions opt;
+                    cs_predict_options_init(&opt);
+                    opt.root = 1;
+                    g_autoptr(CsSchedule) sched = cs_predict_schedule(
+                        topo, (CsOp)op, bound_sizes[i], *a, CS_PROTO_SIMPLE, &opt, &error);
+                    if (sched == NULL)
+                        continue; /* refused here (supports) */
+                    gint64 sent = 0;
+                    for (int r = 0; r < cs_schedule_n_ranks(sched); r++) {
+                        gsize n;
+                        const CsStep *steps = cs_schedule_steps(sched, r, &n);
+                        for (gsize k = 0; k < n; k++)
+                            if (cs_step_kind_sends(steps[k].kind))
+                                sent += steps[k].bytes;
+                    }
+                    CsAlgoArgs args;
+                    cs_algo_args_init(&args, topo, (CsOp)op, cs_schedule_n_ranks(sched),
+                                      bound_sizes[i]);
+                    args.root = 1;
+                    args.n_channels = cs_schedule_n_channels(sched);
+                    CsAlgoBound b;
+                    g_assert_true((*a)->bound(&args, &b));
+                    if (b.bytes_sent != sent)
+                        g_error("%s %s %" G_GINT64_FORMAT " B on %s: bound says %" G_GINT64_FORMAT
+                                " bytes sent, the schedule sends %" G_GINT64_FORMAT,
+                                (*a)->name, cs_op_name((CsOp)op), bound_sizes[i], bound_topos[t],
+                                b.bytes_sent, sent);
+                    g_assert_cmpint(b.chain > 0, ==, sent > 0);
+                    checked++;
+                }
+            }
+        }
+    }
+    g_assert_cmpint(checked, >=, 100);
+}
+
+static void
+test_bound_below_engine(void)
+{
+    g_test_summary("The lower bound never exceeds the simulated time (either network model, "
+                   "textbook or not, all ranks or the first three), and is not vacuous.");
+    double tightest = 0.0;
+    int checked = 0;
+    for (guint t = 0; t < G_N_ELEMENTS(bound_topos); t++) {
+        g_autoptr(CsTopo) topo = cs_test_load_topo(bound_topos[t]);
+        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+            if ((*a)->bound == NULL)
+                continue;
+            for (int op = 0; op < CS_N_OPS; op++) {
+                if (((*a)->ops & CS_OP_BIT(op)) == 0)
+                    continue;
+                for (int p = 0; p < CS_N_PROTOS; p++) {
+                    for (guint i = 0; i < G_N_ELEMENTS(bound_sizes); i++) {
+                        for (int mode = 0; mode < 4; mode++) {
+                            const gboolean textbook = mode == 1;
+                            g_autoptr(GError) error = NULL;
+                            CsPredictOptions opt;
+                            CsPrediction pred;
+                            cs_predict_options_init(&opt);
+                            opt.exact = TRUE;
+                            opt.engine.textbook = textbook;
+                            opt.engine.net_model = mode == 2 ? "maxmin" : NULL;
+                            /* The first ranks only: the algorithm sees no machine. */
+                            opt.nranks = mode == 3 ? MIN(3, cs_topo_n_ranks(topo)) : 0;
+                            if (!cs_predict_one(topo, (CsOp)op, bound_sizes[i], *a, (CsProto)p,
+                                                &opt, &pred, &error))
+                                continue; /* refused (LL on CPUs, ...) */
+                            const CsTime bound = cs_predict_lower_bound(
+                                topo, (CsOp)op, bound_sizes[i], *a, (CsProto)p, &opt);
+                            if (bound > pred.result.time)
+                                g_error("%s/%s %s %" G_GINT64_FORMAT " B on %s%s: bound %.4f us "
+                                        "> simulated %.4f us",
+                                        (*a)->name, cs_proto_name((CsProto)p), cs_op_name((CsOp)op),
+                                        bound_sizes[i], bound_topos[t],
+                                        mode == 1   ? " (textbook)"
+                                        : mode == 2 ? " (maxmin)"
+                                        : mode == 3 ? " (3 ranks)"
+                                                    : "",
+                                        cs_time_to_us(bound), cs_time_to_us(pred.result.time));
+                            tightest
+                                = MAX(tightest, (double)bound / (double)MAX(pred.result.time, 1));
+                            checked++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    g_assert_cmpint(checked, >=, 200);
+    /* A bound of 0 everywhere would pass the check above and prune nothing. */
+    g_assert_cmpfloat(tightest, >, 0.5);
+}
+
+static void
+test_bound_ring_tight(void)
+{
+    g_test_summary("A ring all-reduce's bound is most of its time, small and large.");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x8");
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const gint64 sizes[] = { 8, (gint64)1 << 30 };
+    for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        g_autoptr(GError) error = NULL;
+        CsPrediction pred;
+        g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, sizes[i], ring, CS_PROTO_SIMPLE, NULL,
+                                     &pred, &error));
+        g_assert_no_error(error);
+        const CsTime bound
+            = cs_predict_lower_bound(topo, CS_OP_ALL_REDUCE, sizes[i], ring, CS_PROTO_SIMPLE, NULL);
+        g_assert_cmpint(bound, <=, pred.result.time);
+        /* Latency: 14 hops of link and protocol latency, less the launch; bandwidth: the
+         * links' rate, less what the channels leave unused. */
+        g_assert_cmpfloat((double)bound, >, 0.4 * (double)pred.result.time);
+    }
+}
+
+static void
+test_best_bound_same(void)
+{
+    g_test_summary("Skipping candidates by their bound picks what trying every one picks.");
+    const char *const topos[] = { "dgx-h100x8", "hgx-h100x8-2n", "dgx-h100x4", "eth-cpu-8n" };
+    int pruned_somewhere = 0;
+    for (guint t = 0; t < G_N_ELEMENTS(topos); t++) {
+        g_autoptr(CsTopo) topo = cs_test_load_topo(topos[t]);
+        for (int op = 0; op < CS_N_OPS; op++) {
+            for (gint64 size = 8; size <= (gint64)1 << 28; size *= 32) {
+                g_autoptr(GError) e1 = NULL;
+                g_autoptr(GError) e2 = NULL;
+                CsPredictOptions opt;
+                CsPrediction pruned;
+                CsPrediction every;
+                cs_predict_options_init(&opt);
+                gboolean ok1 = cs_predict_best(topo, (CsOp)op, size, NULL, -1, &opt, &pruned, &e1);
+                opt.exhaustive = TRUE;
+                gboolean ok2 = cs_predict_best(topo, (CsOp)op, size, NULL, -1, &opt, &every, &e2);
+                g_assert_cmpint(ok1, ==, ok2);
+                if (!ok1) {
+                    g_assert_cmpstr(e1->message, ==, e2->message);
+                    continue;
+                }
+                g_assert_true(pruned.algo == every.algo);
+                g_assert_cmpint(pruned.proto, ==, every.proto);
+                g_assert_cmpint(pruned.result.time, ==, every.result.time);
+                /* Some candidate was beaten by its bound alone. */
+                for (int p = 0; p < CS_N_PROTOS; p++) {
+                    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+                    if ((ring->ops & CS_OP_BIT(op)) != 0
+                        && cs_predict_lower_bound(topo, (CsOp)op, size, ring, (CsProto)p, &opt)
+                               > every.result.time)
+                        pruned_somewhere++;
+                }
+            }
+        }
+    }
+    g_assert_cmpint(pruned_somewhere, >, 0);
+}
+
 static void
 test_best_skips_illegal(void)
 {
@@ -831,6 +1010,10 @@ main(int argc, char **argv)
     g_test_add_func("/predict/best/nccl-per-op", test_best_nccl_per_op);
     g_test_add_func("/predict/best/fastest", test_best_is_fastest);
     g_test_add_func("/predict/best/illegal-protocol", test_best_skips_illegal);
+    g_test_add_func("/predict/best/bound-same-pick", test_best_bound_same);
+    g_test_add_func("/predict/bound/bytes", test_bound_bytes);
+    g_test_add_func("/predict/bound/below-engine", test_bound_below_engine);
+    g_test_add_func("/predict/bound/ring-tight", test_bound_ring_tight);
     g_test_add_func("/predict/best/cpu-simple-only", test_best_cpu_simple);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);

@@ -33,6 +33,18 @@ typedef struct {
 typedef struct _CsAlgo CsAlgo;
 
 /**
+ * CsAlgoBound:
+ * What a schedule must do whatever the machine: @chain messages in a row, each sent only
+ * once the one before it has arrived (its first unit, for a forwarding step), so the run
+ * lasts at least @chain route latencies; and @bytes_sent bytes sent by all ranks together
+ * (local copies not counted), so it lasts at least that over the ranks' summed egress.
+ */
+typedef struct {
+    gint64 chain;
+    gint64 bytes_sent;
+} CsAlgoBound;
+
+/**
  * CsAlgo:
  * @name:      CLI spelling ("ring").
  * @summary:   one line for --help and `collsim algos`.
@@ -47,6 +59,10 @@ typedef struct _CsAlgo CsAlgo;
  * @parts:     (nullable) into how many parts, each one chunk further per loop, @build cuts
  *             a channel's data (a ring: one per rank; NVLS: one per head; a tree: 1). NULL:
  *             one per rank.
+ * @bound:     (nullable) what any run of @build's schedule for @args must at least do,
+ *             known without building it (CsAlgoBound); FALSE when unknown. The predictor
+ *             skips a candidate whose lower bound is already beaten, so it must never
+ *             overstate: tests hold it against the schedule and the engine.
  */
 struct _CsAlgo {
     const char *name;
@@ -57,6 +73,7 @@ struct _CsAlgo {
     CsSchedule *(*build)(const CsAlgoArgs *args, GError **error);
     gint64 (*chunk)(const CsAlgoArgs *args);
     int (*parts)(const CsAlgoArgs *args);
+    gboolean (*bound)(const CsAlgoArgs *args, CsAlgoBound *out);
 };
 
 /* Fills @args with defaults: root 0, float, sum, Simple, 1 channel, protocol chunk. */

@@ -496,6 +496,37 @@ ring_build(const CsAlgoArgs *args, GError **error)
     return g_steal_pointer(&sched);
 }
 
+/* Every piece of data travels the whole ring (twice round less two hops for all-reduce), one
+ * hop after the other, and no step sends nothing: the chain is one piece's trip, and the bytes
+ * are every piece's size times its hops. */
+static gboolean
+ring_bound(const CsAlgoArgs *args, CsAlgoBound *out)
+{
+    const gint64 P = args->nranks;
+    const gint64 ts = cs_dtype_size(args->dtype);
+    const CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
+    gint64 hops = P - 1;
+    gint64 bytes = size.count * ts;
+
+    switch (args->op) {
+    case CS_OP_ALL_REDUCE:
+        hops = 2 * (P - 1);
+        break;
+    case CS_OP_ALL_GATHER:
+    case CS_OP_REDUCE_SCATTER:
+        bytes = P * (size.block_bytes / ts * ts);
+        break;
+    case CS_OP_BROADCAST:
+    case CS_OP_REDUCE:
+        break;
+    default:
+        return FALSE;
+    }
+    out->chain = bytes > 0 ? hops : 0;
+    out->bytes_sent = bytes * hops;
+    return TRUE;
+}
+
 const CsAlgo cs_algo_ring = {
     .name = "ring",
     .summary = "pipelined ring per channel (NCCL Ring): bandwidth-optimal, 2(P-1) steps",
@@ -504,4 +535,5 @@ const CsAlgo cs_algo_ring = {
     .ops = RING_OPS,
     .supports = ring_supports,
     .build = ring_build,
+    .bound = ring_bound,
 };

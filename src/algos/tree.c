@@ -264,6 +264,29 @@ tree_build(const CsAlgoArgs *args, GError **error)
     return sched;
 }
 
+/* Each tree edge carries its channel's part once up and once down for all-reduce, and every
+ * rank but the root receives the whole buffer (broadcast) or sends it (reduce) once, over
+ * the two trees. A binary tree of P ranks is at least floor(log2 P) deep, and an all-reduce
+ * chunk goes from the deepest leaf to the root and back. */
+static gboolean
+tree_bound(const CsAlgoArgs *args, CsAlgoBound *out)
+{
+    const gint64 P = args->nranks;
+    const CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
+    const gint64 bytes = size.count * cs_dtype_size(args->dtype);
+    const gint64 depth = P > 1 ? cs_pipetree_log2i(P) : 0;
+
+    if (args->op == CS_OP_ALL_REDUCE) {
+        out->chain = bytes > 0 ? 2 * depth : 0;
+        out->bytes_sent = 2 * (P - 1) * bytes;
+    }
+    else {
+        out->chain = bytes > 0 && P > 1 ? 1 : 0;
+        out->bytes_sent = (P - 1) * bytes;
+    }
+    return TRUE;
+}
+
 const CsAlgo cs_algo_tree = {
     .name = "tree",
     .summary = "NCCL double binary tree (nodes as chains), pipelined reduce up + broadcast down",
@@ -274,4 +297,5 @@ const CsAlgo cs_algo_tree = {
     .build = tree_build,
     .chunk = tree_chunk,
     .parts = tree_parts,
+    .bound = tree_bound,
 };
