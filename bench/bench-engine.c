@@ -4,8 +4,11 @@
  *   ring1024   1 GiB ring all-reduce on 1,024 ranks (hgx-h100x8-128n), chunk by chunk
  *   sweep      8 B .. 8 GiB x2, every collective x algorithm x protocol on dgx-h100x8
  *   hier1024   1 GiB hierarchical all-reduce on hgx-h100x8-128n
+ *   best128    `collsim --topo hgx-h100x8-16n`'s work: the best all-reduce candidate at every
+ *              size 8 B .. 8 GiB x2 on 128 ranks, with the candidates' lower bounds skipping
+ *              the hopeless ones, then with every candidate simulated (the same picks)
  * Targets: >= 20 M events/s on one core, ring1024 < 1 s, sweep < 0.5 s.
- * Usage: bench-engine [--model M] [--max-events N] [ring1024|sweep|hier1024|all]
+ * Usage: bench-engine [--model M] [--max-events N] [ring1024|sweep|hier1024|best128|all]
  * (--max-events: the sweep extrapolates sizes past N events per simulation; 0 = none). */
 #include <glib.h>
 #include <stdio.h>
@@ -150,6 +153,53 @@ sweep(const char *model, gint64 max_events, GError **error)
     return TRUE;
 }
 
+/* The best all-reduce at each size on 16 x HGX H100 (128 ranks), pruned by the candidates'
+ * lower bounds, then exhaustive; the two must pick the same. */
+static gboolean
+best128(const char *model, GError **error)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("hgx-h100x8-16n", error);
+    if (topo == NULL)
+        return FALSE;
+    CsPrediction pruned[40];
+    double wall[2];
+    int n_sizes = 0;
+
+    for (int exhaustive = 0; exhaustive <= 1; exhaustive++) {
+        CsPredictOptions opt;
+        cs_predict_options_init(&opt);
+        opt.engine.net_model = model;
+        opt.exhaustive = exhaustive;
+        Clock t0 = clock_now();
+        n_sizes = 0;
+        for (gint64 size = 8; size <= (gint64)8 << 30; size *= 2, n_sizes++) {
+            CsPrediction best;
+            if (!cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &best, error))
+                return FALSE;
+            if (!exhaustive) {
+                pruned[n_sizes] = best;
+                continue;
+            }
+            if (best.algo != pruned[n_sizes].algo || best.proto != pruned[n_sizes].proto
+                || best.result.time != pruned[n_sizes].result.time) {
+                g_set_error(error, g_quark_from_static_string("bench-engine"), 1,
+                            "%" G_GINT64_FORMAT " B: pruned search picked %s/%s (%.3f us), "
+                            "every candidate %s/%s (%.3f us)",
+                            size, pruned[n_sizes].algo->name, cs_proto_name(pruned[n_sizes].proto),
+                            pruned[n_sizes].time_us, best.algo->name, cs_proto_name(best.proto),
+                            best.time_us);
+                return FALSE;
+            }
+        }
+        wall[exhaustive] = clock_since(t0).wall_s;
+    }
+    printf("best128   hgx-h100x8-16n all-reduce, best of every candidate at %d sizes 8 B .. "
+           "8 GiB, %s: %.2f s with lower bounds, %.2f s simulating every candidate (same "
+           "picks); peak RSS %.0f MiB\n",
+           n_sizes, model, wall[0], wall[1], peak_rss_MiB());
+    return TRUE;
+}
+
 /* ---- Main ---- */
 
 int
@@ -176,6 +226,8 @@ main(int argc, char **argv)
         ok = sweep(model, max_events, &error);
     if (ok && (all || strcmp(which, "hier1024") == 0))
         ok = one_big("hier1024", "hgx-h100x8-128n", "hierarchical", 1, model, &error);
+    if (ok && (all || strcmp(which, "best128") == 0))
+        ok = best128(model, &error);
     if (!ok) {
         fprintf(stderr, "bench-engine: %s\n", error->message);
         return 1;

@@ -122,6 +122,12 @@ make_sizes(const RunOptions *o, GError **error)
                            o->min_bytes, o->max_bytes);
         return NULL;
     }
+    if (o->max_bytes > CS_PREDICT_MAX_BYTES) {
+        cs_cli_usage_error(error, prog,
+                           "-e %" G_GINT64_FORMAT " is beyond what collsim predicts (1 PiB)",
+                           o->max_bytes);
+        return NULL;
+    }
     if (!increment && o->step_factor > 1 && o->min_bytes == 0) {
         cs_cli_usage_error(error, prog,
                            "-b 0 with -f %" G_GINT64_FORMAT " never grows; start at -b 1 or "

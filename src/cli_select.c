@@ -261,7 +261,8 @@ cs_cli_select(int argc, char **argv, GError **error)
     if (sel == NULL) {
         /* Options the selection refuses (nothing to select under NCCL's model, sizes) are
          * usage errors; anything else keeps its domain. */
-        if (error != NULL && *error != NULL && (*error)->domain == CS_SELECT_ERROR) {
+        if (error != NULL && *error != NULL && (*error)->domain == CS_SELECT_ERROR
+            && (*error)->code != CS_SELECT_ERROR_UNSERVED) {
             GError *inner = g_steal_pointer(error);
             cs_cli_usage_error(error, prog, "%s", inner->message);
             g_error_free(inner);

@@ -546,8 +546,6 @@ unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
  * extended from the largest three simulated sizes when their slopes agree within 5%
  * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
 #define PREDICT_STEP_HARD_LIMIT (64.0 * PREDICT_STEP_BUDGET)
-/* Beyond a pebibyte a picosecond clock could overflow: such sizes are refused. */
-#define PREDICT_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
 /* Three points are on one line when their two slopes differ by at most this share. */
 #define PREDICT_LINEAR_TOLERANCE 0.005
 /* Past the hard step limit a point is extended when its slopes agree within this share. */
@@ -823,7 +821,7 @@ cs_predict_lower_bound(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsA
         options = &defaults;
     }
     const int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
-    if (nranks > cs_topo_n_ranks(topo) || size_bytes < 0 || size_bytes > PREDICT_MAX_BYTES)
+    if (nranks > cs_topo_n_ranks(topo) || size_bytes < 0 || size_bytes > CS_PREDICT_MAX_BYTES)
         return 0;
     point_args(topo, op, size_bytes, algo, proto, options, nranks, &args);
     if (!algo->bound(&args, &bound) || (bound.chain <= 0 && bound.bytes_sent <= 0))
@@ -915,7 +913,7 @@ cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
                     topo_ranks);
         return FALSE;
     }
-    if (size_bytes > PREDICT_MAX_BYTES) {
+    if (size_bytes > CS_PREDICT_MAX_BYTES) {
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
                     "%" G_GINT64_FORMAT " bytes is beyond what collsim predicts (1 PiB)",
                     size_bytes);

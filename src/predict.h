@@ -35,6 +35,9 @@ typedef enum {
     CS_PICK_AUTO,
 } CsPick;
 
+/* Beyond a pebibyte a picosecond clock could overflow: such sizes are refused. */
+#define CS_PREDICT_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
+
 typedef struct {
     CsEngineOptions engine;
     CsPointCache *cache; /* (nullable) schedules and points to reuse, see below */

@@ -29,6 +29,8 @@ struct _CsSchedule {
     CsStep *steps;     /* sealed: every rank's program, rank-major */
     gsize *first;      /* sealed: nranks + 1 offsets into @steps */
     gsize n_steps;
+    gsize n_added;       /* steps appended so far, all ranks */
+    gboolean overflowed; /* steps were dropped past CS_SCHEDULE_MAX_STEPS */
 };
 
 /* ---- Life cycle ---- */
@@ -186,7 +188,26 @@ cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
         g_return_if_fail(region_ok(sched, step->dst_buf, step->dst_offset, step->bytes));
     g_return_if_fail(flags_ok(kind, step->flags));
 
+    if (sched->n_added >= CS_SCHEDULE_MAX_STEPS) {
+        sched->overflowed = TRUE;
+        return;
+    }
+    sched->n_added++;
     g_array_append_vals(sched->building[rank], step, 1);
+}
+
+gboolean
+cs_schedule_overflowed(const CsSchedule *sched)
+{
+    g_return_val_if_fail(sched != NULL, FALSE);
+    return sched->overflowed;
+}
+
+void
+cs_schedule_mark_overflowed(CsSchedule *sched)
+{
+    g_return_if_fail(sched != NULL);
+    sched->overflowed = TRUE;
 }
 
 /**
@@ -202,6 +223,9 @@ cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps)
     GArray *program = sched->building[rank];
     guint len = program->len;
 
+    /* Steps that will be dropped get no room. */
+    if (n_steps > CS_SCHEDULE_MAX_STEPS - MIN(sched->n_added, CS_SCHEDULE_MAX_STEPS))
+        return;
     /* GArray keeps its allocation when it shrinks. */
     g_array_set_size(program, len + (guint)n_steps);
     g_array_set_size(program, len);

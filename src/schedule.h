@@ -18,6 +18,7 @@ typedef enum {
     CS_SCHEDULE_ERROR_DEADLOCK,     /* a receive never matched */
     CS_SCHEDULE_ERROR_WRONG_RESULT, /* runs, but does not compute the collective */
     CS_SCHEDULE_ERROR_UNSUPPORTED,  /* the algorithm cannot build this case */
+    CS_SCHEDULE_ERROR_TOO_LARGE,    /* more than CS_SCHEDULE_MAX_STEPS steps */
 } CsScheduleError;
 
 /**
@@ -126,6 +127,16 @@ void cs_schedule_set_scratch(CsSchedule *sched, gint64 scratch_bytes);
 void cs_schedule_set_algo(CsSchedule *sched, const char *algo_name);
 /* Each channel's sends and receives run side by side (NCCL's p2p kernel); default FALSE. */
 void cs_schedule_set_p2p_split(CsSchedule *sched, gboolean split);
+
+/* The most steps a schedule holds: about 5 GB of steps, and as much again in the engine or the
+ * checker. A 1,024-rank ring on 32 channels is 67 M. Steps past it are dropped and the
+ * schedule is marked (cs_schedule_overflowed()); cs_algo_build() then refuses it. */
+#define CS_SCHEDULE_MAX_STEPS ((gsize)100000000)
+
+/* Whether steps were dropped past CS_SCHEDULE_MAX_STEPS (by cs_schedule_add(), or by a
+ * builder's own buffer: cs_schedule_mark_overflowed()). */
+gboolean cs_schedule_overflowed(const CsSchedule *sched);
+void cs_schedule_mark_overflowed(CsSchedule *sched);
 
 /* Appends @step to @rank's program. Only before cs_schedule_seal(). */
 void cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step);

@@ -130,6 +130,8 @@ typedef struct {
     gint64 *cap;          /* per candidate: first grid size past max_events, 0 */
     gint64 *cap_below;    /* per candidate: the grid size before it */
     int n_sims;
+    gint64 unserved;   /* a grid size no candidate runs (the table is then empty), or 0 */
+    char *first_error; /* why the first simulation that failed did */
 } Search;
 
 static Eval evaluate(Search *s, int c, gint64 size, int channels);
@@ -173,8 +175,11 @@ simulate(Search *s, int c, gint64 size, int channels)
     g_autoptr(GError) error = NULL;
     s->n_sims++;
     /* A refusal (protocol, size) only removes the candidate at this size. */
-    if (!cs_predict_one(s->topo, s->op, size, cand->algo, cand->proto, &popts, &pred, &error))
+    if (!cs_predict_one(s->topo, s->op, size, cand->algo, cand->proto, &popts, &pred, &error)) {
+        if (s->first_error == NULL)
+            s->first_error = g_strdup(error->message);
         return e;
+    }
     e.ok = TRUE;
     e.extrapolated = pred.extrapolated;
     e.time_ps = (double)pred.result.time;
@@ -398,6 +403,8 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
         if (b.cand < 0) {
             t->note = g_strdup_printf("no candidate runs %s of %" G_GINT64_FORMAT " bytes",
                                       cs_op_name(s->op), size);
+            if (s->unserved == 0)
+                s->unserved = size;
             g_array_set_size(t->points, 0);
             return;
         }
@@ -700,6 +707,13 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
                     o->min_bytes, o->max_bytes, o->step_factor);
         return NULL;
     }
+    if (o->max_bytes > CS_PREDICT_MAX_BYTES) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                    "largest size %" G_GINT64_FORMAT " bytes is beyond what collsim predicts "
+                    "(1 PiB)",
+                    o->max_bytes);
+        return NULL;
+    }
 
     g_autoptr(CsSelection) sel = g_new0(CsSelection, 1);
     sel->topo = cs_topo_ref((CsTopo *)topo);
@@ -792,11 +806,22 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         if (compare_spec != NULL && r->nccl != NULL && r->nccl->points->len == r->grid->len)
             r->compare = compare_rows(&s, sel->nccl, r);
 
+        /* A grid size that nothing runs (beyond the engine's size or clock) would leave the
+         * collective without a table: the asked grid is wrong, not the machine. */
+        const gint64 unserved = s.unserved;
+        g_autofree char *why = g_steal_pointer(&s.first_error);
         sel->n_sims += s.n_sims;
         g_array_unref(s.cands);
         g_hash_table_unref(s.cache);
         g_free(s.cap);
         g_free(s.cap_below);
+        if (unserved > 0) {
+            g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_UNSERVED,
+                        "no candidate runs %s of %" G_GINT64_FORMAT " bytes%s%s",
+                        cs_op_name((CsOp)op), unserved, why != NULL ? ": " : "",
+                        why != NULL ? why : "");
+            return NULL;
+        }
     }
     if (sel->ops->len == 0) {
         g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_NOTHING,

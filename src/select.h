@@ -17,8 +17,9 @@ G_BEGIN_DECLS
 GQuark cs_select_error_quark(void);
 
 typedef enum {
-    CS_SELECT_ERROR_NOTHING, /* no candidate serves a collective on this machine */
-    CS_SELECT_ERROR_OPTIONS, /* inconsistent options (sizes, ranks) */
+    CS_SELECT_ERROR_NOTHING,  /* no candidate serves a collective on this machine */
+    CS_SELECT_ERROR_OPTIONS,  /* inconsistent options (sizes, ranks) */
+    CS_SELECT_ERROR_UNSERVED, /* a grid size no candidate runs (times beyond the clock) */
 } CsSelectError;
 
 /**

@@ -56,6 +56,31 @@ test_verify_root_filter(void)
     cs_test_run_clear(&r);
 }
 
+/* Setup: 1 TiB all-reduces on 4 ranks in 1 KiB chunks: the ring and the tree by their own
+ * count of bytes over the chunk (2 (P - 1) x 1 TiB / 1 KiB = 6 G sends), the binomial tree by
+ * one loop's steps times the loops.
+ * Expectation: each refused at once as more steps than a schedule holds (100 M), a failed
+ * case each, exit 1; nothing is built (the command returns well before 5 GB of steps). */
+static void
+test_verify_too_large(void)
+{
+    const char *args[] = { "verify", "--algo", "ring,tree,mst", "--op", "allreduce", "--ranks", "4",
+                           "--size", "1T",     "--chunk",       "1K",   NULL };
+    CsTestRun r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpint(r.status, ==, 1);
+    const char *names[] = { "ring", "tree", "mst" };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *line = g_strdup_printf(
+            "FAIL %s allreduce P=4 size=1099511627776 root=0: %s allreduce of 1099511627776 "
+            "bytes on 4 ranks and 1 channels in chunks of 1024 bytes: more than 100000000 "
+            "steps, too many to hold in memory\n",
+            names[i], names[i]);
+        g_assert_nonnull(strstr(r.out, line));
+    }
+    g_assert_nonnull(strstr(r.out, "# 3 cases: 0 ok, 3 failed, 0 skipped\n"));
+    cs_test_run_clear(&r);
+}
+
 /* Setup: the whole default selection on one rank count and size, and a topology.
  * Expectation: success; the topology fixes P = 8 (dgx-h100x8). */
 static void
@@ -164,6 +189,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/verify/root-filter", test_verify_root_filter);
     g_test_add_func("/cli/verify/defaults", test_verify_defaults);
     g_test_add_func("/cli/verify/usage", test_verify_usage);
+    g_test_add_func("/cli/verify/too-large", test_verify_too_large);
     g_test_add_func("/cli/algos/table", test_algos);
     return g_test_run();
 }

@@ -140,7 +140,41 @@ cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
                     args->nranks, why != NULL ? why : "not supported");
         return NULL;
     }
-    CsSchedule *sched = algo->build(args, error);
+    /* Each sending step carries one chunk at most: a schedule whose bytes need more steps
+     * than a schedule may hold is refused before it fills memory. */
+    CsAlgoBound bound;
+    const gint64 chunk = cs_algo_step_chunk(algo, args);
+    gboolean too_large = algo->bound != NULL && algo->bound(args, &bound)
+                         && bound.bytes_sent / MAX(chunk, 1) > (gint64)CS_SCHEDULE_MAX_STEPS;
+    /* Past 16 loops every loop adds the same steps (the predictor extends sizes on that
+     * line): one loop's schedule, times the whole loops, is a count the whole one reaches. */
+    const gint64 loop = cs_algo_loop_bytes(algo, args);
+    if (!too_large && loop > 0 && args->size_bytes / loop >= 16) {
+        CsAlgoArgs probe_args = *args;
+        probe_args.size_bytes = loop;
+        probe_args.chunk_bytes = chunk;
+        CsSchedule *probe = algo->build(&probe_args, NULL);
+        if (probe != NULL) {
+            too_large = (double)cs_schedule_n_steps(probe) * (double)(args->size_bytes / loop)
+                        > (double)CS_SCHEDULE_MAX_STEPS;
+            cs_schedule_free(probe);
+        }
+    }
+    CsSchedule *sched = too_large ? NULL : algo->build(args, error);
+    if (sched != NULL && cs_schedule_overflowed(sched)) {
+        cs_schedule_free(sched);
+        sched = NULL;
+        too_large = TRUE;
+    }
+    if (too_large) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE,
+                    "%s %s of %" G_GINT64_FORMAT " bytes on %d ranks and %d channels in chunks "
+                    "of %" G_GINT64_FORMAT " bytes: more than %" G_GSIZE_FORMAT
+                    " steps, too many to hold in memory",
+                    algo->name, cs_op_name(args->op), args->size_bytes, args->nranks,
+                    args->n_channels, chunk, CS_SCHEDULE_MAX_STEPS);
+        return NULL;
+    }
     if (sched == NULL) {
         g_prefix_error(error, "%s %s: ", algo->name, cs_op_name(args->op));
         return NULL;

@@ -349,6 +349,8 @@ typedef struct {
 struct _CsStepSink {
     int n_ranks;
     GArray **programs; /* per rank, of TimedStep */
+    gsize n_held;      /* steps held, all ranks: at most CS_SCHEDULE_MAX_STEPS */
+    gboolean overflowed;
 };
 
 CsStepSink *
@@ -384,6 +386,11 @@ cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order, 
 
     if (step->bytes == 0)
         return;
+    if (sink->n_held >= CS_SCHEDULE_MAX_STEPS) {
+        sink->overflowed = TRUE;
+        return;
+    }
+    sink->n_held++;
     program = sink->programs[rank];
     ts.time = time;
     ts.order = order;
@@ -456,6 +463,10 @@ cs_step_sink_flush(CsStepSink *sink, CsSchedule *sched)
         g_array_unref(program);
         sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
     }
+    if (sink->overflowed)
+        cs_schedule_mark_overflowed(sched);
+    sink->n_held = 0;
+    sink->overflowed = FALSE;
 }
 
 /* ---- Pipelined collectives over a tree ---- */
