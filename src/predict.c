@@ -546,6 +546,9 @@ unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
  * extended from the largest three simulated sizes when their slopes agree within 5%
  * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
 #define PREDICT_STEP_HARD_LIMIT (64.0 * PREDICT_STEP_BUDGET)
+/* The largest point of the three simulated to extend a larger one has at most this many
+ * steps (a quarter of CS_SCHEDULE_MAX_STEPS: about 2.5 GB in the engine). */
+#define PREDICT_WINDOW_MAX_STEPS ((double)CS_SCHEDULE_MAX_STEPS / 4)
 /* Three points are on one line when their two slopes differ by at most this share. */
 #define PREDICT_LINEAR_TOLERANCE 0.005
 /* Past the hard step limit a point is extended when its slopes agree within this share. */
@@ -710,6 +713,10 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         if (top <= last_top)
             top = 2 * last_top;
         if (top > cap)
+            break;
+        /* Nor past what a schedule may hold at a safe margin: a 1,024-rank NVLS tree at 8 GiB
+         * would otherwise replay 4 GiB whole, in 20 GB of memory. */
+        if (est_steps * ((double)top / (double)size_bytes) > PREDICT_WINDOW_MAX_STEPS)
             break;
         last_top = top;
         /* A factor of four between the first and the last: a slope that still drifts (an
@@ -1074,6 +1081,9 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     const guint allowed_protos = unforced_protos(topo, options);
     g_autoptr(GArray) cands = g_array_new(FALSE, FALSE, sizeof(Candidate));
     int refusal_at = G_MAXINT; /* listing position of first_refusal: 2 x candidate index */
+    int n_unsimulated = 0;
+    Candidate unsimulated = { 0 };
+    g_autoptr(GError) too_large = NULL;
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         const CsAlgo *algo = *a;
         const char *why = NULL;
@@ -1127,6 +1137,15 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         CsPrediction pred;
         g_autoptr(GError) local = NULL;
         if (!cs_predict_one(topo, op, size_bytes, c->algo, c->proto, options, &pred, &local)) {
+            /* A candidate too large to simulate is left out, and said so (the caller notes
+             * it next to the pick); with nothing else to pick it is the error. */
+            if (g_error_matches(local, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE)) {
+                if (n_unsimulated++ == 0) {
+                    unsimulated = *c;
+                    too_large = g_steal_pointer(&local);
+                }
+                continue;
+            }
             if (!is_refusal(local)) {
                 g_propagate_error(error, g_steal_pointer(&local));
                 return FALSE;
@@ -1146,8 +1165,16 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             found = TRUE;
         }
     }
-    if (found)
+    if (found) {
+        out->n_unsimulated = n_unsimulated;
+        out->unsimulated_algo = n_unsimulated > 0 ? unsimulated.algo : NULL;
+        out->unsimulated_proto = unsimulated.proto;
         return TRUE;
+    }
+    if (too_large != NULL) {
+        g_propagate_error(error, g_steal_pointer(&too_large));
+        return FALSE;
+    }
     if (first_refusal != NULL) {
         g_propagate_error(error, g_steal_pointer(&first_refusal));
     }

@@ -87,6 +87,10 @@ typedef struct {
     gboolean extrapolated; /* the time was extended from smaller sizes (n_events counts
                             * the events those simulations replayed) */
     gboolean nccl_picked;  /* cs_predict_best(): NCCL's model chose it (CsPredictOptions.pick) */
+    int n_unsimulated;     /* cs_predict_best(): candidates whose schedule was too large to
+                            * simulate (CS_SCHEDULE_ERROR_TOO_LARGE), left out of the pick */
+    const CsAlgo *unsimulated_algo; /* the first of them, and its protocol */
+    CsProto unsimulated_proto;
 } CsPrediction;
 
 /* The channels NCCL's p2p plan stripes each peer's message over for @op at @size_bytes
