@@ -4,7 +4,6 @@
  * `collsim calibrate` read. Any wrong element fails the command after the trace is printed. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -232,10 +231,8 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
             args->step_factor = 0.0;
     }
     if (o->step_factor != NULL) {
-        char *end = NULL;
-        errno = 0;
-        args->step_factor = g_ascii_strtod(o->step_factor, &end);
-        if (errno != 0 || end == o->step_factor || *end != '\0' || !(args->step_factor > 1.0))
+        if (!cs_units_parse_decimal(o->step_factor, &args->step_factor)
+            || !(args->step_factor > 1.0))
             return usage(error,
                          "-f: \"%s\" is not a step factor above 1 (use -i for linear "
                          "steps)",

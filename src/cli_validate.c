@@ -209,12 +209,10 @@ cs_cli_validate(int argc, char **argv, GError **error)
     }
     if (max_error != NULL) {
         /* A percentage, "5" or "5%"; NaN or a negative gate would silently never fail. */
-        char *end = NULL;
-        max_error_pct = g_ascii_strtod(max_error, &end);
-        if (end != NULL && *end == '%')
-            end++;
-        if (end == max_error || end == NULL || *end != '\0' || !isfinite(max_error_pct)
-            || max_error_pct < 0) {
+        g_autofree char *number = g_strdup(max_error);
+        if (g_str_has_suffix(number, "%"))
+            number[strlen(number) - 1] = '\0';
+        if (!cs_units_parse_decimal(number, &max_error_pct)) {
             g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
                         "%s: --max-error: \"%s\" is not a percentage (expected e.g. 10 or "
                         "10%%)",

@@ -4,10 +4,11 @@
  * measurement diff line by line. The column widths are nccl-tests' (src/common.cu). */
 #include "trace.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "units.h"
 
 G_DEFINE_QUARK(cs_trace_error_quark, cs_trace_error)
 
@@ -818,13 +819,7 @@ parse_number(const char *text, double *out)
         *out = NAN;
         return TRUE;
     }
-    char *end = NULL;
-    errno = 0;
-    double v = g_ascii_strtod(text, &end);
-    if (end == text || *end != '\0' || errno != 0 || !isfinite(v) || v < 0.0)
-        return FALSE;
-    *out = v;
-    return TRUE;
+    return cs_units_parse_decimal(text, out);
 }
 
 static gboolean set_malformed(GError **error, const char *origin, int line, const char *fmt, ...)
@@ -904,6 +899,15 @@ parse_row(char **tokens, int n_tokens, const Columns *cols, const char *origin, 
                 return set_malformed(
                     error, origin, line, "%s %s column: \"%s\" is not a non-negative number",
                     col->half == 0 ? "out-of-place" : "in-place", role_names[col->role], tok);
+            /* A measured collective takes at least a nanosecond (a launch alone takes
+             * microseconds) and less than days: a time outside is not a measurement, and
+             * would carry through validate as a 300-digit or infinite error. */
+            if (col->role == COL_TIME && !isnan(d)
+                && (d < CS_TRACE_MIN_TIME_US || d > CS_TRACE_MAX_TIME_US))
+                return set_malformed(error, origin, line,
+                                     "%s time column: \"%s\" is not a time in us (1e-3 to "
+                                     "1e12)",
+                                     col->half == 0 ? "out-of-place" : "in-place", tok);
             if (col->role == COL_TIME)
                 cell->time_us = d;
             else if (col->role == COL_ALGBW)

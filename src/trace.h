@@ -8,6 +8,10 @@
 
 #include "op.h"
 
+/* The times a trace row may hold, in us: 1 ns to 11.6 days. */
+#define CS_TRACE_MIN_TIME_US 1e-3
+#define CS_TRACE_MAX_TIME_US 1e12
+
 G_BEGIN_DECLS
 
 #define CS_TRACE_ERROR (cs_trace_error_quark())

@@ -152,6 +152,38 @@ example_number(const Quantity *q, const char *fallback)
     return g_strndup(q->num, q->num_len);
 }
 
+gboolean
+cs_units_parse_decimal(const char *text, double *value)
+{
+    g_return_val_if_fail(text != NULL && value != NULL, FALSE);
+    const char *p = text;
+    gsize digits = strspn(p, "0123456789");
+    p += digits;
+    if (*p == '.') {
+        gsize frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (digits == 0)
+        return FALSE;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        gsize exp_digits = strspn(p, "0123456789");
+        if (exp_digits == 0)
+            return FALSE;
+        p += exp_digits;
+    }
+    if (*p != '\0')
+        return FALSE;
+    const double v = g_ascii_strtod(text, NULL);
+    if (!isfinite(v))
+        return FALSE;
+    *value = v;
+    return TRUE;
+}
+
 static double
 number_value(const Quantity *q)
 {

@@ -42,6 +42,11 @@ gboolean cs_units_parse_size(const char *text, gint64 *bytes, GError **error);
 /* A positive integer count ("8", "128"), for flags such as --ranks. */
 gboolean cs_units_parse_count(const char *text, gint64 *count, GError **error);
 
+/* A non-negative decimal number and nothing else, as printf's %f, %e and %g print one:
+ * digits, an optional point and digits, an optional exponent ("12", "0.5", "1.2e+06").
+ * FALSE for anything else, hex, "inf" and "nan" included (g_ascii_strtod reads them). */
+gboolean cs_units_parse_decimal(const char *text, double *value);
+
 /* Human formats: "10.0 us", "450 GB/s", "64 KiB" (transfer full). */
 char *cs_units_format_time(double seconds);
 char *cs_units_format_bandwidth(double bytes_per_s);

@@ -94,6 +94,34 @@ test_case(gconstpointer data)
     g_assert_cmpint(integer, ==, -1);
 }
 
+/* Decimal numbers as printf prints them, and what g_ascii_strtod would read but no table
+ * holds. */
+static void
+test_decimal(void)
+{
+    static const struct {
+        const char *text;
+        gboolean ok;
+        double value;
+    } cases[] = {
+        { "12", TRUE, 12.0 },  { "0.5", TRUE, 0.5 },       { ".5", TRUE, 0.5 },
+        { "5.", TRUE, 5.0 },   { "1.2e+06", TRUE, 1.2e6 }, { "3E-2", TRUE, 0.03 },
+        { "0", TRUE, 0.0 },    { "", FALSE, 0 },           { ".", FALSE, 0 },
+        { "0x10", FALSE, 0 },  { "inf", FALSE, 0 },        { "nan", FALSE, 0 },
+        { "-1", FALSE, 0 },    { "+1", FALSE, 0 },         { "1e", FALSE, 0 },
+        { "1e+", FALSE, 0 },   { " 1", FALSE, 0 },         { "1 ", FALSE, 0 },
+        { "1e999", FALSE, 0 }, { "1,5", FALSE, 0 },        { "0x1p4", FALSE, 0 },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double v = -1.0;
+        gboolean ok = cs_units_parse_decimal(cases[i].text, &v);
+        if (ok != cases[i].ok)
+            g_error("\"%s\": parsed %s, expected %s", cases[i].text, ok ? "yes" : "no",
+                    cases[i].ok ? "yes" : "no");
+        g_assert_cmpfloat(v, ==, ok ? cases[i].value : -1.0);
+    }
+}
+
 /* "400 GB/s" -> "400_GB_s": test paths take no '/' or blanks inside a component. */
 static char *
 path_component(const char *text)
@@ -342,5 +370,6 @@ main(int argc, char **argv)
     g_test_add_func("/units/format/size-round-trip", test_format_size_round_trip);
     g_test_add_func("/units/time/macros", test_time_macros);
     g_test_add_func("/units/locale/decimal-comma", test_locale_independent);
+    g_test_add_func("/units/decimal", test_decimal);
     return g_test_run();
 }
