@@ -514,6 +514,30 @@ ranks_from_busbw(const CsTrace *trace, CsOp op)
     return found;
 }
 
+/**
+ * cs_trace_check_busbw:
+ * Whether busbw / algbw of @trace's rows fits @op on @nranks ranks as nccl-tests computes it
+ * (the factor 2(P-1)/P, (P-1)/P or 1, within the printed digits): a '# ranks' header that
+ * disagrees with the table (1 rank where busbw is not 0) would be validated as another
+ * machine. TRUE when it fits or the table cannot tell (no row of 1 GB/s or more).
+ */
+gboolean
+cs_trace_check_busbw(const CsTrace *trace, CsOp op, int nranks, GError **error)
+{
+    g_return_val_if_fail(trace != NULL, FALSE);
+    double factor, tol;
+    if (nranks < 1 || !busbw_factor(trace, &factor, &tol))
+        return TRUE;
+    const double want = cs_op_busbw_factor(op, nranks);
+    if (fabs(want - factor) <= tol)
+        return TRUE;
+    g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                "%s: busbw / algbw is %.4f in its rows, but %s on %d ranks gives %.4f "
+                "(nccl-tests' busbw factor): the rank count does not fit the table",
+                cs_trace_origin(trace), factor, cs_op_nccl_tests_name(op), nranks, want);
+    return FALSE;
+}
+
 /* Where each rank holds a block, nccl-tests prints size = count x type x P (table_ops()):
  * P when every such row says the same, 0 otherwise. */
 static int

@@ -135,4 +135,8 @@ gboolean cs_trace_save_file(const CsTrace *trace, const char *path, GError **err
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsTrace, cs_trace_free)
 
+/* Whether busbw / algbw of the rows fits @op on @nranks ranks (nccl-tests' busbw factor,
+ * within the printed digits); FALSE with a CS_TRACE_ERROR_MALFORMED naming the file. */
+gboolean cs_trace_check_busbw(const CsTrace *trace, CsOp op, int nranks, GError **error);
+
 G_END_DECLS

@@ -187,6 +187,8 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
     const char *origin = cs_trace_origin(trace);
     int gpus_per_thread;
     *setup = (CsTraceSetup){ .options = *base, .proto = -1 };
+    if (!cs_trace_check_busbw(trace, op, nranks, error))
+        return FALSE;
     setup->options.nranks = nranks;
     cs_validate_trace_settings(trace, &setup->algo_name, &setup->proto_name, &gpus_per_thread);
     if (base->engine.gpus_per_thread <= 0)
