@@ -631,16 +631,27 @@ cs_cli_explain(int argc, char **argv, GError **error)
     popts.n_channels = o.channels;
     popts.any_algorithm = o.any_algorithm;
 
+    if (o.size > CS_PREDICT_MAX_BYTES) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim explain: --size %" G_GINT64_FORMAT
+                    " is beyond what collsim predicts (1 PiB)",
+                    o.size);
+        return FALSE;
+    }
+
     /* What to explain: the forced algorithm and protocol, or collsim's best for the size. */
     gboolean chosen = algo == NULL || proto < 0;
     CsPrediction pred;
     if (chosen) {
-        if (!cs_predict_best(topo, op, o.size, algo, proto, &popts, &pred, error))
+        if (!cs_predict_best(topo, op, o.size, algo, proto, &popts, &pred, error)) {
+            g_prefix_error(error, "collsim explain: ");
             return FALSE;
+        }
         algo = pred.algo;
         proto = (int)pred.proto;
     }
     else if (!cs_predict_one(topo, op, o.size, algo, (CsProto)proto, &popts, &pred, error)) {
+        g_prefix_error(error, "collsim explain: ");
         return FALSE;
     }
 
@@ -650,9 +661,14 @@ cs_cli_explain(int argc, char **argv, GError **error)
     CsObserver observer = { .user_data = events, .step_done = on_step_done };
     CsPredictOptions traced = popts;
     traced.engine.observer = &observer;
+    /* The whole size, chunk by chunk: a size extended from smaller ones would be told as the
+     * smaller schedule that was simulated (3.75 GiB sent for a 64 TiB all-reduce). */
+    traced.exact = TRUE;
     traced.n_channels = pred.n_channels;
-    if (!cs_predict_one(topo, op, o.size, algo, (CsProto)proto, &traced, &pred, error))
+    if (!cs_predict_one(topo, op, o.size, algo, (CsProto)proto, &traced, &pred, error)) {
+        g_prefix_error(error, "collsim explain: ");
         return FALSE;
+    }
     g_autoptr(CsSchedule) sched = schedule_from_events(
         events, op, nranks, popts.root, o.size, dtype, redop, (CsProto)proto, pred.n_channels);
     g_autofree int *rounds = cs_check_rounds(sched, error);
