@@ -482,53 +482,79 @@ static const char *const bound_topos[]
     = { "dgx-h100x8", "hgx-h100x8-2n", "rtx2080ti-x2-pcie3-shm", "eth-cpu-8n", "mi300x-x8-xgmi" };
 static const gint64 bound_sizes[] = { 8, 1000, 4096, 65536 + 12, 1 << 20, 3 << 22 };
 
+/* One point to hold a bound against: a machine, an algorithm that states a bound, a
+ * collective it implements, a size. */
+typedef struct {
+    CsTopo *topo;
+    const char *topo_name;
+    const CsAlgo *algo;
+    CsOp op;
+    gint64 size;
+} BoundPoint;
+
+static void
+bound_point_clear(gpointer data)
+{
+    cs_topo_unref(((BoundPoint *)data)->topo);
+}
+
+/* Every bound_topos x bounded algorithm x collective x bound_sizes. */
+static GArray *
+bound_points(void)
+{
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(BoundPoint));
+    g_array_set_clear_func(points, bound_point_clear);
+    for (guint t = 0; t < G_N_ELEMENTS(bound_topos); t++) {
+        g_autoptr(CsTopo) topo = cs_test_load_topo(bound_topos[t]);
+        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++)
+            for (int op = 0; op < CS_N_OPS && (*a)->bound != NULL; op++)
+                for (guint i = 0; i < G_N_ELEMENTS(bound_sizes) && ((*a)->ops & CS_OP_BIT(op));
+                     i++) {
+                    BoundPoint b
+                        = { cs_topo_ref(topo), bound_topos[t], *a, (CsOp)op, bound_sizes[i] };
+                    g_array_append_val(points, b);
+                }
+    }
+    return points;
+}
+
 static void
 test_bound_bytes(void)
 {
     g_test_summary("An algorithm's bound counts exactly the bytes its schedule sends.");
+    g_autoptr(GArray) points = bound_points();
     int checked = 0;
-    for (guint t = 0; t < G_N_ELEMENTS(bound_topos); t++) {
-        g_autoptr(CsTopo) topo = cs_test_load_topo(bound_topos[t]);
-        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
-            if ((*a)->bound == NULL)
-                continue;
-            for (int op = 0; op < CS_N_OPS; op++) {
-                if (((*a)->ops & CS_OP_BIT(op)) == 0)
-                    continue;
-                for (guint i = 0; i < G_N_ELEMENTS(bound_sizes); i++) {
-                    g_autoptr(GError) error = NULL;
-                    CsPredictOptions opt;
-                    cs_predict_options_init(&opt);
-                    opt.root = 1;
-                    g_autoptr(CsSchedule) sched = cs_predict_schedule(
-                        topo, (CsOp)op, bound_sizes[i], *a, CS_PROTO_SIMPLE, &opt, &error);
-                    if (sched == NULL)
-                        continue; /* refused here (supports) */
-                    gint64 sent = 0;
-                    for (int r = 0; r < cs_schedule_n_ranks(sched); r++) {
-                        gsize n;
-                        const CsStep *steps = cs_schedule_steps(sched, r, &n);
-                        for (gsize k = 0; k < n; k++)
-                            if (cs_step_kind_sends(steps[k].kind))
-                                sent += steps[k].bytes;
-                    }
-                    CsAlgoArgs args;
-                    cs_algo_args_init(&args, topo, (CsOp)op, cs_schedule_n_ranks(sched),
-                                      bound_sizes[i]);
-                    args.root = 1;
-                    args.n_channels = cs_schedule_n_channels(sched);
-                    CsAlgoBound b;
-                    g_assert_true((*a)->bound(&args, &b));
-                    if (b.bytes_sent != sent)
-                        g_error("%s %s %" G_GINT64_FORMAT " B on %s: bound says %" G_GINT64_FORMAT
-                                " bytes sent, the schedule sends %" G_GINT64_FORMAT,
-                                (*a)->name, cs_op_name((CsOp)op), bound_sizes[i], bound_topos[t],
-                                b.bytes_sent, sent);
-                    g_assert_cmpint(b.chain > 0, ==, sent > 0);
-                    checked++;
-                }
-            }
+    for (guint k = 0; k < points->len; k++) {
+        const BoundPoint *b = &g_array_index(points, BoundPoint, k);
+        g_autoptr(GError) error = NULL;
+        CsPredictOptions opt;
+        cs_predict_options_init(&opt);
+        opt.root = 1;
+        g_autoptr(CsSchedule) sched
+            = cs_predict_schedule(b->topo, b->op, b->size, b->algo, CS_PROTO_SIMPLE, &opt, &error);
+        if (sched == NULL)
+            continue; /* refused here (supports) */
+        gint64 sent = 0;
+        for (int r = 0; r < cs_schedule_n_ranks(sched); r++) {
+            gsize n;
+            const CsStep *steps = cs_schedule_steps(sched, r, &n);
+            for (gsize i = 0; i < n; i++)
+                if (cs_step_kind_sends(steps[i].kind))
+                    sent += steps[i].bytes;
         }
+        CsAlgoArgs args;
+        cs_algo_args_init(&args, b->topo, b->op, cs_schedule_n_ranks(sched), b->size);
+        args.root = 1;
+        args.n_channels = cs_schedule_n_channels(sched);
+        CsAlgoBound bound;
+        g_assert_true(b->algo->bound(&args, &bound));
+        if (bound.bytes_sent != sent)
+            g_error("%s %s %" G_GINT64_FORMAT " B on %s: bound says %" G_GINT64_FORMAT
+                    " bytes sent, the schedule sends %" G_GINT64_FORMAT,
+                    b->algo->name, cs_op_name(b->op), b->size, b->topo_name, bound.bytes_sent,
+                    sent);
+        g_assert_cmpint(bound.chain > 0, ==, sent > 0);
+        checked++;
     }
     g_assert_cmpint(checked, >=, 100);
 }
@@ -538,50 +564,36 @@ test_bound_below_engine(void)
 {
     g_test_summary("The lower bound never exceeds the simulated time (either network model, "
                    "textbook or not, all ranks or the first three), and is not vacuous.");
+    static const char *const modes[] = { "", " (textbook)", " (maxmin)", " (3 ranks)" };
+    g_autoptr(GArray) points = bound_points();
     double tightest = 0.0;
     int checked = 0;
-    for (guint t = 0; t < G_N_ELEMENTS(bound_topos); t++) {
-        g_autoptr(CsTopo) topo = cs_test_load_topo(bound_topos[t]);
-        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
-            if ((*a)->bound == NULL)
-                continue;
-            for (int op = 0; op < CS_N_OPS; op++) {
-                if (((*a)->ops & CS_OP_BIT(op)) == 0)
-                    continue;
-                for (int p = 0; p < CS_N_PROTOS; p++) {
-                    for (guint i = 0; i < G_N_ELEMENTS(bound_sizes); i++) {
-                        for (int mode = 0; mode < 4; mode++) {
-                            const gboolean textbook = mode == 1;
-                            g_autoptr(GError) error = NULL;
-                            CsPredictOptions opt;
-                            CsPrediction pred;
-                            cs_predict_options_init(&opt);
-                            opt.exact = TRUE;
-                            opt.engine.textbook = textbook;
-                            opt.engine.net_model = mode == 2 ? "maxmin" : NULL;
-                            /* The first ranks only: the algorithm sees no machine. */
-                            opt.nranks = mode == 3 ? MIN(3, cs_topo_n_ranks(topo)) : 0;
-                            if (!cs_predict_one(topo, (CsOp)op, bound_sizes[i], *a, (CsProto)p,
-                                                &opt, &pred, &error))
-                                continue; /* refused (LL on CPUs, ...) */
-                            const CsTime bound = cs_predict_lower_bound(
-                                topo, (CsOp)op, bound_sizes[i], *a, (CsProto)p, &opt);
-                            if (bound > pred.result.time)
-                                g_error("%s/%s %s %" G_GINT64_FORMAT " B on %s%s: bound %.4f us "
-                                        "> simulated %.4f us",
-                                        (*a)->name, cs_proto_name((CsProto)p), cs_op_name((CsOp)op),
-                                        bound_sizes[i], bound_topos[t],
-                                        mode == 1   ? " (textbook)"
-                                        : mode == 2 ? " (maxmin)"
-                                        : mode == 3 ? " (3 ranks)"
-                                                    : "",
-                                        cs_time_to_us(bound), cs_time_to_us(pred.result.time));
-                            tightest
-                                = MAX(tightest, (double)bound / (double)MAX(pred.result.time, 1));
-                            checked++;
-                        }
-                    }
-                }
+    for (guint k = 0; k < points->len; k++) {
+        const BoundPoint *b = &g_array_index(points, BoundPoint, k);
+        for (int p = 0; p < CS_N_PROTOS; p++) {
+            for (int mode = 0; mode < (int)G_N_ELEMENTS(modes); mode++) {
+                g_autoptr(GError) error = NULL;
+                CsPredictOptions opt;
+                CsPrediction pred;
+                cs_predict_options_init(&opt);
+                opt.exact = TRUE;
+                opt.engine.textbook = mode == 1;
+                opt.engine.net_model = mode == 2 ? "maxmin" : NULL;
+                /* The first ranks only: the algorithm sees no machine. */
+                opt.nranks = mode == 3 ? MIN(3, cs_topo_n_ranks(b->topo)) : 0;
+                if (!cs_predict_one(b->topo, b->op, b->size, b->algo, (CsProto)p, &opt, &pred,
+                                    &error))
+                    continue; /* refused (LL on CPUs, ...) */
+                const CsTime bound
+                    = cs_predict_lower_bound(b->topo, b->op, b->size, b->algo, (CsProto)p, &opt);
+                if (bound > pred.result.time)
+                    g_error("%s/%s %s %" G_GINT64_FORMAT " B on %s%s: bound %.4f us > simulated "
+                            "%.4f us",
+                            b->algo->name, cs_proto_name((CsProto)p), cs_op_name(b->op), b->size,
+                            b->topo_name, modes[mode], cs_time_to_us(bound),
+                            cs_time_to_us(pred.result.time));
+                tightest = MAX(tightest, (double)bound / (double)MAX(pred.result.time, 1));
+                checked++;
             }
         }
     }
