@@ -170,6 +170,10 @@ best128(const char *model, GError **error)
         cs_predict_options_init(&opt);
         opt.engine.net_model = model;
         opt.exhaustive = exhaustive;
+        /* As collsim run: sizes extended from the same smaller ones simulate them once. */
+        g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
+        cs_point_cache_bind(points, topo);
+        opt.cache = points;
         Clock t0 = clock_now();
         n_sizes = 0;
         for (gint64 size = 8; size <= (gint64)8 << 30; size *= 2, n_sizes++) {
