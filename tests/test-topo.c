@@ -607,7 +607,7 @@ test_adjust(void)
 
 /* "default_protocols" as a mask over LL, LL128, Simple (bits 0, 1, 2, as topo.h says): absent
  * means all (0); a device's list replaces the "gpu" object's; mi300x-x8-xgmi leaves LL128
- * out, as RCCL does there. */
+ * out, as RCCL does there. Lists that share no protocol are refused (tests/data/topo/index). */
 static void
 test_default_protocols(void)
 {
@@ -622,11 +622,11 @@ test_default_protocols(void)
         "{\"gpu\": {\"launch\": \"4 us\", \"step_overhead\": \"0.2 us\", "
         "\"reduce_bandwidth\": \"1000 GB/s\", \"copy_bandwidth\": \"1500 GB/s\", "
         "\"default_protocols\": [\"Simple\"]}, \"devices\": [{\"name\": \"g0\", \"kind\": "
-        "\"gpu\"}, {\"name\": \"g1\", \"kind\": \"gpu\", \"default_protocols\": [\"LL128\", "
+        "\"gpu\"}, {\"name\": \"g1\", \"kind\": \"gpu\", \"default_protocols\": [\"Simple\", "
         "\"LL\"]}], \"links\": [{\"endpoints\": [\"g0\", \"g1\"], \"kind\": \"nvlink\", "
         "\"bandwidth\": \"25 GB/s\", \"alpha\": \"0.5 us\"}]}");
     g_assert_cmpuint(cs_topo_rank_gpu(mixed, 0)->default_protos, ==, SIMPLE);
-    g_assert_cmpuint(cs_topo_rank_gpu(mixed, 1)->default_protos, ==, LL | LL128);
+    g_assert_cmpuint(cs_topo_rank_gpu(mixed, 1)->default_protos, ==, LL | SIMPLE);
 }
 
 static void
