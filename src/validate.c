@@ -125,7 +125,9 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
         g_autoptr(GMatchInfo) match = NULL;
         if (g_regex_match(re, command, 0, &match)) {
             g_autofree char *g = g_match_info_fetch(match, 2);
-            *gpus_per_thread = MAX(1, atoi(g));
+            guint64 n;
+            if (g_ascii_string_to_unsigned(g, 10, 1, 1 << 20, &n, NULL))
+                *gpus_per_thread = (int)n;
         }
     }
 }
@@ -191,6 +193,15 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
         return FALSE;
     setup->options.nranks = nranks;
     cs_validate_trace_settings(trace, &setup->algo_name, &setup->proto_name, &gpus_per_thread);
+    /* Every thread drives the same number of GPUs, so they divide the ranks. */
+    if (base->engine.gpus_per_thread <= 0 && nranks > 0 && nranks % gpus_per_thread != 0) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: %d GPUs per thread (nccl-tests -g, as the trace gives it) do not "
+                    "divide its %d ranks",
+                    origin, gpus_per_thread, nranks);
+        cs_trace_setup_clear(setup);
+        return FALSE;
+    }
     if (base->engine.gpus_per_thread <= 0)
         setup->options.engine.gpus_per_thread = gpus_per_thread;
     if (base->n_channels <= 0)
