@@ -331,15 +331,19 @@ coll_channels_max(const CsTopo *topo, int nranks)
 #define P2P_NVL_CHUNK_BYTES 524288
 #define P2P_PCI_CHUNK_BYTES 131072
 
-/* Whether @op on @algo runs as NCCL's grouped send/recv on GPU ranks. */
+/* Whether @op on @algo runs as NCCL's grouped send/recv: on ranks that are all GPUs (a CPU
+ * rank runs MPI's Simple messages, not NCCL's LL). */
 static gboolean
-is_nccl_p2p(const CsTopo *topo, const CsAlgo *algo, CsOp op)
+is_nccl_p2p(const CsTopo *topo, const CsAlgo *algo, CsOp op, int nranks)
 {
     if (g_strcmp0(algo->name, "direct") != 0)
         return FALSE;
     if (op != CS_OP_SCATTER && op != CS_OP_GATHER && op != CS_OP_ALL_TO_ALL)
         return FALSE;
-    return cs_topo_device(topo, cs_topo_rank_device(topo, 0))->kind == CS_DEVICE_GPU;
+    for (int r = 0; r < nranks; r++)
+        if (cs_topo_device(topo, cs_topo_rank_device(topo, r))->kind != CS_DEVICE_GPU)
+            return FALSE;
+    return TRUE;
 }
 
 static int
@@ -414,7 +418,7 @@ static gboolean
 p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto, gint64 size_bytes,
          int nranks, P2pPlan *plan)
 {
-    if (!is_nccl_p2p(topo, algo, op))
+    if (!is_nccl_p2p(topo, algo, op, nranks))
         return FALSE;
     P2pComm c;
     p2p_comm(topo, nranks, &c);

@@ -727,6 +727,42 @@ test_best_cpu_simple(void)
 }
 
 static void
+test_best_mixed_ranks_simple(void)
+{
+    g_autoptr(GError) error = NULL;
+    /* Two GPUs and a CPU on one PCIe switch, all three ranks: the CPU holds every collective to
+     * Simple, NCCL's grouped send/recv (LL for small messages) included. */
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"name\": \"mixed\", \"description\": \"test\", \"gpu\": {\"launch\": \"4 us\", "
+        "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"1000 GB/s\", "
+        "\"copy_bandwidth\": \"1500 GB/s\"}, \"cpu\": {\"launch\": \"1 us\", "
+        "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"4 GB/s\", "
+        "\"copy_bandwidth\": \"6 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": "
+        "\"gpu\"}, {\"name\": \"g1\", \"kind\": \"gpu\"}, {\"name\": \"c0\", \"kind\": "
+        "\"cpu\"}, {\"name\": \"sw\", \"kind\": \"pcie_switch\"}], \"links\": "
+        "[{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
+        "\"alpha\": \"0.5 us\"}, {\"endpoints\": [\"g1\", \"sw\"], \"kind\": \"pcie\", "
+        "\"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": [\"c0\", "
+        "\"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}], "
+        "\"ranks\": [\"g0\", \"g1\", \"c0\"]}",
+        "mixed", &error);
+    CsPredictOptions opt;
+    CsPrediction pred;
+
+    g_test_summary("A CPU among the ranks holds every collective, grouped send/recv too, to "
+                   "Simple.");
+    g_assert_no_error(error);
+    cs_predict_options_init(&opt);
+    for (int op = 0; op < CS_N_OPS; op++) {
+        for (gint64 size = 48; size <= (gint64)3 << 20; size *= 64) {
+            g_assert_true(cs_predict_best(topo, (CsOp)op, size, NULL, -1, &opt, &pred, &error));
+            g_assert_no_error(error);
+            g_assert_cmpint(pred.proto, ==, CS_PROTO_SIMPLE);
+        }
+    }
+}
+
+static void
 test_sizes_and_figures(void)
 {
     g_autoptr(GError) error = NULL;
@@ -1027,6 +1063,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/bound/below-engine", test_bound_below_engine);
     g_test_add_func("/predict/bound/ring-tight", test_bound_ring_tight);
     g_test_add_func("/predict/best/cpu-simple-only", test_best_cpu_simple);
+    g_test_add_func("/predict/best/mixed-ranks-simple", test_best_mixed_ranks_simple);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);
     g_test_add_func("/predict/one/point-cache", test_point_cache);
