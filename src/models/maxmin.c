@@ -22,6 +22,7 @@ typedef struct {
     int heap_pos;     /* index in the completion heap, -1 when idle */
     double remaining; /* wire bytes still to leave the source at @last */
     double rate;      /* bytes/s */
+    double last_rate; /* bytes/s: the rate before the current filling */
     double cap_Bps;   /* bytes/s: its own limit, 0 = none */
     CsTime last;      /* ps: when @remaining was last brought up to date */
     CsTime end;       /* ps: predicted end at the current rate */
@@ -214,6 +215,7 @@ refill(CsNetState *s, CsTime now)
         f->remaining -= f->rate * ((double)(now - f->last) / CS_TIME_PS_PER_S);
         f->remaining = MAX(f->remaining, 0.0);
         f->last = now;
+        f->last_rate = f->rate;
         f->fixed = FALSE;
     }
     for (int i = 0; i < n_links; i++) {
@@ -276,6 +278,10 @@ refill(CsNetState *s, CsTime now)
     for (int i = 0; i < n_flows; i++) {
         int id = s->comp_flows[i];
         Flow *f = &s->flows[id];
+        /* An unchanged rate keeps its end: the heap is not touched for most of a large
+         * component, whose flows are only walked because they share it. */
+        if (f->heap_pos >= 0 && f->rate == f->last_rate)
+            continue;
         f->end
             = f->rate > 0.0 ? now + cs_net_serialization_ps(f->remaining, f->rate) : CS_TIME_NEVER;
         heap_update(s, id);
