@@ -531,6 +531,21 @@ unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
     return cs_topo_default_protos(topo, nranks);
 }
 
+/* One sentence naming the first rank whose protocols leave none in common (predict.h). */
+char *
+cs_predict_no_shared_protocol(const CsTopo *topo, int nranks)
+{
+    if (cs_topo_default_protos(topo, nranks) != 0)
+        return NULL;
+    int r = 1;
+    while (r < nranks && cs_topo_default_protos(topo, r + 1) != 0)
+        r++;
+    const CsDevice *dev = cs_topo_device(topo, cs_topo_rank_device(topo, r));
+    return g_strdup_printf("the default_protocols of %s's ranks share no protocol: rank %d (%s "
+                           "\"%s\") allows none of those of the ranks before it",
+                           cs_topo_name(topo), r, cs_device_kind_name(dev->kind), dev->name);
+}
+
 /* ---- One point ---- */
 
 /* Above this many estimated steps, a prediction extends smaller simulated sizes (see
@@ -1097,6 +1112,12 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
     gboolean any = options != NULL && options->any_algorithm;
     const guint allowed_protos = unforced_protos(topo, options);
+    if (proto_filter < 0 && allowed_protos == 0) {
+        g_autofree char *why = cs_predict_no_shared_protocol(topo, nranks);
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                    "%s; force one (--proto) or run fewer ranks (--ranks)", why);
+        return FALSE;
+    }
     g_autoptr(GArray) cands = g_array_new(FALSE, FALSE, sizeof(Candidate));
     int refusal_at = G_MAXINT; /* listing position of first_refusal: 2 x candidate index */
     int n_unsimulated = 0;

@@ -119,6 +119,11 @@ CsTime cs_predict_lower_bound(const CsTopo *topo, CsOp op, gint64 size_bytes, co
 CsSchedule *cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
                                 CsProto proto, const CsPredictOptions *options, GError **error);
 
+/* Why ranks 0..@nranks-1 leave no protocol to pick when none is forced (their
+ * default_protocols share none; a CPU rank allows Simple only), or NULL when they do.
+ * Returns: (transfer full) (nullable). */
+char *cs_predict_no_shared_protocol(const CsTopo *topo, int nranks);
+
 /* Predicts every legal algorithm x protocol for one size and returns the fastest, or, with
  * options->pick and options->nccl, the one NCCL's tuning model picks.
  * @algo_filter / @proto_filter restrict the candidates (NULL / -1 = all) as NCCL_ALGO /

@@ -700,6 +700,13 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
                     nranks, cs_topo_name(topo), all);
         return NULL;
     }
+    /* Every candidate keeps to the ranks' default protocols: none shared, no table. */
+    g_autofree char *no_protocol = cs_predict_no_shared_protocol(topo, nranks);
+    if (no_protocol != NULL) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                    "%s; select among fewer ranks (--ranks)", no_protocol);
+        return NULL;
+    }
     if (o->min_bytes < 1 || o->max_bytes < o->min_bytes || o->step_factor < 2) {
         g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
                     "sizes must grow from at least 1 byte by a factor of at least 2 "

@@ -11,6 +11,8 @@ G_BEGIN_DECLS
 /* The protocols a "protocols" object may name, in CsProto order (models/protocol.h sits
  * above this layer, so the names are repeated here). */
 #define CS_TOPO_N_PROTOS 3
+/* Simple's bit in a protocol mask (LL, LL128, Simple). */
+#define CS_TOPO_SIMPLE_BIT (1u << 2)
 /* Node indices a file may use, and the nodes a template may expand to. */
 #define CS_TOPO_MAX_NODES 65536
 /* Ranks a machine may have: routes are kept for every pair (8192 ranks: 67 M routes, about

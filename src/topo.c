@@ -869,31 +869,12 @@ check_rank_devices(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
         { SPEC_COPY, "copy_bandwidth" },
     };
 
-    /* Ranks run one library: a collective among them needs a protocol every rank's defaults
-     * allow (the first rank that lists its own sets the reference named in the error). */
-    const guint all_protos = (1u << CS_TOPO_N_PROTOS) - 1;
-    guint shared = all_protos;
-    int first_listing = -1;
     for (int r = 0; r < topo->n_ranks; r++) {
         int d = topo->rank_device[r];
         const CsDevice *dev = &g_array_index(topo->devices, CsDevice, d);
         const CsDeviceOrigin *o = &g_array_index(topo->origins, CsDeviceOrigin, d);
         g_autofree char *p = o->file_index >= 0 ? g_strdup_printf("devices[%d]", o->file_index)
                                                 : g_strdup("node.devices");
-        const guint own = dev->gpu.default_protos != 0 ? dev->gpu.default_protos : all_protos;
-        if ((shared & own) == 0) {
-            const CsDevice *ref
-                = &g_array_index(topo->devices, CsDevice, topo->rank_device[first_listing]);
-            cs_json_set_error(ctx, error, p,
-                              "%s \"%s\": its default_protocols share no protocol with those "
-                              "of \"%s\" and the ranks before it; a collective among them "
-                              "could use none",
-                              cs_device_kind_name(dev->kind), dev->name, ref->name);
-            return FALSE;
-        }
-        shared &= own;
-        if (first_listing < 0 && dev->gpu.default_protos != 0)
-            first_listing = r;
         if (dev->node < 0) {
             cs_json_set_error(ctx, error, p,
                               "%s \"%s\" runs a rank but belongs to no node (node %d)",
@@ -1206,7 +1187,11 @@ cs_topo_default_protos(const CsTopo *topo, int nranks)
     guint protos = all;
     for (int r = 0; r < MIN(nranks, topo->n_ranks); r++) {
         guint own = cs_topo_rank_gpu(topo, r)->default_protos;
-        protos &= own != 0 ? own : all;
+        own = own != 0 ? own : all;
+        /* A CPU rank's library (MPI) moves whole buffers: Simple only (models/protocol.c). */
+        if (cs_topo_device(topo, topo->rank_device[r])->kind == CS_DEVICE_CPU)
+            own &= CS_TOPO_SIMPLE_BIT;
+        protos &= own;
     }
     return protos;
 }

@@ -154,8 +154,8 @@ const CsRoute *cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank);
 gboolean cs_topo_full_mesh(const CsTopo *topo, int nranks);
 
 /* The protocols the GPUs of ranks 0..@nranks-1 all pick from when none is forced, as bits
- * over LL, LL128, Simple (each rank's default_protos, 0 meaning all three): 0x7 when no rank
- * restricts them. */
+ * over LL, LL128, Simple (each rank's default_protos, 0 meaning all three; a CPU rank allows
+ * Simple only): 0x7 when no rank restricts them, 0 when their lists share none. */
 guint cs_topo_default_protos(const CsTopo *topo, int nranks);
 
 /* NVLS: every GPU of a node reaches an NVSwitch with multicast reduction. */

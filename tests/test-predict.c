@@ -763,6 +763,55 @@ test_best_mixed_ranks_simple(void)
 }
 
 static void
+test_best_no_shared_protocol(void)
+{
+    g_autoptr(GError) error = NULL;
+    /* g0 allows Simple and LL, g1 LL, the CPU Simple only: the first two ranks share LL, all
+     * three share nothing. */
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"name\": \"split\", \"description\": \"test\", \"gpu\": {\"launch\": \"4 us\", "
+        "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"1000 GB/s\", "
+        "\"copy_bandwidth\": \"1500 GB/s\"}, \"cpu\": {\"launch\": \"1 us\", "
+        "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"4 GB/s\", "
+        "\"copy_bandwidth\": \"6 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\", "
+        "\"default_protocols\": [\"Simple\", \"LL\"]}, {\"name\": \"g1\", \"kind\": \"gpu\", "
+        "\"default_protocols\": [\"LL\"]}, {\"name\": \"c0\", \"kind\": \"cpu\"}, {\"name\": "
+        "\"sw\", "
+        "\"kind\": \"pcie_switch\"}], \"links\": [{\"endpoints\": [\"g0\", \"sw\"], \"kind\": "
+        "\"pcie\", "
+        "\"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": [\"g1\", \"sw\"], "
+        "\"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": "
+        "[\"c0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 "
+        "us\"}], "
+        "\"ranks\": [\"g0\", \"g1\", \"c0\"]}",
+        "split", &error);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    CsPredictOptions opt;
+    CsPrediction pred;
+
+    g_test_summary("Ranks whose default protocols share none predict only with a forced "
+                   "protocol or fewer ranks; the error names the rank that leaves none.");
+    g_assert_no_error(error);
+    g_assert_cmpuint(cs_topo_default_protos(topo, 2), ==, 1u << CS_PROTO_LL);
+    g_assert_cmpuint(cs_topo_default_protos(topo, 3), ==, 0);
+    cs_predict_options_init(&opt);
+    opt.nranks = 2;
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, 4096, NULL, -1, &opt, &pred, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(pred.proto, ==, CS_PROTO_LL);
+    g_assert_null(cs_predict_no_shared_protocol(topo, 2));
+
+    opt.nranks = 3;
+    g_assert_false(cs_predict_best(topo, CS_OP_ALL_REDUCE, 4096, NULL, -1, &opt, &pred, &error));
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+    g_assert_nonnull(strstr(error->message, "rank 2 (cpu \"c0\") allows none"));
+    g_clear_error(&error);
+    g_assert_true(
+        cs_predict_best(topo, CS_OP_ALL_REDUCE, 4096, ring, CS_PROTO_SIMPLE, &opt, &pred, &error));
+    g_assert_no_error(error);
+}
+
+static void
 test_sizes_and_figures(void)
 {
     g_autoptr(GError) error = NULL;
@@ -1064,6 +1113,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/bound/ring-tight", test_bound_ring_tight);
     g_test_add_func("/predict/best/cpu-simple-only", test_best_cpu_simple);
     g_test_add_func("/predict/best/mixed-ranks-simple", test_best_mixed_ranks_simple);
+    g_test_add_func("/predict/best/no-shared-protocol", test_best_no_shared_protocol);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);
     g_test_add_func("/predict/one/point-cache", test_point_cache);

@@ -607,7 +607,8 @@ test_adjust(void)
 
 /* "default_protocols" as a mask over LL, LL128, Simple (bits 0, 1, 2, as topo.h says): absent
  * means all (0); a device's list replaces the "gpu" object's; mi300x-x8-xgmi leaves LL128
- * out, as RCCL does there. Lists that share no protocol are refused (tests/data/topo/index). */
+ * out, as RCCL does there. Lists that share no protocol load; a prediction among them needs a
+ * forced protocol (/predict/best/no-shared-protocol). */
 static void
 test_default_protocols(void)
 {
