@@ -107,6 +107,13 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
     "with NCCL or naming no library, on GPUs its model knows; collsim's fastest otherwise), "      \
     "nccl or fastest"
 
+/* ---- Traces ---- */
+
+/* Checks a -g given for traces: at least 1 (0: not given, the trace says), and dividing the
+ * @trace_ranks of the trace in @path when both are known. Errors are usage errors. */
+gboolean cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int trace_ranks,
+                                      const char *path, GError **error);
+
 /* ---- Output files (--output, --timeline) ---- */
 
 /* Checks, before any work, that @path (nullable; "-" is stdout) can be written: not a

@@ -72,6 +72,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree char *pick_name = NULL;
     g_auto(GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
+    int gpus_per_thread = 0;
     const GOptionEntry entries[] = {
         { "topo", 't', 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology to start from: a shipped name or a JSON file (required)", "T" },
@@ -85,6 +86,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "For each trace, the error when it is left out of the fit", NULL },
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
+        { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
+          "GPUs launched by one thread (default: each trace's nGpus, else the -g of its command "
+          "header)",
+          "G" },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
@@ -138,6 +143,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
                     model);
         return FALSE;
     }
+    if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, 0, NULL, error))
+        return FALSE;
     g_auto(GStrv) only = NULL;
     if (params != NULL) {
         only = g_strsplit(params, ",", -1);
@@ -172,10 +179,14 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         if (t == NULL)
             return FALSE;
         g_ptr_array_add(traces, t);
+        if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, cs_trace_n_ranks(t), files[i],
+                                          error))
+            return FALSE;
     }
     CsPredictOptions options;
     cs_predict_options_init(&options);
     options.engine.net_model = model;
+    options.engine.gpus_per_thread = gpus_per_thread;
     options.pick = pick;
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
 

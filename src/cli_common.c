@@ -196,6 +196,23 @@ output_error(const char *prog, const char *flag, const char *path, const char *w
     return FALSE;
 }
 
+gboolean
+cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int trace_ranks,
+                             const char *path, GError **error)
+{
+    if (gpus_per_thread < 0)
+        return cs_cli_usage_error(error, prog, "-g %d: GPUs per thread must be at least 1",
+                                  gpus_per_thread);
+    if (gpus_per_thread > 0 && path != NULL && trace_ranks > 0
+        && trace_ranks % gpus_per_thread != 0)
+        return cs_cli_usage_error(error, prog,
+                                  "-g %d: GPUs per thread must divide the %d ranks of %s",
+                                  gpus_per_thread, trace_ranks, path);
+    return TRUE;
+}
+
+/* ---- Output files ---- */
+
 /**
  * cs_cli_check_output:
  * Fails early on an output path that cannot be written, so a long run does not end in an

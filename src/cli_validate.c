@@ -202,11 +202,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
                     model);
         return FALSE;
     }
-    if (gpus_per_thread < 0) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                    "%s: -g %d: GPUs per thread must be at least 1", argv[0], gpus_per_thread);
+    if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, 0, NULL, error))
         return FALSE;
-    }
     if (max_error != NULL) {
         /* A percentage, "5" or "5%"; NaN or a negative gate would silently never fail. */
         g_autofree char *number = g_strdup(max_error);
@@ -242,13 +239,9 @@ cs_cli_validate(int argc, char **argv, GError **error)
         g_autoptr(CsTrace) trace = cs_trace_load_file(traces[i], error);
         if (trace == NULL)
             return FALSE;
-        const int trace_ranks = cs_trace_n_ranks(trace);
-        if (gpus_per_thread > 0 && trace_ranks > 0 && trace_ranks % gpus_per_thread != 0) {
-            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                        "%s: -g %d: GPUs per thread must divide the %d ranks of %s", argv[0],
-                        gpus_per_thread, trace_ranks, traces[i]);
+        if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, cs_trace_n_ranks(trace),
+                                          traces[i], error))
             return FALSE;
-        }
         CsValidateReport *r = cs_validate_trace(topo, trace, &options, error);
         if (r == NULL)
             return FALSE;

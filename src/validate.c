@@ -121,7 +121,9 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
     *gpus_per_thread = MAX(1, cs_trace_gpus_per_thread(trace));
     const char *command = cs_trace_get_header(trace, "command");
     if (command != NULL && cs_trace_gpus_per_thread(trace) == 0) {
-        g_autoptr(GRegex) re = g_regex_new("(^|\\s)-g\\s*([0-9]+)", 0, 0, NULL);
+        /* nccl-tests spells it -g N, -gN or --ngpus N / --ngpus=N. */
+        g_autoptr(GRegex) re
+            = g_regex_new("(^|\\s)(?:-g\\s*|--ngpus(?:=|\\s+))([0-9]+)", 0, 0, NULL);
         g_autoptr(GMatchInfo) match = NULL;
         if (g_regex_match(re, command, 0, &match)) {
             g_autofree char *g = g_match_info_fetch(match, 2);

@@ -31,6 +31,14 @@ static const SettingsCase settings_cases[] = {
       1 },
     { "gpus-per-thread", "not forced", NULL, "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8", NULL,
       NULL, 8 },
+    { "gpus-per-thread-glued", NULL, NULL, "./build/all_gather_perf -b 8 -e 1G -g2", NULL, NULL,
+      2 },
+    { "gpus-per-thread-long", NULL, NULL, "all_reduce_perf --ngpus 4 -b 8", NULL, NULL, 4 },
+    { "gpus-per-thread-long-eq", NULL, NULL, "all_reduce_perf --ngpus=4 -b 8", NULL, NULL, 4 },
+    /* Out of range: the trace's own count is unknown, one assumed. */
+    { "gpus-per-thread-huge", NULL, NULL, "all_reduce_perf -g 99999999999999999999", NULL, NULL,
+      1 },
+    { "gpus-per-thread-zero", NULL, NULL, "all_reduce_perf -g 0", NULL, NULL, 1 },
     /* Lists and exclusions leave NCCL a choice (cs_validate_trace_masks()): nothing forced. */
     { "algo-list", NULL, "NCCL_ALGO=Tree,Ring NCCL_PROTO=^LL128", NULL, NULL, NULL, 1 },
     /* An algorithm collsim does not simulate is no forced collsim algorithm. */
