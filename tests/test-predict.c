@@ -726,32 +726,49 @@ test_best_cpu_simple(void)
     }
 }
 
-static void
-test_best_mixed_ranks_simple(void)
+/* Two GPUs and a CPU on one PCIe switch, all three ranks; @g0_protos / @g1_protos (nullable)
+ * are the GPUs' default_protocols as JSON lists. */
+static CsTopo *
+load_gpus_and_cpu(const char *g0_protos, const char *g1_protos)
 {
     g_autoptr(GError) error = NULL;
-    /* Two GPUs and a CPU on one PCIe switch, all three ranks: the CPU holds every collective to
-     * Simple, NCCL's grouped send/recv (LL for small messages) included. */
-    g_autoptr(CsTopo) topo = cs_topo_load_data(
+    g_autofree char *g0 = g0_protos != NULL
+                              ? g_strdup_printf(", \"default_protocols\": %s", g0_protos)
+                              : g_strdup("");
+    g_autofree char *g1 = g1_protos != NULL
+                              ? g_strdup_printf(", \"default_protocols\": %s", g1_protos)
+                              : g_strdup("");
+    g_autofree char *json = g_strdup_printf(
         "{\"name\": \"mixed\", \"description\": \"test\", \"gpu\": {\"launch\": \"4 us\", "
         "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"1000 GB/s\", "
         "\"copy_bandwidth\": \"1500 GB/s\"}, \"cpu\": {\"launch\": \"1 us\", "
         "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"4 GB/s\", "
         "\"copy_bandwidth\": \"6 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": "
-        "\"gpu\"}, {\"name\": \"g1\", \"kind\": \"gpu\"}, {\"name\": \"c0\", \"kind\": "
+        "\"gpu\"%s}, {\"name\": \"g1\", \"kind\": \"gpu\"%s}, {\"name\": \"c0\", \"kind\": "
         "\"cpu\"}, {\"name\": \"sw\", \"kind\": \"pcie_switch\"}], \"links\": "
         "[{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", "
         "\"alpha\": \"0.5 us\"}, {\"endpoints\": [\"g1\", \"sw\"], \"kind\": \"pcie\", "
         "\"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": [\"c0\", "
         "\"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}], "
         "\"ranks\": [\"g0\", \"g1\", \"c0\"]}",
-        "mixed", &error);
+        g0, g1);
+    CsTopo *topo = cs_topo_load_data(json, "mixed", &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static void
+test_best_mixed_ranks_simple(void)
+{
+    g_autoptr(GError) error = NULL;
+    /* The CPU holds every collective to Simple, NCCL's grouped send/recv (LL for small
+     * messages) included. */
+    g_autoptr(CsTopo) topo = load_gpus_and_cpu(NULL, NULL);
     CsPredictOptions opt;
     CsPrediction pred;
 
     g_test_summary("A CPU among the ranks holds every collective, grouped send/recv too, to "
                    "Simple.");
-    g_assert_no_error(error);
     cs_predict_options_init(&opt);
     for (int op = 0; op < CS_N_OPS; op++) {
         for (gint64 size = 48; size <= (gint64)3 << 20; size *= 64) {
@@ -768,30 +785,13 @@ test_best_no_shared_protocol(void)
     g_autoptr(GError) error = NULL;
     /* g0 allows Simple and LL, g1 LL, the CPU Simple only: the first two ranks share LL, all
      * three share nothing. */
-    g_autoptr(CsTopo) topo = cs_topo_load_data(
-        "{\"name\": \"split\", \"description\": \"test\", \"gpu\": {\"launch\": \"4 us\", "
-        "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"1000 GB/s\", "
-        "\"copy_bandwidth\": \"1500 GB/s\"}, \"cpu\": {\"launch\": \"1 us\", "
-        "\"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": \"4 GB/s\", "
-        "\"copy_bandwidth\": \"6 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\", "
-        "\"default_protocols\": [\"Simple\", \"LL\"]}, {\"name\": \"g1\", \"kind\": \"gpu\", "
-        "\"default_protocols\": [\"LL\"]}, {\"name\": \"c0\", \"kind\": \"cpu\"}, {\"name\": "
-        "\"sw\", "
-        "\"kind\": \"pcie_switch\"}], \"links\": [{\"endpoints\": [\"g0\", \"sw\"], \"kind\": "
-        "\"pcie\", "
-        "\"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": [\"g1\", \"sw\"], "
-        "\"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 us\"}, {\"endpoints\": "
-        "[\"c0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"0.5 "
-        "us\"}], "
-        "\"ranks\": [\"g0\", \"g1\", \"c0\"]}",
-        "split", &error);
+    g_autoptr(CsTopo) topo = load_gpus_and_cpu("[\"Simple\", \"LL\"]", "[\"LL\"]");
     const CsAlgo *ring = cs_algo_lookup("ring", NULL);
     CsPredictOptions opt;
     CsPrediction pred;
 
     g_test_summary("Ranks whose default protocols share none predict only with a forced "
                    "protocol or fewer ranks; the error names the rank that leaves none.");
-    g_assert_no_error(error);
     g_assert_cmpuint(cs_topo_default_protos(topo, 2), ==, 1u << CS_PROTO_LL);
     g_assert_cmpuint(cs_topo_default_protos(topo, 3), ==, 0);
     cs_predict_options_init(&opt);
