@@ -537,13 +537,16 @@ cs_predict_no_shared_protocol(const CsTopo *topo, int nranks)
 {
     if (cs_topo_default_protos(topo, nranks) != 0)
         return NULL;
-    int r = 1;
-    while (r < nranks && cs_topo_default_protos(topo, r + 1) != 0)
+    int r = 0;
+    while (r + 1 < nranks && cs_topo_default_protos(topo, r + 1) != 0)
         r++;
     const CsDevice *dev = cs_topo_device(topo, cs_topo_rank_device(topo, r));
+    /* Rank 0 alone: a CPU whose list holds no Simple. */
     return g_strdup_printf("the default_protocols of %s's ranks share no protocol: rank %d (%s "
-                           "\"%s\") allows none of those of the ranks before it",
-                           cs_topo_name(topo), r, cs_device_kind_name(dev->kind), dev->name);
+                           "\"%s\") allows none of %s",
+                           cs_topo_name(topo), r, cs_device_kind_name(dev->kind), dev->name,
+                           r == 0 ? "its own (a CPU rank runs Simple only)"
+                                  : "those of the ranks before it");
 }
 
 /* ---- One point ---- */
