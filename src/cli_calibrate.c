@@ -87,8 +87,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
         { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
-          "GPUs launched by one thread (default: each trace's nGpus, else the -g of its command "
-          "header)",
+          "GPUs launched by one thread (default: each trace's nGpus, else the -g or --ngpus of its "
+          "command header)",
           "G" },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
