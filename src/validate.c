@@ -195,17 +195,18 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
         return FALSE;
     setup->options.nranks = nranks;
     cs_validate_trace_settings(trace, &setup->algo_name, &setup->proto_name, &gpus_per_thread);
-    /* Every thread drives the same number of GPUs, so they divide the ranks. */
-    if (base->engine.gpus_per_thread <= 0 && nranks > 0 && nranks % gpus_per_thread != 0) {
-        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                    "%s: %d GPUs per thread (nccl-tests -g, as the trace gives it) do not "
-                    "divide its %d ranks",
-                    origin, gpus_per_thread, nranks);
-        cs_trace_setup_clear(setup);
-        return FALSE;
-    }
-    if (base->engine.gpus_per_thread <= 0)
+    if (base->engine.gpus_per_thread <= 0) {
+        /* Every thread drives the same number of GPUs, so they divide the ranks. */
+        if (nranks > 0 && nranks % gpus_per_thread != 0) {
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: %d GPUs per thread (nccl-tests -g, as the trace gives it) do not "
+                        "divide its %d ranks",
+                        origin, gpus_per_thread, nranks);
+            cs_trace_setup_clear(setup);
+            return FALSE;
+        }
         setup->options.engine.gpus_per_thread = gpus_per_thread;
+    }
     if (base->n_channels <= 0)
         setup->options.n_channels = cs_validate_trace_channels(trace);
 
