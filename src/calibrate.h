@@ -53,6 +53,24 @@ typedef struct {
 } CsCalibParam;
 
 /**
+ * CsCalibLoss:
+ * How a row's relative time error r weighs in the fit.
+ * @CS_CALIB_LOSS_CAUCHY: s^2 log(1 + (r / s)^2), s = CS_CALIB_CAUCHY_SCALE: least squares
+ *   for rows within a few percent, the logarithm of the error beyond (the default).
+ * @CS_CALIB_LOSS_LINEAR: r^2, plain least squares.
+ */
+typedef enum {
+    CS_CALIB_LOSS_CAUCHY,
+    CS_CALIB_LOSS_LINEAR,
+} CsCalibLoss;
+
+/* The relative error at which the Cauchy loss halves a row's weight against least squares. */
+#define CS_CALIB_CAUCHY_SCALE 0.10
+
+gboolean cs_calib_loss_from_name(const char *name, CsCalibLoss *loss, GError **error);
+const char *cs_calib_loss_name(CsCalibLoss loss);
+
+/**
  * CsCalibration:
  * The outcome of one fit.
  */
@@ -61,16 +79,18 @@ typedef struct {
     CsTopo *topo;   /* the topology with the fitted values (owned) */
     int n_rows;     /* residuals fitted */
     int iterations;
+    CsCalibLoss loss;
     double rms_before; /* rms relative time error before the fit */
     double rms_after;  /* and after */
 } CsCalibration;
 
-/* Fits @topo to @traces (all rows with a positive size and time). @only, when non-NULL, is a
- * NULL-terminated list of parameter names (or prefixes such as "gpu." or "Simple.") to fit;
- * the others stay at their topology values. Returns: (transfer full) (nullable). */
+/* Fits @topo to @traces (all rows with a positive size and time) under @loss. @only, when
+ * non-NULL, is a NULL-terminated list of parameter names (or prefixes such as "gpu." or
+ * "Simple.") to fit; the others stay at their topology values.
+ * Returns: (transfer full) (nullable). */
 CsCalibration *cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
-                                const CsPredictOptions *options, const char *const *only,
-                                GError **error);
+                                const CsPredictOptions *options, CsCalibLoss loss,
+                                const char *const *only, GError **error);
 void cs_calibration_free(CsCalibration *calibration);
 
 /* Every parameter (datasheet, fitted, sigma, free/held/at_bound, unit) as a JSON array; for

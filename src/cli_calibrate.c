@@ -70,6 +70,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree char *model = NULL;
     g_autofree char *format = NULL;
     g_autofree char *pick_name = NULL;
+    g_autofree char *loss_name = NULL;
     g_auto(GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
     int gpus_per_thread = 0;
@@ -91,6 +92,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "command header)",
           "G" },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
+        { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_name,
+          "How a row's relative error weighs: cauchy (default: least squares within a few "
+          "percent, the logarithm beyond) or linear (plain least squares)",
+          "LOSS" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -103,8 +108,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "kind keep their differences); per protocol used, the per-hop latency on\n"
             "each link class crossed; the GPU's launch latency, per-step overhead,\n"
             "reduction and copy rates. Those no trace row can see stay fixed. The fit\n"
-            "is GSL's trust-region Levenberg-Marquardt on the relative time error of\n"
-            "every row,\n"
+            "is GSL's trust-region Levenberg-Marquardt on the relative time error r of\n"
+            "every row, under the Cauchy loss s^2 log(1 + (r/s)^2), s = 10% (--loss):\n"
+            "least squares for rows within a few percent, while a row the model cannot\n"
+            "represent (50% off) weighs as about 5 rows 10% off, not 25,\n"
             "with each row's algorithm/protocol/channels frozen at the datasheet\n"
             "prediction (what the trace forced, and what NCCL's tuning model picks for the\n"
             "rest, as validate does; --pick), plus a weak prior toward the datasheet\n"
@@ -169,6 +176,9 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     GError *cause = NULL;
     if (pick_name != NULL && !cs_pick_from_name(pick_name, &pick, &cause))
         return cs_cli_flag_error(error, argv[0], "--pick", cause);
+    CsCalibLoss loss = CS_CALIB_LOSS_CAUCHY;
+    if (loss_name != NULL && !cs_calib_loss_from_name(loss_name, &loss, &cause))
+        return cs_cli_flag_error(error, argv[0], "--loss", cause);
 
     g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
     if (topo == NULL)
@@ -191,7 +201,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
 
     g_autoptr(CsCalibration) cal
-        = cs_calibrate_fit(topo, tv, n, &options, (const char *const *)only, error);
+        = cs_calibrate_fit(topo, tv, n, &options, loss, (const char *const *)only, error);
     if (cal == NULL) {
         if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR
             && (*error)->code == CS_CALIBRATE_ERROR_PARAMS) {
@@ -226,7 +236,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
                 g_ptr_array_add(others, tv[j]);
         g_autoptr(GError) local = NULL;
         g_autoptr(CsCalibration) part
-            = cs_calibrate_fit(topo, (CsTrace *const *)others->pdata, n - 1, &options,
+            = cs_calibrate_fit(topo, (CsTrace *const *)others->pdata, n - 1, &options, loss,
                                (const char *const *)only, &local);
         /* The others alone may not constrain every parameter: say so, do not fail. */
         if (part != NULL && !trace_error(part->topo, tv[i], &options, &loo[i], error))
@@ -248,6 +258,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         cJSON_AddStringToObject(root, "topology", cs_topo_name(topo));
         cJSON_AddNumberToObject(root, "rows", cal->n_rows);
         cJSON_AddNumberToObject(root, "iterations", cal->iterations);
+        cJSON_AddStringToObject(root, "loss", cs_calib_loss_name(cal->loss));
         cJSON_AddNumberToObject(root, "rms_relative_error_before", cal->rms_before);
         cJSON_AddNumberToObject(root, "rms_relative_error_after", cal->rms_after);
         cJSON_AddItemToObject(root, "parameters", cs_calibration_params_to_json(cal));
@@ -267,8 +278,12 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         cJSON_Delete(root);
     }
     else {
-        printf("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations\n",
-               cs_topo_name(topo), n, cal->n_rows, cal->iterations);
+        g_autofree char *how
+            = loss == CS_CALIB_LOSS_CAUCHY
+                  ? g_strdup_printf("Cauchy loss at %.0f%%", 100 * CS_CALIB_CAUCHY_SCALE)
+                  : g_strdup("least squares");
+        printf("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations, %s\n",
+               cs_topo_name(topo), n, cal->n_rows, cal->iterations, how);
         printf("# rms relative time error: %.1f%% with the datasheet topology, %.1f%% fitted\n",
                100 * cal->rms_before, 100 * cal->rms_after);
         print_params(cal);
