@@ -2,7 +2,8 @@
 /* Calibration: fits the free parameters of a topology to measured traces with GSL's
  * trust-region Levenberg-Marquardt on the relative time error of every row, under a Cauchy
  * loss by default (below), and reports the fitted values with their uncertainties
- * (covariance of the fit scaled by the residual variance). Parameters live in log space: value =
+ * (covariance of the fit scaled by the variance of its residuals: under the Cauchy loss the
+ * damped ones, so a row the loss discounts widens no sigma). Parameters live in log space: value =
  * initial * exp(theta), so they stay positive and the fit is scale-free. */
 #include "calibrate.h"
 
@@ -697,8 +698,8 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
     cJSON *cal = cJSON_AddObjectToObject(root, "calibration");
     g_autofree char *method = g_strdup_printf(
         "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the relative time error "
-        "of every row, %s; 1-sigma uncertainties from the covariance scaled by the residual "
-        "variance",
+        "of every row, %s; 1-sigma uncertainties from the covariance scaled by the variance "
+        "of the fit's residuals",
         calibration->loss == CS_CALIB_LOSS_LINEAR ? "least squares" : "Cauchy loss");
     if (calibration->loss == CS_CALIB_LOSS_CAUCHY)
         cJSON_AddNumberToObject(cal, "cauchy_scale", CS_CALIB_CAUCHY_SCALE);

@@ -64,7 +64,8 @@ typedef enum {
     CS_CALIB_LOSS_LINEAR,
 } CsCalibLoss;
 
-/* The relative error at which the Cauchy loss halves a row's weight against least squares. */
+/* The relative error at which a row under the Cauchy loss weighs half what it would under
+ * least squares (the loss's reweighting factor 1 / (1 + (r / s)^2)). */
 #define CS_CALIB_CAUCHY_SCALE 0.10
 
 gboolean cs_calib_loss_from_name(const char *name, CsCalibLoss *loss, GError **error);
