@@ -78,6 +78,18 @@ find_param(const CsCalibration *cal, const char *name)
     g_error("no parameter %s", name);
 }
 
+/* @datasheet (dgx-h100x4) with a 30% slower launch and NVSwitch links at 85% of their
+ * datasheet bandwidth. (transfer full) */
+static CsTopo *
+launch_and_bandwidth_truth(const CsTopo *datasheet)
+{
+    CsTopoAdjust adj;
+    cs_topo_adjust_init(&adj);
+    adj.launch_scale = 1.3;
+    adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.85;
+    return cs_topo_adjust(datasheet, &adj);
+}
+
 /* Setup: the truth is dgx-h100x4 with a 30% slower launch and NVSwitch links at 85% of their
  * datasheet bandwidth. Expectation: fitting launch and bandwidth to 1% noisy times recovers
  * both within 3%, and the other candidates stay at their datasheet values. */
@@ -87,12 +99,7 @@ test_recovers_launch_and_bandwidth(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(CsTopo) datasheet = cs_topo_load("dgx-h100x4", &error);
     g_assert_no_error(error);
-
-    CsTopoAdjust adj;
-    cs_topo_adjust_init(&adj);
-    adj.launch_scale = 1.3;
-    adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.85;
-    g_autoptr(CsTopo) truth = cs_topo_adjust(datasheet, &adj);
+    g_autoptr(CsTopo) truth = launch_and_bandwidth_truth(datasheet);
 
     CsTrace *traces[2] = { synthesize(truth, 0.01, 1), synthesize(truth, 0.01, 2) };
     CsPredictOptions options;
@@ -138,19 +145,15 @@ worst_miss(const CsCalibration *cal)
  * of them 60% slow (what a run that switched algorithm there, or a host hiccup, prints).
  * Expectation: under the Cauchy loss the fit still recovers launch and bandwidth within 3%;
  * plain least squares is pulled further off by those two rows; and rms_before and rms_after
- * are the rows' relative time error (rms_before the same under both losses) (the two rows' -37.5%
- * alone make it 11.9%; the loss's damped residuals would give 5.2%). */
+ * are the rows' own relative time error, rms_before the same under both losses (after the fit
+ * the two rows' -37.5% alone make it 11.9%; the loss's damped residuals would give 5.2%). */
 static void
 test_outlier_rows(void)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(CsTopo) datasheet = cs_topo_load("dgx-h100x4", &error);
     g_assert_no_error(error);
-    CsTopoAdjust adj;
-    cs_topo_adjust_init(&adj);
-    adj.launch_scale = 1.3;
-    adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.85;
-    g_autoptr(CsTopo) truth = cs_topo_adjust(datasheet, &adj);
+    g_autoptr(CsTopo) truth = launch_and_bandwidth_truth(datasheet);
 
     /* Rows 4 and 5: 256 KiB and 1 MiB. */
     const double slow[10] = { 1, 1, 1, 1, 1.6, 1.6, 1, 1, 1, 1 };
