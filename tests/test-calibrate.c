@@ -2,6 +2,7 @@
 /* Calibration: the fit recovers known parameters from traces the engine synthesized with
  * multiplicative noise, reports what it cannot see as fixed, and with fewer rows than
  * parameters fits the best-determined ones and holds the rest. */
+#include <cjson/cJSON.h>
 #include <math.h>
 
 #include "algos/registry.h"
@@ -146,7 +147,8 @@ worst_miss(const CsCalibration *cal)
  * Expectation: under the Cauchy loss the fit still recovers launch and bandwidth within 3%;
  * plain least squares is pulled further off by those two rows; and rms_before and rms_after
  * are the rows' own relative time error, rms_before the same under both losses (after the fit
- * the two rows' -37.5% alone make it 11.9%; the loss's damped residuals would give 5.2%). */
+ * the two rows' -37.5% alone make it 11.9%; the loss's damped residuals would give 5.2%); the
+ * fitted topology's calibration record names the loss (and the Cauchy scale). */
 static void
 test_outlier_rows(void)
 {
@@ -178,6 +180,22 @@ test_outlier_rows(void)
     /* Before the fit both report the same rows' own relative error (to rounding: the Cauchy
      * residuals are inverted back). */
     g_assert_cmpfloat_with_epsilon(linear->rms_before, cauchy->rms_before, 1e-12);
+
+    /* The fitted topology's record says which loss made it. */
+    const CsCalibration *fits[2] = { cauchy, linear };
+    for (int k = 0; k < 2; k++) {
+        g_autofree char *text = cs_calibration_to_json(fits[k], datasheet, traces, 2);
+        cJSON *root = cJSON_Parse(text);
+        const cJSON *record = cJSON_GetObjectItem(root, "calibration");
+        g_assert_cmpstr(cJSON_GetStringValue(cJSON_GetObjectItem(record, "loss")), ==,
+                        k == 0 ? "cauchy" : "linear");
+        const cJSON *scale = cJSON_GetObjectItem(record, "cauchy_scale");
+        if (k == 0)
+            g_assert_cmpfloat(cJSON_GetNumberValue(scale), ==, CS_CALIB_CAUCHY_SCALE);
+        else
+            g_assert_null(scale);
+        cJSON_Delete(root);
+    }
 
     for (int i = 0; i < 2; i++)
         cs_trace_free(traces[i]);
