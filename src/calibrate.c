@@ -75,6 +75,15 @@ cs_calib_loss_name(CsCalibLoss loss)
     return loss_names[loss];
 }
 
+/* "Cauchy loss at 10%" or "least squares", for reports (transfer full). */
+char *
+cs_calib_loss_describe(CsCalibLoss loss)
+{
+    if (loss == CS_CALIB_LOSS_LINEAR)
+        return g_strdup("least squares");
+    return g_strdup_printf("Cauchy loss at %.0f%%", 100 * CS_CALIB_CAUCHY_SCALE);
+}
+
 /**
  * cs_calib_loss_from_name:
  * Returns: FALSE with CS_CALIBRATE_ERROR_PARAMS naming the choices if @name is none of them.
@@ -696,11 +705,12 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
         cJSON_AddItemToArray(from, o);
     }
     cJSON *cal = cJSON_AddObjectToObject(root, "calibration");
+    g_autofree char *loss = cs_calib_loss_describe(calibration->loss);
     g_autofree char *method = g_strdup_printf(
         "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the relative time error "
         "of every row, %s; 1-sigma uncertainties from the covariance scaled by the variance "
         "of the fit's residuals",
-        calibration->loss == CS_CALIB_LOSS_LINEAR ? "least squares" : "Cauchy loss");
+        loss);
     if (calibration->loss == CS_CALIB_LOSS_CAUCHY)
         cJSON_AddNumberToObject(cal, "cauchy_scale", CS_CALIB_CAUCHY_SCALE);
     cJSON_AddStringToObject(cal, "method", method);

@@ -70,6 +70,8 @@ typedef enum {
 
 gboolean cs_calib_loss_from_name(const char *name, CsCalibLoss *loss, GError **error);
 const char *cs_calib_loss_name(CsCalibLoss loss);
+/* The loss in words for reports: "Cauchy loss at 10%", "least squares". (transfer full) */
+char *cs_calib_loss_describe(CsCalibLoss loss);
 
 /**
  * CsCalibration:

@@ -280,10 +280,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         cJSON_Delete(root);
     }
     else {
-        g_autofree char *how
-            = loss == CS_CALIB_LOSS_CAUCHY
-                  ? g_strdup_printf("Cauchy loss at %.0f%%", 100 * CS_CALIB_CAUCHY_SCALE)
-                  : g_strdup("least squares");
+        g_autofree char *how = cs_calib_loss_describe(loss);
         printf("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations, %s\n",
                cs_topo_name(topo), n, cal->n_rows, cal->iterations, how);
         printf("# rms relative time error: %.1f%% with the datasheet topology, %.1f%% fitted\n",
