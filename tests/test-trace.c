@@ -112,6 +112,8 @@ typedef struct {
 static const ShippedCase shipped[] = {
     { "a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt", CS_OP_ALL_REDUCE, 8, 25, 8, 34.84,
       134217728, 182.90, CS_TRACE_LAYOUT_CURRENT },
+    { "a100-sxm4-40gb-8gpu-nvswitch_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 8, 28, 64, 32.01,
+      8589934592, 235.21, CS_TRACE_LAYOUT_CLASSIC },
     { "gb200-nvl72-1rack-72gpu-mnnvl_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 72, 5,
       536870912, 1806.7, 8589934592, 846.82, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt", CS_OP_ALL_REDUCE, 4, 28, 8, 26.08,
@@ -280,6 +282,9 @@ test_shipped_library(void)
         { "h100-sxm-8gpu-nvswitch_allgather_ring_nccl2.26.2.txt", "NCCL", "2.26.2" },
         /* "# software: NCCL 2.26.2+cuda12.8, ..." */
         { "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt", "NCCL", "2.26.2" },
+        /* "# software: NCCL version not printed (old nccl-tests header ...); NCCL of the
+         * horovod/horovod:latest container ..." */
+        { "a100-sxm4-40gb-8gpu-nvswitch_allreduce_ncclunknown.txt", "NCCL", NULL },
         /* "# software: NCCL version not printed/stated; ..." */
         { "h100-sxm-8gpu-x2-ib400g_allreduce_default_ncclunknown.txt", "NCCL", NULL },
         /* "# rccl-tests: Version develop:a7809b3" */
