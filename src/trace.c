@@ -255,7 +255,11 @@ row_blocks(const CsTraceRow *row)
     CsDtype dtype;
     if (row->size_bytes <= 0 || row->count <= 0 || !cs_dtype_from_name(row->type, &dtype, NULL))
         return 0;
-    const gint64 whole = row->count * cs_dtype_size(dtype);
+    /* A count whose bytes exceed the size (or gint64) is no whole fraction of it. */
+    const gint64 type_size = cs_dtype_size(dtype);
+    if (row->count > row->size_bytes / type_size)
+        return -1;
+    const gint64 whole = row->count * type_size;
     return row->size_bytes % whole == 0 ? row->size_bytes / whole : -1;
 }
 
@@ -1217,7 +1221,8 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
             }
             if (g_str_has_prefix(body, "nThread ") && n >= 4 && strcmp(tokens[2], "nGpus") == 0) {
                 gint64 t, g;
-                if (parse_int(tokens[1], 1, &t) && parse_int(tokens[3], 1, &g) && t * g < 1 << 20) {
+                if (parse_int(tokens[1], 1, &t) && parse_int(tokens[3], 1, &g) && t < 1 << 20
+                    && g < (1 << 20) / t) {
                     trace->n_threads = (int)t;
                     trace->n_gpus = (int)g;
                 }
