@@ -638,7 +638,7 @@ extend(CsTime v0, CsTime v1, gint64 s0, gint64 s1, gint64 s)
 static gboolean
 within_clock(gboolean ok, const CsPrediction *out, gint64 size_bytes, GError **error)
 {
-    if (!ok || (out->result.time > 0 && out->result.time < G_MAXINT64 / 2))
+    if (!ok || (out->result.time >= 0 && out->result.time < G_MAXINT64 / 2))
         return ok;
     g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_CLOCK,
                 "%" G_GINT64_FORMAT " bytes would take longer than collsim's clock counts "

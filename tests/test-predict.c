@@ -696,6 +696,34 @@ test_best_skips_illegal(void)
     g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
 }
 
+/* A zero launch on a size that moves nothing (an all-to-all of fewer bytes than ranks) is a
+ * time of 0, inside the clock: a fuzzed topology got "0 bytes would take longer than
+ * collsim's clock counts" for it. */
+static void
+test_zero_time(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"name\": \"pcie2z\", \"description\": \"test\", \"gpu\": {\"launch\": \"0 us\", "
+        "\"step_overhead\": \"0 us\", \"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": "
+        "\"8 GB/s\"}, \"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\"}, {\"name\": \"g1\", "
+        "\"kind\": \"gpu\"}, {\"name\": \"sw\", \"kind\": \"pcie_switch\"}], \"links\": "
+        "[{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"16 GB/s\", "
+        "\"alpha\": \"1 us\"}, {\"endpoints\": [\"g1\", \"sw\"], \"kind\": \"pcie\", "
+        "\"bandwidth\": \"16 GB/s\", \"alpha\": \"1 us\"}]}",
+        "pcie2z", &error);
+    CsPredictOptions opt;
+    CsPrediction pred;
+
+    g_test_summary("A prediction of 0 us (no launch, no bytes) is a time, not a clock overflow.");
+    g_assert_no_error(error);
+    cs_predict_options_init(&opt);
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 4, NULL, -1, &opt, &pred, &error));
+    g_assert_no_error(error);
+    g_assert_cmpfloat(pred.time_us, ==, 0.0);
+    g_assert_cmpfloat(pred.algbw_GBps, ==, 0.0);
+}
+
 static void
 test_best_cpu_simple(void)
 {
@@ -1115,6 +1143,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/best/mixed-ranks-simple", test_best_mixed_ranks_simple);
     g_test_add_func("/predict/best/no-shared-protocol", test_best_no_shared_protocol);
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
+    g_test_add_func("/predict/one/zero-time", test_zero_time);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);
     g_test_add_func("/predict/one/point-cache", test_point_cache);
     g_test_add_func("/predict/one/point-cache-sweep", test_point_cache_sweep);
