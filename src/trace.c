@@ -864,6 +864,25 @@ set_malformed(GError **error, const char *origin, int line, const char *fmt, ...
     return FALSE;
 }
 
+/* Whether @tokens have a result row's shape under @cols (as many words, a known datatype in
+ * the type column) whatever their first word: "NaN 2 float sum -1 ..." is a row with a bad
+ * size, not a log line to pass over. */
+static gboolean
+row_shaped(char **tokens, int n_tokens, const Columns *cols)
+{
+    int expected = n_tokens_expected(cols);
+    gboolean stamped = n_tokens == expected;
+    if (!stamped && !(cols->has_timestamp && n_tokens == expected - 2))
+        return FALSE;
+    CsDtype dtype;
+    for (int c = 0, t = 0; c < cols->n_cols && t < n_tokens; c++) {
+        if (cols->cols[c].role == COL_TYPE)
+            return cs_dtype_from_name(tokens[t], &dtype, NULL);
+        t += cols->cols[c].role != COL_TIMESTAMP ? 1 : stamped ? 2 : 0;
+    }
+    return FALSE;
+}
+
 static gboolean
 parse_row(char **tokens, int n_tokens, const Columns *cols, const char *origin, int line,
           CsTraceRow *row, GError **error)
@@ -1252,6 +1271,11 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
         g_auto(GStrv) tokens = split_words(line, &n);
         /* Log lines (NCCL INFO, launcher chatter) start with a host name or a word. */
         if (n == 0 || !looks_like_integer(tokens[0])) {
+            if (have_cols && row_shaped(tokens, n, &cols)) {
+                set_malformed(error, origin, lineno, "size column: \"%s\" is not a byte count",
+                              tokens[0]);
+                return NULL;
+            }
             read_library_line(trace, line);
             continue;
         }
