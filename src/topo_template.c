@@ -379,6 +379,15 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
                               nics);
             return FALSE;
         }
+        /* The node's NICs come with their own links; a nic_link here would be silently
+         * unused (and never checked). */
+        if (net.nic_link != NULL) {
+            cs_json_set_error(ctx, error, "network.nic_link",
+                              "node %s declares its own %d nic devices and their links; "
+                              "nic_link is for a node without them",
+                              label, nics);
+            return FALSE;
+        }
     }
     else {
         if (net.nics_per_node == 0 || net.nic_link == NULL) {
