@@ -146,9 +146,12 @@ load_unit(CsTopo *unit, const CsJsonCtx *ctx, const cJSON *root, const char *bas
         cs_json_set_error(ctx, error, "node", "cannot read %s: %s", path, local->message);
         return FALSE;
     }
+    /* An error in the node's file names that file, and is said of this template's node. */
     g_autoptr(cJSON) doc = cs_json_parse(text, path, CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, error);
-    if (doc == NULL)
+    if (doc == NULL) {
+        g_prefix_error(error, "%s: node: ", ctx->origin);
         return FALSE;
+    }
     if (cJSON_IsObject(doc) && cs_json_member(doc, "nodes") != NULL) {
         cs_json_set_error(ctx, error, "node",
                           "\"%s\" is a cluster template itself; name a single-node topology",
@@ -157,8 +160,12 @@ load_unit(CsTopo *unit, const CsJsonCtx *ctx, const cJSON *root, const char *bas
     }
     *label = g_strdup_printf("\"%s\"", node->valuestring);
     CsJsonCtx node_ctx = { .origin = path, .domain = ctx->domain, .code = ctx->code };
-    return cs_topo_parse_graph(unit, &node_ctx, doc, "", error)
-           && check_single_node(unit, &node_ctx, "devices", error);
+    if (!cs_topo_parse_graph(unit, &node_ctx, doc, "", error)
+        || !check_single_node(unit, &node_ctx, "devices", error)) {
+        g_prefix_error(error, "%s: node: ", ctx->origin);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 /* The node's rank devices must carry their GPU costs before they are copied N times. */
