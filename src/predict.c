@@ -1126,6 +1126,7 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     int n_unsimulated = 0;
     Candidate unsimulated = { 0 };
     g_autoptr(GError) too_large = NULL;
+    gboolean op_has_algo = FALSE;
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         const CsAlgo *algo = *a;
         const char *why = NULL;
@@ -1135,6 +1136,7 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             continue;
         if (algo_filter == NULL && !any && !algo_in_nccl_tests(algo, op, topo, nranks))
             continue;
+        op_has_algo = TRUE;
         if (algo->supports != NULL
             && !algo->supports(nranks == cs_topo_n_ranks(topo) ? topo : NULL, op, nranks, &why)) {
             if (first_refusal == NULL) {
@@ -1218,6 +1220,18 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     }
     if (first_refusal != NULL) {
         g_propagate_error(error, g_steal_pointer(&first_refusal));
+    }
+    else if (op_has_algo && cands->len == 0 && proto_filter < 0) {
+        /* The algorithms are there; the protocols the topology allows are not theirs. */
+        g_autoptr(GString) names = g_string_new(NULL);
+        for (int p = 0; p < CS_N_PROTOS; p++)
+            if (allowed_protos & (1u << p))
+                g_string_append_printf(names, "%s%s", names->len > 0 ? ", " : "",
+                                       cs_proto_info((CsProto)p)->name);
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "no %s algorithm runs on the protocols %s's default_protocols allow (%s); "
+                    "force one (--proto)",
+                    cs_op_name(op), cs_topo_name(topo), names->str);
     }
     else {
         g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
