@@ -135,13 +135,21 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
 }
 
 int
-cs_validate_trace_channels(const CsTrace *trace)
+cs_validate_trace_channels(const CsTrace *trace, GError **error)
 {
     const char *backend = cs_trace_get_header(trace, "backend");
     const char *channels = cs_trace_get_header(trace, "channels");
+    guint64 n;
     if (backend == NULL || channels == NULL)
         return 0;
-    return MAX(0, atoi(channels));
+    /* collsim measure writes 1 .. 64, as its --channels takes them. */
+    if (!g_ascii_string_to_unsigned(channels, 10, 1, 64, &n, NULL)) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                    "%s: channels header: \"%s\" is not a channel count (1 to 64)",
+                    cs_trace_origin(trace), channels);
+        return -1;
+    }
+    return (int)n;
 }
 
 /* ---- Who picks what the trace did not force ---- */
@@ -207,19 +215,27 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
         }
         setup->options.engine.gpus_per_thread = gpus_per_thread;
     }
-    if (base->n_channels <= 0)
-        setup->options.n_channels = cs_validate_trace_channels(trace);
+    if (base->n_channels <= 0) {
+        setup->options.n_channels = cs_validate_trace_channels(trace, error);
+        if (setup->options.n_channels < 0) {
+            cs_trace_setup_clear(setup);
+            return FALSE;
+        }
+    }
 
     g_autoptr(GError) local = NULL;
-    if (setup->algo_name != NULL
-        && (setup->algo = cs_algo_lookup(setup->algo_name, &local)) == NULL)
-        goto fail;
-    if (setup->proto_name != NULL) {
-        CsProto p;
-        if (!cs_proto_from_name(setup->proto_name, &p, &local))
-            goto fail;
-        setup->proto = p;
+    CsProto proto = CS_PROTO_SIMPLE;
+    /* An unknown algorithm or protocol comes from the trace's headers: the file is wrong. */
+    if ((setup->algo_name != NULL
+         && (setup->algo = cs_algo_lookup(setup->algo_name, &local)) == NULL)
+        || (setup->proto_name != NULL && !cs_proto_from_name(setup->proto_name, &proto, &local))) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED, "%s: %s", origin,
+                    local->message);
+        cs_trace_setup_clear(setup);
+        return FALSE;
     }
+    if (setup->proto_name != NULL)
+        setup->proto = proto;
     if (setup->options.pick != CS_PICK_FASTEST && setup->options.nccl == NULL) {
         setup->nccl = cs_validate_nccl_model(topo, trace, op, nranks, setup->options.pick, &local);
         if (local != NULL)

@@ -136,8 +136,9 @@ gboolean cs_trace_setup_predict(const CsTraceSetup *setup, const CsTopo *topo, C
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CsTraceSetup, cs_trace_setup_clear)
 
 /* The channel count a collsim backend trace ran its schedule with (its `channels` header), or
- * 0 when the trace does not say (then predictions choose). */
-int cs_validate_trace_channels(const CsTrace *trace);
+ * 0 when the trace does not say (then predictions choose); -1 with a CS_TRACE_ERROR_MALFORMED
+ * naming the file when the header is no count of 1 to 64. */
+int cs_validate_trace_channels(const CsTrace *trace, GError **error);
 
 /* The busbw nccl-tests prints for @size_bytes in @time_us. */
 double cs_validate_busbw(CsOp op, int nranks, gint64 size_bytes, double time_us);
