@@ -1222,16 +1222,20 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
         g_propagate_error(error, g_steal_pointer(&first_refusal));
     }
     else if (op_has_algo && cands->len == 0 && proto_filter < 0) {
-        /* The algorithms are there; the protocols the topology allows are not theirs. */
+        /* The algorithms are there; the protocols allowed (by the topology or the trace) are not
+         * theirs. */
         g_autoptr(GString) names = g_string_new(NULL);
         for (int p = 0; p < CS_N_PROTOS; p++)
             if (allowed_protos & (1u << p))
                 g_string_append_printf(names, "%s%s", names->len > 0 ? ", " : "",
                                        cs_proto_info((CsProto)p)->name);
+        g_autofree char *whose
+            = options != NULL && options->nccl_proto_mask != 0
+                  ? g_strdup("the trace's NCCL_PROTO allows")
+                  : g_strdup_printf("%s's default_protocols allow", cs_topo_name(topo));
         g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                    "no %s algorithm runs on the protocols %s's default_protocols allow (%s); "
-                    "force one (--proto)",
-                    cs_op_name(op), cs_topo_name(topo), names->str);
+                    "no %s algorithm runs on the protocols %s (%s); force one (--proto)",
+                    cs_op_name(op), whose, names->str);
     }
     else {
         g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,

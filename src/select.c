@@ -757,6 +757,16 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         const int func = cs_nccl_func_from_op((CsOp)op);
         if (sel->nccl_model && func < 0)
             continue;
+        /* Below one element per rank nccl-tests runs only empty sizes: nothing to select. */
+        g_autoptr(GArray) grid = make_grid(o, (CsOp)op, nranks);
+        if (grid->len == 0) {
+            g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                        "no %s size from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
+                        " on %d ranks: the smallest is %" G_GINT64_FORMAT " bytes",
+                        cs_op_name((CsOp)op), o->min_bytes, o->max_bytes, nranks,
+                        granularity((CsOp)op, o->predict.dtype, nranks));
+            return NULL;
+        }
         Search s = { 0 };
         s.topo = topo;
         s.points = points;
@@ -783,20 +793,8 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
 
         OpResult *r = g_new0(OpResult, 1);
         g_ptr_array_add(sel->ops, r);
-        r->grid = make_grid(o, s.op, nranks);
+        r->grid = g_steal_pointer(&grid);
         const gint64 g = granularity(s.op, o->predict.dtype, nranks);
-        /* Below one element per rank nccl-tests runs only empty sizes: nothing to select. */
-        if (r->grid->len == 0) {
-            g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
-                        "no %s size from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
-                        " on %d ranks: the smallest is %" G_GINT64_FORMAT " bytes",
-                        cs_op_name(s.op), o->min_bytes, o->max_bytes, nranks, g);
-            g_array_unref(s.cands);
-            g_hash_table_unref(s.cache);
-            g_free(s.cap);
-            g_free(s.cap_below);
-            return NULL;
-        }
 
         if (s.nccl_model == NULL && !o->exact)
             set_caps(&s, r->grid, sel->max_events);

@@ -224,18 +224,15 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
     }
 
     g_autoptr(GError) local = NULL;
-    CsProto proto = CS_PROTO_SIMPLE;
-    /* An unknown algorithm or protocol comes from the trace's headers: the file is wrong. */
-    if ((setup->algo_name != NULL
-         && (setup->algo = cs_algo_lookup(setup->algo_name, &local)) == NULL)
-        || (setup->proto_name != NULL && !cs_proto_from_name(setup->proto_name, &proto, &local))) {
-        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED, "%s: %s", origin,
-                    local->message);
-        cs_trace_setup_clear(setup);
-        return FALSE;
+    if (setup->algo_name != NULL
+        && (setup->algo = cs_algo_lookup(setup->algo_name, &local)) == NULL)
+        goto bad_header;
+    if (setup->proto_name != NULL) {
+        CsProto p;
+        if (!cs_proto_from_name(setup->proto_name, &p, &local))
+            goto bad_header;
+        setup->proto = p;
     }
-    if (setup->proto_name != NULL)
-        setup->proto = proto;
     if (setup->options.pick != CS_PICK_FASTEST && setup->options.nccl == NULL) {
         setup->nccl = cs_validate_nccl_model(topo, trace, op, nranks, setup->options.pick, &local);
         if (local != NULL)
@@ -268,6 +265,12 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
 
 fail:
     g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", origin);
+    cs_trace_setup_clear(setup);
+    return FALSE;
+
+bad_header:
+    /* An unknown algorithm or protocol comes from the trace's headers: the file is wrong. */
+    g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED, "%s: %s", origin, local->message);
     cs_trace_setup_clear(setup);
     return FALSE;
 }
