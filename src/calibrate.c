@@ -21,13 +21,11 @@
 
 G_DEFINE_QUARK(cs_calibrate_error_quark, cs_calibrate_error)
 
-/* A weak log-normal prior toward the topology's own (datasheet) values: one extra residual
- * PRIOR_WEIGHT * theta per free parameter, so moving a parameter by a factor e costs as much as
- * a 2% time error on one row. Parameters the rows constrain move freely; directions the rows
- * cannot tell apart (launch against per-step overhead against hop latency) stay near the
- * datasheet instead of drifting to absurd values (MAP estimation with a Gaussian prior in
- * log space). */
-#define PRIOR_WEIGHT 0.02
+/* The prior toward the topology's own (datasheet) values is one extra residual w * theta per
+ * free parameter, w = CS_CALIB_PRIOR_WEIGHT unless the caller asks otherwise: parameters the
+ * rows constrain move freely; directions the rows cannot tell apart (launch against per-step
+ * overhead against hop latency) stay near the datasheet instead of drifting to absurd values
+ * (MAP estimation with a Gaussian prior in log space). */
 
 /* Parameters move at most e^4 (55x) either way: beyond that the data say the model is wrong,
  * not that the hardware is that different, and the engine would crawl. */
@@ -122,7 +120,8 @@ typedef struct {
     GArray *rows;        /* FitRow */
     CsPointCache *cache; /* each row's schedule, built once for the whole fit */
     CsCalibLoss loss;
-    GError *error; /* first prediction failure inside the fit */
+    double prior_weight; /* residual per e-fold of a parameter's move */
+    GError *error;       /* first prediction failure inside the fit */
 } FitCtx;
 
 static gboolean
@@ -382,7 +381,7 @@ fit_f(const gsl_vector *theta, void *data, gsl_vector *f)
     if (!residuals_for(ctx, topo, &rows.vector))
         return GSL_EBADFUNC;
     for (int j = 0; j < ctx->n_free; j++)
-        gsl_vector_set(f, ctx->rows->len + j, PRIOR_WEIGHT * gsl_vector_get(theta, j));
+        gsl_vector_set(f, ctx->rows->len + j, ctx->prior_weight * gsl_vector_get(theta, j));
     return GSL_SUCCESS;
 }
 
@@ -494,9 +493,11 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
  */
 CsCalibration *
 cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
-                 const CsPredictOptions *options, CsCalibLoss loss, const char *const *only,
-                 GError **error)
+                 const CsPredictOptions *options, CsCalibLoss loss, double prior_weight,
+                 const char *const *only, GError **error)
 {
+    g_return_val_if_fail(isfinite(prior_weight) && prior_weight >= 0, NULL);
+
     g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FitRow));
     if (!collect_rows(topo, traces, n_traces, options, rows, error))
         return NULL;
@@ -524,8 +525,13 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
 
     g_autoptr(CsPointCache) cache = cs_point_cache_new(TRUE);
     cal->loss = loss;
-    FitCtx ctx
-        = { .base = topo, .params = cal->params, .rows = rows, .cache = cache, .loss = loss };
+    cal->prior_weight = prior_weight;
+    FitCtx ctx = { .base = topo,
+                   .params = cal->params,
+                   .rows = rows,
+                   .cache = cache,
+                   .loss = loss,
+                   .prior_weight = prior_weight };
     ctx.free_index = g_new(int, cal->params->len);
     for (guint i = 0; i < cal->params->len; i++) {
         CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
@@ -708,13 +714,15 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
     g_autofree char *loss = cs_calib_loss_describe(calibration->loss);
     g_autofree char *method = g_strdup_printf(
         "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the relative time error "
-        "of every row, %s; 1-sigma uncertainties from the covariance scaled by the variance "
-        "of the fit's residuals",
-        loss);
+        "of every row, %s, with a Gaussian prior in log space toward the datasheet values "
+        "(weight %g per e-fold); 1-sigma uncertainties from the covariance scaled by the "
+        "variance of the fit's residuals",
+        loss, calibration->prior_weight);
     if (calibration->loss == CS_CALIB_LOSS_CAUCHY)
         cJSON_AddNumberToObject(cal, "cauchy_scale", CS_CALIB_CAUCHY_SCALE);
     cJSON_AddStringToObject(cal, "method", method);
     cJSON_AddStringToObject(cal, "loss", cs_calib_loss_name(calibration->loss));
+    cJSON_AddNumberToObject(cal, "prior_weight", calibration->prior_weight);
     cJSON_AddNumberToObject(cal, "rows", calibration->n_rows);
     cJSON_AddNumberToObject(cal, "rms_relative_error_before", calibration->rms_before);
     cJSON_AddNumberToObject(cal, "rms_relative_error_after", calibration->rms_after);

@@ -73,6 +73,11 @@ const char *cs_calib_loss_name(CsCalibLoss loss);
 /* The loss in words for reports: "Cauchy loss at 10%", "least squares". (transfer full) */
 char *cs_calib_loss_describe(CsCalibLoss loss);
 
+/* The prior's default weight: the residual of moving one parameter by a factor e, so such a
+ * move costs as much as a 2% time error on one row. A cross-validation over the shipped traces
+ * (README, "The fit's prior") found no better weight. */
+#define CS_CALIB_PRIOR_WEIGHT 0.02
+
 /**
  * CsCalibration:
  * The outcome of one fit.
@@ -83,17 +88,20 @@ typedef struct {
     int n_rows;     /* residuals fitted */
     int iterations;
     CsCalibLoss loss;
-    double rms_before; /* rms relative time error before the fit */
-    double rms_after;  /* and after */
+    double prior_weight; /* the residual of an e-fold move of one parameter */
+    double rms_before;   /* rms relative time error before the fit */
+    double rms_after;    /* and after */
 } CsCalibration;
 
-/* Fits @topo to @traces (all rows with a positive size and time) under @loss. @only, when
+/* Fits @topo to @traces (all rows with a positive size and time) under @loss, with a Gaussian
+ * prior in log space toward @topo's values: each free parameter adds the residual
+ * @prior_weight * ln(fitted / initial) (CS_CALIB_PRIOR_WEIGHT; 0: none). @only, when
  * non-NULL, is a NULL-terminated list of parameter names (or prefixes such as "gpu." or
  * "Simple.") to fit; the others stay at their topology values.
  * Returns: (transfer full) (nullable). */
 CsCalibration *cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
                                 const CsPredictOptions *options, CsCalibLoss loss,
-                                const char *const *only, GError **error);
+                                double prior_weight, const char *const *only, GError **error);
 void cs_calibration_free(CsCalibration *calibration);
 
 /* Every parameter (datasheet, fitted, sigma, free/held/at_bound, unit) as a JSON array; for

@@ -71,6 +71,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree char *format = NULL;
     g_autofree char *pick_name = NULL;
     g_autofree char *loss_name = NULL;
+    g_autofree char *prior_name = NULL;
     g_auto(GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
     int gpus_per_thread = 0;
@@ -96,6 +97,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "How a row's relative error weighs: cauchy (default: least squares within a few "
           "percent, the logarithm beyond) or linear (plain least squares)",
           "LOSS" },
+        { "prior-weight", 0, 0, G_OPTION_ARG_STRING, &prior_name,
+          "Weight of the prior toward the topology's values: the residual of moving one "
+          "parameter by a factor e (default 0.02, as much as a 2% error on one row; 0: no prior)",
+          "W" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -116,7 +121,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "prediction (what the trace forced, and what NCCL's tuning model picks for the\n"
             "rest, as validate does; --pick), plus a weak prior toward the datasheet\n"
             "values (an e-fold change of one parameter costs as much as a 2% error on\n"
-            "one row), so what the data cannot separate stays put. Uncertainties are\n"
+            "one row; --prior-weight), so what the data cannot separate stays put.\n"
+            "Uncertainties are\n"
             "1-sigma from the covariance scaled by the variance of the fit's residuals\n"
             "(under the Cauchy loss the damped ones, so they are smaller than least\n"
             "squares' where rows are far off); '?' marks\n"
@@ -181,6 +187,14 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     CsCalibLoss loss = CS_CALIB_LOSS_CAUCHY;
     if (loss_name != NULL && !cs_calib_loss_from_name(loss_name, &loss, &cause))
         return cs_cli_flag_error(error, argv[0], "--loss", cause);
+    double prior_weight = CS_CALIB_PRIOR_WEIGHT;
+    if (prior_name != NULL && !cs_units_parse_decimal(prior_name, &prior_weight)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --prior-weight: \"%s\" is not a weight (expected a number of 0 or more, "
+                    "e.g. 0.02)",
+                    argv[0], prior_name);
+        return FALSE;
+    }
 
     g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
     if (topo == NULL)
@@ -202,8 +216,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     options.pick = pick;
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
 
-    g_autoptr(CsCalibration) cal
-        = cs_calibrate_fit(topo, tv, n, &options, loss, (const char *const *)only, error);
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, tv, n, &options, loss, prior_weight,
+                                                    (const char *const *)only, error);
     if (cal == NULL) {
         if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR
             && (*error)->code == CS_CALIBRATE_ERROR_PARAMS) {
@@ -239,7 +253,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         g_autoptr(GError) local = NULL;
         g_autoptr(CsCalibration) part
             = cs_calibrate_fit(topo, (CsTrace *const *)others->pdata, n - 1, &options, loss,
-                               (const char *const *)only, &local);
+                               prior_weight, (const char *const *)only, &local);
         /* The others alone may not constrain every parameter: say so, do not fail. */
         if (part != NULL && !trace_error(part->topo, tv[i], &options, &loo[i], error))
             return FALSE;
@@ -261,6 +275,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         cJSON_AddNumberToObject(root, "rows", cal->n_rows);
         cJSON_AddNumberToObject(root, "iterations", cal->iterations);
         cJSON_AddStringToObject(root, "loss", cs_calib_loss_name(cal->loss));
+        cJSON_AddNumberToObject(root, "prior_weight", cal->prior_weight);
         cJSON_AddNumberToObject(root, "rms_relative_error_before", cal->rms_before);
         cJSON_AddNumberToObject(root, "rms_relative_error_after", cal->rms_after);
         cJSON_AddItemToObject(root, "parameters", cs_calibration_params_to_json(cal));
@@ -281,8 +296,9 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     }
     else {
         g_autofree char *how = cs_calib_loss_describe(loss);
-        printf("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations, %s\n",
-               cs_topo_name(topo), n, cal->n_rows, cal->iterations, how);
+        printf("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations, %s, "
+               "prior weight %g\n",
+               cs_topo_name(topo), n, cal->n_rows, cal->iterations, how, cal->prior_weight);
         printf("# rms relative time error: %.1f%% with the datasheet topology, %.1f%% fitted\n",
                100 * cal->rms_before, 100 * cal->rms_after);
         print_params(cal);

@@ -106,8 +106,8 @@ test_recovers_launch_and_bandwidth(void)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     const char *only[] = { "gpu.launch", "nvswitch.bandwidth", NULL };
-    g_autoptr(CsCalibration) cal
-        = cs_calibrate_fit(datasheet, traces, 2, &options, CS_CALIB_LOSS_CAUCHY, only, &error);
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(
+        datasheet, traces, 2, &options, CS_CALIB_LOSS_CAUCHY, CS_CALIB_PRIOR_WEIGHT, only, &error);
     g_assert_no_error(error);
     g_assert_nonnull(cal);
 
@@ -142,6 +142,54 @@ worst_miss(const CsCalibration *cal)
                fabs(bw->fitted / bw->initial / 0.85 - 1));
 }
 
+/* Setup: the truth of the test above (launch x1.3, NVSwitch bandwidth x0.85), two traces with
+ * 1% noise, fitted with no prior, the default prior, a strong one (1: an e-fold move costs as
+ * much as a 100% error on one row) and an overwhelming one (1000). Expectation: without a
+ * prior and with the default one the fit recovers both within 3%; the launch's move away from
+ * the datasheet shrinks as the weight grows, strictly from 0.02 to 1 to 1000, and under 1000
+ * it stays within 1% of the datasheet; the fitted topology's record carries the weight. */
+static void
+test_prior_weight(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) datasheet = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) truth = launch_and_bandwidth_truth(datasheet);
+
+    CsTrace *traces[2] = { synthesize(truth, 0.01, 1), synthesize(truth, 0.01, 2) };
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    const char *only[] = { "gpu.launch", "nvswitch.bandwidth", NULL };
+    const double weights[] = { 0.0, CS_CALIB_PRIOR_WEIGHT, 1.0, 1000.0 };
+    double moved[G_N_ELEMENTS(weights)];
+    for (gsize k = 0; k < G_N_ELEMENTS(weights); k++) {
+        g_autoptr(CsCalibration) cal = cs_calibrate_fit(
+            datasheet, traces, 2, &options, CS_CALIB_LOSS_CAUCHY, weights[k], only, &error);
+        g_assert_no_error(error);
+        g_assert_cmpfloat(cal->prior_weight, ==, weights[k]);
+        const CsCalibParam *launch = find_param(cal, "gpu.launch");
+        moved[k] = fabs(log(launch->fitted / launch->initial));
+        g_test_message("prior weight %g: launch x%.4f, worst miss %.2f%%", weights[k],
+                       launch->fitted / launch->initial, 100 * worst_miss(cal));
+        if (weights[k] <= CS_CALIB_PRIOR_WEIGHT)
+            g_assert_cmpfloat(worst_miss(cal), <, 0.03);
+        if (k == 1) {
+            g_autofree char *text = cs_calibration_to_json(cal, datasheet, traces, 2);
+            cJSON *root = cJSON_Parse(text);
+            const cJSON *record = cJSON_GetObjectItem(root, "calibration");
+            g_assert_cmpfloat(cJSON_GetNumberValue(cJSON_GetObjectItem(record, "prior_weight")), ==,
+                              CS_CALIB_PRIOR_WEIGHT);
+            cJSON_Delete(root);
+        }
+    }
+    g_assert_cmpfloat(moved[1], >, moved[2]);
+    g_assert_cmpfloat(moved[2], >, moved[3]);
+    g_assert_cmpfloat(moved[3], <, log(1.01));
+
+    for (int i = 0; i < 2; i++)
+        cs_trace_free(traces[i]);
+}
+
 /* Setup: the truth of the test above, two traces with 1% noise, and two mid-size rows of one
  * of them 60% slow (what a run that switched algorithm there, or a host hiccup, prints).
  * Expectation: under the Cauchy loss the fit still recovers launch and bandwidth within 3%;
@@ -163,11 +211,11 @@ test_outlier_rows(void)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     const char *only[] = { "gpu.launch", "nvswitch.bandwidth", NULL };
-    g_autoptr(CsCalibration) cauchy
-        = cs_calibrate_fit(datasheet, traces, 2, &options, CS_CALIB_LOSS_CAUCHY, only, &error);
+    g_autoptr(CsCalibration) cauchy = cs_calibrate_fit(
+        datasheet, traces, 2, &options, CS_CALIB_LOSS_CAUCHY, CS_CALIB_PRIOR_WEIGHT, only, &error);
     g_assert_no_error(error);
-    g_autoptr(CsCalibration) linear
-        = cs_calibrate_fit(datasheet, traces, 2, &options, CS_CALIB_LOSS_LINEAR, only, &error);
+    g_autoptr(CsCalibration) linear = cs_calibrate_fit(
+        datasheet, traces, 2, &options, CS_CALIB_LOSS_LINEAR, CS_CALIB_PRIOR_WEIGHT, only, &error);
     g_assert_no_error(error);
 
     g_test_message("worst parameter miss: cauchy %.2f%%, linear %.2f%%; rms after %.3f / %.3f",
@@ -224,8 +272,8 @@ test_invisible_parameter_fixed(void)
     CsTrace *traces[1] = { trace };
     CsPredictOptions options;
     cs_predict_options_init(&options);
-    g_autoptr(CsCalibration) cal
-        = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, NULL, &error);
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY,
+                                                    CS_CALIB_PRIOR_WEIGHT, NULL, &error);
     g_assert_no_error(error);
     const CsCalibParam *reduce = find_param(cal, "gpu.reduce_bandwidth");
     g_assert_false(reduce->free);
@@ -252,8 +300,8 @@ test_too_few_rows(void)
     cs_predict_options_init(&options);
 
     CsTrace *traces[1] = { few_rows(truth, 3) };
-    g_autoptr(CsCalibration) cal
-        = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, NULL, &error);
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY,
+                                                    CS_CALIB_PRIOR_WEIGHT, NULL, &error);
     g_assert_no_error(error);
     g_assert_nonnull(cal);
     int n_free = 0;
@@ -272,8 +320,8 @@ test_too_few_rows(void)
     cs_trace_free(traces[0]);
 
     traces[0] = few_rows(truth, 1);
-    CsCalibration *none
-        = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, NULL, &error);
+    CsCalibration *none = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY,
+                                           CS_CALIB_PRIOR_WEIGHT, NULL, &error);
     g_assert_null(none);
     g_assert_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
     cs_trace_free(traces[0]);
@@ -294,8 +342,8 @@ test_params_unknown_or_invisible(void)
     cs_predict_options_init(&options);
 
     const char *typo[] = { "gpu.launch", "gpu.lanch", NULL };
-    CsCalibration *cal
-        = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, typo, &error);
+    CsCalibration *cal = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY,
+                                          CS_CALIB_PRIOR_WEIGHT, typo, &error);
     g_assert_null(cal);
     g_assert_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS);
     g_assert_true(g_str_has_prefix(error->message, "\"gpu.lanch\" names no parameter"));
@@ -315,7 +363,8 @@ test_params_unknown_or_invisible(void)
     }
     traces[0] = gather;
     const char *invisible[] = { "gpu.reduce_bandwidth", NULL };
-    cal = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, invisible, &error);
+    cal = cs_calibrate_fit(topo, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, CS_CALIB_PRIOR_WEIGHT,
+                           invisible, &error);
     g_assert_null(cal);
     g_assert_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA);
 }
@@ -326,6 +375,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/calibrate/recovers/launch-and-bandwidth", test_recovers_launch_and_bandwidth);
     g_test_add_func("/calibrate/outlier-rows", test_outlier_rows);
+    g_test_add_func("/calibrate/prior-weight", test_prior_weight);
     g_test_add_func("/calibrate/invisible-parameter-fixed", test_invisible_parameter_fixed);
     g_test_add_func("/calibrate/too-few-rows", test_too_few_rows);
     g_test_add_func("/calibrate/params/unknown-or-invisible", test_params_unknown_or_invisible);
