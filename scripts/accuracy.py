@@ -5,7 +5,7 @@ with the datasheet topology, with a topology calibrated on every trace of that m
 with one calibrated on the others only (leave-one-out; needs two or more traces).
 
 Usage: scripts/accuracy.py [--collsim build/src/collsim] [--index traces/topologies.tsv]
-                           [--jobs N] [--timeout S] [--only TOPOLOGY]...
+                           [--jobs N] [--timeout S] [--only TOPOLOGY]... [--prior-weight W]
 All numbers come from `collsim calibrate --format json`; nothing here computes an error."""
 import argparse
 import concurrent.futures
@@ -39,6 +39,8 @@ def main():
                     help="seconds allowed for one machine's calibration (default: no limit)")
     ap.add_argument("--only", action="append", default=[], metavar="TOPOLOGY",
                     help="only the traces of this topology (repeatable)")
+    ap.add_argument("--prior-weight", metavar="W",
+                    help="calibrate's --prior-weight (default: calibrate's own, 0.02)")
     args = ap.parse_args()
 
     base = os.path.dirname(args.index)
@@ -62,6 +64,8 @@ def main():
     def machine(topo, traces):
         """The table rows of one machine's traces."""
         cmd = [args.collsim, "calibrate", "--topo", topo, "--format", "json"] + traces
+        if args.prior_weight is not None:
+            cmd += ["--prior-weight", args.prior_weight]
         if len(traces) >= 2:
             cmd.append("--leave-one-out")
         try:

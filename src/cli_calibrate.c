@@ -122,11 +122,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "rest, as validate does; --pick), plus a weak prior toward the datasheet\n"
             "values (an e-fold change of one parameter costs as much as a 2% error on\n"
             "one row; --prior-weight), so what the data cannot separate stays put.\n"
-            "Uncertainties are\n"
-            "1-sigma from the covariance scaled by the variance of the fit's residuals\n"
-            "(under the Cauchy loss the damped ones, so they are smaller than least\n"
-            "squares' where rows are far off); '?' marks\n"
-            "a parameter the data cannot separate from another.\n"
+            "Uncertainties are 1-sigma from the covariance scaled by the variance of the\n"
+            "fit's residuals (under the Cauchy loss the damped ones, so they are smaller\n"
+            "than least squares' where rows are far off); '?' marks a parameter the data\n"
+            "cannot separate from another.\n"
             "The output file says plainly that its numbers are fitted, names the traces\n"
             "(calibrated_from) and lists every parameter beside its datasheet value.",
             error))
