@@ -21,12 +21,6 @@
 
 G_DEFINE_QUARK(cs_calibrate_error_quark, cs_calibrate_error)
 
-/* The prior toward the topology's own (datasheet) values is one extra residual w * theta per
- * free parameter, w = CS_CALIB_PRIOR_WEIGHT unless the caller asks otherwise: parameters the
- * rows constrain move freely; directions the rows cannot tell apart (launch against per-step
- * overhead against hop latency) stay near the datasheet instead of drifting to absurd values
- * (MAP estimation with a Gaussian prior in log space). */
-
 /* Parameters move at most e^4 (55x) either way: beyond that the data say the model is wrong,
  * not that the hardware is that different, and the engine would crawl. */
 #define THETA_LIMIT 4.0
@@ -370,6 +364,11 @@ residuals_for(FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
     return TRUE;
 }
 
+/* The rows' residuals, then the prior toward the topology's own (datasheet) values: one residual
+ * prior_weight * theta per free parameter. Parameters the rows constrain move freely; directions
+ * the rows cannot tell apart (launch against per-step overhead against hop latency) stay near
+ * the datasheet instead of drifting to absurd values (MAP estimation with a Gaussian prior in
+ * log space). */
 static int
 fit_f(const gsl_vector *theta, void *data, gsl_vector *f)
 {
