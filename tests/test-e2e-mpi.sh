@@ -14,8 +14,12 @@
 #   Above ~1 MiB per message, shared-memory transfers on the 2-core VM this test was written on
 #   drop to 0.2-1 GB/s with 10x spread between runs (a plain MPI_Sendrecv ping-pong, and TCP,
 #   do the same), which no fixed model and no gate can follow.
-# - Calibration set A: all-reduce and all-gather over ring (2 steps with a reduction, 1 step
-#   without: latency, bandwidth and reduction rate separate). Validation trace B: all-reduce
+# - Calibration set A: all-reduce, all-gather and reduce-scatter over ring (2 steps with a
+#   reduction, 1 step without, 1 step with: latency, bandwidth and reduction rate separate).
+#   Without reduce-scatter, all-reduce's time beyond twice all-gather's was all the fit had to
+#   place the reduction; on the AMD EPYC VM of 2026-11-24 it put it at 0.8 GB/s (from 4) with
+#   transfers 3x faster, and trace B, which reduces the whole vector in one step, came out
+#   2-3x slow (three misses in a row). Validation trace B: all-reduce
 #   by recursive doubling, measured in the same session but never shown to the fit: one step
 #   carrying the whole vector instead of two carrying halves.
 # - Each trace is measured RUNS times, interleaved A, B, A, B, ..., and each size keeps the row
@@ -118,10 +122,11 @@ attempt () {
     while [ $run -le $RUNS ]; do
         measure A-allreduce-ring allreduce ring $run
         measure A-allgather-ring allgather ring $run
+        measure A-reducescatter-ring reducescatter ring $run
         measure B-allreduce-rd allreduce recursive_doubling $run
         run=$((run + 1))
     done
-    for t in A-allreduce-ring A-allgather-ring B-allreduce-rd; do
+    for t in A-allreduce-ring A-allgather-ring A-reducescatter-ring B-allreduce-rd; do
         fastest $t
     done
     echo "# e2e: measured in $(($(date +%s) - start)) s"
@@ -132,6 +137,7 @@ attempt () {
 
     echo "# ---- calibrate $TOPO from A ----"
     "$collsim" calibrate --topo "$TOPO" "$tmp/A-allreduce-ring.txt" "$tmp/A-allgather-ring.txt" \
+        "$tmp/A-reducescatter-ring.txt" \
         -o "$tmp/calibrated.json" >"$tmp/cal.out" 2>&1
     status=$?
     cat "$tmp/cal.out"
