@@ -27,7 +27,7 @@ cases=(
     "rtx2080ti-2gpu-pcie3-nop2p_allgather.txt rtx2080ti-x2-pcie3-shm 15"
     "a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt dgx-a100x8 30"
     "a100-sxm4-40gb-8gpu-nvswitch_allreduce_ncclunknown.txt dgx-a100x8 20"
-    "rtx2080ti-2gpu-pcie3-nop2p_alltoall.txt rtx2080ti-x2-pcie3-shm 30"
+    "rtx2080ti-2gpu-pcie3-nop2p_alltoall.txt rtx2080ti-x2-pcie3-shm 22"
     "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt hgx-h100x8-2n 25"
     "h100-sxm-8gpu-x2-ib400g_allreduce_default_ncclunknown.txt hgx-h100x8-2n 25"
     "h100-sxm-8gpu-x2-ib400g_allreduce_ring_ctas24_ncclunknown.txt hgx-h100x8-2n 25"

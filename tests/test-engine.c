@@ -858,11 +858,12 @@ test_launch_serial(void)
                                     CS_PROTO_SIMPLE, 1);
     g_autoptr(GError) error = NULL;
 
-    g_test_summary("One thread launching 4 GPUs starts them one launch apart (nccl-tests -g).");
+    g_test_summary("One thread launching 4 GPUs pays the other 3 launches too; the GPUs start "
+                   "in step (nccl-tests -g).");
     /* Each rank copies 8000 B locally: 8000 B / 8 GB/s = 1 us (a local step posts no flag,
-     * so the 0.5 us step overhead does not apply). With -g 4, rank r launches at
-     * 5 us x (1 + r): rank 3 finishes at 20 + 1 = 21 us. With -g 2, ranks 2 and 3 are the
-     * first of their thread. */
+     * so the 0.5 us step overhead does not apply). Every rank starts 5 us in and is done at
+     * 6 us; with -g 4 its thread issued three other launches of 5 us, so the iteration ends
+     * at 21 us. With -g 2 each thread issues one other: 11 us. */
     for (int r = 0; r < 4; r++)
         cs_schedule_step(s, r, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 8000, 0);
     cs_schedule_seal(s);
@@ -871,22 +872,50 @@ test_launch_serial(void)
     g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
     for (int r = 0; r < 4; r++)
-        g_assert_cmpint(res->rank_finish[r], ==, (5 * (1 + r) + 1) * PS_PER_US);
+        g_assert_cmpint(res->rank_finish[r], ==, 21 * PS_PER_US);
     g_assert_cmpint(res->time, ==, 21 * PS_PER_US);
-    /* The launch is overhead; the copy is gamma. */
+    /* The launches are overhead; the copy is gamma. */
     g_assert_cmpint(res->overhead, ==, 20 * PS_PER_US);
     g_assert_cmpint(res->gamma, ==, 1 * PS_PER_US);
 
     opt.gpus_per_thread = 2;
     g_autoptr(CsResult) res2 = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
-    g_assert_cmpint(res2->rank_finish[2], ==, 6 * PS_PER_US);
+    g_assert_cmpint(res2->rank_finish[2], ==, 11 * PS_PER_US);
     g_assert_cmpint(res2->time, ==, 11 * PS_PER_US);
 
     opt.no_launch = TRUE;
     g_autoptr(CsResult) res3 = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
     g_assert_cmpint(res3->time, ==, 1 * PS_PER_US);
+}
+
+/* GPUs of one thread start in step: two senders into one link share it as with a thread per
+ * GPU, and the thread's other launches add to the time. Staggered starts (the model before)
+ * let the first launched sender cross the link alone, ahead of the other. */
+static void
+test_launch_in_step(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_crossbar(3, "5 us", "0 us", NULL);
+    g_autoptr(CsSchedule) sched = two_into_one(1000);
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("With -g 3, two senders into one link still share it; the time is the "
+                   "-g 1 time plus two launches.");
+    CsEngineOptions one = { .gpus_per_thread = 1 };
+    CsEngineOptions three = { .gpus_per_thread = 3 };
+    g_autoptr(CsResult) r1 = cs_engine_run(sched, topo, &one, &error);
+    g_assert_no_error(error);
+    g_autoptr(CsResult) r3 = cs_engine_run(sched, topo, &three, &error);
+    g_assert_no_error(error);
+    /* Sharing switch -> gpu2, both flows take 2 x 1000 B / 1 GB/s = 2 us from 5 us. */
+    g_assert_cmpint(r1->rank_finish[0], ==, r1->rank_finish[1]);
+    g_assert_cmpint(r1->rank_finish[0], ==, 7 * PS_PER_US);
+    for (int r = 0; r < 3; r++)
+        g_assert_cmpint(r3->rank_finish[r], ==, r1->rank_finish[r] + 10 * PS_PER_US);
+    g_assert_cmpint(r3->time, ==, r1->time + 10 * PS_PER_US);
+    g_assert_cmpint(r3->beta, ==, r1->beta);
+    g_assert_cmpint(r3->overhead, ==, r1->overhead + 10 * PS_PER_US);
 }
 
 /* A GPU's copy rate is the whole GPU's: four channels copying at once take four times as
@@ -1464,6 +1493,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/contention/maxmin/unequal", test_contention_maxmin_unequal);
     g_test_add_func("/engine/slots/eight-free", test_slots_eight_free);
     g_test_add_func("/engine/launch/serial", test_launch_serial);
+    g_test_add_func("/engine/launch/in-step", test_launch_in_step);
     g_test_add_func("/engine/local/shared-by-channels", test_local_shared_by_channels);
     g_test_add_func("/engine/overlap/late-receiver", test_recv_reduce_bound);
     g_test_add_func("/engine/error/model", test_error_model);
