@@ -4,8 +4,9 @@
 #      slow suites;
 #   2. a normal build with CUDA (where nvcc is found) and MPI: every suite but the benchmarks
 #      (GPU tests skip with exit 77 where no GPU is present).
-# Under CI (CI=true) warnings are errors. The last line is "N passed, N failed, N skipped",
-# counted over individual test cases (TAP lines), and the exit status is non-zero on a failure.
+# Under CI (CI=true) warnings are errors. The last line is the plain "N passed, N failed" (the
+# line before it "N skipped ..."), counted over individual test cases (TAP lines), and the exit
+# status is non-zero on a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
