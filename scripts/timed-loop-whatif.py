@@ -2,7 +2,7 @@
 """What-if for README "Where collsim misses": nccl-tests' timed loop as a pipeline.
 
 collsim times a trace run with one thread driving G GPUs (nccl-tests -g G) as the thread's
-G - 1 other launches plus one launch and the GPUs' work, the GPUs starting in step (serial).
+G launches, then the GPUs' work, the GPUs starting together once all are launched (serial).
 nccl-tests issues the next iteration while the GPUs still run this one, so an iteration may
 instead cost the longer of the host's G launches and one launch plus the GPUs' work. This script holds both against
 every shipped trace with G > 1: the second from `collsim validate -g 1` (one launch, then the

@@ -54,8 +54,8 @@ static const char description[]
       "per algorithm x protocol instead.\n"
       "\n"
       "-g G is nccl-tests' GPUs per thread: one thread driving G GPUs launches their kernels one\n"
-      "after another, which adds G - 1 launch latencies to every size; the GPUs still start in\n"
-      "step, as in nccl-tests' timed loop (the seed's 4 x H100 log ran -g 4).\n"
+      "after another, and they start together once it has launched the last, as in nccl-tests'\n"
+      "timed loop: G launch latencies at every size (the seed's 4 x H100 log ran -g 4).\n"
       "Ranks = processes x threads x G, so G must divide the ranks.\n"
       "\n"
       "Examples:\n"
@@ -510,7 +510,7 @@ cs_cli_run(int argc, char **argv, GError **error)
           "(default 0)",
           "R" },
         { "ngpus", 'g', 0, G_OPTION_ARG_INT, &o.ngpus,
-          "GPUs per thread, as nccl-tests' -g: one process driving G GPUs launches serially "
+          "GPUs per thread, as nccl-tests' -g: one thread driving G GPUs launches serially "
           "(default 1)",
           "G" },
         { "algo", 0, 0, G_OPTION_ARG_STRING, &o.algo, "Force an algorithm (see 'collsim algos')",

@@ -5,14 +5,14 @@
  *
  * What a step costs (the machine NCCL's primitives run on, src/device/prims_*.h in NCCL 2.2x):
  *
- * - Launch. Every rank starts launch_s in. One host thread driving g GPUs (nccl-tests -g,
- *   CsEngineOptions.gpus_per_thread) issues their kernels one after another, so an iteration
- *   of nccl-tests' timed loop also costs the thread's other g - 1 launches: they are added to
- *   the time (as overhead), not to the GPUs' starts. Once the loop is running, each GPU's
- *   next kernel is already queued when its last one ends, and the collective ends on every
- *   rank together, so the GPUs start in step; staggered starts put GPUs of one PCIe switch
- *   out of step (one reading host memory while the other still writes: the 2080 Ti traces
- *   came out 39-55% fast from 64 MiB) and shift a small collective's time by at most a step.
+ * - Launch. One host thread driving g GPUs (nccl-tests -g, CsEngineOptions.gpus_per_thread)
+ *   issues their kernels one after another, and its GPUs all start once it has issued them
+ *   all: at the sum of the thread's launch_s. In nccl-tests' timed loop each GPU's next kernel
+ *   is already queued when its last one ends, and the collective ends on every rank together,
+ *   so the GPUs start in step, an iteration costing the thread's launches plus the GPUs' work
+ *   (the seed's -g 4 floor). Staggered starts (rank r at r + 1 launches, the model before)
+ *   put GPUs of one PCIe switch out of step (one reading host memory while the other still
+ *   writes: the 2080 Ti traces came out 37-56% fast from 64 MiB).
  * - Programs. Each (rank, channel) is a cursor walking that channel's steps in order; a step
  *   begins when the previous one ended. NCCL's p2p kernel gives a channel's sends and its
  *   receives separate warps (cs_schedule_p2p_split()): there a channel is two cursors, one
@@ -419,7 +419,6 @@ typedef struct {
     double data_fraction;
     double grain_bytes; /* data bytes one flag covers (see the top comment) */
     CsTime hop_ps[CS_N_LINK_CLASSES];
-    CsTime host_ps; /* the launches a thread issues besides its last one (see the top) */
 
     gint64 n_events;
     gint64 n_transfers;
@@ -1481,22 +1480,21 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         ri->reduce_ps_per_byte = gpu->reduce_Bps > 0 ? CS_TIME_PS_PER_S / gpu->reduce_Bps : 0;
         ri->copy_ps_per_byte = gpu->copy_Bps > 0 ? CS_TIME_PS_PER_S / gpu->copy_Bps : 0;
         ri->nvls_wire = e->textbook || !e->any_flags ? 1.0 : 1.0 / nvls_efficiency(e->topo, r);
-        if (!e->textbook) {
+        if (!e->textbook)
             ri->step_ps = cs_time_from_s(gpu->step_overhead_s);
-            if (!options->no_launch)
-                ri->launch_ps = cs_time_from_s(gpu->launch_s);
-        }
-        ri->finish.t = ri->launch_ps;
     }
-    /* Threads drive ranks t*g .. t*g + g - 1; the slowest thread's launches before its last
-     * one delay the iteration. */
-    for (int first = 0; first < e->n_ranks; first += gpus_per_thread) {
-        int last = MIN(first + gpus_per_thread, e->n_ranks) - 1;
-        CsTime before_last = 0;
-        for (int r = first; r < last; r++)
-            before_last += e->ranks[r].launch_ps;
-        e->host_ps = MAX(e->host_ps, before_last);
+    /* Thread t drives ranks t*g .. t*g + g - 1; they start once it has launched them all. */
+    for (int first = 0; first < e->n_ranks && !e->textbook && !options->no_launch;
+         first += gpus_per_thread) {
+        int end = MIN(first + gpus_per_thread, e->n_ranks);
+        double thread_s = 0;
+        for (int r = first; r < end; r++)
+            thread_s += cs_topo_rank_gpu(e->topo, r)->launch_s;
+        for (int r = first; r < end; r++)
+            e->ranks[r].launch_ps = cs_time_from_s(thread_s);
     }
+    for (int r = 0; r < e->n_ranks; r++)
+        e->ranks[r].finish.t = e->ranks[r].launch_ps;
     /* A rank that moves nothing to or from another rank (a one-rank collective) runs its
      * local work as a copy kernel over all its channels, bounded by the GPU's memory: those
      * channels share the copy and reduce rate. A rank that communicates runs its local steps
@@ -1741,14 +1739,14 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     res->rank_finish = g_new(CsTime, MAX(e.n_ranks, 1));
     Stamp last = { 0 };
     for (int r = 0; r < e.n_ranks; r++) {
-        res->rank_finish[r] = e.ranks[r].finish.t + e.host_ps;
+        res->rank_finish[r] = e.ranks[r].finish.t;
         last = stamp_later(last, e.ranks[r].finish);
     }
-    res->time = last.t + e.host_ps;
+    res->time = last.t;
     res->alpha = last.a;
     res->beta = last.b;
     res->gamma = last.g;
-    res->overhead = res->time - last.a - last.b - last.g;
+    res->overhead = last.t - last.a - last.b - last.g;
     res->n_events = e.n_events;
     res->n_transfers = e.n_transfers;
     res->bytes_moved = e.bytes_moved;

@@ -58,7 +58,7 @@ typedef struct {
  * and copy at GPU speed) or overhead (launch and per-step costs).
  */
 typedef struct {
-    CsTime time;         /* ps: from launch until the last rank finished */
+    CsTime time;         /* ps: from the host's first launch until the last rank finished */
     CsTime alpha;        /* ps: on the critical path */
     CsTime beta;         /* ps */
     CsTime gamma;        /* ps */

@@ -858,12 +858,12 @@ test_launch_serial(void)
                                     CS_PROTO_SIMPLE, 1);
     g_autoptr(GError) error = NULL;
 
-    g_test_summary("One thread launching 4 GPUs pays the other 3 launches too; the GPUs start "
-                   "in step (nccl-tests -g).");
+    g_test_summary("One thread launching 4 GPUs starts them in step once it has launched all "
+                   "four (nccl-tests -g).");
     /* Each rank copies 8000 B locally: 8000 B / 8 GB/s = 1 us (a local step posts no flag,
-     * so the 0.5 us step overhead does not apply). Every rank starts 5 us in and is done at
-     * 6 us; with -g 4 its thread issued three other launches of 5 us, so the iteration ends
-     * at 21 us. With -g 2 each thread issues one other: 11 us. */
+     * so the 0.5 us step overhead does not apply). With -g 4 the thread's four launches of
+     * 5 us end at 20 us, when every rank starts: all done at 21 us. With -g 2 each thread
+     * launches two: 11 us. With -g 3 the second thread has one rank: it starts at 5 us. */
     for (int r = 0; r < 4; r++)
         cs_schedule_step(s, r, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 8000, 0);
     cs_schedule_seal(s);
@@ -884,6 +884,14 @@ test_launch_serial(void)
     g_assert_cmpint(res2->rank_finish[2], ==, 11 * PS_PER_US);
     g_assert_cmpint(res2->time, ==, 11 * PS_PER_US);
 
+    opt.gpus_per_thread = 3;
+    g_autoptr(CsResult) res4 = cs_engine_run(sched, topo, &opt, &error);
+    g_assert_no_error(error);
+    for (int r = 0; r < 3; r++)
+        g_assert_cmpint(res4->rank_finish[r], ==, 16 * PS_PER_US);
+    g_assert_cmpint(res4->rank_finish[3], ==, 6 * PS_PER_US);
+    g_assert_cmpint(res4->time, ==, 16 * PS_PER_US);
+
     opt.no_launch = TRUE;
     g_autoptr(CsResult) res3 = cs_engine_run(sched, topo, &opt, &error);
     g_assert_no_error(error);
@@ -891,8 +899,8 @@ test_launch_serial(void)
 }
 
 /* GPUs of one thread start in step: two senders into one link share it as with a thread per
- * GPU, and the thread's other launches add to the time. Staggered starts (the model before)
- * let the first launched sender cross the link alone, ahead of the other. */
+ * GPU, only later by the thread's other launches. Staggered starts (the model before) let the
+ * first launched sender cross the link alone, ahead of the other. */
 static void
 test_launch_in_step(void)
 {
