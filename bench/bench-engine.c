@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "algos/registry.h"
-#include "predict.h"
+#include "predict/predict.h"
 
 /* ---- Clocks ---- */
 

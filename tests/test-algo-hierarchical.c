@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "algos/algo.h"
-#include "check.h"
+#include "sched/check.h"
 #include "test-util.h"
 
 extern const CsAlgo cs_algo_hierarchical;

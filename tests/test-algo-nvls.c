@@ -8,9 +8,9 @@
 #include <math.h>
 
 #include "algos/algo.h"
-#include "check.h"
-#include "engine.h"
-#include "predict.h"
+#include "sched/check.h"
+#include "engine/engine.h"
+#include "predict/predict.h"
 #include "test-util.h"
 
 extern const CsAlgo cs_algo_nvls;

@@ -10,7 +10,7 @@
 
 #include "algos/algo.h"
 #include "algos/mesh_rings.h"
-#include "check.h"
+#include "sched/check.h"
 #include "test-util.h"
 
 extern const CsAlgo cs_algo_ring;

@@ -7,7 +7,7 @@
 
 #include "algos/algo.h"
 #include "algos/pipetree.h"
-#include "check.h"
+#include "sched/check.h"
 #include "test-util.h"
 
 extern const CsAlgo cs_algo_tree;

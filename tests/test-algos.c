@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "algos/registry.h"
-#include "check.h"
+#include "sched/check.h"
 
 #ifndef SWEEP_SLOW
 static const int rank_counts[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17 };

@@ -12,7 +12,7 @@
 #include "algos/registry.h"
 #include "backends/backend.h"
 #include "backends/cuda/cuda_backend.h"
-#include "topo.h"
+#include "topo/topo.h"
 #ifdef HAVE_NCCL
 #include "backends/nccl/nccl_backend.h"
 #endif

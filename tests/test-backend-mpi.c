@@ -12,7 +12,7 @@
 #include "algos/registry.h"
 #include "backends/backend.h"
 #include "backends/mpi/mpi_backend.h"
-#include "topo.h"
+#include "topo/topo.h"
 
 static int world_rank;
 static int world_size;

@@ -12,7 +12,7 @@
 #include "algos/registry.h"
 #include "backends/cuda/cuda_plan.h"
 #include "backends/reference.h"
-#include "topo.h"
+#include "topo/topo.h"
 
 /* ---- Running a plan on host arenas ---- */
 

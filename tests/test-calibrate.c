@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "algos/registry.h"
-#include "calibrate.h"
+#include "analysis/calibrate.h"
 
 /* A synthetic measurement: ring/Simple all-reduce on the 4 ranks of dgx-h100x4 as @truth
  * predicts it at @sizes (@n_sizes of them), each time multiplied by (1 + noise), noise

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "check.h"
+#include "sched/check.h"
 
 /* Floats: 4 bytes per element. */
 #define F 4

@@ -7,8 +7,8 @@
 
 #include <glib/gstdio.h>
 
-#include "cli.h"
-#include "units.h"
+#include "cli/cli.h"
+#include "base/units.h"
 
 typedef struct {
     gint64 min_bytes;

@@ -12,8 +12,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "json_util.h"
-#include "trace.h"
+#include "base/json_util.h"
+#include "base/trace.h"
 #include "test-util.h"
 
 static void

@@ -7,13 +7,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine-private.h"
-#include "engine.h"
+#include "engine/engine-private.h"
+#include "engine/engine.h"
 #include "models/alpha_beta.h"
 #include "models/netmodel.h"
-#include "schedule.h"
+#include "sched/schedule.h"
 #include "test-util.h"
-#include "topo.h"
+#include "topo/topo.h"
 
 /* ---- Helpers ---- */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "models/nccl.h"
-#include "topo.h"
+#include "topo/topo.h"
 
 #define EPS 1e-6
 

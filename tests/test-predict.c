@@ -9,7 +9,7 @@
 #include "algos/registry.h"
 #include "models/alpha_beta.h"
 #include "models/nccl.h"
-#include "predict.h"
+#include "predict/predict.h"
 #include "test-util.h"
 
 /* ---- Helpers ---- */

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "json_util.h"
-#include "report.h"
+#include "base/json_util.h"
+#include "analysis/report.h"
 
 /* Stand-ins for registry entries: the report only reads their names. */
 static const CsAlgo fake_ring = { .name = "ring" };

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "algos/registry.h"
-#include "schedule.h"
+#include "sched/schedule.h"
 
 /* Setup: P = 4, 1000 bytes of floats (250 elements).
  * Expectation: all-reduce buffers are 1000 bytes each way; all-gather's size is the total:

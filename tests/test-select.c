@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 
 #include "algos/registry.h"
-#include "json_util.h"
-#include "select.h"
+#include "base/json_util.h"
+#include "predict/select.h"
 
 /* ---- Helpers ---- */
 

@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "json_util.h"
-#include "topo.h"
+#include "base/json_util.h"
+#include "topo/topo.h"
 
 /* ---- Helpers ---- */
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "base/trace.h"
 
 /* ---- Helpers ---- */
 

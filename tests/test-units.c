@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "units.h"
+#include "base/units.h"
 
 /* ---- Data-driven cases ---- */
 

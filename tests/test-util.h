@@ -8,9 +8,9 @@
 
 #include <glib.h>
 
-#include "check.h"
-#include "schedule.h"
-#include "topo.h"
+#include "sched/check.h"
+#include "sched/schedule.h"
+#include "topo/topo.h"
 
 /* ---- Running collsim ---- */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Validation: what a trace's headers say was forced (algorithm, protocol, GPUs per thread) is
  * what the predictions it is held against use. */
-#include "validate.h"
+#include "analysis/validate.h"
 
 #include <string.h>
 

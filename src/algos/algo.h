@@ -4,9 +4,9 @@
 
 #include <glib.h>
 
-#include "op.h"
-#include "schedule.h"
-#include "topo.h"
+#include "base/op.h"
+#include "sched/schedule.h"
+#include "topo/topo.h"
 
 G_BEGIN_DECLS
 

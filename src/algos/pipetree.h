@@ -7,8 +7,8 @@
 
 #include <glib.h>
 
-#include "schedule.h"
-#include "topo.h"
+#include "sched/schedule.h"
+#include "topo/topo.h"
 
 G_BEGIN_DECLS
 

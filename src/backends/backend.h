@@ -7,9 +7,9 @@
 
 #include "algos/algo.h"
 #include "models/protocol.h"
-#include "op.h"
-#include "topo.h"
-#include "trace.h"
+#include "base/op.h"
+#include "topo/topo.h"
+#include "base/trace.h"
 
 G_BEGIN_DECLS
 

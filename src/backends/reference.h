@@ -6,7 +6,7 @@
 
 #include <glib.h>
 
-#include "op.h"
+#include "base/op.h"
 
 G_BEGIN_DECLS
 

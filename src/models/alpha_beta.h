@@ -5,7 +5,7 @@
 
 #include <glib.h>
 
-#include "op.h"
+#include "base/op.h"
 
 G_BEGIN_DECLS
 

@@ -7,8 +7,8 @@
 #include <glib.h>
 
 #include "models/protocol.h"
-#include "op.h"
-#include "topo.h"
+#include "base/op.h"
+#include "topo/topo.h"
 
 G_BEGIN_DECLS
 

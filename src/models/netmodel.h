@@ -6,8 +6,8 @@
 
 #include <glib.h>
 
-#include "topo.h"
-#include "units.h"
+#include "topo/topo.h"
+#include "base/units.h"
 
 G_BEGIN_DECLS
 

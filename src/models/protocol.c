@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "op.h"
+#include "base/op.h"
 
 #define US 1e-6
 

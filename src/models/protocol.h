@@ -5,7 +5,7 @@
 
 #include <glib.h>
 
-#include "topo.h"
+#include "topo/topo.h"
 
 G_BEGIN_DECLS
 

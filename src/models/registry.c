@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The one table of network models (STYLE §3): lookup by name, listing for --help. */
-#include "engine.h"
+#include "engine/engine.h"
 #include "models/netmodel.h"
 
 static const CsNetModel *const net_models[] = {

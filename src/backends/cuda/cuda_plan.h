@@ -7,7 +7,7 @@
 #include <glib.h>
 
 #include "backends/cuda/cuda_exec.h"
-#include "schedule.h"
+#include "sched/schedule.h"
 
 G_BEGIN_DECLS
 

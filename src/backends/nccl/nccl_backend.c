@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "backends/reference.h"
-#include "trace.h"
+#include "base/trace.h"
 
 #ifdef HAVE_MPI
 #include <mpi.h>

@@ -1,0 +1,734 @@
+// SPDX-License-Identifier: MIT
+/* Calibration: fits the free parameters of a topology to measured traces with GSL's
+ * trust-region Levenberg-Marquardt on the relative time error of every row, under a Cauchy
+ * loss by default (below), and reports the fitted values with their uncertainties
+ * (covariance of the fit scaled by the variance of its residuals: under the Cauchy loss the
+ * damped ones, so a row the loss discounts widens no sigma). Parameters live in log space: value =
+ * initial * exp(theta), so they stay positive and the fit is scale-free. */
+#include "analysis/calibrate.h"
+
+#include <cjson/cJSON.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_permutation.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <math.h>
+#include <string.h>
+
+#include "algos/registry.h"
+#include "analysis/validate.h"
+
+G_DEFINE_QUARK(cs_calibrate_error_quark, cs_calibrate_error)
+
+/* Parameters move at most e^4 (55x) either way: beyond that the data say the model is wrong,
+ * not that the hardware is that different, and the engine would crawl. */
+#define THETA_LIMIT 4.0
+
+/* ---- Loss ---- */
+
+/* The Cauchy (Lorentzian) loss, written as least squares: row i enters as
+ * rho(r) = sign(r) s sqrt(log(1 + (r / s)^2)), so GSL minimises sum s^2 log(1 + (r_i / s)^2).
+ * Near zero rho(r) = r: rows within a few percent count as in plain least squares. A row 50%
+ * off, which plain least squares weighs as 25 rows 10% off, weighs as 4.7 of them. Such rows
+ * are what the model does not represent (RCCL switching paths at a few sizes, a host-bound
+ * latency floor under a -g 8 loop), and under r^2 they move parameters that every other row
+ * determines. (Hartley and Zisserman, Multiple View Geometry, 2nd ed., A6.8; scipy's
+ * least_squares loss="cauchy".) */
+static double
+loss_residual(CsCalibLoss loss, double r)
+{
+    if (loss == CS_CALIB_LOSS_LINEAR)
+        return r;
+    const double s = CS_CALIB_CAUCHY_SCALE;
+    return copysign(s * sqrt(log1p((r / s) * (r / s))), r);
+}
+
+/* The relative error behind loss_residual()'s value. */
+static double
+relative_error(CsCalibLoss loss, double rho)
+{
+    if (loss == CS_CALIB_LOSS_LINEAR)
+        return rho;
+    const double s = CS_CALIB_CAUCHY_SCALE;
+    return copysign(s * sqrt(expm1((rho / s) * (rho / s))), rho);
+}
+
+static const char *const loss_names[] = {
+    [CS_CALIB_LOSS_CAUCHY] = "cauchy",
+    [CS_CALIB_LOSS_LINEAR] = "linear",
+};
+
+/* "cauchy" or "linear" (transfer none). */
+const char *
+cs_calib_loss_name(CsCalibLoss loss)
+{
+    g_return_val_if_fail(loss >= 0 && loss < (int)G_N_ELEMENTS(loss_names), "?");
+    return loss_names[loss];
+}
+
+/* "Cauchy loss at 10%" or "least squares", for reports (transfer full). */
+char *
+cs_calib_loss_describe(CsCalibLoss loss)
+{
+    if (loss == CS_CALIB_LOSS_LINEAR)
+        return g_strdup("least squares");
+    return g_strdup_printf("Cauchy loss at %.0f%%", 100 * CS_CALIB_CAUCHY_SCALE);
+}
+
+/**
+ * cs_calib_loss_from_name:
+ * Returns: FALSE with CS_CALIBRATE_ERROR_PARAMS naming the choices if @name is none of them.
+ */
+gboolean
+cs_calib_loss_from_name(const char *name, CsCalibLoss *loss, GError **error)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(loss_names); i++)
+        if (g_ascii_strcasecmp(name, loss_names[i]) == 0) {
+            *loss = (CsCalibLoss)i;
+            return TRUE;
+        }
+    g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS,
+                "unknown loss \"%s\" (expected cauchy or linear)", name);
+    return FALSE;
+}
+
+/* ---- Rows ---- */
+
+/* One measured row with the choice (algorithm, protocol, channels) it is predicted with,
+ * frozen at the start so the objective is smooth in the parameters. */
+typedef struct {
+    CsOp op;
+    gint64 size_bytes;
+    double measured_us;
+    const CsAlgo *algo;
+    CsProto proto;
+    CsPredictOptions options;
+} FitRow;
+
+typedef struct {
+    const CsTopo *base;
+    GArray *params;  /* CsCalibParam, every candidate */
+    int *free_index; /* theta j -> params index */
+    int n_free;
+    GArray *rows;        /* FitRow */
+    CsPointCache *cache; /* each row's schedule, built once for the whole fit */
+    CsCalibLoss loss;
+    double prior_weight; /* residual per e-fold of a parameter's move */
+    GError *error;       /* first prediction failure inside the fit */
+} FitCtx;
+
+static gboolean
+collect_rows(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+             const CsPredictOptions *options, GArray *rows, GError **error)
+{
+    /* Rows of one choice share their three simulated sizes. */
+    g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
+    cs_point_cache_bind(points, topo);
+    for (int t = 0; t < n_traces; t++) {
+        const CsTrace *trace = traces[t];
+        const char *origin = cs_trace_origin(trace);
+        CsOp op;
+        if (!cs_trace_op(trace, &op)) {
+            cs_trace_set_unknown_op_error(trace, error);
+            return FALSE;
+        }
+        int nranks = cs_trace_n_ranks(trace);
+        if (nranks <= 0 || nranks > cs_topo_n_ranks(topo)) {
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s: %d ranks does not fit topology %s (%d GPUs)", origin, nranks,
+                        cs_topo_name(topo), cs_topo_n_ranks(topo));
+            return FALSE;
+        }
+        /* The rows' choice is frozen here, as validate makes it; the fit then moves only the
+         * times. */
+        g_auto(CsTraceSetup) setup;
+        if (!cs_trace_setup_init(&setup, topo, trace, op, nranks, options, error))
+            return FALSE;
+
+        for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+            const CsTraceRow *row = cs_trace_row(trace, i);
+            if (row->size_bytes <= 0 || !(row->out_of_place.time_us > 0))
+                continue;
+            FitRow fr = { .op = op,
+                          .size_bytes = row->size_bytes,
+                          .measured_us = row->out_of_place.time_us,
+                          .options = setup.options };
+            CsDtype dtype;
+            if (cs_dtype_from_name(row->type, &dtype, NULL))
+                fr.options.dtype = dtype;
+            CsRedop redop;
+            if (cs_redop_from_name(row->redop, &redop, NULL))
+                fr.options.redop = redop;
+            if (cs_op_has_root(op) && row->root >= 0)
+                fr.options.root = row->root;
+
+            CsPrediction pred;
+            CsPredictOptions choose = fr.options;
+            choose.cache = points;
+            /* The model dies with the setup; the fit replays the frozen choice only. */
+            fr.options.nccl = NULL;
+            fr.options.pick = CS_PICK_FASTEST;
+            if (!cs_trace_setup_predict(&setup, topo, op, row->size_bytes, &choose, &pred, error)) {
+                g_prefix_error(error, "%s:%d: ", origin, row->line);
+                return FALSE;
+            }
+            fr.algo = pred.algo;
+            fr.proto = pred.proto;
+            fr.options.n_channels = pred.n_channels;
+            g_array_append_val(rows, fr);
+        }
+    }
+    if (rows->len == 0) {
+        g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA,
+                    "no trace row with a positive size and a measured time");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- Parameters ---- */
+
+static void add_param(GArray *params, CsParamKind kind, int index, double initial, const char *fmt,
+                      ...) G_GNUC_PRINTF(5, 6);
+
+static void
+add_param(GArray *params, CsParamKind kind, int index, double initial, const char *fmt, ...)
+{
+    CsCalibParam p = { .kind = kind,
+                       .index = index,
+                       .initial = initial,
+                       .fitted = initial,
+                       .sigma = NAN,
+                       .free = TRUE };
+    va_list ap;
+    va_start(ap, fmt);
+    g_vsnprintf(p.name, sizeof p.name, fmt, ap);
+    va_end(ap);
+    g_array_append_val(params, p);
+}
+
+/* The current per-hop latency of @proto on @cls for @topo. */
+static double
+hop_latency(const CsTopo *topo, int proto, CsLinkClass cls)
+{
+    double s = cs_topo_hop_latency_override(topo, proto, cls);
+    return s >= 0 ? s : cs_proto_info((CsProto)proto)->hop_latency_s[cls];
+}
+
+/* Candidates: what the rows can see. Link kinds on the routes between the ranks used, the
+ * protocols the rows run with on the link classes those routes cross, and the GPU costs. */
+static void
+candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
+{
+    int max_ranks = 0;
+    gboolean proto_used[CS_N_PROTOS] = { FALSE };
+    for (guint i = 0; i < rows->len; i++) {
+        const FitRow *r = &g_array_index(rows, FitRow, i);
+        max_ranks = MAX(max_ranks, r->options.nranks);
+        proto_used[r->proto] = TRUE;
+    }
+    double alpha_sum[CS_N_LINK_KINDS] = { 0 };
+    double bw_sum[CS_N_LINK_KINDS] = { 0 };
+    int n_kind[CS_N_LINK_KINDS] = { 0 };
+    gboolean class_used[CS_N_LINK_CLASSES] = { FALSE };
+    g_autofree gboolean *seen = g_new0(gboolean, cs_topo_n_links(topo));
+    for (int a = 0; a < max_ranks; a++) {
+        for (int b = 0; b < max_ranks; b++) {
+            const CsRoute *route = cs_topo_route(topo, a, b);
+            for (int k = 0; k < route->n_links; k++) {
+                const int li = route->links[k];
+                const CsLink *l = cs_topo_link(topo, li);
+                class_used[cs_link_kind_class(l->kind)] = TRUE;
+                if (seen[li])
+                    continue;
+                seen[li] = TRUE;
+                alpha_sum[l->kind] += l->alpha_s;
+                bw_sum[l->kind] += l->bw_Bps / l->count;
+                n_kind[l->kind]++;
+            }
+        }
+    }
+    for (int k = 0; k < CS_N_LINK_KINDS; k++) {
+        if (n_kind[k] == 0)
+            continue;
+        const char *kind = cs_link_kind_name((CsLinkKind)k);
+        add_param(params, CS_PARAM_LINK_BW, k, bw_sum[k] / n_kind[k], "%s.bandwidth", kind);
+        /* A kind whose alpha is 0 everywhere has no scale to fit. */
+        if (alpha_sum[k] > 0)
+            add_param(params, CS_PARAM_LINK_ALPHA, k, alpha_sum[k] / n_kind[k], "%s.alpha", kind);
+    }
+    for (int p = 0; p < CS_N_PROTOS; p++) {
+        if (!proto_used[p])
+            continue;
+        for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
+            const double s = hop_latency(topo, p, (CsLinkClass)c);
+            if (class_used[c] && s > 0)
+                add_param(params, CS_PARAM_HOP_LATENCY, p * CS_N_LINK_CLASSES + c, s, "%s.hop.%s",
+                          cs_proto_name((CsProto)p), cs_link_class_name((CsLinkClass)c));
+        }
+    }
+    const CsGpuSpec *gpu = cs_topo_rank_gpu(topo, 0);
+    if (gpu->launch_s > 0)
+        add_param(params, CS_PARAM_LAUNCH, 0, gpu->launch_s, "gpu.launch");
+    if (gpu->step_overhead_s > 0)
+        add_param(params, CS_PARAM_STEP_OVERHEAD, 0, gpu->step_overhead_s, "gpu.step_overhead");
+    if (gpu->reduce_Bps > 0)
+        add_param(params, CS_PARAM_REDUCE_BW, 0, gpu->reduce_Bps, "gpu.reduce_bandwidth");
+    if (gpu->copy_Bps > 0)
+        add_param(params, CS_PARAM_COPY_BW, 0, gpu->copy_Bps, "gpu.copy_bandwidth");
+}
+
+/* The topology for parameter values @values (one per params entry). */
+static CsTopo *
+apply_params(const CsTopo *base, const GArray *params, const double *values)
+{
+    CsTopoAdjust adj;
+    cs_topo_adjust_init(&adj);
+    for (guint i = 0; i < params->len; i++) {
+        const CsCalibParam *p = &g_array_index(params, CsCalibParam, i);
+        const double scale = values[i] / p->initial;
+        switch (p->kind) {
+        case CS_PARAM_LINK_ALPHA:
+            adj.link_alpha_scale[p->index] = scale;
+            break;
+        case CS_PARAM_LINK_BW:
+            adj.link_bw_scale[p->index] = scale;
+            break;
+        case CS_PARAM_HOP_LATENCY:
+            adj.hop_latency_s[p->index / CS_N_LINK_CLASSES][p->index % CS_N_LINK_CLASSES]
+                = values[i];
+            break;
+        case CS_PARAM_LAUNCH:
+            adj.launch_scale = scale;
+            break;
+        case CS_PARAM_STEP_OVERHEAD:
+            adj.step_overhead_scale = scale;
+            break;
+        case CS_PARAM_REDUCE_BW:
+            adj.reduce_bw_scale = scale;
+            break;
+        case CS_PARAM_COPY_BW:
+            adj.copy_bw_scale = scale;
+            break;
+        case CS_N_PARAM_KINDS:
+        default:
+            g_assert_not_reached();
+        }
+    }
+    return cs_topo_adjust(base, &adj);
+}
+
+/* Parameter values for free-parameter vector @theta (fixed ones at their initial value). */
+static void
+values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
+{
+    for (guint i = 0; i < ctx->params->len; i++)
+        values[i] = g_array_index(ctx->params, CsCalibParam, i).initial;
+    for (int j = 0; j < ctx->n_free; j++) {
+        const int i = ctx->free_index[j];
+        const double t = CLAMP(gsl_vector_get(theta, j), -THETA_LIMIT, THETA_LIMIT);
+        values[i] *= exp(t);
+    }
+}
+
+/* ---- Residuals ---- */
+
+static gboolean
+residuals_for(FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
+{
+    /* Large rows of one algorithm, protocol and channel count extend from the same three
+     * simulated sizes: simulate those once per parameter vector. */
+    const gint64 t0 = g_get_monotonic_time();
+    cs_point_cache_bind(ctx->cache, topo);
+    for (guint i = 0; i < ctx->rows->len; i++) {
+        const FitRow *r = &g_array_index(ctx->rows, FitRow, i);
+        CsPrediction pred;
+        g_autoptr(GError) local = NULL;
+        CsPredictOptions options = r->options;
+        options.cache = ctx->cache;
+        if (!cs_predict_one(topo, r->op, r->size_bytes, r->algo, r->proto, &options, &pred,
+                            &local)) {
+            if (ctx->error == NULL)
+                ctx->error = g_steal_pointer(&local);
+            return FALSE;
+        }
+        gsl_vector_set(f, i,
+                       loss_residual(ctx->loss, (pred.time_us - r->measured_us) / r->measured_us));
+    }
+    gint64 misses, hits;
+    cs_point_cache_stats(ctx->cache, &misses, &hits);
+    g_debug("calibrate: %u rows, %" G_GINT64_FORMAT " points simulated, %" G_GINT64_FORMAT
+            " reused, %.3f s",
+            ctx->rows->len, misses, hits, (g_get_monotonic_time() - t0) / 1e6);
+    return TRUE;
+}
+
+/* The rows' residuals, then the prior toward the topology's own (datasheet) values: one residual
+ * prior_weight * theta per free parameter. Parameters the rows constrain move freely; directions
+ * the rows cannot tell apart (launch against per-step overhead against hop latency) stay near
+ * the datasheet instead of drifting to absurd values (MAP estimation with a Gaussian prior in
+ * log space). */
+static int
+fit_f(const gsl_vector *theta, void *data, gsl_vector *f)
+{
+    FitCtx *ctx = data;
+    g_autofree double *values = g_new(double, ctx->params->len);
+    values_from_theta(ctx, theta, values);
+    g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
+    gsl_vector_view rows = gsl_vector_subvector(f, 0, ctx->rows->len);
+    if (!residuals_for(ctx, topo, &rows.vector))
+        return GSL_EBADFUNC;
+    for (int j = 0; j < ctx->n_free; j++)
+        gsl_vector_set(f, ctx->rows->len + j, ctx->prior_weight * gsl_vector_get(theta, j));
+    return GSL_SUCCESS;
+}
+
+/* The rms relative time error of the rows behind residuals @f. */
+static double
+rms(CsCalibLoss loss, const gsl_vector *f)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < f->size; i++) {
+        const double r = relative_error(loss, gsl_vector_get(f, i));
+        sum += r * r;
+    }
+    return sqrt(sum / (double)f->size);
+}
+
+/* ---- The fit ---- */
+
+static gboolean
+param_selected(const CsCalibParam *p, const char *const *only)
+{
+    if (only == NULL)
+        return TRUE;
+    for (int i = 0; only[i] != NULL; i++)
+        if (g_str_has_prefix(p->name, only[i]))
+            return TRUE;
+    return FALSE;
+}
+
+/* Columns of the Jacobian that are zero: parameters no row can see (a reduction rate for an
+ * all-gather trace). They are fixed rather than left to drift.
+ *
+ * With no more rows than visible parameters the least-squares problem has no unique answer
+ * (the prior alone would pick one) and no degree of freedom for the uncertainties. The fit
+ * then keeps the n - 1 parameters the rows determine best, the first columns of a QR factorisation
+ * of the Jacobian with column pivoting (the most independent directions first: Golub & Van Loan,
+ * Matrix Computations, 5.4.1), and holds the others at their datasheet values, leaving one degree
+ * of freedom for the uncertainties. */
+static void
+choose_free(FitCtx *ctx, const gsl_vector *f0)
+{
+    const int n = (int)ctx->rows->len;
+    const double step = 0.05;
+    g_autofree double *values = g_new(double, ctx->params->len);
+    g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(int));
+    gsl_matrix *jac = gsl_matrix_alloc(n, MAX(ctx->n_free, 1));
+    gsl_vector *f = gsl_vector_alloc(n);
+    gsl_vector *theta = gsl_vector_calloc(MAX(ctx->n_free, 1));
+    for (int j = 0; j < ctx->n_free; j++) {
+        gsl_vector_set_zero(theta);
+        gsl_vector_set(theta, j, step);
+        values_from_theta(ctx, theta, values);
+        g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
+        double change = 0;
+        if (residuals_for(ctx, topo, f)) {
+            for (int i = 0; i < n; i++) {
+                const double d = gsl_vector_get(f, i) - gsl_vector_get(f0, i);
+                change = MAX(change, fabs(d));
+                gsl_matrix_set(jac, i, keep->len, d / step);
+            }
+        }
+        if (change > 1e-7)
+            g_array_append_val(keep, ctx->free_index[j]);
+        else
+            g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]).free = FALSE;
+    }
+    gsl_vector_free(theta);
+    gsl_vector_free(f);
+
+    const int visible = (int)keep->len;
+    if (n >= 2 && visible > n - 1) {
+        gsl_matrix_view cols = gsl_matrix_submatrix(jac, 0, 0, n, visible);
+        gsl_vector *tau = gsl_vector_alloc(MIN(n, visible));
+        gsl_vector *norm = gsl_vector_alloc(visible);
+        gsl_permutation *perm = gsl_permutation_alloc(visible);
+        int signum;
+        gsl_linalg_QRPT_decomp(&cols.matrix, tau, perm, &signum, norm);
+        g_autofree gboolean *best = g_new0(gboolean, visible);
+        for (int j = 0; j < n - 1; j++)
+            best[gsl_permutation_get(perm, j)] = TRUE;
+        g_autoptr(GArray) chosen = g_array_new(FALSE, FALSE, sizeof(int));
+        for (int j = 0; j < visible; j++) {
+            const int i = g_array_index(keep, int, j);
+            if (best[j])
+                g_array_append_val(chosen, i);
+            else {
+                CsCalibParam *cp = &g_array_index(ctx->params, CsCalibParam, i);
+                cp->free = FALSE;
+                cp->held = TRUE;
+            }
+        }
+        g_array_set_size(keep, 0);
+        g_array_append_vals(keep, chosen->data, chosen->len);
+        gsl_permutation_free(perm);
+        gsl_vector_free(norm);
+        gsl_vector_free(tau);
+    }
+    gsl_matrix_free(jac);
+    ctx->n_free = (int)keep->len;
+    if (keep->len > 0)
+        memcpy(ctx->free_index, keep->data, keep->len * sizeof(int));
+}
+
+/**
+ * cs_calibrate_fit:
+ * The choice (algorithm, protocol, channels) of every row is frozen at what the datasheet
+ * topology predicts (or what the trace forced), so that the objective is a smooth function of
+ * the parameters; the rows' residuals are (predicted - measured) / measured time, under
+ * @loss.
+ */
+CsCalibration *
+cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+                 const CsPredictOptions *options, CsCalibLoss loss, double prior_weight,
+                 const char *const *only, GError **error)
+{
+    g_return_val_if_fail(isfinite(prior_weight) && prior_weight >= 0, NULL);
+
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FitRow));
+    if (!collect_rows(topo, traces, n_traces, options, rows, error))
+        return NULL;
+
+    g_autoptr(CsCalibration) cal = g_new0(CsCalibration, 1);
+    cal->params = g_array_new(FALSE, FALSE, sizeof(CsCalibParam));
+    candidate_params(topo, rows, cal->params);
+
+    /* A name in @only that selects nothing is a typo, not a request to fit nothing. */
+    for (int k = 0; only != NULL && only[k] != NULL; k++) {
+        const char *const one[] = { only[k], NULL };
+        gboolean any = FALSE;
+        for (guint i = 0; i < cal->params->len && !any; i++)
+            any = param_selected(&g_array_index(cal->params, CsCalibParam, i), one);
+        if (!any) {
+            g_autoptr(GString) names = g_string_new(NULL);
+            for (guint i = 0; i < cal->params->len; i++)
+                g_string_append_printf(names, "%s%s", i > 0 ? ", " : "",
+                                       g_array_index(cal->params, CsCalibParam, i).name);
+            g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS,
+                        "\"%s\" names no parameter of these traces (%s)", only[k], names->str);
+            return NULL;
+        }
+    }
+
+    g_autoptr(CsPointCache) cache = cs_point_cache_new(TRUE);
+    cal->loss = loss;
+    cal->prior_weight = prior_weight;
+    FitCtx ctx = { .base = topo,
+                   .params = cal->params,
+                   .rows = rows,
+                   .cache = cache,
+                   .loss = loss,
+                   .prior_weight = prior_weight };
+    ctx.free_index = g_new(int, cal->params->len);
+    for (guint i = 0; i < cal->params->len; i++) {
+        CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
+        p->free = param_selected(p, only);
+        p->excluded = !p->free;
+        if (p->free)
+            ctx.free_index[ctx.n_free++] = (int)i;
+    }
+
+    const int n = (int)rows->len;
+    gsl_vector *f0 = gsl_vector_alloc(n);
+    gboolean ok = residuals_for(&ctx, topo, f0);
+    if (ok) {
+        cal->rms_before = rms(loss, f0);
+        choose_free(&ctx, f0);
+    }
+    gsl_vector_free(f0);
+    /* A prediction that failed while probing a parameter is the error, not "fixed". */
+    if (!ok || ctx.error != NULL) {
+        g_propagate_error(error, ctx.error);
+        g_free(ctx.free_index);
+        return NULL;
+    }
+    cal->n_rows = n;
+    const int p = ctx.n_free;
+    if (p == 0 || n < p) {
+        g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA,
+                    "%d measured rows cannot determine %d parameters%s", n, p,
+                    p == 0 ? " (no selected parameter changes any prediction)" : "");
+        g_free(ctx.free_index);
+        return NULL;
+    }
+
+    gsl_multifit_nlinear_parameters fit_params = gsl_multifit_nlinear_default_parameters();
+    /* Simulated times are whole picoseconds: the finite-difference step must move them by
+     * far more than one. A 1e-4 relative step moves a 1 us prediction by 100 ps. */
+    fit_params.h_df = 1e-4;
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = fit_f, .df = NULL, .fvv = NULL, .n = (size_t)(n + p), .p = (size_t)p, .params = &ctx
+    };
+    gsl_multifit_nlinear_workspace *w
+        = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fit_params, n + p, p);
+    gsl_vector *theta0 = gsl_vector_calloc(p);
+    gsl_multifit_nlinear_init(theta0, &fdf, w);
+    int info = 0;
+    int status = gsl_multifit_nlinear_driver(100, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
+    gsl_vector_free(theta0);
+    if (ctx.error != NULL) {
+        gsl_multifit_nlinear_free(w);
+        g_propagate_error(error, ctx.error);
+        g_free(ctx.free_index);
+        return NULL;
+    }
+    /* GSL_EMAXITER still leaves the best point found; anything else is a failure. */
+    if (status != GSL_SUCCESS && status != GSL_EMAXITER) {
+        g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_FIT,
+                    "the fit did not converge: %s", gsl_strerror(status));
+        gsl_multifit_nlinear_free(w);
+        g_free(ctx.free_index);
+        return NULL;
+    }
+
+    const gsl_vector *theta = gsl_multifit_nlinear_position(w);
+    /* The rows' residuals, without the prior's. */
+    gsl_vector_const_view f_rows
+        = gsl_vector_const_subvector(gsl_multifit_nlinear_residual(w), 0, n);
+    const gsl_vector *f = &f_rows.vector;
+    cal->rms_after = rms(loss, f);
+    cal->iterations = (int)gsl_multifit_nlinear_niter(w);
+
+    gsl_matrix *covar = gsl_matrix_alloc(p, p);
+    gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, covar);
+    double chisq;
+    gsl_blas_ddot(f, f, &chisq);
+    const double dof = n > p ? n - p : 1;
+
+    g_autofree double *values = g_new(double, cal->params->len);
+    values_from_theta(&ctx, theta, values);
+    for (int j = 0; j < p; j++) {
+        CsCalibParam *cp = &g_array_index(cal->params, CsCalibParam, ctx.free_index[j]);
+        const double var = gsl_matrix_get(covar, j, j);
+        const double sigma_log = var > 0 ? sqrt(var * chisq / dof) : NAN;
+        /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact";
+         * and beyond one e-fold in log space the linearised sigma means nothing either: the
+         * data cannot tell this parameter from another. */
+        cp->sigma = sigma_log > 0 && sigma_log < 1.0 ? values[ctx.free_index[j]] * sigma_log : NAN;
+        cp->at_bound = fabs(gsl_vector_get(theta, j)) >= THETA_LIMIT - 1e-9;
+    }
+    for (guint i = 0; i < cal->params->len; i++)
+        g_array_index(cal->params, CsCalibParam, i).fitted = values[i];
+    cal->topo = apply_params(topo, cal->params, values);
+
+    gsl_matrix_free(covar);
+    gsl_multifit_nlinear_free(w);
+    g_free(ctx.free_index);
+    return g_steal_pointer(&cal);
+}
+
+void
+cs_calibration_free(CsCalibration *calibration)
+{
+    if (calibration == NULL)
+        return;
+    if (calibration->params != NULL)
+        g_array_unref(calibration->params);
+    if (calibration->topo != NULL)
+        cs_topo_unref(calibration->topo);
+    g_free(calibration);
+}
+
+/* ---- Output ---- */
+
+/**
+ * cs_calibration_params_to_json:
+ * Every parameter beside its datasheet value: fitted value, uncertainty (where the data
+ * determine it), whether it was free, held or at the fit's bound, and its unit.
+ * Returns: (transfer full) a cJSON array.
+ */
+cJSON *
+cs_calibration_params_to_json(const CsCalibration *calibration)
+{
+    cJSON *params = cJSON_CreateArray();
+    for (guint i = 0; i < calibration->params->len; i++) {
+        const CsCalibParam *p = &g_array_index(calibration->params, CsCalibParam, i);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", p->name);
+        cJSON_AddNumberToObject(o, "datasheet", p->initial);
+        cJSON_AddNumberToObject(o, "fitted", p->fitted);
+        if (!isnan(p->sigma))
+            cJSON_AddNumberToObject(o, "sigma", p->sigma);
+        cJSON_AddBoolToObject(o, "free", p->free);
+        cJSON_AddBoolToObject(o, "held", p->held);
+        cJSON_AddBoolToObject(o, "excluded", p->excluded);
+        cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
+        cJSON_AddStringToObject(o, "unit",
+                                p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
+                                        || p->kind == CS_PARAM_COPY_BW
+                                    ? "B/s"
+                                    : "s");
+        cJSON_AddItemToArray(params, o);
+    }
+    return params;
+}
+
+/**
+ * cs_calibration_to_json:
+ * The fitted topology (explicit graph), its description prefixed with a plain statement that
+ * its numbers are fitted, `calibrated_from` naming every trace, and `calibration` listing
+ * every parameter beside its datasheet value.
+ */
+char *
+cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet,
+                       CsTrace *const *traces, int n_traces)
+{
+    g_autofree char *text = cs_topo_to_json(calibration->topo);
+    cJSON *root = cJSON_Parse(text);
+    g_assert(root != NULL);
+
+    g_autofree char *description = g_strdup_printf(
+        "CALIBRATED by 'collsim calibrate' from %d trace(s) (see calibrated_from): the "
+        "parameters listed under calibration are FITTED to measurements, not datasheet "
+        "figures. Datasheet topology %s: %s",
+        n_traces, cs_topo_name(datasheet), cs_topo_description(datasheet));
+    cJSON_ReplaceItemInObject(root, "description", cJSON_CreateString(description));
+    g_autofree char *name = g_strdup_printf("%s-calibrated", cs_topo_name(datasheet));
+    cJSON_ReplaceItemInObject(root, "name", cJSON_CreateString(name));
+
+    cJSON *from = cJSON_AddArrayToObject(root, "calibrated_from");
+    for (int t = 0; t < n_traces; t++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "trace", cs_trace_origin(traces[t]));
+        CsOp op;
+        if (cs_trace_op(traces[t], &op))
+            cJSON_AddStringToObject(o, "collective", cs_op_name(op));
+        cJSON_AddNumberToObject(o, "ranks", cs_trace_n_ranks(traces[t]));
+        cJSON_AddNumberToObject(o, "rows", (double)cs_trace_n_rows(traces[t]));
+        cJSON_AddItemToArray(from, o);
+    }
+    cJSON *cal = cJSON_AddObjectToObject(root, "calibration");
+    g_autofree char *loss = cs_calib_loss_describe(calibration->loss);
+    g_autofree char *method = g_strdup_printf(
+        "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the relative time error "
+        "of every row, %s, with a Gaussian prior in log space toward the datasheet values "
+        "(weight %g per e-fold); 1-sigma uncertainties from the covariance scaled by the "
+        "variance of the fit's residuals",
+        loss, calibration->prior_weight);
+    if (calibration->loss == CS_CALIB_LOSS_CAUCHY)
+        cJSON_AddNumberToObject(cal, "cauchy_scale", CS_CALIB_CAUCHY_SCALE);
+    cJSON_AddStringToObject(cal, "method", method);
+    cJSON_AddStringToObject(cal, "loss", cs_calib_loss_name(calibration->loss));
+    cJSON_AddNumberToObject(cal, "prior_weight", calibration->prior_weight);
+    cJSON_AddNumberToObject(cal, "rows", calibration->n_rows);
+    cJSON_AddNumberToObject(cal, "rms_relative_error_before", calibration->rms_before);
+    cJSON_AddNumberToObject(cal, "rms_relative_error_after", calibration->rms_after);
+    cJSON_AddItemToObject(cal, "parameters", cs_calibration_params_to_json(calibration));
+    char *out = cJSON_Print(root);
+    char *result = g_strdup(out);
+    cJSON_free(out);
+    cJSON_Delete(root);
+    return result;
+}

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/* Calibration: fits a topology's free parameters (per link kind alpha and achievable bandwidth,
+ * per protocol hop latency, GPU launch, step overhead, reduction and copy rates) to measured traces
+ * with GSL's nonlinear least squares on the relative time error. */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+#include "predict/predict.h"
+#include "topo/topo.h"
+#include "base/trace.h"
+
+G_BEGIN_DECLS
+
+#define CS_CALIBRATE_ERROR (cs_calibrate_error_quark())
+GQuark cs_calibrate_error_quark(void);
+
+typedef enum {
+    CS_CALIBRATE_ERROR_NO_DATA, /* no usable row, or nothing to fit */
+    CS_CALIBRATE_ERROR_FIT,     /* GSL did not converge */
+    CS_CALIBRATE_ERROR_PARAMS,  /* a name given to fit matches no parameter */
+} CsCalibrateError;
+
+typedef enum {
+    CS_PARAM_LINK_ALPHA,    /* s: alpha of every link of one kind */
+    CS_PARAM_LINK_BW,       /* bytes/s: usable per-lane bandwidth of one kind */
+    CS_PARAM_HOP_LATENCY,   /* s: one protocol's per-hop latency on one link class */
+    CS_PARAM_LAUNCH,        /* s: GPU launch */
+    CS_PARAM_STEP_OVERHEAD, /* s: per step */
+    CS_PARAM_REDUCE_BW,     /* bytes/s: GPU reduction rate */
+    CS_PARAM_COPY_BW,       /* bytes/s: GPU local copy rate */
+    CS_N_PARAM_KINDS
+} CsParamKind;
+
+/**
+ * CsCalibParam:
+ * One free parameter, fitted in log space so it stays positive.
+ */
+typedef struct {
+    CsParamKind kind;
+    int index;         /* CsLinkKind, or proto * CS_N_LINK_CLASSES + class */
+    char name[48];     /* "nvswitch.bandwidth", "Simple.hop.nvlink", "gpu.launch" */
+    double initial;    /* the topology's value (s or bytes/s) */
+    double fitted;     /* after the fit */
+    double sigma;      /* 1-sigma uncertainty of @fitted, same unit; NaN if not
+                        * identifiable from the data */
+    gboolean free;     /* FALSE: kept at @initial, because no row depends on it or ... */
+    gboolean held;     /* ... the rows are no more than the parameters they see, and
+                        * others are better determined */
+    gboolean at_bound; /* the fit ran into the e^4 (55x) limit of its range */
+    gboolean excluded; /* not among the parameters asked for (--params): kept at @initial */
+} CsCalibParam;
+
+/**
+ * CsCalibLoss:
+ * How a row's relative time error r weighs in the fit.
+ * @CS_CALIB_LOSS_CAUCHY: s^2 log(1 + (r / s)^2), s = CS_CALIB_CAUCHY_SCALE: least squares
+ *   for rows within a few percent, the logarithm of the error beyond (the default).
+ * @CS_CALIB_LOSS_LINEAR: r^2, plain least squares.
+ */
+typedef enum {
+    CS_CALIB_LOSS_CAUCHY,
+    CS_CALIB_LOSS_LINEAR,
+} CsCalibLoss;
+
+/* The relative error at which a row under the Cauchy loss weighs half what it would under
+ * least squares (the loss's reweighting factor 1 / (1 + (r / s)^2)). */
+#define CS_CALIB_CAUCHY_SCALE 0.10
+
+gboolean cs_calib_loss_from_name(const char *name, CsCalibLoss *loss, GError **error);
+const char *cs_calib_loss_name(CsCalibLoss loss);
+/* The loss in words for reports: "Cauchy loss at 10%", "least squares". (transfer full) */
+char *cs_calib_loss_describe(CsCalibLoss loss);
+
+/* The prior's default weight: the residual of moving one parameter by a factor e, so such a
+ * move costs as much as a 2% time error on one row. A cross-validation over the shipped traces
+ * (README, "The fit's prior") found no better weight. */
+#define CS_CALIB_PRIOR_WEIGHT 0.02
+
+/**
+ * CsCalibration:
+ * The outcome of one fit.
+ */
+typedef struct {
+    GArray *params; /* CsCalibParam */
+    CsTopo *topo;   /* the topology with the fitted values (owned) */
+    int n_rows;     /* residuals fitted */
+    int iterations;
+    CsCalibLoss loss;
+    double prior_weight; /* the residual of an e-fold move of one parameter */
+    double rms_before;   /* rms relative time error before the fit */
+    double rms_after;    /* and after */
+} CsCalibration;
+
+/* Fits @topo to @traces (all rows with a positive size and time) under @loss, with a Gaussian
+ * prior in log space toward @topo's values: each free parameter adds the residual
+ * @prior_weight * ln(fitted / initial) (CS_CALIB_PRIOR_WEIGHT; 0: none). @only, when
+ * non-NULL, is a NULL-terminated list of parameter names (or prefixes such as "gpu." or
+ * "Simple.") to fit; the others stay at their topology values.
+ * Returns: (transfer full) (nullable). */
+CsCalibration *cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+                                const CsPredictOptions *options, CsCalibLoss loss,
+                                double prior_weight, const char *const *only, GError **error);
+void cs_calibration_free(CsCalibration *calibration);
+
+/* Every parameter (datasheet, fitted, sigma, free/held/at_bound, unit) as a JSON array; for
+ * the fitted topology's record and `collsim calibrate --format json`. (transfer full) */
+cJSON *cs_calibration_params_to_json(const CsCalibration *calibration);
+
+/* The fitted topology as JSON, with a `calibrated_from` record of @traces and a `calibration`
+ * record of every parameter (datasheet value, fitted value, uncertainty). (transfer full) */
+char *cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet,
+                             CsTrace *const *traces, int n_traces);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsCalibration, cs_calibration_free)
+
+G_END_DECLS

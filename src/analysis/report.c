@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: MIT
+/* Predictions formatted as nccl-tests tables (through trace.c's writer, so they diff line by
+ * line against measurements), JSON and CSV. Takes CsPrediction values; runs nothing. */
+#include "analysis/report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "base/json_util.h"
+
+typedef struct {
+    char *label;
+    gboolean best;
+    GArray *rows;     /* CsPrediction */
+    GPtrArray *notes; /* char * */
+} Block;
+
+struct _CsReport {
+    CsOp op;
+    int nranks;
+    CsDtype dtype;
+    CsRedop redop;
+    int root;
+    CsTraceLayout layout;
+    GPtrArray *keys;   /* char *, in order */
+    GPtrArray *values; /* char *, parallel to @keys */
+    char *preamble;
+    char *winners_title; /* (nullable) "NCCL's pick per size" */
+    GPtrArray *blocks;   /* Block * */
+};
+
+/* ---- Construction ---- */
+
+gboolean
+cs_report_format_from_name(const char *name, CsReportFormat *format)
+{
+    static const char *const names[] = { "table", "json", "csv" };
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (g_ascii_strcasecmp(name, names[i]) == 0) {
+            *format = (CsReportFormat)i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static void
+block_free(gpointer data)
+{
+    Block *b = data;
+    g_free(b->label);
+    g_array_unref(b->rows);
+    g_ptr_array_unref(b->notes);
+    g_free(b);
+}
+
+/**
+ * cs_report_new:
+ * An empty report; add blocks with cs_report_begin_block() and rows with cs_report_add().
+ * Returns: (transfer full).
+ */
+CsReport *
+cs_report_new(CsOp op, int nranks, CsDtype dtype, CsRedop redop, int root)
+{
+    g_return_val_if_fail(op < CS_N_OPS && dtype < CS_N_DTYPES && redop < CS_N_REDOPS, NULL);
+    CsReport *report = g_new0(CsReport, 1);
+    report->op = op;
+    report->nranks = nranks;
+    report->dtype = dtype;
+    report->redop = redop;
+    report->root = root;
+    report->layout = CS_TRACE_LAYOUT_CLASSIC;
+    report->keys = g_ptr_array_new_with_free_func(g_free);
+    report->values = g_ptr_array_new_with_free_func(g_free);
+    report->blocks = g_ptr_array_new_with_free_func(block_free);
+    return report;
+}
+
+void
+cs_report_free(CsReport *report)
+{
+    if (report == NULL)
+        return;
+    g_ptr_array_unref(report->keys);
+    g_ptr_array_unref(report->values);
+    g_ptr_array_unref(report->blocks);
+    g_free(report->preamble);
+    g_free(report->winners_title);
+    g_free(report);
+}
+
+void
+cs_report_set_header(CsReport *report, const char *key, const char *value)
+{
+    g_return_if_fail(report != NULL && key != NULL && value != NULL);
+    for (guint i = 0; i < report->keys->len; i++) {
+        if (strcmp(g_ptr_array_index(report->keys, i), key) == 0) {
+            g_free(report->values->pdata[i]);
+            report->values->pdata[i] = g_strdup(value);
+            return;
+        }
+    }
+    g_ptr_array_add(report->keys, g_strdup(key));
+    g_ptr_array_add(report->values, g_strdup(value));
+}
+
+void
+cs_report_set_preamble(CsReport *report, const char *line)
+{
+    g_return_if_fail(report != NULL);
+    g_free(report->preamble);
+    report->preamble = g_strdup(line);
+}
+
+/* What the winners table after a best-per-size block is titled (default "Best algorithm and
+ * protocol per size"). */
+void
+cs_report_set_winners_title(CsReport *report, const char *title)
+{
+    g_return_if_fail(report != NULL);
+    g_free(report->winners_title);
+    report->winners_title = g_strdup(title);
+}
+
+void
+cs_report_set_layout(CsReport *report, CsTraceLayout layout)
+{
+    g_return_if_fail(report != NULL);
+    report->layout = layout;
+}
+
+void
+cs_report_begin_block(CsReport *report, const char *label, gboolean best)
+{
+    g_return_if_fail(report != NULL && label != NULL);
+    Block *b = g_new0(Block, 1);
+    b->label = g_strdup(label);
+    b->best = best;
+    b->rows = g_array_new(FALSE, FALSE, sizeof(CsPrediction));
+    b->notes = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(report->blocks, b);
+}
+
+static Block *
+current_block(CsReport *report)
+{
+    if (report->blocks->len == 0)
+        cs_report_begin_block(report, "best", TRUE);
+    return g_ptr_array_index(report->blocks, report->blocks->len - 1);
+}
+
+void
+cs_report_add(CsReport *report, const CsPrediction *pred)
+{
+    g_return_if_fail(report != NULL && pred != NULL);
+    CsPrediction copy = *pred;
+    /* Only the totals are kept (predict.h); never hold on to a caller's array. */
+    copy.result.rank_finish = NULL;
+    g_array_append_val(current_block(report)->rows, copy);
+}
+
+void
+cs_report_add_note(CsReport *report, const char *note)
+{
+    g_return_if_fail(report != NULL && note != NULL);
+    g_ptr_array_add(current_block(report)->notes, g_strdup(note));
+}
+
+gsize
+cs_report_n_blocks(const CsReport *report)
+{
+    g_return_val_if_fail(report != NULL, 0);
+    return report->blocks->len;
+}
+
+static const Block *
+get_block(const CsReport *report, gsize block)
+{
+    g_return_val_if_fail(block < report->blocks->len, NULL);
+    return g_ptr_array_index(report->blocks, block);
+}
+
+gsize
+cs_report_block_n_rows(const CsReport *report, gsize block)
+{
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, 0);
+    return get_block(report, block)->rows->len;
+}
+
+const CsPrediction *
+cs_report_block_row(const CsReport *report, gsize block, gsize row)
+{
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, NULL);
+    const Block *b = get_block(report, block);
+    g_return_val_if_fail(row < b->rows->len, NULL);
+    return &g_array_index(b->rows, CsPrediction, row);
+}
+
+/* ---- Columns as nccl-tests prints them ---- */
+
+static const char *
+redop_column(const CsReport *report)
+{
+    return cs_op_reduces(report->op) ? cs_redop_name(report->redop) : "none";
+}
+
+static int
+root_column(const CsReport *report)
+{
+    return cs_op_has_root(report->op) ? report->root : -1;
+}
+
+static const char *
+algo_name(const CsPrediction *p)
+{
+    return p->algo != NULL ? p->algo->name : "?";
+}
+
+static double
+ps_to_us(CsTime t)
+{
+    return (double)t / 1e6;
+}
+
+/**
+ * cs_report_block_trace:
+ * Returns: (transfer full): block @block as a trace (see report.h).
+ */
+CsTrace *
+cs_report_block_trace(const CsReport *report, gsize block)
+{
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, NULL);
+    const Block *b = get_block(report, block);
+    CsTrace *trace = cs_trace_new(report->op, report->nranks);
+    cs_trace_set_layout(trace, report->layout);
+    for (guint i = 0; i < report->keys->len; i++)
+        cs_trace_set_header(trace, g_ptr_array_index(report->keys, i),
+                            g_ptr_array_index(report->values, i));
+    for (guint i = 0; i < b->rows->len; i++) {
+        const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
+        CsTraceRow row = {
+            .size_bytes = p->size.size_bytes,
+            .count = p->size.count,
+            .root = root_column(report),
+        };
+        g_strlcpy(row.type, cs_dtype_name(report->dtype), sizeof row.type);
+        g_strlcpy(row.redop, redop_column(report), sizeof row.redop);
+        row.out_of_place = (CsTraceCell){
+            .time_us = p->time_us,
+            .algbw_GBps = p->algbw_GBps,
+            .busbw_GBps = p->busbw_GBps,
+            .wrong = -1,
+        };
+        row.in_place = row.out_of_place;
+        cs_trace_add_row(trace, &row);
+    }
+    return trace;
+}
+
+/* ---- Table ---- */
+
+/* The winners of a best-per-size block and where their time goes, as comment lines so a
+ * trace reader skips them and the table above stays nccl-tests' own. */
+static void
+append_winners(GString *out, const CsReport *report, const Block *b)
+{
+    int algo_w = 9;
+    for (guint i = 0; i < b->rows->len; i++)
+        algo_w = MAX(algo_w, (int)strlen(algo_name(&g_array_index(b->rows, CsPrediction, i))));
+    g_string_append_printf(out, "#\n# %s; the predicted time split along the critical path (us):\n",
+                           report->winners_title != NULL ? report->winners_title
+                                                         : "Best algorithm and protocol per size");
+    g_string_append_printf(out, "# %10s  %-*s  %-6s  %8s  %9s  %9s  %9s  %9s  %9s\n", "size",
+                           algo_w, "algorithm", "proto", "channels", "time", "alpha", "beta",
+                           "gamma", "overhead");
+    gboolean any_extrapolated = FALSE;
+    for (guint i = 0; i < b->rows->len; i++) {
+        const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
+        any_extrapolated = any_extrapolated || p->extrapolated;
+        g_string_append_printf(out,
+                               "# %10" G_GINT64_FORMAT "  %-*s  %-6s  %8d  %9.3f  %9.3f  %9.3f"
+                               "  %9.3f  %9.3f%s\n",
+                               p->size.size_bytes, algo_w, algo_name(p), cs_proto_name(p->proto),
+                               p->n_channels, p->time_us, ps_to_us(p->result.alpha),
+                               ps_to_us(p->result.beta), ps_to_us(p->result.gamma),
+                               ps_to_us(p->result.overhead), p->extrapolated ? " *" : "");
+    }
+    if (any_extrapolated)
+        g_string_append(out, "# * extended on the line through three smaller simulated sizes "
+                             "(the pipeline is linear there); --exact simulates every size\n");
+}
+
+static char *
+to_table(const CsReport *report)
+{
+    GString *out = g_string_new(NULL);
+    gboolean has_collective = FALSE;
+    gboolean has_ranks = FALSE;
+    for (guint i = 0; i < report->keys->len; i++) {
+        const char *k = g_ptr_array_index(report->keys, i);
+        g_string_append_printf(out, "# %s: %s\n", k,
+                               (const char *)g_ptr_array_index(report->values, i));
+        has_collective = has_collective || strcmp(k, "collective") == 0;
+        has_ranks = has_ranks || strcmp(k, "ranks") == 0;
+    }
+    /* The reader finds the collective and the ranks again (trace.c writes them the same). */
+    if (!has_collective)
+        g_string_append_printf(out, "# collective: %s\n", cs_op_nccl_tests_name(report->op));
+    if (!has_ranks && report->nranks > 0)
+        g_string_append_printf(out, "# ranks: %d\n", report->nranks);
+    if (report->preamble != NULL)
+        g_string_append_printf(out, "# %s\n", report->preamble);
+
+    for (guint bi = 0; bi < report->blocks->len; bi++) {
+        const Block *b = g_ptr_array_index(report->blocks, bi);
+        g_string_append(out, "#\n");
+        if (!b->best || report->blocks->len > 1)
+            g_string_append_printf(out, "# block: %s\n", b->label);
+        if (b->rows->len > 0) {
+            g_autoptr(CsTrace) trace = cs_report_block_trace(report, bi);
+            g_autofree char *table = cs_trace_table_to_string(trace);
+            g_string_append(out, table);
+            if (b->best)
+                append_winners(out, report, b);
+        }
+        for (guint i = 0; i < b->notes->len; i++)
+            g_string_append_printf(out, "# note: %s\n",
+                                   (const char *)g_ptr_array_index(b->notes, i));
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* ---- JSON ---- */
+
+static cJSON *
+prediction_json(const CsReport *report, const CsPrediction *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "size", (double)p->size.size_bytes);
+    cJSON_AddNumberToObject(o, "count", (double)p->size.count);
+    cJSON_AddStringToObject(o, "type", cs_dtype_name(report->dtype));
+    cJSON_AddStringToObject(o, "redop", redop_column(report));
+    cJSON_AddNumberToObject(o, "root", root_column(report));
+    cJSON_AddStringToObject(o, "algo", algo_name(p));
+    cJSON_AddStringToObject(o, "proto", cs_proto_name(p->proto));
+    cJSON_AddNumberToObject(o, "channels", p->n_channels);
+    cJSON_AddNumberToObject(o, "time_us", p->time_us);
+    cJSON_AddNumberToObject(o, "algbw_GBps", p->algbw_GBps);
+    cJSON_AddNumberToObject(o, "busbw_GBps", p->busbw_GBps);
+    cJSON_AddNumberToObject(o, "alpha_us", ps_to_us(p->result.alpha));
+    cJSON_AddNumberToObject(o, "beta_us", ps_to_us(p->result.beta));
+    cJSON_AddNumberToObject(o, "gamma_us", ps_to_us(p->result.gamma));
+    cJSON_AddNumberToObject(o, "overhead_us", ps_to_us(p->result.overhead));
+    cJSON_AddBoolToObject(o, "extrapolated", p->extrapolated);
+    cJSON_AddNumberToObject(o, "events", (double)p->result.n_events);
+    cJSON_AddNumberToObject(o, "transfers", (double)p->result.n_transfers);
+    cJSON_AddNumberToObject(o, "bytes_moved", (double)p->result.bytes_moved);
+    return o;
+}
+
+static char *
+to_json(const CsReport *report)
+{
+    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON *headers = cJSON_AddObjectToObject(root, "headers");
+    for (guint i = 0; i < report->keys->len; i++)
+        cJSON_AddStringToObject(headers, g_ptr_array_index(report->keys, i),
+                                g_ptr_array_index(report->values, i));
+    cJSON_AddStringToObject(root, "collective", cs_op_name(report->op));
+    cJSON_AddNumberToObject(root, "ranks", report->nranks);
+    cJSON_AddStringToObject(root, "type", cs_dtype_name(report->dtype));
+    cJSON_AddStringToObject(root, "redop", redop_column(report));
+    cJSON_AddNumberToObject(root, "root", root_column(report));
+    cJSON *blocks = cJSON_AddArrayToObject(root, "blocks");
+    for (guint bi = 0; bi < report->blocks->len; bi++) {
+        const Block *b = g_ptr_array_index(report->blocks, bi);
+        cJSON *bo = cJSON_CreateObject();
+        cJSON_AddStringToObject(bo, "label", b->label);
+        cJSON_AddBoolToObject(bo, "best", b->best);
+        cJSON *rows = cJSON_AddArrayToObject(bo, "rows");
+        for (guint i = 0; i < b->rows->len; i++)
+            cJSON_AddItemToArray(rows,
+                                 prediction_json(report, &g_array_index(b->rows, CsPrediction, i)));
+        g_autoptr(CsTrace) trace = cs_report_block_trace(report, bi);
+        cJSON_AddNumberToObject(bo, "avg_busbw_GBps", cs_trace_avg_busbw(trace));
+        cJSON *notes = cJSON_AddArrayToObject(bo, "notes");
+        for (guint i = 0; i < b->notes->len; i++)
+            cJSON_AddItemToArray(notes, cJSON_CreateString(g_ptr_array_index(b->notes, i)));
+        cJSON_AddItemToArray(blocks, bo);
+    }
+    char *printed = cJSON_Print(root);
+    char *text = g_strconcat(printed, "\n", NULL);
+    cJSON_free(printed);
+    return text;
+}
+
+/* ---- CSV ---- */
+
+/* A CSV field, quoted when it holds a separator or a quote (RFC 4180). */
+static void
+append_csv_field(GString *out, const char *field)
+{
+    if (strpbrk(field, ",\"\n") == NULL) {
+        g_string_append(out, field);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (const char *c = field; *c != '\0'; c++) {
+        if (*c == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, *c);
+    }
+    g_string_append_c(out, '"');
+}
+
+static char *
+to_csv(const CsReport *report)
+{
+    GString *out = g_string_new("block,size,count,type,redop,root,algo,proto,channels,time_us,"
+                                "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us,"
+                                "extrapolated\n");
+    for (guint bi = 0; bi < report->blocks->len; bi++) {
+        const Block *b = g_ptr_array_index(report->blocks, bi);
+        for (guint i = 0; i < b->rows->len; i++) {
+            const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
+            append_csv_field(out, b->label);
+            /* Times to the picosecond (6 decimals of us), bandwidths to 0.1 MB/s. */
+            g_string_append_printf(out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%s,%s,%d,",
+                                   p->size.size_bytes, p->size.count, cs_dtype_name(report->dtype),
+                                   redop_column(report), root_column(report));
+            append_csv_field(out, algo_name(p));
+            g_string_append_printf(out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%d\n",
+                                   cs_proto_name(p->proto), p->n_channels, p->time_us,
+                                   p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),
+                                   ps_to_us(p->result.beta), ps_to_us(p->result.gamma),
+                                   ps_to_us(p->result.overhead), p->extrapolated ? 1 : 0);
+        }
+    }
+    return g_string_free(out, FALSE);
+}
+
+/**
+ * cs_report_to_string:
+ * Returns: (transfer full): the report in @format.
+ */
+char *
+cs_report_to_string(const CsReport *report, CsReportFormat format)
+{
+    g_return_val_if_fail(report != NULL, NULL);
+    switch (format) {
+    case CS_REPORT_FORMAT_JSON:
+        return to_json(report);
+    case CS_REPORT_FORMAT_CSV:
+        return to_csv(report);
+    case CS_REPORT_FORMAT_TABLE:
+    default:
+        return to_table(report);
+    }
+}

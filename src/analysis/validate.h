@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/* Validation: every row of a measured nccl-tests trace against the engine's prediction for the
+ * same collective, size, ranks and (when the trace forced them) algorithm and protocol. */
+#pragma once
+
+#include <glib.h>
+
+#include "predict/predict.h"
+#include "topo/topo.h"
+#include "base/trace.h"
+
+G_BEGIN_DECLS
+
+/* Size regimes of the per-trace summary. */
+#define CS_VALIDATE_LATENCY_MAX_BYTES (G_GINT64_CONSTANT(64) * 1024)          /* < 64 KiB */
+#define CS_VALIDATE_BANDWIDTH_MIN_BYTES (G_GINT64_CONSTANT(64) * 1024 * 1024) /* >= 64 MiB */
+
+/**
+ * CsValidateRow:
+ * One measured row beside its prediction. Errors are signed and relative:
+ * (predicted - measured) / measured.
+ */
+typedef struct {
+    gint64 size_bytes;           /* bytes: the trace's size column */
+    int line;                    /* line in the trace */
+    double measured_us;          /* us: out-of-place time */
+    double predicted_us;         /* us */
+    double measured_busbw_GBps;  /* GB/s: recomputed from size and time, as nccl-tests does */
+    double predicted_busbw_GBps; /* GB/s */
+    double time_error;           /* relative, signed */
+    double busbw_error;          /* relative, signed */
+    const char *algo;            /* predicted algorithm (static string) */
+    const char *proto;           /* predicted protocol (static string) */
+    gboolean nccl_picked;        /* NCCL's model chose it (else forced, or collsim's fastest) */
+} CsValidateRow;
+
+/**
+ * CsValidateSummary:
+ * Geometric means of |busbw error| over a set of rows; NaN when the set is empty.
+ */
+typedef struct {
+    int n_rows;
+    double geomean_abs;    /* relative */
+    double max_abs;        /* relative */
+    gint64 max_size_bytes; /* bytes: where the max is */
+} CsValidateSummary;
+
+/**
+ * CsValidateReport:
+ * One trace held against the engine.
+ */
+typedef struct {
+    char *origin; /* trace file */
+    CsOp op;
+    int nranks;
+    char *forced_algo;           /* (nullable) algorithm the trace forced, collsim's name */
+    char *forced_proto;          /* (nullable) */
+    char *picker;                /* who chose what was not forced, in words */
+    gboolean nccl_picks;         /* NCCL's model chose what was not forced */
+    char *inferred;              /* (nullable) what of op and ranks the trace did not state */
+    char *gpu_mismatch;          /* (nullable) the trace's GPU is of another generation */
+    char *repeated_sizes;        /* (nullable) rows that measure a size again, in words */
+    GArray *rows;                /* CsValidateRow */
+    CsValidateSummary all;       /* every row */
+    CsValidateSummary latency;   /* size < 64 KiB */
+    CsValidateSummary knee;      /* 64 KiB <= size < 64 MiB */
+    CsValidateSummary bandwidth; /* size >= 64 MiB */
+} CsValidateReport;
+
+/**
+ * CsValidateCrossover:
+ * For two traces of the same collective with different forced algorithms: the smallest
+ * measured size from which the second is faster than the first for good, and the same for
+ * the predictions; -1 where one never overtakes the other.
+ */
+typedef struct {
+    const CsValidateReport *a;
+    const CsValidateReport *b;
+    gint64 measured_bytes;
+    gint64 predicted_bytes;
+} CsValidateCrossover;
+
+/* Validates @trace against @topo. @options carries the engine settings; the trace's own
+ * headers (ranks, -g from its command, forced NCCL_ALGO/NCCL_PROTO, datatype) override the
+ * matching fields. Returns: (transfer full) (nullable). */
+CsValidateReport *cs_validate_trace(const CsTopo *topo, const CsTrace *trace,
+                                    const CsPredictOptions *options, GError **error);
+void cs_validate_report_free(CsValidateReport *report);
+/* Rows NCCL was to pick where collsim's fastest served instead (NCCL allowed nothing collsim
+ * simulates). */
+guint cs_validate_report_fastest_rows(const CsValidateReport *report);
+
+/* Crossovers between every pair of reports of the same collective and ranks that forced
+ * different algorithms (or one forced, one default). (transfer full) GArray of
+ * CsValidateCrossover. */
+GArray *cs_validate_crossovers(CsValidateReport *const *reports, int n_reports);
+
+/* Reads NCCL_ALGO/NCCL_PROTO from a trace's `algo/proto`, `env` and `command` headers and
+ * maps them to collsim's names ("Ring" -> "ring", "Tree" -> "tree", "NVLS" -> "nvls"); sets
+ * NULL when not forced or not representable. Reads -g from the command. */
+void cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto,
+                                int *gpus_per_thread);
+
+/* NCCL's model for @trace's rows when NCCL picks them under @pick (see CsPick), or NULL with
+ * no error when collsim's fastest choice applies. Returns: (transfer full) (nullable). */
+CsNcclModel *cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, CsOp op, int nranks,
+                                    CsPick pick, GError **error);
+
+/* What NCCL_ALGO / NCCL_PROTO allowed the run (1 << CsNcclAlgo, 1 << CsProto; 0: not set);
+ * lists and '^' exclusions as NCCL reads them. */
+void cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mask);
+
+/**
+ * CsTraceSetup:
+ * How a trace's rows are predicted (validate and calibrate): the options with the trace's
+ * ranks, -g, channels, NCCL model and NCCL_ALGO / NCCL_PROTO lists, and what it forced.
+ */
+typedef struct {
+    char *algo_name;          /* (nullable) forced algorithm, collsim's name */
+    char *proto_name;         /* (nullable) forced protocol */
+    const CsAlgo *algo;       /* (nullable) */
+    int proto;                /* forced CsProto, or -1 */
+    CsNcclModel *nccl;        /* (nullable) owned: NCCL's model when it picks the rest */
+    char *picker;             /* who picks what was not forced, in words */
+    CsPredictOptions options; /* for the trace's rows (dtype, redop, root per row) */
+} CsTraceSetup;
+
+gboolean cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trace, CsOp op,
+                             int nranks, const CsPredictOptions *base, GError **error);
+void cs_trace_setup_clear(CsTraceSetup *setup);
+/* One row: what was forced, NCCL's pick or the fastest for the rest, with @options (the
+ * setup's, with the row's datatype, operator and root). */
+gboolean cs_trace_setup_predict(const CsTraceSetup *setup, const CsTopo *topo, CsOp op,
+                                gint64 size_bytes, const CsPredictOptions *options,
+                                CsPrediction *out, GError **error);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CsTraceSetup, cs_trace_setup_clear)
+
+/* The channel count a collsim backend trace ran its schedule with (its `channels` header), or
+ * 0 when the trace does not say (then predictions choose); -1 with a CS_TRACE_ERROR_MALFORMED
+ * naming the file when the header is no count of 1 to 64. */
+int cs_validate_trace_channels(const CsTrace *trace, GError **error);
+
+/* The busbw nccl-tests prints for @size_bytes in @time_us. */
+double cs_validate_busbw(CsOp op, int nranks, gint64 size_bytes, double time_us);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsValidateReport, cs_validate_report_free)
+
+G_END_DECLS

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/* `collsim calibrate`: fits a topology's free parameters to measured traces, reports them with
+ * uncertainties and the error before and after, optionally leave-one-out, and writes the fitted
+ * topology with a record of the traces it came from. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "analysis/calibrate.h"
+#include "cli/cli.h"
+#include "models/netmodel.h"
+#include "base/units.h"
+#include "analysis/validate.h"
+
+static char *
+format_value(const CsCalibParam *p, double v)
+{
+    if (isnan(v))
+        return g_strdup("?");
+    if (p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW || p->kind == CS_PARAM_COPY_BW)
+        return cs_units_format_bandwidth(v);
+    return cs_units_format_time(v);
+}
+
+/* Geometric-mean |busbw error| of one trace on @topo. */
+static gboolean
+trace_error(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
+            double *error_out, GError **error)
+{
+    g_autoptr(CsValidateReport) r = cs_validate_trace(topo, trace, options, error);
+    if (r == NULL)
+        return FALSE;
+    *error_out = r->all.geomean_abs;
+    return TRUE;
+}
+
+static void
+print_params(const CsCalibration *cal)
+{
+    printf("# %-24s %14s %14s %14s %9s\n", "parameter", "datasheet", "fitted", "1-sigma", "change");
+    for (guint i = 0; i < cal->params->len; i++) {
+        const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
+        g_autofree char *a = format_value(p, p->initial);
+        g_autofree char *b = format_value(p, p->fitted);
+        g_autofree char *s = p->free       ? format_value(p, p->sigma)
+                             : p->excluded ? g_strdup("excluded")
+                             : p->held     ? g_strdup("held")
+                                           : g_strdup("fixed");
+        printf("  %-24s %14s %14s %14s %+8.1f%%%s\n", p->name, a, b, s,
+               100 * (p->fitted / p->initial - 1), p->at_bound ? "  (at the fit's 55x bound)" : "");
+    }
+    printf("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
+           "an e-fold); 'fixed': no row depends on it; 'held': no more rows than parameters, and "
+           "the rows determine the others better; 'excluded': not among --params\n");
+}
+
+/**
+ * cs_cli_calibrate:
+ * Prints the fit and, per trace, the error with the datasheet topology and the fitted one;
+ * with --leave-one-out also the error of each trace under a fit that did not see it.
+ */
+gboolean
+cs_cli_calibrate(int argc, char **argv, GError **error)
+{
+    g_autofree char *topo_name = NULL;
+    g_autofree char *output = NULL;
+    g_autofree char *params = NULL;
+    g_autofree char *model = NULL;
+    g_autofree char *format = NULL;
+    g_autofree char *pick_name = NULL;
+    g_autofree char *loss_name = NULL;
+    g_autofree char *prior_name = NULL;
+    g_auto(GStrv) files = NULL;
+    gboolean leave_one_out = FALSE;
+    int gpus_per_thread = 0;
+    const GOptionEntry entries[] = {
+        { "topo", 't', 0, G_OPTION_ARG_STRING, &topo_name,
+          "Topology to start from: a shipped name or a JSON file (required)", "T" },
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+          "Write the calibrated topology here (JSON)", "FILE" },
+        { "params", 0, 0, G_OPTION_ARG_STRING, &params,
+          "Fit only these parameters (comma list of names or prefixes, e.g. "
+          "gpu.,nvswitch.bandwidth); default every parameter the traces constrain",
+          "LIST" },
+        { "leave-one-out", 0, 0, G_OPTION_ARG_NONE, &leave_one_out,
+          "For each trace, the error when it is left out of the fit", NULL },
+        { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
+          "Network model: reservation (default) or maxmin", "MODEL" },
+        { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
+          "GPUs launched by one thread (default: each trace's nGpus, else the -g or --ngpus of its "
+          "command header)",
+          "G" },
+        { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
+        { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_name,
+          "How a row's relative error weighs: cauchy (default: least squares within a few "
+          "percent, the logarithm beyond) or linear (plain least squares)",
+          "LOSS" },
+        { "prior-weight", 0, 0, G_OPTION_ARG_STRING, &prior_name,
+          "Weight of the prior toward the topology's values: the residual of moving one "
+          "parameter by a factor e (default 0.02, as much as a 2% error on one row; 0: no prior)",
+          "W" },
+        { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
+        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    if (!cs_cli_parse(
+            &argc, &argv, entries, "TRACE...",
+            "Fits a topology's free parameters to measured nccl-tests traces.",
+            "Free parameters: per link kind on the ranks' routes, the alpha and the\n"
+            "usable bandwidth (as a scale of the datasheet figures, so links of one\n"
+            "kind keep their differences); per protocol used, the per-hop latency on\n"
+            "each link class crossed; the GPU's launch latency, per-step overhead,\n"
+            "reduction and copy rates. Those no trace row can see stay fixed. The fit\n"
+            "is GSL's trust-region Levenberg-Marquardt on the relative time error r of\n"
+            "every row, under the Cauchy loss s^2 log(1 + (r/s)^2), s = 10% (--loss):\n"
+            "least squares for rows within a few percent, while a row the model cannot\n"
+            "represent (50% off) weighs as about 5 rows 10% off, not 25,\n"
+            "with each row's algorithm/protocol/channels frozen at the datasheet\n"
+            "prediction (what the trace forced, and what NCCL's tuning model picks for the\n"
+            "rest, as validate does; --pick), plus a weak prior toward the datasheet\n"
+            "values (an e-fold change of one parameter costs as much as a 2% error on\n"
+            "one row; --prior-weight), so what the data cannot separate stays put.\n"
+            "Uncertainties are 1-sigma from the covariance scaled by the variance of the\n"
+            "fit's residuals (under the Cauchy loss the damped ones, so they are smaller\n"
+            "than least squares' where rows are far off); '?' marks a parameter the data\n"
+            "cannot separate from another.\n"
+            "The output file says plainly that its numbers are fitted, names the traces\n"
+            "(calibrated_from) and lists every parameter beside its datasheet value.",
+            error))
+        return FALSE;
+    if (topo_name == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
+        return FALSE;
+    }
+    if (files == NULL || files[0] == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
+        return FALSE;
+    }
+    if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);
+        return FALSE;
+    }
+    const gboolean json = g_strcmp0(format, "json") == 0;
+    const int n = (int)g_strv_length(files);
+    if (leave_one_out && n < 2) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --leave-one-out needs at least two traces", argv[0]);
+        return FALSE;
+    }
+
+    if (model != NULL && (model[0] == '\0' || cs_net_model_lookup(model, NULL) == NULL)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --model: \"%s\" is not a network model (reservation or maxmin)", argv[0],
+                    model);
+        return FALSE;
+    }
+    if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, 0, NULL, error))
+        return FALSE;
+    g_auto(GStrv) only = NULL;
+    if (params != NULL) {
+        only = g_strsplit(params, ",", -1);
+        for (int i = 0; only[i] != NULL; i++)
+            if (g_strstrip(only[i])[0] == '\0') {
+                g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                            "%s: --params: \"%s\" has an empty name (expected e.g. "
+                            "gpu.launch,nvswitch.)",
+                            argv[0], params);
+                return FALSE;
+            }
+        if (only[0] == NULL) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                        "%s: --params: empty list (expected e.g. gpu.launch,nvswitch.)", argv[0]);
+            return FALSE;
+        }
+    }
+    if (!cs_cli_check_output(argv[0], "--output", output, error))
+        return FALSE;
+
+    CsPick pick = CS_PICK_AUTO;
+    GError *cause = NULL;
+    if (pick_name != NULL && !cs_pick_from_name(pick_name, &pick, &cause))
+        return cs_cli_flag_error(error, argv[0], "--pick", cause);
+    CsCalibLoss loss = CS_CALIB_LOSS_CAUCHY;
+    if (loss_name != NULL && !cs_calib_loss_from_name(loss_name, &loss, &cause))
+        return cs_cli_flag_error(error, argv[0], "--loss", cause);
+    double prior_weight = CS_CALIB_PRIOR_WEIGHT;
+    if (prior_name != NULL && !cs_units_parse_decimal(prior_name, &prior_weight)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --prior-weight: \"%s\" is not a weight (expected a number of 0 or more, "
+                    "e.g. 0.02)",
+                    argv[0], prior_name);
+        return FALSE;
+    }
+
+    g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
+    if (topo == NULL)
+        return FALSE;
+    g_autoptr(GPtrArray) traces = g_ptr_array_new_with_free_func((GDestroyNotify)cs_trace_free);
+    for (int i = 0; i < n; i++) {
+        CsTrace *t = cs_trace_load_file(files[i], error);
+        if (t == NULL)
+            return FALSE;
+        g_ptr_array_add(traces, t);
+        if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, cs_trace_n_ranks(t), files[i],
+                                          error))
+            return FALSE;
+    }
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.engine.net_model = model;
+    options.engine.gpus_per_thread = gpus_per_thread;
+    options.pick = pick;
+    CsTrace *const *tv = (CsTrace *const *)traces->pdata;
+
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, tv, n, &options, loss, prior_weight,
+                                                    (const char *const *)only, error);
+    if (cal == NULL) {
+        if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR
+            && (*error)->code == CS_CALIBRATE_ERROR_PARAMS) {
+            (*error)->domain = CS_CLI_ERROR;
+            (*error)->code = CS_CLI_ERROR_USAGE;
+            g_prefix_error(error, "%s: --params: ", argv[0]);
+        }
+        /* Too few rows for the parameters is a fault of the input: say which. */
+        else if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR
+                 && (*error)->code == CS_CALIBRATE_ERROR_NO_DATA) {
+            g_autofree char *names = g_strjoinv(", ", files);
+            (*error)->domain = CS_CLI_ERROR;
+            (*error)->code = CS_CLI_ERROR_INPUT;
+            g_prefix_error(error, "%s: %s: ", argv[0], names);
+        }
+        return FALSE;
+    }
+
+    g_autofree double *before = g_new(double, g_strv_length(files));
+    g_autofree double *after = g_new(double, g_strv_length(files));
+    g_autofree double *loo = g_new(double, g_strv_length(files));
+    for (int i = 0; i < n; i++) {
+        loo[i] = NAN;
+        if (!trace_error(topo, tv[i], &options, &before[i], error)
+            || !trace_error(cal->topo, tv[i], &options, &after[i], error))
+            return FALSE;
+        if (!leave_one_out)
+            continue;
+        g_autoptr(GPtrArray) others = g_ptr_array_new();
+        for (int j = 0; j < n; j++)
+            if (j != i)
+                g_ptr_array_add(others, tv[j]);
+        g_autoptr(GError) local = NULL;
+        g_autoptr(CsCalibration) part
+            = cs_calibrate_fit(topo, (CsTrace *const *)others->pdata, n - 1, &options, loss,
+                               prior_weight, (const char *const *)only, &local);
+        /* The others alone may not constrain every parameter: say so, do not fail. */
+        if (part != NULL && !trace_error(part->topo, tv[i], &options, &loo[i], error))
+            return FALSE;
+    }
+
+    /* The file first: a write that fails leaves no table on stdout that looks like success. */
+    if (output != NULL) {
+        g_autofree char *document = cs_calibration_to_json(cal, topo, tv, n);
+        g_autoptr(GString) text = g_string_new(document);
+        g_string_append_c(text, '\n');
+        if (!cs_cli_write_output(argv[0], "--output", output, text->str, (gssize)text->len, error))
+            return FALSE;
+    }
+
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
+        cJSON_AddStringToObject(root, "topology", cs_topo_name(topo));
+        cJSON_AddNumberToObject(root, "rows", cal->n_rows);
+        cJSON_AddNumberToObject(root, "iterations", cal->iterations);
+        cJSON_AddStringToObject(root, "loss", cs_calib_loss_name(cal->loss));
+        cJSON_AddNumberToObject(root, "prior_weight", cal->prior_weight);
+        cJSON_AddNumberToObject(root, "rms_relative_error_before", cal->rms_before);
+        cJSON_AddNumberToObject(root, "rms_relative_error_after", cal->rms_after);
+        cJSON_AddItemToObject(root, "parameters", cs_calibration_params_to_json(cal));
+        cJSON *ts = cJSON_AddArrayToObject(root, "traces");
+        for (int i = 0; i < n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "trace", cs_trace_origin(tv[i]));
+            cJSON_AddNumberToObject(o, "datasheet_geomean_abs_busbw_error", before[i]);
+            cJSON_AddNumberToObject(o, "calibrated_geomean_abs_busbw_error", after[i]);
+            if (!isnan(loo[i]))
+                cJSON_AddNumberToObject(o, "leave_one_out_geomean_abs_busbw_error", loo[i]);
+            cJSON_AddItemToArray(ts, o);
+        }
+        char *text = cJSON_Print(root);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(root);
+    }
+    else {
+        g_autofree char *how = cs_calib_loss_describe(loss);
+        printf("# collsim calibrate: %s fitted to %d trace(s), %d rows, %d iterations, %s, "
+               "prior weight %g\n",
+               cs_topo_name(topo), n, cal->n_rows, cal->iterations, how, cal->prior_weight);
+        printf("# rms relative time error: %.1f%% with the datasheet topology, %.1f%% fitted\n",
+               100 * cal->rms_before, 100 * cal->rms_after);
+        print_params(cal);
+        /* The name column fits the longest path, so the figures stay in their columns. */
+        int width = 60;
+        for (int i = 0; i < n; i++)
+            width = MAX(width, (int)strlen(cs_trace_origin(tv[i])));
+        printf("#\n# %-*s %10s %10s%s\n", width, "trace (geomean |busbw error|)", "datasheet",
+               "fitted", leave_one_out ? "  left out" : "");
+        for (int i = 0; i < n; i++) {
+            printf("  %-*s %9.1f%% %9.1f%%", width, cs_trace_origin(tv[i]), 100 * before[i],
+                   100 * after[i]);
+            if (leave_one_out && isnan(loo[i]))
+                printf("  %9s", "no fit");
+            else if (leave_one_out)
+                printf("  %8.1f%%", 100 * loo[i]);
+            printf("\n");
+        }
+    }
+
+    if (output != NULL && !json)
+        printf("# wrote %s (fitted values; see its calibrated_from and calibration "
+               "records)\n",
+               output);
+    return TRUE;
+}

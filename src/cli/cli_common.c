@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/* Option parsing shared by every subcommand: one GOptionContext wrapper, and callbacks that
+ * read flags with units through units.c so a bad value fails as a usage error. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "base/units.h"
+
+G_DEFINE_QUARK(cs_cli_error_quark, cs_cli_error)
+
+/* What the unit callbacks receive as GOptionGroup user data. */
+typedef struct {
+    const GOptionEntry *entries;
+    const CsCliUnitTarget *targets;
+} ParseData;
+
+/* ---- Unit callbacks ---- */
+
+/* The long name of the entry @option_name ("--alpha" or "-a") belongs to. */
+static const char *
+entry_long_name(const GOptionEntry *entries, const char *option_name)
+{
+    if (g_str_has_prefix(option_name, "--"))
+        return option_name + 2;
+    if (option_name[0] == '-' && option_name[1] != '\0' && option_name[2] == '\0') {
+        for (const GOptionEntry *e = entries; e->long_name != NULL; e++)
+            if (e->short_name == option_name[1])
+                return e->long_name;
+    }
+    return NULL;
+}
+
+/* A missing target is a programming error in the command's tables, not a user error. */
+static gpointer
+find_target(gpointer data, const char *option_name)
+{
+    const ParseData *pd = data;
+
+    g_return_val_if_fail(pd != NULL, NULL);
+    const char *name = entry_long_name(pd->entries, option_name);
+    g_return_val_if_fail(name != NULL, NULL);
+    for (const CsCliUnitTarget *t = pd->targets; t != NULL && t->long_name != NULL; t++)
+        if (strcmp(t->long_name, name) == 0)
+            return t->target;
+    g_critical("option %s has a unit callback but no CsCliUnitTarget", option_name);
+    return NULL;
+}
+
+/* Puts the flag in front of units.c's message: `-e: "8X" is not a size (...)`. */
+static gboolean
+prefix_flag(gboolean ok, const char *option_name, GError **error)
+{
+    if (!ok)
+        g_prefix_error(error, "%s: ", option_name);
+    return ok;
+}
+
+/**
+ * cs_cli_parse_size_arg:
+ * GOptionArgFunc: @value is a size ("64K", "1GiB", "8"); the flag's target is a gint64 of
+ * bytes. Errors are CS_UNITS_ERROR, turned into usage errors by cs_cli_parse_units().
+ */
+gboolean
+cs_cli_parse_size_arg(const char *option_name, const char *value, gpointer data, GError **error)
+{
+    gint64 *target = find_target(data, option_name);
+
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_size(value, target, error), option_name, error);
+}
+
+/**
+ * cs_cli_parse_count_arg:
+ * GOptionArgFunc: @value is a positive integer count; the target is a gint64.
+ */
+gboolean
+cs_cli_parse_count_arg(const char *option_name, const char *value, gpointer data, GError **error)
+{
+    gint64 *target = find_target(data, option_name);
+
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_count(value, target, error), option_name, error);
+}
+
+/**
+ * cs_cli_parse_time_arg:
+ * GOptionArgFunc: @value is a time with its unit ("0.8us"); the target is a double of seconds.
+ */
+gboolean
+cs_cli_parse_time_arg(const char *option_name, const char *value, gpointer data, GError **error)
+{
+    double *target = find_target(data, option_name);
+
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_time(value, target, error), option_name, error);
+}
+
+/**
+ * cs_cli_parse_bandwidth_arg:
+ * GOptionArgFunc: @value is a bandwidth with its unit ("400Gb/s"); the target is a double of
+ * bytes per second.
+ */
+gboolean
+cs_cli_parse_bandwidth_arg(const char *option_name, const char *value, gpointer data,
+                           GError **error)
+{
+    double *target = find_target(data, option_name);
+
+    g_return_val_if_fail(target != NULL, FALSE);
+    return prefix_flag(cs_units_parse_bandwidth(value, target, error), option_name, error);
+}
+
+/* ---- Parsing ---- */
+
+/**
+ * cs_cli_parse_units:
+ * Parses @argv (argv[0] is "collsim <cmd>") with @entries and the unit @targets (nullable,
+ * NULL-terminated). GOption's --help prints and exits 0. On failure returns FALSE with a
+ * CS_CLI_ERROR_USAGE whose message starts with argv[0]; errors of other domains a callback
+ * raised on purpose (a missing file, say) pass through unchanged.
+ */
+gboolean
+cs_cli_parse_units(int *argc, char ***argv, const GOptionEntry *entries,
+                   const CsCliUnitTarget *targets, const char *parameter_string,
+                   const char *summary, const char *description, GError **error)
+{
+    g_return_val_if_fail(argc != NULL && argv != NULL && *argc >= 1, FALSE);
+    g_return_val_if_fail(entries != NULL, FALSE);
+
+    ParseData pd = { .entries = entries, .targets = targets };
+    g_autoptr(GOptionContext) context = g_option_context_new(parameter_string);
+    /* The main group carries pd, so unit callbacks can find their targets. */
+    GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, &pd, NULL);
+
+    g_option_group_add_entries(group, entries);
+    g_option_context_set_main_group(context, group);
+    if (summary != NULL)
+        g_option_context_set_summary(context, summary);
+    if (description != NULL)
+        g_option_context_set_description(context, description);
+
+    const char *prog = (*argv)[0];
+    g_autoptr(GError) local = NULL;
+    if (g_option_context_parse(context, argc, argv, &local))
+        return TRUE;
+    if (local->domain == G_OPTION_ERROR || local->domain == CS_UNITS_ERROR)
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, local->message);
+    else
+        g_propagate_error(error, g_steal_pointer(&local));
+    return FALSE;
+}
+
+/**
+ * cs_cli_parse:
+ * cs_cli_parse_units() for commands whose flags carry no units.
+ */
+gboolean
+cs_cli_parse(int *argc, char ***argv, const GOptionEntry *entries, const char *parameter_string,
+             const char *summary, const char *description, GError **error)
+{
+    return cs_cli_parse_units(argc, argv, entries, NULL, parameter_string, summary, description,
+                              error);
+}
+
+/* ---- Usage errors ---- */
+
+gboolean
+cs_cli_usage_error(GError **error, const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: %s", prog, msg);
+    return FALSE;
+}
+
+gboolean
+cs_cli_flag_error(GError **error, const char *prog, const char *flag, GError *cause)
+{
+    cs_cli_usage_error(error, prog, "%s: %s", flag, cause->message);
+    g_error_free(cause);
+    return FALSE;
+}
+
+/* ---- Output files ---- */
+
+static gboolean
+output_error(const char *prog, const char *flag, const char *path, const char *why, GError **error)
+{
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: %s %s: %s", prog, flag, path, why);
+    return FALSE;
+}
+
+gboolean
+cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int trace_ranks,
+                             const char *path, GError **error)
+{
+    if (gpus_per_thread < 0)
+        return cs_cli_usage_error(error, prog, "-g %d: GPUs per thread must be at least 1",
+                                  gpus_per_thread);
+    if (gpus_per_thread > 0 && path != NULL && trace_ranks > 0
+        && trace_ranks % gpus_per_thread != 0)
+        return cs_cli_usage_error(error, prog,
+                                  "-g %d: GPUs per thread must divide the %d ranks of %s",
+                                  gpus_per_thread, trace_ranks, path);
+    return TRUE;
+}
+
+/* ---- Output files ---- */
+
+/**
+ * cs_cli_check_output:
+ * Fails early on an output path that cannot be written, so a long run does not end in an
+ * error after its results were computed (or printed).
+ */
+gboolean
+cs_cli_check_output(const char *prog, const char *flag, const char *path, GError **error)
+{
+    if (path == NULL || strcmp(path, "-") == 0)
+        return TRUE;
+    if (path[0] == '\0')
+        return output_error(prog, flag, "\"\"", "an empty file name", error);
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+        return output_error(prog, flag, path, "is a directory", error);
+    g_autofree char *dir = g_path_get_dirname(path);
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+        return output_error(prog, flag, path, "no such directory", error);
+    return TRUE;
+}
+
+/**
+ * cs_cli_write_output:
+ * Writes in place (not through a temporary file), so a failure names the file the user gave.
+ */
+gboolean
+cs_cli_write_output(const char *prog, const char *flag, const char *path, const char *text,
+                    gssize len, GError **error)
+{
+    gsize n = len < 0 ? strlen(text) : (gsize)len;
+    if (path == NULL || strcmp(path, "-") == 0) {
+        fwrite(text, 1, n, stdout);
+        return TRUE;
+    }
+    if (!cs_cli_check_output(prog, flag, path, error))
+        return FALSE;
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return output_error(prog, flag, path, g_strerror(errno), error);
+    gboolean ok = fwrite(text, 1, n, f) == n;
+    int saved = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = FALSE;
+        saved = errno;
+    }
+    if (!ok)
+        return output_error(prog, flag, path, g_strerror(saved), error);
+    return TRUE;
+}

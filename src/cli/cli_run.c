@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: MIT
+/* `collsim [run]`: the main job. Predicts a collective over a sweep of sizes the way
+ * nccl-tests measures it, with nccl-tests' flags, and prints nccl-tests' own table so a
+ * prediction and a measured log diff line by line (or JSON / CSV). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "algos/registry.h"
+#include "sched/check.h"
+#include "cli/cli.h"
+#include "models/nccl.h"
+#include "models/netmodel.h"
+#include "predict/predict.h"
+#include "analysis/report.h"
+#include "topo/topo.h"
+#include "base/units.h"
+
+/* The default sweep: 8 B to 8 GiB by doubling. nccl-tests' own default is one 32 MiB size;
+ * published runs mostly sweep -b 8 -e 1G or -e 8G -f 2, and 8 GiB reaches the bandwidth
+ * plateau of every shipped machine. */
+#define DEFAULT_MIN_BYTES ((gint64)8)
+#define DEFAULT_MAX_BYTES ((gint64)8 << 30)
+/* nccl-tests' -i default, used when -f 1 asks for increments without -i. */
+#define DEFAULT_STEP_BYTES ((gint64)1 << 20)
+/* A sweep longer than this is a typo (-i 8 up to 8G), not a plan. */
+#define MAX_SIZES 4096
+
+static const char summary[]
+    = "Predict a collective over a sweep of sizes, like nccl-tests measures it, and print\n"
+      "nccl-tests' own table (size count type redop root time algbw busbw #wrong, out-of-place\n"
+      "and in-place), so a prediction and a measured log diff line by line.";
+
+static const char description[]
+    = "Sizes follow nccl-tests: -b to -e, multiplied by -f, or increased by -i when -i is given\n"
+      "without -f. The default sweep is 8 B to 8 GiB by doubling (nccl-tests' own default is a\n"
+      "single 32 MiB size; published runs sweep -b 8 -e 1G or 8G).\n"
+      "\n"
+      "The table is nccl-tests' byte for byte: the in-place columns repeat the out-of-place ones\n"
+      "(a simulation has no in-place effect) and #wrong is N/A, as nccl-tests prints it when it\n"
+      "checks nothing (-c 0). By default each size gets the fastest algorithm x protocol x "
+      "channel\n"
+      "count collsim finds; a comment table after the block names the winner per size and splits\n"
+      "its time along the critical path into alpha (latency), beta (bandwidth), gamma (reduction)\n"
+      "and overhead. The candidates are what an nccl-tests run can execute, as NCCL 2.2x\n"
+      "allows: broadcast and reduce: ring; all-gather and reduce-scatter: ring and NVLS;\n"
+      "all-reduce: ring, tree, NVLS (one NVLink domain) and NVLSTree (more than one node and\n"
+      "NVLink domain);\n"
+      "scatter, gather and all-to-all: grouped send/recv (direct). NVLS needs an NVSwitch with\n"
+      "NVLink SHARP; on CPU ranks only the Simple protocol applies. --any-algorithm weighs\n"
+      "every algorithm collsim knows (MPI classics too: binomial tree, recursive doubling,\n"
+      "Rabenseifner, Bruck, pairwise; hierarchical); --algo forces one. --all prints one block\n"
+      "per algorithm x protocol instead.\n"
+      "\n"
+      "-g G is nccl-tests' GPUs per thread: one thread driving G GPUs launches their kernels one\n"
+      "after another, and they start together once it has launched the last, as in nccl-tests'\n"
+      "timed loop: G launch latencies at every size (the seed's 4 x H100 log ran -g 4).\n"
+      "Ranks = processes x threads x G, so G must divide the ranks.\n"
+      "\n"
+      "Examples:\n"
+      "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
+      "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
+      "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M";
+
+/* ---- Options ---- */
+
+typedef struct {
+    char *topo;
+    char *op;
+    gint64 min_bytes;
+    gint64 max_bytes;
+    gint64 step_factor;
+    gint64 step_bytes;
+    gboolean factor_given;
+    char *dtype;
+    char *redop;
+    int root;
+    int ngpus;
+    char *algo;
+    char *proto;
+    int channels;
+    gboolean all;
+    gboolean any_algorithm;
+    gboolean exact;
+    gboolean verify;
+    char *model;
+    char *pick; /* "fastest", "nccl" or "nccl:VERSION" */
+    char *format;
+    gint64 ranks;
+    char *layout;
+} RunOptions;
+
+static void
+run_options_clear(RunOptions *o)
+{
+    g_free(o->topo);
+    g_free(o->op);
+    g_free(o->dtype);
+    g_free(o->redop);
+    g_free(o->algo);
+    g_free(o->proto);
+    g_free(o->model);
+    g_free(o->pick);
+    g_free(o->format);
+    g_free(o->layout);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
+
+/* The command as invoked, "collsim" or "collsim run", to start every message. */
+static const char *prog = "collsim";
+
+/* The sizes nccl-tests would run: minBytes, then x factor (or + step) while <= maxBytes. */
+static GArray *
+make_sizes(const RunOptions *o, GError **error)
+{
+    gboolean increment = o->step_bytes > 0 && !o->factor_given;
+    gint64 step = o->step_bytes > 0 ? o->step_bytes : DEFAULT_STEP_BYTES;
+    if (o->min_bytes > o->max_bytes) {
+        cs_cli_usage_error(error, prog,
+                           "-b %" G_GINT64_FORMAT " is larger than -e %" G_GINT64_FORMAT,
+                           o->min_bytes, o->max_bytes);
+        return NULL;
+    }
+    if (o->max_bytes > CS_PREDICT_MAX_BYTES) {
+        cs_cli_usage_error(error, prog,
+                           "-e %" G_GINT64_FORMAT " is beyond what collsim predicts (1 PiB)",
+                           o->max_bytes);
+        return NULL;
+    }
+    if (!increment && o->step_factor > 1 && o->min_bytes == 0) {
+        cs_cli_usage_error(error, prog,
+                           "-b 0 with -f %" G_GINT64_FORMAT " never grows; start at -b 1 or "
+                           "use -i",
+                           o->step_factor);
+        return NULL;
+    }
+    if (!increment && o->step_factor == 1)
+        increment = TRUE;
+
+    GArray *sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
+    for (gint64 s = o->min_bytes; s <= o->max_bytes;) {
+        if (sizes->len >= MAX_SIZES) {
+            g_array_unref(sizes);
+            cs_cli_usage_error(error, prog,
+                               "the sweep from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
+                               " has more than %d sizes; use a larger -f or -i",
+                               o->min_bytes, o->max_bytes, MAX_SIZES);
+            return NULL;
+        }
+        g_array_append_val(sizes, s);
+        if (increment) {
+            if (s > G_MAXINT64 - step)
+                break;
+            s += step;
+        }
+        else {
+            if (s > G_MAXINT64 / o->step_factor)
+                break;
+            s *= o->step_factor;
+        }
+    }
+    return sizes;
+}
+
+/* ---- Headers ---- */
+
+static char *
+command_line(int argc, char **argv)
+{
+    GString *s = g_string_new(argv[0]);
+    for (int i = 1; i < argc; i++) {
+        gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
+        g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
+        g_string_append_printf(s, " %s", quoted);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static int
+count_nodes(const CsTopo *topo, int nranks)
+{
+    g_autoptr(GHashTable) nodes = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (int r = 0; r < nranks; r++)
+        g_hash_table_add(nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, r) + 1));
+    return (int)g_hash_table_size(nodes);
+}
+
+static void
+set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *o,
+            const char *model, const char *nccl_version, const char *cmd)
+{
+    cs_report_set_header(report, "source",
+                         "collsim " COLLSIM_VERSION " prediction (simulated, not measured)");
+    /* The description's first sentence: what the machine is; its sources stay in the file. */
+    const char *desc = cs_topo_description(topo);
+    g_autofree char *first = g_strdup(desc != NULL ? desc : "");
+    char *stop = strstr(first, ". ");
+    if (stop != NULL)
+        stop[1] = '\0';
+    g_autofree char *topo_line = first[0] != '\0'
+                                     ? g_strdup_printf("%s: %s", cs_topo_name(topo), first)
+                                     : g_strdup(cs_topo_name(topo));
+    cs_report_set_header(report, "topology", topo_line);
+    g_autofree char *gpus = g_strdup_printf("%d", nranks);
+    cs_report_set_header(report, "gpus", gpus);
+    g_autofree char *nodes = g_strdup_printf("%d", count_nodes(topo, nranks));
+    cs_report_set_header(report, "nodes", nodes);
+    cs_report_set_header(report, "model", model);
+    cs_report_set_header(report, "command", cmd);
+    g_autofree char *choice = NULL;
+    if (o->all)
+        choice = g_strdup("one block per algorithm x protocol");
+    else if ((o->algo != NULL || o->proto != NULL) && nccl_version != NULL)
+        choice = g_strdup_printf("%s forced, %s forced; NCCL %s's pick of the rest per size "
+                                 "(its tuning model), timed by the engine",
+                                 o->algo != NULL ? o->algo : "no algorithm",
+                                 o->proto != NULL ? o->proto : "no protocol", nccl_version);
+    else if (o->algo != NULL || o->proto != NULL)
+        choice = g_strdup_printf("%s forced, %s forced; the fastest of the rest per size",
+                                 o->algo != NULL ? o->algo : "no algorithm",
+                                 o->proto != NULL ? o->proto : "no protocol");
+    else if (o->any_algorithm)
+        choice = g_strdup("the fastest per size among every algorithm collsim knows (see the "
+                          "table after the block)");
+    else if (nccl_version != NULL)
+        choice = g_strdup_printf("NCCL %s's pick per size (its tuning model), timed by the "
+                                 "engine (see the table after the block)",
+                                 nccl_version);
+    else
+        choice = g_strdup("the fastest per size among what NCCL runs (see the table after the "
+                          "block)");
+    cs_report_set_header(report, "algo/proto", choice);
+    if (o->channels > 0) {
+        g_autofree char *ch = g_strdup_printf("%d (forced)", o->channels);
+        cs_report_set_header(report, "channels", ch);
+    }
+    cs_report_set_header(report, "columns",
+                         "in-place repeats out-of-place (no in-place effect "
+                         "is simulated); #wrong N/A (nothing is checked)");
+}
+
+/* ---- Predictions ---- */
+
+/* --verify: the semantic checker on the exact schedule behind @pred (its algorithm, protocol
+ * and channels, at the full size). Appends one comment line to @lines; FALSE with the
+ * checker's error when the schedule does not compute the collective. */
+static gboolean
+verify_point(const CsTopo *topo, CsOp op, const CsPrediction *pred, const CsPredictOptions *popts,
+             GString *lines, GError **error)
+{
+    CsPredictOptions o = *popts;
+    o.n_channels = pred->n_channels;
+    g_autoptr(CsSchedule) sched
+        = cs_predict_schedule(topo, op, pred->size.size_bytes, pred->algo, pred->proto, &o, error);
+    CsCheckReport check;
+    if (sched == NULL || !cs_check_schedule(sched, &check, error)) {
+        g_prefix_error(
+            error, "%s: --verify: %s/%s, %d channels, %" G_GINT64_FORMAT " bytes: ", prog,
+            pred->algo->name, cs_proto_name(pred->proto), pred->n_channels, pred->size.size_bytes);
+        return FALSE;
+    }
+    g_string_append_printf(
+        lines,
+        "# verified %12" G_GINT64_FORMAT " B  %s/%s, %d channels: computes %s "
+        "(%d rounds, %" G_GINT64_FORMAT " messages, %" G_GINT64_FORMAT " steps)\n",
+        pred->size.size_bytes, pred->algo->name, cs_proto_name(pred->proto), pred->n_channels,
+        cs_op_name(op), check.n_rounds, check.n_messages, (gint64)cs_schedule_n_steps(sched));
+    return TRUE;
+}
+
+static gboolean
+predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
+                   const CsAlgo *algo, int proto, const CsPredictOptions *popts, GString *verified,
+                   GError **error)
+{
+    cs_report_begin_block(report, "best", TRUE);
+    for (guint i = 0; i < sizes->len; i++) {
+        gint64 size = g_array_index(sizes, gint64, i);
+        CsPrediction pred;
+        if (!cs_predict_best(topo, op, size, algo, proto, popts, &pred, error)) {
+            g_prefix_error(error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog, cs_op_name(op),
+                           size);
+            return FALSE;
+        }
+        cs_report_add(report, &pred);
+        if (pred.n_unsimulated > 0) {
+            g_autofree char *more = pred.n_unsimulated > 1
+                                        ? g_strdup_printf(" and %d more", pred.n_unsimulated - 1)
+                                        : g_strdup("");
+            g_autofree char *note = g_strdup_printf(
+                "%" G_GINT64_FORMAT " bytes: %s/%s%s not simulated (schedule beyond "
+                "%" G_GSIZE_FORMAT " steps); the best of the others is shown",
+                size, pred.unsimulated_algo->name, cs_proto_name(pred.unsimulated_proto), more,
+                CS_SCHEDULE_MAX_STEPS);
+            cs_report_add_note(report, note);
+        }
+        if (verified != NULL && !verify_point(topo, op, &pred, popts, verified, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* One block per algorithm x protocol; what cannot run becomes a note, not a failure. */
+static gboolean
+predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
+                   const CsAlgo *algo_filter, int proto_filter, const CsPredictOptions *popts,
+                   GString *verified, GError **error)
+{
+    int nranks = popts->nranks;
+    gsize n_rows = 0;
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+        const CsAlgo *algo = *a;
+        if (algo_filter != NULL && algo != algo_filter)
+            continue;
+        if ((algo->ops & CS_OP_BIT(op)) == 0)
+            continue;
+        const char *why = NULL;
+        /* As predict.c: the algorithm sees the machine only when it runs on all of it. */
+        const CsTopo *seen = nranks == cs_topo_n_ranks(topo) ? topo : NULL;
+        if (algo->supports != NULL && !algo->supports(seen, op, nranks, &why)) {
+            cs_report_begin_block(report, algo->name, FALSE);
+            g_autofree char *note = g_strdup_printf("%s: not applicable: %s", algo->name,
+                                                    why != NULL ? why : "refused");
+            cs_report_add_note(report, note);
+            continue;
+        }
+        for (int p = 0; p < CS_N_PROTOS; p++) {
+            if (proto_filter >= 0 && p != proto_filter)
+                continue;
+            g_autofree char *label
+                = g_strdup_printf("%s/%s", algo->name, cs_proto_name((CsProto)p));
+            cs_report_begin_block(report, label, FALSE);
+            g_autofree char *last_note = NULL;
+            for (guint i = 0; i < sizes->len; i++) {
+                gint64 size = g_array_index(sizes, gint64, i);
+                CsPrediction pred;
+                g_autoptr(GError) local = NULL;
+                if (cs_predict_one(topo, op, size, algo, (CsProto)p, popts, &pred, &local)) {
+                    cs_report_add(report, &pred);
+                    n_rows++;
+                    if (verified != NULL && !verify_point(topo, op, &pred, popts, verified, error))
+                        return FALSE;
+                    continue;
+                }
+                /* The same refusal for every size is said once. */
+                if (g_strcmp0(last_note, local->message) != 0) {
+                    g_autofree char *note = g_strdup_printf("%s: %" G_GINT64_FORMAT " bytes: %s",
+                                                            label, size, local->message);
+                    cs_report_add_note(report, note);
+                    g_free(last_note);
+                    last_note = g_strdup(local->message);
+                }
+            }
+        }
+    }
+    if (n_rows == 0) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
+                    "%s: no algorithm x protocol can run %s on %d ranks of %s", prog,
+                    cs_op_name(op), nranks, cs_topo_name(topo));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- NCCL's own cost model (--model nccl[:VERSION]) ---- */
+
+/* Labels for NCCL algorithms that collsim does not simulate (CollNet, PAT): the report names
+ * a prediction by its CsAlgo, and these only ever carry NCCL-model times. */
+static const CsAlgo nccl_only_algos[CS_NCCL_N_ALGOS] = {
+    [CS_NCCL_ALGO_COLLNET_DIRECT]
+    = { .name = "collnet_direct", .summary = "NCCL CollNet Direct (NCCL cost model only)" },
+    [CS_NCCL_ALGO_COLLNET_CHAIN]
+    = { .name = "collnet_chain", .summary = "NCCL CollNet Chain (NCCL cost model only)" },
+    [CS_NCCL_ALGO_PAT] = { .name = "pat", .summary = "NCCL PAT (NCCL cost model only)" },
+};
+
+/* One size under NCCL's analytical model, as a CsPrediction the report can print: the
+ * latency term is reported as alpha and the bandwidth term as beta. */
+static gboolean
+predict_nccl_one(const CsNcclModel *m, CsOp op, gint64 size, int algo, int proto,
+                 const CsPredictOptions *popts, CsPrediction *out, GError **error)
+{
+    CsNcclPrediction np;
+    if (!cs_nccl_model_predict(m, op, size, algo, proto, &np, error))
+        return FALSE;
+    const char *name = cs_nccl_algo_collsim_name(np.algo);
+    const CsAlgo *a = name != NULL ? cs_algo_lookup(name, NULL) : NULL;
+    if (a == NULL)
+        a = &nccl_only_algos[np.algo];
+    *out = (CsPrediction){
+        .algo = a,
+        .proto = np.proto,
+        .n_channels = np.n_channels,
+        .size = cs_op_size(op, size, popts->dtype, popts->nranks),
+    };
+    out->result.time = cs_time_from_us(np.time_us);
+    out->result.alpha = cs_time_from_us(np.latency_us);
+    out->result.beta = out->result.time - out->result.alpha;
+    out->result.n_ranks = popts->nranks;
+    out->time_us = np.time_us;
+    out->algbw_GBps = out->time_us > 0 ? out->size.size_bytes / (out->time_us * 1e3) : 0;
+    out->busbw_GBps = out->algbw_GBps * cs_op_busbw_factor(op, popts->nranks);
+    return TRUE;
+}
+
+/* NCCL's pick per size, or what NCCL_ALGO/NCCL_PROTO would force (--algo/--proto); with
+ * --all one block per NCCL algorithm x protocol the model can use. */
+static gboolean
+predict_nccl_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
+                    const CsAlgo *algo, int proto, gboolean all, const char *spec,
+                    const CsPredictOptions *popts, GError **error)
+{
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, popts->nranks, spec, error);
+    if (m == NULL)
+        return FALSE;
+    int nccl_algo = -1;
+    if (algo != NULL) {
+        CsNcclAlgo na;
+        if (!cs_nccl_algo_from_collsim(algo->name, &na))
+            return cs_cli_usage_error(error, prog,
+                                      "--algo %s is not one of NCCL's algorithms, so --model "
+                                      "nccl has no cost for it",
+                                      algo->name);
+        nccl_algo = na;
+    }
+    for (int a = all ? 0 : -1; a < (all ? CS_NCCL_N_ALGOS : 0); a++) {
+        if (all && nccl_algo >= 0 && a != nccl_algo)
+            continue;
+        for (int p = all ? 0 : -1; p < (all ? CS_N_PROTOS : 0); p++) {
+            if (all && proto >= 0 && p != proto)
+                continue;
+            const int fa = all ? a : nccl_algo;
+            const int fp = all ? p : proto;
+            g_autofree char *label
+                = all ? g_strdup_printf("%s/%s", cs_nccl_algo_name((CsNcclAlgo)a),
+                                        cs_proto_name((CsProto)p))
+                      : g_strdup("best");
+            gboolean begun = FALSE;
+            for (guint i = 0; i < sizes->len; i++) {
+                gint64 size = g_array_index(sizes, gint64, i);
+                CsPrediction pred;
+                g_autoptr(GError) local = NULL;
+                if (!predict_nccl_one(m, op, size, fa, fp, popts, &pred, &local)) {
+                    /* Under --all an unusable pair is simply absent, as in NCCL's table. */
+                    if (all)
+                        break;
+                    g_propagate_prefixed_error(error, g_steal_pointer(&local),
+                                               "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
+                                               cs_op_name(op), size);
+                    return FALSE;
+                }
+                if (!begun) {
+                    cs_report_begin_block(report, label, !all);
+                    begun = TRUE;
+                }
+                cs_report_add(report, &pred);
+            }
+        }
+    }
+    return TRUE;
+}
+
+/* ---- Entry point ---- */
+
+/**
+ * cs_cli_run:
+ * `collsim [run] --topo T --op OP [nccl-tests flags]`: see @summary and @description.
+ */
+gboolean
+cs_cli_run(int argc, char **argv, GError **error)
+{
+    g_auto(RunOptions) o = {
+        .min_bytes = DEFAULT_MIN_BYTES,
+        .max_bytes = DEFAULT_MAX_BYTES,
+        .step_factor = 2,
+        .root = 0,
+        .ngpus = 1,
+        .step_bytes = -1, /* -i not given; -i 0 is an error */
+    };
+    g_autofree char *cmd = command_line(argc, argv);
+    prog = argv[0];
+    /* -f is a count, but whether it was given changes what -i means. */
+    gint64 factor = 0;
+
+    const GOptionEntry entries[] = {
+        { "topo", 0, 0, G_OPTION_ARG_STRING, &o.topo,
+          "Topology: a shipped name or a JSON file (default dgx-h100x4)", "T" },
+        { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
+          "Collective: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
+          "scatter, gather (default allreduce)",
+          "OP" },
+        { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
+          "Smallest size, e.g. 8, 64K, 1M (default 8)", "SIZE" },
+        { "maxbytes", 'e', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
+          "Largest size (default 8G)", "SIZE" },
+        { "stepfactor", 'f', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
+          "Multiply the size by F each step (default 2)", "F" },
+        { "stepbytes", 'i', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
+          "Add SIZE each step instead (when -f is not given)", "SIZE" },
+        { "datatype", 'd', 0, G_OPTION_ARG_STRING, &o.dtype,
+          "Datatype: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 "
+          "(default float)",
+          "TYPE" },
+        { "redop", 'o', 0, G_OPTION_ARG_STRING, &o.redop,
+          "Reduction: sum prod max min avg (default sum)", "OP" },
+        { "root", 'r', 0, G_OPTION_ARG_INT, &o.root,
+          "Root rank of rooted collectives "
+          "(default 0)",
+          "R" },
+        { "ngpus", 'g', 0, G_OPTION_ARG_INT, &o.ngpus,
+          "GPUs per thread, as nccl-tests' -g: one thread driving G GPUs launches serially "
+          "(default 1)",
+          "G" },
+        { "algo", 0, 0, G_OPTION_ARG_STRING, &o.algo, "Force an algorithm (see 'collsim algos')",
+          "A" },
+        { "proto", 0, 0, G_OPTION_ARG_STRING, &o.proto, "Force a protocol: LL, LL128, Simple",
+          "P" },
+        { "channels", 0, 0, G_OPTION_ARG_INT, &o.channels,
+          "Force the channel count (default: chosen per topology, algorithm and size)", "N" },
+        { "all", 0, 0, G_OPTION_ARG_NONE, &o.all, "One block per algorithm x protocol", NULL },
+        { "verify", 0, 0, G_OPTION_ARG_NONE, &o.verify,
+          "Run the semantic checker on the exact schedule behind every prediction (its "
+          "algorithm, protocol and channels at the full size) and fail if one does not compute "
+          "the collective",
+          NULL },
+        { "exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
+          "Simulate every size chunk by chunk (default: sizes past the pipeline's linear "
+          "regime are extended from three smaller simulated sizes on one line, marked in the "
+          "winners table)",
+          NULL },
+        { "any-algorithm", 0, 0, G_OPTION_ARG_NONE, &o.any_algorithm,
+          "Best choice among every algorithm collsim knows (MPI classics too), not only what "
+          "NCCL runs",
+          NULL },
+        { "model", 0, 0, G_OPTION_ARG_STRING, &o.model,
+          "Model: reservation (default, fast) or maxmin (fair sharing) network models of the "
+          "event engine, or nccl[:VERSION] for NCCL's own analytical cost model (2.19, 2.28)",
+          "M" },
+        { "pick", 0, 0, G_OPTION_ARG_STRING, &o.pick,
+          "Who picks the algorithm and protocol per size: fastest (default, collsim's engine) "
+          "or nccl[:VERSION] (NCCL's own tuning model, as NCCL does when nothing is forced; the "
+          "engine times its pick)",
+          "WHO" },
+        { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
+          "F" },
+        { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
+          "Use the first N ranks of the topology (default all)", "N" },
+        { "layout", 0, 0, G_OPTION_ARG_STRING, &o.layout,
+          "Table widths: classic (default, most published logs) or current (recent "
+          "nccl-tests)",
+          "L" },
+        G_OPTION_ENTRY_NULL,
+    };
+    const CsCliUnitTarget targets[] = {
+        { "minbytes", &o.min_bytes },   { "maxbytes", &o.max_bytes }, { "stepfactor", &factor },
+        { "stepbytes", &o.step_bytes }, { "ranks", &o.ranks },        { NULL, NULL },
+    };
+    if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
+        return FALSE;
+    if (argc > 1) {
+        /* "collsim allreduce" is a common slip for "collsim --op allreduce". */
+        return cs_cli_usage_error(error, prog,
+                                  "unexpected argument \"%s\" (options only; the collective "
+                                  "is --op)",
+                                  argv[1]);
+    }
+    if (factor > 0) {
+        o.step_factor = factor;
+        o.factor_given = TRUE;
+    }
+    if (o.step_bytes == 0)
+        return cs_cli_usage_error(error, prog, "-i: the step must be at least 1 byte");
+
+    /* Names. */
+    CsOp op = CS_OP_ALL_REDUCE;
+    CsDtype dtype = CS_DTYPE_FLOAT;
+    CsRedop redop = CS_REDOP_SUM;
+    const CsAlgo *algo = NULL;
+    int proto = -1;
+    CsReportFormat format = CS_REPORT_FORMAT_TABLE;
+    CsTraceLayout layout = CS_TRACE_LAYOUT_CLASSIC;
+    GError *cause = NULL;
+    if (o.op != NULL && !cs_op_from_name(o.op, &op, &cause))
+        return cs_cli_flag_error(error, prog, "--op", cause);
+    if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &dtype, &cause))
+        return cs_cli_flag_error(error, prog, "-d", cause);
+    if (o.redop != NULL && !cs_redop_from_name(o.redop, &redop, &cause))
+        return cs_cli_flag_error(error, prog, "-o", cause);
+    if (o.algo != NULL && (algo = cs_algo_lookup(o.algo, &cause)) == NULL)
+        return cs_cli_flag_error(error, prog, "--algo", cause);
+    if (o.proto != NULL) {
+        CsProto p;
+        if (!cs_proto_from_name(o.proto, &p, &cause))
+            return cs_cli_flag_error(error, prog, "--proto", cause);
+        proto = (int)p;
+    }
+    if (o.format != NULL && !cs_report_format_from_name(o.format, &format))
+        return cs_cli_usage_error(
+            error, prog, "--format: \"%s\" is not a format (table, json or csv)", o.format);
+    if (o.layout != NULL) {
+        if (g_ascii_strcasecmp(o.layout, "classic") == 0)
+            layout = CS_TRACE_LAYOUT_CLASSIC;
+        else if (g_ascii_strcasecmp(o.layout, "current") == 0)
+            layout = CS_TRACE_LAYOUT_CURRENT;
+        else
+            return cs_cli_usage_error(
+                error, prog, "--layout: \"%s\" is not a layout (classic or current)", o.layout);
+    }
+    const char *model = o.model != NULL ? o.model : "reservation";
+    const gboolean nccl_model = g_str_has_prefix(model, "nccl");
+    if (nccl_model) {
+        const CsNcclConstants *constants;
+        GError *local = NULL;
+        if (!cs_nccl_parse_spec(model, &constants, &local))
+            return cs_cli_flag_error(error, prog, "--model", local);
+    }
+    else if (model[0] == '\0')
+        return cs_cli_usage_error(error, prog,
+                                  "--model: \"\" is not a model (reservation, maxmin or "
+                                  "nccl[:VERSION])");
+    else if (cs_net_model_lookup(model, &cause) == NULL)
+        return cs_cli_flag_error(error, prog, "--model", cause);
+    const gboolean nccl_pick = o.pick != NULL && g_ascii_strncasecmp(o.pick, "nccl", 4) == 0;
+    if (o.pick != NULL && !nccl_pick) {
+        CsPick pick;
+        if (!cs_pick_from_name(o.pick, &pick, NULL) || pick != CS_PICK_FASTEST)
+            return cs_cli_usage_error(error, prog,
+                                      "--pick: \"%s\" is not a pick (fastest, nccl or "
+                                      "nccl:VERSION)",
+                                      o.pick);
+    }
+    if (nccl_pick) {
+        const CsNcclConstants *constants;
+        GError *local = NULL;
+        if (!cs_nccl_parse_spec(o.pick, &constants, &local))
+            return cs_cli_flag_error(error, prog, "--pick", local);
+        if (o.any_algorithm)
+            return cs_cli_usage_error(error, prog,
+                                      "--pick nccl chooses among NCCL's algorithms; "
+                                      "--any-algorithm asks for collsim's fastest of all");
+        if (o.all)
+            return cs_cli_usage_error(error, prog,
+                                      "--pick nccl picks one algorithm per size; --all prints "
+                                      "every one");
+        if (o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0)
+            return cs_cli_usage_error(error, prog,
+                                      "--model nccl already predicts NCCL's pick with NCCL's "
+                                      "model; --pick nccl times it with the engine");
+    }
+    if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
+        return cs_cli_usage_error(error, prog,
+                                  "--algo %s does not implement %s (see 'collsim algos')",
+                                  algo->name, cs_op_name(op));
+    if (o.channels < 0 || o.channels > 64)
+        return cs_cli_usage_error(error, prog,
+                                  "--channels: %d is not a channel count (1 to 64, or 0 for the "
+                                  "default)",
+                                  o.channels);
+
+    g_autoptr(GArray) sizes = make_sizes(&o, error);
+    if (sizes == NULL)
+        return FALSE;
+
+    /* The machine. */
+    g_autoptr(CsTopo) topo = cs_topo_load(o.topo != NULL ? o.topo : "dgx-h100x4", error);
+    if (topo == NULL)
+        return FALSE;
+    int topo_ranks = cs_topo_n_ranks(topo);
+    int nranks = topo_ranks;
+    if (o.ranks > 0) {
+        if (o.ranks > topo_ranks)
+            return cs_cli_usage_error(error, prog,
+                                      "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
+                                      cs_topo_name(topo), topo_ranks);
+        nranks = (int)o.ranks;
+    }
+    if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks))
+        return cs_cli_usage_error(error, prog, "-r %d: the root must be a rank in 0..%d", o.root,
+                                  nranks - 1);
+    if (o.ngpus < 1 || o.ngpus > nranks || nranks % o.ngpus != 0)
+        return cs_cli_usage_error(error, prog,
+                                  "-g %d: GPUs per thread must divide the %d ranks "
+                                  "(ranks = processes x threads x GPUs, as in nccl-tests)",
+                                  o.ngpus, nranks);
+
+    CsPredictOptions popts;
+    cs_predict_options_init(&popts);
+    popts.engine.net_model = model;
+    popts.engine.gpus_per_thread = o.ngpus;
+    popts.dtype = dtype;
+    popts.redop = redop;
+    popts.root = cs_op_has_root(op) ? o.root : 0;
+    popts.nranks = nranks;
+    popts.n_channels = o.channels;
+    popts.any_algorithm = o.any_algorithm;
+    popts.exact = o.exact;
+    /* Sizes extended from the same three smaller ones (one choice, one chunk) simulate them
+     * once. */
+    g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
+    cs_point_cache_bind(points, topo);
+    popts.cache = points;
+    g_autoptr(CsNcclModel) nccl = NULL;
+    if (nccl_pick && !nccl_model) {
+        nccl = cs_nccl_model_new_for_topo(topo, nranks, o.pick, error);
+        if (nccl == NULL)
+            return FALSE;
+        popts.pick = CS_PICK_NCCL;
+        popts.nccl = nccl;
+    }
+
+    /* Print the sizes nccl-tests would print: it rounds split collectives' blocks. */
+    for (guint i = 0; i < sizes->len; i++)
+        g_array_index(sizes, gint64, i)
+            = cs_op_nccl_tests_bytes(op, g_array_index(sizes, gint64, i), dtype, nranks);
+
+    g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
+    cs_report_set_layout(report, layout);
+    set_headers(report, topo, nranks, &o, model,
+                nccl != NULL ? cs_nccl_model_constants(nccl)->version : NULL, cmd);
+    if (nccl != NULL)
+        cs_report_set_winners_title(report, "NCCL's pick per size (its tuning model), timed by "
+                                            "the engine");
+    gint64 first = g_array_index(sizes, gint64, 0);
+    g_autofree char *preamble = NULL;
+    gboolean increment = (o.step_bytes > 0 && !o.factor_given) || o.step_factor == 1;
+    if (increment)
+        preamble = g_strdup_printf(
+            "nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT " maxBytes %" G_GINT64_FORMAT
+            " step: %" G_GINT64_FORMAT "(bytes)",
+            o.ngpus, first, o.max_bytes, o.step_bytes > 0 ? o.step_bytes : DEFAULT_STEP_BYTES);
+    else
+        preamble
+            = g_strdup_printf("nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT
+                              " maxBytes %" G_GINT64_FORMAT " step: %" G_GINT64_FORMAT "(factor)",
+                              o.ngpus, first, o.max_bytes, o.step_factor);
+    cs_report_set_preamble(report, preamble);
+
+    if (o.verify && nccl_model)
+        return cs_cli_usage_error(error, prog,
+                                  "--verify checks collsim's schedules; --model nccl has none");
+    g_autoptr(GString) verified = o.verify ? g_string_new(NULL) : NULL;
+    gboolean ok
+        = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all, model,
+                                           &popts, error)
+          : o.all
+              ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, verified, error)
+              : predict_best_block(report, topo, op, sizes, algo, proto, &popts, verified, error);
+    if (!ok)
+        return FALSE;
+
+    g_autofree char *text = cs_report_to_string(report, format);
+    fputs(text, stdout);
+    /* The checker's lines are comments after the table; JSON and CSV stay machine-readable
+     * (a schedule that fails the check fails the command either way). */
+    if (verified != NULL && format == CS_REPORT_FORMAT_TABLE)
+        fputs(verified->str, stdout);
+    return TRUE;
+}

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: MIT
+/* `collsim topo show|check|list`: what a topology file describes once loaded (devices, links
+ * by kind, bandwidth figures, route lengths, node map, NVLS/SHARP), whether files are valid,
+ * and which topologies ship with collsim. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "models/protocol.h"
+#include "topo/topo.h"
+#include "base/units.h"
+
+/* Routes are shown as a matrix up to this many ranks, as a histogram beyond. */
+#define MATRIX_MAX_RANKS 16
+
+/* ---- Formatting helpers ---- */
+
+/* @text wrapped at ~96 columns, each line indented by @indent spaces. */
+static void
+print_wrapped(const char *text, int indent)
+{
+    g_auto(GStrv) words = g_strsplit(text, " ", -1);
+    int col = 0;
+
+    for (char **w = words; *w != NULL; w++) {
+        int len = (int)strlen(*w);
+        if (len == 0)
+            continue;
+        if (col > 0 && col + 1 + len > 96) {
+            printf("\n");
+            col = 0;
+        }
+        if (col == 0) {
+            printf("%*s%s", indent, "", *w);
+            col = indent + len;
+        }
+        else {
+            printf(" %s", *w);
+            col += 1 + len;
+        }
+    }
+    if (col > 0)
+        printf("\n");
+}
+
+/* "371 GB/s", or "48.0-371 GB/s" when ranks differ. */
+static char *
+format_bw_range(double lo, double hi)
+{
+    if (hi <= 0.0)
+        return g_strdup("0");
+    if (lo == hi)
+        return cs_units_format_bandwidth(lo);
+    g_autofree char *a = cs_units_format_bandwidth(lo);
+    g_autofree char *b = cs_units_format_bandwidth(hi);
+    return g_strdup_printf("%s to %s", a, b);
+}
+
+static const char *
+rank_noun(const CsTopo *topo)
+{
+    const CsDevice *d = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
+    return d->kind == CS_DEVICE_GPU ? "GPUs" : "CPUs";
+}
+
+/* ---- show ---- */
+
+static void
+show_devices(const CsTopo *topo)
+{
+    int n = cs_topo_n_devices(topo);
+    g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) counts = g_array_new(FALSE, TRUE, sizeof(int));
+
+    /* Group by kind, model and flags, in order of first appearance. */
+    for (int i = 0; i < n; i++) {
+        const CsDevice *d = cs_topo_device(topo, i);
+        char *key = g_strdup_printf(
+            "%-11s %s%s%s", cs_device_kind_name(d->kind), d->model != NULL ? d->model : "-",
+            d->multicast_reduction ? "  [multicast reduction]" : "", d->sharp ? "  [SHARP]" : "");
+        guint at = 0;
+        if (g_ptr_array_find_with_equal_func(keys, key, g_str_equal, &at)) {
+            g_array_index(counts, int, at)++;
+            g_free(key);
+            continue;
+        }
+        int one = 1;
+        g_ptr_array_add(keys, key);
+        g_array_append_val(counts, one);
+    }
+    printf("devices: %d\n", n);
+    for (guint i = 0; i < keys->len; i++)
+        printf("  %5d  %s\n", g_array_index(counts, int, i), (char *)keys->pdata[i]);
+}
+
+typedef struct {
+    CsLinkKind kind;
+    int count;
+    double raw_Bps;
+    double bw_Bps;
+    double alpha_s;
+    int n; /* directed links in the group */
+} LinkGroup;
+
+static void
+show_links(const CsTopo *topo)
+{
+    g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(LinkGroup));
+    int n = cs_topo_n_links(topo);
+
+    for (int i = 0; i < n; i++) {
+        const CsLink *l = cs_topo_link(topo, i);
+        gboolean found = FALSE;
+        for (guint g = 0; g < groups->len && !found; g++) {
+            LinkGroup *x = &g_array_index(groups, LinkGroup, g);
+            if (x->kind == l->kind && x->count == l->count && x->raw_Bps == l->raw_bw_Bps
+                && x->bw_Bps == l->bw_Bps && x->alpha_s == l->alpha_s) {
+                x->n++;
+                found = TRUE;
+            }
+        }
+        if (!found) {
+            LinkGroup x = { l->kind, l->count, l->raw_bw_Bps, l->bw_Bps, l->alpha_s, 1 };
+            g_array_append_val(groups, x);
+        }
+    }
+    printf("links: %d directed\n", n);
+    printf("  %-9s %6s %6s %12s %12s %12s %10s\n", "kind", "links", "lanes", "lane", "datasheet",
+           "usable", "alpha");
+    for (int k = 0; k < CS_N_LINK_KINDS; k++) {
+        for (guint g = 0; g < groups->len; g++) {
+            const LinkGroup *x = &g_array_index(groups, LinkGroup, g);
+            if ((int)x->kind != k)
+                continue;
+            g_autofree char *lane = cs_units_format_bandwidth(x->raw_Bps / x->count);
+            g_autofree char *raw = cs_units_format_bandwidth(x->raw_Bps);
+            g_autofree char *bw = cs_units_format_bandwidth(x->bw_Bps);
+            g_autofree char *alpha = cs_units_format_time(x->alpha_s);
+            printf("  %-9s %6d %6d %12s %12s %12s %10s\n", cs_link_kind_name(x->kind), x->n,
+                   x->count, lane, raw, bw, alpha);
+        }
+    }
+    printf("  (bandwidths per direction; usable = datasheet x efficiency)\n");
+}
+
+/* Whether two ranks' devices have the same costs and default protocols. */
+static gboolean
+same_costs(const CsGpuSpec *a, const CsGpuSpec *b)
+{
+    return a->launch_s == b->launch_s && a->step_overhead_s == b->step_overhead_s
+           && a->reduce_Bps == b->reduce_Bps && a->copy_Bps == b->copy_Bps
+           && a->default_protos == b->default_protos;
+}
+
+static void
+show_ranks(const CsTopo *topo)
+{
+    int P = cs_topo_n_ranks(topo);
+    const CsGpuSpec *g0 = cs_topo_rank_gpu(topo, 0);
+    gboolean same = TRUE;
+
+    printf("ranks: %d %s on %d node%s\n", P, rank_noun(topo), cs_topo_n_nodes(topo),
+           cs_topo_n_nodes(topo) == 1 ? "" : "s");
+    printf("ranks per node: %d\n", cs_topo_ranks_per_node(topo));
+    if (P <= MATRIX_MAX_RANKS) {
+        for (int r = 0; r < P; r++)
+            printf("  rank %-3d %-20s node %d\n", r,
+                   cs_topo_device(topo, cs_topo_rank_device(topo, r))->name,
+                   cs_topo_rank_node(topo, r));
+    }
+    else {
+        printf("  rank 0 = %s ... rank %d = %s\n",
+               cs_topo_device(topo, cs_topo_rank_device(topo, 0))->name, P - 1,
+               cs_topo_device(topo, cs_topo_rank_device(topo, P - 1))->name);
+    }
+    for (int r = 1; r < P; r++)
+        same = same && same_costs(cs_topo_rank_gpu(topo, r), g0);
+    g_autofree char *launch = cs_units_format_time(g0->launch_s);
+    g_autofree char *step = cs_units_format_time(g0->step_overhead_s);
+    g_autofree char *reduce = cs_units_format_bandwidth(g0->reduce_Bps);
+    g_autofree char *copy = cs_units_format_bandwidth(g0->copy_Bps);
+    printf("%s costs%s: launch %s, step overhead %s, reduce %s, copy %s\n",
+           cs_topo_device(topo, cs_topo_rank_device(topo, 0))->kind == CS_DEVICE_GPU ? "GPU"
+                                                                                     : "CPU",
+           same ? "" : " (rank 0; ranks differ)", launch, step, reduce, copy);
+    if (g0->default_protos != 0) {
+        printf("default protocols (when none is forced):");
+        for (int p = 0; p < CS_N_PROTOS; p++)
+            if (g0->default_protos & (1u << p))
+                printf(" %s", cs_proto_name((CsProto)p));
+        printf("\n");
+    }
+}
+
+static void
+show_bandwidth(const CsTopo *topo)
+{
+    int P = cs_topo_n_ranks(topo);
+
+    printf("injection bandwidth per rank:");
+    for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
+        double lo = G_MAXDOUBLE, hi = 0.0;
+        for (int r = 0; r < P; r++) {
+            double v = cs_topo_injection_bw(topo, r, c);
+            lo = MIN(lo, v);
+            hi = MAX(hi, v);
+        }
+        g_autofree char *s = format_bw_range(lo, hi);
+        printf("%s %s %s", c == 0 ? "" : ",", cs_link_class_name(c), s);
+    }
+    printf("\n");
+    g_autofree char *bis = cs_units_format_bandwidth(cs_topo_bisection_bw(topo));
+    if (P >= 2)
+        printf("bisection bandwidth: %s (max-flow from ranks 0-%d to ranks %d-%d, one way)\n", bis,
+               P / 2 - 1, P / 2, P - 1);
+    else
+        printf("bisection bandwidth: none (one rank)\n");
+}
+
+static void
+show_routes(const CsTopo *topo, gboolean matrix)
+{
+    int P = cs_topo_n_ranks(topo);
+
+    if (matrix) {
+        printf("route hops (row = source rank, column = destination rank):\n     ");
+        for (int t = 0; t < P; t++)
+            printf("%4d", t);
+        printf("\n");
+        for (int s = 0; s < P; s++) {
+            printf("  %3d", s);
+            for (int t = 0; t < P; t++)
+                printf("%4d", cs_topo_route(topo, s, t)->n_links);
+            printf("\n");
+        }
+        return;
+    }
+    /* Histogram of (hops, slowest class) over ordered pairs of distinct ranks. */
+    int max_hops = 0;
+    for (int s = 0; s < P; s++)
+        for (int t = 0; t < P; t++)
+            max_hops = MAX(max_hops, cs_topo_route(topo, s, t)->n_links);
+    g_autofree gint64 *hist = g_new0(gint64, (gsize)(max_hops + 1) * CS_N_LINK_CLASSES);
+    for (int s = 0; s < P; s++) {
+        for (int t = 0; t < P; t++) {
+            if (s == t)
+                continue;
+            const CsRoute *r = cs_topo_route(topo, s, t);
+            hist[r->n_links * CS_N_LINK_CLASSES + r->link_class]++;
+        }
+    }
+    printf("route hops over %" G_GINT64_FORMAT " ordered rank pairs:\n", (gint64)P * (P - 1));
+    for (int h = 1; h <= max_hops; h++)
+        for (int c = 0; c < CS_N_LINK_CLASSES; c++)
+            if (hist[h * CS_N_LINK_CLASSES + c] > 0)
+                printf("  %2d hops, slowest class %-6s %10" G_GINT64_FORMAT " pairs\n", h,
+                       cs_link_class_name(c), hist[h * CS_N_LINK_CLASSES + c]);
+}
+
+static void
+show_topo(const CsTopo *topo, gboolean matrix)
+{
+    printf("%s", cs_topo_name(topo));
+    if (cs_topo_path(topo) != NULL)
+        printf(" (%s)", cs_topo_path(topo));
+    printf("\n");
+    if (cs_topo_description(topo)[0] != '\0')
+        print_wrapped(cs_topo_description(topo), 2);
+    printf("\n");
+    show_devices(topo);
+    show_links(topo);
+    show_ranks(topo);
+    show_bandwidth(topo);
+    show_routes(topo, matrix || cs_topo_n_ranks(topo) <= MATRIX_MAX_RANKS);
+    printf("NVLS (NVSwitch multicast reduction): %s\n", cs_topo_has_nvls(topo) ? "yes" : "no");
+    printf("SHARP (in-network reduction): %s\n", cs_topo_has_sharp(topo) ? "yes" : "no");
+}
+
+static gboolean
+topo_show(int argc, char **argv, GError **error)
+{
+    gboolean json = FALSE, matrix = FALSE;
+    const GOptionEntry entries[] = {
+        { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+          "Print the expanded topology as an explicit-graph JSON file instead", NULL },
+        { "matrix", 0, 0, G_OPTION_ARG_NONE, &matrix,
+          "Print the route hop matrix even above 16 ranks", NULL },
+        G_OPTION_ENTRY_NULL,
+    };
+
+    if (!cs_cli_parse(&argc, &argv, entries, "TOPOLOGY",
+                      "Show what a topology describes once loaded: devices, links by kind, "
+                      "ranks and nodes, injection and bisection bandwidth, route lengths, "
+                      "NVLS and SHARP.",
+                      "TOPOLOGY is a shipped name ('collsim topo list') or a JSON file.\n"
+                      "Example: collsim topo show hgx-h100x8-2n",
+                      error))
+        return FALSE;
+    if (argc != 2) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    argc < 2 ? "%s: which topology? (e.g. dgx-h100x4)"
+                             : "%s: one topology at a time",
+                    argv[0]);
+        return FALSE;
+    }
+    g_autoptr(CsTopo) topo = cs_topo_load(argv[1], error);
+    if (topo == NULL)
+        return FALSE;
+    if (json) {
+        g_autofree char *text = cs_topo_to_json(topo);
+        printf("%s\n", text);
+        return TRUE;
+    }
+    show_topo(topo, matrix);
+    return TRUE;
+}
+
+/* ---- check ---- */
+
+static gboolean
+topo_check(int argc, char **argv, GError **error)
+{
+    const GOptionEntry entries[] = { G_OPTION_ENTRY_NULL };
+
+    if (!cs_cli_parse(&argc, &argv, entries, "TOPOLOGY...",
+                      "Load each topology and report it valid, or stop at the first error "
+                      "(exit status 2) with one line: file, JSON path, problem.",
+                      "Example: collsim topo check topologies/*.json", error))
+        return FALSE;
+    if (argc < 2) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: which topologies? (names or files)", argv[0]);
+        return FALSE;
+    }
+    for (int i = 1; i < argc; i++) {
+        g_autoptr(CsTopo) topo = cs_topo_load(argv[i], error);
+        if (topo == NULL)
+            return FALSE;
+        printf("%s: ok (%d %s, %d links)\n", argv[i], cs_topo_n_ranks(topo), rank_noun(topo),
+               cs_topo_n_links(topo));
+        fflush(stdout);
+    }
+    return TRUE;
+}
+
+/* ---- list ---- */
+
+/* The first sentence of @text: up to the first ". " that does not end "e.g." or "i.e."
+ * (transfer full). */
+static char *
+first_sentence(const char *text)
+{
+    for (const char *end = strstr(text, ". "); end != NULL; end = strstr(end + 1, ". ")) {
+        if (end - text >= 3 && (strncmp(end - 3, "e.g", 3) == 0 || strncmp(end - 3, "i.e", 3) == 0))
+            continue;
+        return g_strndup(text, end - text + 1);
+    }
+    return g_strdup(text);
+}
+
+static gboolean
+topo_list(int argc, char **argv, GError **error)
+{
+    gboolean full = FALSE;
+    const GOptionEntry entries[] = {
+        { "long", 'l', 0, G_OPTION_ARG_NONE, &full, "Print whole descriptions and file paths",
+          NULL },
+        G_OPTION_ENTRY_NULL,
+    };
+
+    if (!cs_cli_parse(&argc, &argv, entries, "",
+                      "List the shipped topologies with the first sentence of their "
+                      "descriptions.",
+                      "Searched in order: $COLLSIM_TOPO_PATH (':'-separated), the source "
+                      "tree's topologies/, the installed data directory.",
+                      error))
+        return FALSE;
+    if (argc > 1) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: unexpected argument '%s'",
+                    argv[0], argv[1]);
+        return FALSE;
+    }
+    g_auto(GStrv) names = cs_topo_list_shipped();
+    for (char **n = names; *n != NULL; n++) {
+        g_autoptr(GError) local = NULL;
+        g_autoptr(CsTopo) topo = cs_topo_load(*n, &local);
+        if (topo == NULL) {
+            printf("%-24s INVALID: %s\n", *n, local->message);
+            continue;
+        }
+        g_autofree char *what
+            = g_strdup_printf("%d %s, %d node%s", cs_topo_n_ranks(topo), rank_noun(topo),
+                              cs_topo_n_nodes(topo), cs_topo_n_nodes(topo) == 1 ? "" : "s");
+        if (full) {
+            printf("%s (%s; %s)\n", *n, what, cs_topo_path(topo));
+            print_wrapped(cs_topo_description(topo), 4);
+            continue;
+        }
+        g_autofree char *first = first_sentence(cs_topo_description(topo));
+        printf("%-24s %-24s %s\n", *n, what, first);
+    }
+    return TRUE;
+}
+
+/* ---- Dispatch ---- */
+
+typedef struct {
+    const char *name;
+    gboolean (*func)(int argc, char **argv, GError **error);
+    const char *summary;
+} Verb;
+
+static const Verb verbs[] = {
+    { "show", topo_show, "devices, links, bandwidths, routes and flags of one topology" },
+    { "check", topo_check, "validate topology files: 'T: ok (N GPUs, M links)' or the error" },
+    { "list", topo_list, "the shipped topologies and their descriptions" },
+};
+
+static void
+print_usage(const char *prog)
+{
+    printf("Usage:\n  %s COMMAND [OPTION...] [TOPOLOGY...]\n\nCommands:\n", prog);
+    for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
+        printf("  %-6s %s\n", verbs[i].name, verbs[i].summary);
+    printf("\nA TOPOLOGY is a shipped name (dgx-h100x4) or a JSON file; the format is "
+           "described in topologies/README.md.\nRun '%s COMMAND --help' for a command's "
+           "options.\n",
+           prog);
+}
+
+/**
+ * cs_cli_topo:
+ * `collsim topo show|check|list ...`. Prints to stdout; a bad topology fails with its
+ * CS_TOPO_ERROR (exit 2), bad usage with CS_CLI_ERROR_USAGE.
+ */
+gboolean
+cs_cli_topo(int argc, char **argv, GError **error)
+{
+    if (argc >= 2
+        && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0
+            || strcmp(argv[1], "help") == 0)) {
+        print_usage(argv[0]);
+        return TRUE;
+    }
+    if (argc < 2) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: missing command (show, check or list)", argv[0]);
+        return FALSE;
+    }
+    for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++) {
+        if (strcmp(argv[1], verbs[i].name) != 0)
+            continue;
+        g_autofree char *prog = g_strdup_printf("%s %s", argv[0], verbs[i].name);
+        g_autofree char **sub = g_new0(char *, argc);
+        sub[0] = prog;
+        for (int k = 2; k < argc; k++)
+            sub[k - 1] = argv[k];
+        return verbs[i].func(argc - 1, sub, error);
+    }
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                "%s: unknown command '%s' (show, check or list)", argv[0], argv[1]);
+    return FALSE;
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/* `collsim validate`: measured nccl-tests traces against the engine's predictions, row by row,
+ * with per-regime summaries, crossovers between forced algorithms, and an optional error gate. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "models/netmodel.h"
+#include "analysis/validate.h"
+
+static void
+print_summary_line(const char *label, const CsValidateSummary *s)
+{
+    if (s->n_rows == 0) {
+        printf("#   %-28s no rows\n", label);
+        return;
+    }
+    printf("#   %-28s %6.1f%% geomean |busbw error| over %2d rows, max %.1f%% at %" G_GINT64_FORMAT
+           " B\n",
+           label, 100 * s->geomean_abs, s->n_rows, 100 * s->max_abs, s->max_size_bytes);
+}
+
+static void
+print_report(const CsValidateReport *r, const CsTopo *topo)
+{
+    printf("# validate: %s\n", r->origin);
+    printf("#   topology %s, %s on %d ranks, algorithm %s, protocol %s\n", cs_topo_name(topo),
+           cs_op_name(r->op), r->nranks, r->forced_algo != NULL ? r->forced_algo : "not forced",
+           r->forced_proto != NULL ? r->forced_proto : "not forced");
+    if (r->inferred != NULL)
+        printf("#   not stated in the trace: %s\n", r->inferred);
+    if (r->gpu_mismatch != NULL)
+        printf("#   warning: %s\n", r->gpu_mismatch);
+    if (r->repeated_sizes != NULL)
+        printf("#   note: %s\n", r->repeated_sizes);
+    if (r->forced_algo == NULL || r->forced_proto == NULL) {
+        printf("#   what was not forced is picked by %s", r->picker);
+        guint fell_back = cs_validate_report_fastest_rows(r);
+        if (fell_back > 0)
+            printf("; collsim's fastest on %u row%s whose NCCL choice collsim does not simulate",
+                   fell_back, fell_back == 1 ? "" : "s");
+        printf("\n");
+    }
+    printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "size", "measured", "predicted", "time",
+           "measured", "predicted", "busbw", "predicted");
+    printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "(B)", "(us)", "(us)", "error", "busbw",
+           "busbw", "error", "choice");
+    guint no_busbw = 0;
+    for (guint i = 0; i < r->rows->len; i++) {
+        const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
+        /* One rank moves nothing between GPUs: nccl-tests' busbw factor is 0, so is busbw,
+         * and its error is undefined. */
+        char busbw_error[16];
+        if (isnan(v->busbw_error)) {
+            g_strlcpy(busbw_error, "-", sizeof busbw_error);
+            no_busbw++;
+        }
+        else
+            g_snprintf(busbw_error, sizeof busbw_error, "%+.1f%%", 100 * v->busbw_error);
+        printf("%12" G_GINT64_FORMAT " %12.2f %12.2f %+8.1f%% %11.2f %11.2f %9s  %s/%s\n",
+               v->size_bytes, v->measured_us, v->predicted_us, 100 * v->time_error,
+               v->measured_busbw_GBps, v->predicted_busbw_GBps, busbw_error, v->algo, v->proto);
+    }
+    if (no_busbw > 0)
+        printf("#   busbw is 0 on %u row%s (nccl-tests' factor is 0 with one rank): there, the "
+               "time error is the comparison\n",
+               no_busbw, no_busbw == 1 ? "" : "s");
+    print_summary_line("all sizes:", &r->all);
+    print_summary_line("latency (< 64 KiB):", &r->latency);
+    print_summary_line("knee (64 KiB - 64 MiB):", &r->knee);
+    print_summary_line("bandwidth (>= 64 MiB):", &r->bandwidth);
+    printf("\n");
+}
+
+static cJSON *
+summary_json(const CsValidateSummary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "rows", s->n_rows);
+    if (s->n_rows > 0) {
+        cJSON_AddNumberToObject(o, "geomean_abs_busbw_error", s->geomean_abs);
+        cJSON_AddNumberToObject(o, "max_abs_busbw_error", s->max_abs);
+        cJSON_AddNumberToObject(o, "max_error_size_bytes", (double)s->max_size_bytes);
+    }
+    return o;
+}
+
+static cJSON *
+report_json(const CsValidateReport *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "trace", r->origin);
+    cJSON_AddStringToObject(o, "collective", cs_op_name(r->op));
+    cJSON_AddNumberToObject(o, "ranks", r->nranks);
+    if (r->inferred != NULL)
+        cJSON_AddStringToObject(o, "inferred", r->inferred);
+    if (r->gpu_mismatch != NULL)
+        cJSON_AddStringToObject(o, "gpu_mismatch", r->gpu_mismatch);
+    if (r->repeated_sizes != NULL)
+        cJSON_AddStringToObject(o, "repeated_sizes", r->repeated_sizes);
+    if (r->forced_algo != NULL)
+        cJSON_AddStringToObject(o, "forced_algo", r->forced_algo);
+    if (r->forced_proto != NULL)
+        cJSON_AddStringToObject(o, "forced_proto", r->forced_proto);
+    if (r->forced_algo == NULL || r->forced_proto == NULL) {
+        cJSON_AddStringToObject(o, "picked_by", r->picker);
+        cJSON_AddNumberToObject(o, "rows_picked_by_collsim_fastest",
+                                cs_validate_report_fastest_rows(r));
+    }
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    for (guint i = 0; i < r->rows->len; i++) {
+        const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddNumberToObject(row, "size_bytes", (double)v->size_bytes);
+        cJSON_AddNumberToObject(row, "line", v->line);
+        cJSON_AddNumberToObject(row, "measured_us", v->measured_us);
+        cJSON_AddNumberToObject(row, "predicted_us", v->predicted_us);
+        cJSON_AddNumberToObject(row, "time_error", v->time_error);
+        cJSON_AddNumberToObject(row, "measured_busbw_GBps", v->measured_busbw_GBps);
+        cJSON_AddNumberToObject(row, "predicted_busbw_GBps", v->predicted_busbw_GBps);
+        cJSON_AddNumberToObject(row, "busbw_error", v->busbw_error);
+        cJSON_AddStringToObject(row, "algo", v->algo);
+        cJSON_AddStringToObject(row, "proto", v->proto);
+        cJSON_AddItemToArray(rows, row);
+    }
+    cJSON_AddItemToObject(o, "all", summary_json(&r->all));
+    cJSON_AddItemToObject(o, "latency", summary_json(&r->latency));
+    cJSON_AddItemToObject(o, "knee", summary_json(&r->knee));
+    cJSON_AddItemToObject(o, "bandwidth", summary_json(&r->bandwidth));
+    return o;
+}
+
+static const char *
+label(const CsValidateReport *r)
+{
+    return r->forced_algo != NULL ? r->forced_algo : "default";
+}
+
+/**
+ * cs_cli_validate:
+ * Exit 0 whatever the error, unless --max-error makes it a gate: then exit 1 when the
+ * geometric-mean |busbw error| of any trace is above it.
+ */
+gboolean
+cs_cli_validate(int argc, char **argv, GError **error)
+{
+    g_autofree char *topo_name = NULL;
+    g_autofree char *format = NULL;
+    g_autofree char *model = NULL;
+    g_auto(GStrv) traces = NULL;
+    g_autofree char *max_error = NULL;
+    g_autofree char *pick_name = NULL;
+    double max_error_pct = -1;
+    int gpus_per_thread = 0;
+    const GOptionEntry entries[] = {
+        { "topo", 't', 0, G_OPTION_ARG_STRING, &topo_name,
+          "Topology: a shipped name or a JSON file (required)", "T" },
+        { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
+          "Network model: reservation (default) or maxmin", "MODEL" },
+        { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
+          "GPUs launched by one thread (default: the trace's nGpus, else the -g or --ngpus of its "
+          "command header)",
+          "G" },
+        { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
+        { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
+        { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
+          "Fail (exit 1) if a trace's geometric-mean |busbw error| exceeds PCT percent", "PCT" },
+        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &traces, NULL, NULL },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    if (!cs_cli_parse(&argc, &argv, entries, "TRACE...",
+                      "Holds measured nccl-tests traces against collsim's predictions.",
+                      "For every row: measured and predicted time and busbw, and the signed\n"
+                      "error (predicted - measured) / measured. Per trace: the geometric mean\n"
+                      "of |busbw error| over all rows and per regime (latency < 64 KiB, knee,\n"
+                      "bandwidth >= 64 MiB) and the largest error. A trace that forced\n"
+                      "NCCL_ALGO/NCCL_PROTO (its headers say so) is predicted with the same\n"
+                      "algorithm. What it left to NCCL is predicted as NCCL picks it: NCCL's\n"
+                      "own tuning model (the constants of the nearest release) chooses the\n"
+                      "algorithm and protocol, collsim's engine times them (--pick). Traces of\n"
+                      "the same collective with different forced algorithms are compared for\n"
+                      "where one overtakes the other, measured and predicted.",
+                      error))
+        return FALSE;
+    if (topo_name == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
+        return FALSE;
+    }
+    if (traces == NULL || traces[0] == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
+        return FALSE;
+    }
+    gboolean json = FALSE;
+    if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);
+        return FALSE;
+    }
+    json = g_strcmp0(format, "json") == 0;
+    if (model != NULL && (model[0] == '\0' || cs_net_model_lookup(model, NULL) == NULL)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "%s: --model: \"%s\" is not a network model (reservation or maxmin)", argv[0],
+                    model);
+        return FALSE;
+    }
+    if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, 0, NULL, error))
+        return FALSE;
+    if (max_error != NULL) {
+        /* A percentage, "5" or "5%"; NaN or a negative gate would silently never fail. */
+        g_autofree char *number = g_strdup(max_error);
+        if (g_str_has_suffix(number, "%"))
+            number[strlen(number) - 1] = '\0';
+        if (!cs_units_parse_decimal(number, &max_error_pct)) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                        "%s: --max-error: \"%s\" is not a percentage (expected e.g. 10 or "
+                        "10%%)",
+                        argv[0], max_error);
+            return FALSE;
+        }
+    }
+
+    CsPick pick = CS_PICK_AUTO;
+    GError *cause = NULL;
+    if (pick_name != NULL && !cs_pick_from_name(pick_name, &pick, &cause))
+        return cs_cli_flag_error(error, argv[0], "--pick", cause);
+
+    g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
+    if (topo == NULL)
+        return FALSE;
+
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.engine.net_model = model;
+    options.engine.gpus_per_thread = gpus_per_thread;
+    options.pick = pick;
+
+    g_autoptr(GPtrArray) reports
+        = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);
+    for (int i = 0; traces[i] != NULL; i++) {
+        g_autoptr(CsTrace) trace = cs_trace_load_file(traces[i], error);
+        if (trace == NULL)
+            return FALSE;
+        if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, cs_trace_n_ranks(trace),
+                                          traces[i], error))
+            return FALSE;
+        CsValidateReport *r = cs_validate_trace(topo, trace, &options, error);
+        if (r == NULL)
+            return FALSE;
+        g_ptr_array_add(reports, r);
+    }
+    g_autoptr(GArray) crossovers
+        = cs_validate_crossovers((CsValidateReport *const *)reports->pdata, (int)reports->len);
+
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
+        cJSON_AddStringToObject(root, "topology", cs_topo_name(topo));
+        cJSON *arr = cJSON_AddArrayToObject(root, "traces");
+        for (guint i = 0; i < reports->len; i++)
+            cJSON_AddItemToArray(arr, report_json(g_ptr_array_index(reports, i)));
+        cJSON *xs = cJSON_AddArrayToObject(root, "crossovers");
+        for (guint i = 0; i < crossovers->len; i++) {
+            const CsValidateCrossover *c = &g_array_index(crossovers, CsValidateCrossover, i);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "from", label(c->a));
+            cJSON_AddStringToObject(x, "to", label(c->b));
+            cJSON_AddNumberToObject(x, "measured_bytes", (double)c->measured_bytes);
+            cJSON_AddNumberToObject(x, "predicted_bytes", (double)c->predicted_bytes);
+            cJSON_AddItemToArray(xs, x);
+        }
+        char *text = cJSON_Print(root);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(root);
+    }
+    else {
+        for (guint i = 0; i < reports->len; i++)
+            print_report(g_ptr_array_index(reports, i), topo);
+        for (guint i = 0; i < crossovers->len; i++) {
+            const CsValidateCrossover *c = &g_array_index(crossovers, CsValidateCrossover, i);
+            printf("# crossover %s -> %s (%s): measured from %" G_GINT64_FORMAT
+                   " B, predicted from %" G_GINT64_FORMAT " B%s\n",
+                   label(c->a), label(c->b), cs_op_name(c->a->op), c->measured_bytes,
+                   c->predicted_bytes, c->measured_bytes == c->predicted_bytes ? " (match)" : "");
+        }
+    }
+
+    if (max_error_pct >= 0) {
+        for (guint i = 0; i < reports->len; i++) {
+            const CsValidateReport *r = g_ptr_array_index(reports, i);
+            if (100 * r->all.geomean_abs > max_error_pct) {
+                g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
+                            "%s: %s: geometric-mean |busbw error| %.1f%% exceeds --max-error "
+                            "%.1f%%",
+                            argv[0], r->origin, 100 * r->all.geomean_abs, max_error_pct);
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}

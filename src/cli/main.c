@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/* collsim's entry point: dispatches to one cli_<name>.c per subcommand and is the only place
+ * that prints errors and picks the exit status. */
+#include "config.h"
+
+#include <gsl/gsl_errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "topo/topo.h"
+#include "base/trace.h"
+#include "base/units.h"
+#include "base/op.h"
+#include "sched/schedule.h"
+
+typedef struct {
+    const char *name;
+    CsCliFunc func;
+    const char *description;
+} Subcommand;
+
+static const Subcommand subcommands[] = {
+    { "run", cs_cli_run, "predict a collective, nccl-tests style (the default command)" },
+    { "select", cs_cli_select, "best algorithm/protocol per size, crossovers, tuning tables" },
+    { "explain", cs_cli_explain, "a schedule round by round, time split into alpha/beta/gamma" },
+    { "model", cs_cli_model, "the alpha + n*beta table for one link" },
+    { "algos", cs_cli_algos, "which algorithm serves which collective" },
+    { "verify", cs_cli_verify, "prove schedules compute their collective (semantic checker)" },
+    { "validate", cs_cli_validate, "predicted vs measured nccl-tests traces" },
+    { "calibrate", cs_cli_calibrate, "fit a topology's parameters to traces" },
+    { "measure", cs_cli_measure, "run collectives for real (cuda, nccl, mpi backends)" },
+    { "topo", cs_cli_topo, "show or check topology files" },
+};
+
+static void
+print_help(FILE *out)
+{
+    fprintf(out, "Usage: collsim [COMMAND] [OPTIONS]\n"
+                 "\n"
+                 "An alpha-beta collective-communication simulator and algorithm selector.\n"
+                 "Without a command, collsim predicts like nccl-tests:\n"
+                 "  collsim --topo dgx-h100x4 --op allreduce [-b 8 -e 8G -f 2]\n"
+                 "\n"
+                 "Commands:\n");
+    for (gsize i = 0; i < G_N_ELEMENTS(subcommands); i++)
+        fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].description);
+    fprintf(out, "  %-10s %s\n", "help", "this list; 'collsim COMMAND --help' for one command");
+    fprintf(out, "\nRun 'collsim COMMAND --help' for a command's options.\n");
+}
+
+static const Subcommand *
+find_subcommand(const char *name)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(subcommands); i++)
+        if (strcmp(subcommands[i].name, name) == 0)
+            return &subcommands[i];
+    return NULL;
+}
+
+/* Usage errors are the ones a reminder of --help helps with; bad files are not. */
+static gboolean
+is_usage_error(const GError *error)
+{
+    return error->domain == G_OPTION_ERROR
+           || (error->domain == CS_CLI_ERROR && error->code == CS_CLI_ERROR_USAGE);
+}
+
+static int
+exit_status_for(const GError *error)
+{
+    if (is_usage_error(error))
+        return 2;
+    if (error->domain == CS_CLI_ERROR)
+        return error->code == CS_CLI_ERROR_INPUT ? 2 : 1;
+    if (error->domain == CS_TOPO_ERROR || error->domain == CS_TRACE_ERROR
+        || error->domain == CS_UNITS_ERROR || error->domain == CS_OP_ERROR)
+        return 2;
+    return 1;
+}
+
+int
+main(int argc, char **argv)
+{
+    setlocale(LC_ALL, "");
+    /* Numbers in files and tables are always C-locale ("1.5", never "1,5"). */
+    setlocale(LC_NUMERIC, "C");
+    gsl_set_error_handler_off();
+
+    const Subcommand *sub = NULL;
+    int sub_argc = argc;
+    char **sub_argv = argv;
+
+    if (argc >= 2
+        && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0
+            || strcmp(argv[1], "-h") == 0)) {
+        /* "help help", "help --help": the list is help's own help. */
+        const gboolean about_help
+            = argc >= 3
+              && (strcmp(argv[2], "help") == 0 || strcmp(argv[2], "--help") == 0
+                  || strcmp(argv[2], "-h") == 0);
+        if (argc >= 3 && strcmp(argv[1], "help") == 0 && !about_help
+            && find_subcommand(argv[2]) == NULL) {
+            fprintf(stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[2]);
+            return 2;
+        }
+        if (argc >= 3 && strcmp(argv[1], "help") == 0 && !about_help) {
+            char *help_argv[] = { argv[0], "--help", NULL };
+            sub = find_subcommand(argv[2]);
+            g_autoptr(GError) error = NULL;
+            g_autofree char *prog = g_strdup_printf("collsim %s", sub->name);
+            help_argv[0] = prog;
+            return sub->func(2, help_argv, &error) ? 0 : exit_status_for(error);
+        }
+        print_help(stdout);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("collsim %s\n", COLLSIM_VERSION);
+        return 0;
+    }
+
+    g_autofree char *prog = NULL;
+    if (argc >= 2 && argv[1][0] != '-') {
+        sub = find_subcommand(argv[1]);
+        if (sub == NULL) {
+            fprintf(stderr, "collsim: unknown command '%s'\nTry 'collsim --help'\n", argv[1]);
+            return 2;
+        }
+        sub_argc = argc - 1;
+        sub_argv = argv + 1;
+        prog = g_strdup_printf("collsim %s", sub->name);
+    }
+    else {
+        sub = &subcommands[0];
+        prog = g_strdup("collsim");
+    }
+
+    /* GOption prints argv[0] in --help; give it the command's full name. */
+    char **args = g_new0(char *, sub_argc + 1);
+    args[0] = prog;
+    for (int i = 1; i < sub_argc; i++)
+        args[i] = sub_argv[i];
+
+    g_autoptr(GError) error = NULL;
+    gboolean ok = sub->func(sub_argc, args, &error);
+    g_free(args);
+    fflush(stdout);
+    if (ok)
+        return 0;
+    g_assert(error != NULL);
+    fprintf(stderr, "%s\n", error->message);
+    if (is_usage_error(error))
+        fprintf(stderr, "Try '%s --help'\n", prog);
+    return exit_status_for(error);
+}

@@ -1,0 +1,1790 @@
+// SPDX-License-Identifier: MIT
+/* The discrete-event engine: replays a schedule on a topology, step by step and chunk by
+ * chunk, under a network model from src/models/, and splits the time of the critical path
+ * into alpha, beta, gamma and overhead (DESIGN §5, STYLE §4).
+ *
+ * What a step costs (the machine NCCL's primitives run on, src/device/prims_*.h in NCCL 2.2x):
+ *
+ * - Launch. One host thread driving g GPUs (nccl-tests -g, CsEngineOptions.gpus_per_thread)
+ *   issues their kernels one after another, and its GPUs all start once it has issued them
+ *   all: at the sum of the thread's launch_s. In nccl-tests' timed loop each GPU's next kernel
+ *   is already queued when its last one ends, and the collective ends on every rank together,
+ *   so the GPUs start in step, an iteration costing the thread's launches plus the GPUs' work
+ *   (the seed's -g 4 floor). Staggered starts (rank r at r + 1 launches, the model before)
+ *   put GPUs of one PCIe switch out of step (one reading host memory while the other still
+ *   writes: the 2080 Ti traces came out 37-56% fast from 64 MiB).
+ * - Programs. Each (rank, channel) is a cursor walking that channel's steps in order; a step
+ *   begins when the previous one ended. NCCL's p2p kernel gives a channel's sends and its
+ *   receives separate warps (cs_schedule_p2p_split()): there a channel is two cursors, one
+ *   walking its sends (and local steps), the other its receives.
+ * - Synchronization. A message becomes visible to its receiver step_overhead_s (of the
+ *   sender's GPU) after its bytes land: the fence and flag store NCCL's primitives do after
+ *   writing each step (prims_simple.h, __threadfence_system then the tail store), paid once
+ *   per hop on the chain. Local steps and pure receives post no flag.
+ * - Flow control. A connection is (sender, receiver, channel); the k-th receive takes the
+ *   k-th message. A send needs a free slot: NCCL_STEPS = 8 per connection, freed when the
+ *   receiver has consumed the message, and the news travels back over the reverse route
+ *   (its alpha): the sender of the 9th message waits for the 1st to be consumed. The slots
+ *   exist before the receiver's kernel starts, so early ranks may send ahead.
+ * - Channels. A channel is one SM (one CTA) streaming its transfers through the fabric; it
+ *   drives one link of an NVLink-class bond at a time, so a transfer never goes faster than
+ *   one such link (a bond of count links has bw / count each); PCIe lanes and network ports
+ *   stripe every transfer, so there a channel may fill the link. NCCL's own model
+ *   gives a Hopper channel one NVLink's worth (SM90_NVLINK_BW, 20.6 GB/s, NCCL 2.2x
+ *   src/graph/topo.h), which is why it runs as many channels as links have lanes.
+ * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
+ *   the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth when
+ *   alone); it then arrives after the propagation: route alpha + the protocol's hop latency
+ *   for the route's class. A sending step ends when its last byte has left. The model may
+ *   answer at once, once the instant's events are all run (model->settle: reservation,
+ *   whose flows of one instant share a port), or when the flow ends (model->advance: maxmin).
+ * - Receiving. NCCL reduces (or copies out) a message unit by unit as it lands, so the work
+ *   overlaps the transfer: a receiving step ends at
+ *       max(last byte arrived + tail, begin + bytes / rate)
+ *   where begin = max(step ready, first byte arrived), rate = reduce_Bps for reductions and
+ *   copy_Bps for plain receives, and tail = the work on the last unit, which can only start
+ *   once it has fully arrived. The unit is what one flag covers: a slot for Simple (the
+ *   sender posts its tail counter per slot), a line for LL (8 data bytes) and LL128 (120).
+ * - Staging. A route through host memory (its first shm link ends in the buffer: NCCL's SHM
+ *   transport where GPUs have no peer-to-peer, an MPI shared-memory segment) is two legs run
+ *   by two channels: the sender's flow writes the message into host memory, and the
+ *   receiver's channel reads it out itself, in its program's turn, as a flow of its own over
+ *   the rest of the route (flow id cursor + n_cursors), from the first unit a flag covers (a
+ *   Simple slot is read once all written) and no faster than it was written. The protocol's
+ *   hop latency is paid before the message is seen, as on any route: once per hop of a
+ *   pipeline, not once per chunk on the reader's program.
+ *   So a channel that sends and then receives (a 2-rank ring) writes, then reads, one after
+ *   the other, as NCCL's primitives do, where NCCL's p2p kernel, whose sends and receives run
+ *   apart ("Programs" above), reads while it writes.
+ *   A fluid model (maxmin) knows a write's end only when its flow ends, so there a staged
+ *   message is read once it is all written: store and forward, message by message.
+ * - Forwarding (recv_*_send). The send starts as soon as the first unit has arrived and been
+ *   processed, and its last byte leaves no earlier than the last unit came in and was
+ *   processed: cut-through at the protocol's unit, so LL and LL128 stream a message through
+ *   a chain of ranks line by line while Simple moves it slot by slot. The step is over when
+ *   both its receive and its send are. A fluid model (maxmin) only knows a flow's last byte
+ *   when the flow ends, so a forwarding step whose message is still in flight there waits
+ *   for it: under maxmin, forwarding is cut-through only for messages already landed.
+ * - Shared hops (NVLink SHARP, schedule.h CsStepFlags). The IR writes one multicast as a
+ *   send to each peer and one in-switch reduction as a message from each peer; the switch
+ *   moves the shared bytes once. A multicast member's flow skips its first hop (the leader
+ *   carried those bytes to the switch), a reduction member's flow skips its last hop (the
+ *   leader carries the combined sum out); a leader's flow also crosses the hop of the rank's
+ *   own copy (the switch -> sender hop of a multicast that lands on its issuer too, the
+ *   receiver -> switch hop of an ld_reduce that reads the receiver's copy too). Latencies
+ *   are those of the whole route: the bytes still travel it. A flow with no hop left costs
+ *   no serialization. A multicast is one store into the switch, which copies it out to every
+ *   member at once: the leader's flow also charges the members' hops beyond the switch (each
+ *   link once), and each member, when its turn comes on the sender's channel, costs that
+ *   channel nothing and lands when the leader's bytes do (plus its own route's latency). Were
+ *   the members charged one after another on the sender's channel, the channel would spend
+ *   P - 1 hop times per multicast where NCCL's multimem.st spends one. The members of an
+ *   in-switch reduction come from different ranks, each over its own first hop, so they are
+ *   charged where they are sent. NVLS traffic gets
+ *   NCCL's nvlsEfficiency of the links' bandwidth (nvls_efficiency(): 0.85 on Hopper): its
+ *   wire bytes are the data over that share.
+ * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
+ * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
+ *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
+ *   sender until the message has arrived (every message costs its sender alpha + n beta);
+ *   forwarding and reductions start after the last byte arrived (alpha-beta-gamma as in
+ *   Thakur, Rabenseifner and Gropp 2005); copies are free. The engine then reproduces the
+ *   closed forms of models/alpha_beta.c exactly, for any P.
+ *
+ * Critical path. Every time the engine computes carries the alpha / beta / gamma parts of the
+ * chain that produced it (a Stamp); a max() keeps the parts of the winner, so the finish of
+ * the last rank says how its time splits. Overhead is the rest.
+ *
+ * Cost: events live in one flat binary heap keyed by (time, seq), at most one per cursor
+ * (events due at the current time wait in a FIFO, which is the same order without a sift);
+ * each cursor's steps are copied once into a compact array in walking order; messages live
+ * in a ring of at most 8 slots per connection. Everything is sized from the schedule before
+ * the loop: nothing is allocated per event. */
+#undef G_LOG_DOMAIN
+#define G_LOG_DOMAIN "collsim-engine"
+
+#include <string.h>
+#include <time.h>
+
+#include "engine/engine-private.h"
+#include "engine/engine.h"
+#include "models/netmodel.h"
+
+/* clang-format off */
+G_DEFINE_QUARK(cs_engine_error_quark, cs_engine_error)
+/* clang-format on */
+
+/* ---- Event heap ---- */
+
+/* Sizes the heap for @capacity events (the heap owns its array). */
+void
+cs_event_heap_init(CsEventHeap *heap, gsize capacity)
+{
+    heap->ev = g_new(CsEvent, MAX(capacity, 1));
+    heap->n = 0;
+    heap->capacity = MAX(capacity, 1);
+    heap->next_seq = 0;
+    heap->hole = FALSE;
+}
+
+/* Frees the heap's array. */
+void
+cs_event_heap_clear(CsEventHeap *heap)
+{
+    g_clear_pointer(&heap->ev, g_free);
+    heap->n = heap->capacity = 0;
+}
+
+static inline gboolean
+event_before(const CsEvent *a, const CsEvent *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+/* Puts @ev in place of the root and sifts it down. */
+static inline void
+sift_down_from_root(CsEventHeap *heap, CsEvent ev)
+{
+    CsEvent *h = heap->ev;
+    gsize n = heap->n;
+    gsize pos = 0;
+
+    for (;;) {
+        gsize child = 2 * pos + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && event_before(&h[child + 1], &h[child]))
+            child++;
+        if (!event_before(&h[child], &ev))
+            break;
+        h[pos] = h[child];
+        pos = child;
+    }
+    h[pos] = ev;
+}
+
+/* Adds an event; the heap must have room (its capacity is a bound derived from the
+ * schedule, so overflowing it is a bug). After heap_take(), the first push fills the root's
+ * hole: one sift instead of a pop and a push. */
+static inline void
+heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind)
+{
+    CsEvent ev = { .time = time, .seq = heap->next_seq++, .cursor = cursor, .kind = kind };
+
+    if (heap->hole) {
+        heap->hole = FALSE;
+        sift_down_from_root(heap, ev);
+        return;
+    }
+
+    gsize pos = heap->n++;
+    g_assert(heap->n <= heap->capacity);
+    while (pos > 0) {
+        gsize parent = (pos - 1) / 2;
+        if (!event_before(&ev, &heap->ev[parent]))
+            break;
+        heap->ev[pos] = heap->ev[parent];
+        pos = parent;
+    }
+    heap->ev[pos] = ev;
+}
+
+/* Closes the root's hole left by heap_take() if no push filled it. */
+static inline void
+heap_settle(CsEventHeap *heap)
+{
+    if (!heap->hole)
+        return;
+    heap->hole = FALSE;
+    CsEvent last = heap->ev[--heap->n];
+    if (heap->n > 0)
+        sift_down_from_root(heap, last);
+}
+
+/* Copies the earliest event into @out and leaves its place as a hole for the next push (or
+ * heap_settle()); FALSE when the heap is empty. */
+static inline gboolean
+heap_take(CsEventHeap *heap, CsEvent *out)
+{
+    heap_settle(heap);
+    if (heap->n == 0)
+        return FALSE;
+    *out = heap->ev[0];
+    heap->hole = TRUE;
+    return TRUE;
+}
+
+/* Adds an event (see heap_push()). */
+void
+cs_event_heap_push(CsEventHeap *heap, CsTime time, gint32 cursor, guint32 kind)
+{
+    heap_push(heap, time, cursor, kind);
+}
+
+/* Closes a hole left by cs_event_heap_take() that no push filled. */
+void
+cs_event_heap_settle(CsEventHeap *heap)
+{
+    heap_settle(heap);
+}
+
+/* Copies the earliest event into @out, leaving a hole for the next push; FALSE if empty. */
+gboolean
+cs_event_heap_take(CsEventHeap *heap, CsEvent *out)
+{
+    return heap_take(heap, out);
+}
+
+/* Removes the earliest event into @out; FALSE when the heap is empty. */
+gboolean
+cs_event_heap_pop(CsEventHeap *heap, CsEvent *out)
+{
+    if (!heap_take(heap, out))
+        return FALSE;
+    heap_settle(heap);
+    return TRUE;
+}
+
+/* ---- State ---- */
+
+/* A time with the critical-path parts that led to it; overhead = t - a - b - g. */
+typedef struct {
+    CsTime t;
+    CsTime a; /* alpha: link and protocol latency */
+    CsTime b; /* beta: serialization, including queueing */
+    CsTime g; /* gamma: reduction and copy work */
+} Stamp;
+
+typedef enum {
+    EV_STEP, /* a cursor's step begins */
+    EV_SEND, /* it may start sending (its data is in, or a slot came back) */
+    EV_READ, /* it may start reading a message out of host memory */
+} EventKind;
+
+typedef enum {
+    WAIT_NONE, /* an event is pending, or the cursor is done */
+    WAIT_MSG,  /* for the next message of wait_conn */
+    WAIT_SLOT, /* for a free slot on wait_conn */
+    WAIT_FLOW, /* for the model to report its flow's end */
+} WaitKind;
+
+/* What a step kind does, as bits. */
+enum {
+    DOES_RECV = 1,
+    DOES_SEND = 2,
+    DOES_REDUCE = 4,
+};
+
+static const guint8 kind_does[CS_N_STEP_KINDS] = {
+    [CS_STEP_SEND] = DOES_SEND,
+    [CS_STEP_RECV] = DOES_RECV,
+    [CS_STEP_RECV_REDUCE] = DOES_RECV | DOES_REDUCE,
+    [CS_STEP_RECV_REDUCE_SEND] = DOES_RECV | DOES_REDUCE | DOES_SEND,
+    [CS_STEP_RECV_REDUCE_COPY_SEND] = DOES_RECV | DOES_REDUCE | DOES_SEND,
+    [CS_STEP_RECV_COPY_SEND] = DOES_RECV | DOES_SEND,
+    [CS_STEP_COPY] = 0,
+    [CS_STEP_REDUCE] = DOES_REDUCE,
+};
+
+/* A step as the engine walks it: what it moves and where. Size: 16 bytes, four to a cache
+ * line: the walk over millions of steps is the engine's main memory stream. */
+typedef struct {
+    gint32 conn_in;   /* connection received from, -1 */
+    gint32 conn_out;  /* connection sent on, -1 */
+    guint32 bytes_lo; /* bytes moved, 48 bits in two parts */
+    guint16 bytes_hi;
+    guint8 does;  /* DOES_* bits */
+    guint8 flags; /* CsStepFlags of its message */
+} EStep;
+
+G_STATIC_ASSERT(sizeof(EStep) == 16);
+
+static inline gint64
+step_bytes(const EStep *st)
+{
+    return ((gint64)st->bytes_hi << 32) | st->bytes_lo;
+}
+
+/* One (rank, channel) program: its steps are e->steps[step .. end). */
+typedef struct {
+    Stamp ready;       /* when the current phase may proceed */
+    Stamp recv_done;   /* forwarding step: when its receive side is done */
+    Stamp in_last;     /* forwarding step: last input unit arrived and processed */
+    CsTime step_start; /* ps: when the current step began (observer) */
+    CsTime flow_first; /* ps: when the flow in flight began to leave */
+    CsTime read_first; /* ps: when the read out of host memory in flight began */
+    gint32 step;       /* current step, == end when done */
+    gint32 end;
+    gint32 rank;
+    gint32 wait_conn;
+    guint8 wait; /* WaitKind */
+    guint8 cut;  /* the current step forwards cut-through: it ends with its send */
+} Cursor;
+
+/* One direction of one channel between two ranks. */
+typedef struct {
+    CsRoute route;    /* a copy; links point into Engine.route_links */
+    CsTime prop_ps;   /* route alpha + protocol hop latency (staged: the write leg's alpha) */
+    CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
+    CsTime sync_ps;   /* the sender's step overhead: fence and flag before it is seen */
+    double cap_Bps;   /* bytes/s: what one channel can drive on this route, 0 = no cap */
+    /* Staged through host memory: @route is the sender's leg into it and @read the leg the
+     * receiver's channel reads out (0 links otherwise), with that leg's latency and cap. */
+    CsRoute read;
+    CsTime read_prop_ps;
+    double read_cap_Bps;
+    gint32 back_first; /* the reverse route's first link (receiver -> switch), -1 if none */
+    gint32 back_last;  /* the reverse route's last link (switch -> sender), -1 if none */
+    gint32 src_cursor;
+    gint32 dst_cursor;
+    gint32 n_msgs;  /* messages over the whole run */
+    gint32 n_recvs; /* receives matched to it (set-up check) */
+    gint32 n_sent;
+    gint32 n_consumed;
+    gint32 slot_base; /* first of its Msg slots */
+    gint32 slot_mask; /* slots - 1: a power of two, at most CS_NCCL_STEPS */
+} Conn;
+
+/* A message in a slot: sent, arrived, consumed. Size: 64 bytes, one cache line. The first
+ * byte's time is needed only until the message is consumed, and the consumption's stamp only
+ * until the sender reuses the slot, after which the next message's first byte is written:
+ * they share the storage. */
+typedef struct {
+    Stamp arrive; /* last byte at the receiver; t = CS_TIME_NEVER while in flight */
+    union {
+        CsTime first; /* ps: first byte at the receiver (arrived, not yet consumed) */
+        Stamp credit; /* slot free again at the sender (consumed) */
+    };
+} Msg;
+
+G_STATIC_ASSERT(sizeof(Msg) == 64);
+
+/* A cursor's last multicast leader: when its bytes left, and which member comes next. */
+typedef struct {
+    Stamp left;   /* the leader's flow had left its source */
+    CsTime first; /* ps: its first byte left */
+    gint32 next;  /* EStep index of the next member served by it, -1 */
+} Multicast;
+
+/* Per-rank constants and results. */
+typedef struct {
+    double reduce_ps_per_byte;
+    double copy_ps_per_byte;
+    double nvls_wire; /* wire bytes per byte of its NVLS (flagged) messages: 1 / efficiency */
+    CsTime step_ps;
+    CsTime launch_ps;
+    int local_channels; /* channels sharing its copy rate: those with work on a rank that
+                         * moves nothing to or from other ranks; 0 otherwise */
+    Stamp finish;
+} RankInfo;
+
+typedef struct {
+    const CsSchedule *sched;
+    const CsTopo *topo;
+    const CsNetModel *model;
+    CsNetState *net;
+    const CsObserver *obs; /* NULL when no callback is set */
+    gboolean textbook;
+    gboolean any_staged; /* some connection is staged: read flows are cursor + n_cursors */
+    int n_ranks;
+    int n_channels;
+    int halves; /* cursors per channel: 2 where sends and receives run apart (p2p), else 1 */
+
+    const CsStep **rank_steps; /* per rank (transfer none) */
+    EStep *steps;              /* cursor-major, each cursor's steps in order */
+    gint32 n_steps;
+    gint32 *local;   /* per EStep: its index in the rank's program (cold) */
+    Cursor *cursors; /* ((rank * n_channels + channel) * halves + half), see cursor_of() */
+    int n_cursors;
+    Conn *conns;
+    int n_conns;
+    int conns_cap;
+    Msg *msgs;
+    RankInfo *ranks;
+    int *route_links; /* every connection's route, packed (cache-friendly copies) */
+    int *flow_links;  /* per cursor, flow_stride ints: the links its flagged flow charges */
+    int flow_stride;
+    gboolean any_flags; /* some step carries CsStepFlags */
+    gint32 *fan;        /* per EStep when any_flags: next member of its multicast, -1 */
+    Multicast *mc;      /* per cursor when any_flags: its multicast in progress */
+
+    CsEventHeap heap;
+    CsEvent *soon;      /* FIFO ring of events at the current time (see push()) */
+    gsize soon_head;    /* next to run */
+    gsize soon_n;       /* queued */
+    gsize soon_mask;    /* ring size - 1 */
+    CsTime now;         /* ps: time of the event being handled */
+    gboolean unsettled; /* a flow started this instant has no end yet (read by settle models) */
+    int eager_depth;    /* steps begun inside one another (step_finished) */
+    double data_fraction;
+    double grain_bytes; /* data bytes one flag covers (see the top comment) */
+    CsTime hop_ps[CS_N_LINK_CLASSES];
+
+    gint64 n_events;
+    gint64 n_transfers;
+    gint64 bytes_moved;
+} Engine;
+
+static inline Msg *
+conn_msg(Engine *e, const Conn *conn, gint32 k)
+{
+    return &e->msgs[conn->slot_base + (k & conn->slot_mask)];
+}
+
+/* The cursor that runs @rank's steps on @channel that do @does. NCCL's p2p kernel gives a
+ * channel's sends and its receives separate warps (cs_schedule_p2p_split()): two cursors, the
+ * sending half first; every other schedule runs a channel's steps on one cursor, in order. */
+static inline gint32
+cursor_of(const Engine *e, int rank, int channel, guint8 does)
+{
+    gint32 first = (rank * e->n_channels + channel) * e->halves;
+    return e->halves == 2 && (does & DOES_RECV) ? first + 1 : first;
+}
+
+static inline int
+cursor_rank(const Engine *e, gint32 cursor)
+{
+    return cursor / (e->n_channels * e->halves);
+}
+
+static inline int
+cursor_channel(const Engine *e, gint32 cursor)
+{
+    return cursor / e->halves % e->n_channels;
+}
+
+static inline CsTime
+work_ps(gint64 bytes, double ps_per_byte)
+{
+    return (CsTime)((double)bytes * ps_per_byte + 0.5);
+}
+
+/* The later of two stamps; the first wins ties. */
+static inline Stamp
+stamp_later(Stamp x, Stamp y)
+{
+    return y.t > x.t ? y : x;
+}
+
+/* Queues an event. One at the current time goes to a FIFO instead of the heap: it sorts
+ * after every heap event of this time (those were pushed before this time began, so their
+ * seq is smaller) and after earlier FIFO events, which is (time, seq) order without a sift. */
+static inline void
+push(Engine *e, CsTime t, gint32 cursor, EventKind kind)
+{
+    if (t == e->now) {
+        g_assert(e->soon_n <= e->soon_mask);
+        e->soon[(e->soon_head + e->soon_n++) & e->soon_mask]
+            = (CsEvent){ .time = t, .seq = e->heap.next_seq++, .cursor = cursor, .kind = kind };
+        return;
+    }
+    heap_push(&e->heap, t, cursor, kind);
+}
+
+/* The next event in (time, seq) order into @ev: the heap's if it is due now, else the
+ * FIFO's, else the heap's. FALSE when both are empty. */
+static inline gboolean
+next_event(Engine *e, CsEvent *ev)
+{
+    heap_settle(&e->heap);
+    if (e->soon_n > 0 && (e->heap.n == 0 || e->heap.ev[0].time != e->now)) {
+        *ev = e->soon[e->soon_head];
+        e->soon_head = (e->soon_head + 1) & e->soon_mask;
+        e->soon_n--;
+        return TRUE;
+    }
+    if (!heap_take(&e->heap, ev))
+        return FALSE;
+    e->now = ev->time;
+    return TRUE;
+}
+
+/* ---- Step mechanics ---- */
+
+/* How many steps may begin inside one another before a plain event is used instead. */
+#define EAGER_MAX_DEPTH 32
+
+static void begin_step(Engine *e, gint32 id, CsTime now);
+
+/* The current step of cursor @id ended at @fin: report it, move to the next step. */
+static void
+step_finished(Engine *e, gint32 id, Stamp fin)
+{
+    Cursor *c = &e->cursors[id];
+
+    if (e->obs != NULL && e->obs->step_done != NULL) {
+        gint32 local = e->local[c->step];
+        e->obs->step_done(e->obs->user_data, c->rank, (gsize)local, &e->rank_steps[c->rank][local],
+                          c->step_start, fin.t);
+    }
+    /* The next step most likely uses the same connections: fetch the slots it will read (the
+     * credit of the message sent 7 before, the next message to take) and the step itself
+     * while other events run. */
+    const EStep *st = &e->steps[c->step];
+    if (st->conn_out >= 0) {
+        const Conn *co = &e->conns[st->conn_out];
+        __builtin_prefetch(conn_msg(e, co, co->n_sent));
+    }
+    if (st->conn_in >= 0) {
+        const Conn *ci = &e->conns[st->conn_in];
+        __builtin_prefetch(conn_msg(e, ci, ci->n_consumed));
+    }
+    if (++c->step == c->end) {
+        e->ranks[c->rank].finish = stamp_later(e->ranks[c->rank].finish, fin);
+        return;
+    }
+    __builtin_prefetch(&e->steps[c->step]);
+    c->ready = fin;
+    /* Starting a step only computes times (its send waits for an event at its own time), so
+     * it can run now rather than as an event of its own; the depth bound keeps the stack
+     * small along chains of steps that complete at once. */
+    if (e->eager_depth < EAGER_MAX_DEPTH) {
+        e->eager_depth++;
+        begin_step(e, id, e->now);
+        e->eager_depth--;
+        return;
+    }
+    push(e, c->ready.t, id, EV_STEP);
+}
+
+/* Cursor @id's step takes its message out of the slot at @done (known in advance): the slot
+ * goes back to the sender after the reverse route's latency, and a sender waiting for it
+ * may go on then. */
+static void
+consume(Engine *e, const EStep *st, Stamp done, CsTime now)
+{
+    Conn *conn = &e->conns[st->conn_in];
+    Msg *m = conn_msg(e, conn, conn->n_consumed);
+
+    m->credit = done;
+    m->credit.t += conn->credit_ps;
+    m->credit.a += conn->credit_ps;
+    conn->n_consumed++;
+    e->n_transfers++;
+    e->bytes_moved += step_bytes(st);
+
+    Cursor *s = &e->cursors[conn->src_cursor];
+    if (s->wait == WAIT_SLOT && s->wait_conn == st->conn_in
+        && conn->n_consumed > conn->n_sent - CS_NCCL_STEPS) {
+        s->wait = WAIT_NONE;
+        push(e, MAX(now, m->credit.t), conn->src_cursor, EV_SEND);
+    }
+}
+
+/* When the first @share of a message of @bytes, whose first byte lands at @first and last at
+ * @arrive, has landed: the arrival less the serialization of the rest. */
+static Stamp
+share_in(Stamp arrive, CsTime first, double share, gint64 bytes)
+{
+    double frac = MIN(1.0, share / MAX((double)bytes, 1.0));
+    CsTime in = first + (CsTime)((double)(arrive.t - first) * frac + 0.5);
+    Stamp landed = arrive;
+    landed.b -= arrive.t - in;
+    landed.t = in;
+    return landed;
+}
+
+/* Cursor @id's step has received its message, done at @done: free its slot and end the step,
+ * or, forwarding, let its send start from @send_ready. */
+static void
+received(Engine *e, gint32 id, Stamp done, Stamp send_ready, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+
+    consume(e, st, done, now);
+    if (!(st->does & DOES_SEND)) {
+        step_finished(e, id, done);
+        return;
+    }
+    c->ready = send_ready;
+    push(e, MAX(c->ready.t, now), id, EV_SEND);
+}
+
+/* Cursor @id's step has its message: its first byte at the receiver at @first, its last at
+ * @arrive. Compute when its receive side is done and, forwarding, when its send may start. */
+static void
+land(Engine *e, gint32 id, Stamp arrive, CsTime first, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const RankInfo *ri = &e->ranks[c->rank];
+    Stamp done;
+
+    double ps_per_byte = (st->does & DOES_REDUCE) ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
+    Stamp begin = stamp_later(c->ready, share_in(arrive, first, 0.0, step_bytes(st)));
+    CsTime all = work_ps(step_bytes(st), ps_per_byte);
+    CsTime tail = work_ps(MIN((double)step_bytes(st), e->grain_bytes), ps_per_byte);
+    Stamp by_arrival = arrive;
+    by_arrival.t += tail;
+    by_arrival.g += tail;
+    Stamp by_work = begin;
+    by_work.t += all;
+    by_work.g += all;
+    done = stamp_later(by_arrival, by_work);
+
+    /* Forwarding: the send may start once the first unit is in and processed. */
+    Stamp first_unit = share_in(arrive, first, e->grain_bytes, step_bytes(st));
+    first_unit.t += tail;
+    first_unit.g += tail;
+    if (st->does & DOES_SEND) {
+        c->recv_done = done;
+        c->in_last = by_arrival;
+        c->cut = TRUE;
+    }
+    received(e, id, done, stamp_later(c->ready, first_unit), now);
+}
+
+/* Cursor @id's step receives a message whose arrival is known. A message staged through host
+ * memory is then still to be read out of it by this channel: that waits for the cursor's own
+ * event (a flow starts only there). */
+static void
+receive(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const RankInfo *ri = &e->ranks[c->rank];
+    const Conn *conn = &e->conns[st->conn_in];
+    const Msg *m = conn_msg(e, conn, conn->n_consumed);
+
+    if (e->textbook) {
+        Stamp done = stamp_later(m->arrive, c->ready);
+        if (st->does & DOES_REDUCE) {
+            CsTime w = work_ps(step_bytes(st), ri->reduce_ps_per_byte);
+            done.t += w;
+            done.g += w;
+        }
+        /* Store and forward. */
+        received(e, id, done, done, now);
+        return;
+    }
+    if (conn->read.n_links > 0) {
+        /* From the first unit its flag covers: a Simple slot is read once all written. */
+        c->ready
+            = stamp_later(c->ready, share_in(m->arrive, m->first, e->grain_bytes, step_bytes(st)));
+        /* e->now, not @now: woken by its sender's finish_send(), @now is that flow's end. */
+        push(e, MAX(c->ready.t, e->now), id, EV_READ);
+        return;
+    }
+    land(e, id, m->arrive, m->first, now);
+}
+
+/* Cursor @id's read of its staged message left host memory at @end (its first byte at
+ * c->read_first): the message is at the receiver once its last byte was also written there
+ * and has crossed the read leg. */
+static void
+finish_read(Engine *e, gint32 id, CsTime end, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const Conn *conn = &e->conns[st->conn_in];
+    const Msg *m = conn_msg(e, conn, conn->n_consumed);
+    Stamp last = c->ready;
+
+    last.b += end - last.t;
+    last.t = end;
+    last = stamp_later(last, m->arrive);
+    last.t += conn->read_prop_ps;
+    last.a += conn->read_prop_ps;
+    if (e->obs != NULL && e->obs->link_busy != NULL)
+        for (int i = 0; i < conn->read.n_links; i++)
+            e->obs->link_busy(e->obs->user_data, conn->read.links[i], step_bytes(st), c->read_first,
+                              end);
+    land(e, id, last, c->read_first + conn->read_prop_ps, now);
+}
+
+/* The receiver of @conn waits for its next message: if that message's arrival is known now,
+ * let it receive. */
+static void
+wake_receiver(Engine *e, gint32 conn_id, CsTime now)
+{
+    Conn *conn = &e->conns[conn_id];
+    Cursor *r = &e->cursors[conn->dst_cursor];
+
+    if (r->wait != WAIT_MSG || r->wait_conn != conn_id || conn->n_consumed >= conn->n_sent)
+        return;
+    if (conn_msg(e, conn, conn->n_consumed)->arrive.t == CS_TIME_NEVER)
+        return;
+    r->wait = WAIT_NONE;
+    receive(e, conn->dst_cursor, now);
+}
+
+/* What one channel can drive over @links: one link of each NVLink-class bond (bw / count),
+ * the slowest of them; 0 when that is no less than the slowest link's bandwidth. PCIe lanes
+ * and network ports stripe a transfer over all of them. */
+static double
+links_cap(const CsTopo *topo, const int *links, int n_links)
+{
+    double cap = 0.0;
+    double slowest = 0.0;
+
+    for (int i = 0; i < n_links; i++) {
+        const CsLink *l = cs_topo_link(topo, links[i]);
+        slowest = i == 0 ? l->bw_Bps : MIN(slowest, l->bw_Bps);
+        if (cs_link_kind_class(l->kind) != CS_LINK_CLASS_NVLINK)
+            continue;
+        double lane = l->bw_Bps / MAX(l->count, 1);
+        cap = cap == 0.0 ? lane : MIN(cap, lane);
+    }
+    return cap < slowest ? cap : 0.0;
+}
+
+/* The links a flagged message charges (see "Shared hops" above), in the order its bytes
+ * cross them, into @out (room for the route's links + 2). Returns how many. */
+static int
+charged_links(const Conn *conn, guint8 flags, int *out)
+{
+    const CsRoute *r = &conn->route;
+    int lo = (flags & CS_STEP_FLAG_SHARED_FIRST_HOP) ? 1 : 0;
+    int hi = r->n_links - ((flags & CS_STEP_FLAG_SHARED_LAST_HOP) ? 1 : 0);
+    int n = 0;
+
+    if ((flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_first >= 0)
+        out[n++] = conn->back_first;
+    for (int i = lo; i < hi; i++)
+        out[n++] = r->links[i];
+    /* Both self hops on a one-link reverse route are one link: charge it once. */
+    if ((flags & CS_STEP_FLAG_MULTICAST_SELF) && conn->back_last >= 0
+        && !((flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_last == conn->back_first))
+        out[n++] = conn->back_last;
+    return n;
+}
+
+/* What the flow of step @step (on @conn) charges into @out (room for e->flow_stride): its
+ * own links and, for a multicast leader, every member's hops beyond the switch, each link
+ * once. Returns how many; *@n_branches (nullable) says how many of them, at the end, are a
+ * multicast's copies out of the switch (every link after the hops into it). */
+static int
+flow_charged_links(const Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
+{
+    guint8 flags = e->steps[step].flags;
+    int n = charged_links(conn, flags, out);
+    /* Into the switch: the sender's hop, and the receiver's own copy's (REDUCE_SELF). */
+    int n_chain = (flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_first >= 0 ? 2 : 1;
+    gboolean leads = !(flags & CS_STEP_FLAG_SHARED_FIRST_HOP);
+    gboolean fans = leads && e->fan != NULL && e->fan[step] >= 0;
+
+    for (gint32 k = fans ? e->fan[step] : -1; k >= 0; k = e->fan[k]) {
+        const CsRoute *r = &e->conns[e->steps[k].conn_out].route;
+        for (int i = 1; i < r->n_links; i++) {
+            int j = 0;
+            while (j < n && out[j] != r->links[i])
+                j++;
+            if (j == n)
+                out[n++] = r->links[i];
+        }
+    }
+    if (n_branches != NULL)
+        *n_branches
+            = fans || (leads && (flags & CS_STEP_FLAG_MULTICAST_SELF)) ? MAX(n - n_chain, 0) : 0;
+    return n;
+}
+
+/* Starts the flow of cursor @id's flagged step at @now over the links it charges; returns
+ * what model->start() does (@now when no link is left to charge). */
+static CsTime
+start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    /* The model keeps the link list while the flow lasts: the cursor's own scratch, which
+     * its next flow (after this one ends) is the first to overwrite. */
+    int *links = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
+    CsRoute sub = conn->route;
+
+    sub.n_links = flow_charged_links(e, c->step, conn, links, &sub.n_branches);
+    sub.links = links;
+    if (sub.n_links == 0) {
+        c->flow_first = now;
+        return now;
+    }
+    double wire = (double)step_bytes(st) / e->data_fraction * e->ranks[c->rank].nvls_wire;
+    double cap = e->textbook ? 0.0 : links_cap(e->topo, links, sub.n_links);
+    return e->model->start(e->net, now, &sub, wire, cap, id, &c->flow_first);
+}
+
+/* The flow of cursor @id has left its source completely at @end (its first byte left at
+ * c->flow_first): the message's arrival is now known and the step's send side is over. */
+static void
+finish_send(Engine *e, gint32 id, CsTime end)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    Conn *conn = &e->conns[st->conn_out];
+    Msg *m = conn_msg(e, conn, conn->n_sent - 1);
+
+    c->ready.b += end - c->ready.t;
+    c->ready.t = end;
+    /* Forwarding: the last byte cannot leave before it came in and was processed. */
+    if (c->cut)
+        c->ready = stamp_later(c->ready, c->in_last);
+    m->arrive = c->ready;
+    m->arrive.t += conn->prop_ps + conn->sync_ps;
+    m->arrive.a += conn->prop_ps;
+    m->first = c->flow_first + conn->prop_ps + conn->sync_ps;
+    if (e->fan != NULL && e->fan[c->step] >= 0 && !(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
+        Multicast *mc = &e->mc[id];
+        mc->left = c->ready;
+        mc->first = c->flow_first;
+        mc->next = e->fan[c->step];
+    }
+    if (e->obs != NULL && e->obs->link_busy != NULL) {
+        const int *links = conn->route.links;
+        int n_links = conn->route.n_links;
+        if (st->flags != 0 && n_links > 0) {
+            int *charged = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
+            n_links = flow_charged_links(e, c->step, conn, charged, NULL);
+            links = charged;
+        }
+        for (int i = 0; i < n_links; i++)
+            e->obs->link_busy(e->obs->user_data, links[i], step_bytes(st), c->flow_first, end);
+    }
+    /* The step ends before the receiver's event may be pushed, so that the heap stays within
+     * one event per cursor plus the woken ones. */
+    Stamp fin;
+    if (c->cut)
+        fin = stamp_later(c->ready, c->recv_done);
+    else if (e->textbook)
+        fin = m->arrive; /* Hockney: a message costs its sender alpha + n beta */
+    else
+        fin = c->ready;
+    c->cut = FALSE;
+    step_finished(e, id, fin);
+    wake_receiver(e, st->conn_out, end);
+}
+
+/* Cursor @id's step is a member of the multicast its last leader sent: the switch copied
+ * the bytes out with the leader's, so the step costs the channel nothing and the message
+ * lands when the leader's bytes do, over this member's route (or once its slot was free, if
+ * that came later). */
+static void
+send_member(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    gint32 conn_id = st->conn_out;
+    Conn *conn = &e->conns[conn_id];
+    Multicast *mc = &e->mc[id];
+    Msg *m = conn_msg(e, conn, conn->n_sent);
+    Stamp left = mc->left;
+
+    if (conn->n_sent >= CS_NCCL_STEPS)
+        left = stamp_later(left, m->credit);
+    conn->n_sent++;
+    mc->next = e->fan[c->step];
+    m->arrive = left;
+    m->arrive.t += conn->prop_ps + conn->sync_ps;
+    m->arrive.a += conn->prop_ps;
+    m->first = mc->first + (left.t - mc->left.t) + conn->prop_ps + conn->sync_ps;
+    step_finished(e, id, c->ready);
+    wake_receiver(e, conn_id, now);
+}
+
+/* Network-model callback: flow @flow has left its source at @t, which is e->now under
+ * model->advance() and may be later under model->settle(): what the receiver does next
+ * happens from e->now. A cursor's send flow has the cursor's id, its read out of host memory
+ * that id + n_cursors. */
+static void
+flow_done(gpointer user_data, gint32 flow, CsTime t)
+{
+    Engine *e = user_data;
+    gint32 id = flow < e->n_cursors ? flow : flow - e->n_cursors;
+    Cursor *c = &e->cursors[id];
+
+    g_assert(c->wait == WAIT_FLOW);
+    c->wait = WAIT_NONE;
+    if (flow < e->n_cursors)
+        finish_send(e, id, t);
+    else
+        finish_read(e, id, t, e->now);
+}
+
+/* Cursor @id starts the receive side of its step at @now, or waits for the message. */
+static void
+try_recv(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    gint32 conn_id = e->steps[c->step].conn_in;
+    Conn *conn = &e->conns[conn_id];
+
+    if (conn->n_consumed >= conn->n_sent
+        || conn_msg(e, conn, conn->n_consumed)->arrive.t == CS_TIME_NEVER) {
+        c->wait = WAIT_MSG;
+        c->wait_conn = conn_id;
+        return;
+    }
+    receive(e, id, now);
+}
+
+/* The time a local copy or reduction of @rank takes: @work at the GPU's rate, shared
+ * equally by the rank's channels when it moves nothing to or from other ranks (see
+ * local_channels). Charging each channel the full rate made a one-rank tree all-reduce on 32
+ * channels 32 times faster than the GPU's memory allows. Textbook mode keeps Hockney's
+ * free-standing gamma. */
+static CsTime
+local_work(const Engine *e, int rank, CsTime work)
+{
+    return e->textbook ? work : work * MAX(1, e->ranks[rank].local_channels);
+}
+
+/* Cursor @id starts (or retries) the send side of its step at @now. A flow starts only from
+ * the cursor's own EV_SEND (@own): never inside another cursor's handler or the model's
+ * callback. */
+static void
+try_send(Engine *e, gint32 id, CsTime now, gboolean own)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    Conn *conn = &e->conns[st->conn_out];
+    gint32 k = conn->n_sent;
+
+    if (k >= CS_NCCL_STEPS) {
+        if (conn->n_consumed <= k - CS_NCCL_STEPS) {
+            c->wait = WAIT_SLOT;
+            c->wait_conn = st->conn_out;
+            return;
+        }
+        /* The slot of message k - 8, whose consumption freed it. */
+        c->ready = stamp_later(c->ready, conn_msg(e, conn, k)->credit);
+    }
+    if (c->ready.t > now || !own) {
+        push(e, MAX(c->ready.t, now), id, EV_SEND);
+        return;
+    }
+
+    if (e->fan != NULL && e->mc[id].next == c->step) {
+        send_member(e, id, now);
+        return;
+    }
+
+    /* The flow starts now. */
+    Msg *m = conn_msg(e, conn, k);
+    CsTime end;
+    conn->n_sent++;
+    m->arrive.t = CS_TIME_NEVER;
+    if (conn->route.n_links == 0) {
+        /* To itself: a local copy, no link. */
+        c->flow_first = now;
+        end = now
+              + local_work(e, c->rank, work_ps(step_bytes(st), e->ranks[c->rank].copy_ps_per_byte));
+    }
+    else if (st->flags != 0) {
+        end = start_flagged(e, id, conn, st, now);
+    }
+    else {
+        double wire = (double)step_bytes(st) / e->data_fraction;
+        end = e->model->start(e->net, now, &conn->route, wire, conn->cap_Bps, id, &c->flow_first);
+    }
+    if (end == CS_TIME_NEVER) {
+        c->wait = WAIT_FLOW;
+        e->unsettled = TRUE;
+        return;
+    }
+    finish_send(e, id, end);
+}
+
+/* A local step (copy, reduce) of cursor @id runs from its ready time. */
+static void
+run_local(Engine *e, gint32 id)
+{
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const RankInfo *ri = &e->ranks[c->rank];
+    Stamp fin = c->ready;
+    CsTime w = 0;
+
+    if (st->does & DOES_REDUCE)
+        w = work_ps(step_bytes(st), ri->reduce_ps_per_byte);
+    else if (!e->textbook)
+        w = work_ps(step_bytes(st), ri->copy_ps_per_byte);
+    w = local_work(e, c->rank, w);
+    fin.t += w;
+    fin.g += w;
+    step_finished(e, id, fin);
+}
+
+/* ---- Event handlers ---- */
+
+/* Cursor @id's step begins at its ready time (which may lie after @now). */
+static void
+begin_step(Engine *e, gint32 id, CsTime now)
+{
+    Cursor *c = &e->cursors[id];
+    guint8 does = e->steps[c->step].does;
+
+    c->step_start = c->ready.t;
+    if (does & DOES_RECV)
+        try_recv(e, id, now);
+    else if (does & DOES_SEND)
+        try_send(e, id, now, FALSE);
+    else
+        run_local(e, id);
+}
+
+static void
+on_step(Engine *e, const CsEvent *ev)
+{
+    begin_step(e, ev->cursor, ev->time);
+}
+
+static void
+on_send(Engine *e, const CsEvent *ev)
+{
+    try_send(e, ev->cursor, ev->time, TRUE);
+}
+
+/* Cursor @id reads its staged message out of host memory, from the first unit written there. */
+static void
+on_read(Engine *e, const CsEvent *ev)
+{
+    gint32 id = ev->cursor;
+    Cursor *c = &e->cursors[id];
+    const EStep *st = &e->steps[c->step];
+    const Conn *conn = &e->conns[st->conn_in];
+    double wire = (double)step_bytes(st) / e->data_fraction;
+    CsTime end = e->model->start(e->net, ev->time, &conn->read, wire, conn->read_cap_Bps,
+                                 id + e->n_cursors, &c->read_first);
+
+    if (end == CS_TIME_NEVER) {
+        c->wait = WAIT_FLOW;
+        e->unsettled = TRUE;
+        return;
+    }
+    finish_read(e, id, end, ev->time);
+}
+
+/* ---- Set-up ---- */
+
+/* Open-addressing map (sender, receiver, channel) -> connection, used only while setting up. */
+typedef struct {
+    guint64 *keys; /* 0 = empty; keys are stored + 1 */
+    gint32 *vals;
+    gsize mask;
+    gsize n;
+    int shift; /* 64 - log2(size): the product's top bits pick the slot */
+} ConnMap;
+
+static guint64
+conn_key(int src, int dst, int channel)
+{
+    return (((guint64)src << 40) | ((guint64)dst << 16) | (guint64)channel) + 1;
+}
+
+static gsize
+conn_slot(const ConnMap *map, guint64 key)
+{
+    /* Fibonacci hashing: the top bits of the product depend on every bit of the key (the
+     * sender sits at bit 40, which the low bits of the product never see). */
+    gsize i = (gsize)((key * G_GUINT64_CONSTANT(0x9E3779B97F4A7C15)) >> map->shift);
+
+    while (map->keys[i] != 0 && map->keys[i] != key)
+        i = (i + 1) & map->mask;
+    return i;
+}
+
+static void
+conn_map_init(ConnMap *map, gsize capacity)
+{
+    gsize size = 64;
+    int bits = 6;
+
+    while (size < 2 * capacity) {
+        size *= 2;
+        bits++;
+    }
+    map->shift = 64 - bits;
+    map->keys = g_new0(guint64, size);
+    map->vals = g_new(gint32, size);
+    map->mask = size - 1;
+    map->n = 0;
+}
+
+static void
+conn_map_clear(ConnMap *map)
+{
+    g_free(map->keys);
+    g_free(map->vals);
+}
+
+static void
+conn_map_grow(ConnMap *map)
+{
+    ConnMap bigger;
+    gsize old_size = map->mask + 1;
+
+    conn_map_init(&bigger, old_size);
+    for (gsize i = 0; i < old_size; i++) {
+        if (map->keys[i] == 0)
+            continue;
+        gsize j = conn_slot(&bigger, map->keys[i]);
+        bigger.keys[j] = map->keys[i];
+        bigger.vals[j] = map->vals[i];
+    }
+    bigger.n = map->n;
+    conn_map_clear(map);
+    *map = bigger;
+}
+
+/* The connection of (src, dst, channel), created on first sight from either end. */
+static gint32
+conn_find(Engine *e, ConnMap *map, int src, int dst, int channel)
+{
+    guint64 key = conn_key(src, dst, channel);
+    gsize i = conn_slot(map, key);
+
+    if (map->keys[i] == key)
+        return map->vals[i];
+    if (2 * (map->n + 1) > map->mask + 1) {
+        conn_map_grow(map);
+        i = conn_slot(map, key);
+    }
+    gint32 id = e->n_conns++;
+    if (e->n_conns > e->conns_cap) {
+        e->conns_cap = MAX(2 * e->conns_cap, 16);
+        e->conns = g_renew(Conn, e->conns, e->conns_cap);
+    }
+    memset(&e->conns[id], 0, sizeof(Conn));
+    e->conns[id].src_cursor = cursor_of(e, src, channel, DOES_SEND);
+    e->conns[id].dst_cursor = cursor_of(e, dst, channel, DOES_RECV);
+    map->keys[i] = key;
+    map->vals[i] = id;
+    map->n++;
+    return id;
+}
+
+static void
+engine_clear(Engine *e)
+{
+    if (e->net != NULL)
+        e->model->destroy(e->net);
+    g_free(e->rank_steps);
+    g_free(e->steps);
+    g_free(e->local);
+    g_aligned_free(e->cursors);
+    g_free(e->conns);
+    g_aligned_free(e->msgs);
+    g_free(e->ranks);
+    g_free(e->route_links);
+    g_free(e->flow_links);
+    g_free(e->fan);
+    g_free(e->mc);
+    cs_event_heap_clear(&e->heap);
+    g_free(e->soon);
+}
+
+/* Checks a step's fields against the schedule's shape. */
+static gboolean
+step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
+{
+    const char *problem = NULL;
+
+    if (st->kind >= CS_N_STEP_KINDS)
+        problem = "unknown step kind";
+    else if (st->channel >= e->n_channels)
+        problem = "channel out of range";
+    else if ((kind_does[st->kind] & DOES_SEND)
+             && (st->send_peer < 0 || st->send_peer >= e->n_ranks))
+        problem = "send peer out of range";
+    else if ((kind_does[st->kind] & DOES_RECV)
+             && (st->recv_peer < 0 || st->recv_peer >= e->n_ranks))
+        problem = "receive peer out of range";
+    else if (e->halves == 2 && (kind_does[st->kind] & DOES_RECV)
+             && (kind_does[st->kind] & DOES_SEND))
+        problem = "a step that receives and sends in a schedule whose sends and receives run "
+                  "apart";
+    else if (e->halves == 2 && !(kind_does[st->kind] & DOES_RECV) && st->src_buf != CS_BUF_INPUT)
+        /* Nothing orders it after the receives that may have written what it reads. */
+        problem = "a send or local step that reads more than the input in a schedule whose "
+                  "sends and receives run apart";
+    else if (st->bytes < 0)
+        problem = "negative size";
+    else if ((st->flags & ~(guint)CS_STEP_FLAGS_ALL) != 0
+             || (st->flags != 0 && !(kind_does[st->kind] & DOES_SEND)))
+        problem = "flags on a step that sends nothing, or unknown flags";
+    if (problem == NULL)
+        return TRUE;
+    g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                "schedule rank %d step %" G_GSIZE_FORMAT ": %s", rank, i, problem);
+    return FALSE;
+}
+
+/* How many recent sends of a cursor a multicast member is looked for among. */
+#define MULTICAST_LEADERS 8
+
+/* Links every multicast member (SHARED_FIRST_HOP) to the group of the latest earlier send of
+ * its cursor that reads the same region and is no member itself, its leader (schedule.h
+ * CsStepFlags): e->fan chains a leader to its members in walking order. The messages of an
+ * in-switch reduction, which NVLS interleaves with its multicasts, are no candidates. A
+ * member whose leader is not among the last MULTICAST_LEADERS candidates stays alone and is
+ * charged as its own flow. */
+static void
+setup_multicasts(Engine *e)
+{
+    e->fan = g_new(gint32, MAX(e->n_steps, 1));
+    e->mc = g_new(Multicast, e->n_cursors);
+    for (gint32 i = 0; i < e->n_steps; i++)
+        e->fan[i] = -1;
+    for (int id = 0; id < e->n_cursors; id++) {
+        const Cursor *c = &e->cursors[id];
+        const CsStep *prog = e->rank_steps[c->rank];
+        gint32 leader[MULTICAST_LEADERS]; /* recent sends, a ring */
+        gint32 tail[MULTICAST_LEADERS];   /* the last member of each */
+        int n = 0;
+
+        e->mc[id].next = -1;
+        for (gint32 i = c->step; i < c->end; i++) {
+            if (!(e->steps[i].does & DOES_SEND))
+                continue;
+            const CsStep *st = &prog[e->local[i]];
+            /* A message of an in-switch reduction leads no multicast. */
+            if (st->flags & (CS_STEP_FLAG_SHARED_LAST_HOP | CS_STEP_FLAG_REDUCE_SELF))
+                continue;
+            if (!(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
+                leader[n % MULTICAST_LEADERS] = i;
+                tail[n % MULTICAST_LEADERS] = i;
+                n++;
+                continue;
+            }
+            for (int back = 1; back <= MIN(n, MULTICAST_LEADERS); back++) {
+                int slot = (n - back) % MULTICAST_LEADERS;
+                const CsStep *ls = &prog[e->local[leader[slot]]];
+                if (ls->src_buf == st->src_buf && ls->src_offset == st->src_offset
+                    && ls->bytes == st->bytes) {
+                    e->fan[tail[slot]] = i;
+                    tail[slot] = i;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* Copies the steps into cursor order and builds the connections: two sequential passes
+ * over the schedule (count, then copy and connect). A connection whose two ends disagree on
+ * the number of messages can never complete. */
+static gboolean
+setup_programs(Engine *e, GError **error)
+{
+    g_autofree gsize *n_steps = g_new(gsize, e->n_ranks);
+    g_autofree gint32 *fill = NULL;
+    gsize total = 0;
+    ConnMap map;
+
+    e->rank_steps = g_new(const CsStep *, e->n_ranks);
+    e->n_cursors = e->n_ranks * e->n_channels * e->halves;
+    e->cursors = g_aligned_alloc0(e->n_cursors, sizeof(Cursor), 64);
+    for (int r = 0; r < e->n_ranks; r++) {
+        e->rank_steps[r] = cs_schedule_steps(e->sched, r, &n_steps[r]);
+        for (gsize i = 0; i < n_steps[r]; i++) {
+            const CsStep *st = &e->rank_steps[r][i];
+            if (!step_valid(e, r, i, st, error))
+                return FALSE;
+            e->cursors[cursor_of(e, r, st->channel, kind_does[st->kind])].end++;
+        }
+        total += n_steps[r];
+    }
+    if (total > G_MAXINT32) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                    "schedule of %" G_GSIZE_FORMAT " steps is too large to simulate", total);
+        return FALSE;
+    }
+    e->steps = g_new(EStep, MAX(total, 1));
+    e->local = g_new(gint32, MAX(total, 1));
+    e->n_steps = (gint32)total;
+    fill = g_new(gint32, e->n_cursors);
+    gint32 at = 0;
+    for (int i = 0; i < e->n_cursors; i++) {
+        Cursor *c = &e->cursors[i];
+        c->rank = cursor_rank(e, i);
+        c->step = at;
+        at += c->end;
+        c->end = at;
+        fill[i] = c->step;
+    }
+
+    conn_map_init(&map, (gsize)e->n_cursors);
+    for (int r = 0; r < e->n_ranks; r++) {
+        /* Programs name the same peer many times in a row: look up only on change. */
+        guint64 out_key = 0;
+        guint64 in_key = 0;
+        gint32 out_conn = -1;
+        gint32 in_conn = -1;
+        for (gsize i = 0; i < n_steps[r]; i++) {
+            const CsStep *st = &e->rank_steps[r][i];
+            EStep *es = &e->steps[fill[cursor_of(e, r, st->channel, kind_does[st->kind])]++];
+            if (st->bytes >= (gint64)1 << 48) {
+                g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                            "schedule rank %d step %" G_GSIZE_FORMAT ": %" G_GINT64_FORMAT
+                            " bytes is too large to simulate",
+                            r, i, st->bytes);
+                conn_map_clear(&map);
+                return FALSE;
+            }
+            es->bytes_lo = (guint32)st->bytes;
+            es->bytes_hi = (guint16)(st->bytes >> 32);
+            es->conn_in = -1;
+            es->conn_out = -1;
+            e->local[es - e->steps] = (gint32)i;
+            es->does = kind_does[st->kind];
+            es->flags = st->flags;
+            e->any_flags = e->any_flags || st->flags != 0;
+            if (es->does & DOES_SEND) {
+                guint64 key = conn_key(r, st->send_peer, st->channel);
+                if (key != out_key) {
+                    out_conn = conn_find(e, &map, r, st->send_peer, st->channel);
+                    out_key = key;
+                }
+                es->conn_out = out_conn;
+                e->conns[out_conn].n_msgs++;
+            }
+            if (es->does & DOES_RECV) {
+                guint64 key = conn_key(st->recv_peer, r, st->channel);
+                if (key != in_key) {
+                    in_conn = conn_find(e, &map, st->recv_peer, r, st->channel);
+                    in_key = key;
+                }
+                es->conn_in = in_conn;
+                e->conns[in_conn].n_recvs++;
+            }
+        }
+    }
+    conn_map_clear(&map);
+    if (e->any_flags)
+        setup_multicasts(e);
+
+    for (int i = 0; i < e->n_conns; i++) {
+        const Conn *conn = &e->conns[i];
+        if (conn->n_msgs != conn->n_recvs) {
+            g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
+                        "schedule: rank %d sends %d messages to rank %d on channel %d, "
+                        "which receives %d",
+                        cursor_rank(e, conn->src_cursor), conn->n_msgs,
+                        cursor_rank(e, conn->dst_cursor), cursor_channel(e, conn->src_cursor),
+                        conn->n_recvs);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* What one channel can drive along @route: one link of each NVLink-class bond (bw / count),
+ * the slowest of them; 0 when that is no less than the route's bottleneck. PCIe lanes and
+ * network ports stripe a transfer over all of them. */
+static double
+channel_cap(const CsTopo *topo, const CsRoute *route)
+{
+    return links_cap(topo, route->links, route->n_links);
+}
+
+/* The share of the links' bandwidth that NVLS traffic (multimem.ld_reduce and multimem.st
+ * through the switch, the flagged messages) gets on @rank's GPU generation, named by its
+ * model: NCCL's measured nvlsEfficiency (NCCL 2.28 src/graph/tuning.cc: Hopper 0.85,
+ * Blackwell 0.74; NCCL scales its NVLS bandwidth by it). Other or unnamed GPUs: 1. */
+static double
+nvls_efficiency(const CsTopo *topo, int rank)
+{
+    static const struct {
+        const char *token;
+        double efficiency;
+    } table[] = {
+        { "B100", 0.74 },      { "B200", 0.74 }, { "B300", 0.74 },
+        { "BLACKWELL", 0.74 }, { "H100", 0.85 }, { "H200", 0.85 },
+        { "H800", 0.85 },      { "H20", 0.85 },  { "HOPPER", 0.85 },
+    };
+    const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, rank))->model;
+
+    if (model == NULL)
+        return 1.0;
+    g_autofree char *upper = g_ascii_strup(model, -1);
+    for (gsize i = 0; i < G_N_ELEMENTS(table); i++)
+        if (strstr(upper, table[i].token) != NULL)
+            return table[i].efficiency;
+    return 1.0;
+}
+
+/* The links of @route up to host memory when the route is staged there (NCCL's SHM transport,
+ * an MPI shared-memory segment): its first shm link ends in the buffer, and more links lead on
+ * to the receiver. 0 when it is not staged. */
+static int
+staged_links(const CsTopo *topo, const CsRoute *route)
+{
+    for (int i = 0; i + 1 < route->n_links; i++)
+        if (cs_topo_link(topo, route->links[i])->kind == CS_LINK_SHM)
+            return i + 1;
+    return 0;
+}
+
+/* The @n links of @route from @first on as a route of their own: their alpha and bottleneck;
+ * the class stays the whole route's (the protocol's hop latency is the whole hop's). */
+static CsRoute
+route_part(const CsTopo *topo, const CsRoute *route, int first, int n)
+{
+    CsRoute part = *route;
+
+    part.links = route->links + first;
+    part.n_links = n;
+    part.alpha_s = 0.0;
+    part.bw_Bps = G_MAXDOUBLE;
+    for (int i = 0; i < n; i++) {
+        const CsLink *l = cs_topo_link(topo, part.links[i]);
+        part.alpha_s += l->alpha_s;
+        part.bw_Bps = MIN(part.bw_Bps, l->bw_Bps);
+    }
+    return part;
+}
+
+/* Splits @conn's route at host memory (see "Staging" above): the sender's flow crosses the
+ * leg into the buffer, where the message is seen after the protocol's hop latency, and the
+ * receiver's channel reads it out over the rest, paying that leg's alpha. */
+static void
+split_staged(Engine *e, Conn *conn, int up)
+{
+    const CsTopo *topo = e->topo;
+    CsLinkClass cls = conn->route.link_class;
+
+    conn->read = route_part(topo, &conn->route, up, conn->route.n_links - up);
+    conn->route = route_part(topo, &conn->route, 0, up);
+    conn->prop_ps = cs_time_from_s(conn->route.alpha_s) + e->hop_ps[cls];
+    conn->read_prop_ps = cs_time_from_s(conn->read.alpha_s);
+    conn->cap_Bps = channel_cap(topo, &conn->route);
+    conn->read_cap_Bps = channel_cap(topo, &conn->read);
+    e->any_staged = TRUE;
+}
+
+/* Routes, latencies and message slots of every connection; the ranks' constants. */
+static gboolean
+setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
+{
+    CsProto proto = cs_schedule_proto(e->sched);
+    const CsProtoInfo *pi = cs_proto_info(proto);
+    int gpus_per_thread = MAX(options->gpus_per_thread, 1);
+    gsize n_slots = 0;
+    int max_hops = 1;
+
+    e->data_fraction = e->textbook ? 1.0 : pi->data_fraction;
+    /* Simple's flag covers a slot; LL and LL128 flag each 16- / 128-byte line, which carries
+     * 8 / 120 bytes of data (prims_ll.h, prims_ll128.h). */
+    if (proto == CS_PROTO_SIMPLE)
+        e->grain_bytes = (double)pi->slot_data_bytes;
+    else
+        e->grain_bytes = proto == CS_PROTO_LL ? 8.0 : 120.0;
+    for (int k = 0; k < CS_N_LINK_CLASSES; k++) {
+        /* A topology's own hop latency (its "protocols", or calibrate's fit) replaces NCCL's. */
+        double hop_s = cs_topo_hop_latency_override(e->topo, proto, (CsLinkClass)k);
+        e->hop_ps[k] = e->textbook ? 0 : cs_time_from_s(hop_s >= 0 ? hop_s : pi->hop_latency_s[k]);
+    }
+
+    e->ranks = g_new0(RankInfo, e->n_ranks);
+    for (int r = 0; r < e->n_ranks; r++) {
+        const CsGpuSpec *gpu = cs_topo_rank_gpu(e->topo, r);
+        RankInfo *ri = &e->ranks[r];
+        ri->reduce_ps_per_byte = gpu->reduce_Bps > 0 ? CS_TIME_PS_PER_S / gpu->reduce_Bps : 0;
+        ri->copy_ps_per_byte = gpu->copy_Bps > 0 ? CS_TIME_PS_PER_S / gpu->copy_Bps : 0;
+        ri->nvls_wire = e->textbook || !e->any_flags ? 1.0 : 1.0 / nvls_efficiency(e->topo, r);
+        if (!e->textbook)
+            ri->step_ps = cs_time_from_s(gpu->step_overhead_s);
+    }
+    /* Thread t drives ranks t*g .. t*g + g - 1; they start once it has launched them all. */
+    for (int first = 0; first < e->n_ranks && !e->textbook && !options->no_launch;
+         first += gpus_per_thread) {
+        int end = MIN(first + gpus_per_thread, e->n_ranks);
+        double thread_s = 0;
+        for (int r = first; r < end; r++)
+            thread_s += cs_topo_rank_gpu(e->topo, r)->launch_s;
+        for (int r = first; r < end; r++)
+            e->ranks[r].launch_ps = cs_time_from_s(thread_s);
+    }
+    for (int r = 0; r < e->n_ranks; r++)
+        e->ranks[r].finish.t = e->ranks[r].launch_ps;
+    /* A rank that moves nothing to or from another rank (a one-rank collective) runs its
+     * local work as a copy kernel over all its channels, bounded by the GPU's memory: those
+     * channels share the copy and reduce rate. A rank that communicates runs its local steps
+     * as NCCL fuses them into its transfers (copySend, recvCopySend: the schedules place them
+     * off the critical path, beside a transfer the link bounds), so each keeps the full rate. */
+    g_autofree gboolean *talks = g_new0(gboolean, e->n_ranks);
+    for (gint64 k = 0; k < e->n_steps; k++) {
+        const EStep *st = &e->steps[k];
+        const gint32 ends[]
+            = { st->does & DOES_SEND ? st->conn_out : -1, st->does & DOES_RECV ? st->conn_in : -1 };
+        for (gsize j = 0; j < G_N_ELEMENTS(ends); j++) {
+            const Conn *conn = ends[j] >= 0 ? &e->conns[ends[j]] : NULL;
+            if (conn == NULL)
+                continue;
+            const int src = cursor_rank(e, conn->src_cursor);
+            const int dst = cursor_rank(e, conn->dst_cursor);
+            if (src != dst)
+                talks[src] = talks[dst] = TRUE;
+        }
+    }
+    for (int id = 0; id < e->n_cursors; id++) {
+        const Cursor *c = &e->cursors[id];
+        if (!talks[c->rank] && c->step < c->end)
+            e->ranks[c->rank].local_channels++;
+    }
+
+    for (int i = 0; i < e->n_conns; i++) {
+        Conn *conn = &e->conns[i];
+        int src = cursor_rank(e, conn->src_cursor);
+        int dst = cursor_rank(e, conn->dst_cursor);
+        const char *why = NULL;
+        conn->route = *cs_topo_route(e->topo, src, dst);
+        if (!e->textbook && conn->route.n_links > 0
+            && !cs_proto_legal(proto, conn->route.link_class, &why)) {
+            g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                        "protocol %s cannot carry rank %d -> %d over %s: %s", pi->name, src, dst,
+                        cs_link_class_name(conn->route.link_class), why);
+            return FALSE;
+        }
+        conn->prop_ps = cs_time_from_s(conn->route.alpha_s);
+        if (conn->route.n_links > 0) {
+            conn->prop_ps += e->hop_ps[conn->route.link_class];
+            max_hops = MAX(max_hops, conn->route.n_links);
+        }
+        conn->sync_ps = e->ranks[src].step_ps;
+        conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
+        /* NVLS flags never meet host memory; their shared hops assume whole routes. */
+        int up = e->textbook || e->any_flags ? 0 : staged_links(e->topo, &conn->route);
+        if (up > 0)
+            split_staged(e, conn, up);
+        const CsRoute *back = cs_topo_route(e->topo, dst, src);
+        conn->credit_ps = e->textbook ? 0 : cs_time_from_s(back->alpha_s);
+        conn->back_first = back->n_links > 0 ? back->links[0] : -1;
+        conn->back_last = back->n_links > 0 ? back->links[back->n_links - 1] : -1;
+        gint32 slots = 1;
+        while (slots < MIN(conn->n_msgs, CS_NCCL_STEPS))
+            slots *= 2;
+        conn->slot_mask = slots - 1;
+        conn->slot_base = (gint32)n_slots;
+        n_slots += (gsize)slots;
+    }
+    e->msgs = g_aligned_alloc0(MAX(n_slots, 1), sizeof(Msg), 64);
+    gsize n_links = 0;
+    for (int i = 0; i < e->n_conns; i++)
+        n_links += (gsize)(e->conns[i].route.n_links + e->conns[i].read.n_links);
+    e->route_links = g_new(int, MAX(n_links, 1));
+    n_links = 0;
+    for (int i = 0; i < e->n_conns; i++) {
+        /* A staged route's read leg follows its send leg, as in the whole route. */
+        CsRoute *route = &e->conns[i].route;
+        CsRoute *read = &e->conns[i].read;
+        gsize n = (gsize)(route->n_links + read->n_links);
+        memcpy(&e->route_links[n_links], route->links, sizeof(int) * n);
+        route->links = &e->route_links[n_links];
+        read->links = route->links + route->n_links;
+        n_links += n;
+    }
+    if (e->any_flags) {
+        /* A leader's flow may cross both self hops besides its route, and a multicast's the
+         * members' hops beyond the switch. */
+        for (gint32 i = 0; i < e->n_steps; i++) {
+            if (e->fan[i] < 0 || (e->steps[i].flags & CS_STEP_FLAG_SHARED_FIRST_HOP))
+                continue;
+            int hops = e->conns[e->steps[i].conn_out].route.n_links;
+            for (gint32 k = e->fan[i]; k >= 0; k = e->fan[k])
+                hops += e->conns[e->steps[k].conn_out].route.n_links - 1;
+            max_hops = MAX(max_hops, hops);
+        }
+        e->flow_stride = max_hops + 2;
+        e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
+        max_hops += 2;
+    }
+    e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops);
+    return TRUE;
+}
+
+/* ---- Run ---- */
+
+static void
+run_loop(Engine *e)
+{
+    CsEvent ev;
+    gboolean deferring = e->model->next_event_time != NULL;
+    gboolean settling = e->model->settle != NULL;
+
+    for (;;) {
+        if (settling && e->unsettled) {
+            /* The flows of this instant are all known once no event of it is left. */
+            heap_settle(&e->heap);
+            if (e->soon_n == 0 && (e->heap.n == 0 || e->heap.ev[0].time > e->now)) {
+                e->unsettled = FALSE;
+                e->model->settle(e->net, flow_done, e);
+                continue;
+            }
+        }
+        if (deferring) {
+            /* A flow ending now or before the next event goes first. */
+            CsTime tm = e->model->next_event_time(e->net);
+            heap_settle(&e->heap);
+            CsTime next
+                = e->soon_n > 0 ? e->now : (e->heap.n > 0 ? e->heap.ev[0].time : CS_TIME_NEVER);
+            if (tm != CS_TIME_NEVER && tm <= next) {
+                e->n_events++;
+                e->now = tm;
+                e->model->advance(e->net, tm, flow_done, e);
+                continue;
+            }
+        }
+        if (!next_event(e, &ev))
+            break;
+        e->n_events++;
+        switch ((EventKind)ev.kind) {
+        case EV_STEP:
+            on_step(e, &ev);
+            break;
+        case EV_SEND:
+            on_send(e, &ev);
+            break;
+        case EV_READ:
+            on_read(e, &ev);
+            break;
+        }
+    }
+}
+
+/* Names the first stuck cursor of a run that ran out of events. */
+static gboolean
+check_finished(const Engine *e, GError **error)
+{
+    static const char *const waits[] = { "an event", "a message", "a free slot", "its flow" };
+
+    for (int i = 0; i < e->n_cursors; i++) {
+        const Cursor *c = &e->cursors[i];
+        if (c->step == c->end)
+            continue;
+        gint32 local = e->local[c->step];
+        const CsStep *st = &e->rank_steps[c->rank][local];
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_DEADLOCK,
+                    "deadlock: rank %d channel %d is stuck at step %d (%s) waiting for %s", c->rank,
+                    cursor_channel(e, i), local, cs_step_kind_name(st->kind), waits[c->wait]);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/**
+ * cs_engine_run:
+ * @sched: a sealed schedule
+ * @topo: the machine; its first cs_schedule_n_ranks() ranks run the schedule
+ * @options: (nullable): how to run; NULL means all defaults
+ * @error: CS_ENGINE_ERROR_MISMATCH when the schedule does not fit the topology (too many
+ *   ranks, a protocol a route cannot carry, a malformed step), _DEADLOCK when a receive can
+ *   never be matched, _MODEL for an unknown network model
+ *
+ * Simulates @sched (see the top of this file for what everything costs).
+ * Returns: (transfer full) (nullable): the result, or NULL with @error set.
+ */
+CsResult *
+cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions *options,
+              GError **error)
+{
+    static const CsEngineOptions defaults = { 0 };
+    Engine e = { 0 };
+    CsResult *res;
+
+    g_return_val_if_fail(sched != NULL && topo != NULL, NULL);
+    if (options == NULL)
+        options = &defaults;
+    e.model = cs_net_model_lookup(options->net_model, error);
+    if (e.model == NULL)
+        return NULL;
+    e.sched = sched;
+    e.topo = topo;
+    e.textbook = options->textbook;
+    e.n_ranks = cs_schedule_n_ranks(sched);
+    e.n_channels = MAX(cs_schedule_n_channels(sched), 1);
+    e.halves = cs_schedule_p2p_split(sched) ? 2 : 1;
+    if (options->observer != NULL
+        && (options->observer->step_done != NULL || options->observer->link_busy != NULL))
+        e.obs = options->observer;
+    if (e.n_ranks > cs_topo_n_ranks(topo)) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                    "the schedule has %d ranks but topology %s has only %d", e.n_ranks,
+                    cs_topo_name(topo), cs_topo_n_ranks(topo));
+        return NULL;
+    }
+    clock_t t_setup = clock();
+    if (!setup_programs(&e, error) || !setup_costs(&e, options, error)) {
+        engine_clear(&e);
+        return NULL;
+    }
+
+    /* At most one pending event per cursor: a cursor with an event never waits, and only a
+     * waiting cursor is woken. Twice that keeps a margin for the assertion. */
+    cs_event_heap_init(&e.heap, 2 * (gsize)e.n_cursors);
+    e.soon_mask = 1;
+    while (e.soon_mask < 2 * (gsize)e.n_cursors)
+        e.soon_mask *= 2;
+    e.soon = g_new(CsEvent, e.soon_mask);
+    e.soon_mask -= 1;
+    e.now = -1;
+    for (int i = 0; i < e.n_cursors; i++) {
+        Cursor *c = &e.cursors[i];
+        if (c->step == c->end)
+            continue;
+        c->ready.t = e.ranks[c->rank].launch_ps;
+        push(&e, c->ready.t, i, EV_STEP);
+    }
+    clock_t t_loop = clock();
+    run_loop(&e);
+    g_debug("%d ranks, %d channels, %d connections: set-up %.3f s, %" G_GINT64_FORMAT
+            " events in %.3f s (CPU)",
+            e.n_ranks, e.n_channels, e.n_conns, (double)(t_loop - t_setup) / CLOCKS_PER_SEC,
+            e.n_events, (double)(clock() - t_loop) / CLOCKS_PER_SEC);
+    if (!check_finished(&e, error)) {
+        engine_clear(&e);
+        return NULL;
+    }
+
+    res = g_new0(CsResult, 1);
+    res->n_ranks = e.n_ranks;
+    res->rank_finish = g_new(CsTime, MAX(e.n_ranks, 1));
+    Stamp last = { 0 };
+    for (int r = 0; r < e.n_ranks; r++) {
+        res->rank_finish[r] = e.ranks[r].finish.t;
+        last = stamp_later(last, e.ranks[r].finish);
+    }
+    res->time = last.t;
+    res->alpha = last.a;
+    res->beta = last.b;
+    res->gamma = last.g;
+    res->overhead = last.t - last.a - last.b - last.g;
+    res->n_events = e.n_events;
+    res->n_transfers = e.n_transfers;
+    res->bytes_moved = e.bytes_moved;
+    engine_clear(&e);
+    return res;
+}
+
+/* Frees a result and its per-rank array; NULL is fine. */
+void
+cs_result_free(CsResult *result)
+{
+    if (result == NULL)
+        return;
+    g_free(result->rank_finish);
+    g_free(result);
+}
+
+/* ---- nccl-tests figures ---- */
+
+/* The simulated time in microseconds, as nccl-tests prints it. */
+double
+cs_result_time_us(const CsResult *result)
+{
+    return cs_time_to_us(result->time);
+}
+
+/* nccl-tests' algbw: size / time in GB/s (1e9 B/s); 0 for a zero time. */
+double
+cs_result_algbw_GBps(const CsResult *result, const CsOpSize *size)
+{
+    if (result->time <= 0)
+        return 0.0;
+    return (double)size->size_bytes / cs_time_to_s(result->time) / 1e9;
+}
+
+/* nccl-tests' busbw: algbw times the collective's bus factor (op.h). */
+double
+cs_result_busbw_GBps(const CsResult *result, const CsOpSize *size, CsOp op, int nranks)
+{
+    return cs_result_algbw_GBps(result, size) * cs_op_busbw_factor(op, nranks);
+}

@@ -1,0 +1,1561 @@
+// SPDX-License-Identifier: MIT
+/* Selection: for each collective, the best (algorithm, protocol, channels) on a grid of sizes,
+ * then the exact sizes where the best choice changes, found by bisection on the predictions
+ * down to the datatype's granularity, and the tables made from them (DESIGN §6).
+ *
+ * Crossovers: between two neighbouring grid sizes whose best choices A and B differ, an
+ * integer bisection on the element count finds the first size where B (or anything but A)
+ * beats A among {A, B}; the full argmin over every candidate is then checked one element
+ * below and at that size. When a third candidate wins in between, the interval is split and
+ * searched again, so every reported crossover is a size where the full argmin really changes
+ * from one element to the next. Changes that start and end between two grid sizes (A, C, A)
+ * are not seen: the grid bounds the resolution of *where to look*, not of the answer.
+ *
+ * Large sizes: one simulation of 16 GiB replays about a million events. Past the first grid
+ * size whose simulation exceeds options->max_events for a candidate, its time is extrapolated
+ * linearly from its last two simulated grid sizes (same channel count): a pipelined schedule
+ * is linear in its chunk count once the pipeline is full. Below that, a large size is
+ * predicted as cs_predict_one() does, extended where its own pipeline is on a line. --exact
+ * turns both off. */
+#include "config.h"
+
+#include "predict/select.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "algos/registry.h"
+#include "base/json_util.h"
+#include "base/units.h"
+
+/* clang-format off */
+G_DEFINE_QUARK(cs_select_error_quark, cs_select_error)
+/* clang-format on */
+
+#define DEFAULT_MAX_EVENTS ((gint64)40000)
+#define MAX_CROSSOVERS 512
+/* NCCL's tuner CSV ranges end here unless the table reaches past 4 GiB (ext-tuner README's
+ * default XXLarge range ends at 4,294,967,295). */
+#define CSV_END_32 G_GUINT64_CONSTANT(4294967295)
+
+void
+cs_select_options_init(CsSelectOptions *options)
+{
+    g_return_if_fail(options != NULL);
+    memset(options, 0, sizeof(*options));
+    options->ops = CS_OPS_ALL;
+    options->min_bytes = 8;
+    options->max_bytes = (gint64)16 << 30;
+    options->step_factor = 2;
+    cs_predict_options_init(&options->predict);
+}
+
+/* ---- Choices ---- */
+
+const char *
+cs_select_choice_algo_name(const CsSelectChoice *choice)
+{
+    g_return_val_if_fail(choice != NULL, NULL);
+    if (choice->algo != NULL)
+        return choice->algo->name;
+    if (choice->nccl_algo >= 0)
+        return cs_nccl_algo_name((CsNcclAlgo)choice->nccl_algo);
+    return "none";
+}
+
+char *
+cs_select_choice_label(const CsSelectChoice *choice)
+{
+    g_return_val_if_fail(choice != NULL, NULL);
+    return g_strdup_printf("%s/%s/%dch", cs_select_choice_algo_name(choice),
+                           cs_proto_name(choice->proto), choice->n_channels);
+}
+
+gboolean
+cs_select_choice_equal(const CsSelectChoice *a, const CsSelectChoice *b)
+{
+    return a->algo == b->algo && a->nccl_algo == b->nccl_algo && a->proto == b->proto
+           && a->n_channels == b->n_channels;
+}
+
+/* ---- Candidates and memoised predictions ---- */
+
+typedef struct {
+    const CsAlgo *algo; /* NULL under NCCL's model */
+    int nccl_algo;      /* -1 if NCCL has no such algorithm */
+    CsProto proto;
+    gboolean nccl_ok; /* NCCL implements it for this collective here */
+} Cand;
+
+typedef struct {
+    int cand;
+    int channels; /* 0 = the predictor's own choice */
+    gint64 size;
+} EvalKey;
+
+typedef struct {
+    gboolean ok;
+    double time_ps;
+    int channels;
+    int peer_channels;
+    gint64 events;
+    gboolean extrapolated;
+} Eval;
+
+static guint
+eval_key_hash(gconstpointer p)
+{
+    const EvalKey *k = p;
+    return (guint)(k->size * 2654435761u) ^ (guint)(k->cand * 40503) ^ (guint)(k->channels << 20);
+}
+
+static gboolean
+eval_key_equal(gconstpointer a, gconstpointer b)
+{
+    const EvalKey *x = a;
+    const EvalKey *y = b;
+    return x->cand == y->cand && x->channels == y->channels && x->size == y->size;
+}
+
+/* One collective's search state. */
+typedef struct {
+    const CsTopo *topo;
+    const CsSelectOptions *o;
+    const CsNcclModel *nccl_model; /* selection under NCCL's model when non-NULL */
+    CsOp op;
+    int nranks;
+    GArray *cands;        /* Cand */
+    GHashTable *cache;    /* EvalKey -> Eval */
+    CsPointCache *points; /* simulated points, shared by sizes extended from them */
+    gint64 *cap;          /* per candidate: first grid size past max_events, 0 */
+    gint64 *cap_below;    /* per candidate: the grid size before it */
+    int n_sims;
+    gint64 unserved;   /* a grid size no candidate runs (the table is then empty), or 0 */
+    char *first_error; /* why the first simulation that failed did */
+} Search;
+
+static Eval evaluate(Search *s, int c, gint64 size, int channels);
+
+static void
+remember(Search *s, int c, gint64 size, int channels, const Eval *e)
+{
+    EvalKey *k = g_new(EvalKey, 1);
+    k->cand = c;
+    k->channels = channels;
+    k->size = size;
+    g_hash_table_insert(s->cache, k, g_memdup2(e, sizeof(*e)));
+}
+
+static Eval
+simulate(Search *s, int c, gint64 size, int channels)
+{
+    const Cand *cand = &g_array_index(s->cands, Cand, c);
+    Eval e = { 0 };
+
+    if (s->nccl_model != NULL) {
+        const double t = cs_nccl_model_time_us(s->nccl_model, s->op, (CsNcclAlgo)cand->nccl_algo,
+                                               cand->proto, size);
+        e.ok = t >= 0.0;
+        e.time_ps = t * 1e6;
+        e.channels = cs_nccl_model_system(s->nccl_model)->graphs[cand->nccl_algo].n_channels;
+        return e;
+    }
+    CsPredictOptions popts = s->o->predict;
+    popts.nranks = s->nranks;
+    /* Without --exact a size is extended where the predictor finds its pipeline's line at its
+     * own chunk (cs_predict_one()), as collsim run does: a candidate whose grid times never
+     * turn linear (NVLS on 72 GPUs, whose chunk grows with the size) is otherwise replayed
+     * whole at every grid size up to 16 GiB. Past its cap select extends on its own line. */
+    popts.exact = popts.exact || s->o->exact;
+    if (popts.cache == NULL)
+        popts.cache = s->points;
+    if (channels > 0)
+        popts.n_channels = channels;
+    CsPrediction pred;
+    g_autoptr(GError) error = NULL;
+    s->n_sims++;
+    /* A refusal (protocol, size) only removes the candidate at this size. */
+    if (!cs_predict_one(s->topo, s->op, size, cand->algo, cand->proto, &popts, &pred, &error)) {
+        if (s->first_error == NULL)
+            s->first_error = g_strdup(error->message);
+        return e;
+    }
+    e.ok = TRUE;
+    e.extrapolated = pred.extrapolated;
+    e.time_ps = (double)pred.result.time;
+    e.channels = pred.n_channels;
+    e.peer_channels = pred.peer_channels;
+    e.events = pred.result.n_events;
+    return e;
+}
+
+/* Past the cap: the line through the candidate's last two simulated grid sizes. */
+static Eval
+extrapolate(Search *s, int c, gint64 size, int channels)
+{
+    Eval hi = evaluate(s, c, s->cap[c], channels);
+    if (!hi.ok)
+        return hi;
+    Eval lo = evaluate(s, c, s->cap_below[c], hi.channels);
+    if (!lo.ok)
+        return lo;
+    const double slope = (hi.time_ps - lo.time_ps) / (double)(s->cap[c] - s->cap_below[c]);
+    Eval e = hi;
+    e.time_ps = hi.time_ps + slope * (double)(size - s->cap[c]);
+    e.extrapolated = TRUE;
+    return e;
+}
+
+/* The candidate's time at @size with @channels (0 = predictor's choice), memoised. */
+static Eval
+evaluate(Search *s, int c, gint64 size, int channels)
+{
+    const EvalKey key = { c, channels, size };
+    const Eval *hit = g_hash_table_lookup(s->cache, &key);
+    if (hit != NULL)
+        return *hit;
+
+    Eval e;
+    if (s->cap[c] > 0 && size > s->cap[c])
+        e = extrapolate(s, c, size, channels);
+    else
+        e = simulate(s, c, size, channels);
+    remember(s, c, size, channels, &e);
+    /* The predictor's own channel count, forced, is the same prediction. */
+    if (channels == 0 && e.ok && e.channels > 0) {
+        const EvalKey forced = { c, e.channels, size };
+        if (g_hash_table_lookup(s->cache, &forced) == NULL)
+            remember(s, c, size, e.channels, &e);
+    }
+    return e;
+}
+
+typedef struct {
+    int cand; /* -1: nothing runs */
+    int channels;
+    double time_ps;
+    gboolean extrapolated;
+} Best;
+
+/* A choice is an algorithm x protocol: the channel count follows the size (NCCL's own
+ * thread-threshold rule, reproduced by the predictor), so it is reported, not searched. */
+static gboolean
+best_same(const Best *a, const Best *b)
+{
+    return a->cand == b->cand;
+}
+
+/* The argmin over the candidates of @mask (ties to the lower index: deterministic). */
+static Best
+best_at(Search *s, const gboolean *mask, gint64 size)
+{
+    Best b = { -1, 0, G_MAXDOUBLE, FALSE };
+    for (guint c = 0; c < s->cands->len; c++) {
+        if (!mask[c])
+            continue;
+        const Eval e = evaluate(s, (int)c, size, 0);
+        if (e.ok && e.time_ps < b.time_ps) {
+            b.cand = (int)c;
+            b.channels = e.channels;
+            b.time_ps = e.time_ps;
+            b.extrapolated = e.extrapolated;
+        }
+    }
+    return b;
+}
+
+/* The argmin over two candidates only (the bisection's predicate). */
+static Best
+best_of_two(Search *s, int a, int b, gint64 size)
+{
+    gboolean mask[2048] = { FALSE };
+    g_assert((guint)MAX(a, b) < G_N_ELEMENTS(mask));
+    mask[a] = TRUE;
+    mask[b] = TRUE;
+    return best_at(s, mask, size);
+}
+
+static CsSelectChoice
+choice_of(const Search *s, int cand, int channels)
+{
+    CsSelectChoice ch = { NULL, -1, CS_PROTO_SIMPLE, 0 };
+    if (cand < 0)
+        return ch;
+    const Cand *c = &g_array_index(s->cands, Cand, cand);
+    ch.algo = c->algo;
+    ch.nccl_algo = c->nccl_algo;
+    ch.proto = c->proto;
+    ch.n_channels = channels;
+    return ch;
+}
+
+/* ---- Crossover search ---- */
+
+typedef struct {
+    Search *s;
+    const gboolean *mask;
+    gint64 g;    /* granularity */
+    GArray *out; /* CsSelectCrossover */
+    gboolean truncated;
+} Bisect;
+
+static void
+record(Bisect *b, gint64 size, const Best *from, const Best *to)
+{
+    if (b->out->len >= MAX_CROSSOVERS) {
+        b->truncated = TRUE;
+        return;
+    }
+    Search *s = b->s;
+    CsSelectCrossover x = { 0 };
+    x.size_bytes = size;
+    x.below_bytes = size - b->g;
+    x.from = choice_of(s, from->cand, from->channels);
+    x.to = choice_of(s, to->cand, to->channels);
+    x.from_time_us = evaluate(s, from->cand, size, 0).time_ps / 1e6;
+    x.to_time_us = evaluate(s, to->cand, size, 0).time_ps / 1e6;
+    x.from_time_below_us = evaluate(s, from->cand, x.below_bytes, 0).time_ps / 1e6;
+    x.to_time_below_us = evaluate(s, to->cand, x.below_bytes, 0).time_ps / 1e6;
+    g_array_append_val(b->out, x);
+}
+
+/* Crossovers in (@a, @b], where the full argmin is @ca at @a and @cb at @b. */
+static void
+segment(Bisect *b, gint64 a, Best ca, gint64 bsize, Best cb, int depth)
+{
+    Search *s = b->s;
+
+    if (best_same(&ca, &cb) || b->truncated)
+        return;
+    if (bsize - a == b->g) {
+        record(b, bsize, &ca, &cb);
+        return;
+    }
+    if (depth > 64) {
+        b->truncated = TRUE;
+        return;
+    }
+    /* First element count in (a, b] where {A, B} no longer picks A. */
+    gint64 lo = a / b->g;
+    gint64 hi = bsize / b->g;
+    while (hi - lo > 1) {
+        const gint64 mid = lo + (hi - lo) / 2;
+        const Best m = best_of_two(s, ca.cand, cb.cand, mid * b->g);
+        if (best_same(&m, &ca))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const gint64 at = hi * b->g;
+    const Best before = best_at(s, b->mask, at - b->g);
+    const Best after = best_at(s, b->mask, at);
+
+    /* Something else won before the found size: search (a, at - g] first. */
+    if (!best_same(&before, &ca))
+        segment(b, a, ca, at - b->g, before, depth + 1);
+    if (!best_same(&before, &after))
+        record(b, at, &before, &after);
+    if (!best_same(&after, &cb))
+        segment(b, at, after, bsize, cb, depth + 1);
+}
+
+/* ---- One table ---- */
+
+static void
+table_clear(CsSelectTable *t)
+{
+    g_clear_pointer(&t->points, g_array_unref);
+    g_clear_pointer(&t->crossovers, g_array_unref);
+    g_clear_pointer(&t->ranges, g_array_unref);
+    g_clear_pointer(&t->note, g_free);
+}
+
+/* One measured row for the measurements CSV: a candidate's time at a grid size. */
+typedef struct {
+    gint64 size_bytes;
+    CsSelectChoice choice;
+    double time_us;
+} Measure;
+
+static void
+build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gboolean nccl_only,
+            CsSelectTable *t, GArray *measures)
+{
+    const CsDtype dtype = s->o->predict.dtype;
+    t->op = s->op;
+    t->nccl_only = nccl_only;
+    t->granularity = g;
+    t->points = g_array_new(FALSE, TRUE, sizeof(CsSelectPoint));
+    t->crossovers = g_array_new(FALSE, TRUE, sizeof(CsSelectCrossover));
+    t->ranges = g_array_new(FALSE, TRUE, sizeof(CsSelectRange));
+    for (guint c = 0; c < s->cands->len; c++)
+        if (mask[c])
+            t->n_candidates++;
+    if (t->n_candidates == 0) {
+        t->note = g_strdup_printf("no candidate implements %s here", cs_op_name(s->op));
+        return;
+    }
+
+    g_autoptr(GArray) bests = g_array_new(FALSE, FALSE, sizeof(Best));
+    for (guint i = 0; i < grid->len; i++) {
+        const gint64 size = g_array_index(grid, gint64, i);
+        const Best b = best_at(s, mask, size);
+        if (b.cand < 0) {
+            t->note = g_strdup_printf("no candidate runs %s of %" G_GINT64_FORMAT " bytes",
+                                      cs_op_name(s->op), size);
+            if (s->unserved == 0)
+                s->unserved = size;
+            g_array_set_size(t->points, 0);
+            return;
+        }
+        g_array_append_val(bests, b);
+        const CsOpSize os = cs_op_size(s->op, size, dtype, s->nranks);
+        CsSelectPoint p = { 0 };
+        p.size_bytes = size;
+        p.best = choice_of(s, b.cand, b.channels);
+        p.time_us = b.time_ps / 1e6;
+        p.extrapolated = b.extrapolated;
+        p.algbw_GBps = p.time_us > 0.0 ? (double)os.size_bytes / (p.time_us * 1e3) : 0.0;
+        p.busbw_GBps = p.algbw_GBps * cs_op_busbw_factor(s->op, s->nranks);
+        g_array_append_val(t->points, p);
+        if (measures != NULL) {
+            for (guint c = 0; c < s->cands->len; c++) {
+                if (!mask[c])
+                    continue;
+                const Eval e = evaluate(s, (int)c, size, 0);
+                if (!e.ok)
+                    continue;
+                Measure m = { size, choice_of(s, (int)c, e.channels), e.time_ps / 1e6 };
+                g_array_append_val(measures, m);
+            }
+        }
+    }
+
+    Bisect b = { s, mask, g, t->crossovers, FALSE };
+    for (guint i = 0; i + 1 < bests->len; i++)
+        segment(&b, g_array_index(grid, gint64, i), g_array_index(bests, Best, i),
+                g_array_index(grid, gint64, i + 1), g_array_index(bests, Best, i + 1), 0);
+    if (b.truncated)
+        t->note = g_strdup_printf("more than %d crossovers: the list is cut", MAX_CROSSOVERS);
+
+    /* Ranges: the first choice from 0, each crossover opens the next, the last is open. Each
+     * carries the channel count at its largest size: NCCL takes a tuner's count as a maximum
+     * and lowers it for smaller operations itself (enqueue.cc thread thresholds). */
+    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best };
+    for (guint i = 0; i < t->crossovers->len; i++) {
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+        r.max_bytes = x->size_bytes - 1;
+        r.choice.n_channels = x->from.n_channels;
+        g_array_append_val(t->ranges, r);
+        r.min_bytes = x->size_bytes;
+        r.choice = x->to;
+    }
+    r.max_bytes = -1;
+    r.choice.n_channels
+        = g_array_index(t->points, CsSelectPoint, t->points->len - 1).best.n_channels;
+    g_array_append_val(t->ranges, r);
+}
+
+/* ---- The selection ---- */
+
+typedef struct {
+    CsSelectTable full;
+    CsSelectTable nccl_own;    /* used when the NCCL table differs from the full one */
+    const CsSelectTable *nccl; /* NULL: NCCL has no model of this collective */
+    GArray *measures;          /* Measure, NCCL-implementable candidates at grid sizes */
+    GArray *compare;           /* CsSelectCompareRow, or NULL */
+    GArray *grid;              /* gint64 */
+} OpResult;
+
+struct _CsSelection {
+    CsTopo *topo;
+    int nranks;
+    int nnodes;
+    CsDtype dtype;
+    gint64 min_bytes;
+    gint64 max_bytes;
+    gint64 step_factor;
+    gboolean exact;
+    gint64 max_events;
+    int forced_channels; /* --channels, 0 when channels follow the size */
+    gboolean nccl_only;
+    char *model;         /* "reservation", "maxmin", "nccl:2.28" */
+    gboolean nccl_model; /* selected under NCCL's model */
+    char *compare_spec;  /* (nullable) */
+    CsNcclModel *nccl;   /* decides what NCCL implements; NCCL's picks for --compare */
+    GPtrArray *ops;      /* OpResult */
+    int n_sims;
+    double seconds;
+};
+
+static void
+op_result_free(gpointer p)
+{
+    OpResult *r = p;
+    table_clear(&r->full);
+    table_clear(&r->nccl_own);
+    g_clear_pointer(&r->measures, g_array_unref);
+    g_clear_pointer(&r->compare, g_array_unref);
+    g_clear_pointer(&r->grid, g_array_unref);
+    g_free(r);
+}
+
+void
+cs_selection_free(CsSelection *selection)
+{
+    if (selection == NULL)
+        return;
+    g_clear_pointer(&selection->topo, cs_topo_unref);
+    g_free(selection->model);
+    g_free(selection->compare_spec);
+    g_clear_pointer(&selection->nccl, cs_nccl_model_free);
+    g_clear_pointer(&selection->ops, g_ptr_array_unref);
+    g_free(selection);
+}
+
+/* The grid of sizes nccl-tests would run for @op, rounded as it rounds them, without the
+ * zero-byte sizes and repeats that rounding makes of the smallest ones. */
+static GArray *
+make_grid(const CsSelectOptions *o, CsOp op, int nranks)
+{
+    GArray *grid = g_array_new(FALSE, FALSE, sizeof(gint64));
+    for (gint64 x = o->min_bytes; x <= o->max_bytes;) {
+        const gint64 size = cs_op_size(op, x, o->predict.dtype, nranks).size_bytes;
+        if (size > 0 && (grid->len == 0 || size > g_array_index(grid, gint64, grid->len - 1)))
+            g_array_append_val(grid, size);
+        if (x > G_MAXINT64 / o->step_factor)
+            break;
+        x *= o->step_factor;
+    }
+    return grid;
+}
+
+static gint64
+granularity(CsOp op, CsDtype dtype, int nranks)
+{
+    const gint64 ts = cs_dtype_size(dtype);
+    switch (op) {
+    case CS_OP_ALL_REDUCE:
+    case CS_OP_BROADCAST:
+    case CS_OP_REDUCE:
+        return ts;
+    default:
+        return ts * nranks;
+    }
+}
+
+/* Collsim's candidates for @op: every registered algorithm that serves it here, with every
+ * protocol the GPUs' library picks from by default (the topology's default_protocols; the
+ * predictor refuses illegal protocols size by size). */
+static GArray *
+collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *nccl)
+{
+    GArray *cands = g_array_new(FALSE, TRUE, sizeof(Cand));
+    const int func = cs_nccl_func_from_op(op);
+    const guint defaults = cs_topo_default_protos(topo, nranks);
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+        const CsAlgo *algo = *a;
+        const char *why = NULL;
+        if ((algo->ops & CS_OP_BIT(op)) == 0)
+            continue;
+        /* As the predictor asks: the machine only when all of it runs. */
+        if (algo->supports != NULL
+            && !algo->supports(nranks == cs_topo_n_ranks(topo) ? topo : NULL, op, nranks, &why))
+            continue;
+        CsNcclAlgo na;
+        const gboolean is_nccl = cs_nccl_algo_from_collsim(algo->name, &na);
+        for (int p = 0; p < CS_N_PROTOS; p++) {
+            if ((defaults & (1u << p)) == 0)
+                continue;
+            Cand c = { algo, is_nccl ? (int)na : -1, (CsProto)p, FALSE };
+            c.nccl_ok
+                = is_nccl && func >= 0
+                  && cs_nccl_model_bandwidth_GBps(nccl, (CsNcclFunc)func, na, (CsProto)p) > 0.0;
+            g_array_append_val(cands, c);
+        }
+    }
+    return cands;
+}
+
+/* Each candidate's simulation cap: the first grid size whose simulation replays more than
+ * @max_events events, provided the line through it and the size before is already the
+ * bandwidth regime (intercept at most a tenth of the time) and the channel count no longer
+ * changes up to the largest size. Otherwise simulation goes on. */
+static void
+set_caps(Search *s, const GArray *grid, gint64 max_events)
+{
+    const gint64 largest = g_array_index(grid, gint64, grid->len - 1);
+    for (guint c = 0; c < s->cands->len; c++) {
+        const Cand *cand = &g_array_index(s->cands, Cand, c);
+        const int last_channels
+            = s->o->predict.n_channels > 0
+                  ? s->o->predict.n_channels
+                  : cs_predict_default_channels(s->topo, cand->algo, s->op, cand->proto, largest,
+                                                s->nranks);
+        for (guint i = 2; i < grid->len; i++) {
+            const gint64 size = g_array_index(grid, gint64, i);
+            const gint64 below = g_array_index(grid, gint64, i - 1);
+            const gint64 below2 = g_array_index(grid, gint64, i - 2);
+            const Eval e = evaluate(s, (int)c, size, 0);
+            if (!e.ok || e.events <= max_events)
+                continue;
+            const Eval p = evaluate(s, (int)c, below, 0);
+            const Eval q = evaluate(s, (int)c, below2, 0);
+            if (!p.ok || !q.ok || p.channels != e.channels || e.channels != last_channels
+                || p.peer_channels != e.peer_channels
+                || e.peer_channels
+                       != cs_predict_peer_channels(s->topo, cand->algo, s->op, cand->proto, largest,
+                                                   s->nranks))
+                continue;
+            const double slope = (e.time_ps - p.time_ps) / (double)(size - below);
+            const double slope_before = (p.time_ps - q.time_ps) / (double)(below - below2);
+            const double intercept = e.time_ps - slope * (double)size;
+            /* Linear already: the last two slopes agree and latency is a small part. */
+            if (slope <= 0.0 || intercept > 0.1 * e.time_ps
+                || fabs(slope - slope_before) > 0.002 * slope)
+                continue;
+            s->cap[c] = size;
+            s->cap_below[c] = below;
+            break;
+        }
+    }
+}
+
+/* NCCL's own candidates for @op: every usable entry of its tables among the GPUs' default
+ * protocols (default_protocols). */
+static GArray *
+nccl_candidates(const CsNcclModel *nccl, CsOp op, guint default_protos)
+{
+    GArray *cands = g_array_new(FALSE, TRUE, sizeof(Cand));
+    const int func = cs_nccl_func_from_op(op);
+    if (func < 0)
+        return cands;
+    for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
+        for (int p = 0; p < CS_N_PROTOS; p++) {
+            if ((default_protos & (1u << p)) == 0)
+                continue;
+            if (cs_nccl_model_bandwidth_GBps(nccl, (CsNcclFunc)func, (CsNcclAlgo)a, (CsProto)p)
+                <= 0.0)
+                continue;
+            Cand c = { NULL, a, (CsProto)p, TRUE };
+            g_array_append_val(cands, c);
+        }
+    }
+    return cands;
+}
+
+/* Per grid size: NCCL's pick under its model, and collsim's engine on it. */
+static GArray *
+compare_rows(Search *s, const CsNcclModel *nccl, const OpResult *r)
+{
+    GArray *rows = g_array_new(FALSE, TRUE, sizeof(CsSelectCompareRow));
+    const CsSelectTable *mine = r->nccl;
+    for (guint i = 0; i < r->grid->len; i++) {
+        const gint64 size = g_array_index(r->grid, gint64, i);
+        CsSelectCompareRow row = { 0 };
+        row.size_bytes = size;
+        if (!cs_nccl_model_pick(nccl, s->op, size, &row.nccl))
+            continue;
+        const CsSelectPoint *p = &g_array_index(mine->points, CsSelectPoint, i);
+        row.best = p->best;
+        row.best_us = p->time_us;
+        for (guint c = 0; c < s->cands->len; c++) {
+            const Cand *cand = &g_array_index(s->cands, Cand, c);
+            if (cand->nccl_algo != (int)row.nccl.algo || cand->proto != row.nccl.proto)
+                continue;
+            const Eval e = evaluate(s, (int)c, size, 0);
+            if (!e.ok)
+                break;
+            row.nccl_simulated = TRUE;
+            row.nccl_as_collsim = choice_of(s, (int)c, e.channels);
+            row.nccl_pick_us = e.time_ps / 1e6;
+            row.loss_us = MAX(0.0, row.nccl_pick_us - row.best_us);
+            row.loss_pct = row.best_us > 0.0 ? 100.0 * row.loss_us / row.best_us : 0.0;
+            break;
+        }
+        g_array_append_val(rows, row);
+    }
+    return rows;
+}
+
+static int
+count_nodes(const CsTopo *topo, int nranks)
+{
+    g_autoptr(GHashTable) nodes = g_hash_table_new(NULL, NULL);
+    for (int r = 0; r < nranks; r++)
+        g_hash_table_add(nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, r) + 1));
+    return MAX(1, (int)g_hash_table_size(nodes));
+}
+
+static CsSelection *
+run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GError **error)
+{
+    g_return_val_if_fail(topo != NULL && o != NULL, NULL);
+    const gint64 t0 = g_get_monotonic_time();
+    const int all = cs_topo_n_ranks(topo);
+    const int nranks = o->predict.nranks > 0 ? o->predict.nranks : all;
+
+    if (nranks > all) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS, "%d ranks asked, %s has %d",
+                    nranks, cs_topo_name(topo), all);
+        return NULL;
+    }
+    /* Every candidate keeps to the ranks' default protocols: none shared, no table. */
+    g_autofree char *no_protocol = cs_predict_no_shared_protocol(topo, nranks);
+    if (no_protocol != NULL) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                    "%s; select among fewer ranks (--ranks)", no_protocol);
+        return NULL;
+    }
+    if (o->min_bytes < 1 || o->max_bytes < o->min_bytes || o->step_factor < 2) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                    "sizes must grow from at least 1 byte by a factor of at least 2 "
+                    "(got %" G_GINT64_FORMAT " ... %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT ")",
+                    o->min_bytes, o->max_bytes, o->step_factor);
+        return NULL;
+    }
+    if (o->max_bytes > CS_PREDICT_MAX_BYTES) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                    "largest size %" G_GINT64_FORMAT " bytes is beyond what collsim predicts "
+                    "(1 PiB)",
+                    o->max_bytes);
+        return NULL;
+    }
+
+    g_autoptr(CsSelection) sel = g_new0(CsSelection, 1);
+    sel->topo = cs_topo_ref((CsTopo *)topo);
+    sel->nranks = nranks;
+    sel->nnodes = count_nodes(topo, nranks);
+    sel->dtype = o->predict.dtype;
+    sel->min_bytes = o->min_bytes;
+    sel->max_bytes = o->max_bytes;
+    sel->step_factor = o->step_factor;
+    sel->exact = o->exact;
+    sel->forced_channels = o->predict.n_channels;
+    sel->max_events = o->max_events > 0 ? o->max_events : DEFAULT_MAX_EVENTS;
+    sel->nccl_model = o->nccl_spec != NULL;
+    sel->nccl_only = o->nccl_only || sel->nccl_model;
+    sel->compare_spec = g_strdup(compare_spec);
+    sel->ops = g_ptr_array_new_with_free_func(op_result_free);
+
+    /* NCCL's model: the selection's model, or what NCCL implements and picks. */
+    const char *spec = o->nccl_spec != NULL ? o->nccl_spec : compare_spec;
+    sel->nccl = cs_nccl_model_new_for_topo(topo, nranks, spec, error);
+    if (sel->nccl == NULL)
+        return NULL;
+    if (sel->nccl_model)
+        sel->model = g_strdup_printf("nccl:%s", cs_nccl_model_constants(sel->nccl)->version);
+    else
+        sel->model = g_strdup(o->predict.engine.net_model != NULL ? o->predict.engine.net_model
+                                                                  : "reservation");
+
+    g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
+    cs_point_cache_bind(points, topo);
+    for (int op = 0; op < CS_N_OPS; op++) {
+        if ((o->ops & CS_OP_BIT(op)) == 0)
+            continue;
+        const int func = cs_nccl_func_from_op((CsOp)op);
+        if (sel->nccl_model && func < 0)
+            continue;
+        /* Below one element per rank nccl-tests runs only empty sizes: nothing to select. */
+        g_autoptr(GArray) grid = make_grid(o, (CsOp)op, nranks);
+        if (grid->len == 0) {
+            g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                        "no %s size from -b %" G_GINT64_FORMAT " to -e %" G_GINT64_FORMAT
+                        " on %d ranks: the smallest is %" G_GINT64_FORMAT " bytes",
+                        cs_op_name((CsOp)op), o->min_bytes, o->max_bytes, nranks,
+                        granularity((CsOp)op, o->predict.dtype, nranks));
+            return NULL;
+        }
+        Search s = { 0 };
+        s.topo = topo;
+        s.points = points;
+        s.o = o;
+        s.nccl_model = sel->nccl_model ? sel->nccl : NULL;
+        s.op = (CsOp)op;
+        s.nranks = nranks;
+        s.cands = sel->nccl_model
+                      ? nccl_candidates(sel->nccl, s.op, cs_topo_default_protos(topo, nranks))
+                      : collsim_candidates(topo, s.op, nranks, sel->nccl);
+        s.cache = g_hash_table_new_full(eval_key_hash, eval_key_equal, g_free, g_free);
+        s.cap = g_new0(gint64, MAX(1, s.cands->len));
+        s.cap_below = g_new0(gint64, MAX(1, s.cands->len));
+        if (s.cands->len >= 2048) {
+            g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                        "%u candidates for %s: more than the 2047 the search handles", s.cands->len,
+                        cs_op_name(s.op));
+            g_array_unref(s.cands);
+            g_hash_table_unref(s.cache);
+            g_free(s.cap);
+            g_free(s.cap_below);
+            return NULL;
+        }
+
+        OpResult *r = g_new0(OpResult, 1);
+        g_ptr_array_add(sel->ops, r);
+        r->grid = g_steal_pointer(&grid);
+        const gint64 g = granularity(s.op, o->predict.dtype, nranks);
+
+        if (s.nccl_model == NULL && !o->exact)
+            set_caps(&s, r->grid, sel->max_events);
+
+        g_autofree gboolean *all_mask = g_new0(gboolean, MAX(1, s.cands->len));
+        g_autofree gboolean *nccl_mask = g_new0(gboolean, MAX(1, s.cands->len));
+        gboolean differ = FALSE;
+        for (guint c = 0; c < s.cands->len; c++) {
+            const Cand *cand = &g_array_index(s.cands, Cand, c);
+            all_mask[c] = !o->nccl_only || cand->nccl_ok;
+            nccl_mask[c] = cand->nccl_ok;
+            differ |= all_mask[c] != nccl_mask[c];
+        }
+        r->measures = g_array_new(FALSE, TRUE, sizeof(Measure));
+        build_table(&s, all_mask, r->grid, g, sel->nccl_only, &r->full,
+                    differ || func < 0 ? NULL : r->measures);
+        if (func >= 0) {
+            if (differ) {
+                build_table(&s, nccl_mask, r->grid, g, TRUE, &r->nccl_own, r->measures);
+                r->nccl = &r->nccl_own;
+            }
+            else {
+                r->nccl = &r->full;
+            }
+        }
+        if (compare_spec != NULL && r->nccl != NULL && r->nccl->points->len == r->grid->len)
+            r->compare = compare_rows(&s, sel->nccl, r);
+
+        /* A grid size that nothing runs (beyond the engine's size or clock) would leave the
+         * collective without a table: the asked grid is wrong, not the machine. */
+        const gint64 unserved = s.unserved;
+        g_autofree char *why = g_steal_pointer(&s.first_error);
+        sel->n_sims += s.n_sims;
+        g_array_unref(s.cands);
+        g_hash_table_unref(s.cache);
+        g_free(s.cap);
+        g_free(s.cap_below);
+        if (unserved > 0) {
+            g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_UNSERVED,
+                        "no candidate runs %s of %" G_GINT64_FORMAT " bytes%s%s",
+                        cs_op_name((CsOp)op), unserved, why != NULL ? ": " : "",
+                        why != NULL ? why : "");
+            return NULL;
+        }
+    }
+    if (sel->ops->len == 0) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_NOTHING,
+                    "NCCL's cost model covers none of the collectives asked (it has broadcast, "
+                    "reduce, allgather, reducescatter and allreduce)");
+        return NULL;
+    }
+    sel->seconds = (g_get_monotonic_time() - t0) / 1e6;
+    g_debug("select: %d simulations in %.3f s", sel->n_sims, sel->seconds);
+    return g_steal_pointer(&sel);
+}
+
+/**
+ * cs_select_run:
+ * The selection for every collective of @options->ops. Returns: (transfer full) (nullable).
+ */
+CsSelection *
+cs_select_run(const CsTopo *topo, const CsSelectOptions *options, GError **error)
+{
+    return run(topo, options, NULL, error);
+}
+
+/**
+ * cs_select_compare:
+ * cs_select_run() plus, per size, NCCL's pick under @nccl_spec ("nccl", "nccl:2.19"), what
+ * collsim's engine predicts for it, and its loss against collsim's pick among the algorithms
+ * NCCL implements. Returns: (transfer full) (nullable).
+ */
+CsSelection *
+cs_select_compare(const CsTopo *topo, const CsSelectOptions *options, const char *nccl_spec,
+                  GError **error)
+{
+    g_return_val_if_fail(nccl_spec != NULL, NULL);
+    if (options->nccl_spec != NULL) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                    "--compare compares NCCL's model with collsim's engine: the selection "
+                    "itself must use the engine, not %s",
+                    options->nccl_spec);
+        return NULL;
+    }
+    return run(topo, options, nccl_spec, error);
+}
+
+guint
+cs_selection_n_tables(const CsSelection *selection)
+{
+    g_return_val_if_fail(selection != NULL, 0);
+    return selection->ops->len;
+}
+
+const CsSelectTable *
+cs_selection_table(const CsSelection *selection, guint index)
+{
+    g_return_val_if_fail(selection != NULL && index < selection->ops->len, NULL);
+    return &((const OpResult *)g_ptr_array_index(selection->ops, index))->full;
+}
+
+static const OpResult *
+op_result(const CsSelection *selection, CsOp op)
+{
+    for (guint i = 0; i < selection->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(selection->ops, i);
+        if (r->full.op == op)
+            return r;
+    }
+    return NULL;
+}
+
+const CsSelectTable *
+cs_selection_nccl_table(const CsSelection *selection, CsOp op)
+{
+    g_return_val_if_fail(selection != NULL, NULL);
+    const OpResult *r = op_result(selection, op);
+    return r != NULL ? r->nccl : NULL;
+}
+
+const GArray *
+cs_selection_compare_rows(const CsSelection *selection, CsOp op)
+{
+    g_return_val_if_fail(selection != NULL, NULL);
+    const OpResult *r = op_result(selection, op);
+    return r != NULL ? r->compare : NULL;
+}
+
+/* ---- Shared pieces of the emitters ---- */
+
+static const char *
+plural(int n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* "dgx-h100x8, 8 ranks on 1 node, float, engine reservation" */
+static char *
+describe(const CsSelection *sel)
+{
+    g_autofree char *model
+        = sel->nccl_model
+              ? g_strdup_printf("NCCL %s cost model", cs_nccl_model_constants(sel->nccl)->version)
+              : g_strdup_printf("collsim engine (%s)", sel->model);
+    return g_strdup_printf("%s, %d rank%s on %d node%s, %s, %s", cs_topo_name(sel->topo),
+                           sel->nranks, plural(sel->nranks), sel->nnodes, plural(sel->nnodes),
+                           cs_dtype_name(sel->dtype), model);
+}
+
+/* The algorithm names of candidates NCCL does not have, for the restriction comment. */
+static char *
+non_nccl_algorithms(const CsSelection *sel)
+{
+    g_autoptr(GString) s = g_string_new(NULL);
+    if (sel->nccl_model)
+        return g_strdup("");
+    for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+        CsNcclAlgo na;
+        if (!cs_nccl_algo_from_collsim((*a)->name, &na))
+            g_string_append_printf(s, "%s%s", s->len > 0 ? ", " : "", (*a)->name);
+    }
+    return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* Comment lines shared by the NCCL emitters: what was left out and why. */
+static void
+append_restriction(GString *out, const CsSelection *sel, const char *prefix)
+{
+    g_autofree char *others = non_nccl_algorithms(sel);
+    if (others[0] != '\0') {
+        g_string_append_printf(out,
+                               "%sRestricted to algorithms NCCL implements (ring, tree, "
+                               "nvls, nvls_tree, collnet, pat):\n",
+                               prefix);
+        g_string_append_printf(out, "%s  %s are collsim's, not NCCL's.\n", prefix, others);
+    }
+    g_autoptr(GString) none = g_string_new(NULL);
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        if (r->nccl == NULL)
+            g_string_append_printf(none, "%s%s", none->len > 0 ? ", " : "", cs_op_name(r->full.op));
+    }
+    if (none->len > 0)
+        g_string_append_printf(out, "%sNot tuned by NCCL (point-to-point there): %s.\n", prefix,
+                               none->str);
+}
+
+/* "512 B", "1.37 MiB": a reading aid beside exact byte counts. */
+static char *
+size_text(gint64 bytes)
+{
+    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+    if (bytes < 1024)
+        return g_strdup_printf("%" G_GINT64_FORMAT " B", bytes);
+    double v = (double)bytes / 1024.0;
+    int u = 0;
+    while (v >= 1024.0 && u < 3) {
+        v /= 1024.0;
+        u++;
+    }
+    if (v == floor(v))
+        return g_strdup_printf("%.0f %s", v, units[u]);
+    return g_strdup_printf("%.2f %s", v, units[u]);
+}
+
+/* ---- Human table ---- */
+
+static void
+append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const char *title)
+{
+    g_string_append_printf(out, "#\n# %s%s: %d candidate%s", cs_op_name(t->op), title,
+                           t->n_candidates, plural(t->n_candidates));
+    g_string_append_printf(out, ", crossovers exact to %" G_GINT64_FORMAT " B\n", t->granularity);
+    if (t->note != NULL)
+        g_string_append_printf(out, "#   note: %s\n", t->note);
+    if (t->points->len == 0)
+        return;
+    g_string_append(out, "#         size  best                         time(us)  algbw(GB/s)"
+                         "  busbw(GB/s)\n");
+    gboolean any_extrapolated = FALSE;
+    for (guint i = 0; i < t->points->len; i++) {
+        const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
+        g_autofree char *label = cs_select_choice_label(&p->best);
+        g_string_append_printf(out, "%14" G_GINT64_FORMAT "  %-26s %10.2f%s %11.2f  %11.2f\n",
+                               p->size_bytes, label, p->time_us, p->extrapolated ? "*" : " ",
+                               p->algbw_GBps, p->busbw_GBps);
+        any_extrapolated |= p->extrapolated;
+    }
+    if (any_extrapolated)
+        g_string_append_printf(out,
+                               "#   * extended on a line: past the simulation cap "
+                               "(%" G_GINT64_FORMAT " events), or through three smaller "
+                               "simulated sizes (as collsim run); --exact simulates them\n",
+                               sel->max_events);
+    if (t->crossovers->len == 0) {
+        g_string_append(out, "# crossovers: none (one choice at every size)\n");
+    }
+    else {
+        g_string_append(out, "# crossovers: first size of the new choice; both times at that "
+                             "size and one element below\n");
+        for (guint i = 0; i < t->crossovers->len; i++) {
+            const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+            g_autofree char *from = cs_select_choice_label(&x->from);
+            g_autofree char *to = cs_select_choice_label(&x->to);
+            g_autofree char *human = size_text(x->size_bytes);
+            g_string_append_printf(out,
+                                   "#%13" G_GINT64_FORMAT "  (%s) %s -> %s: %.6f vs %.6f us;"
+                                   " at %" G_GINT64_FORMAT ": %.6f vs %.6f\n",
+                                   x->size_bytes, human, from, to, x->from_time_us, x->to_time_us,
+                                   x->below_bytes, x->from_time_below_us, x->to_time_below_us);
+        }
+    }
+    g_string_append(out, "# ranges:\n");
+    for (guint i = 0; i < t->ranges->len; i++) {
+        const CsSelectRange *r = &g_array_index(t->ranges, CsSelectRange, i);
+        g_autofree char *label = cs_select_choice_label(&r->choice);
+        g_autofree char *max = r->max_bytes < 0
+                                   ? g_strdup("...")
+                                   : g_strdup_printf("%" G_GINT64_FORMAT, r->max_bytes);
+        g_string_append_printf(out, "#   %14" G_GINT64_FORMAT " - %-14s %s\n", r->min_bytes, max,
+                               label);
+    }
+}
+
+/* NCCL's tuning table as NCCL_DEBUG_SUBSYS=TUNING prints it (latency us / algbw GB/s). */
+static void
+append_nccl_tables(GString *out, const CsNcclModel *m)
+{
+    const CsNcclSystem *s = cs_nccl_model_system(m);
+    g_string_append_printf(out,
+                           "# NCCL %s model on the emulated search: %s%s, %d rank%s on "
+                           "%d node%s\n",
+                           cs_nccl_model_constants(m)->version, cs_nccl_arch_name(s->arch),
+                           s->arch_guessed ? " (GPU not recognised: assumed)" : "", s->n_ranks,
+                           plural(s->n_ranks), s->n_nodes, plural(s->n_nodes));
+    for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
+        const CsNcclGraph *g = &s->graphs[a];
+        gboolean used = FALSE;
+        for (int f = 0; f < CS_NCCL_N_FUNCS; f++)
+            for (int p = 0; p < CS_N_PROTOS; p++)
+                used |= cs_nccl_model_bandwidth_GBps(m, f, a, p) > 0.0;
+        if (used)
+            g_string_append_printf(out, "#   %-14s %2d channels x %.1f GB/s intra, %.1f inter\n",
+                                   cs_nccl_algo_env_name((CsNcclAlgo)a), g->n_channels,
+                                   g->bw_intra_GBps, g->bw_inter_GBps);
+    }
+    g_string_append(out, "#   usable entries, latency (us) / algorithm bandwidth (GB/s):\n");
+    for (int f = 0; f < CS_NCCL_N_FUNCS; f++) {
+        g_string_append_printf(out, "#   %-13s", cs_nccl_func_name((CsNcclFunc)f));
+        for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
+            for (int p = 0; p < CS_N_PROTOS; p++) {
+                const double bw = cs_nccl_model_bandwidth_GBps(m, f, a, p);
+                if (bw <= 0.0)
+                    continue;
+                g_string_append_printf(
+                    out, " %s/%s %.1f/%.1f", cs_nccl_algo_env_name((CsNcclAlgo)a),
+                    cs_proto_name((CsProto)p), cs_nccl_model_latency_us(m, f, a, p), bw);
+            }
+        }
+        g_string_append(out, "\n");
+    }
+}
+
+/**
+ * cs_selection_to_table:
+ * Per collective: the best choice per grid size (time, algbw, busbw), the crossovers with
+ * the times of both sides, and the ranges.
+ */
+char *
+cs_selection_to_table(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    g_autofree char *what = describe(sel);
+    g_autofree char *lo = size_text(sel->min_bytes);
+    g_autofree char *hi = size_text(sel->max_bytes);
+    g_string_append_printf(out, "# collsim %s select: %s\n", COLLSIM_VERSION, what);
+    g_string_append_printf(out,
+                           "# grid %s ... %s (x%" G_GINT64_FORMAT "); crossovers: where "
+                           "the best algorithm/protocol changes, by bisection on the "
+                           "predictions\n",
+                           lo, hi, sel->step_factor);
+    if (sel->forced_channels > 0)
+        g_string_append_printf(out, "# channels forced to %d (--channels)\n", sel->forced_channels);
+    else
+        g_string_append(out, "# channels follow the size (NCCL lowers them for small "
+                             "operations); a range's count is the one at its largest size\n");
+    if (sel->nccl_model)
+        append_nccl_tables(out, sel->nccl);
+    else if (sel->nccl_only)
+        append_restriction(out, sel, "# ");
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        append_table(out, sel, &r->full, "");
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* ---- JSON ---- */
+
+/* The choice's fields into @o: collsim's names (with NCCL's, null when NCCL has no such
+ * algorithm) or, with @nccl_names, NCCL's (the spelling of its tuner CSV). */
+static void
+add_choice(cJSON *o, const CsSelectChoice *c, gboolean nccl_names)
+{
+    if (nccl_names) {
+        cJSON_AddStringToObject(o, "algorithm", cs_nccl_algo_name((CsNcclAlgo)c->nccl_algo));
+        cJSON_AddStringToObject(o, "protocol", cs_nccl_proto_name(c->proto));
+        if (c->algo != NULL)
+            cJSON_AddStringToObject(o, "collsim_algorithm", c->algo->name);
+    }
+    else {
+        cJSON_AddStringToObject(o, "algorithm", cs_select_choice_algo_name(c));
+        cJSON_AddStringToObject(o, "protocol", cs_proto_name(c->proto));
+        if (c->nccl_algo >= 0) {
+            cJSON_AddStringToObject(o, "nccl_algorithm",
+                                    cs_nccl_algo_name((CsNcclAlgo)c->nccl_algo));
+            cJSON_AddStringToObject(o, "nccl_protocol", cs_nccl_proto_name(c->proto));
+        }
+        else {
+            cJSON_AddNullToObject(o, "nccl_algorithm");
+            cJSON_AddNullToObject(o, "nccl_protocol");
+        }
+    }
+    cJSON_AddNumberToObject(o, "channels", c->n_channels);
+}
+
+static cJSON *
+choice_json(const CsSelectChoice *c, gboolean nccl_names)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_choice(o, c, nccl_names);
+    return o;
+}
+
+/* Rounded to 1e-6 us so the text stays short and identical across runs. */
+static double
+round_us(double us)
+{
+    return round(us * 1e6) / 1e6;
+}
+
+static cJSON *
+ranges_json(const CsSelectTable *t, gboolean nccl_names)
+{
+    cJSON *ranges = cJSON_CreateArray();
+    for (guint i = 0; i < t->ranges->len; i++) {
+        const CsSelectRange *r = &g_array_index(t->ranges, CsSelectRange, i);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "min_bytes", (double)r->min_bytes);
+        /* null: no upper bound (the last range). */
+        if (r->max_bytes < 0)
+            cJSON_AddNullToObject(o, "max_bytes");
+        else
+            cJSON_AddNumberToObject(o, "max_bytes", (double)r->max_bytes);
+        add_choice(o, &r->choice, nccl_names);
+        cJSON_AddItemToArray(ranges, o);
+    }
+    return ranges;
+}
+
+/**
+ * cs_selection_to_json:
+ * The selection as one JSON document: headers (format, collsim version, topology, ranks,
+ * nodes, datatype, model, grid), then per collective the points, crossovers, ranges (collsim's
+ * names) and nccl_ranges (NCCL's names, algorithms NCCL implements; null when NCCL does not
+ * tune the collective), which libnccl-tuner-collsim.so reads.
+ */
+char *
+cs_selection_to_json(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "collsim-select");
+    cJSON_AddNumberToObject(root, "format_version", 1);
+    cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
+    cJSON_AddStringToObject(root, "topology", cs_topo_name(sel->topo));
+    cJSON_AddNumberToObject(root, "nranks", sel->nranks);
+    cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
+    cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
+    cJSON_AddStringToObject(root, "model", sel->nccl_model ? sel->model : "collsim");
+    if (!sel->nccl_model)
+        cJSON_AddStringToObject(root, "net_model", sel->model);
+    cJSON_AddStringToObject(root, "nccl_version", cs_nccl_model_constants(sel->nccl)->version);
+    cJSON_AddBoolToObject(root, "nccl_only", sel->nccl_only);
+    cJSON *grid = cJSON_AddObjectToObject(root, "grid");
+    cJSON_AddNumberToObject(grid, "min_bytes", (double)sel->min_bytes);
+    cJSON_AddNumberToObject(grid, "max_bytes", (double)sel->max_bytes);
+    cJSON_AddNumberToObject(grid, "factor", (double)sel->step_factor);
+    cJSON_AddBoolToObject(grid, "exact", sel->exact);
+    cJSON_AddNumberToObject(grid, "max_events", (double)sel->max_events);
+
+    cJSON *colls = cJSON_AddArrayToObject(root, "collectives");
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        const CsSelectTable *t = &r->full;
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddItemToArray(colls, c);
+        cJSON_AddStringToObject(c, "collective", cs_op_name(t->op));
+        cJSON_AddNumberToObject(c, "granularity_bytes", (double)t->granularity);
+        cJSON_AddNumberToObject(c, "candidates", t->n_candidates);
+        if (t->note != NULL)
+            cJSON_AddStringToObject(c, "note", t->note);
+        cJSON *points = cJSON_AddArrayToObject(c, "points");
+        for (guint j = 0; j < t->points->len; j++) {
+            const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, j);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "size_bytes", (double)p->size_bytes);
+            add_choice(o, &p->best, FALSE);
+            cJSON_AddNumberToObject(o, "time_us", round_us(p->time_us));
+            cJSON_AddNumberToObject(o, "algbw_GBps", round_us(p->algbw_GBps));
+            cJSON_AddNumberToObject(o, "busbw_GBps", round_us(p->busbw_GBps));
+            cJSON_AddBoolToObject(o, "extrapolated", p->extrapolated);
+            cJSON_AddItemToArray(points, o);
+        }
+        cJSON *xs = cJSON_AddArrayToObject(c, "crossovers");
+        for (guint j = 0; j < t->crossovers->len; j++) {
+            const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, j);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "size_bytes", (double)x->size_bytes);
+            cJSON_AddNumberToObject(o, "below_bytes", (double)x->below_bytes);
+            cJSON *from = choice_json(&x->from, FALSE);
+            cJSON_AddNumberToObject(from, "time_us", round_us(x->from_time_us));
+            cJSON_AddNumberToObject(from, "time_below_us", round_us(x->from_time_below_us));
+            cJSON_AddItemToObject(o, "from", from);
+            cJSON *to = choice_json(&x->to, FALSE);
+            cJSON_AddNumberToObject(to, "time_us", round_us(x->to_time_us));
+            cJSON_AddNumberToObject(to, "time_below_us", round_us(x->to_time_below_us));
+            cJSON_AddItemToObject(o, "to", to);
+            cJSON_AddItemToArray(xs, o);
+        }
+        cJSON_AddItemToObject(c, "ranges", ranges_json(t, FALSE));
+        if (r->nccl != NULL && r->nccl->points->len > 0)
+            cJSON_AddItemToObject(c, "nccl_ranges", ranges_json(r->nccl, TRUE));
+        else
+            cJSON_AddNullToObject(c, "nccl_ranges");
+    }
+    char *text = cJSON_Print(root);
+    char *copy = g_strconcat(text, "\n", NULL);
+    cJSON_free(text);
+    return copy;
+}
+
+/* ---- NCCL_ALGO / NCCL_PROTO ---- */
+
+/**
+ * cs_selection_to_env:
+ * NCCL_ALGO and NCCL_PROTO with NCCL's per-collective lists ("allreduce:ring,nvls;..."):
+ * per collective the algorithms and protocols its NCCL table uses. They restrict NCCL's
+ * choice but cannot depend on size: a comment says so for each collective whose table uses
+ * more than one algorithm/protocol pair, and names the tuner plugin that can.
+ */
+char *
+cs_selection_to_env(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    g_autofree char *what = describe(sel);
+    g_autoptr(GString) algos = g_string_new(NULL);
+    g_autoptr(GString) protos = g_string_new(NULL);
+
+    g_string_append_printf(out, "# collsim %s select --emit env: %s\n", COLLSIM_VERSION, what);
+    append_restriction(out, sel, "# ");
+    g_string_append(out, "# Per-collective lists need an NCCL whose NCCL_ALGO/NCCL_PROTO take "
+                         "them (2.28 does, 2.19 does not).\n");
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        const CsSelectTable *t = r->nccl;
+        if (t == NULL || t->ranges->len == 0)
+            continue;
+        gboolean used_a[CS_NCCL_N_ALGOS] = { FALSE };
+        gboolean used_p[CS_N_PROTOS] = { FALSE };
+        g_autoptr(GString) pairs = g_string_new(NULL);
+        g_autoptr(GHashTable) seen = g_hash_table_new(NULL, NULL);
+        for (guint j = 0; j < t->ranges->len; j++) {
+            const CsSelectRange *rg = &g_array_index(t->ranges, CsSelectRange, j);
+            used_a[rg->choice.nccl_algo] = TRUE;
+            used_p[rg->choice.proto] = TRUE;
+            const int key = rg->choice.nccl_algo * CS_N_PROTOS + rg->choice.proto + 1;
+            g_hash_table_add(seen, GINT_TO_POINTER(key));
+            g_autofree char *from = size_text(rg->min_bytes);
+            g_string_append_printf(pairs, "%s%s/%s from %s", pairs->len > 0 ? ", " : "",
+                                   cs_nccl_algo_name((CsNcclAlgo)rg->choice.nccl_algo),
+                                   cs_nccl_proto_name(rg->choice.proto), from);
+        }
+        const char *name = cs_op_name(t->op);
+        g_string_append_printf(algos, "%s%s:", algos->len > 0 ? ";" : "", name);
+        g_string_append_printf(protos, "%s%s:", protos->len > 0 ? ";" : "", name);
+        gboolean first = TRUE;
+        for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
+            if (!used_a[a])
+                continue;
+            g_string_append_printf(algos, "%s%s", first ? "" : ",",
+                                   cs_nccl_algo_env_name((CsNcclAlgo)a));
+            first = FALSE;
+        }
+        first = TRUE;
+        for (int p = 0; p < CS_N_PROTOS; p++) {
+            if (!used_p[p])
+                continue;
+            g_string_append_printf(protos, "%s%s", first ? "" : ",", cs_proto_name((CsProto)p));
+            first = FALSE;
+        }
+        if (g_hash_table_size(seen) > 1) {
+            g_string_append_printf(out, "# %s: %s.\n", name, pairs->str);
+            g_string_append_printf(out, "#   One global setting cannot express this: NCCL "
+                                        "still picks among these by its own model per size.\n");
+            g_string_append_printf(out, "#   The tuner plugin applies it exactly "
+                                        "(COLLSIM_TUNER_FILE with --emit json).\n");
+        }
+    }
+    if (algos->len == 0) {
+        g_string_append(out, "# No collective here is tuned by NCCL: nothing to set.\n");
+        return g_string_free(out, FALSE);
+    }
+    g_string_append_printf(out, "export NCCL_ALGO=\"%s\"\n", algos->str);
+    g_string_append_printf(out, "export NCCL_PROTO=\"%s\"\n", protos->str);
+    return g_string_free(out, FALSE);
+}
+
+/* ---- NCCL's example tuner CSV ---- */
+
+/**
+ * cs_selection_to_nccl_tuner_csv:
+ * The CSV NCCL's example tuner plugin reads (NCCL_TUNER_CONFIG_FILE): one line per range of
+ * each collective's NCCL table, contiguous from 0; the last ends at 4294967295 (2^32-1), or is
+ * open-ended (18446744073709551615) when the table goes past 4 GiB. Comment lines stay under
+ * the example's 256-byte line buffer.
+ */
+char *
+cs_selection_to_nccl_tuner_csv(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    g_autofree char *what = describe(sel);
+    const gboolean past_32 = (guint64)sel->max_bytes > CSV_END_32;
+
+    g_string_append_printf(out, "# collsim %s select --emit nccl-tuner-csv\n", COLLSIM_VERSION);
+    g_string_append_printf(out, "# %s\n", what);
+    g_string_append(out, "# For NCCL's example tuner (ext-tuner/example): "
+                         "NCCL_TUNER_CONFIG_FILE=<this file>\n");
+    append_restriction(out, sel, "# ");
+    g_string_append_printf(out, "# Ranges cover 0 ... %s with no gap or overlap.\n",
+                           past_32 ? "18446744073709551615" : "4294967295");
+    g_string_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
+                         "nNodes,nRanks,numPipeOps,regBuff\n");
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        const CsSelectTable *t = r->nccl;
+        if (t == NULL || t->ranges->len == 0)
+            continue;
+        for (guint j = 0; j < t->ranges->len; j++) {
+            const CsSelectRange *rg = &g_array_index(t->ranges, CsSelectRange, j);
+            guint64 max
+                = rg->max_bytes < 0 ? (past_32 ? G_MAXUINT64 : CSV_END_32) : (guint64)rg->max_bytes;
+            /* A crossover past 2^32-1 only exists when the grid goes there (then past_32). */
+            if ((guint64)rg->min_bytes > max)
+                continue;
+            g_string_append_printf(
+                out, "%s,%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d,%d,%d,-1,-1\n",
+                cs_op_name(t->op), rg->min_bytes, max,
+                cs_nccl_algo_name((CsNcclAlgo)rg->choice.nccl_algo),
+                cs_nccl_proto_name(rg->choice.proto), rg->choice.n_channels, sel->nnodes,
+                sel->nranks);
+        }
+    }
+    return g_string_free(out, FALSE);
+}
+
+/**
+ * cs_selection_to_nccl_measurements_csv:
+ * The measurement CSV of NCCL's ext-tuner/example/scripts/optimize_config.py: the header line
+ * first (csv.DictReader takes the first line as the header, so no comments), then one row per
+ * grid size and NCCL-implementable algorithm x protocol with its predicted time as
+ * cost_metric and latency_us, and its algorithm bandwidth as bandwidth_gbps.
+ */
+char *
+cs_selection_to_nccl_measurements_csv(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    GString *out = g_string_new("collective,size_bytes,algorithm,protocol,channels,nodes,ranks,"
+                                "pipeOps,regBuff,cost_metric,bandwidth_gbps,latency_us\n");
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        if (r->nccl == NULL)
+            continue;
+        for (guint j = 0; j < r->measures->len; j++) {
+            const Measure *m = &g_array_index(r->measures, Measure, j);
+            const CsOpSize os = cs_op_size(r->full.op, m->size_bytes, sel->dtype, sel->nranks);
+            const double bw = m->time_us > 0.0 ? (double)os.size_bytes / (m->time_us * 1e3) : 0.0;
+            g_string_append_printf(out,
+                                   "%s,%" G_GINT64_FORMAT ",%s,%s,%d,%d,%d,-1,-1,%.6f,%.6f,"
+                                   "%.6f\n",
+                                   cs_op_name(r->full.op), m->size_bytes,
+                                   cs_nccl_algo_name((CsNcclAlgo)m->choice.nccl_algo),
+                                   cs_nccl_proto_name(m->choice.proto), m->choice.n_channels,
+                                   sel->nnodes, sel->nranks, m->time_us, bw, m->time_us);
+        }
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* ---- --compare ---- */
+
+/**
+ * cs_selection_compare_to_table:
+ * Per collective and size: NCCL's pick and NCCL's own time for it, collsim's engine on that
+ * pick, collsim's pick among the algorithms NCCL implements (what the tuner plugin sets) and
+ * the loss of NCCL's pick.
+ */
+char *
+cs_selection_compare_to_table(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL && sel->compare_spec != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    g_autofree char *what = describe(sel);
+
+    g_string_append_printf(out, "# collsim %s select --compare %s: %s\n", COLLSIM_VERSION,
+                           sel->compare_spec, what);
+    append_nccl_tables(out, sel->nccl);
+    g_string_append(out, "# model: NCCL's own prediction of its pick; engine: collsim's "
+                         "engine on NCCL's pick and on its own\n"
+                         "# pick among the algorithms NCCL implements (what the tuner plugin "
+                         "would set); loss: the difference.\n");
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        if (r->compare == NULL) {
+            g_string_append_printf(out, "#\n# %s: %s\n", cs_op_name(r->full.op),
+                                   r->nccl == NULL ? "NCCL has no cost model for it"
+                                                   : "no NCCL-implementable candidate runs");
+            continue;
+        }
+        double worst = 0.0;
+        gint64 worst_size = 0;
+        g_string_append_printf(out, "#\n# %s\n", cs_op_name(r->full.op));
+        g_string_append(out, "#         size  NCCL pick      model(us)  engine(us)  "
+                             "engine pick                   engine(us)  loss(us)  loss(%)\n");
+        for (guint j = 0; j < r->compare->len; j++) {
+            const CsSelectCompareRow *row = &g_array_index(r->compare, CsSelectCompareRow, j);
+            g_autofree char *pick = g_strdup_printf("%s/%s", cs_nccl_algo_name(row->nccl.algo),
+                                                    cs_proto_name(row->nccl.proto));
+            g_autofree char *best = cs_select_choice_label(&row->best);
+            if (row->nccl_simulated)
+                g_string_append_printf(out,
+                                       "%14" G_GINT64_FORMAT "  %-13s %10.2f  %10.2f  %-26s "
+                                       "%12.2f  %8.2f  %7.1f\n",
+                                       row->size_bytes, pick, row->nccl.time_us, row->nccl_pick_us,
+                                       best, row->best_us, row->loss_us, row->loss_pct);
+            else
+                g_string_append_printf(out,
+                                       "%14" G_GINT64_FORMAT "  %-13s %10.2f  %10s  %-26s "
+                                       "%12.2f  %8s  %7s\n",
+                                       row->size_bytes, pick, row->nccl.time_us, "n/a", best,
+                                       row->best_us, "n/a", "n/a");
+            if (row->nccl_simulated && row->loss_pct > worst) {
+                worst = row->loss_pct;
+                worst_size = row->size_bytes;
+            }
+        }
+        if (worst > 0.0)
+            g_string_append_printf(
+                out, "# worst loss of NCCL's pick: %.1f%% at %" G_GINT64_FORMAT " B\n", worst,
+                worst_size);
+        else
+            g_string_append(out, "# NCCL's pick is collsim's at every size\n");
+    }
+    return g_string_free(out, FALSE);
+}
+
+char *
+cs_selection_compare_to_json(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL && sel->compare_spec != NULL, NULL);
+    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "collsim-compare");
+    cJSON_AddNumberToObject(root, "format_version", 1);
+    cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
+    cJSON_AddStringToObject(root, "topology", cs_topo_name(sel->topo));
+    cJSON_AddNumberToObject(root, "nranks", sel->nranks);
+    cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
+    cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
+    cJSON_AddStringToObject(root, "net_model", sel->model);
+    cJSON_AddStringToObject(root, "nccl_model", cs_nccl_model_constants(sel->nccl)->version);
+    cJSON *colls = cJSON_AddArrayToObject(root, "collectives");
+    for (guint i = 0; i < sel->ops->len; i++) {
+        const OpResult *r = g_ptr_array_index(sel->ops, i);
+        if (r->compare == NULL)
+            continue;
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddItemToArray(colls, c);
+        cJSON_AddStringToObject(c, "collective", cs_op_name(r->full.op));
+        cJSON *rows = cJSON_AddArrayToObject(c, "sizes");
+        for (guint j = 0; j < r->compare->len; j++) {
+            const CsSelectCompareRow *row = &g_array_index(r->compare, CsSelectCompareRow, j);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "size_bytes", (double)row->size_bytes);
+            cJSON *n = cJSON_AddObjectToObject(o, "nccl");
+            cJSON_AddStringToObject(n, "algorithm", cs_nccl_algo_name(row->nccl.algo));
+            cJSON_AddStringToObject(n, "protocol", cs_nccl_proto_name(row->nccl.proto));
+            cJSON_AddNumberToObject(n, "channels", row->nccl.n_channels);
+            cJSON_AddNumberToObject(n, "nccl_time_us", round_us(row->nccl.time_us));
+            if (row->nccl_simulated)
+                cJSON_AddNumberToObject(n, "collsim_time_us", round_us(row->nccl_pick_us));
+            else
+                cJSON_AddNullToObject(n, "collsim_time_us");
+            cJSON *b = choice_json(&row->best, FALSE);
+            cJSON_AddNumberToObject(b, "collsim_time_us", round_us(row->best_us));
+            cJSON_AddItemToObject(o, "collsim", b);
+            if (row->nccl_simulated) {
+                cJSON_AddNumberToObject(o, "loss_us", round_us(row->loss_us));
+                cJSON_AddNumberToObject(o, "loss_pct", round_us(row->loss_pct));
+            }
+            else {
+                cJSON_AddNullToObject(o, "loss_us");
+                cJSON_AddNullToObject(o, "loss_pct");
+            }
+            cJSON_AddItemToArray(rows, o);
+        }
+    }
+    char *text = cJSON_Print(root);
+    char *copy = g_strconcat(text, "\n", NULL);
+    cJSON_free(text);
+    return copy;
+}

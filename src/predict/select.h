@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/* Selection: the best (algorithm, protocol, channels) per message size for each collective,
+ * the exact sizes where the best choice changes (crossovers, found by bisection on the
+ * predictions, to the datatype's granularity), and the tuning tables made from them: JSON,
+ * NCCL_ALGO / NCCL_PROTO lines, the CSVs of NCCL's example tuner, and the comparison with
+ * NCCL's own cost model. */
+#pragma once
+
+#include <glib.h>
+
+#include "models/nccl.h"
+#include "predict/predict.h"
+
+G_BEGIN_DECLS
+
+#define CS_SELECT_ERROR (cs_select_error_quark())
+GQuark cs_select_error_quark(void);
+
+typedef enum {
+    CS_SELECT_ERROR_NOTHING,  /* no candidate serves a collective on this machine */
+    CS_SELECT_ERROR_OPTIONS,  /* inconsistent options (sizes, ranks) */
+    CS_SELECT_ERROR_UNSERVED, /* a grid size no candidate runs (times beyond the clock) */
+} CsSelectError;
+
+/**
+ * CsSelectOptions:
+ * What to select over. cs_select_options_init() gives 8 B ... 16 GiB by doubling, every
+ * collective, collsim's engine.
+ */
+typedef struct {
+    CsOpMask ops;
+    gint64 min_bytes;         /* bytes: first grid size */
+    gint64 max_bytes;         /* bytes: last grid size */
+    gint64 step_factor;       /* grid: x factor (>= 2) */
+    CsPredictOptions predict; /* datatype, ranks, engine network model, forced channels */
+    const char *nccl_spec;    /* NULL: collsim's engine; "nccl[:VERSION]": NCCL's model */
+    gboolean nccl_only;       /* only algorithms NCCL implements (NCCL emitters force it) */
+    gboolean exact;           /* simulate every size (no extrapolation past the cap) */
+    gint64 max_events;        /* extrapolation cap: events of one simulation (0 = default) */
+} CsSelectOptions;
+
+void cs_select_options_init(CsSelectOptions *options);
+
+/**
+ * CsSelectChoice:
+ * One candidate with the channel count it ran with.
+ */
+typedef struct {
+    const CsAlgo *algo; /* (transfer none) collsim's algorithm; NULL under NCCL's model */
+    int nccl_algo;      /* CsNcclAlgo, or -1: not an algorithm NCCL has */
+    CsProto proto;
+    int n_channels;
+} CsSelectChoice;
+
+/* "ring/LL128/16ch"-style label (transfer full). */
+char *cs_select_choice_label(const CsSelectChoice *choice);
+/* The algorithm's collsim name, or NCCL's name under NCCL's model (transfer none). */
+const char *cs_select_choice_algo_name(const CsSelectChoice *choice);
+gboolean cs_select_choice_equal(const CsSelectChoice *a, const CsSelectChoice *b);
+
+/**
+ * CsSelectPoint:
+ * The best choice at one grid size.
+ */
+typedef struct {
+    gint64 size_bytes; /* bytes: nccl-tests' size column (NCCL's nBytes) */
+    CsSelectChoice best;
+    double time_us;
+    double algbw_GBps;
+    double busbw_GBps;
+    gboolean extrapolated; /* the time is extrapolated past the simulation cap */
+} CsSelectPoint;
+
+/**
+ * CsSelectCrossover:
+ * The best choice is @from at @below_bytes and @to at @size_bytes, the next size the
+ * collective can have (@size_bytes - @below_bytes = the granularity).
+ */
+typedef struct {
+    gint64 size_bytes;
+    gint64 below_bytes;
+    CsSelectChoice from;
+    CsSelectChoice to;
+    double from_time_us;       /* @from at @size_bytes */
+    double to_time_us;         /* @to at @size_bytes */
+    double from_time_below_us; /* @from at @below_bytes */
+    double to_time_below_us;   /* @to at @below_bytes */
+} CsSelectCrossover;
+
+/**
+ * CsSelectRange:
+ * [min_bytes, max_bytes] served by one choice; max_bytes -1 = no upper bound.
+ */
+typedef struct {
+    gint64 min_bytes;
+    gint64 max_bytes;
+    CsSelectChoice choice;
+} CsSelectRange;
+
+/**
+ * CsSelectTable:
+ * One collective's selection. The ranges cover 0 ... unbounded with no gap or overlap.
+ */
+typedef struct {
+    CsOp op;
+    gboolean nccl_only; /* restricted to algorithms NCCL implements */
+    gint64 granularity; /* bytes between the sizes the collective can have */
+    int n_candidates;   /* algorithm x protocol pairs considered */
+    GArray *points;     /* CsSelectPoint, one per grid size */
+    GArray *crossovers; /* CsSelectCrossover, by size */
+    GArray *ranges;     /* CsSelectRange, by size */
+    char *note;         /* (nullable) why the table is empty or partial */
+} CsSelectTable;
+
+/**
+ * CsSelectCompareRow:
+ * One size of `select --compare nccl`.
+ */
+typedef struct {
+    gint64 size_bytes;
+    CsNcclPrediction nccl;          /* NCCL's pick and NCCL's own predicted time */
+    gboolean nccl_simulated;        /* collsim simulated NCCL's pick (FALSE: CollNet, refused) */
+    CsSelectChoice nccl_as_collsim; /* NCCL's pick as collsim ran it */
+    double nccl_pick_us;            /* collsim's engine on NCCL's pick */
+    CsSelectChoice best;            /* collsim's own pick */
+    double best_us;
+    double loss_us;  /* nccl_pick_us - best_us (>= 0) */
+    double loss_pct; /* loss / best */
+} CsSelectCompareRow;
+
+typedef struct _CsSelection CsSelection;
+
+/* Runs the selection for every collective of @options->ops that the candidates serve.
+ * Returns: (transfer full) (nullable). */
+CsSelection *cs_select_run(const CsTopo *topo, const CsSelectOptions *options, GError **error);
+/* The same, plus, per size, NCCL's pick under @nccl_spec against collsim's engine. */
+CsSelection *cs_select_compare(const CsTopo *topo, const CsSelectOptions *options,
+                               const char *nccl_spec, GError **error);
+void cs_selection_free(CsSelection *selection);
+
+guint cs_selection_n_tables(const CsSelection *selection);
+/* (transfer none) */
+const CsSelectTable *cs_selection_table(const CsSelection *selection, guint index);
+/* The table restricted to NCCL's algorithms for @op, NULL if NCCL has no model of @op.
+ * Equal to the full table under NCCL's model or with nccl_only. (transfer none) */
+const CsSelectTable *cs_selection_nccl_table(const CsSelection *selection, CsOp op);
+/* Compare rows of @op (CsSelectCompareRow), NULL without --compare. (transfer none) */
+const GArray *cs_selection_compare_rows(const CsSelection *selection, CsOp op);
+
+/* ---- Emitters (each returns the whole text, transfer full) ---- */
+
+/* The human table: per collective, the best choice per size and the crossovers. */
+char *cs_selection_to_table(const CsSelection *selection);
+/* The JSON table (topology, collsim version, points, crossovers, ranges, nccl_ranges): the
+ * input of libnccl-tuner-collsim.so (COLLSIM_TUNER_FILE). */
+char *cs_selection_to_json(const CsSelection *selection);
+/* NCCL_ALGO / NCCL_PROTO with NCCL's per-collective list syntax, as shell lines. */
+char *cs_selection_to_env(const CsSelection *selection);
+/* NCCL's example tuner CSV (NCCL_TUNER_CONFIG_FILE):
+ * collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,
+ * regBuff; ranges contiguous from 0 to 2^32-1, or open-ended (2^64-1) past 4 GiB. */
+char *cs_selection_to_nccl_tuner_csv(const CsSelection *selection);
+/* The measurement CSV NCCL's ext-tuner optimize_config.py reads:
+ * collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,cost_metric,
+ * bandwidth_gbps,latency_us; one row per size and NCCL algorithm x protocol predicted. */
+char *cs_selection_to_nccl_measurements_csv(const CsSelection *selection);
+/* `--compare`: per size NCCL's pick, collsim's time for it and for collsim's pick, the loss. */
+char *cs_selection_compare_to_table(const CsSelection *selection);
+char *cs_selection_compare_to_json(const CsSelection *selection);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSelection, cs_selection_free)
+
+G_END_DECLS

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+/* Schedule IR: algorithms append steps to per-rank programs, cs_schedule_seal() packs them into
+ * one contiguous array that the checker, the engine and the backends read. */
+#include "sched/schedule.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(cs_schedule_error_quark, cs_schedule_error)
+
+/* Steps reserved per rank while building: small enough for 4,096 ranks of a tiny schedule
+ * (4,096 x 32 x 48 B = 6 MiB), large enough that a chunked ring grows its arrays only a few
+ * times (GArray doubles). */
+#define STEPS_RESERVE 32
+
+struct _CsSchedule {
+    CsOp op;
+    int nranks;
+    int root;
+    CsDtype dtype;
+    CsRedop redop;
+    CsProto proto;
+    int n_channels;
+    CsOpSize size;
+    gint64 scratch_bytes; /* bytes: per rank */
+    const char *algo;     /* static string, NULL until set */
+    gboolean p2p_split;   /* a channel's sends and receives run side by side */
+
+    GArray **building; /* per rank, while building; NULL once sealed */
+    CsStep *steps;     /* sealed: every rank's program, rank-major */
+    gsize *first;      /* sealed: nranks + 1 offsets into @steps */
+    gsize n_steps;
+    gsize n_added;       /* steps appended so far, all ranks */
+    gboolean overflowed; /* steps were dropped past CS_SCHEDULE_MAX_STEPS */
+};
+
+/* ---- Life cycle ---- */
+
+/**
+ * cs_schedule_new:
+ * Starts an empty schedule for @op over @nranks ranks; buffer sizes come from cs_op_size().
+ * Rootless collectives store root 0 whatever @root says.
+ * Returns: (transfer full): the schedule, to fill with cs_schedule_add() and seal.
+ */
+CsSchedule *
+cs_schedule_new(CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype, CsRedop redop,
+                CsProto proto, int n_channels)
+{
+    g_return_val_if_fail(op >= 0 && op < CS_N_OPS, NULL);
+    g_return_val_if_fail(nranks >= 1, NULL);
+    g_return_val_if_fail(!cs_op_has_root(op) || (root >= 0 && root < nranks), NULL);
+    g_return_val_if_fail(size_bytes >= 0, NULL);
+    g_return_val_if_fail(dtype >= 0 && dtype < CS_N_DTYPES, NULL);
+    g_return_val_if_fail(redop >= 0 && redop < CS_N_REDOPS, NULL);
+    g_return_val_if_fail(proto >= 0 && proto < CS_N_PROTOS, NULL);
+    /* CsStep.channel is a guint8. */
+    g_return_val_if_fail(n_channels >= 1 && n_channels <= 256, NULL);
+
+    CsSchedule *sched = g_new0(CsSchedule, 1);
+    sched->op = op;
+    sched->nranks = nranks;
+    sched->root = cs_op_has_root(op) ? root : 0;
+    sched->dtype = dtype;
+    sched->redop = redop;
+    sched->proto = proto;
+    sched->n_channels = n_channels;
+    sched->size = cs_op_size(op, size_bytes, dtype, nranks);
+    sched->building = g_new(GArray *, nranks);
+    for (int r = 0; r < nranks; r++)
+        sched->building[r] = g_array_sized_new(FALSE, FALSE, sizeof(CsStep), STEPS_RESERVE);
+    return sched;
+}
+
+void
+cs_schedule_free(CsSchedule *sched)
+{
+    if (sched == NULL)
+        return;
+    if (sched->building != NULL) {
+        for (int r = 0; r < sched->nranks; r++)
+            g_array_unref(sched->building[r]);
+        g_free(sched->building);
+    }
+    g_free(sched->steps);
+    g_free(sched->first);
+    g_free(sched);
+}
+
+/* Declares @scratch_bytes of algorithm-private memory on every rank. */
+void
+cs_schedule_set_scratch(CsSchedule *sched, gint64 scratch_bytes)
+{
+    g_return_if_fail(sched != NULL);
+    g_return_if_fail(scratch_bytes >= 0);
+    g_return_if_fail(sched->building != NULL);
+    sched->scratch_bytes = scratch_bytes;
+}
+
+/* Records which algorithm built @sched; @algo_name must outlive it (a static string). */
+void
+cs_schedule_set_algo(CsSchedule *sched, const char *algo_name)
+{
+    g_return_if_fail(sched != NULL);
+    sched->algo = algo_name;
+}
+
+/* ---- Building ---- */
+
+gboolean
+cs_step_kind_sends(CsStepKind kind)
+{
+    return kind == CS_STEP_SEND || kind == CS_STEP_RECV_REDUCE_SEND
+           || kind == CS_STEP_RECV_REDUCE_COPY_SEND || kind == CS_STEP_RECV_COPY_SEND;
+}
+
+gboolean
+cs_step_kind_recvs(CsStepKind kind)
+{
+    return kind == CS_STEP_RECV || kind == CS_STEP_RECV_REDUCE || kind == CS_STEP_RECV_REDUCE_SEND
+           || kind == CS_STEP_RECV_REDUCE_COPY_SEND || kind == CS_STEP_RECV_COPY_SEND;
+}
+
+/* Whether a step of @kind reads its local @src region (all but RECV and RECV_COPY_SEND). */
+gboolean
+cs_step_kind_reads_src(CsStepKind kind)
+{
+    return kind != CS_STEP_RECV && kind != CS_STEP_RECV_COPY_SEND;
+}
+
+/* Whether a step of @kind writes its local @dst region (all but SEND and RECV_REDUCE_SEND). */
+gboolean
+cs_step_kind_writes_dst(CsStepKind kind)
+{
+    return kind != CS_STEP_SEND && kind != CS_STEP_RECV_REDUCE_SEND;
+}
+
+static gboolean
+region_ok(const CsSchedule *sched, guint buf, gint64 offset, gint64 bytes)
+{
+    int ts = cs_dtype_size(sched->dtype);
+    return buf < CS_N_BUFS && offset >= 0 && offset % ts == 0 && bytes % ts == 0
+           && offset <= cs_schedule_buffer_bytes(sched, (CsBuffer)buf) - bytes;
+}
+
+/* Whether @flags (CsStepFlags) make sense on a step of @kind: known bits, only on a step that
+ * sends, a multicast member only on a plain SEND, and never both member and leader of one
+ * kind of group. Whether the group holds together is the checker's (check.c). */
+static gboolean
+flags_ok(CsStepKind kind, guint flags)
+{
+    if (flags == 0)
+        return TRUE;
+    if ((flags & ~(guint)CS_STEP_FLAGS_ALL) != 0 || !cs_step_kind_sends(kind))
+        return FALSE;
+    if ((flags & CS_STEP_FLAG_SHARED_FIRST_HOP) != 0
+        && (kind != CS_STEP_SEND || (flags & CS_STEP_FLAG_MULTICAST_SELF) != 0))
+        return FALSE;
+    return (flags & CS_STEP_FLAG_SHARED_LAST_HOP) == 0 || (flags & CS_STEP_FLAG_REDUCE_SELF) == 0;
+}
+
+/**
+ * cs_schedule_add:
+ * Appends a copy of @step to @rank's program. A malformed step (peer out of range, a region
+ * outside its buffer or not aligned to the datatype, negative bytes, a channel beyond
+ * n_channels, flags that do not fit its kind) is a programming error in the algorithm: it is
+ * refused with a critical warning.
+ */
+void
+cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
+{
+    g_return_if_fail(sched != NULL && step != NULL);
+    g_return_if_fail(sched->building != NULL);
+    g_return_if_fail(rank >= 0 && rank < sched->nranks);
+    g_return_if_fail(step->kind < CS_N_STEP_KINDS);
+    g_return_if_fail(step->channel < sched->n_channels);
+    g_return_if_fail(step->bytes >= 0);
+    CsStepKind kind = (CsStepKind)step->kind;
+    if (cs_step_kind_sends(kind))
+        g_return_if_fail(step->send_peer >= 0 && step->send_peer < sched->nranks);
+    else
+        g_return_if_fail(step->send_peer == -1);
+    if (cs_step_kind_recvs(kind))
+        g_return_if_fail(step->recv_peer >= 0 && step->recv_peer < sched->nranks);
+    else
+        g_return_if_fail(step->recv_peer == -1);
+    if (cs_step_kind_reads_src(kind))
+        g_return_if_fail(region_ok(sched, step->src_buf, step->src_offset, step->bytes));
+    if (cs_step_kind_writes_dst(kind))
+        g_return_if_fail(region_ok(sched, step->dst_buf, step->dst_offset, step->bytes));
+    g_return_if_fail(flags_ok(kind, step->flags));
+
+    if (sched->n_added >= CS_SCHEDULE_MAX_STEPS) {
+        sched->overflowed = TRUE;
+        return;
+    }
+    sched->n_added++;
+    g_array_append_vals(sched->building[rank], step, 1);
+}
+
+gboolean
+cs_schedule_overflowed(const CsSchedule *sched)
+{
+    g_return_val_if_fail(sched != NULL, FALSE);
+    return sched->overflowed;
+}
+
+void
+cs_schedule_mark_overflowed(CsSchedule *sched)
+{
+    g_return_if_fail(sched != NULL);
+    sched->overflowed = TRUE;
+}
+
+/**
+ * cs_schedule_reserve:
+ * Makes room for @n_steps more steps in @rank's program, so that appending them copies
+ * nothing.
+ */
+void
+cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps)
+{
+    g_return_if_fail(sched != NULL && sched->building != NULL);
+    g_return_if_fail(rank >= 0 && rank < sched->nranks);
+    GArray *program = sched->building[rank];
+    guint len = program->len;
+
+    /* Steps that will be dropped get no room. */
+    if (n_steps > CS_SCHEDULE_MAX_STEPS - MIN(sched->n_added, CS_SCHEDULE_MAX_STEPS))
+        return;
+    /* GArray keeps its allocation when it shrinks. */
+    g_array_set_size(program, len + (guint)n_steps);
+    g_array_set_size(program, len);
+}
+
+/* Sends @bytes at @offset of @buf to @peer. */
+void
+cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf, gint64 offset,
+                 gint64 bytes, int chunk)
+{
+    cs_schedule_step(sched, rank, channel, CS_STEP_SEND, -1, peer, buf, offset, buf, 0, bytes,
+                     chunk);
+}
+
+/* Receives @bytes from @peer into @offset of @buf. */
+void
+cs_schedule_recv(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf, gint64 offset,
+                 gint64 bytes, int chunk)
+{
+    cs_schedule_step(sched, rank, channel, CS_STEP_RECV, peer, -1, buf, 0, buf, offset, bytes,
+                     chunk);
+}
+
+/* Appends a step with every field explicit; -1 for a peer the kind does not use. */
+void
+cs_schedule_step(CsSchedule *sched, int rank, int channel, CsStepKind kind, int recv_peer,
+                 int send_peer, CsBuffer src_buf, gint64 src_offset, CsBuffer dst_buf,
+                 gint64 dst_offset, gint64 bytes, int chunk)
+{
+    g_return_if_fail(channel >= 0 && channel <= G_MAXUINT8);
+    CsStep step = {
+        .src_offset = src_offset,
+        .dst_offset = dst_offset,
+        .bytes = bytes,
+        .send_peer = send_peer,
+        .recv_peer = recv_peer,
+        .chunk = chunk,
+        .kind = (guint8)kind,
+        .src_buf = (guint8)src_buf,
+        .dst_buf = (guint8)dst_buf,
+        .channel = (guint8)channel,
+    };
+    cs_schedule_add(sched, rank, &step);
+}
+
+/**
+ * cs_schedule_seal:
+ * Packs the per-rank programs into one array (rank-major, program order) and frees the
+ * building arrays one rank at a time, so the peak is the packed array plus one rank's
+ * growth slack. Sealing twice is harmless.
+ */
+void
+cs_schedule_seal(CsSchedule *sched)
+{
+    g_return_if_fail(sched != NULL);
+    if (sched->building == NULL)
+        return;
+
+    gsize total = 0;
+    for (int r = 0; r < sched->nranks; r++)
+        total += sched->building[r]->len;
+    sched->steps = g_new(CsStep, MAX(total, 1));
+    sched->first = g_new(gsize, sched->nranks + 1);
+    gsize at = 0;
+    for (int r = 0; r < sched->nranks; r++) {
+        GArray *prog = sched->building[r];
+        sched->first[r] = at;
+        if (prog->len > 0)
+            memcpy(sched->steps + at, prog->data, prog->len * sizeof(CsStep));
+        at += prog->len;
+        g_array_unref(prog);
+        sched->building[r] = NULL;
+    }
+    sched->first[sched->nranks] = at;
+    sched->n_steps = total;
+    g_clear_pointer(&sched->building, g_free);
+}
+
+/* ---- Accessors ---- */
+
+CsOp
+cs_schedule_op(const CsSchedule *sched)
+{
+    return sched->op;
+}
+
+int
+cs_schedule_n_ranks(const CsSchedule *sched)
+{
+    return sched->nranks;
+}
+
+int
+cs_schedule_root(const CsSchedule *sched)
+{
+    return sched->root;
+}
+
+CsDtype
+cs_schedule_dtype(const CsSchedule *sched)
+{
+    return sched->dtype;
+}
+
+CsRedop
+cs_schedule_redop(const CsSchedule *sched)
+{
+    return sched->redop;
+}
+
+/**
+ * cs_schedule_set_p2p_split:
+ * Says that each channel's sends and receives progress side by side, as in NCCL's p2p kernel,
+ * which gives half of a channel's warps to its sends and half to its receives (NCCL 2.28
+ * src/device/sendrecv.h). By default a channel runs its steps one after another, as a
+ * collective's primitives do. The engine then runs each channel as two programs, its sends
+ * (and local steps) and its receives (engine.c, "Programs"): no step may both receive and
+ * send, and sends and local steps may read only the input, which no receive writes.
+ */
+void
+cs_schedule_set_p2p_split(CsSchedule *sched, gboolean split)
+{
+    g_return_if_fail(sched != NULL);
+    sched->p2p_split = split;
+}
+
+gboolean
+cs_schedule_p2p_split(const CsSchedule *sched)
+{
+    return sched->p2p_split;
+}
+
+CsProto
+cs_schedule_proto(const CsSchedule *sched)
+{
+    return sched->proto;
+}
+
+int
+cs_schedule_n_channels(const CsSchedule *sched)
+{
+    return sched->n_channels;
+}
+
+/* (transfer none) */
+const CsOpSize *
+cs_schedule_size(const CsSchedule *sched)
+{
+    return &sched->size;
+}
+
+/* The algorithm's name, or "custom" for a hand-built schedule. (transfer none) */
+const char *
+cs_schedule_algo(const CsSchedule *sched)
+{
+    return sched->algo != NULL ? sched->algo : "custom";
+}
+
+/* Bytes of @buf on every rank: INPUT and OUTPUT from cs_op_size(), SCRATCH as declared. */
+gint64
+cs_schedule_buffer_bytes(const CsSchedule *sched, CsBuffer buf)
+{
+    switch (buf) {
+    case CS_BUF_INPUT:
+        return sched->size.send_bytes;
+    case CS_BUF_OUTPUT:
+        return sched->size.recv_bytes;
+    case CS_BUF_SCRATCH:
+        return sched->scratch_bytes;
+    case CS_N_BUFS:
+        break;
+    }
+    g_return_val_if_reached(0);
+}
+
+/**
+ * cs_schedule_steps:
+ * @rank's sealed program, in order; *@n_steps gets its length.
+ * Returns: (transfer none): the steps (valid until the schedule is freed).
+ */
+const CsStep *
+cs_schedule_steps(const CsSchedule *sched, int rank, gsize *n_steps)
+{
+    g_return_val_if_fail(sched != NULL && n_steps != NULL, NULL);
+    g_return_val_if_fail(sched->building == NULL, NULL);
+    g_return_val_if_fail(rank >= 0 && rank < sched->nranks, NULL);
+    *n_steps = sched->first[rank + 1] - sched->first[rank];
+    return sched->steps + sched->first[rank];
+}
+
+/* Steps of every rank together: the sealed count, or the count so far while building. */
+gsize
+cs_schedule_n_steps(const CsSchedule *sched)
+{
+    if (sched->building == NULL)
+        return sched->n_steps;
+    gsize total = 0;
+    for (int r = 0; r < sched->nranks; r++)
+        total += sched->building[r]->len;
+    return total;
+}
+
+const char *
+cs_step_kind_name(CsStepKind kind)
+{
+    static const char *const names[CS_N_STEP_KINDS] = {
+        [CS_STEP_SEND] = "send",
+        [CS_STEP_RECV] = "recv",
+        [CS_STEP_RECV_REDUCE] = "recv_reduce",
+        [CS_STEP_RECV_REDUCE_SEND] = "recv_reduce_send",
+        [CS_STEP_RECV_REDUCE_COPY_SEND] = "recv_reduce_copy_send",
+        [CS_STEP_RECV_COPY_SEND] = "recv_copy_send",
+        [CS_STEP_COPY] = "copy",
+        [CS_STEP_REDUCE] = "reduce",
+    };
+    g_return_val_if_fail(kind >= 0 && kind < CS_N_STEP_KINDS, "?");
+    return names[kind];
+}

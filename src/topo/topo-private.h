@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/* CsTopo's definition, shared by topo.c (loader, accessors), topo_template.c (cluster
+ * template expansion) and topo_route.c (routes, injection and bisection bandwidth). */
+#pragma once
+
+#include "base/json_util.h"
+#include "topo/topo.h"
+
+G_BEGIN_DECLS
+
+/* The protocols a "protocols" object may name, in CsProto order (models/protocol.h sits
+ * above this layer, so the names are repeated here). */
+#define CS_TOPO_N_PROTOS 3
+/* Simple's bit in a protocol mask (LL, LL128, Simple). */
+#define CS_TOPO_SIMPLE_BIT (1u << 2)
+/* Node indices a file may use, and the nodes a template may expand to. */
+#define CS_TOPO_MAX_NODES 65536
+/* Ranks a machine may have: routes are kept for every pair (8192 ranks: 67 M routes, about
+ * 2 GB), and the largest shipped cluster has 1,024. */
+#define CS_TOPO_MAX_RANKS 8192
+/* The slowest usable link: the floor a datasheet rate is held to, efficiency applied. */
+#define CS_TOPO_MIN_USABLE_BPS CS_JSON_MIN_BANDWIDTH_BPS
+extern const char *const cs_topo_proto_names[CS_TOPO_N_PROTOS + 1]; /* NULL-terminated */
+
+/* Reads an optional "protocols" object of @root (at @path) into @topo's overrides. */
+gboolean cs_topo_parse_protocols(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
+                                 const char *path, GError **error);
+
+/* Which GPU-spec keys a device has been given (from the device or the defaults object). */
+typedef enum {
+    SPEC_LAUNCH = 1 << 0,
+    SPEC_STEP = 1 << 1,
+    SPEC_REDUCE = 1 << 2,
+    SPEC_COPY = 1 << 3,
+    SPEC_ALL = (1 << 4) - 1,
+} SpecMask;
+
+/* What the loader knows about a device beyond CsDevice, for its messages. */
+typedef struct {
+    int file_index;  /* index in the file's devices[] (-1 if made by a template) */
+    guint spec_mask; /* SpecMask */
+} CsDeviceOrigin;
+
+struct _CsTopo {
+    grefcount ref;
+    char *name;
+    char *description;
+    char *path; /* NULL when loaded from data */
+
+    GArray *devices;         /* CsDevice */
+    GArray *origins;         /* CsDeviceOrigin, parallel to @devices (loading only) */
+    GArray *links;           /* CsLink */
+    GHashTable *by_name;     /* device name (owned by the CsDevice) -> index + 1 */
+    GArray *rank_order;      /* int device indices from "ranks", or NULL for the default */
+    gboolean template_sharp; /* a template's network declared SHARP */
+    /* s: per-hop protocol latency overrides from "protocols", < 0 = none; rows follow
+     * CsProto (models/protocol.h): LL, LL128, Simple. */
+    double hop_latency_s[CS_TOPO_N_PROTOS][CS_N_LINK_CLASSES];
+
+    /* Derived by cs_topo_finish(). */
+    int n_ranks;
+    int *rank_device; /* rank -> device index */
+    int *rank_node;   /* rank -> node index */
+    int n_nodes;
+    int ranks_per_node; /* largest node */
+    int *out_start;     /* CSR: links leaving device d are out_links[out_start[d]..] */
+    int *out_links;
+    CsRoute *routes;       /* n_ranks * n_ranks, row = source rank */
+    int *route_links;      /* every route's link indices, back to back */
+    double *injection_Bps; /* n_ranks * CS_N_LINK_CLASSES */
+    double bisection_Bps;
+    gboolean nvls;
+    gboolean sharp;
+};
+
+/* topo.c */
+CsTopo *cs_topo_new_empty(const char *name, const char *path);
+/* Appends a device (name and model copied); returns its index, or -1 if the name is taken. */
+int cs_topo_add_device(CsTopo *topo, const CsDevice *device, const CsDeviceOrigin *origin);
+void cs_topo_add_link(CsTopo *topo, const CsLink *link);
+/* Reads the explicit-graph keys of @root (at @path) into @topo. */
+gboolean cs_topo_parse_graph(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
+                             const char *path, GError **error);
+/* Resolves a topology name or path; @base_dir (nullable) is searched first. (transfer full) */
+char *cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error);
+/* Rank map, node map, routes and the derived figures; errors name @ctx's origin. */
+gboolean cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error);
+
+/* topo_template.c */
+gboolean cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,
+                                 const char *base_dir, GError **error);
+
+/* topo_route.c */
+void cs_topo_build_adjacency(CsTopo *topo);
+/* Fails when two ranks cannot reach each other. */
+gboolean cs_topo_compute_routes(CsTopo *topo, const CsJsonCtx *ctx, GError **error);
+void cs_topo_compute_injection(CsTopo *topo);
+double cs_topo_compute_bisection(const CsTopo *topo);
+
+G_END_DECLS
