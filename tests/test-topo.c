@@ -39,17 +39,24 @@ load_text(const char *json)
     return topo;
 }
 
-/* The names of the devices a route visits after its source, space-separated. */
+/* The names of the devices channel @channel's route visits after its source. */
 static char *
-route_names(const CsTopo *topo, int src, int dst)
+route_names_on(const CsTopo *topo, int src, int dst, int channel)
 {
-    const CsRoute *r = cs_topo_route(topo, src, dst);
+    const CsRoute *r = cs_topo_route_channel(topo, src, dst, channel);
     GString *s = g_string_new(NULL);
     for (int i = 0; i < r->n_links; i++) {
         const CsLink *l = cs_topo_link(topo, r->links[i]);
         g_string_append_printf(s, "%s%s", i > 0 ? " " : "", cs_topo_device(topo, l->dst)->name);
     }
     return g_string_free(s, FALSE);
+}
+
+/* The names of the devices a route visits after its source, space-separated. */
+static char *
+route_names(const CsTopo *topo, int src, int dst)
+{
+    return route_names_on(topo, src, dst, 0);
 }
 
 #define assert_close(a, b) g_assert_cmpfloat_with_epsilon((a), (b), fabs(b) * 1e-9 + 1e-18)
@@ -436,6 +443,123 @@ test_ranks_explicit(void)
     g_assert_cmpint(cs_topo_rank_device(topo, 0), ==, cs_topo_find_device(topo, "gpu1"));
     g_assert_cmpint(cs_topo_rank_device(topo, 1), ==, cs_topo_find_device(topo, "gpu0"));
     g_assert_cmpint(cs_topo_find_device(topo, "nope"), ==, -1);
+}
+
+/* ---- NICs per channel ---- */
+
+/* Two nodes of the 8-GPU H200 board with the template's own NICs in place of the node's:
+ * @nics per node, 100 Gb/s each, on PCIe Gen5. */
+static CsTopo *
+load_nic_template(int nics)
+{
+    g_autofree char *json = g_strdup_printf(
+        "{\"nodes\": 2, \"node\": \"hgx-h200x8\", \"network\": {\"kind\": \"ib\", "
+        "\"nics_per_node\": %d, \"nic_bandwidth\": \"100 Gb/s\", \"nic_alpha\": \"1 us\", "
+        "\"switch_alpha\": \"1 us\", \"rail_optimized\": true, \"nic_link\": {\"kind\": "
+        "\"pcie\", \"bandwidth\": \"63 GB/s\", \"alpha\": \"0.2 us\"}}}",
+        nics);
+    return load_text(json);
+}
+
+static void
+test_nics_per_channel(void)
+{
+    g_autoptr(CsTopo) topo = load_nic_template(32);
+
+    g_test_summary("32 NICs for 8 GPUs: each GPU's 4 NICs are its local ones, no GPU shares "
+                   "them, and NCCL's ncclTopoGetLocalNet gives channel c the NIC 4g + (c mod "
+                   "4) (start 0 mirrored is 0): channels 0-3 leave by four NICs, channel 4 by "
+                   "the first again; the node's own 8 NICs are gone");
+    g_assert_cmpint(cs_topo_find_device(topo, "n0/nic31"), >=, 0);
+    g_assert_cmpint(cs_topo_find_device(topo, "n0/ib0"), <, 0);
+    for (int g = 0; g < 8; g++) {
+        CsRankNics nics = cs_topo_rank_nics(topo, g);
+        g_assert_cmpint(nics.n_local, ==, 4);
+        g_assert_cmpint(nics.used, ==, 4);
+        g_assert_cmpint(nics.sharing, ==, 1);
+        for (int c = 0; c < 4; c++) {
+            g_autofree char *want = g_strdup_printf("n0/nic%d", 4 * g + c);
+            g_assert_cmpstr(cs_topo_device(topo, nics.device[c])->name, ==, want);
+        }
+    }
+    /* GPU 1 to GPU 1 of the other node, same rail: out and in by the channel's NIC. */
+    for (int c = 0; c < 5; c++) {
+        g_autofree char *got = route_names_on(topo, 1, 9, c);
+        g_autofree char *want
+            = g_strdup_printf("n0/nic%d rail%d n1/nic%d n1/gpu1", 4 + c % 4, 4 + c % 4, 4 + c % 4);
+        g_assert_cmpstr(got, ==, want);
+    }
+    /* Inside a node the channel changes nothing. */
+    g_assert_true(cs_topo_route_channel(topo, 0, 1, 3) == cs_topo_route(topo, 0, 1));
+    assert_close(cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NET), 4 * 12.5e9);
+}
+
+static void
+test_nics_shared(void)
+{
+    g_autoptr(CsTopo) topo = load_nic_template(4);
+
+    g_test_summary("4 NICs for 8 GPUs: GPUs 2k and 2k+1 share NIC k, every channel of both "
+                   "leaves by it");
+    for (int g = 0; g < 8; g++) {
+        CsRankNics nics = cs_topo_rank_nics(topo, g);
+        g_assert_cmpint(nics.n_local, ==, 1);
+        g_assert_cmpint(nics.used, ==, 1);
+        g_assert_cmpint(nics.sharing, ==, 2);
+        g_autofree char *want = g_strdup_printf("n0/nic%d", g / 2);
+        g_assert_cmpstr(cs_topo_device(topo, nics.device[0])->name, ==, want);
+    }
+    g_autofree char *got = route_names_on(topo, 3, 11, 1);
+    g_assert_cmpstr(got, ==, "n0/nic1 rail1 n1/nic1 n1/gpu3");
+}
+
+static void
+test_nics_behind_switch(void)
+{
+    /* Two nodes; in each, four GPUs and two NICs behind one PCIe switch. */
+    GString *j = g_string_new("{" GPU_SPEC ", \"devices\": [");
+    for (int n = 0; n < 2; n++) {
+        g_string_append_printf(
+            j, "{\"name\": \"n%d/sw\", \"kind\": \"pcie_switch\", \"node\": %d},", n, n);
+        for (int g = 0; g < 4; g++)
+            g_string_append_printf(j, "{\"name\": \"n%d/gpu%d\", \"kind\": \"gpu\", \"node\": %d},",
+                                   n, g, n);
+        for (int k = 0; k < 2; k++)
+            g_string_append_printf(j, "{\"name\": \"n%d/nic%d\", \"kind\": \"nic\", \"node\": %d},",
+                                   n, k, n);
+    }
+    g_string_append(j, "{\"name\": \"leaf\", \"kind\": \"switch\", \"node\": -1}], \"links\": [");
+    for (int n = 0; n < 2; n++) {
+        for (int g = 0; g < 4; g++)
+            g_string_append_printf(j,
+                                   "{\"endpoints\": [\"n%d/gpu%d\", \"n%d/sw\"], \"kind\": "
+                                   "\"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"1 us\"},",
+                                   n, g, n);
+        for (int k = 0; k < 2; k++)
+            g_string_append_printf(j,
+                                   "{\"endpoints\": [\"n%d/nic%d\", \"n%d/sw\"], \"kind\": "
+                                   "\"pcie\", \"bandwidth\": \"32 GB/s\", \"alpha\": \"1 us\"},"
+                                   "{\"endpoints\": [\"n%d/nic%d\", \"leaf\"], \"kind\": "
+                                   "\"ib\", \"bandwidth\": \"25 GB/s\", \"alpha\": \"1 us\"}%s",
+                                   n, k, n, n, k, n == 1 && k == 1 ? "" : ",");
+    }
+    g_string_append(j, "]}");
+    g_autoptr(CsTopo) topo = load_text(j->str);
+    g_string_free(j, TRUE);
+
+    g_test_summary("Four GPUs share two NICs: both are local to each (same path), "
+                   "localGpuCount 4, netsPerGpu 1; GPU g starts at g mod 4, mirrored over 2 "
+                   "NICs: GPUs 0 and 2 use NIC 0, GPUs 1 and 3 NIC 1 (ncclTopoGetLocalNetType)");
+    for (int g = 0; g < 4; g++) {
+        CsRankNics nics = cs_topo_rank_nics(topo, g);
+        g_assert_cmpint(nics.n_local, ==, 2);
+        g_assert_cmpint(nics.used, ==, 1);
+        g_assert_cmpint(nics.sharing, ==, 4);
+        g_autofree char *want = g_strdup_printf("n0/nic%d", g % 2);
+        g_assert_cmpstr(cs_topo_device(topo, nics.device[0])->name, ==, want);
+    }
+    g_autofree char *got = route_names_on(topo, 1, 6, 0);
+    g_assert_cmpstr(got, ==, "n0/sw n0/nic1 leaf n1/nic0 n1/sw n1/gpu2");
 }
 
 /* ---- Templates ---- */
@@ -901,6 +1025,9 @@ main(int argc, char **argv)
     g_test_add_func("/topo/routes/widest-on-ties", test_routes_widest);
     g_test_add_func("/topo/routes/gpu-transit-last-resort", test_routes_gpu_transit);
     g_test_add_func("/topo/routes/one-way-links", test_routes_directed);
+    g_test_add_func("/topo/nics/per-channel", test_nics_per_channel);
+    g_test_add_func("/topo/nics/shared", test_nics_shared);
+    g_test_add_func("/topo/nics/behind-pcie-switch", test_nics_behind_switch);
     g_test_add_func("/topo/ranks/node-major", test_ranks_node_major);
     g_test_add_func("/topo/ranks/explicit", test_ranks_explicit);
     g_test_add_func("/topo/template/hgx-16n", test_template_hgx16);

@@ -32,7 +32,8 @@
  *   node crossing stays on one rail (NIC, rail switch, NIC) and, over L consecutive channels
  *   of L-GPU nodes, every NIC sends and receives the same share. Nodes alternate direction
  *   (enter at s, leave at s+1; the next enters at s+1 and leaves at s; with an odd node count
- *   the last enters at s+2), which keeps in-node hops on adjacency edges. NCCL's rings
+ *   the last enters at s+2), which keeps in-node hops on adjacency edges. The channels that
+ *   share a start position take the GPU's NICs in turn (several NICs per GPU). NCCL's rings
  *   leave a node through the NIC they entered by (PXN: a hop over NVLink to that NIC's GPU);
  *   collsim routes every message from the sending GPU's own NIC, so a channel's entry and
  *   exit rails differ and the alternation keeps each crossing on one rail. Start positions
@@ -191,9 +192,10 @@ gcd(int a, int b)
     return a;
 }
 
-/* One ring for every channel: @orders gets n_channels x nranks ranks, position-major. */
+/* One ring for every channel: @orders gets n_channels x nranks ranks, position-major, and
+ * @lanes each channel's NIC lane (cs_schedule_set_nic_lanes()). */
 static void
-ring_orders(const CsAlgoArgs *args, int *orders)
+ring_orders(const CsAlgoArgs *args, int *orders, int *lanes)
 {
     const CsTopo *topo = args->topo;
     int P = args->nranks;
@@ -202,6 +204,8 @@ ring_orders(const CsAlgoArgs *args, int *orders)
 
     for (int r = 0; r < P; r++)
         orders[r] = r;
+    for (int c = 0; c < n_channels; c++)
+        lanes[c] = c;
     if (topo != NULL && P <= cs_topo_n_ranks(topo))
         groups = cs_node_groups_new(topo, P, NULL);
     if (groups == NULL) {
@@ -276,8 +280,12 @@ ring_orders(const CsAlgoArgs *args, int *orders)
         if (h == best)
             starts[n_starts++] = s;
     }
-    for (int c = 0; c < n_channels; c++)
+    /* The channels that start at one GPU take its NICs in turn (NCCL orders the NICs of its
+     * rings GPU first: ncclTopoPrefNetsGpuFirst, src/graph/search.cc, NCCL 2.30.7). */
+    for (int c = 0; c < n_channels; c++) {
         network_ring(topo, groups, base, starts[c % n_starts], orders + (gsize)c * P);
+        lanes[c] = c / n_starts;
+    }
 }
 
 static void
@@ -447,7 +455,9 @@ ring_build(const CsAlgoArgs *args, GError **error)
 
     g_autofree int *orders = g_new(int, (gsize)args->n_channels *P);
     g_autofree int *pos = g_new(int, P);
-    ring_orders(args, orders);
+    g_autofree int *lanes = g_new(int, args->n_channels);
+    ring_orders(args, orders, lanes);
+    cs_schedule_set_nic_lanes(sched, lanes);
 
     for (int c = 0; c < args->n_channels; c++) {
         const int *order = orders + (gsize)c * P;

@@ -14,6 +14,8 @@
 
 /* Routes are shown as a matrix up to this many ranks, as a histogram beyond. */
 #define MATRIX_MAX_RANKS 16
+/* Ranks up to which show summarizes every rank and every pair. */
+#define SUMMARY_MAX_RANKS 1024
 
 /* ---- Formatting helpers ---- */
 
@@ -194,15 +196,62 @@ show_ranks(const CsTopo *topo)
     }
 }
 
+/* How the GPUs reach the network: NICs per GPU, how many GPUs share one, and what that leaves
+ * each GPU (the NICs its channels use, each at its port rate divided among its sharers). */
+static void
+show_nics(const CsTopo *topo, int shown)
+{
+    int lo_used = G_MAXINT, hi_used = 0, lo_share = G_MAXINT, hi_share = 0;
+    double lo_bw = G_MAXDOUBLE, hi_bw = 0.0;
+
+    if (cs_topo_n_nodes(topo) < 2)
+        return;
+    for (int r = 0; r < shown; r++) {
+        CsRankNics nics = cs_topo_rank_nics(topo, r);
+        double bw = 0.0;
+        for (int i = 0; i < MIN(nics.used, CS_TOPO_MAX_RANK_NICS); i++) {
+            double port = 0.0;
+            const int d = nics.device[i];
+            for (int k = 0; k < cs_topo_n_links(topo); k++) {
+                const CsLink *l = cs_topo_link(topo, k);
+                if (l->src == d
+                    && cs_topo_device(topo, l->dst)->node != cs_topo_device(topo, d)->node)
+                    port = MAX(port, l->bw_Bps);
+            }
+            bw += port / MAX(1, nics.sharing);
+        }
+        lo_used = MIN(lo_used, nics.used);
+        hi_used = MAX(hi_used, nics.used);
+        lo_share = MIN(lo_share, nics.sharing);
+        hi_share = MAX(hi_share, nics.sharing);
+        lo_bw = MIN(lo_bw, bw);
+        hi_bw = MAX(hi_bw, bw);
+    }
+    if (hi_used == 0) {
+        printf("network per rank: none (no device of a node links out of it)\n");
+        return;
+    }
+    g_autofree char *used = lo_used == hi_used ? g_strdup_printf("%d", lo_used)
+                                               : g_strdup_printf("%d-%d", lo_used, hi_used);
+    g_autofree char *share = lo_share == hi_share ? g_strdup_printf("%d", lo_share)
+                                                  : g_strdup_printf("%d-%d", lo_share, hi_share);
+    g_autofree char *bw = format_bw_range(lo_bw, hi_bw);
+    printf("network per rank: %s NIC%s used by its channels, each shared by %s rank%s: %s out "
+           "of the node\n",
+           used, hi_used == 1 ? "" : "s", share, hi_share == 1 ? "" : "s", bw);
+}
+
 static void
 show_bandwidth(const CsTopo *topo)
 {
     int P = cs_topo_n_ranks(topo);
 
-    printf("injection bandwidth per rank:");
+    /* Past a few thousand ranks the ranks of the first node stand for the rest. */
+    int shown = P <= SUMMARY_MAX_RANKS ? P : cs_topo_ranks_per_node(topo);
+    printf("injection bandwidth per rank%s:", shown < P ? " (ranks of node 0)" : "");
     for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
         double lo = G_MAXDOUBLE, hi = 0.0;
-        for (int r = 0; r < P; r++) {
+        for (int r = 0; r < shown; r++) {
             double v = cs_topo_injection_bw(topo, r, c);
             lo = MIN(lo, v);
             hi = MAX(hi, v);
@@ -211,6 +260,7 @@ show_bandwidth(const CsTopo *topo)
         printf("%s %s %s", c == 0 ? "" : ",", cs_link_class_name(c), s);
     }
     printf("\n");
+    show_nics(topo, shown);
     g_autofree char *bis = cs_units_format_bandwidth(cs_topo_bisection_bw(topo));
     if (P >= 2)
         printf("bisection bandwidth: %s (max-flow from ranks 0-%d to ranks %d-%d, one way)\n", bis,
@@ -237,13 +287,15 @@ show_routes(const CsTopo *topo, gboolean matrix)
         }
         return;
     }
-    /* Histogram of (hops, slowest class) over ordered pairs of distinct ranks. */
+    /* Histogram of (hops, slowest class) over ordered pairs of distinct ranks; past a few
+     * thousand ranks, over the pairs from rank 0 (every pair would be P^2 routes). */
+    int sources = P <= SUMMARY_MAX_RANKS ? P : 1;
     int max_hops = 0;
-    for (int s = 0; s < P; s++)
+    for (int s = 0; s < sources; s++)
         for (int t = 0; t < P; t++)
             max_hops = MAX(max_hops, cs_topo_route(topo, s, t)->n_links);
     g_autofree gint64 *hist = g_new0(gint64, (gsize)(max_hops + 1) * CS_N_LINK_CLASSES);
-    for (int s = 0; s < P; s++) {
+    for (int s = 0; s < sources; s++) {
         for (int t = 0; t < P; t++) {
             if (s == t)
                 continue;
@@ -251,7 +303,10 @@ show_routes(const CsTopo *topo, gboolean matrix)
             hist[r->n_links * CS_N_LINK_CLASSES + r->link_class]++;
         }
     }
-    printf("route hops over %" G_GINT64_FORMAT " ordered rank pairs:\n", (gint64)P * (P - 1));
+    if (sources == P)
+        printf("route hops over %" G_GINT64_FORMAT " ordered rank pairs:\n", (gint64)P * (P - 1));
+    else
+        printf("route hops from rank 0 to the %d other ranks:\n", P - 1);
     for (int h = 1; h <= max_hops; h++)
         for (int c = 0; c < CS_N_LINK_CLASSES; c++)
             if (hist[h * CS_N_LINK_CLASSES + c] > 0)

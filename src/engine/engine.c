@@ -32,12 +32,12 @@
  *   stripe every transfer, so there a channel may fill the link. NCCL's own model
  *   gives a Hopper channel one NVLink's worth (SM90_NVLINK_BW, 20.6 GB/s, NCCL 2.2x
  *   src/graph/topo.h), which is why it runs as many channels as links have lanes.
- * - Transfers. Cut-through across the route (cs_topo_route): the network model decides when
- *   the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth when
- *   alone); it then arrives after the propagation: route alpha + the protocol's hop latency
- *   for the route's class. A sending step ends when its last byte has left. The model may
- *   answer at once, once the instant's events are all run (model->settle: reservation,
- *   whose flows of one instant share a port), or when the flow ends (model->advance: maxmin).
+ * - Transfers. Cut-through across the channel's route (cs_topo_route_channel): the network model
+ * decides when the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth
+ * when alone); it then arrives after the propagation: route alpha + the protocol's hop latency for
+ * the route's class. A sending step ends when its last byte has left. The model may answer at once,
+ * once the instant's events are all run (model->settle: reservation, whose flows of one instant
+ * share a port), or when the flow ends (model->advance: maxmin).
  * - Receiving. NCCL reduces (or copies out) a message unit by unit as it lands, so the work
  *   overlaps the transfer: a receiving step ends at
  *       max(last byte arrived + tail, begin + bytes / rate)
@@ -1526,7 +1526,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         int src = cursor_rank(e, conn->src_cursor);
         int dst = cursor_rank(e, conn->dst_cursor);
         const char *why = NULL;
-        conn->route = *cs_topo_route(e->topo, src, dst);
+        const int lane = cs_schedule_nic_lane(e->sched, cursor_channel(e, conn->src_cursor));
+        conn->route = *cs_topo_route_channel(e->topo, src, dst, lane);
         if (!e->textbook && conn->route.n_links > 0
             && !cs_proto_legal(proto, conn->route.link_class, &why)) {
             g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
@@ -1545,7 +1546,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         int up = e->textbook || e->any_flags ? 0 : staged_links(e->topo, &conn->route);
         if (up > 0)
             split_staged(e, conn, up);
-        const CsRoute *back = cs_topo_route(e->topo, dst, src);
+        const CsRoute *back = cs_topo_route_channel(e->topo, dst, src, lane);
         conn->credit_ps = e->textbook ? 0 : cs_time_from_s(back->alpha_s);
         conn->back_first = back->n_links > 0 ? back->links[0] : -1;
         conn->back_last = back->n_links > 0 ? back->links[back->n_links - 1] : -1;

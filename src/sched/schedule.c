@@ -24,6 +24,7 @@ struct _CsSchedule {
     gint64 scratch_bytes; /* bytes: per rank */
     const char *algo;     /* static string, NULL until set */
     gboolean p2p_split;   /* a channel's sends and receives run side by side */
+    int *nic_lanes;       /* per channel: the NIC lane its network connections use; NULL = own */
 
     GArray **building; /* per rank, while building; NULL once sealed */
     CsStep *steps;     /* sealed: every rank's program, rank-major */
@@ -82,6 +83,7 @@ cs_schedule_free(CsSchedule *sched)
     }
     g_free(sched->steps);
     g_free(sched->first);
+    g_free(sched->nic_lanes);
     g_free(sched);
 }
 
@@ -368,6 +370,20 @@ int
 cs_schedule_n_channels(const CsSchedule *sched)
 {
     return sched->n_channels;
+}
+
+void
+cs_schedule_set_nic_lanes(CsSchedule *sched, const int *lanes)
+{
+    g_free(sched->nic_lanes);
+    sched->nic_lanes = g_memdup2(lanes, sizeof(int) * (gsize)sched->n_channels);
+}
+
+int
+cs_schedule_nic_lane(const CsSchedule *sched, int channel)
+{
+    g_return_val_if_fail(channel >= 0 && channel < sched->n_channels, 0);
+    return sched->nic_lanes != NULL ? sched->nic_lanes[channel] : channel;
 }
 
 /* (transfer none) */

@@ -127,6 +127,14 @@ void cs_schedule_set_scratch(CsSchedule *sched, gint64 scratch_bytes);
 void cs_schedule_set_algo(CsSchedule *sched, const char *algo_name);
 /* Each channel's sends and receives run side by side (NCCL's p2p kernel); default FALSE. */
 void cs_schedule_set_p2p_split(CsSchedule *sched, gboolean split);
+/* Which of its GPU's NICs each channel's network connections use, as an index NCCL's
+ * ncclTopoGetLocalNet takes for a channel (cs_topo_route_channel()): @lanes has one entry per
+ * channel, copied. Default: a channel's own index (NCCL's p2p connections). A ring that starts
+ * its channels at each GPU in turn gives the channels that share a GPU its NICs in turn, as
+ * NCCL's graph search does (ncclTopoPrefNetsGpuFirst). */
+void cs_schedule_set_nic_lanes(CsSchedule *sched, const int *lanes);
+/* The NIC lane of @channel. */
+int cs_schedule_nic_lane(const CsSchedule *sched, int channel);
 
 /* The most steps a schedule holds: about 5 GB of steps, and as much again in the engine or the
  * checker. A 1,024-rank ring on 32 channels is 67 M. Steps past it are dropped and the

@@ -15,9 +15,9 @@ G_BEGIN_DECLS
 #define CS_TOPO_SIMPLE_BIT (1u << 2)
 /* Node indices a file may use, and the nodes a template may expand to. */
 #define CS_TOPO_MAX_NODES 65536
-/* Ranks a machine may have: routes are kept for every pair (8192 ranks: 67 M routes, about
- * 2 GB), and the largest shipped cluster has 1,024. */
-#define CS_TOPO_MAX_RANKS 8192
+/* Ranks a machine may have. Routes are found when asked (topo_route.c), so nothing grows with
+ * the square of the ranks; 2^20 keeps rank and device indices well inside an int. */
+#define CS_TOPO_MAX_RANKS (1 << 20)
 /* The slowest usable link: the floor a datasheet rate is held to, efficiency applied. */
 #define CS_TOPO_MIN_USABLE_BPS CS_JSON_MIN_BANDWIDTH_BPS
 extern const char *const cs_topo_proto_names[CS_TOPO_N_PROTOS + 1]; /* NULL-terminated */
@@ -40,6 +40,8 @@ typedef struct {
     int file_index;  /* index in the file's devices[] (-1 if made by a template) */
     guint spec_mask; /* SpecMask */
 } CsDeviceOrigin;
+
+typedef struct _CsRouteState CsRouteState;
 
 struct _CsTopo {
     grefcount ref;
@@ -65,10 +67,11 @@ struct _CsTopo {
     int ranks_per_node; /* largest node */
     int *out_start;     /* CSR: links leaving device d are out_links[out_start[d]..] */
     int *out_links;
-    CsRoute *routes;       /* n_ranks * n_ranks, row = source rank */
-    int *route_links;      /* every route's link indices, back to back */
-    double *injection_Bps; /* n_ranks * CS_N_LINK_CLASSES */
-    double bisection_Bps;
+    int *in_start; /* CSR: links entering device d are in_links[in_start[d]..] */
+    int *in_links;
+    int *node_start; /* CSR: the devices of node n are node_devs[node_start[n]..] */
+    int *node_devs;
+    CsRouteState *routes; /* routes, NIC plans and bandwidth figures, made when asked */
     gboolean nvls;
     gboolean sharp;
 };
@@ -91,10 +94,15 @@ gboolean cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON
                                  const char *base_dir, GError **error);
 
 /* topo_route.c */
+/* Adjacency both ways and each node's devices (needs the node map). */
 void cs_topo_build_adjacency(CsTopo *topo);
 /* Fails when two ranks cannot reach each other. */
-gboolean cs_topo_compute_routes(CsTopo *topo, const CsJsonCtx *ctx, GError **error);
-void cs_topo_compute_injection(CsTopo *topo);
+gboolean cs_topo_check_connected(const CsTopo *topo, const CsJsonCtx *ctx, GError **error);
+/* An empty route state (replacing any); freed with the topology. */
+void cs_topo_routes_init(CsTopo *topo);
+void cs_topo_routes_free(CsTopo *topo);
 double cs_topo_compute_bisection(const CsTopo *topo);
+/* The bisection, computed on first use and kept in the route state. */
+double cs_topo_routes_bisection(const CsTopo *topo);
 
 G_END_DECLS

@@ -194,9 +194,11 @@ cs_topo_unref(CsTopo *topo)
     g_free(topo->rank_node);
     g_free(topo->out_start);
     g_free(topo->out_links);
-    g_free(topo->routes);
-    g_free(topo->route_links);
-    g_free(topo->injection_Bps);
+    g_free(topo->in_start);
+    g_free(topo->in_links);
+    g_free(topo->node_start);
+    g_free(topo->node_devs);
+    cs_topo_routes_free(topo);
     g_free(topo->name);
     g_free(topo->description);
     g_free(topo->path);
@@ -946,8 +948,8 @@ compute_flags(CsTopo *topo)
 /**
  * cs_topo_finish:
  * Everything derived from devices and links: the rank map (checked: every rank device has
- * its costs and a node, nodes 0..N-1 all have ranks), routes (checked: every rank reaches
- * every other), injection and bisection bandwidth, NVLS and SHARP flags.
+ * its costs and a node, nodes 0..N-1 all have ranks), connectivity (checked: every rank
+ * reaches every other), NVLS and SHARP flags. Routes and bandwidth figures come when asked.
  */
 gboolean
 cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
@@ -956,10 +958,9 @@ cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
         || !map_nodes(topo, ctx, error))
         return FALSE;
     cs_topo_build_adjacency(topo);
-    if (!cs_topo_compute_routes(topo, ctx, error))
+    if (!cs_topo_check_connected(topo, ctx, error))
         return FALSE;
-    cs_topo_compute_injection(topo);
-    topo->bisection_Bps = cs_topo_compute_bisection(topo);
+    cs_topo_routes_init(topo);
     compute_flags(topo);
     return TRUE;
 }
@@ -1154,19 +1155,6 @@ cs_topo_rank_gpu(const CsTopo *topo, int rank)
     return &g_array_index(topo->devices, CsDevice, topo->rank_device[rank]).gpu;
 }
 
-/**
- * cs_topo_route:
- * The route from @src_rank to @dst_rank (transfer none). A rank's route to itself has no
- * links, alpha 0 and the GPU's copy bandwidth.
- */
-const CsRoute *
-cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank)
-{
-    g_return_val_if_fail(src_rank >= 0 && src_rank < topo->n_ranks, NULL);
-    g_return_val_if_fail(dst_rank >= 0 && dst_rank < topo->n_ranks, NULL);
-    return &topo->routes[(gsize)src_rank * topo->n_ranks + dst_rank];
-}
-
 gboolean
 cs_topo_full_mesh(const CsTopo *topo, int nranks)
 {
@@ -1209,21 +1197,6 @@ cs_topo_has_sharp(const CsTopo *topo)
 }
 
 /**
- * cs_topo_injection_bw:
- * How fast @rank can push data into links of @link_class: over @rank's routes, the first
- * link of that class each route takes, counted once per distinct link, each at the
- * bottleneck of the route up to and including it; summed. 0 when no route of @rank crosses
- * that class (a single box has no NET injection even if it has NICs).
- */
-double
-cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
-{
-    g_return_val_if_fail(rank >= 0 && rank < topo->n_ranks, 0.0);
-    g_return_val_if_fail(link_class < CS_N_LINK_CLASSES, 0.0);
-    return topo->injection_Bps[(gsize)rank * CS_N_LINK_CLASSES + link_class];
-}
-
-/**
  * cs_topo_bisection_bw:
  * The maximum flow (= minimum cut) from ranks [0, P/2) to ranks [P/2, P) over the links'
  * usable bandwidths, one direction, bytes/s; 0 for P < 2. With node-major ranks this cuts
@@ -1232,7 +1205,7 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
 double
 cs_topo_bisection_bw(const CsTopo *topo)
 {
-    return topo->bisection_Bps;
+    return cs_topo_routes_bisection(topo);
 }
 
 /**

@@ -146,8 +146,29 @@ int cs_topo_ranks_per_node(const CsTopo *topo);
 /* The GPU spec of @rank. */
 const CsGpuSpec *cs_topo_rank_gpu(const CsTopo *topo, int rank);
 
-/* Route between two ranks (transfer none). */
+/* Route between two ranks on channel 0 (transfer none, valid as long as @topo). */
 const CsRoute *cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank);
+/* The route channel @channel's connection between two ranks takes: across nodes, through the
+ * NICs NCCL assigns that channel at either end (transfer none, valid as long as @topo). Routes
+ * are found when first asked and kept; thread-safe. */
+const CsRoute *cs_topo_route_channel(const CsTopo *topo, int src_rank, int dst_rank, int channel);
+
+/* The NICs of a rank's channels, listed. */
+#define CS_TOPO_MAX_RANK_NICS 16
+
+/**
+ * CsRankNics:
+ * How a rank reaches the network, as NCCL assigns NICs to channels (ncclTopoGetLocalNet).
+ * A "NIC" is any device of the rank's node with a link out of it (on an NVL72 tray, the GPU).
+ */
+typedef struct {
+    int n_local; /* NICs at the widest, then nearest path from the GPU (NCCL's localNets) */
+    int used;    /* of those, how many its channels cycle over (NCCL's netsPerGpu) */
+    int sharing; /* GPUs that count its first local NIC as local too (NCCL's localGpuCount) */
+    int device[CS_TOPO_MAX_RANK_NICS]; /* the used NICs, channel 0 first (first 16) */
+} CsRankNics;
+
+CsRankNics cs_topo_rank_nics(const CsTopo *topo, int rank);
 
 /* Whether ranks 0..@nranks-1 (at least 3) form a full mesh: one direct link between every
  * pair, as on an xGMI platform. */
@@ -162,7 +183,8 @@ guint cs_topo_default_protos(const CsTopo *topo, int nranks);
 gboolean cs_topo_has_nvls(const CsTopo *topo);
 /* SHARP: the scale-out fabric declares in-network reduction. */
 gboolean cs_topo_has_sharp(const CsTopo *topo);
-/* Aggregate bandwidth out of one GPU over its links of @link_class, bytes/s. */
+/* Aggregate bandwidth out of one GPU over its links of @link_class, bytes/s (computed on first
+ * use). */
 double cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class);
 /* Bisection bandwidth between the two halves of the ranks (min cut, bytes/s, one direction). */
 double cs_topo_bisection_bw(const CsTopo *topo);

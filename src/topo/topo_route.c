@@ -1,8 +1,24 @@
 // SPDX-License-Identifier: MIT
-/* Routes between ranks and the bandwidth figures derived from the graph: one breadth-first
- * search per source rank, O(P * (V + E)), ties broken by the widest bottleneck and then the
- * lowest device and link index so every run picks the same paths; injection bandwidth per
- * link class; bisection bandwidth as a max-flow (Dinic) between the two halves of the ranks. */
+/* Routes between ranks, computed when first asked and kept, and the bandwidth figures derived
+ * from the graph: injection bandwidth per link class, bisection bandwidth as a max-flow (Dinic)
+ * between the two halves of the ranks.
+ *
+ * A route is found in pieces, so that no search ever spans the whole machine:
+ *  - Two ranks of one node: a breadth-first search inside the node (fewest hops, widest
+ *    bottleneck on ties, then lowest device and link index), never through another rank
+ *    device unless no other way exists (NVLink forwarding through a GPU, NCCL's PATH_NVB).
+ *  - Ranks of two nodes: source GPU -> the NIC its channel uses -> the fabric -> the NIC the
+ *    destination's channel uses -> destination GPU. A node's exits are its devices with a link
+ *    out of the node (NICs; GPUs wired straight to an NVLink switch outside the trays). A GPU's
+ *    local exits are those at the widest path, then the fewest hops (NCCL's ncclTopoGetLocal),
+ *    and channel c uses NCCL's pick among them (ncclTopoGetLocalNetType, src/graph/topo.cc,
+ *    NCCL 2.30.7): start at the GPU's index modulo the GPUs sharing those NICs, bit-mirrored
+ *    when the NIC count is a power of two, then step by c modulo the NICs per GPU. So a GPU with
+ *    four NICs spreads its channels over all four, and two GPUs sharing a NIC both use it.
+ *    Through the fabric (devices outside every node): fewest hops, widest, lowest index, from
+ *    searches over the switches only, one per first switch, kept.
+ *  - Anything those pieces cannot join falls back to one search over the whole graph.
+ * Memory grows with the routes asked for, never with the square of the ranks. */
 #include "config.h"
 
 #include <math.h>
@@ -12,38 +28,222 @@
 
 /* ---- Adjacency ---- */
 
+/* Compressed adjacency over links in index order: @start[d]..@start[d+1] of @links. */
+static void
+build_csr(const CsTopo *topo, gboolean incoming, int **start_out, int **links_out)
+{
+    int n_dev = (int)topo->devices->len;
+    int n_links = (int)topo->links->len;
+    int *start = g_new0(int, n_dev + 1);
+    int *links = g_new(int, MAX(n_links, 1));
+
+    for (int i = 0; i < n_links; i++) {
+        const CsLink *l = &g_array_index(topo->links, CsLink, i);
+        start[(incoming ? l->dst : l->src) + 1]++;
+    }
+    for (int d = 0; d < n_dev; d++)
+        start[d + 1] += start[d];
+    g_autofree int *fill = g_memdup2(start, sizeof(int) * n_dev);
+    for (int i = 0; i < n_links; i++) {
+        const CsLink *l = &g_array_index(topo->links, CsLink, i);
+        links[fill[incoming ? l->dst : l->src]++] = i;
+    }
+    g_free(*start_out);
+    g_free(*links_out);
+    *start_out = start;
+    *links_out = links;
+}
+
 /**
  * cs_topo_build_adjacency:
- * Compressed adjacency: the links leaving each device, in link-index order.
+ * The links leaving and entering each device, in link-index order, and each node's devices.
  */
 void
 cs_topo_build_adjacency(CsTopo *topo)
 {
     int n_dev = (int)topo->devices->len;
-    int n_links = (int)topo->links->len;
 
-    g_free(topo->out_start);
-    g_free(topo->out_links);
-    topo->out_start = g_new0(int, n_dev + 1);
-    topo->out_links = g_new(int, MAX(n_links, 1));
-    for (int i = 0; i < n_links; i++)
-        topo->out_start[g_array_index(topo->links, CsLink, i).src + 1]++;
-    for (int d = 0; d < n_dev; d++)
-        topo->out_start[d + 1] += topo->out_start[d];
-    g_autofree int *fill = g_memdup2(topo->out_start, sizeof(int) * n_dev);
-    for (int i = 0; i < n_links; i++)
-        topo->out_links[fill[g_array_index(topo->links, CsLink, i).src]++] = i;
+    build_csr(topo, FALSE, &topo->out_start, &topo->out_links);
+    build_csr(topo, TRUE, &topo->in_start, &topo->in_links);
+    g_free(topo->node_start);
+    g_free(topo->node_devs);
+    topo->node_start = g_new0(int, topo->n_nodes + 2);
+    topo->node_devs = g_new(int, MAX(n_dev, 1));
+    for (int d = 0; d < n_dev; d++) {
+        int node = g_array_index(topo->devices, CsDevice, d).node;
+        if (node >= 0 && node < topo->n_nodes)
+            topo->node_start[node + 1]++;
+    }
+    for (int n = 0; n < topo->n_nodes; n++)
+        topo->node_start[n + 1] += topo->node_start[n];
+    g_autofree int *fill = g_memdup2(topo->node_start, sizeof(int) * (topo->n_nodes + 1));
+    for (int d = 0; d < n_dev; d++) {
+        int node = g_array_index(topo->devices, CsDevice, d).node;
+        if (node >= 0 && node < topo->n_nodes)
+            topo->node_devs[fill[node]++] = d;
+    }
 }
 
-/* ---- Routes ---- */
+static inline const CsLink *
+link_at(const CsTopo *topo, int li)
+{
+    return &g_array_index(topo->links, CsLink, li);
+}
 
+static inline int
+node_of(const CsTopo *topo, int d)
+{
+    return g_array_index(topo->devices, CsDevice, d).node;
+}
+
+/* ---- Searches ---- */
+
+/* A local exit plan: the NICs (exits) a rank's channels use. */
 typedef struct {
-    int *dist;    /* hops from the source, -1 unreached */
-    double *best; /* widest bottleneck over shortest paths */
-    int *pred;    /* link into the device on the chosen path */
-    int *frontier;
-    int *next;
-} Bfs;
+    int n_exits; /* local exits (NCCL's localNetCount) */
+    int *exits;  /* device indices, ascending (owned) */
+    int per_gpu; /* exits its channels cycle over (NCCL's netsPerGpu) */
+    int first;   /* where its channels start in @exits */
+    int sharing; /* rank devices that count exits[0] as local (NCCL's localGpuCount) */
+} ExitPlan;
+
+/* Shortest paths over the switches outside every node, from one of them. */
+typedef struct {
+    int root;      /* fabric index */
+    guint16 *dist; /* hops, G_MAXUINT16 unreached, per fabric index */
+    float *best;   /* bytes/s: widest bottleneck over shortest paths */
+    int *pred;     /* link into the device on the chosen path */
+} FabricTree;
+
+/* One route as kept: its key, the route and its links. */
+typedef struct {
+    gint32 key[4]; /* src rank, dst rank, exit device, entry device (-1, -1 inside a node) */
+    CsRoute route;
+    int links[];
+} KeptRoute;
+
+/* Fabric trees kept at once: they are only needed while a route is pieced together. */
+#define MAX_TREES 64
+
+struct _CsRouteState {
+    GMutex lock;
+    GHashTable *kept; /* KeptRoute.key -> KeptRoute (owned) */
+    /* Search scratch, one entry per device, valid where stamp == gen. */
+    guint32 *stamp;
+    guint32 gen;
+    int *dist;
+    double *best;
+    int *pred;
+    GArray *frontier;
+    GArray *next;
+    GArray *path; /* int links of the route being built */
+    gboolean *is_rank;
+    int *rank_local; /* rank -> its index among its node's ranks (NCCL's gpu.dev) */
+    ExitPlan *plans; /* per rank, made per node on first use */
+    gboolean *node_planned;
+    int *fabric_index; /* device -> index among devices outside every node, -1 */
+    int n_fabric;
+    FabricTree *trees[MAX_TREES];
+    int next_tree;
+    double *injection; /* per rank x class, NAN until computed */
+    double bisection;  /* NAN until computed */
+};
+
+static guint
+key_hash(gconstpointer p)
+{
+    const gint32 *k = p;
+    guint h = 2166136261u;
+    for (int i = 0; i < 4; i++)
+        h = (h ^ (guint)k[i]) * 16777619u;
+    return h;
+}
+
+static gboolean
+key_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, 4 * sizeof(gint32)) == 0;
+}
+
+static void
+tree_free(FabricTree *t)
+{
+    if (t == NULL)
+        return;
+    g_free(t->dist);
+    g_free(t->best);
+    g_free(t->pred);
+    g_free(t);
+}
+
+/**
+ * cs_topo_routes_init:
+ * The empty route state of a finished topology: nothing is searched until asked.
+ */
+void
+cs_topo_routes_init(CsTopo *topo)
+{
+    int n_dev = (int)topo->devices->len;
+    CsRouteState *rs = g_new0(CsRouteState, 1);
+
+    cs_topo_routes_free(topo);
+    g_mutex_init(&rs->lock);
+    rs->kept = g_hash_table_new_full(key_hash, key_equal, NULL, g_free);
+    rs->stamp = g_new0(guint32, MAX(n_dev, 1));
+    rs->dist = g_new(int, MAX(n_dev, 1));
+    rs->best = g_new(double, MAX(n_dev, 1));
+    rs->pred = g_new(int, MAX(n_dev, 1));
+    rs->frontier = g_array_new(FALSE, FALSE, sizeof(int));
+    rs->next = g_array_new(FALSE, FALSE, sizeof(int));
+    rs->path = g_array_new(FALSE, FALSE, sizeof(int));
+    rs->is_rank = g_new0(gboolean, MAX(n_dev, 1));
+    rs->rank_local = g_new(int, MAX(topo->n_ranks, 1));
+    g_autofree int *seen = g_new0(int, MAX(topo->n_nodes, 1));
+    for (int r = 0; r < topo->n_ranks; r++) {
+        rs->is_rank[topo->rank_device[r]] = TRUE;
+        rs->rank_local[r] = seen[topo->rank_node[r]]++;
+    }
+    rs->plans = g_new0(ExitPlan, MAX(topo->n_ranks, 1));
+    rs->node_planned = g_new0(gboolean, MAX(topo->n_nodes, 1));
+    rs->fabric_index = g_new(int, MAX(n_dev, 1));
+    for (int d = 0; d < n_dev; d++)
+        rs->fabric_index[d] = node_of(topo, d) < 0 ? rs->n_fabric++ : -1;
+    rs->injection = g_new(double, (gsize)MAX(topo->n_ranks, 1) * CS_N_LINK_CLASSES);
+    for (gsize i = 0; i < (gsize)MAX(topo->n_ranks, 1) * CS_N_LINK_CLASSES; i++)
+        rs->injection[i] = NAN;
+    rs->bisection = NAN;
+    topo->routes = rs;
+}
+
+void
+cs_topo_routes_free(CsTopo *topo)
+{
+    CsRouteState *rs = topo->routes;
+
+    if (rs == NULL)
+        return;
+    g_hash_table_unref(rs->kept);
+    g_free(rs->stamp);
+    g_free(rs->dist);
+    g_free(rs->best);
+    g_free(rs->pred);
+    g_array_unref(rs->frontier);
+    g_array_unref(rs->next);
+    g_array_unref(rs->path);
+    g_free(rs->is_rank);
+    g_free(rs->rank_local);
+    for (int r = 0; r < topo->n_ranks; r++)
+        g_free(rs->plans[r].exits);
+    g_free(rs->plans);
+    g_free(rs->node_planned);
+    g_free(rs->fabric_index);
+    for (int i = 0; i < MAX_TREES; i++)
+        tree_free(rs->trees[i]);
+    g_free(rs->injection);
+    g_mutex_clear(&rs->lock);
+    g_free(rs);
+    topo->routes = NULL;
+}
 
 static int
 cmp_int(const void *a, const void *b)
@@ -52,213 +252,609 @@ cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Shortest paths from @src; with @transit_ranks FALSE a path never passes through another
- * rank device (GPUs forward nothing unless no other way exists, NCCL's PATH_NVB case). */
-static void
-bfs(const CsTopo *topo, const gboolean *is_rank, int src, gboolean transit_ranks, Bfs *b)
+static inline gboolean
+reached(const CsRouteState *rs, int d)
 {
-    int n_dev = (int)topo->devices->len;
-    int n_front = 1, n_next;
+    return rs->stamp[d] == rs->gen;
+}
 
-    for (int d = 0; d < n_dev; d++) {
-        b->dist[d] = -1;
-        b->best[d] = 0.0;
-        b->pred[d] = -1;
+/* Shortest paths from @src over devices of @node (every device when @node < 0); with
+ * @transit_ranks FALSE a path never passes through another rank device. Each level's
+ * frontier is sorted, so on equal width the first predecessor met is the lowest device index,
+ * and within it the lowest link. Results in rs->dist/best/pred where reached(). */
+static void
+search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit_ranks)
+{
+    if (++rs->gen == 0) {
+        memset(rs->stamp, 0, sizeof(guint32) * topo->devices->len);
+        rs->gen = 1;
     }
-    b->dist[src] = 0;
-    b->best[src] = INFINITY;
-    b->frontier[0] = src;
-    for (int depth = 0; n_front > 0; depth++) {
-        n_next = 0;
-        /* The frontier is in increasing device order, so on equal width the first
-         * predecessor met is the lowest device index, and within it the lowest link. */
-        for (int f = 0; f < n_front; f++) {
-            int u = b->frontier[f];
-            if (u != src && is_rank[u] && !transit_ranks)
+    rs->stamp[src] = rs->gen;
+    rs->dist[src] = 0;
+    rs->best[src] = INFINITY;
+    rs->pred[src] = -1;
+    g_array_set_size(rs->frontier, 0);
+    g_array_append_val(rs->frontier, src);
+    for (int depth = 0; rs->frontier->len > 0; depth++) {
+        g_array_set_size(rs->next, 0);
+        for (guint f = 0; f < rs->frontier->len; f++) {
+            int u = g_array_index(rs->frontier, int, f);
+            if (u != src && rs->is_rank[u] && !transit_ranks)
                 continue;
             for (int k = topo->out_start[u]; k < topo->out_start[u + 1]; k++) {
                 int li = topo->out_links[k];
-                const CsLink *l = &g_array_index(topo->links, CsLink, li);
+                const CsLink *l = link_at(topo, li);
                 int v = l->dst;
-                double w = MIN(b->best[u], l->bw_Bps);
-                if (b->dist[v] < 0) {
-                    b->dist[v] = depth + 1;
-                    b->best[v] = w;
-                    b->pred[v] = li;
-                    b->next[n_next++] = v;
+                if (node >= 0 && node_of(topo, v) != node)
+                    continue;
+                double w = MIN(rs->best[u], l->bw_Bps);
+                if (!reached(rs, v)) {
+                    rs->stamp[v] = rs->gen;
+                    rs->dist[v] = depth + 1;
+                    rs->best[v] = w;
+                    rs->pred[v] = li;
+                    g_array_append_val(rs->next, v);
                 }
-                else if (b->dist[v] == depth + 1 && w > b->best[v]) {
-                    b->best[v] = w;
-                    b->pred[v] = li;
+                else if (rs->dist[v] == depth + 1 && w > rs->best[v]) {
+                    rs->best[v] = w;
+                    rs->pred[v] = li;
                 }
             }
         }
-        /* Sorting keeps the tie-break on device index independent of discovery order. */
-        qsort(b->next, n_next, sizeof(int), cmp_int);
-        int *t = b->frontier;
-        b->frontier = b->next;
-        b->next = t;
-        n_front = n_next;
+        qsort(rs->next->data, rs->next->len, sizeof(int), cmp_int);
+        GArray *t = rs->frontier;
+        rs->frontier = rs->next;
+        rs->next = t;
     }
 }
 
+/* Appends the links of the last search's path to @dst to rs->path. */
 static void
-fill_route(const CsTopo *topo, const Bfs *b, int dst, int *links, CsRoute *route)
+append_path(const CsTopo *topo, CsRouteState *rs, int dst)
 {
-    int n = b->dist[dst];
+    guint at = rs->path->len;
+    int n = rs->dist[dst];
 
-    route->n_links = n;
-    route->alpha_s = 0.0;
-    route->bw_Bps = INFINITY;
-    route->link_class = CS_LINK_CLASS_NVLINK;
+    g_array_set_size(rs->path, at + n);
     for (int v = dst, i = n - 1; i >= 0; i--) {
-        int li = b->pred[v];
-        const CsLink *l = &g_array_index(topo->links, CsLink, li);
-        links[i] = li;
+        int li = rs->pred[v];
+        g_array_index(rs->path, int, at + i) = li;
+        v = link_at(topo, li)->src;
+    }
+}
+
+/* The path from @src to @dst inside @node (through other ranks only when it must) appended
+ * to rs->path; FALSE when the node has none. */
+static gboolean
+node_path(const CsTopo *topo, CsRouteState *rs, int src, int dst, int node)
+{
+    if (src == dst)
+        return TRUE;
+    for (int transit = 0; transit < 2; transit++) {
+        search(topo, rs, src, node, transit);
+        if (reached(rs, dst)) {
+            append_path(topo, rs, dst);
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* ---- Exits: the NICs a rank's channels use ---- */
+
+/* The widest link from @d out of its node, 0 if none. */
+static double
+exit_bw(const CsTopo *topo, int d)
+{
+    int node = node_of(topo, d);
+    double bw = 0.0;
+
+    for (int k = topo->out_start[d]; k < topo->out_start[d + 1]; k++) {
+        const CsLink *l = link_at(topo, topo->out_links[k]);
+        if (node_of(topo, l->dst) != node)
+            bw = MAX(bw, l->bw_Bps);
+    }
+    return bw;
+}
+
+/* NCCL's mirrorBits (src/graph/topo.h): @val's bits reversed within log2(@pow2) bits. */
+static int
+mirror_bits(int val, int pow2)
+{
+    int mirror = 0;
+    for (int b = 1, mb = pow2 >> 1; b < pow2; b <<= 1, mb >>= 1)
+        if (val & b)
+            mirror |= mb;
+    return mirror;
+}
+
+static gboolean
+same_bw(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * MAX(fabs(a), fabs(b));
+}
+
+/* Plans every rank of @node: its local exits (widest path, then fewest hops: NCCL's
+ * ncclTopoGetLocal) and where its channels start among them (ncclTopoGetLocalNetType). */
+static void
+plan_node(const CsTopo *topo, CsRouteState *rs, int node)
+{
+    const int *devs = &topo->node_devs[topo->node_start[node]];
+    int n_devs = topo->node_start[node + 1] - topo->node_start[node];
+    g_autoptr(GArray) exits = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) exit_w = g_array_new(FALSE, FALSE, sizeof(double));
+
+    rs->node_planned[node] = TRUE;
+    for (int i = 0; i < n_devs; i++) {
+        double w = exit_bw(topo, devs[i]);
+        if (w > 0) {
+            g_array_append_val(exits, devs[i]);
+            g_array_append_val(exit_w, w);
+        }
+    }
+    if (exits->len == 0)
+        return;
+    g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int r = 0; r < topo->n_ranks; r++)
+        if (topo->rank_node[r] == node)
+            g_array_append_val(ranks, r);
+    for (guint i = 0; i < ranks->len; i++) {
+        int r = g_array_index(ranks, int, i);
+        ExitPlan *p = &rs->plans[r];
+        double best_w = 0.0;
+        int best_hops = G_MAXINT;
+        search(topo, rs, topo->rank_device[r], node, FALSE);
+        p->exits = g_new(int, exits->len);
+        for (guint x = 0; x < exits->len; x++) {
+            int d = g_array_index(exits, int, x);
+            if (!reached(rs, d))
+                continue;
+            double w = MIN(rs->best[d], g_array_index(exit_w, double, x));
+            int hops = rs->dist[d];
+            if (w > best_w && !same_bw(w, best_w)) {
+                best_w = w;
+                best_hops = hops;
+                p->n_exits = 0;
+            }
+            else if (!same_bw(w, best_w) || hops > best_hops)
+                continue;
+            else if (hops < best_hops) {
+                best_hops = hops;
+                p->n_exits = 0;
+            }
+            p->exits[p->n_exits++] = d;
+        }
+    }
+    for (guint i = 0; i < ranks->len; i++) {
+        ExitPlan *p = &rs->plans[g_array_index(ranks, int, i)];
+        if (p->n_exits == 0)
+            continue;
+        p->sharing = 0;
+        for (guint j = 0; j < ranks->len; j++) {
+            const ExitPlan *q = &rs->plans[g_array_index(ranks, int, j)];
+            for (int x = 0; x < q->n_exits; x++)
+                if (q->exits[x] == p->exits[0]) {
+                    p->sharing++;
+                    break;
+                }
+        }
+        p->per_gpu = (p->n_exits + p->sharing - 1) / p->sharing;
+        int start = rs->rank_local[g_array_index(ranks, int, i)] % p->sharing;
+        if ((p->n_exits & (p->n_exits - 1)) == 0)
+            start = mirror_bits(start, p->n_exits);
+        p->first = start;
+    }
+}
+
+static const ExitPlan *
+exit_plan(const CsTopo *topo, CsRouteState *rs, int rank)
+{
+    int node = topo->rank_node[rank];
+    if (!rs->node_planned[node])
+        plan_node(topo, rs, node);
+    return &rs->plans[rank];
+}
+
+/* The exit @rank's channel @channel leaves its node by, -1 if it has none. */
+static int
+rank_exit(const CsTopo *topo, CsRouteState *rs, int rank, int channel)
+{
+    const ExitPlan *p = exit_plan(topo, rs, rank);
+    if (p->n_exits == 0)
+        return -1;
+    return p->exits[(p->first + channel % p->per_gpu) % p->n_exits];
+}
+
+/* ---- The fabric ---- */
+
+static FabricTree *
+fabric_tree(const CsTopo *topo, CsRouteState *rs, int root)
+{
+    int fi = rs->fabric_index[root];
+    for (int i = 0; i < MAX_TREES; i++)
+        if (rs->trees[i] != NULL && rs->trees[i]->root == fi)
+            return rs->trees[i];
+
+    FabricTree *t = g_new0(FabricTree, 1);
+    int F = rs->n_fabric;
+    t->root = fi;
+    t->dist = g_new(guint16, F);
+    t->best = g_new(float, F);
+    t->pred = g_new(int, F);
+    for (int i = 0; i < F; i++)
+        t->dist[i] = G_MAXUINT16;
+    t->dist[fi] = 0;
+    t->best[fi] = INFINITY;
+    t->pred[fi] = -1;
+    g_autoptr(GArray) front = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) next = g_array_new(FALSE, FALSE, sizeof(int));
+    g_array_append_val(front, root);
+    for (int depth = 0; front->len > 0 && depth < G_MAXUINT16 - 1; depth++) {
+        g_array_set_size(next, 0);
+        for (guint f = 0; f < front->len; f++) {
+            int u = g_array_index(front, int, f);
+            for (int k = topo->out_start[u]; k < topo->out_start[u + 1]; k++) {
+                int li = topo->out_links[k];
+                const CsLink *l = link_at(topo, li);
+                int v = rs->fabric_index[l->dst];
+                if (v < 0)
+                    continue;
+                float w = MIN(t->best[rs->fabric_index[u]], (float)l->bw_Bps);
+                if (t->dist[v] == G_MAXUINT16) {
+                    t->dist[v] = (guint16)(depth + 1);
+                    t->best[v] = w;
+                    t->pred[v] = li;
+                    g_array_append_val(next, l->dst);
+                }
+                else if (t->dist[v] == depth + 1 && w > t->best[v]) {
+                    t->best[v] = w;
+                    t->pred[v] = li;
+                }
+            }
+        }
+        qsort(next->data, next->len, sizeof(int), cmp_int);
+        GArray *tmp = front;
+        front = next;
+        next = tmp;
+    }
+    tree_free(rs->trees[rs->next_tree]);
+    rs->trees[rs->next_tree] = t;
+    rs->next_tree = (rs->next_tree + 1) % MAX_TREES;
+    return t;
+}
+
+/* The path from exit @x of one node to entry @e of another over devices outside every node
+ * (or a direct link), appended to rs->path: fewest hops, then widest, then the lowest links
+ * out of @x and into @e. FALSE when there is none. */
+static gboolean
+fabric_path(const CsTopo *topo, CsRouteState *rs, int x, int e)
+{
+    int best_hops = G_MAXINT;
+    double best_w = 0.0;
+    int best_out = -1, best_in = -1;
+
+    for (int k = topo->out_start[x]; k < topo->out_start[x + 1]; k++) {
+        int lo = topo->out_links[k];
+        const CsLink *out = link_at(topo, lo);
+        if (out->dst == e) {
+            if (1 < best_hops || (1 == best_hops && out->bw_Bps > best_w)) {
+                best_hops = 1;
+                best_w = out->bw_Bps;
+                best_out = lo;
+                best_in = -1;
+            }
+            continue;
+        }
+        if (rs->fabric_index[out->dst] < 0)
+            continue;
+        const FabricTree *t = fabric_tree(topo, rs, out->dst);
+        for (int j = topo->in_start[e]; j < topo->in_start[e + 1]; j++) {
+            int lin = topo->in_links[j];
+            const CsLink *in = link_at(topo, lin);
+            int v = rs->fabric_index[in->src];
+            if (v < 0 || t->dist[v] == G_MAXUINT16)
+                continue;
+            int hops = 2 + t->dist[v];
+            double w = MIN(MIN(out->bw_Bps, (double)t->best[v]), in->bw_Bps);
+            if (hops < best_hops || (hops == best_hops && w > best_w && !same_bw(w, best_w))) {
+                best_hops = hops;
+                best_w = w;
+                best_out = lo;
+                best_in = lin;
+            }
+        }
+    }
+    if (best_out < 0)
+        return FALSE;
+    g_array_append_val(rs->path, best_out);
+    if (best_in < 0)
+        return TRUE;
+    const FabricTree *t = fabric_tree(topo, rs, link_at(topo, best_out)->dst);
+    guint at = rs->path->len;
+    int v = link_at(topo, best_in)->src;
+    int n = t->dist[rs->fabric_index[v]];
+    g_array_set_size(rs->path, at + n);
+    for (int i = n - 1; i >= 0; i--) {
+        int li = t->pred[rs->fabric_index[v]];
+        g_array_index(rs->path, int, at + i) = li;
+        v = link_at(topo, li)->src;
+    }
+    g_array_append_val(rs->path, best_in);
+    return TRUE;
+}
+
+/* ---- Routes ---- */
+
+/* rs->path as a route of its own, kept under @key. */
+static const CsRoute *
+keep_route(const CsTopo *topo, CsRouteState *rs, const gint32 key[4], int src_dev)
+{
+    int n = (int)rs->path->len;
+    KeptRoute *k = g_malloc(sizeof(KeptRoute) + sizeof(int) * (gsize)MAX(n, 1));
+    CsRoute *route = &k->route;
+
+    memcpy(k->key, key, sizeof k->key);
+    memcpy(k->links, rs->path->data, sizeof(int) * (gsize)n);
+    *route = (CsRoute){ .n_links = n, .links = k->links, .bw_Bps = INFINITY };
+    for (int i = 0; i < n; i++) {
+        const CsLink *l = link_at(topo, k->links[i]);
         route->alpha_s += l->alpha_s;
         route->bw_Bps = MIN(route->bw_Bps, l->bw_Bps);
         route->link_class = MAX(route->link_class, cs_link_kind_class(l->kind));
-        v = l->src;
     }
+    if (n == 0) {
+        route->bw_Bps = g_array_index(topo->devices, CsDevice, src_dev).gpu.copy_Bps;
+        route->link_class = CS_LINK_CLASS_NVLINK;
+    }
+    g_hash_table_insert(rs->kept, k->key, k);
+    return route;
+}
+
+/* A route found by one search over the whole graph: the fallback. */
+static void
+whole_graph_path(const CsTopo *topo, CsRouteState *rs, int src, int dst)
+{
+    g_array_set_size(rs->path, 0);
+    for (int transit = 0; transit < 2; transit++) {
+        search(topo, rs, src, -1, transit);
+        if (reached(rs, dst)) {
+            append_path(topo, rs, dst);
+            return;
+        }
+    }
+    /* cs_topo_check_connected() made sure every rank reaches every other. */
+    g_assert_not_reached();
 }
 
 /**
- * cs_topo_compute_routes:
- * A route between every ordered pair of ranks: fewest hops, then widest bottleneck, then
- * lowest device and link indices. Paths avoid passing through other rank devices; pairs
- * that cannot be joined otherwise may (NVLink forwarding through a GPU). Fails with a
- * message naming both devices when a rank cannot reach another.
+ * cs_topo_route_channel:
+ * The route channel @channel's connection from @src_rank to @dst_rank takes (transfer none,
+ * valid as long as @topo): inside a node the same for every channel; across nodes through the
+ * NICs NCCL gives that channel at either end. Thread-safe.
  */
-gboolean
-cs_topo_compute_routes(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
+const CsRoute *
+cs_topo_route_channel(const CsTopo *topo, int src_rank, int dst_rank, int channel)
+{
+    g_return_val_if_fail(src_rank >= 0 && src_rank < topo->n_ranks, NULL);
+    g_return_val_if_fail(dst_rank >= 0 && dst_rank < topo->n_ranks, NULL);
+    g_return_val_if_fail(channel >= 0, NULL);
+    CsRouteState *rs = topo->routes;
+    const int src = topo->rank_device[src_rank];
+    const int dst = topo->rank_device[dst_rank];
+    const int node = topo->rank_node[src_rank];
+    gint32 key[4] = { src_rank, dst_rank, -1, -1 };
+
+    g_mutex_lock(&rs->lock);
+    if (node != topo->rank_node[dst_rank]) {
+        key[2] = rank_exit(topo, rs, src_rank, channel);
+        key[3] = rank_exit(topo, rs, dst_rank, channel);
+    }
+    const KeptRoute *k = g_hash_table_lookup(rs->kept, key);
+    if (k != NULL) {
+        g_mutex_unlock(&rs->lock);
+        return &k->route;
+    }
+    g_array_set_size(rs->path, 0);
+    gboolean ok = FALSE;
+    int x = key[2], e = key[3];
+    if (node == topo->rank_node[dst_rank]) {
+        ok = node_path(topo, rs, src, dst, node);
+        /* GPUs of one tray wired only to the rack's switches (an NVL72's trays) meet there. */
+        if (!ok) {
+            x = rank_exit(topo, rs, src_rank, 0);
+            e = rank_exit(topo, rs, dst_rank, 0);
+        }
+    }
+    if (!ok)
+        ok = x >= 0 && e >= 0 && node_path(topo, rs, src, x, node) && fabric_path(topo, rs, x, e)
+             && node_path(topo, rs, e, dst, topo->rank_node[dst_rank]);
+    if (!ok)
+        whole_graph_path(topo, rs, src, dst);
+    const CsRoute *route = keep_route(topo, rs, key, src);
+    g_mutex_unlock(&rs->lock);
+    return route;
+}
+
+/**
+ * cs_topo_route:
+ * The route from @src_rank to @dst_rank on channel 0 (transfer none). A rank's route to
+ * itself has no links, alpha 0 and the GPU's copy bandwidth.
+ */
+const CsRoute *
+cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank)
+{
+    return cs_topo_route_channel(topo, src_rank, dst_rank, 0);
+}
+
+/**
+ * cs_topo_rank_nics:
+ * What the network looks like from @rank: its local NICs, how many its channels use and how
+ * many GPUs share them. All zero on a rank whose node has no way out.
+ */
+CsRankNics
+cs_topo_rank_nics(const CsTopo *topo, int rank)
+{
+    g_return_val_if_fail(rank >= 0 && rank < topo->n_ranks, (CsRankNics){ 0 });
+    CsRouteState *rs = topo->routes;
+
+    g_mutex_lock(&rs->lock);
+    const ExitPlan *p = exit_plan(topo, rs, rank);
+    CsRankNics nics
+        = { .n_local = p->n_exits, .used = MIN(p->per_gpu, p->n_exits), .sharing = p->sharing };
+    for (int c = 0; c < nics.used && c < CS_TOPO_MAX_RANK_NICS; c++)
+        nics.device[c] = p->exits[(p->first + c) % p->n_exits];
+    g_mutex_unlock(&rs->lock);
+    return nics;
+}
+
+/* ---- Connectivity ---- */
+
+/* Devices reachable from @src following links forwards, or backwards with @reverse. */
+static gboolean *
+reachable(const CsTopo *topo, int src, gboolean reverse)
 {
     int n_dev = (int)topo->devices->len;
-    int P = topo->n_ranks;
-    g_autofree gboolean *is_rank = g_new0(gboolean, n_dev);
-    Bfs b = {
-        .dist = g_new(int, n_dev),
-        .best = g_new(double, n_dev),
-        .pred = g_new(int, n_dev),
-        .frontier = g_new(int, n_dev),
-        .next = g_new(int, n_dev),
-    };
-    Bfs b2 = {
-        .dist = g_new(int, n_dev),
-        .best = g_new(double, n_dev),
-        .pred = g_new(int, n_dev),
-        .frontier = g_new(int, n_dev),
-        .next = g_new(int, n_dev),
-    };
-    gsize cap = (gsize)P * P * 2 + 1, used = 0;
-    int *links = g_new(int, cap);
-    g_autofree gsize *offset = g_new(gsize, (gsize)P * P);
-    gboolean ok = TRUE;
+    gboolean *seen = g_new0(gboolean, n_dev);
+    g_autofree int *queue = g_new(int, n_dev);
+    const int *start = reverse ? topo->in_start : topo->out_start;
+    const int *links = reverse ? topo->in_links : topo->out_links;
+    int head = 0, tail = 0;
 
-    for (int r = 0; r < P; r++)
-        is_rank[topo->rank_device[r]] = TRUE;
-    g_free(topo->routes);
-    topo->routes = g_new0(CsRoute, (gsize)P * P);
-
-    for (int s = 0; s < P && ok; s++) {
-        int src = topo->rank_device[s];
-        gboolean second_done = FALSE;
-        bfs(topo, is_rank, src, FALSE, &b);
-        for (int t = 0; t < P && ok; t++) {
-            int dst = topo->rank_device[t];
-            const Bfs *use = &b;
-            CsRoute *route = &topo->routes[(gsize)s * P + t];
-            if (b.dist[dst] < 0) {
-                if (!second_done) {
-                    bfs(topo, is_rank, src, TRUE, &b2);
-                    second_done = TRUE;
-                }
-                use = &b2;
-            }
-            if (use->dist[dst] < 0) {
-                const CsDevice *a = &g_array_index(topo->devices, CsDevice, src);
-                const CsDevice *z = &g_array_index(topo->devices, CsDevice, dst);
-                cs_json_set_error(ctx, error, "links",
-                                  "disconnected: no path of links from %s \"%s\" (rank %d) to "
-                                  "%s \"%s\" (rank %d)",
-                                  cs_device_kind_name(a->kind), a->name, s,
-                                  cs_device_kind_name(z->kind), z->name, t);
-                ok = FALSE;
-                break;
-            }
-            int n = use->dist[dst];
-            if (used + n > cap) {
-                cap = MAX(cap * 2, used + n);
-                links = g_renew(int, links, cap);
-            }
-            offset[(gsize)s * P + t] = used;
-            fill_route(topo, use, dst, links + used, route);
-            used += n;
-            if (n == 0) {
-                route->bw_Bps = g_array_index(topo->devices, CsDevice, src).gpu.copy_Bps;
-                route->link_class = CS_LINK_CLASS_NVLINK;
+    seen[src] = TRUE;
+    queue[tail++] = src;
+    while (head < tail) {
+        int u = queue[head++];
+        for (int k = start[u]; k < start[u + 1]; k++) {
+            const CsLink *l = link_at(topo, links[k]);
+            int v = reverse ? l->src : l->dst;
+            if (!seen[v]) {
+                seen[v] = TRUE;
+                queue[tail++] = v;
             }
         }
     }
-    for (Bfs *x = &b; x != NULL; x = x == &b ? &b2 : NULL) {
-        g_free(x->dist);
-        g_free(x->best);
-        g_free(x->pred);
-        g_free(x->frontier);
-        g_free(x->next);
+    return seen;
+}
+
+/**
+ * cs_topo_check_connected:
+ * Every rank reaches every other (through any device, ranks included): rank 0 reaches each
+ * and each reaches rank 0. Fails with a message naming both devices.
+ */
+gboolean
+cs_topo_check_connected(const CsTopo *topo, const CsJsonCtx *ctx, GError **error)
+{
+    int src = topo->rank_device[0];
+
+    for (int reverse = 0; reverse < 2; reverse++) {
+        g_autofree gboolean *seen = reachable(topo, src, reverse);
+        for (int t = 1; t < topo->n_ranks; t++) {
+            if (seen[topo->rank_device[t]])
+                continue;
+            int a_rank = reverse ? t : 0;
+            int z_rank = reverse ? 0 : t;
+            const CsDevice *a = &g_array_index(topo->devices, CsDevice, topo->rank_device[a_rank]);
+            const CsDevice *z = &g_array_index(topo->devices, CsDevice, topo->rank_device[z_rank]);
+            cs_json_set_error(ctx, error, "links",
+                              "disconnected: no path of links from %s \"%s\" (rank %d) to "
+                              "%s \"%s\" (rank %d)",
+                              cs_device_kind_name(a->kind), a->name, a_rank,
+                              cs_device_kind_name(z->kind), z->name, z_rank);
+            return FALSE;
+        }
     }
-    if (!ok) {
-        g_free(links);
-        return FALSE;
-    }
-    g_free(topo->route_links);
-    topo->route_links = g_renew(int, links, MAX(used, 1));
-    for (gsize i = 0; i < (gsize)P * P; i++)
-        topo->routes[i].links = topo->route_links + offset[i];
     return TRUE;
 }
 
 /* ---- Injection bandwidth ---- */
 
 /**
- * cs_topo_compute_injection:
- * For each rank and link class: over the rank's routes, the first link of that class each
- * takes, once per distinct link, at the bottleneck of the route up to it; summed.
+ * cs_topo_injection_bw:
+ * How fast @rank can push data into links of @link_class: over @rank's routes to the other
+ * ranks of its node and, on every NIC its channels use, to a rank of the next node, the first
+ * link of that class each route takes, counted once per distinct link, each at the bottleneck
+ * of the route up to and including it; summed. 0 when no such route crosses that class (a
+ * single box has no NET injection even if it has NICs). Computed on first use.
  */
-void
-cs_topo_compute_injection(CsTopo *topo)
+double
+cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
 {
-    int P = topo->n_ranks;
-    int n_links = (int)topo->links->len;
-    g_autofree double *contrib = g_new0(double, MAX(n_links, 1));
-    g_autofree int *touched = g_new(int, MAX(n_links, 1));
+    g_return_val_if_fail(rank >= 0 && rank < topo->n_ranks, 0.0);
+    g_return_val_if_fail(link_class < CS_N_LINK_CLASSES, 0.0);
+    CsRouteState *rs = topo->routes;
+    double *slot = &rs->injection[(gsize)rank * CS_N_LINK_CLASSES];
 
-    g_free(topo->injection_Bps);
-    topo->injection_Bps = g_new0(double, (gsize)P *CS_N_LINK_CLASSES);
-    for (int s = 0; s < P; s++) {
-        for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
-            int n_touched = 0;
-            for (int t = 0; t < P; t++) {
-                const CsRoute *r = &topo->routes[(gsize)s * P + t];
-                double prefix = INFINITY;
-                for (int i = 0; i < r->n_links; i++) {
-                    const CsLink *l = &g_array_index(topo->links, CsLink, r->links[i]);
-                    prefix = MIN(prefix, l->bw_Bps);
-                    if ((int)cs_link_kind_class(l->kind) != c)
-                        continue;
-                    if (contrib[r->links[i]] == 0.0)
-                        touched[n_touched++] = r->links[i];
-                    contrib[r->links[i]] = MAX(contrib[r->links[i]], prefix);
-                    break;
+    g_mutex_lock(&rs->lock);
+    gboolean done = !isnan(slot[0]);
+    int used = done ? 0 : MAX(1, exit_plan(topo, rs, rank)->per_gpu);
+    g_mutex_unlock(&rs->lock);
+    if (done)
+        return slot[link_class];
+
+    const int node = topo->rank_node[rank];
+    int other = -1;
+    for (int r = 0; r < topo->n_ranks && other < 0; r++)
+        if (topo->rank_node[r] == (node + 1) % topo->n_nodes && topo->rank_node[r] != node)
+            other = r;
+    g_autoptr(GPtrArray) routes = g_ptr_array_new();
+    for (int t = 0; t < topo->n_ranks; t++)
+        if (t != rank && topo->rank_node[t] == node)
+            g_ptr_array_add(routes, (gpointer)cs_topo_route(topo, rank, t));
+    for (int c = 0; other >= 0 && c < used; c++)
+        g_ptr_array_add(routes, (gpointer)cs_topo_route_channel(topo, rank, other, c));
+
+    /* Each distinct first link of a class, at the widest prefix any route reaches it with;
+     * summed in the order met, so the figure never depends on a hash table's order. */
+    g_autoptr(GArray) firsts = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) widths = g_array_new(FALSE, FALSE, sizeof(double));
+    double sums[CS_N_LINK_CLASSES] = { 0 };
+    for (int c = 0; c < CS_N_LINK_CLASSES; c++) {
+        g_array_set_size(firsts, 0);
+        g_array_set_size(widths, 0);
+        for (guint i = 0; i < routes->len; i++) {
+            const CsRoute *r = g_ptr_array_index(routes, i);
+            double prefix = INFINITY;
+            for (int k = 0; k < r->n_links; k++) {
+                const CsLink *l = link_at(topo, r->links[k]);
+                prefix = MIN(prefix, l->bw_Bps);
+                if ((int)cs_link_kind_class(l->kind) != c)
+                    continue;
+                guint j = 0;
+                while (j < firsts->len && g_array_index(firsts, int, j) != r->links[k])
+                    j++;
+                if (j == firsts->len) {
+                    double zero = 0.0;
+                    g_array_append_val(firsts, r->links[k]);
+                    g_array_append_val(widths, zero);
                 }
+                g_array_index(widths, double, j) = MAX(g_array_index(widths, double, j), prefix);
+                break;
             }
-            double sum = 0.0;
-            for (int i = 0; i < n_touched; i++) {
-                sum += contrib[touched[i]];
-                contrib[touched[i]] = 0.0;
-            }
-            topo->injection_Bps[(gsize)s * CS_N_LINK_CLASSES + c] = sum;
         }
+        for (guint j = 0; j < widths->len; j++)
+            sums[c] += g_array_index(widths, double, j);
     }
+    g_mutex_lock(&rs->lock);
+    memcpy(slot, sums, sizeof sums);
+    g_mutex_unlock(&rs->lock);
+    return sums[link_class];
+}
+
+/**
+ * cs_topo_routes_bisection:
+ * cs_topo_compute_bisection(), computed on first use and kept.
+ */
+double
+cs_topo_routes_bisection(const CsTopo *topo)
+{
+    CsRouteState *rs = topo->routes;
+
+    g_mutex_lock(&rs->lock);
+    if (isnan(rs->bisection))
+        rs->bisection = cs_topo_compute_bisection(topo);
+    double v = rs->bisection;
+    g_mutex_unlock(&rs->lock);
+    return v;
 }
 
 /* ---- Bisection bandwidth (Dinic max-flow) ---- */

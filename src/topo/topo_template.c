@@ -4,7 +4,8 @@
  *
  * Expansion (documented for users in topologies/README.md):
  *  - node i's devices are renamed "n<i>/<name>" and put in node i; its links are copied.
- *  - NICs: the node's own nic devices, in file order; if it declares none, the template makes
+ *  - NICs: the node's own nic devices, in file order; if it declares none, or the network gives
+ *    a nic_link (which replaces the node's NICs and their links), the template makes
  *    "n<i>/nic<j>" and joins each to the node's rank devices with network.nic_link (NIC j to
  *    rank device j*R/N when there are N >= R NICs for R rank devices, else rank device k to
  *    NIC k*N/R), e.g. every DGX H100 GPU with its own ConnectX-7 over PCIe Gen5 x16.
@@ -365,7 +366,7 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
     if ((gint64)nodes * ranks->len > CS_TOPO_MAX_RANKS) {
         cs_json_set_error(ctx, error, "nodes",
                           "%d nodes of %u ranks are %" G_GINT64_FORMAT " ranks, more than the %d "
-                          "collsim holds (a route for every pair)",
+                          "collsim holds",
                           nodes, ranks->len, (gint64)nodes * ranks->len, CS_TOPO_MAX_RANKS);
         return FALSE;
     }
@@ -379,24 +380,31 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
             g_array_append_val(unit_nics, d);
     NicLink nic_link = { 0 };
     int nics = (int)unit_nics->len;
+    /* A nic_link replaces the node's own NICs (a purchase with 4 NICs instead of 8, say):
+     * they and their links are left out, and the template makes its own. */
+    gboolean replace_nics = nics > 0 && net.nic_link != NULL;
+    guint unit_nics_declared = unit_nics->len;
+    if (replace_nics) {
+        g_array_set_size(unit_nics, 0);
+        nics = 0;
+    }
     if (nics > 0) {
         if (net.nics_per_node != 0 && net.nics_per_node != nics) {
             cs_json_set_error(ctx, error, "network.nics_per_node",
-                              "%d, but node %s declares %d nic devices", net.nics_per_node, label,
-                              nics);
-            return FALSE;
-        }
-        /* The node's NICs come with their own links; a nic_link here would be silently
-         * unused (and never checked). */
-        if (net.nic_link != NULL) {
-            cs_json_set_error(ctx, error, "network.nic_link",
-                              "node %s declares its own %d nic devices and their links; "
-                              "nic_link is for a node without them",
-                              label, nics);
+                              "%d, but node %s declares %d nic devices (give network.nic_link "
+                              "too to replace them with %d of the template's own)",
+                              net.nics_per_node, label, nics, net.nics_per_node);
             return FALSE;
         }
     }
     else {
+        if (replace_nics && net.nics_per_node == 0) {
+            cs_json_set_error(ctx, error, "network",
+                              "missing key \"nics_per_node\" (a nic_link replaces the %u nic "
+                              "devices of node %s: say how many the template makes)",
+                              unit_nics_declared, label);
+            return FALSE;
+        }
         if (net.nics_per_node == 0 || net.nic_link == NULL) {
             cs_json_set_error(ctx, error, "network",
                               "missing key \"%s\" (node %s declares no nic devices, so the "
@@ -409,13 +417,21 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         nics = net.nics_per_node;
     }
 
-    /* The nodes. */
+    /* The nodes: unit device d becomes base + kept[d], or is left out (kept[d] < 0). */
     int n_unit = (int)unit->devices->len;
+    g_autofree int *kept = g_new(int, MAX(n_unit, 1));
+    int n_kept = 0;
+    for (int d = 0; d < n_unit; d++) {
+        gboolean nic = g_array_index(unit->devices, CsDevice, d).kind == CS_DEVICE_NIC;
+        kept[d] = replace_nics && nic ? -1 : n_kept++;
+    }
     g_autofree int *nic_device = g_new(int, (gsize)nodes *nics);
     topo->rank_order = g_array_new(FALSE, FALSE, sizeof(int));
     for (int i = 0; i < nodes; i++) {
         int base = (int)topo->devices->len;
         for (int d = 0; d < n_unit; d++) {
+            if (kept[d] < 0)
+                continue;
             CsDevice dev = g_array_index(unit->devices, CsDevice, d);
             CsDeviceOrigin o = g_array_index(unit->origins, CsDeviceOrigin, d);
             g_autofree char *name = g_strdup_printf("n%d/%s", i, dev.name);
@@ -423,22 +439,24 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
             dev.node = i;
             o.file_index = -1;
             int index = cs_topo_add_device(topo, &dev, &o);
-            g_assert(index == base + d);
+            g_assert(index == base + kept[d]);
         }
         for (guint k = 0; k < unit->links->len; k++) {
             CsLink l = g_array_index(unit->links, CsLink, k);
-            l.src += base;
-            l.dst += base;
+            if (kept[l.src] < 0 || kept[l.dst] < 0)
+                continue;
+            l.src = base + kept[l.src];
+            l.dst = base + kept[l.dst];
             l.file_index = -1;
             cs_topo_add_link(topo, &l);
         }
         for (guint r = 0; r < ranks->len; r++) {
-            int d = base + g_array_index(ranks, int, r);
+            int d = base + kept[g_array_index(ranks, int, r)];
             g_array_append_val(topo->rank_order, d);
         }
         if (unit_nics->len > 0) {
             for (int j = 0; j < nics; j++)
-                nic_device[i * nics + j] = base + g_array_index(unit_nics, int, j);
+                nic_device[i * nics + j] = base + kept[g_array_index(unit_nics, int, j)];
             continue;
         }
         int R = (int)ranks->len;
@@ -453,7 +471,7 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         for (int k = 0; k < pairs; k++) {
             int nic = nics >= R ? k : k * nics / R;
             int rank = nics >= R ? k * R / nics : k;
-            add_pair(topo, base + g_array_index(ranks, int, rank), nic_device[i * nics + nic],
+            add_pair(topo, base + kept[g_array_index(ranks, int, rank)], nic_device[i * nics + nic],
                      nic_link.kind, nic_link.lane_Bps, nic_link.count, nic_link.efficiency,
                      nic_link.alpha_s, nic_link.alpha_s);
         }
