@@ -445,6 +445,81 @@ test_contention_channels(gconstpointer data)
     g_assert_cmpint(res->rank_finish[0], ==, 2 * PS_PER_US);
 }
 
+/* Two single-GPU nodes on one switch over 1 GB/s InfiniBand, no alphas, no launch or step
+ * overhead; @transport (nullable) is the file's "transport" value. */
+static CsTopo *
+two_nodes(const char *transport)
+{
+    g_autofree char *json = g_strdup_printf(
+        "{\"gpu\": {\"launch\": \"0 us\", \"step_overhead\": \"0 us\", "
+        "\"reduce_bandwidth\": \"4 GB/s\", \"copy_bandwidth\": \"8 GB/s\"}, "
+        "\"devices\": [{\"name\": \"g0\", \"kind\": \"gpu\", \"node\": 0}, "
+        "{\"name\": \"g1\", \"kind\": \"gpu\", \"node\": 1}, "
+        "{\"name\": \"sw\", \"kind\": \"switch\", \"node\": -1}], \"links\": ["
+        "{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"ib\", \"bandwidth\": \"1 GB/s\", "
+        "\"alpha\": \"0 us\"}, {\"endpoints\": [\"g1\", \"sw\"], \"kind\": \"ib\", "
+        "\"bandwidth\": \"1 GB/s\", \"alpha\": \"0 us\"}]%s%s}",
+        transport != NULL ? ", \"transport\": " : "", transport != NULL ? transport : "");
+    g_autoptr(GError) error = NULL;
+    CsTopo *topo = cs_topo_load_data(json, "two-nodes.json", &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static void
+test_transport_latency(void)
+{
+    g_test_summary("A transport latency L delays each network message by L (twice with Simple: "
+                   "the receiver's flush, as NCCL's tuning.cc charges it) and each slot's return "
+                   "by L: a one-message send lands L (LL) or 2L (Simple) later, and a slot "
+                   "is reused only after a round trip");
+    g_autoptr(CsTopo) plain = two_nodes(NULL);
+    g_autoptr(CsTopo) slow = two_nodes("{\"kind\": \"ib\", \"latency\": \"40 us\"}");
+    const CsTime L = 40 * PS_PER_US;
+    const CsProto protos[] = { CS_PROTO_LL, CS_PROTO_SIMPLE };
+
+    for (gsize i = 0; i < G_N_ELEMENTS(protos); i++) {
+        CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                        protos[i], 1);
+        cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
+        cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+        cs_schedule_seal(s);
+        g_autoptr(CsSchedule) sched = s;
+        g_autoptr(CsResult) a = run(sched, plain, "reservation", FALSE);
+        g_autoptr(CsResult) b = run(sched, slow, "reservation", FALSE);
+        CsTime extra = protos[i] == CS_PROTO_SIMPLE ? 2 * L : L;
+        g_assert_cmpint(b->rank_finish[1] - a->rank_finish[1], ==, extra);
+        /* The sender is done once its bytes left: latency is not its business. */
+        g_assert_cmpint(b->rank_finish[0], ==, a->rank_finish[0]);
+    }
+    /* Sixteen messages through eight slots: the ninth waits for the first slot's return,
+     * which crosses the network too. Were only arrivals delayed, the last would land 1.8 L
+     * late (the ninth leaves at 1 us + L); with the return it leaves at 1 us + 2 L. */
+    {
+        CsSchedule *m = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 16000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                        CS_PROTO_LL, 1);
+        for (int k = 0; k < 16; k++) {
+            cs_schedule_send(m, 0, 0, 1, CS_BUF_INPUT, k * 1000, 1000, k);
+            cs_schedule_recv(m, 1, 0, 0, CS_BUF_OUTPUT, k * 1000, 1000, k);
+        }
+        cs_schedule_seal(m);
+        g_autoptr(CsSchedule) many = m;
+        g_autoptr(CsResult) a = run(many, plain, "reservation", FALSE);
+        g_autoptr(CsResult) b = run(many, slow, "reservation", FALSE);
+        g_assert_cmpint(b->rank_finish[1] - a->rank_finish[1], >, 2 * L);
+    }
+    /* Textbook mode has no protocol and no transport. */
+    CsSchedule *s = cs_schedule_new(CS_OP_BROADCAST, 2, 0, 1000, CS_DTYPE_INT8, CS_REDOP_SUM,
+                                    CS_PROTO_SIMPLE, 1);
+    cs_schedule_send(s, 0, 0, 1, CS_BUF_INPUT, 0, 1000, 0);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, 1000, 0);
+    cs_schedule_seal(s);
+    g_autoptr(CsSchedule) sched = s;
+    g_autoptr(CsResult) a = run(sched, plain, "reservation", TRUE);
+    g_autoptr(CsResult) b = run(sched, slow, "reservation", TRUE);
+    g_assert_cmpint(a->time, ==, b->time);
+}
+
 /* @n GPUs without peer-to-peer: every message is staged through host memory (a CPU device)
  * over 1 GB/s shm links with no alpha; no launch or step overhead; copies at 8 GB/s. */
 static CsTopo *
@@ -1438,6 +1513,7 @@ main(int argc, char **argv)
 
     g_test_add_func("/engine/heap/order", test_heap_order);
     g_test_add_func("/engine/heap/interleaved", test_heap_interleaved);
+    g_test_add_func("/engine/transport/latency", test_transport_latency);
     g_test_add_func("/engine/registry", test_registry);
     for (gsize m = 0; m < G_N_ELEMENTS(models); m++) {
         g_autofree char *p = g_strdup_printf("/engine/determinism/%s", models[m]);

@@ -562,6 +562,54 @@ test_nics_behind_switch(void)
     g_assert_cmpstr(got, ==, "n0/sw n0/nic1 leaf n1/nic0 n1/sw n1/gpu2");
 }
 
+/* ---- Transport ---- */
+
+static void
+test_transport(void)
+{
+    g_test_summary("The network's transport: by link kind when the file names none (ib: NCCL's "
+                   "verbs transport, ethernet: its socket transport, no network: none), a name "
+                   "from the table (efa: aws-ofi-nccl's 75 us), an object whose latency "
+                   "overrides; written back by cs_topo_to_json");
+    g_autoptr(CsTopo) ib = load_ok("hgx-h100x8-2n");
+    g_assert_cmpstr(cs_topo_transport(ib)->kind, ==, "ib");
+    g_assert_cmpfloat(cs_topo_transport(ib)->latency_s, ==, 0.0);
+    g_autoptr(CsTopo) eth = load_ok("eth-cpu-8n");
+    g_assert_cmpstr(cs_topo_transport(eth)->kind, ==, "socket");
+    g_autoptr(CsTopo) rack = load_ok("gb200-nvl72");
+    g_assert_null(cs_topo_transport(rack)->kind);
+
+    g_autoptr(CsTopo) efa
+        = load_text("{\"nodes\": 2, \"node\": \"dgx-h100x8\", \"network\": {\"kind\": \"ib\", "
+                    "\"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"1 us\", \"switch_alpha\": "
+                    "\"1 us\", \"transport\": \"efa\"}}");
+    g_assert_cmpstr(cs_topo_transport(efa)->kind, ==, "efa");
+    assert_close(cs_topo_transport(efa)->latency_s, 75e-6);
+    g_assert_nonnull(strstr(cs_topo_transport(efa)->source, "aws-ofi-nccl"));
+
+    g_autoptr(CsTopo) own
+        = load_text("{\"nodes\": 2, \"node\": \"dgx-h100x8\", \"network\": {\"kind\": \"roce\", "
+                    "\"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"1 us\", \"switch_alpha\": "
+                    "\"1 us\", \"transport\": {\"kind\": \"roce\", \"latency\": \"12 us\", "
+                    "\"source\": \"a measurement\"}}}");
+    assert_close(cs_topo_transport(own)->latency_s, 12e-6);
+    g_autofree char *json = cs_topo_to_json(own);
+    g_autoptr(CsTopo) back = load_text(json);
+    g_assert_cmpstr(cs_topo_transport(back)->kind, ==, "roce");
+    assert_close(cs_topo_transport(back)->latency_s, 12e-6);
+    g_assert_cmpstr(cs_topo_transport(back)->source, ==, "a measurement");
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) bad = cs_topo_load_data(
+        "{\"nodes\": 2, \"node\": \"dgx-h100x8\", \"network\": {\"kind\": \"ib\", "
+        "\"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"1 us\", \"switch_alpha\": "
+        "\"1 us\", \"transport\": \"carrier-pigeon\"}}",
+        "bad.json", &error);
+    g_assert_null(bad);
+    g_assert_nonnull(
+        strstr(error->message, "network.transport: \"carrier-pigeon\" is not a transport"));
+}
+
 /* ---- Templates ---- */
 
 static void
@@ -1028,6 +1076,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo/nics/per-channel", test_nics_per_channel);
     g_test_add_func("/topo/nics/shared", test_nics_shared);
     g_test_add_func("/topo/nics/behind-pcie-switch", test_nics_behind_switch);
+    g_test_add_func("/topo/transport", test_transport);
     g_test_add_func("/topo/ranks/node-major", test_ranks_node_major);
     g_test_add_func("/topo/ranks/explicit", test_ranks_explicit);
     g_test_add_func("/topo/template/hgx-16n", test_template_hgx16);

@@ -231,6 +231,12 @@ show_nics(const CsTopo *topo, int shown)
         printf("network per rank: none (no device of a node links out of it)\n");
         return;
     }
+    CsRankNics first = cs_topo_rank_nics(topo, 0);
+    if (first.used > 0 && first.device[0] == cs_topo_rank_device(topo, 0)) {
+        g_autofree char *own = format_bw_range(lo_bw, hi_bw);
+        printf("network per rank: its own links out of the node (no NIC): %s\n", own);
+        return;
+    }
     g_autofree char *used = lo_used == hi_used ? g_strdup_printf("%d", lo_used)
                                                : g_strdup_printf("%d-%d", lo_used, hi_used);
     g_autofree char *share = lo_share == hi_share ? g_strdup_printf("%d", lo_share)
@@ -261,6 +267,12 @@ show_bandwidth(const CsTopo *topo)
     }
     printf("\n");
     show_nics(topo, shown);
+    const CsTransport *transport = cs_topo_transport(topo);
+    if (transport->kind != NULL && cs_topo_n_nodes(topo) > 1) {
+        g_autofree char *lat = cs_units_format_time(transport->latency_s);
+        printf("transport: %s, %s per network message (%s)\n", transport->kind, lat,
+               transport->source);
+    }
     g_autofree char *bis = cs_units_format_bandwidth(cs_topo_bisection_bw(topo));
     if (P >= 2)
         printf("bisection bandwidth: %s (max-flow from ranks 0-%d to ranks %d-%d, one way)\n", bis,

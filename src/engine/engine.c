@@ -1548,6 +1548,15 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             split_staged(e, conn, up);
         const CsRoute *back = cs_topo_route_channel(e->topo, dst, src, lane);
         conn->credit_ps = e->textbook ? 0 : cs_time_from_s(back->alpha_s);
+        if (!e->textbook && conn->route.link_class == CS_LINK_CLASS_NET) {
+            /* The network transport's own latency (its plugin's, topo_transport.c): each
+             * message pays it, Simple once more for the receiver's flush of GPUDirect data
+             * (NCCL's tuning.cc adds the same), and each slot's return crosses it too: the
+             * receiver's proxy posts the buffer back over the network. */
+            CsTime lat = cs_time_from_s(cs_topo_transport(e->topo)->latency_s);
+            conn->prop_ps += proto == CS_PROTO_SIMPLE ? 2 * lat : lat;
+            conn->credit_ps += lat;
+        }
         conn->back_first = back->n_links > 0 ? back->links[0] : -1;
         conn->back_last = back->n_links > 0 ? back->links[back->n_links - 1] : -1;
         gint32 slots = 1;

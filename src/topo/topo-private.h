@@ -55,6 +55,8 @@ struct _CsTopo {
     GHashTable *by_name;     /* device name (owned by the CsDevice) -> index + 1 */
     GArray *rank_order;      /* int device indices from "ranks", or NULL for the default */
     gboolean template_sharp; /* a template's network declared SHARP */
+    CsTransport transport;   /* the scale-out transport (strings static or interned) */
+    gboolean transport_set;  /* the file named it */
     /* s: per-hop protocol latency overrides from "protocols", < 0 = none; rows follow
      * CsProto (models/protocol.h): LL, LL128, Simple. */
     double hop_latency_s[CS_TOPO_N_PROTOS][CS_N_LINK_CLASSES];
@@ -88,6 +90,13 @@ gboolean cs_topo_parse_graph(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *ro
 char *cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error);
 /* Rank map, node map, routes and the derived figures; errors name @ctx's origin. */
 gboolean cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error);
+
+/* topo_transport.c */
+/* Reads the optional "transport" member of @obj (at @path). */
+gboolean cs_topo_parse_transport(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *obj,
+                                 const char *path, GError **error);
+/* The network's link kind's transport when the file named none. */
+void cs_topo_finish_transport(CsTopo *topo);
 
 /* topo_template.c */
 gboolean cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,

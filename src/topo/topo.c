@@ -28,6 +28,8 @@
  *                   file has no GPU) in node-major, then file order
  *   protocols       optional {"LL"|"LL128"|"Simple": {"nvlink"|"pci"|"net": time}}: per-hop
  *                   protocol latencies overriding the protocol model's (calibrated files)
+ *   transport       optional scale-out transport: a name (ib|roce|socket|efa|efa3) or
+ *                   {kind, latency, source} (topo_transport.c); default from the network links
  *   calibrated_from, calibration   records written by collsim calibrate; ignored
  * A link becomes one CsLink per direction with bw_Bps = count * bandwidth * efficiency and
  * raw_bw_Bps = count * bandwidth. Every device that runs a rank needs all four GPU costs.
@@ -35,7 +37,7 @@
  * Cluster template (topo_template.c): name, description, nodes (>= 1), node (the name of a
  * single-node topology, or an inline explicit-graph object), network {kind, nics_per_node,
  * nic_bandwidth, nic_efficiency, nic_alpha, switch_alpha, rail_optimized, nodes_per_leaf,
- * oversubscription, sharp, nic_link, source}, protocols.
+ * oversubscription, sharp, nic_link, transport, source}, protocols.
  */
 #include "config.h"
 
@@ -368,8 +370,8 @@ cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error)
 /* "calibrated_from" and "calibration" are the records collsim calibrate writes beside the
  * fitted values; the loader accepts and ignores them. */
 static const char *const top_explicit_keys[] = {
-    "name",      "description",     "gpu",         "cpu", "devices", "links", "ranks",
-    "protocols", "calibrated_from", "calibration", NULL,
+    "name",      "description",     "gpu",         "cpu", "devices", "links", "ranks", "protocols",
+    "transport", "calibrated_from", "calibration", NULL,
 };
 static const char *const spec_keys[] = {
     "model",  "launch", "step_overhead", "reduce_bandwidth", "copy_bandwidth", "default_protocols",
@@ -783,6 +785,7 @@ cs_topo_parse_graph(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, const
 
     SpecDefaults gpu_defaults, cpu_defaults;
     if (!cs_topo_parse_protocols(topo, ctx, root, path, error)
+        || !cs_topo_parse_transport(topo, ctx, root, path, error)
         || !read_defaults(ctx, root, path, "gpu", &gpu_defaults, error)
         || !read_defaults(ctx, root, path, "cpu", &cpu_defaults, error))
         return FALSE;
@@ -961,6 +964,7 @@ cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
     if (!cs_topo_check_connected(topo, ctx, error))
         return FALSE;
     cs_topo_routes_init(topo);
+    cs_topo_finish_transport(topo);
     compute_flags(topo);
     return TRUE;
 }
@@ -1231,6 +1235,8 @@ copy_unfinished(const CsTopo *topo)
 
     copy->description = g_strdup(topo->description);
     copy->template_sharp = topo->template_sharp;
+    copy->transport = topo->transport;
+    copy->transport_set = topo->transport_set;
     memcpy(copy->hop_latency_s, topo->hop_latency_s, sizeof copy->hop_latency_s);
     for (guint d = 0; d < topo->devices->len; d++)
         cs_topo_add_device(copy, &g_array_index(topo->devices, CsDevice, d),
@@ -1479,6 +1485,13 @@ cs_topo_to_json(const CsTopo *topo)
                 per_class = cJSON_AddObjectToObject(protocols, cs_topo_proto_names[p]);
             add_owned_string(per_class, cs_link_class_name(c), fmt_time(topo->hop_latency_s[p][c]));
         }
+    }
+
+    if (topo->transport_set) {
+        cJSON *t = cJSON_AddObjectToObject(root, "transport");
+        cJSON_AddStringToObject(t, "kind", topo->transport.kind);
+        add_owned_string(t, "latency", fmt_time(topo->transport.latency_s));
+        cJSON_AddStringToObject(t, "source", topo->transport.source);
     }
 
     cJSON *ranks = cJSON_AddArrayToObject(root, "ranks");

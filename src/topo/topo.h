@@ -179,6 +179,19 @@ gboolean cs_topo_full_mesh(const CsTopo *topo, int nranks);
  * Simple only): 0x7 when no rank restricts them, 0 when their lists share none. */
 guint cs_topo_default_protos(const CsTopo *topo, int nranks);
 
+/**
+ * CsTransport:
+ * The scale-out transport: what a network message costs beyond its links' alphas
+ * (topo_transport.c).
+ */
+typedef struct {
+    const char *kind;   /* "ib", "roce", "socket", "efa", "efa3"; NULL: no network */
+    double latency_s;   /* s: the latency its plugin reports to NCCL, per network message */
+    const char *source; /* where that figure comes from */
+} CsTransport;
+
+const CsTransport *cs_topo_transport(const CsTopo *topo);
+
 /* NVLS: every GPU of a node reaches an NVSwitch with multicast reduction. */
 gboolean cs_topo_has_nvls(const CsTopo *topo);
 /* SHARP: the scale-out fabric declares in-network reduction. */

@@ -139,8 +139,10 @@ struct _CsRouteState {
     GArray *path; /* int links of the route being built */
     gboolean *is_rank;
     int *rank_local; /* rank -> its index among its node's ranks (NCCL's gpu.dev) */
-    ExitPlan *plans; /* per rank, made per node on first use */
-    gboolean *node_planned;
+    /* Per rank and kind of way out (EXIT_NVLINK, EXIT_NET), made per node on first use. */
+    ExitPlan *plans[2];
+    gboolean *node_planned[2];
+    int *domain;       /* node -> its NVLink domain: nodes joined by non-network links */
     int *fabric_index; /* device -> index among devices outside every node, -1 */
     int n_fabric;
     FabricTree *trees[MAX_TREES];
@@ -148,6 +150,54 @@ struct _CsRouteState {
     double *injection; /* per rank x class, NAN until computed */
     double bisection;  /* NAN until computed */
 };
+
+/* ---- NVLink domains ---- */
+
+/* Ways out of a node: its links to other nodes' NVLink (an NVL72 tray's GPUs to the rack's
+ * switches), or to the network. */
+enum {
+    EXIT_NVLINK,
+    EXIT_NET,
+};
+
+static int
+uf_find(int *parent, int x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* Each node's NVLink domain: nodes joined by links other than network ones, directly or
+ * through devices outside every node (a rack's NVLink switches), share one; with no such links
+ * every node is its own. Returned per node as the smallest node index of its domain. */
+static int *
+find_domains(const CsTopo *topo, const int *fabric_index, int n_fabric)
+{
+    int N = topo->n_nodes;
+    g_autofree int *parent = g_new(int, N + n_fabric);
+    int *domain = g_new(int, MAX(N, 1));
+
+    for (int i = 0; i < N + n_fabric; i++)
+        parent[i] = i;
+    for (guint i = 0; i < topo->links->len; i++) {
+        const CsLink *l = link_at(topo, (int)i);
+        if (cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
+            continue;
+        int a = node_of(topo, l->src), b = node_of(topo, l->dst);
+        a = a >= 0 ? a : N + fabric_index[l->src];
+        b = b >= 0 ? b : N + fabric_index[l->dst];
+        a = uf_find(parent, a);
+        b = uf_find(parent, b);
+        if (a != b)
+            parent[MAX(a, b)] = MIN(a, b);
+    }
+    for (int n = 0; n < N; n++)
+        domain[n] = uf_find(parent, n);
+    return domain;
+}
 
 static guint
 key_hash(gconstpointer p)
@@ -203,11 +253,14 @@ cs_topo_routes_init(CsTopo *topo)
         rs->is_rank[topo->rank_device[r]] = TRUE;
         rs->rank_local[r] = seen[topo->rank_node[r]]++;
     }
-    rs->plans = g_new0(ExitPlan, MAX(topo->n_ranks, 1));
-    rs->node_planned = g_new0(gboolean, MAX(topo->n_nodes, 1));
+    for (int k = 0; k < 2; k++) {
+        rs->plans[k] = g_new0(ExitPlan, MAX(topo->n_ranks, 1));
+        rs->node_planned[k] = g_new0(gboolean, MAX(topo->n_nodes, 1));
+    }
     rs->fabric_index = g_new(int, MAX(n_dev, 1));
     for (int d = 0; d < n_dev; d++)
         rs->fabric_index[d] = node_of(topo, d) < 0 ? rs->n_fabric++ : -1;
+    rs->domain = find_domains(topo, rs->fabric_index, rs->n_fabric);
     rs->injection = g_new(double, (gsize)MAX(topo->n_ranks, 1) * CS_N_LINK_CLASSES);
     for (gsize i = 0; i < (gsize)MAX(topo->n_ranks, 1) * CS_N_LINK_CLASSES; i++)
         rs->injection[i] = NAN;
@@ -232,10 +285,13 @@ cs_topo_routes_free(CsTopo *topo)
     g_array_unref(rs->path);
     g_free(rs->is_rank);
     g_free(rs->rank_local);
-    for (int r = 0; r < topo->n_ranks; r++)
-        g_free(rs->plans[r].exits);
-    g_free(rs->plans);
-    g_free(rs->node_planned);
+    for (int k = 0; k < 2; k++) {
+        for (int r = 0; r < topo->n_ranks; r++)
+            g_free(rs->plans[k][r].exits);
+        g_free(rs->plans[k]);
+        g_free(rs->node_planned[k]);
+    }
+    g_free(rs->domain);
     g_free(rs->fabric_index);
     for (int i = 0; i < MAX_TREES; i++)
         tree_free(rs->trees[i]);
@@ -301,7 +357,8 @@ search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit
                 }
             }
         }
-        qsort(rs->next->data, rs->next->len, sizeof(int), cmp_int);
+        if (rs->next->len > 1)
+            qsort(rs->next->data, rs->next->len, sizeof(int), cmp_int);
         GArray *t = rs->frontier;
         rs->frontier = rs->next;
         rs->next = t;
@@ -342,16 +399,17 @@ node_path(const CsTopo *topo, CsRouteState *rs, int src, int dst, int node)
 
 /* ---- Exits: the NICs a rank's channels use ---- */
 
-/* The widest link from @d out of its node, 0 if none. */
+/* The widest link of @kind from @d out of its node, 0 if none. */
 static double
-exit_bw(const CsTopo *topo, int d)
+exit_bw(const CsTopo *topo, int d, int kind)
 {
     int node = node_of(topo, d);
     double bw = 0.0;
 
     for (int k = topo->out_start[d]; k < topo->out_start[d + 1]; k++) {
         const CsLink *l = link_at(topo, topo->out_links[k]);
-        if (node_of(topo, l->dst) != node)
+        gboolean net = cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET;
+        if (node_of(topo, l->dst) != node && net == (kind == EXIT_NET))
             bw = MAX(bw, l->bw_Bps);
     }
     return bw;
@@ -377,16 +435,16 @@ same_bw(double a, double b)
 /* Plans every rank of @node: its local exits (widest path, then fewest hops: NCCL's
  * ncclTopoGetLocal) and where its channels start among them (ncclTopoGetLocalNetType). */
 static void
-plan_node(const CsTopo *topo, CsRouteState *rs, int node)
+plan_node(const CsTopo *topo, CsRouteState *rs, int node, int kind)
 {
     const int *devs = &topo->node_devs[topo->node_start[node]];
     int n_devs = topo->node_start[node + 1] - topo->node_start[node];
     g_autoptr(GArray) exits = g_array_new(FALSE, FALSE, sizeof(int));
     g_autoptr(GArray) exit_w = g_array_new(FALSE, FALSE, sizeof(double));
 
-    rs->node_planned[node] = TRUE;
+    rs->node_planned[kind][node] = TRUE;
     for (int i = 0; i < n_devs; i++) {
-        double w = exit_bw(topo, devs[i]);
+        double w = exit_bw(topo, devs[i], kind);
         if (w > 0) {
             g_array_append_val(exits, devs[i]);
             g_array_append_val(exit_w, w);
@@ -400,7 +458,7 @@ plan_node(const CsTopo *topo, CsRouteState *rs, int node)
             g_array_append_val(ranks, r);
     for (guint i = 0; i < ranks->len; i++) {
         int r = g_array_index(ranks, int, i);
-        ExitPlan *p = &rs->plans[r];
+        ExitPlan *p = &rs->plans[kind][r];
         double best_w = 0.0;
         int best_hops = G_MAXINT;
         search(topo, rs, topo->rank_device[r], node, FALSE);
@@ -426,12 +484,12 @@ plan_node(const CsTopo *topo, CsRouteState *rs, int node)
         }
     }
     for (guint i = 0; i < ranks->len; i++) {
-        ExitPlan *p = &rs->plans[g_array_index(ranks, int, i)];
+        ExitPlan *p = &rs->plans[kind][g_array_index(ranks, int, i)];
         if (p->n_exits == 0)
             continue;
         p->sharing = 0;
         for (guint j = 0; j < ranks->len; j++) {
-            const ExitPlan *q = &rs->plans[g_array_index(ranks, int, j)];
+            const ExitPlan *q = &rs->plans[kind][g_array_index(ranks, int, j)];
             for (int x = 0; x < q->n_exits; x++)
                 if (q->exits[x] == p->exits[0]) {
                     p->sharing++;
@@ -447,19 +505,19 @@ plan_node(const CsTopo *topo, CsRouteState *rs, int node)
 }
 
 static const ExitPlan *
-exit_plan(const CsTopo *topo, CsRouteState *rs, int rank)
+exit_plan(const CsTopo *topo, CsRouteState *rs, int rank, int kind)
 {
     int node = topo->rank_node[rank];
-    if (!rs->node_planned[node])
-        plan_node(topo, rs, node);
-    return &rs->plans[rank];
+    if (!rs->node_planned[kind][node])
+        plan_node(topo, rs, node, kind);
+    return &rs->plans[kind][rank];
 }
 
-/* The exit @rank's channel @channel leaves its node by, -1 if it has none. */
+/* The exit of @kind @rank's channel @channel leaves its node by, -1 if it has none. */
 static int
-rank_exit(const CsTopo *topo, CsRouteState *rs, int rank, int channel)
+rank_exit(const CsTopo *topo, CsRouteState *rs, int rank, int channel, int kind)
 {
-    const ExitPlan *p = exit_plan(topo, rs, rank);
+    const ExitPlan *p = exit_plan(topo, rs, rank, kind);
     if (p->n_exits == 0)
         return -1;
     return p->exits[(p->first + channel % p->per_gpu) % p->n_exits];
@@ -512,7 +570,8 @@ fabric_tree(const CsTopo *topo, CsRouteState *rs, int root)
                 }
             }
         }
-        qsort(next->data, next->len, sizeof(int), cmp_int);
+        if (next->len > 1)
+            qsort(next->data, next->len, sizeof(int), cmp_int);
         GArray *tmp = front;
         front = next;
         next = tmp;
@@ -594,7 +653,8 @@ keep_route(const CsTopo *topo, CsRouteState *rs, const gint32 key[4], int src_de
     CsRoute *route = &k->route;
 
     memcpy(k->key, key, sizeof k->key);
-    memcpy(k->links, rs->path->data, sizeof(int) * (gsize)n);
+    if (n > 0)
+        memcpy(k->links, rs->path->data, sizeof(int) * (gsize)n);
     *route = (CsRoute){ .n_links = n, .links = k->links, .bw_Bps = INFINITY };
     for (int i = 0; i < n; i++) {
         const CsLink *l = link_at(topo, k->links[i]);
@@ -645,9 +705,12 @@ cs_topo_route_channel(const CsTopo *topo, int src_rank, int dst_rank, int channe
     gint32 key[4] = { src_rank, dst_rank, -1, -1 };
 
     g_mutex_lock(&rs->lock);
+    /* Nodes of one NVLink domain meet over it; others over the network. */
+    const int kind
+        = rs->domain[node] == rs->domain[topo->rank_node[dst_rank]] ? EXIT_NVLINK : EXIT_NET;
     if (node != topo->rank_node[dst_rank]) {
-        key[2] = rank_exit(topo, rs, src_rank, channel);
-        key[3] = rank_exit(topo, rs, dst_rank, channel);
+        key[2] = rank_exit(topo, rs, src_rank, channel, kind);
+        key[3] = rank_exit(topo, rs, dst_rank, channel, kind);
     }
     const KeptRoute *k = g_hash_table_lookup(rs->kept, key);
     if (k != NULL) {
@@ -661,8 +724,8 @@ cs_topo_route_channel(const CsTopo *topo, int src_rank, int dst_rank, int channe
         ok = node_path(topo, rs, src, dst, node);
         /* GPUs of one tray wired only to the rack's switches (an NVL72's trays) meet there. */
         if (!ok) {
-            x = rank_exit(topo, rs, src_rank, 0);
-            e = rank_exit(topo, rs, dst_rank, 0);
+            x = rank_exit(topo, rs, src_rank, 0, EXIT_NVLINK);
+            e = rank_exit(topo, rs, dst_rank, 0, EXIT_NVLINK);
         }
     }
     if (!ok)
@@ -698,7 +761,9 @@ cs_topo_rank_nics(const CsTopo *topo, int rank)
     CsRouteState *rs = topo->routes;
 
     g_mutex_lock(&rs->lock);
-    const ExitPlan *p = exit_plan(topo, rs, rank);
+    const ExitPlan *p = exit_plan(topo, rs, rank, EXIT_NET);
+    if (p->n_exits == 0)
+        p = exit_plan(topo, rs, rank, EXIT_NVLINK);
     CsRankNics nics
         = { .n_local = p->n_exits, .used = MIN(p->per_gpu, p->n_exits), .sharing = p->sharing };
     for (int c = 0; c < nics.used && c < CS_TOPO_MAX_RANK_NICS; c++)
@@ -786,7 +851,7 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
 
     g_mutex_lock(&rs->lock);
     gboolean done = !isnan(slot[0]);
-    int used = done ? 0 : MAX(1, exit_plan(topo, rs, rank)->per_gpu);
+    int used = done ? 0 : MAX(1, exit_plan(topo, rs, rank, EXIT_NET)->per_gpu);
     g_mutex_unlock(&rs->lock);
     if (done)
         return slot[link_class];

@@ -39,6 +39,7 @@ static const char *const network_keys[] = {
     "oversubscription",
     "sharp",
     "nic_link",
+    "transport",
     "source",
     NULL,
 };
@@ -517,5 +518,11 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         }
     }
     topo->template_sharp = net.sharp;
-    return TRUE;
+    /* The network's transport, else the node's (a node file may name one), else the kind's. */
+    if (unit->transport_set) {
+        topo->transport = unit->transport;
+        topo->transport_set = TRUE;
+    }
+    const cJSON *network = cs_json_member(root, "network");
+    return cs_topo_parse_transport(topo, ctx, network, "network", error);
 }
