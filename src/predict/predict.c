@@ -224,9 +224,9 @@ spans_nvlink_domains(const CsTopo *topo, int nranks)
  * 2.2x's algorithm tables allow (src/enqueue.cc, src/graph/tuning.cc):
  * - broadcast and reduce: Ring only (NCCL has no tree or NVLS broadcast/reduce);
  * - all-gather and reduce-scatter: Ring and NVLS (PAT is not modelled);
- * - all-reduce: Ring, Tree, NVLS, and NVLSTree only across nodes (tuning.cc: "Disable NVLS
- *   Tree on a single node") and NVLink domains (on one domain it is NVLS); CollNet is not
- *   modelled;
+ * - all-reduce: Ring, Tree, NVLS, NVLSTree only across nodes (tuning.cc: "Disable NVLS
+ *   Tree on a single node") and NVLink domains (on one domain it is NVLS), and CollNet Direct
+ *   and Chain (their supports() ask for a SHARP switch and several nodes);
  * - scatter, gather, all-to-all: grouped send/recv ("direct", nccl-tests' scatter.cu,
  *   gather.cu, alltoall.cu).
  * The algorithms' own supports() still decide whether the topology allows them (NVLS needs
@@ -252,7 +252,8 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
          * (nvls_tree.c), already a candidate: weighing it twice only doubles the work. */
         if (na == CS_NCCL_ALGO_NVLS_TREE)
             return spans_nodes(topo, nranks) && spans_nvlink_domains(topo, nranks);
-        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_TREE || na == CS_NCCL_ALGO_NVLS;
+        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_TREE || na == CS_NCCL_ALGO_NVLS
+               || na == CS_NCCL_ALGO_COLLNET_DIRECT || na == CS_NCCL_ALGO_COLLNET_CHAIN;
     default:
         return FALSE;
     }
@@ -1007,7 +1008,7 @@ is_refusal(const GError *error)
 /* NCCL's pick under options->nccl, simulated: 1 with @out set, 0 when NCCL has no model for
  * @op or allows nothing collsim simulates (the caller then takes the fastest), -1 with
  * @error. NCCL picks among what NCCL_ALGO (options->nccl_algo_mask, @algo_filter) and
- * NCCL_PROTO (@proto_filter) leave; where its pick is not simulated (CollNet, PAT) or collsim
+ * NCCL_PROTO (@proto_filter) leave; where its pick is not simulated (PAT) or collsim
  * refuses it, NCCL's next choice is taken. */
 static int
 predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
