@@ -82,7 +82,13 @@
  *   in-switch reduction come from different ranks, each over its own first hop, so they are
  *   charged where they are sent. NVLS traffic gets
  *   NCCL's nvlsEfficiency of the links' bandwidth (nvls_efficiency(): 0.85 on Hopper): its
- *   wire bytes are the data over that share.
+ *   wire bytes are the data over that share. The same flags serve a SHARP network switch
+ *   (CollNet): a "hop" into the switch is every link of the route up to the first device on
+ *   it that reduces (reducing_split(): one NVLink to an NVSwitch with multicast_reduction,
+ *   GPU -> NIC -> leaf to a switch with sharp), the hop out the rest, for the route and its
+ *   reverse alike; nvlsEfficiency applies only where that device is an NVSwitch. A
+ *   FROM_SWITCH multicast leader (the sum a SHARP reduction left in the switch, sent on by
+ *   the member it reached) charges no hop into the switch.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
  * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
  *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
