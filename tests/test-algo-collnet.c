@@ -235,6 +235,28 @@ test_sharp_changes_prediction(void)
     g_assert_cmpfloat(with.time_us, !=, without.time_us);
 }
 
+/* Setup: hgx-h100x8-2n-sharp (8 heads a node, 32 channels to start from), 4 MiB all-reduce.
+ * Expectation, NCCL 2.28.9 enqueue.cc with 640 threads and threshold 512:
+ * - Chain, the Ring/Tree rule: drop while 4,194,304 < nc x 640 x 512 = nc x 327,680, so
+ *   nc = 12 (12 x 327,680 = 3,932,160);
+ * - Direct: bound 640 x 8 heads x threshold per channel; down to 16 (threshold 256 from
+ *   nc = 24), on to 8 (128 from nc = 12), then while 4 MiB < nc x 655,360: 7 x 655,360 =
+ *   4.59 M still is, 6 x 655,360 = 3.93 M is not: nc = 6. */
+static void
+test_channels(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-2n-sharp");
+    const gint64 size = 4 << 20;
+
+    g_test_summary("CollNet runs on the channels NCCL's CollNet rules leave at a size.");
+    g_assert_cmpint(cs_predict_default_channels(topo, cs_algo_lookup("collnet_chain", NULL),
+                                                CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, size, 16),
+                    ==, 12);
+    g_assert_cmpint(cs_predict_default_channels(topo, cs_algo_lookup("collnet_direct", NULL),
+                                                CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, size, 16),
+                    ==, 6);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -255,5 +277,6 @@ main(int argc, char **argv)
     g_test_add_func("/algo/collnet/traffic-halved", test_traffic_halved);
     g_test_add_func("/algo/collnet/refuses-without-sharp", test_refuses_without_sharp);
     g_test_add_func("/algo/collnet/sharp-changes-prediction", test_sharp_changes_prediction);
+    g_test_add_func("/algo/collnet/channels", test_channels);
     return g_test_run();
 }

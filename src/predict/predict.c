@@ -200,6 +200,33 @@ bytes_per_channel_min(CsProto proto)
     }
 }
 
+/* NCCL's CollNet channel count for @bytes (NCCL 2.28.9 src/enqueue.cc, topoGetAlgoInfo), from
+ * @nc channels: CollNet Chain takes the Ring/Tree rule with NCCL_MAX_NTHREADS = 640 threads
+ * and threadThreshold 512 (tuning.cc), one channel dropped at a time while nBytes < nc x nt x
+ * threshold; CollNet Direct counts its @heads too and steps down through 16, 8, 4, 2, 1,
+ * halving the threshold each time nc passes 1.5 x the next step ("CollNet channel tuning"). */
+static int
+collnet_channels(gboolean direct, gint64 bytes, int heads, int nc)
+{
+    const gint64 nt = 640;
+    gint64 threshold = 512;
+
+    if (!direct) {
+        while (bytes < nc * nt * threshold && nc >= 2)
+            nc--;
+        return nc;
+    }
+    gboolean flag = TRUE;
+    for (int sw = 16; sw >= 1 && flag; sw /= 2) {
+        while ((flag = bytes < nc * nt * heads * threshold) && nc > sw) {
+            if (nc == sw + sw / 2)
+                threshold /= 2;
+            nc--;
+        }
+    }
+    return MAX(nc, 1);
+}
+
 /* Whether the first @nranks ranks of @topo span more than one node. */
 static gboolean
 spans_nodes(const CsTopo *topo, int nranks)
@@ -469,6 +496,8 @@ nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
  *   one channel;
  * - NVLS and NVLSTree run NCCL's nvlsChannels CTAs at every size (cs_nccl_nvls_channels():
  *   16 on Hopper, 24 or 32 on Blackwell);
+ * - CollNet Direct and Chain start from coll_channels_max() and drop channels by NCCL's
+ *   CollNet rules (collnet_channels());
  * - NCCL's other algorithms (ring, tree ...) start from coll_channels_max(), then, as NCCL
  *   does for small operations, channels are dropped until each has at least nThreads x
  *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
@@ -497,6 +526,12 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
     CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
     gint64 bytes = MAX(sz.send_bytes, sz.recv_bytes);
+    if (na == CS_NCCL_ALGO_COLLNET_DIRECT || na == CS_NCCL_ALGO_COLLNET_CHAIN) {
+        g_autoptr(CsNodeGroups) nodes = cs_node_groups_new(topo, nranks, NULL);
+        int heads = nodes != NULL ? cs_collnet_heads(topo, nodes) : 1;
+        return collnet_channels(na == CS_NCCL_ALGO_COLLNET_DIRECT, bytes, heads,
+                                coll_channels_max(topo, nranks));
+    }
     gint64 nc = bytes / bytes_per_channel_min(proto);
     return (int)CLAMP(nc, 1, coll_channels_max(topo, nranks));
 }
