@@ -11,8 +11,10 @@
 
 #ifndef SWEEP_SLOW
 static const int rank_counts[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17 };
-/* Shipped topologies give node structure (hierarchical, tree) and NVLS switches. */
-static const char *const topologies[] = { "dgx-h100x8", "hgx-h100x8-2n", "eth-cpu-8n" };
+/* Shipped topologies give node structure (hierarchical, tree), NVLS switches and SHARP
+ * (CollNet). */
+static const char *const topologies[]
+    = { "dgx-h100x8", "hgx-h100x8-2n", "eth-cpu-8n", "hgx-h100x8-2n-sharp" };
 #else
 static const int rank_counts[] = { 10, 11, 13, 14, 15, 18, 19, 20, 21, 22, 23,  24,  25,
                                    26, 27, 28, 29, 30, 31, 32, 33, 48, 64, 100, 128, 257 };

@@ -504,6 +504,52 @@ test_bad_flags_not_reduced(void)
     cs_schedule_free(s);
 }
 
+/* P = 3 all-reduce of one float as SHARP does it, rooted at rank 0 in the IR: ranks 1 and 2
+ * send their contribution to 0 (1 leads the in-switch reduction with @lead, 2 is a member), 0
+ * reduces them with its own into its output, and the switch returns the sum to 1 and 2: 0's
+ * send to 1 leads with @from (FROM_SWITCH), the one to 2 is a multicast member. */
+static CsSchedule *
+sharp_p3(guint8 lead, guint8 from)
+{
+    CsSchedule *s = new_sched(CS_OP_ALL_REDUCE, 3, 0, F, 1);
+    flagged_send(s, 1, 0, CS_BUF_INPUT, 0, F, lead);
+    flagged_send(s, 2, 0, CS_BUF_INPUT, 0, F, lead != 0 ? CS_STEP_FLAG_SHARED_LAST_HOP : 0);
+    recv_reduce(s, 0, 0, 1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, F);
+    recv_reduce(s, 0, 0, 2, CS_BUF_OUTPUT, 0, CS_BUF_OUTPUT, 0, F);
+    flagged_send(s, 0, 1, CS_BUF_OUTPUT, 0, F, from);
+    flagged_send(s, 0, 2, CS_BUF_OUTPUT, 0, F, CS_STEP_FLAG_SHARED_FIRST_HOP);
+    cs_schedule_recv(s, 1, 0, 0, CS_BUF_OUTPUT, 0, F, 0);
+    cs_schedule_recv(s, 2, 0, 0, CS_BUF_OUTPUT, 0, F, 0);
+    return s;
+}
+
+/* Setup: sharp_p3 with its leaders flagged.
+ * Expectation: correct: 4 messages of one float; a FROM_SWITCH send leads a multicast. */
+static void
+test_ok_flags_from_switch(void)
+{
+    g_autoptr(CsSchedule) s = sharp_p3(CS_STEP_FLAG_REDUCE_SELF, CS_STEP_FLAG_FROM_SWITCH);
+    CsCheckReport rep;
+    g_autoptr(GError) error = NULL;
+
+    cs_schedule_seal(s);
+    g_assert_true(cs_check_schedule(s, &rep, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(rep.n_messages, ==, 4);
+}
+
+/* Setup: sharp_p3 whose reduction into rank 0 is not done in the switch (no flags on it).
+ * Expectation: rejected at rank 0's send from the switch (its step 2): no in-switch sum is
+ * there to send, so its hop into the switch would be charged to nobody. */
+static void
+test_bad_flags_from_switch_no_sum(void)
+{
+    CsSchedule *s = sharp_p3(0, CS_STEP_FLAG_FROM_SWITCH);
+    const char *parts[] = { "flags: rank 0 step 2", "sent from the switch", NULL };
+    assert_rejected(s, CS_SCHEDULE_ERROR_INVALID, parts);
+    cs_schedule_free(s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -531,5 +577,7 @@ main(int argc, char **argv)
     g_test_add_func("/check/bad/flags/no-leader", test_bad_flags_no_leader);
     g_test_add_func("/check/bad/flags/no-sum", test_bad_flags_no_sum);
     g_test_add_func("/check/bad/flags/not-reduced", test_bad_flags_not_reduced);
+    g_test_add_func("/check/ok/flags/from-switch", test_ok_flags_from_switch);
+    g_test_add_func("/check/bad/flags/from-switch-no-sum", test_bad_flags_from_switch_no_sum);
     return g_test_run();
 }

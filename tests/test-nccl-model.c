@@ -473,7 +473,10 @@ test_names(void)
     g_assert_cmpint(a, ==, CS_NCCL_ALGO_RING);
     g_assert_false(cs_nccl_algo_from_collsim("mst", &a));
     g_assert_false(cs_nccl_algo_from_collsim("bruck", &a));
-    g_assert_null(cs_nccl_algo_collsim_name(CS_NCCL_ALGO_COLLNET_CHAIN));
+    /* CollNet is simulated (collnet_direct.c, collnet_chain.c): NCCL's pick names them. */
+    g_assert_cmpstr(cs_nccl_algo_collsim_name(CS_NCCL_ALGO_COLLNET_CHAIN), ==, "collnet_chain");
+    g_assert_true(cs_nccl_algo_from_collsim("collnet_direct", &a));
+    g_assert_cmpint(a, ==, CS_NCCL_ALGO_COLLNET_DIRECT);
     g_assert_cmpint(cs_nccl_func_from_op(CS_OP_REDUCE_SCATTER), ==, CS_NCCL_FUNC_REDUCE_SCATTER);
     g_assert_cmpint(cs_nccl_func_from_op(CS_OP_ALL_TO_ALL), ==, -1);
     g_assert_cmpstr(cs_nccl_proto_name(CS_PROTO_LL128), ==, "ll128");

@@ -157,7 +157,11 @@ test_add_rejects_flags(void)
         guint8 flags;
     } bad[] = {
         { "flags on a step that sends nothing", CS_STEP_RECV, CS_STEP_FLAG_REDUCE_SELF },
-        { "unknown flag", CS_STEP_SEND, 0x10 },
+        { "unknown flag", CS_STEP_SEND, 0x20 },
+        { "sent from the switch and a multicast member", CS_STEP_SEND,
+          CS_STEP_FLAG_FROM_SWITCH | CS_STEP_FLAG_SHARED_FIRST_HOP },
+        { "sent from the switch by a forwarding step", CS_STEP_RECV_COPY_SEND,
+          CS_STEP_FLAG_FROM_SWITCH },
         { "multicast member forwarding", CS_STEP_RECV_COPY_SEND, CS_STEP_FLAG_SHARED_FIRST_HOP },
         { "multicast member and leader", CS_STEP_SEND,
           CS_STEP_FLAG_SHARED_FIRST_HOP | CS_STEP_FLAG_MULTICAST_SELF },

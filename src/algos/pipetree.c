@@ -713,6 +713,99 @@ cs_pipetree_direct_all_gather(CsStepSink *sink, int channel, const int *m, int k
     }
 }
 
+/* ---- In-network reduction (SHARP) ---- */
+
+/* The reduction's messages come to the root in the order q = 1..n-1 (the first leads it and
+ * brings the root's own copy), and its multicast leaves in the same order right after them,
+ * before any other step of that time (negative orders): the sum it sends is the one the
+ * last receive left. Between two members, one chunk's multicast and the next chunk's
+ * reduction may share a time and a connection: at each time the reduction's sends come
+ * first and so do its receives, so both ends keep one order. */
+void
+cs_pipetree_sharp_allreduce(CsStepSink *sink, int channel, const int *m, int n, int root,
+                            CsBuffer buf, gint64 off, gint64 bytes, gint64 time, int chunk)
+{
+    g_return_if_fail(n >= 1 && root >= 0 && root < n);
+    for (int q = 1; q < n; q++) {
+        int x = (root + q) % n;
+        guint8 in = q == 1 ? CS_STEP_FLAG_REDUCE_SELF : CS_STEP_FLAG_SHARED_LAST_HOP;
+        guint8 out = q == 1 ? CS_STEP_FLAG_FROM_SWITCH : CS_STEP_FLAG_SHARED_FIRST_HOP;
+        direct_step(sink, m[x], time, -1 - 2 * (gint64)n, channel, CS_STEP_SEND, -1, m[root], buf,
+                    off, buf, off, bytes, chunk, in);
+        direct_step(sink, m[root], time + 1, q - 2 * (gint64)n, channel, CS_STEP_RECV_REDUCE, m[x],
+                    -1, buf, off, buf, off, bytes, chunk, 0);
+        direct_step(sink, m[root], time + 1, q - (gint64)n, channel, CS_STEP_SEND, -1, m[x], buf,
+                    off, buf, off, bytes, chunk, out);
+        direct_step(sink, m[x], time + 2, -1, channel, CS_STEP_RECV, m[root], -1, buf, off, buf,
+                    off, bytes, chunk, 0);
+    }
+}
+
+/* The NICs of node @node of @topo. */
+static int
+node_nics(const CsTopo *topo, int node)
+{
+    int n = 0;
+
+    for (int d = 0; d < cs_topo_n_devices(topo); d++) {
+        const CsDevice *dev = cs_topo_device(topo, d);
+        if (dev->kind == CS_DEVICE_NIC && dev->node == node)
+            n++;
+    }
+    return n;
+}
+
+gboolean
+cs_collnet_supports(const CsTopo *topo, int nranks, const char **why)
+{
+    g_autoptr(CsNodeGroups) nodes = NULL;
+
+    if (topo == NULL || !cs_topo_has_sharp(topo)) {
+        *why = "needs a network switch with SHARP (\"sharp\": true) in the topology";
+        return FALSE;
+    }
+    nodes = cs_node_groups_new(topo, nranks, NULL);
+    if (nodes == NULL) {
+        *why = "more ranks than GPUs in the topology";
+        return FALSE;
+    }
+    if (nodes->n_groups < 2) {
+        *why = "CollNet runs across nodes only (NCCL enables it for nNodes > 1)";
+        return FALSE;
+    }
+    if (!cs_node_groups_uniform(nodes)) {
+        *why = "nodes hold different numbers of ranks";
+        return FALSE;
+    }
+    if (cs_node_groups_size(nodes, 0) > CS_COLLNET_MAX_LOCAL) {
+        *why = "more than 8 ranks per node (NCCL_MAX_DIRECT_ARITY + 1, enqueue.cc)";
+        return FALSE;
+    }
+    for (int g = 0; g < nodes->n_groups; g++) {
+        int r = cs_node_groups_rank(nodes, g, 0);
+        if (node_nics(topo, cs_topo_rank_node(topo, r)) == 0) {
+            *why = "a node has no NIC";
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+int
+cs_collnet_heads(const CsTopo *topo, const CsNodeGroups *nodes)
+{
+    int l = cs_node_groups_size(nodes, 0);
+    int nics = node_nics(topo, cs_topo_rank_node(topo, cs_node_groups_rank(nodes, 0, 0)));
+
+    return CLAMP(nics, 1, l);
+}
+
+int
+cs_collnet_head_local(int h, int n_heads, int l)
+{
+    return (h * l + n_heads - 1) / n_heads;
+}
+
 /* ---- Sizes ---- */
 
 gint64

@@ -195,6 +195,35 @@ void cs_pipetree_direct_all_gather(CsStepSink *sink, int channel, const int *m, 
                                    const CsBlockMove *blocks, gint64 time, int chunk,
                                    gboolean in_switch);
 
+/* ---- In-network reduction (SHARP) ---- */
+
+/* All-reduce of the region [@off, @off + @bytes) of @buf among @m[0..n-1] by a switch that
+ * reduces in the network (SHARP, NCCL's CollNet): every member sends its contribution to the
+ * switch, which returns the sum to every member, in place. The IR has rank-to-rank messages
+ * only, so it is written as the in-switch reduction into member @m[@root] (sends at @time,
+ * its receives at @time + 1: the first message CS_STEP_FLAG_REDUCE_SELF, the others
+ * SHARED_LAST_HOP) and the multicast of the sum out of the switch (sent right after them at
+ * @time + 1, the first CS_STEP_FLAG_FROM_SWITCH, the others SHARED_FIRST_HOP; received at
+ * @time + 2). All of it comes first among the steps of its time.
+ * Each member's link into the network then carries @bytes once each way. Nothing for n = 1. */
+void cs_pipetree_sharp_allreduce(CsStepSink *sink, int channel, const int *m, int n, int root,
+                                 CsBuffer buf, gint64 off, gint64 bytes, gint64 time, int chunk);
+
+/* NCCL_MAX_DIRECT_ARITY + 1 (NCCL src/include/device.h): the most local ranks CollNet
+ * serves (enqueue.cc skips CollNet Direct and Chain above it). */
+#define CS_COLLNET_MAX_LOCAL 8
+
+/* Whether NCCL's CollNet (Direct or Chain) applies to the first @nranks ranks of @topo
+ * (nullable): a SHARP switch, two nodes or more of equal rank counts, at most
+ * CS_COLLNET_MAX_LOCAL ranks and at least one NIC per node. On FALSE sets @why (static). */
+gboolean cs_collnet_supports(const CsTopo *topo, int nranks, const char **why);
+/* The CollNet heads of each of @nodes' nodes on @topo: one per NIC of its first node (NCCL's
+ * connectCollNet), at most its rank count. */
+int cs_collnet_heads(const CsTopo *topo, const CsNodeGroups *nodes);
+/* Local index of head @h of @n_heads among @l ranks: the first rank NIC h serves (a
+ * template joins rank k to NIC k * n_heads / l). */
+int cs_collnet_head_local(int h, int n_heads, int l);
+
 /* ---- Sizes ---- */
 
 /* Start of part @i of @n elements cut into @parts nearly equal parts (part i is

@@ -11,6 +11,8 @@ extern const CsAlgo cs_algo_mst;
 extern const CsAlgo cs_algo_hierarchical;
 extern const CsAlgo cs_algo_nvls;
 extern const CsAlgo cs_algo_nvls_tree;
+extern const CsAlgo cs_algo_collnet_direct;
+extern const CsAlgo cs_algo_collnet_chain;
 extern const CsAlgo cs_algo_recursive_doubling;
 extern const CsAlgo cs_algo_rhd;
 extern const CsAlgo cs_algo_bruck;
@@ -23,6 +25,8 @@ static const CsAlgo *const algos[] = {
     &cs_algo_tree,
     &cs_algo_nvls,
     &cs_algo_nvls_tree,
+    &cs_algo_collnet_direct,
+    &cs_algo_collnet_chain,
     &cs_algo_hierarchical,
     &cs_algo_mst,
     &cs_algo_recursive_doubling,

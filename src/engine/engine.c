@@ -82,7 +82,13 @@
  *   in-switch reduction come from different ranks, each over its own first hop, so they are
  *   charged where they are sent. NVLS traffic gets
  *   NCCL's nvlsEfficiency of the links' bandwidth (nvls_efficiency(): 0.85 on Hopper): its
- *   wire bytes are the data over that share.
+ *   wire bytes are the data over that share. The same flags serve a SHARP network switch
+ *   (CollNet): a "hop" into the switch is every link of the route up to the first device on
+ *   it that reduces (reducing_split(): one NVLink to an NVSwitch with multicast_reduction,
+ *   GPU -> NIC -> leaf to a switch with sharp), the hop out the rest, for the route and its
+ *   reverse alike; nvlsEfficiency applies only where that device is an NVSwitch. A
+ *   FROM_SWITCH multicast leader (the sum a SHARP reduction left in the switch, sent on by
+ *   the member it reached) charges no hop into the switch.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
  * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
  *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
@@ -333,8 +339,15 @@ typedef struct {
     CsRoute read;
     CsTime read_prop_ps;
     double read_cap_Bps;
-    gint32 back_first; /* the reverse route's first link (receiver -> switch), -1 if none */
-    gint32 back_last;  /* the reverse route's last link (switch -> sender), -1 if none */
+    /* Shared hops (CsStepFlags): the route's first @split links lead into the reducing
+     * switch, the rest out of it; the reverse route (@back, @back_n links, packed after the
+     * route in Engine.route_links) likewise splits at @back_split (receiver -> switch, then
+     * switch -> sender). */
+    const int *back;
+    gint16 back_n;
+    gint16 back_split;
+    gint16 split;
+    guint8 nvls; /* the reducing switch is an NVSwitch: flagged traffic gets nvlsEfficiency */
     gint32 src_cursor;
     gint32 dst_cursor;
     gint32 n_msgs;  /* messages over the whole run */
@@ -729,24 +742,42 @@ links_cap(const CsTopo *topo, const int *links, int n_links)
     return cap < slowest ? cap : 0.0;
 }
 
+/* Appends @link to @out[0..*n) unless it is there already. */
+static inline void
+add_link_once(int *out, int *n, int link)
+{
+    for (int j = 0; j < *n; j++)
+        if (out[j] == link)
+            return;
+    out[(*n)++] = link;
+}
+
 /* The links a flagged message charges (see "Shared hops" above), in the order its bytes
- * cross them, into @out (room for the route's links + 2). Returns how many. */
+ * cross them, into @out (room for the route's and the reverse route's links). Returns how
+ * many; *@n_chain (nullable) says how many of them, at the start, lead into the switch. */
 static int
-charged_links(const Conn *conn, guint8 flags, int *out)
+charged_links(const Conn *conn, guint8 flags, int *out, int *n_chain)
 {
     const CsRoute *r = &conn->route;
-    int lo = (flags & CS_STEP_FLAG_SHARED_FIRST_HOP) ? 1 : 0;
-    int hi = r->n_links - ((flags & CS_STEP_FLAG_SHARED_LAST_HOP) ? 1 : 0);
+    gboolean skip_in = (flags & (CS_STEP_FLAG_SHARED_FIRST_HOP | CS_STEP_FLAG_FROM_SWITCH)) != 0;
+    int lo = skip_in ? conn->split : 0;
+    int hi = (flags & CS_STEP_FLAG_SHARED_LAST_HOP) ? conn->split : r->n_links;
     int n = 0;
 
-    if ((flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_first >= 0)
-        out[n++] = conn->back_first;
-    for (int i = lo; i < hi; i++)
-        out[n++] = r->links[i];
-    /* Both self hops on a one-link reverse route are one link: charge it once. */
-    if ((flags & CS_STEP_FLAG_MULTICAST_SELF) && conn->back_last >= 0
-        && !((flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_last == conn->back_first))
-        out[n++] = conn->back_last;
+    if (flags & CS_STEP_FLAG_REDUCE_SELF)
+        for (int i = 0; i < conn->back_split; i++)
+            out[n++] = conn->back[i];
+    for (int i = lo; i < MIN(hi, conn->split); i++)
+        add_link_once(out, &n, r->links[i]);
+    if (n_chain != NULL)
+        *n_chain = n;
+    for (int i = MAX(lo, conn->split); i < hi; i++)
+        add_link_once(out, &n, r->links[i]);
+    /* The self hops of a reverse route through the switch may be the links already charged
+     * (a one-link reverse route): each link once. */
+    if (flags & CS_STEP_FLAG_MULTICAST_SELF)
+        for (int i = conn->back_split; i < conn->back_n; i++)
+            add_link_once(out, &n, conn->back[i]);
     return n;
 }
 
@@ -758,25 +789,22 @@ static int
 flow_charged_links(const Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
 {
     guint8 flags = e->steps[step].flags;
-    int n = charged_links(conn, flags, out);
-    /* Into the switch: the sender's hop, and the receiver's own copy's (REDUCE_SELF). */
-    int n_chain = (flags & CS_STEP_FLAG_REDUCE_SELF) && conn->back_first >= 0 ? 2 : 1;
+    /* Into the switch: the sender's hops, and the receiver's own copy's (REDUCE_SELF). */
+    int n_chain;
+    int n = charged_links(conn, flags, out, &n_chain);
     gboolean leads = !(flags & CS_STEP_FLAG_SHARED_FIRST_HOP);
     gboolean fans = leads && e->fan != NULL && e->fan[step] >= 0;
 
     for (gint32 k = fans ? e->fan[step] : -1; k >= 0; k = e->fan[k]) {
-        const CsRoute *r = &e->conns[e->steps[k].conn_out].route;
-        for (int i = 1; i < r->n_links; i++) {
-            int j = 0;
-            while (j < n && out[j] != r->links[i])
-                j++;
-            if (j == n)
-                out[n++] = r->links[i];
-        }
+        const Conn *member = &e->conns[e->steps[k].conn_out];
+        for (int i = member->split; i < member->route.n_links; i++)
+            add_link_once(out, &n, member->route.links[i]);
     }
     if (n_branches != NULL)
         *n_branches
-            = fans || (leads && (flags & CS_STEP_FLAG_MULTICAST_SELF)) ? MAX(n - n_chain, 0) : 0;
+            = fans || (leads && (flags & (CS_STEP_FLAG_MULTICAST_SELF | CS_STEP_FLAG_FROM_SWITCH)))
+                  ? MAX(n - n_chain, 0)
+                  : 0;
     return n;
 }
 
@@ -797,7 +825,8 @@ start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime no
         c->flow_first = now;
         return now;
     }
-    double wire = (double)step_bytes(st) / e->data_fraction * e->ranks[c->rank].nvls_wire;
+    double wire = (double)step_bytes(st) / e->data_fraction
+                  * (conn->nvls ? e->ranks[c->rank].nvls_wire : 1.0);
     double cap = e->textbook ? 0.0 : links_cap(e->topo, links, sub.n_links);
     return e->model->start(e->net, now, &sub, wire, cap, id, &c->flow_first);
 }
@@ -1401,6 +1430,26 @@ nvls_efficiency(const CsTopo *topo, int rank)
     return 1.0;
 }
 
+/* How many links of @route lead into the switch that reduces and multicasts for flagged
+ * messages (schedule.h CsStepFlags): the first device on it that can, an NVSwitch with
+ * multicast_reduction (NVLS) or a network switch with sharp (SHARP, CollNet). Sets *@nvls
+ * when that is an NVSwitch, whose traffic gets nvlsEfficiency. A route through neither is
+ * cut after its first link, as an NVLS route is, and counted as NVLS. */
+static int
+reducing_split(const CsTopo *topo, const CsRoute *route, guint8 *nvls)
+{
+    for (int i = 0; i + 1 < route->n_links; i++) {
+        const CsDevice *d = cs_topo_device(topo, cs_topo_link(topo, route->links[i])->dst);
+        if ((d->kind == CS_DEVICE_NVSWITCH && d->multicast_reduction)
+            || (d->kind == CS_DEVICE_SWITCH && d->sharp)) {
+            *nvls = d->kind == CS_DEVICE_NVSWITCH;
+            return i + 1;
+        }
+    }
+    *nvls = TRUE;
+    return MIN(route->n_links, 1);
+}
+
 /* The links of @route up to host memory when the route is staged there (NCCL's SHM transport,
  * an MPI shared-memory segment): its first shm link ends in the buffer, and more links lead on
  * to the receiver. 0 when it is not staged. */
@@ -1557,8 +1606,13 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             conn->prop_ps += proto == CS_PROTO_SIMPLE ? 2 * lat : lat;
             conn->credit_ps += lat;
         }
-        conn->back_first = back->n_links > 0 ? back->links[0] : -1;
-        conn->back_last = back->n_links > 0 ? back->links[back->n_links - 1] : -1;
+        if (e->any_flags) {
+            guint8 back_nvls;
+            conn->split = (gint16)reducing_split(e->topo, &conn->route, &conn->nvls);
+            conn->back_split = (gint16)reducing_split(e->topo, back, &back_nvls);
+            conn->back_n = (gint16)back->n_links;
+            conn->back = back->links; /* packed into route_links below */
+        }
         gint32 slots = 1;
         while (slots < MIN(conn->n_msgs, CS_NCCL_STEPS))
             slots *= 2;
@@ -1569,33 +1623,46 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     e->msgs = g_aligned_alloc0(MAX(n_slots, 1), sizeof(Msg), 64);
     gsize n_links = 0;
     for (int i = 0; i < e->n_conns; i++)
-        n_links += (gsize)(e->conns[i].route.n_links + e->conns[i].read.n_links);
+        n_links
+            += (gsize)(e->conns[i].route.n_links + e->conns[i].read.n_links + e->conns[i].back_n);
     e->route_links = g_new(int, MAX(n_links, 1));
     n_links = 0;
     for (int i = 0; i < e->n_conns; i++) {
-        /* A staged route's read leg follows its send leg, as in the whole route. */
-        CsRoute *route = &e->conns[i].route;
-        CsRoute *read = &e->conns[i].read;
+        /* A staged route's read leg follows its send leg, as in the whole route; the reverse
+         * route of a flagged schedule's connection follows them. */
+        Conn *conn = &e->conns[i];
+        CsRoute *route = &conn->route;
+        CsRoute *read = &conn->read;
         gsize n = (gsize)(route->n_links + read->n_links);
         memcpy(&e->route_links[n_links], route->links, sizeof(int) * n);
         route->links = &e->route_links[n_links];
         read->links = route->links + route->n_links;
         n_links += n;
+        if (conn->back_n > 0) {
+            memcpy(&e->route_links[n_links], conn->back, sizeof(int) * (gsize)conn->back_n);
+            conn->back = &e->route_links[n_links];
+            n_links += (gsize)conn->back_n;
+        }
     }
     if (e->any_flags) {
-        /* A leader's flow may cross both self hops besides its route, and a multicast's the
-         * members' hops beyond the switch. */
+        /* A leader's flow may cross both self hops (its reverse route) besides its route,
+         * and a multicast's the members' hops beyond the switch. */
+        int longest = max_hops;
         for (gint32 i = 0; i < e->n_steps; i++) {
-            if (e->fan[i] < 0 || (e->steps[i].flags & CS_STEP_FLAG_SHARED_FIRST_HOP))
+            if (!(e->steps[i].does & DOES_SEND))
                 continue;
-            int hops = e->conns[e->steps[i].conn_out].route.n_links;
-            for (gint32 k = e->fan[i]; k >= 0; k = e->fan[k])
-                hops += e->conns[e->steps[k].conn_out].route.n_links - 1;
-            max_hops = MAX(max_hops, hops);
+            const Conn *conn = &e->conns[e->steps[i].conn_out];
+            int hops = conn->route.n_links + conn->back_n;
+            if (e->fan[i] >= 0 && !(e->steps[i].flags & CS_STEP_FLAG_SHARED_FIRST_HOP))
+                for (gint32 k = e->fan[i]; k >= 0; k = e->fan[k]) {
+                    const Conn *member = &e->conns[e->steps[k].conn_out];
+                    hops += member->route.n_links - member->split;
+                }
+            longest = MAX(longest, hops);
         }
-        e->flow_stride = max_hops + 2;
+        e->flow_stride = longest;
         e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
-        max_hops += 2;
+        max_hops = longest;
     }
     e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops);
     return TRUE;

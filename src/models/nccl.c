@@ -330,7 +330,7 @@ static const char *const algo_env_names[CS_NCCL_N_ALGOS] = {
 };
 
 static const char *const algo_collsim_names[CS_NCCL_N_ALGOS] = {
-    "tree", "ring", NULL, NULL, "nvls", "nvls_tree", "pat",
+    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat",
 };
 
 static const char *const proto_names[CS_N_PROTOS] = { "ll", "ll128", "simple" };

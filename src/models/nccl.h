@@ -232,8 +232,8 @@ const char *cs_nccl_algo_name(CsNcclAlgo algo);
 const char *cs_nccl_algo_env_name(CsNcclAlgo algo);
 /* Accepts either spelling (any case, '-' or '_'). */
 gboolean cs_nccl_algo_from_name(const char *name, CsNcclAlgo *algo);
-/* The collsim algorithm that implements @algo ("ring", "tree", "nvls", "nvls_tree", "pat"),
- * or NULL (CollNet: not simulated). */
+/* The collsim algorithm name of @algo ("ring", "tree", "collnet_direct", "collnet_chain",
+ * "nvls", "nvls_tree", "pat"); no collsim algorithm has the name "pat" yet. */
 const char *cs_nccl_algo_collsim_name(CsNcclAlgo algo);
 /* The NCCL algorithm a collsim algorithm name is; FALSE for algorithms NCCL does not have
  * (mst, rhd, bruck, ...). */

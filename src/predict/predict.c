@@ -200,6 +200,33 @@ bytes_per_channel_min(CsProto proto)
     }
 }
 
+/* NCCL's CollNet channel count for @bytes (NCCL 2.28.9 src/enqueue.cc, topoGetAlgoInfo), from
+ * @nc channels: CollNet Chain takes the Ring/Tree rule with NCCL_MAX_NTHREADS = 640 threads
+ * and threadThreshold 512 (tuning.cc), one channel dropped at a time while nBytes < nc x nt x
+ * threshold; CollNet Direct counts its @heads too and steps down through 16, 8, 4, 2, 1,
+ * halving the threshold each time nc passes 1.5 x the next step ("CollNet channel tuning"). */
+static int
+collnet_channels(gboolean direct, gint64 bytes, int heads, int nc)
+{
+    const gint64 nt = 640;
+    gint64 threshold = 512;
+
+    if (!direct) {
+        while (bytes < nc * nt * threshold && nc >= 2)
+            nc--;
+        return nc;
+    }
+    gboolean flag = TRUE;
+    for (int sw = 16; sw >= 1 && flag; sw /= 2) {
+        while ((flag = bytes < nc * nt * heads * threshold) && nc > sw) {
+            if (nc == sw + sw / 2)
+                threshold /= 2;
+            nc--;
+        }
+    }
+    return MAX(nc, 1);
+}
+
 /* Whether the first @nranks ranks of @topo span more than one node. */
 static gboolean
 spans_nodes(const CsTopo *topo, int nranks)
@@ -224,9 +251,9 @@ spans_nvlink_domains(const CsTopo *topo, int nranks)
  * 2.2x's algorithm tables allow (src/enqueue.cc, src/graph/tuning.cc):
  * - broadcast and reduce: Ring only (NCCL has no tree or NVLS broadcast/reduce);
  * - all-gather and reduce-scatter: Ring and NVLS (PAT is not modelled);
- * - all-reduce: Ring, Tree, NVLS, and NVLSTree only across nodes (tuning.cc: "Disable NVLS
- *   Tree on a single node") and NVLink domains (on one domain it is NVLS); CollNet is not
- *   modelled;
+ * - all-reduce: Ring, Tree, NVLS, NVLSTree only across nodes (tuning.cc: "Disable NVLS
+ *   Tree on a single node") and NVLink domains (on one domain it is NVLS), and CollNet Direct
+ *   and Chain (their supports() ask for a SHARP switch and several nodes);
  * - scatter, gather, all-to-all: grouped send/recv ("direct", nccl-tests' scatter.cu,
  *   gather.cu, alltoall.cu).
  * The algorithms' own supports() still decide whether the topology allows them (NVLS needs
@@ -252,7 +279,8 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
          * (nvls_tree.c), already a candidate: weighing it twice only doubles the work. */
         if (na == CS_NCCL_ALGO_NVLS_TREE)
             return spans_nodes(topo, nranks) && spans_nvlink_domains(topo, nranks);
-        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_TREE || na == CS_NCCL_ALGO_NVLS;
+        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_TREE || na == CS_NCCL_ALGO_NVLS
+               || na == CS_NCCL_ALGO_COLLNET_DIRECT || na == CS_NCCL_ALGO_COLLNET_CHAIN;
     default:
         return FALSE;
     }
@@ -468,6 +496,8 @@ nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
  *   one channel;
  * - NVLS and NVLSTree run NCCL's nvlsChannels CTAs at every size (cs_nccl_nvls_channels():
  *   16 on Hopper, 24 or 32 on Blackwell);
+ * - CollNet Direct and Chain start from coll_channels_max() and drop channels by NCCL's
+ *   CollNet rules (collnet_channels());
  * - NCCL's other algorithms (ring, tree ...) start from coll_channels_max(), then, as NCCL
  *   does for small operations, channels are dropped until each has at least nThreads x
  *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
@@ -496,6 +526,12 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
     CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
     gint64 bytes = MAX(sz.send_bytes, sz.recv_bytes);
+    if (na == CS_NCCL_ALGO_COLLNET_DIRECT || na == CS_NCCL_ALGO_COLLNET_CHAIN) {
+        g_autoptr(CsNodeGroups) nodes = cs_node_groups_new(topo, nranks, NULL);
+        int heads = nodes != NULL ? cs_collnet_heads(topo, nodes) : 1;
+        return collnet_channels(na == CS_NCCL_ALGO_COLLNET_DIRECT, bytes, heads,
+                                coll_channels_max(topo, nranks));
+    }
     gint64 nc = bytes / bytes_per_channel_min(proto);
     return (int)CLAMP(nc, 1, coll_channels_max(topo, nranks));
 }
@@ -1007,7 +1043,7 @@ is_refusal(const GError *error)
 /* NCCL's pick under options->nccl, simulated: 1 with @out set, 0 when NCCL has no model for
  * @op or allows nothing collsim simulates (the caller then takes the fastest), -1 with
  * @error. NCCL picks among what NCCL_ALGO (options->nccl_algo_mask, @algo_filter) and
- * NCCL_PROTO (@proto_filter) leave; where its pick is not simulated (CollNet, PAT) or collsim
+ * NCCL_PROTO (@proto_filter) leave; where its pick is not simulated (PAT) or collsim
  * refuses it, NCCL's next choice is taken. */
 static int
 predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,

@@ -571,11 +571,13 @@ in_switch(guint8 flags)
 
 /* Flags only change what the engine charges (schedule.h), but each one claims something
  * about the data that must hold for that charge to be right: a multicast member sends the
- * same bytes as its channel's multicast leader (the latest MULTICAST_SELF send, its region
- * not written since on that channel); a message combined in the switch is reduced by its
+ * same bytes as its channel's multicast leader (the latest MULTICAST_SELF or FROM_SWITCH send, its
+ * region not written since on that channel); a message combined in the switch is reduced by its
  * receiver; a reduction member adds to the sum that the receiver's latest reducing receive
- * on that channel made of the group's earlier messages. @msg is the message step @gi of
- * cursor @u takes (nullable). */
+ * on that channel made of the group's earlier messages; a message sent from the switch
+ * (FROM_SWITCH) is the sum the sender's latest reducing receive on that channel made in the
+ * switch, that receive's region. @msg is the message step @gi of cursor @u takes
+ * (nullable). */
 static gboolean
 flags_consistent(Exec *x, int u, gsize gi, const Msg *msg, GError **error)
 {
@@ -589,6 +591,14 @@ flags_consistent(Exec *x, int u, gsize gi, const Msg *msg, GError **error)
             || lead->bytes != st->bytes)
             problem = "is a multicast member (shared first hop), but its channel's multicast "
                       "leader does not send the same source region";
+    }
+    if (problem == NULL && (st->flags & CS_STEP_FLAG_FROM_SWITCH) != 0) {
+        const CsStep *sum = x->sum_step[u] != NO_STEP ? &x->steps[x->sum_step[u]] : NULL;
+        if (sum == NULL || !x->sum_in_switch[u] || !cs_step_kind_writes_dst(sum->kind)
+            || sum->dst_buf != st->src_buf || sum->dst_offset != st->src_offset
+            || sum->bytes != st->bytes)
+            problem = "is sent from the switch, but it is not the sum its sender's latest "
+                      "in-switch reduction left there";
     }
     if (problem == NULL && msg != NULL) {
         guint8 sent = x->steps[msg->step].flags;
@@ -618,7 +628,7 @@ flags_track(Exec *x, int u, gsize gi, const Msg *msg)
 {
     const CsStep *st = &x->steps[gi];
 
-    if ((st->flags & CS_STEP_FLAG_MULTICAST_SELF) != 0) {
+    if ((st->flags & (CS_STEP_FLAG_MULTICAST_SELF | CS_STEP_FLAG_FROM_SWITCH)) != 0) {
         x->mc_leader[u] = gi;
     }
     else if (x->mc_leader[u] != NO_STEP && cs_step_kind_writes_dst(st->kind)) {

@@ -144,8 +144,9 @@ region_ok(const CsSchedule *sched, guint buf, gint64 offset, gint64 bytes)
 }
 
 /* Whether @flags (CsStepFlags) make sense on a step of @kind: known bits, only on a step that
- * sends, a multicast member only on a plain SEND, and never both member and leader of one
- * kind of group. Whether the group holds together is the checker's (check.c). */
+ * sends, a multicast member or a send from the switch only on a plain SEND, never both member
+ * and leader of one kind of group, and a send from the switch no other flag. Whether the
+ * group holds together is the checker's (check.c). */
 static gboolean
 flags_ok(CsStepKind kind, guint flags)
 {
@@ -155,6 +156,9 @@ flags_ok(CsStepKind kind, guint flags)
         return FALSE;
     if ((flags & CS_STEP_FLAG_SHARED_FIRST_HOP) != 0
         && (kind != CS_STEP_SEND || (flags & CS_STEP_FLAG_MULTICAST_SELF) != 0))
+        return FALSE;
+    if ((flags & CS_STEP_FLAG_FROM_SWITCH) != 0
+        && (kind != CS_STEP_SEND || flags != CS_STEP_FLAG_FROM_SWITCH))
         return FALSE;
     return (flags & CS_STEP_FLAG_SHARED_LAST_HOP) == 0 || (flags & CS_STEP_FLAG_REDUCE_SELF) == 0;
 }

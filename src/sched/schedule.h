@@ -56,9 +56,10 @@ typedef enum {
 
 /**
  * CsStepFlags:
- * How the message of a sending step crosses an NVSwitch that reduces and multicasts itself
- * (NVLink SHARP). They change what the engine charges to links, never the data: the checker
- * proves the same result with or without them (and that they are used consistently).
+ * How the message of a sending step crosses a switch that reduces and multicasts itself
+ * (NVLink SHARP on an NVSwitch; SHARP on an InfiniBand switch, CollNet). They change what the
+ * engine charges to links, never the data: the checker proves the same result with or without them
+ * (and that they are used consistently).
  *
  * A group is the set of messages that one NVLS operation stands for in the IR, which has
  * rank-to-rank messages only: a multimem.st multicast from one rank to its peers, or a
@@ -77,16 +78,27 @@ typedef enum {
  * - REDUCE_SELF: an in-switch reduction leader whose reduction also reads the receiver's own
  *   copy (ld_reduce reads every member, the issuer included): the receiver -> switch hop is
  *   charged too; the receiver must reduce the message.
+ * - FROM_SWITCH: a multicast leader whose bytes are already in the switch: the sum of the
+ *   in-switch reduction the sender has just received (its latest reducing receive on this
+ *   channel took an in-switch message and wrote exactly the region sent). SHARP returns a
+ *   reduction's result from the switch to every member at once (CollNet); the IR writes it
+ *   as the reduction into one member followed by that member's multicast, whose first hop
+ *   (sender -> switch) is then not charged.
+ *
+ * The "hop" into or out of the switch is every link of the route up to the reducing switch
+ * (the first device on it that reduces: an NVSwitch with multicast_reduction, or a network
+ * switch with sharp) or after it: one NVLink for NVLS, GPU -> NIC -> leaf switch for SHARP.
  */
 typedef enum {
     CS_STEP_FLAG_SHARED_FIRST_HOP = 1 << 0,
     CS_STEP_FLAG_SHARED_LAST_HOP = 1 << 1,
     CS_STEP_FLAG_MULTICAST_SELF = 1 << 2,
     CS_STEP_FLAG_REDUCE_SELF = 1 << 3,
+    CS_STEP_FLAG_FROM_SWITCH = 1 << 4,
 } CsStepFlags;
 
 /* Every defined CsStepFlags bit. */
-#define CS_STEP_FLAGS_ALL 0x0f
+#define CS_STEP_FLAGS_ALL 0x1f
 
 /**
  * CsStep:
