@@ -277,8 +277,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
         }
         else if (m[0] == '\0' || cs_net_model_lookup(m, NULL) == NULL) {
             g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                        "%s: --model: \"%s\" is not a model (reservation, maxmin or "
-                        "nccl[:VERSION])",
+                        "%s: --model: \"%s\" is not a network model (reservation, maxmin) "
+                        "nor nccl[:VERSION]",
                         argv[0], m);
             return FALSE;
         }
