@@ -456,6 +456,29 @@ test_place_two_hosts(void)
     const double big_node0 = g_array_index(node0->rows, CsValidateRow, 1).predicted_us;
     g_assert_cmpint(g_array_index(report->rows, CsValidateRow, 1).size_bytes, ==, 256 << 20);
     g_assert_cmpfloat(big_placed, >, 1.5 * big_node0);
+
+    /* As calibrate fits it: the topology's first ranks, on the whole topology. */
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsValidateReport) unplaced
+        = cs_validate_trace_full(topo, trace, &options, NULL, CS_VALIDATE_FIRST_RANKS, &error);
+    g_assert_no_error(error);
+    assert_map(unplaced, first, 8);
+    g_assert_nonnull(strstr(unplaced->placement, "first 8 ranks"));
+
+    /* A one-host trace of 8 ranks runs on node 0 alone: the figures of the subset {0-7}, a
+     * machine of one node (NVLS possible), not of 8 ranks of the 2-node machine. */
+    g_autoptr(CsTrace) one_host = eight_rank_trace("# nodes: 1\n");
+    g_autoptr(CsValidateReport) alone = validate_with(topo, one_host, CS_PICK_AUTO);
+    g_autoptr(CsValidateReport) alone_subset = validate_with(on_first, one_host, CS_PICK_AUTO);
+    assert_map(alone, first, 8);
+    for (guint i = 0; i < alone->rows->len; i++) {
+        const CsValidateRow *x = &g_array_index(alone->rows, CsValidateRow, i);
+        const CsValidateRow *y = &g_array_index(alone_subset->rows, CsValidateRow, i);
+        g_assert_cmpfloat(x->predicted_us, ==, y->predicted_us);
+        g_assert_cmpstr(x->algo, ==, y->algo);
+    }
 }
 
 /* Without Rank lines, a `nodes` header that divides the ranks places them node-major; one
@@ -536,7 +559,7 @@ test_nccl_model(void)
     g_assert_no_error(error);
     g_assert_null(plain->nccl_model);
     g_autoptr(CsValidateReport) report
-        = cs_validate_trace_full(topo, trace, &options, "nccl:2.19", &error);
+        = cs_validate_trace_full(topo, trace, &options, "nccl:2.19", CS_VALIDATE_PLACED, &error);
     g_assert_no_error(error);
     g_assert_cmpstr(report->nccl_model, ==, "NCCL 2.19's cost model");
     g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.19", &error);
@@ -557,10 +580,11 @@ test_nccl_model(void)
     g_assert_cmpint(plain->nccl_all.n_rows, ==, 0);
 
     g_autoptr(CsValidateReport) nearest
-        = cs_validate_trace_full(topo, trace, &options, "nccl", &error);
+        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
     g_assert_no_error(error);
     g_assert_cmpstr(nearest->nccl_model, ==, "NCCL 2.19's cost model");
-    g_assert_null(cs_validate_trace_full(topo, trace, &options, "nccl:1.0", &error));
+    g_assert_null(
+        cs_validate_trace_full(topo, trace, &options, "nccl:1.0", CS_VALIDATE_PLACED, &error));
     g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
 }
 
@@ -575,7 +599,8 @@ test_nccl_model_forced_and_none(void)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     g_autoptr(GError) error = NULL;
-    g_autoptr(CsValidateReport) a = cs_validate_trace_full(topo, forced, &options, "nccl", &error);
+    g_autoptr(CsValidateReport) a
+        = cs_validate_trace_full(topo, forced, &options, "nccl", CS_VALIDATE_PLACED, &error);
     g_assert_no_error(error);
     for (guint i = 0; i < a->rows->len; i++) {
         g_assert_cmpstr(g_array_index(a->rows, CsValidateRow, i).nccl_algo, ==, "Ring");
@@ -588,7 +613,8 @@ test_nccl_model_forced_and_none(void)
           "     1048576         32768     float    none      -1    40.00   26.21   22.94      0\n";
     g_autoptr(CsTrace) trace = cs_trace_load_data(alltoall, "a2a", &error);
     g_assert_no_error(error);
-    g_autoptr(CsValidateReport) b = cs_validate_trace_full(topo, trace, &options, "nccl", &error);
+    g_autoptr(CsValidateReport) b
+        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
     g_assert_no_error(error);
     g_assert_nonnull(b->nccl_note);
     g_assert_cmpint(b->nccl_all.n_rows, ==, 0);

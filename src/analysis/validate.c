@@ -666,7 +666,7 @@ CsValidateReport *
 cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
                   GError **error)
 {
-    return cs_validate_trace_full(topo, trace, options, NULL, error);
+    return cs_validate_trace_full(topo, trace, options, NULL, CS_VALIDATE_PLACED, error);
 }
 
 /* NCCL's cost model for @spec ("nccl": the release nearest the trace's) on @topo's @nranks
@@ -690,12 +690,13 @@ spec_model(const CsTopo *topo, const CsTrace *trace, int nranks, const char *spe
 
 /**
  * cs_validate_trace_full:
- * cs_validate_trace() on the GPUs the trace's ranks ran on (cs_validate_place_ranks()), and,
- * with @nccl_spec, NCCL's own cost model for every row beside collsim's.
+ * cs_validate_trace() on the GPUs the trace's ranks ran on (cs_validate_place_ranks()), or
+ * on the topology's first ranks with CS_VALIDATE_FIRST_RANKS, and, with @nccl_spec, NCCL's
+ * own cost model for every row beside collsim's.
  */
 CsValidateReport *
 cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
-                       const char *nccl_spec, GError **error)
+                       const char *nccl_spec, CsValidateFlags flags, GError **error)
 {
     const char *origin = cs_trace_origin(trace);
     CsOp op;
@@ -731,12 +732,22 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
 
     /* The GPUs the ranks ran on: a topology of just those when they are not its first ones. */
     report->topo_ranks = g_new(int, nranks);
-    report->placement = cs_validate_place_ranks(topo, trace, nranks, report->topo_ranks);
+    if (flags & CS_VALIDATE_FIRST_RANKS) {
+        for (int r = 0; r < nranks; r++)
+            report->topo_ranks[r] = r;
+        report->placement = g_strdup_printf("the topology's first %d ranks", nranks);
+    }
+    else
+        report->placement = cs_validate_place_ranks(topo, trace, nranks, report->topo_ranks);
     gboolean moved = FALSE;
     for (int r = 0; r < nranks; r++)
         moved = moved || report->topo_ranks[r] != r;
     report->placement_said = moved || nranks < cs_topo_n_ranks(topo);
-    g_autoptr(CsTopo) placed = moved ? cs_topo_subset(topo, report->topo_ranks, nranks) : NULL;
+    /* Algorithms and NCCL's model also read the topology as a whole (its nodes, its NICs), so
+     * a smaller run gets a topology of just its GPUs even where they are the first ones. */
+    g_autoptr(CsTopo) placed = NULL;
+    if (!(flags & CS_VALIDATE_FIRST_RANKS) && report->placement_said)
+        placed = cs_topo_subset(topo, report->topo_ranks, nranks);
     if (placed != NULL)
         topo = placed;
 

@@ -103,12 +103,18 @@ typedef struct {
  * matching fields. Returns: (transfer full) (nullable). */
 CsValidateReport *cs_validate_trace(const CsTopo *topo, const CsTrace *trace,
                                     const CsPredictOptions *options, GError **error);
-/* cs_validate_trace(), and with @nccl_spec ("nccl": the release nearest the trace's;
- * "nccl:VERSION") NCCL's own cost model held against the same rows. (transfer full)
+/* How cs_validate_trace_full() runs a trace. */
+typedef enum {
+    CS_VALIDATE_PLACED = 0,           /* on the GPUs the trace's hosts used (default) */
+    CS_VALIDATE_FIRST_RANKS = 1 << 0, /* on the topology's first ranks, as calibrate fits */
+} CsValidateFlags;
+
+/* cs_validate_trace() with @flags, and with @nccl_spec ("nccl": the release nearest the
+ * trace's; "nccl:VERSION") NCCL's own cost model held against the same rows. (transfer full)
  * (nullable) */
 CsValidateReport *cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace,
                                          const CsPredictOptions *options, const char *nccl_spec,
-                                         GError **error);
+                                         CsValidateFlags flags, GError **error);
 
 /* Where @trace's @nranks ranks ran on @topo: @map[r] gets the topology rank of trace rank r.
  * The trace's hosts (its "#  Rank N ... on HOST device D" lines, else a `nodes` header that

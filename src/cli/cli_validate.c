@@ -332,7 +332,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
         if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, cs_trace_n_ranks(trace),
                                           traces[i], error))
             return FALSE;
-        CsValidateReport *r = cs_validate_trace_full(topo, trace, &options, nccl_spec, error);
+        CsValidateReport *r
+            = cs_validate_trace_full(topo, trace, &options, nccl_spec, CS_VALIDATE_PLACED, error);
         if (r == NULL)
             return FALSE;
         for (guint w = 0; w < r->warnings->len; w++)
