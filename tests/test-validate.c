@@ -643,6 +643,15 @@ test_unknown_gpu(void)
     g_assert_nonnull(strstr(g_ptr_array_index(report->warnings, 1), "NVIDIA GeForce RTX 5090"));
     g_assert_false(report->nccl_picks);
     g_assert_nonnull(strstr(report->picker, "not in NCCL's generation table"));
+    /* NCCL's model held beside says what it assumed. */
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.pick = CS_PICK_AUTO;
+    g_autoptr(CsValidateReport) beside
+        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(beside->warnings->len, ==, 3);
+    g_assert_nonnull(strstr(g_ptr_array_index(beside->warnings, 0), "assumes Hopper GPUs"));
 
     g_autoptr(CsTopo) known = cs_topo_load("rtx2080ti-x2-pcie3-shm", NULL);
     g_assert_nonnull(known);

@@ -761,6 +761,12 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         }
         report->nccl_model
             = g_strdup_printf("NCCL %s's cost model", cs_nccl_model_constants(nccl_model)->version);
+        const CsNcclSystem *system = cs_nccl_model_system(nccl_model);
+        if (system->arch_guessed)
+            g_ptr_array_add(report->warnings,
+                            g_strdup_printf("%s assumes %s GPUs: the topology's GPU model is not "
+                                            "in NCCL's generation table",
+                                            report->nccl_model, cs_nccl_arch_name(system->arch)));
     }
     else if (nccl_spec != NULL) {
         report->nccl_model = g_strdup("NCCL's cost model");
