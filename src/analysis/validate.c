@@ -467,7 +467,7 @@ describe_map(const CsTopo *topo, const int *map, int nranks, GString *out)
             continue;
         if (first > 0)
             g_string_append(out, ", ");
-        g_string_append(out, "ranks ");
+        g_string_append(out, r - 1 > first ? "ranks " : "rank ");
         append_range(out, first, r - 1);
         g_string_append_printf(out, " on node %d (topology rank%s ",
                                cs_topo_rank_node(topo, map[first]), r - 1 > first ? "s" : "");
