@@ -3,6 +3,7 @@
  * what the predictions it is held against use. */
 #include "analysis/validate.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "algos/registry.h"
@@ -379,6 +380,290 @@ test_pick_fastest_default_protocols(void)
         g_assert_cmpstr(g_array_index(a->rows, CsValidateRow, i).proto, !=, "LL128");
 }
 
+/* ---- Where a smaller trace's ranks ran ---- */
+
+static CsTrace *
+data_trace(const char *name)
+{
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "validate", name, NULL);
+    g_autoptr(GError) error = NULL;
+    CsTrace *trace = cs_trace_load_file(path, &error);
+    g_assert_no_error(error);
+    return trace;
+}
+
+/* An all-reduce trace of 8 ranks with @headers (Rank lines, a nodes header), rows at 1 MiB and
+ * 256 MiB. */
+static CsTrace *
+eight_rank_trace(const char *headers)
+{
+    g_autofree char *text = g_strdup_printf(
+        "# collective: all_reduce\n# ranks: 8\n%s"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n"
+        "     1048576        262144     float     sum      -1    60.00   17.48   30.58      0\n"
+        "   268435456      67108864     float     sum      -1  3000.00   89.48  156.59      0\n",
+        headers);
+    g_autoptr(GError) error = NULL;
+    CsTrace *trace = cs_trace_load_data(text, "eight", &error);
+    g_assert_no_error(error);
+    return trace;
+}
+
+static void
+assert_map(const CsValidateReport *report, const int *want, int n)
+{
+    g_assert_cmpint(report->nranks, ==, n);
+    for (int r = 0; r < n; r++)
+        g_assert_cmpint(report->topo_ranks[r], ==, want[r]);
+}
+
+/* 8 ranks on 2 hosts of 4 GPUs (the Rank lines say so) on the 2 x 8-GPU template: ranks 4-7
+ * run on node 1's first 4 GPUs (topology ranks 8-11), not on node 0's GPUs 4-7, so the ring
+ * crosses the network. Setup: the same rows predicted on topology subsets made by hand. The
+ * placed prediction equals the one on {0-3, 8-11} and, at 256 MiB, is slower than the one on
+ * {0-7} (NVLink only); before placement the report ran on {0-7}. */
+static void
+test_place_two_hosts(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("hgx-h100x8-2n", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) trace = data_trace("two-hosts-4gpu.txt");
+    const char *host = NULL;
+    int device = -1;
+    g_assert_true(cs_trace_rank_place(trace, 5, &host, &device));
+    g_assert_cmpstr(host, ==, "node-b");
+    g_assert_cmpint(device, ==, 1);
+    g_assert_false(cs_trace_rank_place(trace, 8, NULL, NULL));
+
+    g_autoptr(CsValidateReport) report = validate_with(topo, trace, CS_PICK_AUTO);
+    static const int want[] = { 0, 1, 2, 3, 8, 9, 10, 11 };
+    assert_map(report, want, 8);
+    g_assert_true(report->placement_said);
+    g_assert_nonnull(strstr(report->placement, "ranks 4-7 on node 1 (topology ranks 8-11)"));
+    g_assert_nonnull(strstr(report->placement, "2 hosts"));
+
+    static const int first[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    g_autoptr(CsTopo) on_placed = cs_topo_subset(topo, want, 8);
+    g_autoptr(CsTopo) on_first = cs_topo_subset(topo, first, 8);
+    g_assert_cmpint(cs_topo_rank_node(on_placed, 4), !=, cs_topo_rank_node(on_placed, 3));
+    g_autoptr(CsValidateReport) placed = validate_with(on_placed, trace, CS_PICK_AUTO);
+    g_autoptr(CsValidateReport) node0 = validate_with(on_first, trace, CS_PICK_AUTO);
+    for (guint i = 0; i < report->rows->len; i++)
+        g_assert_cmpfloat(g_array_index(report->rows, CsValidateRow, i).predicted_us, ==,
+                          g_array_index(placed->rows, CsValidateRow, i).predicted_us);
+    const double big_placed = g_array_index(report->rows, CsValidateRow, 1).predicted_us;
+    const double big_node0 = g_array_index(node0->rows, CsValidateRow, 1).predicted_us;
+    g_assert_cmpint(g_array_index(report->rows, CsValidateRow, 1).size_bytes, ==, 256 << 20);
+    g_assert_cmpfloat(big_placed, >, 1.5 * big_node0);
+
+    /* As calibrate fits it: the topology's first ranks, on the whole topology. */
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsValidateReport) unplaced
+        = cs_validate_trace_full(topo, trace, &options, NULL, CS_VALIDATE_FIRST_RANKS, &error);
+    g_assert_no_error(error);
+    assert_map(unplaced, first, 8);
+    g_assert_nonnull(strstr(unplaced->placement, "first 8 ranks"));
+
+    /* A one-host trace of 8 ranks runs on node 0 alone: the figures of the subset {0-7}, a
+     * machine of one node (NVLS possible), not of 8 ranks of the 2-node machine. */
+    g_autoptr(CsTrace) one_host = eight_rank_trace("# nodes: 1\n");
+    g_autoptr(CsValidateReport) alone = validate_with(topo, one_host, CS_PICK_AUTO);
+    g_autoptr(CsValidateReport) alone_subset = validate_with(on_first, one_host, CS_PICK_AUTO);
+    assert_map(alone, first, 8);
+    for (guint i = 0; i < alone->rows->len; i++) {
+        const CsValidateRow *x = &g_array_index(alone->rows, CsValidateRow, i);
+        const CsValidateRow *y = &g_array_index(alone_subset->rows, CsValidateRow, i);
+        g_assert_cmpfloat(x->predicted_us, ==, y->predicted_us);
+        g_assert_cmpstr(x->algo, ==, y->algo);
+    }
+}
+
+/* Without Rank lines, a `nodes` header that divides the ranks places them node-major; one
+ * that does not, or none, leaves the topology's first ranks, and the report says why. */
+static void
+test_place_nodes_header(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("hgx-h100x8-2n", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) two = eight_rank_trace("# nodes: 2 (4 GPUs each)\n");
+    g_autoptr(CsValidateReport) a = validate_with(topo, two, CS_PICK_AUTO);
+    static const int want[] = { 0, 1, 2, 3, 8, 9, 10, 11 };
+    assert_map(a, want, 8);
+    g_assert_nonnull(strstr(a->placement, "nodes header"));
+
+    static const int first[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    g_autoptr(CsTrace) three = eight_rank_trace("# nodes: 3\n");
+    g_autoptr(CsValidateReport) b = validate_with(topo, three, CS_PICK_AUTO);
+    assert_map(b, first, 8);
+    g_assert_nonnull(strstr(b->placement, "does not say"));
+    g_autoptr(CsTrace) none = eight_rank_trace("");
+    g_autoptr(CsValidateReport) c = validate_with(topo, none, CS_PICK_AUTO);
+    assert_map(c, first, 8);
+    g_assert_true(c->placement_said); /* 8 of the topology's 16 ranks */
+}
+
+/* One host's device indices pick the node's GPUs (devices 4-7 -> ranks 4-7 of node 0); hosts
+ * that do not fit the nodes (two hosts, one node) leave the first ranks, and say so; a trace
+ * on every rank of its one node says nothing. */
+static void
+test_place_devices_and_misfit(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    GString *lines = g_string_new(NULL);
+    for (int r = 0; r < 4; r++)
+        g_string_append_printf(lines,
+                               "#  Rank %d Group 0 Pid 1 on h device %d [0x1] NVIDIA H100 80GB "
+                               "HBM3\n",
+                               r, 4 + r);
+    g_autofree char *text = g_strdup_printf(
+        "# collective: all_reduce\n# ranks: 4\n%s"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n"
+        "     1048576        262144     float     sum      -1    30.00   34.95   52.43      0\n",
+        lines->str);
+    g_string_free(lines, TRUE);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) upper = cs_trace_load_data(text, "upper", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsValidateReport) a = validate_with(topo, upper, CS_PICK_AUTO);
+    static const int want[] = { 4, 5, 6, 7 };
+    assert_map(a, want, 4);
+
+    g_autoptr(CsTrace) two = data_trace("two-hosts-4gpu.txt");
+    g_autoptr(CsValidateReport) b = validate_with(topo, two, CS_PICK_AUTO);
+    static const int first[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    assert_map(b, first, 8);
+    g_assert_false(b->placement_said);
+    g_assert_nonnull(strstr(b->placement, "do not fit its nodes: 2 hosts, 1 nodes"));
+}
+
+/* ---- NCCL's own cost model beside collsim's ---- */
+
+/* validate --model nccl:2.19: every row also holds NCCL 2.19's pick and time (the model's own
+ * answer for the same size and ranks), its busbw error is recomputed from that time, and
+ * collsim's own figures do not move. "nccl" alone takes the release nearest the trace's. */
+static void
+test_nccl_model(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) trace = pick_trace("# software: NCCL 2.19.3\n");
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsValidateReport) plain = cs_validate_trace(topo, trace, &options, &error);
+    g_assert_no_error(error);
+    g_assert_null(plain->nccl_model);
+    g_autoptr(CsValidateReport) report
+        = cs_validate_trace_full(topo, trace, &options, "nccl:2.19", CS_VALIDATE_PLACED, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(report->nccl_model, ==, "NCCL 2.19's cost model");
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.19", &error);
+    g_assert_no_error(error);
+    for (guint i = 0; i < report->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(report->rows, CsValidateRow, i);
+        CsNcclPrediction want;
+        g_assert_true(cs_nccl_model_pick(nccl, CS_OP_ALL_REDUCE, row->size_bytes, &want));
+        g_assert_cmpfloat_with_epsilon(row->nccl_us, want.time_us, 1e-9);
+        g_assert_cmpstr(row->nccl_algo, ==, cs_nccl_algo_env_name(want.algo));
+        const double busbw = row->size_bytes / (want.time_us * 1e3) * 2 * 7 / 8;
+        g_assert_cmpfloat_with_epsilon(row->nccl_busbw_error, busbw / row->measured_busbw_GBps - 1,
+                                       1e-9);
+        g_assert_cmpfloat(row->predicted_us, ==,
+                          g_array_index(plain->rows, CsValidateRow, i).predicted_us);
+    }
+    g_assert_cmpint(report->nccl_all.n_rows, ==, report->rows->len);
+    g_assert_cmpint(plain->nccl_all.n_rows, ==, 0);
+
+    g_autoptr(CsValidateReport) nearest
+        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(nearest->nccl_model, ==, "NCCL 2.19's cost model");
+    g_assert_null(
+        cs_validate_trace_full(topo, trace, &options, "nccl:1.0", CS_VALIDATE_PLACED, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
+}
+
+/* NCCL_ALGO / NCCL_PROTO bound NCCL's model as they bound NCCL; all-to-all has no model and
+ * the report says why, with no rows. */
+static void
+test_nccl_model_forced_and_none(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) forced = pick_trace("# algo/proto: NCCL_ALGO=Ring NCCL_PROTO=Simple\n");
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsValidateReport) a
+        = cs_validate_trace_full(topo, forced, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_assert_no_error(error);
+    for (guint i = 0; i < a->rows->len; i++) {
+        g_assert_cmpstr(g_array_index(a->rows, CsValidateRow, i).nccl_algo, ==, "Ring");
+        g_assert_cmpstr(g_array_index(a->rows, CsValidateRow, i).nccl_proto, ==, "Simple");
+    }
+    static const char alltoall[]
+        = "# collective: alltoall\n# ranks: 8\n"
+          "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n"
+          "     1048576         32768     float    none      -1    40.00   26.21   22.94      0\n";
+    g_autoptr(CsTrace) trace = cs_trace_load_data(alltoall, "a2a", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsValidateReport) b
+        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(b->nccl_note);
+    g_assert_cmpint(b->nccl_all.n_rows, ==, 0);
+    g_assert_true(isnan(g_array_index(b->rows, CsValidateRow, 0).nccl_us));
+}
+
+/* ---- GPU models NCCL's generation table does not know ---- */
+
+/* A topology and a trace of "GeForce RTX 5090" (not in the table): two warnings, one saying
+ * that collsim's fastest picks in NCCL's place, and the picker says why; the RTX 2080 Ti box
+ * and its trace (in the table) raise none. */
+static void
+test_unknown_gpu(void)
+{
+    g_autofree char *path
+        = g_test_build_filename(G_TEST_DIST, "data", "validate", "rtx5090-x2.json", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load(path, &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTrace) trace = data_trace("rtx5090-2gpu.txt");
+    g_autoptr(CsValidateReport) report = validate_with(topo, trace, CS_PICK_AUTO);
+    g_assert_cmpint(report->warnings->len, ==, 2);
+    const char *first = g_ptr_array_index(report->warnings, 0);
+    g_assert_nonnull(strstr(first, "\"GeForce RTX 5090\""));
+    g_assert_nonnull(strstr(first, "collsim's fastest choice picks instead"));
+    g_assert_nonnull(strstr(g_ptr_array_index(report->warnings, 1), "NVIDIA GeForce RTX 5090"));
+    g_assert_false(report->nccl_picks);
+    g_assert_nonnull(strstr(report->picker, "not in NCCL's generation table"));
+    /* NCCL's model held beside says what it assumed. */
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.pick = CS_PICK_AUTO;
+    g_autoptr(CsValidateReport) beside
+        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(beside->warnings->len, ==, 3);
+    g_assert_nonnull(strstr(g_ptr_array_index(beside->warnings, 0), "assumes Hopper GPUs"));
+
+    g_autoptr(CsTopo) known = cs_topo_load("rtx2080ti-x2-pcie3-shm", NULL);
+    g_assert_nonnull(known);
+    g_autofree char *shipped = g_test_build_filename(
+        G_TEST_DIST, "..", "traces", "rtx2080ti-2gpu-pcie3-nop2p_broadcast.txt", NULL);
+    g_autoptr(CsTrace) measured = cs_trace_load_file(shipped, &error);
+    g_assert_no_error(error);
+    g_autoptr(CsValidateReport) quiet = validate_with(known, measured, CS_PICK_AUTO);
+    g_assert_cmpint(quiet->warnings->len, ==, 0);
+    g_assert_true(quiet->nccl_picks);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -398,5 +683,11 @@ main(int argc, char **argv)
     g_test_add_func("/validate/masks", test_masks);
     g_test_add_func("/validate/gpu-mismatch", test_gpu_mismatch);
     g_test_add_func("/validate/repeated-sizes", test_repeated_sizes);
+    g_test_add_func("/validate/place/two-hosts", test_place_two_hosts);
+    g_test_add_func("/validate/place/nodes-header", test_place_nodes_header);
+    g_test_add_func("/validate/place/devices-and-misfit", test_place_devices_and_misfit);
+    g_test_add_func("/validate/nccl-model/rows", test_nccl_model);
+    g_test_add_func("/validate/nccl-model/forced-and-none", test_nccl_model_forced_and_none);
+    g_test_add_func("/validate/unknown-gpu", test_unknown_gpu);
     return g_test_run();
 }

@@ -8,8 +8,9 @@
  * - all-gather: P-1 steps of recv_copy_send (src/device/all_gather.h);
  * - reduce-scatter: P-1 steps of recv_reduce_send ending in a recv_reduce
  *   (src/device/reduce_scatter.h);
- * - broadcast: a pipelined chain from the root (src/device/broadcast.h);
- * - reduce: a pipelined chain ending at the root (src/device/reduce.h).
+ * - broadcast: a pipelined chain from the root (src/device/broadcast.h), in NCCL's chunks;
+ * - reduce: a pipelined chain ending at the root (src/device/reduce.h), likewise (NCCL
+ *   2.30.7; see "Broadcast and reduce" below).
  * Scatter, gather and all-to-all are not ring collectives in NCCL (they are grouped
  * send/recv: see direct.c). Cost and the bandwidth-optimality of the ring all-reduce:
  * Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
@@ -386,6 +387,18 @@ reduce_scatter_channel(const Ring *g, gint64 n, gint64 sub, gint64 sub_len, gint
 }
 
 /* ---- Broadcast and reduce: chains ---- */
+
+/* Each channel's share crosses the chain in chunks, each passed on as it arrives, as NCCL's
+ * runRing does (NCCL 2.30.7 src/device/broadcast.h and reduce.h: a loop over chunkCount
+ * elements with directRecvCopyDirectSend / recvReduceSend). The chunk is one step of the
+ * protocol's buffer, stepSize x BROADCAST_CHUNKSTEPS (= REDUCE_CHUNKSTEPS = 1,
+ * src/include/collectives.h), halved for LL and 15/16 of it for LL128 (src/enqueue.cc
+ * calcCollChunking, which no ring collective shrinks further): 512 KiB for Simple, 32 KiB for
+ * LL, 576,000 B for LL128 (cs_algo_default_chunk()). NCCL computes it on each channel's part
+ * (scheduleCollTasksToPlan hands calcCollChunking nChannels = 1), so a part smaller than one
+ * chunk, such as 4 MiB over 32 channels, crosses every hop in one piece there too. Inside a
+ * Simple step the receiver waits for the whole slice (prims_simple.h: one slice per chunk,
+ * SlicePerChunk = BROADCAST_CHUNKSTEPS / BROADCAST_SLICESTEPS = 1). */
 
 /* The chain from the root's ring position @root_pos onwards, piece by piece. */
 static void

@@ -307,8 +307,11 @@ cs_validate_busbw(CsOp op, int nranks, gint64 size_bytes, double time_us)
     return algbw * cs_op_busbw_factor(op, nranks);
 }
 
+/* Over the rows in [@min_bytes, @max_bytes): collsim's busbw errors, or NCCL's model's when
+ * @nccl. */
 static void
-summarize(const GArray *rows, gint64 min_bytes, gint64 max_bytes, CsValidateSummary *out)
+summarize(const GArray *rows, gint64 min_bytes, gint64 max_bytes, gboolean nccl,
+          CsValidateSummary *out)
 {
     double log_sum = 0;
     *out = (CsValidateSummary){
@@ -316,9 +319,10 @@ summarize(const GArray *rows, gint64 min_bytes, gint64 max_bytes, CsValidateSumm
     };
     for (guint i = 0; i < rows->len; i++) {
         const CsValidateRow *r = &g_array_index(rows, CsValidateRow, i);
-        if (r->size_bytes < min_bytes || r->size_bytes >= max_bytes || isnan(r->busbw_error))
+        const double error = nccl ? r->nccl_busbw_error : r->busbw_error;
+        if (r->size_bytes < min_bytes || r->size_bytes >= max_bytes || isnan(error))
             continue;
-        const double e = fabs(r->busbw_error);
+        const double e = fabs(error);
         /* A perfect row must not send the geometric mean to zero: floor at 0.01%. */
         log_sum += log(MAX(e, 1e-4));
         if (out->n_rows == 0 || e > out->max_abs) {
@@ -357,7 +361,31 @@ validate_row(const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsTraceSe
     out->algo = pred.algo->name;
     out->proto = cs_proto_name(pred.proto);
     out->nccl_picked = pred.nccl_picked;
+    out->nccl_us = NAN;
+    out->nccl_time_error = NAN;
+    out->nccl_busbw_error = NAN;
+    out->nccl_algo = NULL;
+    out->nccl_proto = NULL;
     return TRUE;
+}
+
+/* NCCL's own cost model for @v's row: its pick among what the trace's NCCL_ALGO / NCCL_PROTO
+ * allowed (everything when they are not set), timed by lat + nBytes / bw. */
+static void
+nccl_row(const CsNcclModel *model, CsOp op, int nranks, guint algo_mask, guint proto_mask,
+         CsValidateRow *v)
+{
+    CsNcclPrediction np;
+    if (!cs_nccl_model_pick_among(model, op, v->size_bytes,
+                                  algo_mask != 0 ? algo_mask : CS_NCCL_ALL_ALGOS,
+                                  proto_mask != 0 ? proto_mask : CS_NCCL_ALL_PROTOS, &np))
+        return;
+    v->nccl_us = np.time_us;
+    v->nccl_time_error = (np.time_us - v->measured_us) / v->measured_us;
+    const double busbw = cs_validate_busbw(op, nranks, v->size_bytes, np.time_us);
+    v->nccl_busbw_error = (busbw - v->measured_busbw_GBps) / v->measured_busbw_GBps;
+    v->nccl_algo = cs_nccl_algo_env_name(np.algo);
+    v->nccl_proto = cs_proto_name(np.proto);
 }
 
 /* When the GPU the trace names and the topology's are of different generations (NCCL's
@@ -416,6 +444,219 @@ repeated_sizes(const CsTrace *trace)
                            again->size_bytes, first->line);
 }
 
+/* ---- Where the trace's ranks ran ---- */
+
+/* "0-3" or "5". */
+static void
+append_range(GString *out, int first, int last)
+{
+    if (first == last)
+        g_string_append_printf(out, "%d", first);
+    else
+        g_string_append_printf(out, "%d-%d", first, last);
+}
+
+/* @map in words: runs of trace ranks on consecutive topology ranks of one node. */
+static void
+describe_map(const CsTopo *topo, const int *map, int nranks, GString *out)
+{
+    int first = 0;
+    for (int r = 1; r <= nranks; r++) {
+        if (r < nranks && map[r] == map[r - 1] + 1
+            && cs_topo_rank_node(topo, map[r]) == cs_topo_rank_node(topo, map[first]))
+            continue;
+        if (first > 0)
+            g_string_append(out, ", ");
+        g_string_append(out, r - 1 > first ? "ranks " : "rank ");
+        append_range(out, first, r - 1);
+        g_string_append_printf(out, " on node %d (topology rank%s ",
+                               cs_topo_rank_node(topo, map[first]), r - 1 > first ? "s" : "");
+        append_range(out, map[first], map[r - 1]);
+        g_string_append(out, ")");
+        first = r;
+    }
+}
+
+/* The host index (in order of first appearance) and device of every rank, from the trace's
+ * Rank lines or its `nodes` header; FALSE when it does not say. @basis: where from. */
+static gboolean
+trace_hosts(const CsTrace *trace, int nranks, int *host, int *device, int *n_hosts,
+            const char **basis)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    gboolean all = TRUE;
+    for (int r = 0; r < nranks && all; r++) {
+        const char *name = NULL;
+        all = cs_trace_rank_place(trace, r, &name, &device[r]);
+        if (!all)
+            break;
+        guint h;
+        if (!g_ptr_array_find_with_equal_func(names, name, g_str_equal, &h)) {
+            g_ptr_array_add(names, (gpointer)name);
+            h = names->len - 1;
+        }
+        host[r] = (int)h;
+    }
+    if (all) {
+        *n_hosts = (int)names->len;
+        *basis = "its Rank lines";
+        return TRUE;
+    }
+    /* "# nodes: 2" (or "2 (8 GPUs each)"): node-major, as nccl-tests' ranks are under MPI. */
+    const char *nodes = cs_trace_get_header(trace, "nodes");
+    gint64 k;
+    if (nodes == NULL)
+        return FALSE;
+    g_autofree char *word = g_strdup(nodes);
+    g_strstrip(word);
+    word[strcspn(word, " \t(")] = '\0';
+    if (!g_ascii_string_to_signed(word, 10, 1, nranks, &k, NULL) || nranks % k != 0)
+        return FALSE;
+    const int per_host = nranks / (int)k;
+    for (int r = 0; r < nranks; r++) {
+        host[r] = r / per_host;
+        device[r] = r % per_host;
+    }
+    *n_hosts = (int)k;
+    *basis = "its nodes header";
+    return TRUE;
+}
+
+/**
+ * cs_validate_place_ranks:
+ * The trace's host i is the topology's node i (nodes in rank order), and each of its ranks
+ * the node's GPU of the CUDA device index nccl-tests printed when the host's indices are
+ * distinct and within the node, else the node's GPUs in turn. nccl-tests under MPI puts N
+ * ranks on k hosts as k nodes of N/k GPUs, not the first N GPUs of the machine.
+ */
+char *
+cs_validate_place_ranks(const CsTopo *topo, const CsTrace *trace, int nranks, int *map)
+{
+    g_return_val_if_fail(nranks >= 1 && nranks <= cs_topo_n_ranks(topo), NULL);
+    GString *out = g_string_new(NULL);
+    g_autofree int *host = g_new0(int, nranks);
+    g_autofree int *device = g_new0(int, nranks);
+    int n_hosts = 0;
+    const char *basis = NULL;
+    for (int r = 0; r < nranks; r++)
+        map[r] = r;
+    if (!trace_hosts(trace, nranks, host, device, &n_hosts, &basis)) {
+        describe_map(topo, map, nranks, out);
+        g_string_append(out, ": the topology's first ranks (the trace does not say on which "
+                             "hosts its ranks ran)");
+        return g_string_free(out, FALSE);
+    }
+
+    /* The topology's nodes in rank order, and each one's ranks. */
+    const int n_topo = cs_topo_n_ranks(topo);
+    g_autoptr(GArray) node_ids = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autofree int *node_of = g_new(int, n_topo);
+    for (int r = 0; r < n_topo; r++) {
+        const int id = cs_topo_rank_node(topo, r);
+        guint k = 0;
+        while (k < node_ids->len && g_array_index(node_ids, int, k) != id)
+            k++;
+        if (k == node_ids->len)
+            g_array_append_val(node_ids, id);
+        node_of[r] = (int)k;
+    }
+    const int n_nodes = (int)node_ids->len;
+    g_autofree int *node_size = g_new0(int, n_nodes);
+    for (int r = 0; r < n_topo; r++)
+        node_size[node_of[r]]++;
+    /* Rank lists, node by node in rank order. */
+    g_autofree int *offset = g_new0(int, n_nodes + 1);
+    for (int k = 0; k < n_nodes; k++)
+        offset[k + 1] = offset[k] + node_size[k];
+    g_autofree int *fill = g_memdup2(offset, sizeof(int) * n_nodes);
+    g_autofree int *node_ranks = g_new(int, n_topo);
+    for (int r = 0; r < n_topo; r++)
+        node_ranks[fill[node_of[r]]++] = r;
+
+    g_autofree char *misfit = NULL;
+    if (n_hosts > n_nodes)
+        misfit = g_strdup_printf("%d hosts, %d nodes", n_hosts, n_nodes);
+    for (int h = 0; h < n_hosts && misfit == NULL; h++) {
+        int count = 0;
+        gboolean by_device = TRUE;
+        g_autofree gboolean *taken = g_new0(gboolean, node_size[h]);
+        for (int r = 0; r < nranks; r++) {
+            if (host[r] != h)
+                continue;
+            count++;
+            if (device[r] < 0 || device[r] >= node_size[h] || taken[device[r]])
+                by_device = FALSE;
+            else
+                taken[device[r]] = TRUE;
+        }
+        if (count > node_size[h]) {
+            misfit = g_strdup_printf("host %d ran %d ranks, node %d has %d GPUs", h, count,
+                                     g_array_index(node_ids, int, h), node_size[h]);
+            break;
+        }
+        int next = 0;
+        for (int r = 0; r < nranks; r++)
+            if (host[r] == h)
+                map[r] = node_ranks[offset[h] + (by_device ? device[r] : next++)];
+    }
+    if (misfit != NULL) {
+        for (int r = 0; r < nranks; r++)
+            map[r] = r;
+        describe_map(topo, map, nranks, out);
+        g_string_append_printf(out,
+                               ": the topology's first ranks (the trace's %d host%s, from %s, "
+                               "do not fit its nodes: %s)",
+                               n_hosts, n_hosts == 1 ? "" : "s", basis, misfit);
+        return g_string_free(out, FALSE);
+    }
+    describe_map(topo, map, nranks, out);
+    g_string_append_printf(out, ": as the trace's %d host%s (%s)", n_hosts, n_hosts == 1 ? "" : "s",
+                           basis);
+    return g_string_free(out, FALSE);
+}
+
+/* Why a GPU model leaves NCCL's generation table (cs_nccl_arch_from_model()) out, for the
+ * topology's GPUs when that changed who picks, and for the trace's. */
+static void
+unknown_gpu_warnings(const CsTopo *topo, const CsTrace *trace, CsOp op, int nranks,
+                     const CsTraceSetup *setup, GPtrArray *warnings)
+{
+    const CsDevice *dev = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
+    gboolean known = FALSE;
+    const char *version = NULL;
+    const char *library = cs_trace_library(trace, &version);
+    const gboolean nccl_trace = library == NULL || strcmp(library, "NCCL") == 0;
+    (void)nranks;
+
+    if (dev->kind == CS_DEVICE_GPU && cs_nccl_func_from_op(op) >= 0) {
+        cs_nccl_arch_from_model(dev->model, &known);
+        if (!known && setup->options.pick == CS_PICK_AUTO && nccl_trace)
+            g_ptr_array_add(warnings,
+                            g_strdup_printf("GPU model \"%s\" of topology %s is not in NCCL's "
+                                            "generation table: NCCL's tuning model cannot pick "
+                                            "for it, so collsim's fastest choice picks instead",
+                                            dev->model != NULL ? dev->model : "(none)",
+                                            cs_topo_name(topo)));
+        else if (!known && setup->options.nccl != NULL)
+            g_ptr_array_add(
+                warnings, g_strdup_printf(
+                              "GPU model \"%s\" of topology %s is not in NCCL's "
+                              "generation table: NCCL's tuning model assumes %s",
+                              dev->model != NULL ? dev->model : "(none)", cs_topo_name(topo),
+                              cs_nccl_arch_name(cs_nccl_model_system(setup->options.nccl)->arch)));
+    }
+    const char *ran_on = cs_trace_device_model(trace);
+    if (ran_on != NULL && nccl_trace) {
+        cs_nccl_arch_from_model(ran_on, &known);
+        if (!known)
+            g_ptr_array_add(warnings,
+                            g_strdup_printf("GPU model \"%s\" the trace ran on is not in "
+                                            "NCCL's generation table: whether topology %s "
+                                            "models the same generation is not checked",
+                                            ran_on, cs_topo_name(topo)));
+    }
+}
+
 /**
  * cs_validate_trace:
  * Rows of size 0 (nccl-tests prints them for alltoall at tiny sizes) and rows whose time is
@@ -424,6 +665,38 @@ repeated_sizes(const CsTrace *trace)
 CsValidateReport *
 cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
                   GError **error)
+{
+    return cs_validate_trace_full(topo, trace, options, NULL, CS_VALIDATE_PLACED, error);
+}
+
+/* NCCL's cost model for @spec ("nccl": the release nearest the trace's) on @topo's @nranks
+ * ranks. (transfer full) (nullable) */
+static CsNcclModel *
+spec_model(const CsTopo *topo, const CsTrace *trace, int nranks, const char *spec, GError **error)
+{
+    const CsNcclConstants *constants = NULL;
+    if (strcmp(spec, "nccl") == 0) {
+        const char *version = NULL;
+        cs_trace_library(trace, &version);
+        constants = cs_nccl_constants_nearest(version);
+    }
+    else if (!cs_nccl_parse_spec(spec, &constants, error))
+        return NULL;
+    CsNcclSystem system;
+    if (!cs_nccl_system_from_topo(topo, nranks, constants, &system, error))
+        return NULL;
+    return cs_nccl_model_new(constants, &system);
+}
+
+/**
+ * cs_validate_trace_full:
+ * cs_validate_trace() on the GPUs the trace's ranks ran on (cs_validate_place_ranks()), or
+ * on the topology's first ranks with CS_VALIDATE_FIRST_RANKS, and, with @nccl_spec, NCCL's
+ * own cost model for every row beside collsim's.
+ */
+CsValidateReport *
+cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
+                       const char *nccl_spec, CsValidateFlags flags, GError **error)
 {
     const char *origin = cs_trace_origin(trace);
     CsOp op;
@@ -455,6 +728,52 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
     report->op = op;
     report->nranks = nranks;
     report->rows = g_array_new(FALSE, TRUE, sizeof(CsValidateRow));
+    report->warnings = g_ptr_array_new_with_free_func(g_free);
+
+    /* The GPUs the ranks ran on: a topology of just those when they are not its first ones. */
+    report->topo_ranks = g_new(int, nranks);
+    if (flags & CS_VALIDATE_FIRST_RANKS) {
+        for (int r = 0; r < nranks; r++)
+            report->topo_ranks[r] = r;
+        report->placement = g_strdup_printf("the topology's first %d ranks", nranks);
+    }
+    else
+        report->placement = cs_validate_place_ranks(topo, trace, nranks, report->topo_ranks);
+    gboolean moved = FALSE;
+    for (int r = 0; r < nranks; r++)
+        moved = moved || report->topo_ranks[r] != r;
+    report->placement_said = moved || nranks < cs_topo_n_ranks(topo);
+    /* Algorithms and NCCL's model also read the topology as a whole (its nodes, its NICs), so
+     * a smaller run gets a topology of just its GPUs even where they are the first ones. */
+    g_autoptr(CsTopo) placed = NULL;
+    if (!(flags & CS_VALIDATE_FIRST_RANKS) && report->placement_said)
+        placed = cs_topo_subset(topo, report->topo_ranks, nranks);
+    if (placed != NULL)
+        topo = placed;
+
+    g_autoptr(CsNcclModel) nccl_model = NULL;
+    if (nccl_spec != NULL && cs_nccl_func_from_op(op) >= 0) {
+        g_autoptr(GError) local = NULL;
+        nccl_model = spec_model(topo, trace, nranks, nccl_spec, &local);
+        if (nccl_model == NULL) {
+            g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", origin);
+            return NULL;
+        }
+        report->nccl_model
+            = g_strdup_printf("NCCL %s's cost model", cs_nccl_model_constants(nccl_model)->version);
+        const CsNcclSystem *system = cs_nccl_model_system(nccl_model);
+        if (system->arch_guessed)
+            g_ptr_array_add(report->warnings,
+                            g_strdup_printf("%s assumes %s GPUs: the topology's GPU model is not "
+                                            "in NCCL's generation table",
+                                            report->nccl_model, cs_nccl_arch_name(system->arch)));
+    }
+    else if (nccl_spec != NULL) {
+        report->nccl_model = g_strdup("NCCL's cost model");
+        report->nccl_note = g_strdup_printf("NCCL has no cost model for %s (it runs it as "
+                                            "grouped sends and receives)",
+                                            cs_op_name(op));
+    }
 
     g_auto(CsTraceSetup) setup;
     if (!cs_trace_setup_init(&setup, topo, trace, op, nranks, options, error))
@@ -466,11 +785,22 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
     report->gpu_mismatch = gpu_mismatch(topo, trace);
     report->repeated_sizes = repeated_sizes(trace);
     report->nccl_picks = setup.options.nccl != NULL;
+    unknown_gpu_warnings(topo, trace, op, nranks, &setup, report->warnings);
+    if (report->warnings->len > 0 && !report->nccl_picks && setup.options.pick == CS_PICK_AUTO
+        && setup.nccl == NULL) {
+        g_autofree char *picker = setup.picker;
+        setup.picker
+            = g_strdup_printf("%s (the GPU model is not in NCCL's generation table)", picker);
+        g_free(report->picker);
+        report->picker = g_strdup(setup.picker);
+    }
+    guint algo_mask, proto_mask;
+    cs_validate_trace_masks(trace, &algo_mask, &proto_mask);
     CsPredictOptions opts = setup.options;
     /* Large rows of one choice extend from the same three simulated sizes: simulate them
-     * once per trace. */
+     * once per trace. A caller's cache is for the topology it gave, not for the placed one. */
     g_autoptr(CsPointCache) points = NULL;
-    if (opts.cache == NULL) {
+    if (opts.cache == NULL || placed != NULL) {
         points = cs_point_cache_new(FALSE);
         cs_point_cache_bind(points, topo);
         opts.cache = points;
@@ -513,6 +843,8 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
             g_prefix_error(error, "%s:%d: ", origin, row->line);
             return NULL;
         }
+        if (nccl_model != NULL)
+            nccl_row(nccl_model, op, nranks, algo_mask, proto_mask, &v);
         g_array_append_val(report->rows, v);
     }
     if (report->rows->len == 0) {
@@ -521,11 +853,21 @@ cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptio
         return NULL;
     }
 
-    summarize(report->rows, 0, G_MAXINT64, &report->all);
-    summarize(report->rows, 0, CS_VALIDATE_LATENCY_MAX_BYTES, &report->latency);
-    summarize(report->rows, CS_VALIDATE_LATENCY_MAX_BYTES, CS_VALIDATE_BANDWIDTH_MIN_BYTES,
-              &report->knee);
-    summarize(report->rows, CS_VALIDATE_BANDWIDTH_MIN_BYTES, G_MAXINT64, &report->bandwidth);
+    for (int nccl = 0; nccl < 2; nccl++) {
+        CsValidateSummary *s[4]
+            = { &report->all, &report->latency, &report->knee, &report->bandwidth };
+        if (nccl) {
+            s[0] = &report->nccl_all;
+            s[1] = &report->nccl_latency;
+            s[2] = &report->nccl_knee;
+            s[3] = &report->nccl_bandwidth;
+        }
+        summarize(report->rows, 0, G_MAXINT64, nccl, s[0]);
+        summarize(report->rows, 0, CS_VALIDATE_LATENCY_MAX_BYTES, nccl, s[1]);
+        summarize(report->rows, CS_VALIDATE_LATENCY_MAX_BYTES, CS_VALIDATE_BANDWIDTH_MIN_BYTES,
+                  nccl, s[2]);
+        summarize(report->rows, CS_VALIDATE_BANDWIDTH_MIN_BYTES, G_MAXINT64, nccl, s[3]);
+    }
     return g_steal_pointer(&report);
 }
 
@@ -558,6 +900,12 @@ cs_validate_report_free(CsValidateReport *report)
     g_free(report->inferred);
     g_free(report->gpu_mismatch);
     g_free(report->repeated_sizes);
+    g_free(report->placement);
+    g_free(report->topo_ranks);
+    if (report->warnings != NULL)
+        g_ptr_array_unref(report->warnings);
+    g_free(report->nccl_model);
+    g_free(report->nccl_note);
     if (report->rows != NULL)
         g_array_unref(report->rows);
     g_free(report);

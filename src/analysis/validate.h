@@ -32,6 +32,13 @@ typedef struct {
     const char *algo;            /* predicted algorithm (static string) */
     const char *proto;           /* predicted protocol (static string) */
     gboolean nccl_picked;        /* NCCL's model chose it (else forced, or collsim's fastest) */
+    /* NCCL's own cost model for the same row (cs_validate_trace_full() with a spec); NaN and
+     * NULL when not asked for or when it has nothing usable for the row. */
+    double nccl_us;          /* us: lat + nBytes / bw, NCCL's pick under the trace's lists */
+    double nccl_time_error;  /* relative, signed */
+    double nccl_busbw_error; /* relative, signed */
+    const char *nccl_algo;   /* (nullable) NCCL_ALGO spelling (static string) */
+    const char *nccl_proto;  /* (nullable) (static string) */
 } CsValidateRow;
 
 /**
@@ -60,11 +67,22 @@ typedef struct {
     char *inferred;              /* (nullable) what of op and ranks the trace did not state */
     char *gpu_mismatch;          /* (nullable) the trace's GPU is of another generation */
     char *repeated_sizes;        /* (nullable) rows that measure a size again, in words */
+    char *placement;             /* where the trace's ranks sit on the topology, in words */
+    gboolean placement_said;     /* worth printing: fewer ranks than the topology, or moved */
+    int *topo_ranks;             /* nranks entries: the topology rank each trace rank ran on */
+    GPtrArray *warnings;         /* char *: what a reader must know (unknown GPU models) */
+    char *nccl_model;            /* (nullable) "NCCL 2.28's cost model" when held beside */
+    char *nccl_note;             /* (nullable) why it has no rows (no model for the op) */
     GArray *rows;                /* CsValidateRow */
     CsValidateSummary all;       /* every row */
     CsValidateSummary latency;   /* size < 64 KiB */
     CsValidateSummary knee;      /* 64 KiB <= size < 64 MiB */
     CsValidateSummary bandwidth; /* size >= 64 MiB */
+    /* The same four for NCCL's cost model (n_rows 0 when not asked for). */
+    CsValidateSummary nccl_all;
+    CsValidateSummary nccl_latency;
+    CsValidateSummary nccl_knee;
+    CsValidateSummary nccl_bandwidth;
 } CsValidateReport;
 
 /**
@@ -85,6 +103,25 @@ typedef struct {
  * matching fields. Returns: (transfer full) (nullable). */
 CsValidateReport *cs_validate_trace(const CsTopo *topo, const CsTrace *trace,
                                     const CsPredictOptions *options, GError **error);
+/* How cs_validate_trace_full() runs a trace. */
+typedef enum {
+    CS_VALIDATE_PLACED = 0,           /* on the GPUs the trace's hosts used (default) */
+    CS_VALIDATE_FIRST_RANKS = 1 << 0, /* on the topology's first ranks, as calibrate fits */
+} CsValidateFlags;
+
+/* cs_validate_trace() with @flags, and with @nccl_spec ("nccl": the release nearest the
+ * trace's; "nccl:VERSION") NCCL's own cost model held against the same rows. (transfer full)
+ * (nullable) */
+CsValidateReport *cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace,
+                                         const CsPredictOptions *options, const char *nccl_spec,
+                                         CsValidateFlags flags, GError **error);
+
+/* Where @trace's @nranks ranks ran on @topo: @map[r] gets the topology rank of trace rank r.
+ * The trace's hosts (its "#  Rank N ... on HOST device D" lines, else a `nodes` header that
+ * divides the ranks) become the topology's first nodes, host i on node i, each rank on its
+ * device's GPU of the node (or in turn); without hosts, or where they do not fit the nodes,
+ * the topology's first ranks. Returns the placement in words. (transfer full) */
+char *cs_validate_place_ranks(const CsTopo *topo, const CsTrace *trace, int nranks, int *map);
 void cs_validate_report_free(CsValidateReport *report);
 /* Rows NCCL was to pick where collsim's fastest served instead (NCCL allowed nothing collsim
  * simulates). */

@@ -29,7 +29,21 @@ struct _CsTrace {
     int n_threads;         /* "# nThread 1 nGpus 4 ...": threads of one process, 0 if absent */
     int n_gpus;            /* and the GPUs each thread drove (-g), 0 if absent */
     gboolean root_column;  /* some block of the table printed a root column */
+    GArray *rank_places;   /* RankPlace: "#  Rank N ... on HOST device D" lines, file order */
 };
+
+/* Where nccl-tests says one rank ran. */
+typedef struct {
+    int rank;
+    char *host;
+    int device; /* CUDA device index on the host, -1 if not printed */
+} RankPlace;
+
+static void
+rank_place_clear(gpointer data)
+{
+    g_free(((RankPlace *)data)->host);
+}
 
 /* ---- Construction and headers ---- */
 
@@ -43,6 +57,8 @@ trace_alloc(const char *origin)
     trace->rows = g_array_new(FALSE, TRUE, sizeof(CsTraceRow));
     trace->layout = CS_TRACE_LAYOUT_CLASSIC;
     trace->max_rank_line = -1;
+    trace->rank_places = g_array_new(FALSE, TRUE, sizeof(RankPlace));
+    g_array_set_clear_func(trace->rank_places, rank_place_clear);
     return trace;
 }
 
@@ -76,6 +92,7 @@ cs_trace_free(CsTrace *trace)
     g_free(trace->library);
     g_free(trace->library_version);
     g_free(trace->device_model);
+    g_array_unref(trace->rank_places);
     g_free(trace->origin);
     g_free(trace);
 }
@@ -643,6 +660,57 @@ cs_trace_inferred(const CsTrace *trace)
     if (n == 0)
         return NULL;
     return n == 1 ? g_strdup(words[0]) : g_strconcat(words[0], "; ", words[1], NULL);
+}
+
+/* "Rank N Group G Pid P on HOST device D [..] NAME" (tokens of the line after '#'): where rank
+ * N ran. A rank printed twice keeps its first line. */
+static gboolean parse_int(const char *text, gint64 min, gint64 *out);
+
+static void
+read_rank_place(CsTrace *trace, char **tokens, int n)
+{
+    gint64 r;
+    if (n < 2 || !parse_int(tokens[1], 0, &r) || r >= G_MAXINT)
+        return;
+    for (guint i = 0; i < trace->rank_places->len; i++)
+        if (g_array_index(trace->rank_places, RankPlace, i).rank == (int)r)
+            return;
+    RankPlace place = { .rank = (int)r, .host = NULL, .device = -1 };
+    for (int t = 2; t + 1 < n; t++) {
+        gint64 d;
+        if (strcmp(tokens[t], "on") == 0 && place.host == NULL)
+            place.host = g_strdup(tokens[t + 1]);
+        else if (strcmp(tokens[t], "device") == 0 && parse_int(tokens[t + 1], 0, &d)
+                 && d < G_MAXINT)
+            place.device = (int)d;
+    }
+    if (place.host == NULL)
+        return;
+    g_array_append_val(trace->rank_places, place);
+}
+
+/**
+ * cs_trace_rank_place:
+ * Where nccl-tests says @rank ran: the host and the CUDA device index of its "#  Rank N
+ * Group G Pid P on HOST device D [..] NAME" line. @host is (transfer none); @device is -1
+ * when the line names no device.
+ * Returns: FALSE when the trace has no such line for @rank.
+ */
+gboolean
+cs_trace_rank_place(const CsTrace *trace, int rank, const char **host, int *device)
+{
+    g_return_val_if_fail(trace != NULL, FALSE);
+    for (guint i = 0; i < trace->rank_places->len; i++) {
+        const RankPlace *p = &g_array_index(trace->rank_places, RankPlace, i);
+        if (p->rank == rank) {
+            if (host != NULL)
+                *host = p->host;
+            if (device != NULL)
+                *device = p->device;
+            return TRUE;
+        }
+    }
+    return FALSE;
 }
 
 /**
@@ -1235,6 +1303,7 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
                 const char *name = dev != NULL ? strstr(dev, "] ") : NULL;
                 if (trace->device_model == NULL && name != NULL && name[2] != '\0')
                     trace->device_model = g_strstrip(g_strdup(name + 2));
+                read_rank_place(trace, tokens, n);
                 in_headers = FALSE;
                 continue;
             }

@@ -107,6 +107,9 @@ void cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error);
 char *cs_trace_inferred(const CsTrace *trace);
 /* The GPU named on nccl-tests' first "#  Rank N ... device" line, NULL if none. */
 const char *cs_trace_device_model(const CsTrace *trace);
+/* The host and CUDA device (-1 if not printed) of @rank's "#  Rank N ... on HOST device D"
+ * line; FALSE when there is none. @host: (transfer none). */
+gboolean cs_trace_rank_place(const CsTrace *trace, int rank, const char **host, int *device);
 /* nGpus of nccl-tests' parameter line (-g), 0 if absent. */
 int cs_trace_gpus_per_thread(const CsTrace *trace);
 /* "NCCL" or "RCCL" as the trace names it, its version ("2.19.3") in @version when printed;

@@ -24,12 +24,15 @@ format_value(const CsCalibParam *p, double v)
     return cs_units_format_time(v);
 }
 
-/* Geometric-mean |busbw error| of one trace on @topo. */
+/* Geometric-mean |busbw error| of one trace on @topo, on the topology's first ranks as
+ * calibrate.c fits it (validate places a smaller trace on its hosts' nodes; the fit does not
+ * yet), so that the figures before and after are those of the fitted objective. */
 static gboolean
 trace_error(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
             double *error_out, GError **error)
 {
-    g_autoptr(CsValidateReport) r = cs_validate_trace(topo, trace, options, error);
+    g_autoptr(CsValidateReport) r
+        = cs_validate_trace_full(topo, trace, options, NULL, CS_VALIDATE_FIRST_RANKS, error);
     if (r == NULL)
         return FALSE;
     *error_out = r->all.geomean_abs;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "models/nccl.h"
 #include "models/netmodel.h"
 #include "analysis/validate.h"
 
@@ -30,8 +31,12 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
     printf("#   topology %s, %s on %d ranks, algorithm %s, protocol %s\n", cs_topo_name(topo),
            cs_op_name(r->op), r->nranks, r->forced_algo != NULL ? r->forced_algo : "not forced",
            r->forced_proto != NULL ? r->forced_proto : "not forced");
+    if (r->placement_said)
+        printf("#   placed: %s\n", r->placement);
     if (r->inferred != NULL)
         printf("#   not stated in the trace: %s\n", r->inferred);
+    for (guint i = 0; i < r->warnings->len; i++)
+        printf("#   warning: %s\n", (const char *)g_ptr_array_index(r->warnings, i));
     if (r->gpu_mismatch != NULL)
         printf("#   warning: %s\n", r->gpu_mismatch);
     if (r->repeated_sizes != NULL)
@@ -44,10 +49,20 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
                    fell_back, fell_back == 1 ? "" : "s");
         printf("\n");
     }
-    printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "size", "measured", "predicted", "time",
-           "measured", "predicted", "busbw", "predicted");
-    printf("#%11s %12s %12s %9s %11s %11s %9s  %s\n", "(B)", "(us)", "(us)", "error", "busbw",
-           "busbw", "error", "choice");
+    const gboolean nccl = r->nccl_model != NULL && r->nccl_note == NULL;
+    if (r->nccl_model != NULL)
+        printf("#   held beside collsim: %s%s%s\n", r->nccl_model, r->nccl_note != NULL ? ": " : "",
+               r->nccl_note != NULL ? r->nccl_note : "");
+    printf("#%11s %12s %12s %9s %11s %11s %9s  %-*s", "size", "measured", "predicted", "time",
+           "measured", "predicted", "busbw", nccl ? 17 : 0, "predicted");
+    if (nccl)
+        printf(" %12s %9s  %s", "NCCL model", "busbw", "NCCL model");
+    printf("\n");
+    printf("#%11s %12s %12s %9s %11s %11s %9s  %-*s", "(B)", "(us)", "(us)", "error", "busbw",
+           "busbw", "error", nccl ? 17 : 0, "choice");
+    if (nccl)
+        printf(" %12s %9s  %s", "(us)", "error", "choice");
+    printf("\n");
     guint no_busbw = 0;
     for (guint i = 0; i < r->rows->len; i++) {
         const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
@@ -60,9 +75,16 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
         }
         else
             g_snprintf(busbw_error, sizeof busbw_error, "%+.1f%%", 100 * v->busbw_error);
-        printf("%12" G_GINT64_FORMAT " %12.2f %12.2f %+8.1f%% %11.2f %11.2f %9s  %s/%s\n",
-               v->size_bytes, v->measured_us, v->predicted_us, 100 * v->time_error,
-               v->measured_busbw_GBps, v->predicted_busbw_GBps, busbw_error, v->algo, v->proto);
+        g_autofree char *choice = g_strdup_printf("%s/%s", v->algo, v->proto);
+        printf("%12" G_GINT64_FORMAT " %12.2f %12.2f %+8.1f%% %11.2f %11.2f %9s  %s", v->size_bytes,
+               v->measured_us, v->predicted_us, 100 * v->time_error, v->measured_busbw_GBps,
+               v->predicted_busbw_GBps, busbw_error, nccl ? "" : choice);
+        if (nccl && isnan(v->nccl_us))
+            printf("%-17s %12s %9s  %s", choice, "-", "-", "nothing usable");
+        else if (nccl)
+            printf("%-17s %12.2f %+8.1f%%  %s/%s", choice, v->nccl_us, 100 * v->nccl_busbw_error,
+                   v->nccl_algo, v->nccl_proto);
+        printf("\n");
     }
     if (no_busbw > 0)
         printf("#   busbw is 0 on %u row%s (nccl-tests' factor is 0 with one rank): there, the "
@@ -72,6 +94,12 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
     print_summary_line("latency (< 64 KiB):", &r->latency);
     print_summary_line("knee (64 KiB - 64 MiB):", &r->knee);
     print_summary_line("bandwidth (>= 64 MiB):", &r->bandwidth);
+    if (nccl) {
+        print_summary_line("NCCL model, all sizes:", &r->nccl_all);
+        print_summary_line("NCCL model, latency:", &r->nccl_latency);
+        print_summary_line("NCCL model, knee:", &r->nccl_knee);
+        print_summary_line("NCCL model, bandwidth:", &r->nccl_bandwidth);
+    }
     printf("\n");
 }
 
@@ -95,6 +123,15 @@ report_json(const CsValidateReport *r)
     cJSON_AddStringToObject(o, "trace", r->origin);
     cJSON_AddStringToObject(o, "collective", cs_op_name(r->op));
     cJSON_AddNumberToObject(o, "ranks", r->nranks);
+    cJSON_AddStringToObject(o, "placement", r->placement);
+    cJSON *placed = cJSON_AddArrayToObject(o, "topology_ranks");
+    for (int i = 0; i < r->nranks; i++)
+        cJSON_AddItemToArray(placed, cJSON_CreateNumber(r->topo_ranks[i]));
+    if (r->warnings->len > 0) {
+        cJSON *w = cJSON_AddArrayToObject(o, "warnings");
+        for (guint i = 0; i < r->warnings->len; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(g_ptr_array_index(r->warnings, i)));
+    }
     if (r->inferred != NULL)
         cJSON_AddStringToObject(o, "inferred", r->inferred);
     if (r->gpu_mismatch != NULL)
@@ -124,12 +161,29 @@ report_json(const CsValidateReport *r)
         cJSON_AddNumberToObject(row, "busbw_error", v->busbw_error);
         cJSON_AddStringToObject(row, "algo", v->algo);
         cJSON_AddStringToObject(row, "proto", v->proto);
+        if (r->nccl_model != NULL && !isnan(v->nccl_us)) {
+            cJSON_AddNumberToObject(row, "nccl_model_us", v->nccl_us);
+            cJSON_AddNumberToObject(row, "nccl_model_time_error", v->nccl_time_error);
+            cJSON_AddNumberToObject(row, "nccl_model_busbw_error", v->nccl_busbw_error);
+            cJSON_AddStringToObject(row, "nccl_model_algo", v->nccl_algo);
+            cJSON_AddStringToObject(row, "nccl_model_proto", v->nccl_proto);
+        }
         cJSON_AddItemToArray(rows, row);
     }
     cJSON_AddItemToObject(o, "all", summary_json(&r->all));
     cJSON_AddItemToObject(o, "latency", summary_json(&r->latency));
     cJSON_AddItemToObject(o, "knee", summary_json(&r->knee));
     cJSON_AddItemToObject(o, "bandwidth", summary_json(&r->bandwidth));
+    if (r->nccl_model != NULL) {
+        cJSON *m = cJSON_AddObjectToObject(o, "nccl_model");
+        cJSON_AddStringToObject(m, "name", r->nccl_model);
+        if (r->nccl_note != NULL)
+            cJSON_AddStringToObject(m, "note", r->nccl_note);
+        cJSON_AddItemToObject(m, "all", summary_json(&r->nccl_all));
+        cJSON_AddItemToObject(m, "latency", summary_json(&r->nccl_latency));
+        cJSON_AddItemToObject(m, "knee", summary_json(&r->nccl_knee));
+        cJSON_AddItemToObject(m, "bandwidth", summary_json(&r->nccl_bandwidth));
+    }
     return o;
 }
 
@@ -149,7 +203,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
 {
     g_autofree char *topo_name = NULL;
     g_autofree char *format = NULL;
-    g_autofree char *model = NULL;
+    g_auto(GStrv) models = NULL;
     g_auto(GStrv) traces = NULL;
     g_autofree char *max_error = NULL;
     g_autofree char *pick_name = NULL;
@@ -158,8 +212,10 @@ cs_cli_validate(int argc, char **argv, GError **error)
     const GOptionEntry entries[] = {
         { "topo", 't', 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology: a shipped name or a JSON file (required)", "T" },
-        { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
-          "Network model: reservation (default) or maxmin", "MODEL" },
+        { "model", 'm', 0, G_OPTION_ARG_STRING_ARRAY, &models,
+          "Network model: reservation (default) or maxmin; nccl[:VERSION] also holds NCCL's own "
+          "cost model against the rows (give --model twice for both)",
+          "MODEL" },
         { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
           "GPUs launched by one thread (default: the trace's nGpus, else the -g or --ngpus of its "
           "command header)",
@@ -182,7 +238,15 @@ cs_cli_validate(int argc, char **argv, GError **error)
                       "own tuning model (the constants of the nearest release) chooses the\n"
                       "algorithm and protocol, collsim's engine times them (--pick). Traces of\n"
                       "the same collective with different forced algorithms are compared for\n"
-                      "where one overtakes the other, measured and predicted.",
+                      "where one overtakes the other, measured and predicted.\n\n"
+                      "A trace on fewer ranks than the topology has runs on the GPUs it\n"
+                      "used: its hosts (nccl-tests' '#  Rank N ... on HOST device D' lines,\n"
+                      "else a '# nodes: k' header) become the topology's first nodes, each\n"
+                      "rank on its device's GPU; the 'placed:' line says which. --model\n"
+                      "nccl[:VERSION] adds NCCL's own cost model (lat + bytes / bw, its pick\n"
+                      "under the trace's NCCL_ALGO/NCCL_PROTO) beside collsim's, per row\n"
+                      "and in the summaries. A GPU model outside NCCL's generation table\n"
+                      "is a warning on stderr.",
                       error))
         return FALSE;
     if (topo_name == NULL) {
@@ -200,11 +264,33 @@ cs_cli_validate(int argc, char **argv, GError **error)
         return FALSE;
     }
     json = g_strcmp0(format, "json") == 0;
-    if (model != NULL && (model[0] == '\0' || cs_net_model_lookup(model, NULL) == NULL)) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                    "%s: --model: \"%s\" is not a network model (reservation or maxmin)", argv[0],
-                    model);
-        return FALSE;
+    const char *model = NULL;
+    const char *nccl_spec = NULL;
+    for (int i = 0; models != NULL && models[i] != NULL; i++) {
+        const char *m = models[i];
+        const gboolean is_nccl = g_str_has_prefix(m, "nccl");
+        if (is_nccl) {
+            const CsNcclConstants *constants;
+            GError *local = NULL;
+            if (!cs_nccl_parse_spec(m, &constants, &local))
+                return cs_cli_flag_error(error, argv[0], "--model", local);
+        }
+        else if (m[0] == '\0' || cs_net_model_lookup(m, NULL) == NULL) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                        "%s: --model: \"%s\" is not a network model (reservation, maxmin) "
+                        "nor nccl[:VERSION]",
+                        argv[0], m);
+            return FALSE;
+        }
+        const char **slot = is_nccl ? &nccl_spec : &model;
+        if (*slot != NULL) {
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                        "%s: --model: \"%s\" and \"%s\" both given (one network model and "
+                        "one nccl[:VERSION] at most)",
+                        argv[0], *slot, m);
+            return FALSE;
+        }
+        *slot = m;
     }
     if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, 0, NULL, error))
         return FALSE;
@@ -246,9 +332,13 @@ cs_cli_validate(int argc, char **argv, GError **error)
         if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, cs_trace_n_ranks(trace),
                                           traces[i], error))
             return FALSE;
-        CsValidateReport *r = cs_validate_trace(topo, trace, &options, error);
+        CsValidateReport *r
+            = cs_validate_trace_full(topo, trace, &options, nccl_spec, CS_VALIDATE_PLACED, error);
         if (r == NULL)
             return FALSE;
+        for (guint w = 0; w < r->warnings->len; w++)
+            g_printerr("%s: warning: %s: %s\n", argv[0], traces[i],
+                       (const char *)g_ptr_array_index(r->warnings, w));
         g_ptr_array_add(reports, r);
     }
     g_autoptr(GArray) crossovers

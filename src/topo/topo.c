@@ -1227,9 +1227,12 @@ cs_topo_hop_latency_override(const CsTopo *topo, int proto, CsLinkClass link_cla
 
 /* ---- Copies and output ---- */
 
-/* A copy of @topo's devices, links, rank order and overrides, not yet finished. */
-static CsTopo *
-copy_unfinished(const CsTopo *topo)
+/**
+ * cs_topo_copy_unfinished:
+ * A copy of @topo's devices, links, rank order, transport and overrides, not yet finished.
+ */
+CsTopo *
+cs_topo_copy_unfinished(const CsTopo *topo)
 {
     CsTopo *copy = cs_topo_new_empty(topo->name, topo->path);
 
@@ -1303,7 +1306,7 @@ CsTopo *
 cs_topo_adjust(const CsTopo *topo, const CsTopoAdjust *adjust)
 {
     g_return_val_if_fail(topo != NULL && adjust != NULL, NULL);
-    CsTopo *copy = copy_unfinished(topo);
+    CsTopo *copy = cs_topo_copy_unfinished(topo);
     g_autofree gboolean *is_rank = rank_device_mask(topo);
 
     for (guint i = 0; i < copy->links->len; i++) {
@@ -1340,7 +1343,7 @@ cs_topo_copy_with(const CsTopo *topo, CsLinkKind link_kind, double alpha_s, doub
                   const CsGpuSpec *gpu)
 {
     g_return_val_if_fail(topo != NULL, NULL);
-    CsTopo *copy = copy_unfinished(topo);
+    CsTopo *copy = cs_topo_copy_unfinished(topo);
     g_autofree gboolean *is_rank = rank_device_mask(topo);
 
     for (guint d = 0; d < copy->devices->len; d++) {

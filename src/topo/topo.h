@@ -146,6 +146,10 @@ int cs_topo_ranks_per_node(const CsTopo *topo);
 /* The GPU spec of @rank. */
 const CsGpuSpec *cs_topo_rank_gpu(const CsTopo *topo, int rank);
 
+/* A copy of @topo whose rank r is @topo's rank @ranks[r] (distinct), r < @n_ranks: the GPUs a
+ * smaller run used, routes recomputed (topo_subset.c). (transfer full) */
+CsTopo *cs_topo_subset(const CsTopo *topo, const int *ranks, int n_ranks);
+
 /* Route between two ranks on channel 0 (transfer none, valid as long as @topo). */
 const CsRoute *cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank);
 /* The route channel @channel's connection between two ranks takes: across nodes, through the

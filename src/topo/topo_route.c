@@ -187,6 +187,9 @@ find_domains(const CsTopo *topo, const int *fabric_index, int n_fabric)
         if (cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
             continue;
         int a = node_of(topo, l->src), b = node_of(topo, l->dst);
+        /* Nodes past the ranks' (a subset's unused nodes) join no domain. */
+        if (a >= N || b >= N)
+            continue;
         a = a >= 0 ? a : N + fabric_index[l->src];
         b = b >= 0 ? b : N + fabric_index[l->dst];
         a = uf_find(parent, a);
