@@ -469,12 +469,13 @@ two_nodes(const char *transport)
 static void
 test_transport_latency(void)
 {
-    g_test_summary("A transport latency L delays each network message by L (twice with Simple: "
-                   "the receiver's flush, as NCCL's tuning.cc charges it) and each slot's return "
+    g_test_summary("A transport latency L delays each network message by L (with Simple, its "
+                   "completion F more; here F = L) and each slot's return "
                    "by L: a one-message send lands L (LL) or 2L (Simple) later, and a slot "
                    "is reused only after a round trip");
     g_autoptr(CsTopo) plain = two_nodes(NULL);
-    g_autoptr(CsTopo) slow = two_nodes("{\"kind\": \"ib\", \"latency\": \"40 us\"}");
+    g_autoptr(CsTopo) slow
+        = two_nodes("{\"kind\": \"ib\", \"latency\": \"40 us\", \"flush\": \"40 us\"}");
     const CsTime L = 40 * PS_PER_US;
     const CsProto protos[] = { CS_PROTO_LL, CS_PROTO_SIMPLE };
 

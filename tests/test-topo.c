@@ -569,7 +569,8 @@ test_transport(void)
 {
     g_test_summary("The network's transport: by link kind when the file names none (ib: NCCL's "
                    "verbs transport, ethernet: its socket transport, no network: none), a name "
-                   "from the table (efa: aws-ofi-nccl's 75 us), an object whose latency "
+                   "from the table (efa: aws-ofi-nccl's measured 20 us, 3 us Simple completion, 75 "
+                   "us reported to NCCL), an object whose latency "
                    "overrides; written back by cs_topo_to_json");
     g_autoptr(CsTopo) ib = load_ok("hgx-h100x8-2n");
     g_assert_cmpstr(cs_topo_transport(ib)->kind, ==, "ib");
@@ -584,7 +585,9 @@ test_transport(void)
                     "\"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"1 us\", \"switch_alpha\": "
                     "\"1 us\", \"transport\": \"efa\"}}");
     g_assert_cmpstr(cs_topo_transport(efa)->kind, ==, "efa");
-    assert_close(cs_topo_transport(efa)->latency_s, 75e-6);
+    assert_close(cs_topo_transport(efa)->latency_s, 20e-6);
+    assert_close(cs_topo_transport(efa)->flush_s, 3e-6);
+    assert_close(cs_topo_transport(efa)->reported_s, 75e-6);
     g_assert_nonnull(strstr(cs_topo_transport(efa)->source, "aws-ofi-nccl"));
 
     g_autoptr(CsTopo) own
@@ -636,6 +639,48 @@ test_template_hgx16(void)
     g_assert_false(cs_topo_has_sharp(topo));
     assert_close(cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NET), 48.006e9);
     assert_close(cs_topo_injection_bw(topo, 0, CS_LINK_CLASS_NVLINK), 370.8e9);
+}
+
+static void
+test_template_domains(void)
+{
+    g_autoptr(CsTopo) topo = load_text(
+        "{\"domains\": 2, \"node\": \"gb200-nvl72\", \"network\": {\"kind\": \"ib\", "
+        "\"nics_per_node\": 4, \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
+        "\"switch_alpha\": \"0.13 us\", \"rail_optimized\": true, \"nic_link\": {\"kind\": "
+        "\"pcie\", \"bandwidth\": \"63 GB/s\", \"alpha\": \"0.2 us\"}}}");
+
+    g_test_summary("Two NVL72 racks as NVLink domains over InfiniBand: 144 ranks on 36 trays, "
+                   "each rack's switch outside its trays; trays of one rack meet over that "
+                   "switch, racks over the tray's NIC of the GPU, NIC j of every tray on rail j");
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 144);
+    g_assert_cmpint(cs_topo_n_nodes(topo), ==, 36);
+    g_assert_cmpint(cs_topo_ranks_per_node(topo), ==, 4);
+    g_assert_cmpint(cs_topo_rank_node(topo, 72), ==, 18);
+    int sw = cs_topo_find_device(topo, "d1/nvlink-switch");
+    g_assert_cmpint(sw, >=, 0);
+    g_assert_cmpint(cs_topo_device(topo, sw)->node, ==, -1);
+    g_autofree char *rack = route_names(topo, 0, 5);
+    g_assert_cmpstr(rack, ==, "d0/nvlink-switch d0/tray1/gpu1");
+    g_assert_cmpint(cs_topo_route(topo, 0, 5)->link_class, ==, CS_LINK_CLASS_NVLINK);
+    g_autofree char *across = route_names(topo, 1, 73);
+    g_assert_cmpstr(across, ==, "d0/node0/nic1 rail1 d1/node0/nic1 d1/tray0/gpu1");
+    g_assert_true(cs_topo_has_nvls(topo));
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) both = cs_topo_load_data(
+        "{\"domains\": 2, \"nodes\": 2, \"node\": \"gb200-nvl72\", \"network\": {}}", "both.json",
+        &error);
+    g_assert_null(both);
+    g_assert_nonnull(strstr(error->message, "both.json: domains: give \"nodes\""));
+    g_clear_error(&error);
+    g_autoptr(CsTopo) multi = cs_topo_load_data(
+        "{\"nodes\": 2, \"node\": \"gb200-nvl72\", \"network\": {\"kind\": \"ib\", "
+        "\"nics_per_node\": 4, \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"0.3 us\", "
+        "\"switch_alpha\": \"0.13 us\"}}",
+        "multi.json", &error);
+    g_assert_null(multi);
+    g_assert_nonnull(strstr(error->message, "must be one node"));
 }
 
 static void
@@ -1081,6 +1126,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo/ranks/explicit", test_ranks_explicit);
     g_test_add_func("/topo/template/hgx-16n", test_template_hgx16);
     g_test_add_func("/topo/template/hgx-128n", test_template_hgx128);
+    g_test_add_func("/topo/template/nvlink-domains", test_template_domains);
     g_test_add_func("/topo/template/inline-node-made-nics", test_template_inline);
     g_test_add_func("/topo/template/leaf-spine-oversubscribed", test_template_leaf_spine);
     g_test_add_func("/topo/template/cpu-cluster", test_template_cpu_cluster);

@@ -270,8 +270,11 @@ show_bandwidth(const CsTopo *topo)
     const CsTransport *transport = cs_topo_transport(topo);
     if (transport->kind != NULL && cs_topo_n_nodes(topo) > 1) {
         g_autofree char *lat = cs_units_format_time(transport->latency_s);
-        printf("transport: %s, %s per network message (%s)\n", transport->kind, lat,
-               transport->source);
+        g_autofree char *flush = cs_units_format_time(transport->flush_s);
+        g_autofree char *rep = cs_units_format_time(transport->reported_s);
+        printf("transport: %s, %s per network message, %s more with Simple, %s reported to "
+               "NCCL's tuning (%s)\n",
+               transport->kind, lat, flush, rep, transport->source);
     }
     g_autofree char *bis = cs_units_format_bandwidth(cs_topo_bisection_bw(topo));
     if (P >= 2)

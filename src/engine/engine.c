@@ -1598,12 +1598,12 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         const CsRoute *back = cs_topo_route_channel(e->topo, dst, src, lane);
         conn->credit_ps = e->textbook ? 0 : cs_time_from_s(back->alpha_s);
         if (!e->textbook && conn->route.link_class == CS_LINK_CLASS_NET) {
-            /* The network transport's own latency (its plugin's, topo_transport.c): each
-             * message pays it, Simple once more for the receiver's flush of GPUDirect data
-             * (NCCL's tuning.cc adds the same), and each slot's return crosses it too: the
+            /* The network transport's own latency (topo_transport.c): each message pays it,
+             * a Simple one its completion too, and each slot's return crosses it: the
              * receiver's proxy posts the buffer back over the network. */
-            CsTime lat = cs_time_from_s(cs_topo_transport(e->topo)->latency_s);
-            conn->prop_ps += proto == CS_PROTO_SIMPLE ? 2 * lat : lat;
+            const CsTransport *t = cs_topo_transport(e->topo);
+            CsTime lat = cs_time_from_s(t->latency_s);
+            conn->prop_ps += lat + (proto == CS_PROTO_SIMPLE ? cs_time_from_s(t->flush_s) : 0);
             conn->credit_ps += lat;
         }
         if (e->any_flags) {

@@ -882,7 +882,7 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     /* search.cc: a graph that crosses the network takes its NIC's latency (the net plugin's
      * ncclNetProperties_t.latency); every graph below copies it. */
     if (system->n_nodes > 1 && cs_topo_transport(topo)->kind != NULL)
-        ring.latency_inter_us = cs_topo_transport(topo)->latency_s * 1e6;
+        ring.latency_inter_us = cs_topo_transport(topo)->reported_s * 1e6;
     if (system->n_nodes == 1) {
         const double s = first_speed(speed_array(arch, constants, FALSE), max_path, total_intra);
         ring.n_channels = CLAMP((int)floor(total_intra / s + 1e-9), 1, max_ch);

@@ -1003,7 +1003,7 @@ load_internal(const char *json, const char *origin, const char *path, const char
     g_autoptr(CsTopo) topo = cs_topo_new_empty(name != NULL ? name : stem, path);
     topo->description = g_strdup(description);
 
-    gboolean ok = cs_json_member(root, "nodes") != NULL
+    gboolean ok = cs_json_member(root, "nodes") != NULL || cs_json_member(root, "domains") != NULL
                       ? cs_topo_template_expand(topo, &ctx, root, base_dir, error)
                       : cs_topo_parse_graph(topo, &ctx, root, "", error);
     if (!ok || !cs_topo_finish(topo, &ctx, error))
@@ -1494,6 +1494,8 @@ cs_topo_to_json(const CsTopo *topo)
         cJSON *t = cJSON_AddObjectToObject(root, "transport");
         cJSON_AddStringToObject(t, "kind", topo->transport.kind);
         add_owned_string(t, "latency", fmt_time(topo->transport.latency_s));
+        add_owned_string(t, "flush", fmt_time(topo->transport.flush_s));
+        add_owned_string(t, "reported", fmt_time(topo->transport.reported_s));
         cJSON_AddStringToObject(t, "source", topo->transport.source);
     }
 

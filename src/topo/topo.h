@@ -190,8 +190,10 @@ guint cs_topo_default_protos(const CsTopo *topo, int nranks);
  */
 typedef struct {
     const char *kind;   /* "ib", "roce", "socket", "efa", "efa3"; NULL: no network */
-    double latency_s;   /* s: the latency its plugin reports to NCCL, per network message */
-    const char *source; /* where that figure comes from */
+    double latency_s;   /* s: per network message, measured end to end where published */
+    double flush_s;     /* s: more per message with Simple (completion, GPUDirect flush) */
+    double reported_s;  /* s: the latency its plugin reports to NCCL's tuning model */
+    const char *source; /* where those figures come from */
 } CsTransport;
 
 const CsTransport *cs_topo_transport(const CsTopo *topo);

@@ -859,8 +859,13 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
     if (done)
         return slot[link_class];
 
+    /* Over the network: a rank of the first node in another NVLink domain; else (one domain
+     * of several nodes) of the next node. */
     const int node = topo->rank_node[rank];
     int other = -1;
+    for (int r = 0; r < topo->n_ranks && other < 0; r++)
+        if (rs->domain[topo->rank_node[r]] != rs->domain[node])
+            other = r;
     for (int r = 0; r < topo->n_ranks && other < 0; r++)
         if (topo->rank_node[r] == (node + 1) % topo->n_nodes && topo->rank_node[r] != node)
             other = r;

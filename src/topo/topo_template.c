@@ -25,7 +25,7 @@
 #include "topo/topo-private.h"
 
 static const char *const template_keys[] = {
-    "name", "description", "nodes", "node", "network", "protocols", NULL,
+    "name", "description", "nodes", "domains", "node", "network", "protocols", NULL,
 };
 static const char *const network_keys[] = {
     "kind",
@@ -111,8 +111,8 @@ check_single_node(const CsTopo *unit, const CsJsonCtx *ctx, const char *devices_
 /* Loads the node (by name or inline) into @unit; messages about a named node's own content
  * name its file. */
 static gboolean
-load_unit(CsTopo *unit, const CsJsonCtx *ctx, const cJSON *root, const char *base_dir, char **label,
-          GError **error)
+load_unit(CsTopo *unit, const CsJsonCtx *ctx, const cJSON *root, const char *base_dir,
+          gboolean domain, char **label, GError **error)
 {
     const cJSON *node = cs_json_member(root, "node");
 
@@ -122,12 +122,12 @@ load_unit(CsTopo *unit, const CsJsonCtx *ctx, const cJSON *root, const char *bas
     }
     if (cJSON_IsObject(node)) {
         *label = g_strdup("node");
-        if (cs_json_member(node, "nodes") != NULL) {
+        if (cs_json_member(node, "nodes") != NULL || cs_json_member(node, "domains") != NULL) {
             cs_json_set_error(ctx, error, "node", "a node cannot itself be a cluster template");
             return FALSE;
         }
         return cs_topo_parse_graph(unit, ctx, node, "node", error)
-               && check_single_node(unit, ctx, "node.devices", error);
+               && (domain || check_single_node(unit, ctx, "node.devices", error));
     }
     if (!cJSON_IsString(node)) {
         g_autofree char *got = cs_json_describe(node);
@@ -154,7 +154,8 @@ load_unit(CsTopo *unit, const CsJsonCtx *ctx, const cJSON *root, const char *bas
         g_prefix_error(error, "%s: node: ", ctx->origin);
         return FALSE;
     }
-    if (cJSON_IsObject(doc) && cs_json_member(doc, "nodes") != NULL) {
+    if (cJSON_IsObject(doc)
+        && (cs_json_member(doc, "nodes") != NULL || cs_json_member(doc, "domains") != NULL)) {
         cs_json_set_error(ctx, error, "node",
                           "\"%s\" is a cluster template itself; name a single-node topology",
                           node->valuestring);
@@ -163,7 +164,7 @@ load_unit(CsTopo *unit, const CsJsonCtx *ctx, const cJSON *root, const char *bas
     *label = g_strdup_printf("\"%s\"", node->valuestring);
     CsJsonCtx node_ctx = { .origin = path, .domain = ctx->domain, .code = ctx->code };
     if (!cs_topo_parse_graph(unit, &node_ctx, doc, "", error)
-        || !check_single_node(unit, &node_ctx, "devices", error)) {
+        || (!domain && !check_single_node(unit, &node_ctx, "devices", error))) {
         g_prefix_error(error, "%s: node: ", ctx->origin);
         return FALSE;
     }
@@ -347,47 +348,96 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         || !cs_topo_parse_protocols(topo, ctx, root, "", error))
         return FALSE;
 
-    const cJSON *nodes_item = cs_json_member(root, "nodes");
-    if (cJSON_IsNumber(nodes_item) && nodes_item->valuedouble < 1) {
-        cs_json_set_error(ctx, error, "nodes", "a cluster template needs at least 1 node, got %g",
-                          nodes_item->valuedouble);
+    /* "nodes": copies of a one-node unit; "domains": copies of an NVLink domain, a unit of
+     * several nodes (an NVL72 rack's trays) whose switches sit outside them. */
+    const gboolean domain = cs_json_member(root, "domains") != NULL;
+    const char *count_key = domain ? "domains" : "nodes";
+    if (domain && cs_json_member(root, "nodes") != NULL) {
+        cs_json_set_error(ctx, error, "domains",
+                          "give \"nodes\" (copies of a one-node unit) or \"domains\" (copies of "
+                          "a unit of several nodes), not both");
         return FALSE;
     }
-    int nodes = 0;
-    if (!cs_json_get_int(ctx, root, "", "nodes", TRUE, 1, CS_TOPO_MAX_NODES, &nodes, error))
+    const cJSON *count_item = cs_json_member(root, count_key);
+    if (cJSON_IsNumber(count_item) && count_item->valuedouble < 1) {
+        cs_json_set_error(ctx, error, count_key, "a cluster template needs at least 1 %s, got %g",
+                          domain ? "domain" : "node", count_item->valuedouble);
+        return FALSE;
+    }
+    int copies = 0;
+    if (!cs_json_get_int(ctx, root, "", count_key, TRUE, 1, CS_TOPO_MAX_NODES, &copies, error))
         return FALSE;
 
     g_autoptr(CsTopo) unit = cs_topo_new_empty("node", NULL);
     g_autofree char *label = NULL;
-    if (!load_unit(unit, ctx, root, base_dir, &label, error))
+    if (!load_unit(unit, ctx, root, base_dir, domain, &label, error))
         return FALSE;
     g_autoptr(GArray) ranks = unit_ranks(unit);
     if (!check_unit_ranks(unit, ranks, ctx, label, error))
         return FALSE;
-    if ((gint64)nodes * ranks->len > CS_TOPO_MAX_RANKS) {
-        cs_json_set_error(ctx, error, "nodes",
-                          "%d nodes of %u ranks are %" G_GINT64_FORMAT " ranks, more than the %d "
+    /* The unit's nodes: 0 .. T-1, each with ranks. */
+    int T = 1;
+    for (guint r = 0; r < ranks->len; r++)
+        T = MAX(T, g_array_index(unit->devices, CsDevice, g_array_index(ranks, int, r)).node + 1);
+    g_autofree int *tray_ranks = g_new0(int, T);
+    for (guint r = 0; r < ranks->len; r++) {
+        int t = g_array_index(unit->devices, CsDevice, g_array_index(ranks, int, r)).node;
+        if (t < 0) {
+            cs_json_set_error(ctx, error, "node", "%s: a rank device outside every node", label);
+            return FALSE;
+        }
+        tray_ranks[t]++;
+    }
+    for (int t = 0; t < T; t++) {
+        if (tray_ranks[t] == 0) {
+            cs_json_set_error(ctx, error, "node",
+                              "%s: nodes are numbered 0 to %d, but node %d has no rank", label,
+                              T - 1, t);
+            return FALSE;
+        }
+    }
+    if ((gint64)copies * T > CS_TOPO_MAX_NODES) {
+        cs_json_set_error(ctx, error, count_key,
+                          "%d domains of %d nodes are more than the %d nodes collsim holds", copies,
+                          T, CS_TOPO_MAX_NODES);
+        return FALSE;
+    }
+    const int nodes = copies * T;
+    if ((gint64)copies * ranks->len > CS_TOPO_MAX_RANKS) {
+        cs_json_set_error(ctx, error, count_key,
+                          "%d %s of %u ranks are %" G_GINT64_FORMAT " ranks, more than the %d "
                           "collsim holds",
-                          nodes, ranks->len, (gint64)nodes * ranks->len, CS_TOPO_MAX_RANKS);
+                          copies, count_key, ranks->len, (gint64)copies * ranks->len,
+                          CS_TOPO_MAX_RANKS);
         return FALSE;
     }
 
     Network net;
     if (!read_network(ctx, root, nodes, &net, error))
         return FALSE;
+    /* The unit's NICs, node by node (every node must have as many). */
     g_autoptr(GArray) unit_nics = g_array_new(FALSE, FALSE, sizeof(int));
-    for (guint d = 0; d < unit->devices->len; d++)
-        if (g_array_index(unit->devices, CsDevice, d).kind == CS_DEVICE_NIC)
-            g_array_append_val(unit_nics, d);
+    for (int t = 0; t < T; t++)
+        for (guint d = 0; d < unit->devices->len; d++) {
+            const CsDevice *dev = &g_array_index(unit->devices, CsDevice, d);
+            if (dev->kind == CS_DEVICE_NIC && dev->node == t)
+                g_array_append_val(unit_nics, d);
+        }
     NicLink nic_link = { 0 };
-    int nics = (int)unit_nics->len;
+    int nics = (int)unit_nics->len / T;
     /* A nic_link replaces the node's own NICs (a purchase with 4 NICs instead of 8, say):
      * they and their links are left out, and the template makes its own. */
-    gboolean replace_nics = nics > 0 && net.nic_link != NULL;
+    gboolean replace_nics = unit_nics->len > 0 && net.nic_link != NULL;
     guint unit_nics_declared = unit_nics->len;
     if (replace_nics) {
         g_array_set_size(unit_nics, 0);
         nics = 0;
+    }
+    if (unit_nics->len > 0 && unit_nics->len % T != 0) {
+        cs_json_set_error(ctx, error, "node",
+                          "%s: its %d nodes hold %u nic devices: every node needs as many", label,
+                          T, unit_nics->len);
+        return FALSE;
     }
     if (nics > 0) {
         if (net.nics_per_node != 0 && net.nics_per_node != nics) {
@@ -418,7 +468,8 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         nics = net.nics_per_node;
     }
 
-    /* The nodes: unit device d becomes base + kept[d], or is left out (kept[d] < 0). */
+    /* The copies: unit device d becomes base + kept[d], or is left out (kept[d] < 0). Unit node
+     * t of copy i is node i * T + t; devices outside the unit's nodes stay outside. */
     int n_unit = (int)unit->devices->len;
     g_autofree int *kept = g_new(int, MAX(n_unit, 1));
     int n_kept = 0;
@@ -427,17 +478,18 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         kept[d] = replace_nics && nic ? -1 : n_kept++;
     }
     g_autofree int *nic_device = g_new(int, (gsize)nodes *nics);
+    g_autofree int *tray_rank = g_new(int, ranks->len);
     topo->rank_order = g_array_new(FALSE, FALSE, sizeof(int));
-    for (int i = 0; i < nodes; i++) {
+    for (int i = 0; i < copies; i++) {
         int base = (int)topo->devices->len;
         for (int d = 0; d < n_unit; d++) {
             if (kept[d] < 0)
                 continue;
             CsDevice dev = g_array_index(unit->devices, CsDevice, d);
             CsDeviceOrigin o = g_array_index(unit->origins, CsDeviceOrigin, d);
-            g_autofree char *name = g_strdup_printf("n%d/%s", i, dev.name);
+            g_autofree char *name = g_strdup_printf("%s%d/%s", domain ? "d" : "n", i, dev.name);
             dev.name = name;
-            dev.node = i;
+            dev.node = dev.node >= 0 ? i * T + dev.node : -1;
             o.file_index = -1;
             int index = cs_topo_add_device(topo, &dev, &o);
             g_assert(index == base + kept[d]);
@@ -455,26 +507,38 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
             int d = base + kept[g_array_index(ranks, int, r)];
             g_array_append_val(topo->rank_order, d);
         }
-        if (unit_nics->len > 0) {
-            for (int j = 0; j < nics; j++)
-                nic_device[i * nics + j] = base + kept[g_array_index(unit_nics, int, j)];
-            continue;
-        }
-        int R = (int)ranks->len;
-        for (int j = 0; j < nics; j++) {
-            g_autofree char *name = g_strdup_printf("n%d/nic%d", i, j);
-            nic_device[i * nics + j] = add_switch(topo, ctx, name, i, CS_DEVICE_NIC, FALSE, error);
-            if (nic_device[i * nics + j] < 0)
-                return FALSE;
-        }
-        /* Spread evenly: each NIC on one rank device, or each rank device on one NIC. */
-        int pairs = MAX(nics, R);
-        for (int k = 0; k < pairs; k++) {
-            int nic = nics >= R ? k : k * nics / R;
-            int rank = nics >= R ? k * R / nics : k;
-            add_pair(topo, base + kept[g_array_index(ranks, int, rank)], nic_device[i * nics + nic],
-                     nic_link.kind, nic_link.lane_Bps, nic_link.count, nic_link.efficiency,
-                     nic_link.alpha_s, nic_link.alpha_s);
+        for (int t = 0; t < T; t++) {
+            int g = i * T + t;
+            if (unit_nics->len > 0) {
+                for (int j = 0; j < nics; j++)
+                    nic_device[g * nics + j]
+                        = base + kept[g_array_index(unit_nics, int, t *nics + j)];
+                continue;
+            }
+            /* This node's rank devices, in rank order. */
+            int R = 0;
+            for (guint r = 0; r < ranks->len; r++) {
+                int d = g_array_index(ranks, int, r);
+                if (g_array_index(unit->devices, CsDevice, d).node == t)
+                    tray_rank[R++] = base + kept[d];
+            }
+            for (int j = 0; j < nics; j++) {
+                g_autofree char *name = domain ? g_strdup_printf("d%d/node%d/nic%d", i, t, j)
+                                               : g_strdup_printf("n%d/nic%d", i, j);
+                nic_device[g * nics + j]
+                    = add_switch(topo, ctx, name, g, CS_DEVICE_NIC, FALSE, error);
+                if (nic_device[g * nics + j] < 0)
+                    return FALSE;
+            }
+            /* Spread evenly: each NIC on one rank device, or each rank device on one NIC. */
+            int pairs = MAX(nics, R);
+            for (int k = 0; k < pairs; k++) {
+                int nic = nics >= R ? k : k * nics / R;
+                int rank = nics >= R ? k * R / nics : k;
+                add_pair(topo, tray_rank[rank], nic_device[g * nics + nic], nic_link.kind,
+                         nic_link.lane_Bps, nic_link.count, nic_link.efficiency, nic_link.alpha_s,
+                         nic_link.alpha_s);
+            }
         }
     }
 

@@ -1,39 +1,50 @@
 // SPDX-License-Identifier: MIT
-/* The scale-out transport: what a network message costs beyond its links' alphas, as the
- * collective library's network plugin reports it to NCCL (ncclNetProperties_t.latency, in us).
- * NCCL's tuning model adds that latency once per network hop and once more with the Simple
- * protocol, for the receiver's flush of GPUDirect data before the GPU may read it
- * (src/graph/tuning.cc: "interLat += graphs[a]->latencyInter; // Also add the flush extra
- * latency", NCCL 2.30.7); the engine charges it where it arises (engine.c).
+/* The scale-out transport: what a network message costs beyond its links' alphas. Three
+ * figures, each cited: the latency of one message (the engine charges it to every message that
+ * crosses the network and to every slot's return), the more a Simple message pays for its
+ * completion (the engine adds it on arrival), and the latency the network plugin reports to
+ * NCCL (ncclNetProperties_t.latency), which NCCL's tuning model adds once per network hop and
+ * once more with Simple (src/graph/tuning.cc, NCCL 2.30.7) and `--pick nccl` adds likewise.
+ * NCCL's own IB and socket transports report 0 and publish no per-message figure: their cost
+ * is the protocol model's network hop latency alone. AWS's plugin reports 75 us, a value its
+ * authors chose for NCCL's tuner ("Empirical testing on P5 had shown that NCCL's internal
+ * tuner choices work better with this value", src/platform-aws.cpp), while its own model
+ * tuner states the measured one: 20 us for "2 nodes, 8B RDMA w/imm lat" on P5/P5e
+ * (src/tuner/nccl_ofi_model.cpp, aws-ofi-nccl 2daf7d3). docs/transports-sources.md has every
+ * quote.
  *
  * In a file: "transport" at the top of an explicit graph, or in a cluster template's network,
- * either the name of a known transport or an object {"kind", "latency", "source"} whose
- * latency overrides the default. Without one, the network's link kind says which: ib and roce
- * links run NCCL's IB verbs transport, ethernet links its socket transport. */
+ * either the name of a known transport or an object {"kind", "latency", "flush", "reported",
+ * "source"} whose times override the defaults. Without one, the network's link kind says
+ * which: ib and roce links run NCCL's IB verbs transport, ethernet links its socket transport. */
 #include "config.h"
 
 #include <string.h>
 
 #include "topo/topo-private.h"
 
-static const char *const transport_keys[] = { "kind", "latency", "source", NULL };
+static const char *const transport_keys[] = {
+    "kind", "latency", "flush", "reported", "source", NULL,
+};
 
-/* Each default is what that plugin reports to NCCL as its latency. */
 static const CsTransport known[] = {
-    { "ib", 0.0,
-      "NCCL's IB verbs transport: props->latency = 0 (src/transport/net_ib/init.cc, NCCL "
+    { "ib", 0.0, 0.0, 0.0,
+      "NCCL's IB verbs transport reports 0 and its cost is the protocol's network hop latency "
+      "(src/transport/net_ib/init.cc, NCCL 2.30.7)" },
+    { "roce", 0.0, 0.0, 0.0,
+      "RoCE runs NCCL's IB verbs transport, which reports 0 (src/transport/net_ib/init.cc, NCCL "
       "2.30.7)" },
-    { "roce", 0.0,
-      "RoCE runs NCCL's IB verbs transport: props->latency = 0 (src/transport/net_ib/init.cc, "
-      "NCCL 2.30.7)" },
-    { "socket", 0.0,
-      "NCCL's socket transport: props->latency = 0 (src/transport/net_socket.cc, NCCL 2.30.7)" },
-    { "efa", 75e-6,
-      "AWS EFA through aws-ofi-nccl on p4d, p4de, p5 and p5e: platform latency 75 us reported to "
-      "NCCL (src/platform-aws.cpp, aws-ofi-nccl 2daf7d3)" },
-    { "efa3", 35e-6,
-      "AWS EFA through aws-ofi-nccl on p5en, p6-b200, p6-b300 and later P instances: platform "
-      "latency 35 us reported to NCCL (src/platform-aws.cpp, aws-ofi-nccl 2daf7d3)" },
+    { "socket", 0.0, 0.0, 0.0,
+      "NCCL's socket transport reports 0 (src/transport/net_socket.cc, NCCL 2.30.7); so do "
+      "Google's TCPX and TCPXO plugins" },
+    { "efa", 20e-6, 3e-6, 75e-6,
+      "AWS EFA on P5/P5e through aws-ofi-nccl 2daf7d3: 20 us for a 2-node 8 B RDMA write with "
+      "immediate (src/tuner/nccl_ofi_model.cpp), 3 us more to complete a Simple message "
+      "(include/nccl_ofi_param.h), 75 us reported to NCCL (src/platform-aws.cpp, also p4d)" },
+    { "efa3", 18e-6, 3e-6, 35e-6,
+      "AWS EFA on P5en through aws-ofi-nccl 2daf7d3: 18 us for a 2-node 8 B RDMA write "
+      "(src/tuner/nccl_ofi_model.cpp), 3 us more with Simple (include/nccl_ofi_param.h), 35 us "
+      "reported to NCCL (src/platform-aws.cpp, also p6-b200 and p6-b300)" },
 };
 
 /* The transport of a network whose links are of @kind. */
@@ -109,12 +120,19 @@ cs_topo_parse_transport(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *obj, co
     }
     topo->transport = *base;
     topo->transport_set = TRUE;
-    if (spec != NULL && cs_json_member(spec, "latency") != NULL) {
+    if (spec != NULL) {
+        gboolean own = cs_json_member(spec, "latency") != NULL
+                       || cs_json_member(spec, "flush") != NULL
+                       || cs_json_member(spec, "reported") != NULL;
         const char *source = NULL;
-        if (!cs_json_get_time(ctx, spec, p, "latency", TRUE, &topo->transport.latency_s, error))
+        if (!cs_json_get_time(ctx, spec, p, "latency", FALSE, &topo->transport.latency_s, error)
+            || !cs_json_get_time(ctx, spec, p, "flush", FALSE, &topo->transport.flush_s, error)
+            || !cs_json_get_time(ctx, spec, p, "reported", FALSE, &topo->transport.reported_s,
+                                 error))
             return FALSE;
         cs_json_get_string(ctx, spec, p, "source", FALSE, &source, NULL);
-        topo->transport.source = source != NULL ? g_intern_string(source) : "set in the file";
+        if (own)
+            topo->transport.source = source != NULL ? g_intern_string(source) : "set in the file";
     }
     return TRUE;
 }
