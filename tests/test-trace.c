@@ -133,7 +133,7 @@ static const ShippedCase shipped[] = {
       8, 164.3, 2147483648, 78.33, CS_TRACE_LAYOUT_CLASSIC },
     { "gb200-nvl72-1rack-72gpu-mnnvl_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 72, 5,
       536870912, 1806.7, 8589934592, 846.82, CS_TRACE_LAYOUT_CLASSIC },
-    { "gb200-nvl72-2rack-144gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 144,
+    { "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 128,
       6, 536870912, 2156.8, 17179869184, 820.36, CS_TRACE_LAYOUT_CLASSIC },
     { "gb200-nvl72-20rack-1440gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE,
       1440, 6, 536870912, 7108.4, 17179869184, 404.77, CS_TRACE_LAYOUT_CLASSIC },
