@@ -163,6 +163,8 @@ static const ShippedCase shipped[] = {
       0.89, 8589934592, 364.13, CS_TRACE_LAYOUT_CURRENT },
     { "mi300x-8gpu-xgmi_allreduce_rccl-aac8.txt", CS_OP_ALL_REDUCE, 8, 31, 8, 19.28, 8589934592,
       315.91, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt", CS_OP_ALL_REDUCE, 96,
+      5, 536870912, 2984.6, 8589934592, 385.56, CS_TRACE_LAYOUT_CLASSIC },
     { "mi300x-8gpu-x2-roce-mlx5x8_allreduce_rccl2.22.3.txt", CS_OP_ALL_REDUCE, 16, 32, 8, 256.5,
       17179869184, 357.41, CS_TRACE_LAYOUT_CLASSIC },
     { "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt", CS_OP_ALL_REDUCE, 16, 31, 8,
