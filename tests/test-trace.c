@@ -163,6 +163,8 @@ static const ShippedCase shipped[] = {
       0.89, 8589934592, 364.13, CS_TRACE_LAYOUT_CURRENT },
     { "mi300x-8gpu-xgmi_allreduce_rccl-aac8.txt", CS_OP_ALL_REDUCE, 8, 31, 8, 19.28, 8589934592,
       315.91, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-8gpu-x2-oci-roce-16x200g_allreduce_nccl2.21.5_partial.txt", CS_OP_ALL_REDUCE, 16, 5,
+      1073741824, 4511.2, 17179869184, 464.79, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt", CS_OP_ALL_REDUCE, 96,
       5, 536870912, 2984.6, 8589934592, 385.56, CS_TRACE_LAYOUT_CLASSIC },
     { "mi300x-8gpu-x2-roce-mlx5x8_allreduce_rccl2.22.3.txt", CS_OP_ALL_REDUCE, 16, 32, 8, 256.5,
