@@ -22,14 +22,24 @@ fixture_path(const char *name)
     return g_test_build_filename(G_TEST_DIST, "data", "trace", name, NULL);
 }
 
-/* The lines of @text with trailing blanks removed (transfer full). */
+/* @line without Slurm's --label "N: " (a published table may keep it, as printed). */
+static const char *
+without_slurm_label(const char *line)
+{
+    const char *q = line;
+    while (g_ascii_isdigit(*q))
+        q++;
+    return q > line && q[0] == ':' && q[1] == ' ' ? q + 2 : line;
+}
+
+/* The lines of @text with trailing blanks and Slurm's label removed (transfer full). */
 static GPtrArray *
 stripped_lines(const char *text)
 {
     GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (int i = 0; lines[i] != NULL; i++)
-        g_ptr_array_add(out, g_strchomp(g_strdup(lines[i])));
+        g_ptr_array_add(out, g_strchomp(g_strdup(without_slurm_label(lines[i]))));
     return out;
 }
 
@@ -89,6 +99,18 @@ assert_round_trip(const CsTrace *trace, const char *path)
     g_autofree char *written = cs_trace_to_string(trace);
     g_autoptr(GPtrArray) want = table_lines(text);
     g_autoptr(GPtrArray) got = table_lines(written);
+    /* The writer always prints nccl-tests' three title lines; a table published without one
+     * of them (the author cut it, or a web page's terminal widget dropped the '#' lines) is
+     * compared without it. Every row is always compared. */
+    static const char *const titles[] = { "out-of-place", "#       size ", "#        (B) " };
+    for (gsize k = 0; k < G_N_ELEMENTS(titles); k++) {
+        gboolean published = FALSE;
+        for (guint i = 0; i < want->len; i++)
+            published = published || strstr(g_ptr_array_index(want, i), titles[k]) != NULL;
+        for (guint i = got->len; !published && i-- > 0;)
+            if (strstr(g_ptr_array_index(got, i), titles[k]) != NULL)
+                g_ptr_array_remove_index(got, i);
+    }
     g_assert_cmpuint(got->len, ==, want->len);
     for (guint i = 0; i < want->len; i++)
         g_assert_cmpstr(g_ptr_array_index(got, i), ==, g_ptr_array_index(want, i));
@@ -114,10 +136,24 @@ static const ShippedCase shipped[] = {
       134217728, 182.90, CS_TRACE_LAYOUT_CURRENT },
     { "a100-sxm4-40gb-8gpu-nvswitch_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 8, 28, 64, 32.01,
       8589934592, 235.21, CS_TRACE_LAYOUT_CLASSIC },
+    { "a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 16, 29,
+      8, 164.3, 2147483648, 78.33, CS_TRACE_LAYOUT_CLASSIC },
+    { "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt", CS_OP_ALL_REDUCE, 16, 11,
+      8388608, 156.9, 8589934592, 679.54, CS_TRACE_LAYOUT_CLASSIC },
     { "gb200-nvl72-1rack-72gpu-mnnvl_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 72, 5,
       536870912, 1806.7, 8589934592, 846.82, CS_TRACE_LAYOUT_CLASSIC },
+    { "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 128,
+      6, 536870912, 2156.8, 17179869184, 820.36, CS_TRACE_LAYOUT_CLASSIC },
+    { "gb200-nvl72-20rack-1440gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE,
+      1440, 6, 536870912, 7108.4, 17179869184, 404.77, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt", CS_OP_ALL_REDUCE, 4, 28, 8, 26.08,
       1073741824, 353.40, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-8gpu-x2-efa-p5-32x100g_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 16, 32, 8,
+      69.12, 17179869184, 487.26, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-8gpu-x2-gcp-a3high-tcpx-4nic_allgather_ncclunknown_partial.txt", CS_OP_ALL_GATHER,
+      16, 11, 8388608, 784.9, 8589934592, 50.29, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-8gpu-x2-gcp-a3mega-tcpxo-8x200g_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 16,
+      31, 8, 135.8, 8589934592, 337.35, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt", CS_OP_ALL_REDUCE, 16, 32, 8, 68.52,
       17179869184, 469.10, CS_TRACE_LAYOUT_CLASSIC },
     { "h100-sxm-8gpu-x2-ib400g_allreduce_default_ncclunknown.txt", CS_OP_ALL_REDUCE, 16, 14,
@@ -138,6 +174,14 @@ static const ShippedCase shipped[] = {
       0.89, 8589934592, 364.13, CS_TRACE_LAYOUT_CURRENT },
     { "mi300x-8gpu-xgmi_allreduce_rccl-aac8.txt", CS_OP_ALL_REDUCE, 8, 31, 8, 19.28, 8589934592,
       315.91, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-8gpu-x2-oci-roce-16x200g_allreduce_nccl2.21.5_partial.txt", CS_OP_ALL_REDUCE, 16, 5,
+      1073741824, 4511.2, 17179869184, 464.79, CS_TRACE_LAYOUT_CLASSIC },
+    { "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt", CS_OP_ALL_REDUCE, 96,
+      5, 536870912, 2984.6, 8589934592, 385.56, CS_TRACE_LAYOUT_CLASSIC },
+    { "mi300x-8gpu-x2-roce-mlx5x8_allreduce_rccl2.22.3.txt", CS_OP_ALL_REDUCE, 16, 32, 8, 256.5,
+      17179869184, 357.41, CS_TRACE_LAYOUT_CLASSIC },
+    { "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt", CS_OP_ALL_REDUCE, 16, 31, 8,
+      41.16, 8589934592, 369.08, CS_TRACE_LAYOUT_CLASSIC },
     { "rtx2080ti-2gpu-pcie3-nop2p_allgather.txt", CS_OP_ALL_GATHER, 2, 28, 0, 0.33, 1073741824,
       3.84, CS_TRACE_LAYOUT_CLASSIC },
     { "rtx2080ti-2gpu-pcie3-nop2p_allreduce.txt", CS_OP_ALL_REDUCE, 2, 28, 8, 12.25, 1073741824,
@@ -149,6 +193,20 @@ static const ShippedCase shipped[] = {
     { "rtx2080ti-2gpu-pcie3-nop2p_reduce.txt", CS_OP_REDUCE, 2, 28, 8, 10.39, 1073741824, 11.13,
       CS_TRACE_LAYOUT_CLASSIC },
 };
+
+/* Traces whose printed "Avg bus bandwidth" covers rows the author did not publish (the header
+ * says so): their average cannot match the rows kept. */
+static gboolean
+rows_cut(const char *file)
+{
+    static const char *const cut[] = {
+        "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt",
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cut); i++)
+        if (strcmp(cut[i], file) == 0)
+            return TRUE;
+    return FALSE;
+}
 
 /* The "# Avg bus bandwidth : X" figure printed in @text, NaN if none. */
 static double
@@ -191,10 +249,17 @@ test_shipped(gconstpointer data)
 
     /* nccl-tests averages busbw over both halves of every row from unrounded figures; ours
      * comes from the printed ones (two decimals), so they agree within half a unit of the
-     * last digit. */
+     * last digit. Some published tables stop at the last row (the footer was not published);
+     * those have no average to hold ours against. */
     g_autofree char *text = NULL;
     g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    g_assert_cmpfloat_with_epsilon(cs_trace_avg_busbw(trace), printed_avg_busbw(text), 0.006);
+    const double printed_avg = printed_avg_busbw(text);
+    g_assert_true(isnan(printed_avg) == (strstr(text, "Avg bus bandwidth") == NULL));
+    const gboolean cut = rows_cut(c->file);
+    if (!isnan(printed_avg) && !cut)
+        g_assert_cmpfloat_with_epsilon(cs_trace_avg_busbw(trace), printed_avg, 0.006);
+    if (cut)
+        g_assert_cmpfloat(fabs(cs_trace_avg_busbw(trace) - printed_avg), >, 0.006);
 
     assert_round_trip(trace, path);
 }
