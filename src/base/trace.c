@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/fileio.h"
 #include "base/units.h"
 
 G_DEFINE_QUARK(cs_trace_error_quark, cs_trace_error)
@@ -1508,7 +1509,8 @@ cs_trace_table_to_string(const CsTrace *trace)
 
 /**
  * cs_trace_save_file:
- * Writes cs_trace_to_string() to @path.
+ * Writes cs_trace_to_string() to @path, replacing it whole or not at all
+ * (cs_file_replace_contents()). Errors are CS_TRACE_ERROR_IO naming @path.
  */
 gboolean
 cs_trace_save_file(const CsTrace *trace, const char *path, GError **error)
@@ -1516,8 +1518,8 @@ cs_trace_save_file(const CsTrace *trace, const char *path, GError **error)
     g_return_val_if_fail(trace != NULL && path != NULL, FALSE);
     g_autofree char *text = cs_trace_to_string(trace);
     g_autoptr(GError) io_error = NULL;
-    if (!g_file_set_contents(path, text, -1, &io_error)) {
-        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
+    if (!cs_file_replace_contents(path, text, strlen(text), &io_error)) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s: %s", path, io_error->message);
         return FALSE;
     }
     return TRUE;
