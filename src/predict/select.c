@@ -106,7 +106,9 @@ static guint
 eval_key_hash(gconstpointer p)
 {
     const EvalKey *k = p;
-    return (guint)(k->size * 2654435761u) ^ (guint)(k->cand * 40503) ^ (guint)(k->channels << 20);
+    /* Unsigned arithmetic: a size past 2^32 times the multiplier overflows a gint64. */
+    return (guint)((guint64)k->size * 2654435761u) ^ (guint)(k->cand * 40503)
+           ^ (guint)(k->channels << 20);
 }
 
 static gboolean
