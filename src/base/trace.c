@@ -1311,7 +1311,8 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
 
 /**
  * cs_trace_load_file:
- * Reads the nccl-tests output in @path; messages name @path.
+ * Reads the nccl-tests output in @path, a regular file of at most CS_TRACE_MAX_FILE_BYTES;
+ * messages name @path.
  * Returns: (transfer full) (nullable).
  */
 CsTrace *
@@ -1321,8 +1322,8 @@ cs_trace_load_file(const char *path, GError **error)
     g_autofree char *text = NULL;
     gsize len = 0;
     g_autoptr(GError) io_error = NULL;
-    if (!g_file_get_contents(path, &text, &len, &io_error)) {
-        /* GLib's message quotes the path again; say it once, as the other readers do. */
+    /* A regular file of bounded size: /dev/zero or a FIFO is refused before it is read. */
+    if (!cs_file_read_bounded(path, CS_TRACE_MAX_FILE_BYTES, &text, &len, &io_error)) {
         const char *why = io_error->code == G_FILE_ERROR_NOENT ? "no such trace file"
                           : io_error->code == G_FILE_ERROR_ISDIR
                               ? "is a directory, not a trace file"
@@ -1331,7 +1332,8 @@ cs_trace_load_file(const char *path, GError **error)
         if (why != NULL)
             g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s: %s", path, why);
         else
-            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s: %s, not a trace file", path,
+                        io_error->message);
         return NULL;
     }
     if (memchr(text, '\0', len) != NULL) {

@@ -11,6 +11,9 @@
 /* The times a trace row may hold, in us: 1 ns to 11.6 days. */
 #define CS_TRACE_MIN_TIME_US 1e-3
 #define CS_TRACE_MAX_TIME_US 1e12
+/* The largest trace file read: nccl-tests output with NCCL_DEBUG=INFO lines of a large job
+ * is megabytes; a file past this is not a trace, and is refused before it is read. */
+#define CS_TRACE_MAX_FILE_BYTES ((gsize)64 << 20)
 
 G_BEGIN_DECLS
 
