@@ -1274,7 +1274,7 @@ cs_selection_to_json(const CsSelection *sel)
         else
             cJSON_AddNullToObject(c, "nccl_ranges");
     }
-    char *text = cJSON_Print(root);
+    char *text = cs_json_print(root, TRUE);
     char *copy = g_strconcat(text, "\n", NULL);
     cJSON_free(text);
     return copy;
@@ -1556,7 +1556,7 @@ cs_selection_compare_to_json(const CsSelection *sel)
             cJSON_AddItemToArray(rows, o);
         }
     }
-    char *text = cJSON_Print(root);
+    char *text = cs_json_print(root, TRUE);
     char *copy = g_strconcat(text, "\n", NULL);
     cJSON_free(text);
     return copy;
