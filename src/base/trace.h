@@ -134,6 +134,11 @@ char *cs_trace_to_string(const CsTrace *trace);
 /* Only the table: the three title lines, the rows and the footer, without headers.
  * Returns: (transfer full). */
 char *cs_trace_table_to_string(const CsTrace *trace);
+/* The pieces of cs_trace_to_string(), which is exactly head + every row + footer, for a
+ * writer that prints rows as they are measured. Each returns: (transfer full). */
+char *cs_trace_head_to_string(const CsTrace *trace);
+char *cs_trace_row_to_string(const CsTrace *trace, gsize index);
+char *cs_trace_footer_to_string(const CsTrace *trace);
 gboolean cs_trace_save_file(const CsTrace *trace, const char *path, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsTrace, cs_trace_free)
