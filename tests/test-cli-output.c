@@ -56,6 +56,8 @@ assert_one_line(const char *err, const char *fragment)
 {
     g_auto(GStrv) lines = g_strsplit(err, "\n", -1);
     g_assert_cmpuint(g_strv_length(lines), ==, 2);
+    if (g_strv_length(lines) != 2)
+        return; /* assertions are not fatal here: nothing more to look at */
     g_assert_cmpstr(lines[1], ==, "");
     g_assert_nonnull(strstr(lines[0], fragment));
 }
