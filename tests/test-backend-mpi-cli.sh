@@ -61,6 +61,47 @@ status=$?
 [ -s "$tmp/out2" ] && fail "--output should leave stdout empty: $(cat "$tmp/out2")"
 grep -q '^# collective: reduce_scatter$' "$tmp/trace.txt" || fail "--output file lacks the trace"
 
+# Row by row: a run killed (SIGKILL, no chance to clean up) once 2 rows are out keeps them: on
+# stdout headers, titles and every finished row, and in --output a whole trace (footer too),
+# replaced after each row, that validate reads. 1 MiB ... 64 MiB x 1000 iterations takes far
+# longer than the first two rows (1 and 2 MiB), so the kill lands mid-run. Rows printed only at the end would leave stdout empty here. One process
+# (an MPI singleton), so the kill leaves no rank behind.
+# $1: a file the rows appear in; the command follows.
+kill_after_two_rows () {
+    watch=$1
+    shift
+    "$@" &
+    pid=$!
+    i=0
+    while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
+        [ -f "$watch" ] && [ "$(grep -c '^ *[0-9]' "$watch")" -ge 2 ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    # Still running with two rows out: they were written as measured. Printed only at the end,
+    # they would show once the run is over (about 25 s after the second row was measured).
+    kill -0 $pid 2>/dev/null || fail "$watch: the run ended before two rows showed"
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+}
+kill_after_two_rows "$tmp/partial.out" sh -c 'exec "$0" "$@" >"'"$tmp"'/partial.out" 2>/dev/null' \
+    "$collsim" measure --backend mpi --op allreduce --algo ring -b 1M -e 64M -n 1000 -w 0
+rows=$(grep -c '^ *[0-9]' "$tmp/partial.out")
+# Between 2 and 6 of the 7 sizes: the kill cut the sweep, and the rows before it are out.
+[ "$rows" -ge 2 ] && [ "$rows" -lt 7 ] || fail "killed run: expected 2 to 6 rows on stdout, got $rows"
+grep -q '^# collective: all_reduce$' "$tmp/partial.out" || fail "killed run: stdout lacks its headers"
+grep -q '^#       size' "$tmp/partial.out" || fail "killed run: stdout lacks the column titles"
+first=$(awk '/^ *[0-9]/ {print $1; exit}' "$tmp/partial.out")
+[ "$first" = "1048576" ] || fail "killed run: first row size $first, expected 1048576"
+
+kill_after_two_rows "$tmp/partial.txt" "$collsim" measure --backend mpi --op allreduce --algo ring \
+    -b 1M -e 64M -n 1000 -w 0 --output "$tmp/partial.txt"
+rows=$(grep -c '^ *[0-9]' "$tmp/partial.txt")
+[ "$rows" -ge 2 ] && [ "$rows" -lt 7 ] || fail "killed run: expected 2 to 6 rows in --output, got $rows"
+grep -q '^# Avg bus bandwidth' "$tmp/partial.txt" || fail "killed run: --output lacks the footer"
+"$collsim" validate --topo cpu-host-shm "$tmp/partial.txt" >"$tmp/partial.val" 2>&1 \
+    || fail "killed run: validate cannot read the --output trace: $(cat "$tmp/partial.val")"
+
 # Bad input: usage errors exit 2 with one line naming the problem.
 "$collsim" measure --backend mpi --op allreduce >"$tmp/u1" 2>&1
 [ $? -eq 2 ] || fail "missing --algo should exit 2"

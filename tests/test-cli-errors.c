@@ -8,7 +8,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -60,6 +62,13 @@ make_scratch(void)
     }
     g_autofree char *dir = g_build_filename(scratch, "dir.json", NULL);
     g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+    g_autofree char *fifo = g_build_filename(scratch, "fifo.txt", NULL);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    g_autofree char *big = g_build_filename(scratch, "big.txt", NULL);
+    FILE *f = fopen(big, "w");
+    g_assert_nonnull(f);
+    g_assert_cmpint(ftruncate(fileno(f), ((off_t)64 << 20) + 1), ==, 0);
+    fclose(f);
 }
 
 static void

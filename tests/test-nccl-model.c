@@ -569,6 +569,27 @@ test_from_topo_dgx_h100x8(void)
 }
 
 static void
+test_from_topo_one_rank(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", &error);
+    CsNcclSystem s;
+
+    g_assert_no_error(error);
+    g_test_summary("One GPU, no network: NCCL 2.28.9 search.cc ncclTopoSearchInit sets maxBw = "
+                   "totalBw = LOC_BW = 5000 GB/s. The first sm90 speed <= 5000 is 60 GB/s and "
+                   "5000 / 60 = 83 channels are capped at MAXCHANNELS/2 = 32; duplication "
+                   "keeps 32 (min(64, 32)) at 60 GB/s. Without a figure for the path (an "
+                   "unbounded double converted to int, undefined) it was 1 channel on x86.");
+    g_assert_true(cs_nccl_system_from_topo(topo, 1, constants("2.28"), &s, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(s.n_ranks, ==, 1);
+    g_assert_cmpint(s.n_nodes, ==, 1);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 32);
+    assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 60.0);
+}
+
+static void
 test_from_topo_two_nodes(void)
 {
     g_autoptr(GError) error = NULL;
@@ -661,6 +682,7 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/bandwidth/2.19", test_bandwidth_2_19);
     g_test_add_func("/nccl-model/bandwidth/tree-pattern", test_bandwidth_tree_pattern);
     g_test_add_func("/nccl-model/bandwidth/pcie-no-ll128", test_pcie_no_ll128);
+    g_test_add_func("/nccl-model/from-topo/one-rank", test_from_topo_one_rank);
     g_test_add_func("/nccl-model/time/pick", test_time_and_pick);
     g_test_add_func("/nccl-model/time/plateau", test_plateau);
     g_test_add_func("/nccl-model/time/cost-table", test_cost_table);

@@ -985,18 +985,46 @@ test_json_parse_position(void)
     g_assert_cmpstr(error->message, ==, "y.json:1:4: not valid JSON near 'x'");
     g_clear_error(&error);
 
-    /* Bytes that are not UTF-8 (a binary file) are escaped, so the message stays one line of
-     * text; a real UTF-8 character stays as typed. */
+    /* Bytes that are not UTF-8 (a binary file, a name in Latin-1) are refused before parsing
+     * (JSON is UTF-8, RFC 8259), at their line and column; a real UTF-8 character stays as
+     * typed. */
     g_autoptr(cJSON) binary = cs_json_parse("\xff\x01"
                                             "abc",
                                             "b.bin", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
     g_assert_null(binary);
-    g_assert_cmpstr(error->message, ==, "b.bin:1:1: not valid JSON near '\\xff\\x01abc'");
+    g_assert_cmpstr(error->message, ==,
+                    "b.bin:1:1: not UTF-8 text (byte 0xff); JSON files are UTF-8");
+    g_clear_error(&error);
+    g_autoptr(cJSON) latin1 = cs_json_parse("{\n  \"name\": \"caf\xe9\"\n}", "l.json",
+                                            CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
+    g_assert_null(latin1);
+    g_assert_cmpstr(error->message, ==,
+                    "l.json:2:15: not UTF-8 text (byte 0xe9); JSON files are UTF-8");
     g_clear_error(&error);
     g_autoptr(cJSON) accent
         = cs_json_parse("{\"a\": \xc3\xa9}", "u.json", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
     g_assert_null(accent);
     g_assert_cmpstr(error->message, ==, "u.json:1:7: not valid JSON near '\xc3\xa9}'");
+}
+
+/* Setup: a document built from outside text whose key and value hold invalid UTF-8 (a file
+ * name in Latin-1). Expectation: cs_json_print() writes U+FFFD for the bad bytes, so the
+ * output is valid UTF-8 and parses back. */
+static void
+test_json_print_utf8(void)
+{
+    g_autoptr(cJSON) doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "origin", "caf\xe9.txt");
+    cJSON *inner = cJSON_AddObjectToObject(doc, "headers");
+    cJSON_AddStringToObject(inner, "k\xff", "ok \xc3\xa9");
+    g_autofree char *text = cs_json_print(doc, FALSE);
+    g_assert_true(g_utf8_validate(text, -1, NULL));
+    g_assert_cmpstr(text, ==,
+                    "{\"origin\":\"caf\xef\xbf\xbd.txt\",\"headers\":{\"k\xef\xbf\xbd\":\"ok "
+                    "\xc3\xa9\"}}");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cJSON) back = cs_json_parse(text, "out", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
+    g_assert_no_error(error);
 }
 
 static void
@@ -1143,6 +1171,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo/kinds/names-and-classes", test_kind_names);
     g_test_add_func("/topo/json/parse-error-position", test_json_parse_position);
     g_test_add_func("/topo/json/typed-getters", test_json_getters);
+    g_test_add_func("/topo/json/print-utf8", test_json_print_utf8);
     g_test_add_func("/topo/cli/check", test_cli_check);
     g_test_add_func("/topo/cli/show-and-list", test_cli_show);
     return g_test_run();

@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tuner/nccl_tuner_abi.h"
 
@@ -137,7 +139,7 @@ static void
 fixture_teardown(Fixture *f, gconstpointer data)
 {
     (void)data;
-    g_unlink(f->file);
+    g_remove(f->file);
     g_rmdir(f->dir);
     g_free(f->file);
     g_free(f->dir);
@@ -339,52 +341,96 @@ test_small_table(Fixture *f, gconstpointer data)
     v4()->destroy(ctx);
 }
 
+typedef enum {
+    FILE_JSON,  /* the file holds @json; NULL: the file does not exist */
+    FILE_ZERO,  /* COLLSIM_TUNER_FILE=/dev/zero: endless */
+    FILE_FIFO,  /* a FIFO with no writer: opening it for reading blocks */
+    FILE_DIR,   /* a directory */
+    FILE_LARGE, /* a (sparse) regular file one byte over the 16 MiB cap */
+} FileKind;
+
 typedef struct {
     const char *name;
     const char *json;    /* NULL: the file does not exist */
     gboolean warns;      /* a malformed file is a warning; a mismatch is not */
     const char *message; /* part of the logged line */
+    FileKind kind;
 } BadCase;
 
+/* One range of allreduce with @extra fields, and the table's own @head fields. */
+#define ONE_RANGE(head, extra)                                                                     \
+    "{ " head " \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { "         \
+    "\"min_bytes\": 0, \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\"" extra   \
+    " } ] } ] }"
+
 static const BadCase bad_cases[] = {
-    { "missing-file", NULL, TRUE, "cannot open" },
-    { "not-json", "{ \"collectives\": [ ", TRUE, "not valid JSON" },
-    { "not-object", "42", TRUE, "not a collsim table" },
-    { "no-collectives", "{ \"nranks\": 8 }", TRUE, "no \"collectives\" array" },
+    { "missing-file", NULL, TRUE, "cannot open", FILE_JSON },
+    { "not-json", "{ \"collectives\": [ ", TRUE, "not valid JSON", FILE_JSON },
+    { "not-object", "42", TRUE, "not a collsim table", FILE_JSON },
+    { "no-collectives", "{ \"nranks\": 8 }", TRUE, "no \"collectives\" array", FILE_JSON },
     { "unknown-algorithm",
       "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
       " \"max_bytes\": null, \"algorithm\": \"rhd\", \"protocol\": \"simple\" } ] } ] }",
-      TRUE, "nccl_ranges[0]: algorithm is not one of NCCL's" },
+      TRUE, "nccl_ranges[0]: algorithm is not one of NCCL's", FILE_JSON },
     { "unknown-protocol",
       "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
       " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"LL64\" } ] } ] }",
-      TRUE, "protocol is not ll, ll128 or simple" },
+      TRUE, "protocol is not ll, ll128 or simple", FILE_JSON },
     { "negative-size",
       "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": "
       "-1,"
       " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\" } ] } ] }",
-      TRUE, "min_bytes is not a whole number" },
+      TRUE, "min_bytes is not a whole number", FILE_JSON },
     { "reversed-range",
       "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 9,"
       " \"max_bytes\": 8, \"algorithm\": \"ring\", \"protocol\": \"ll\" } ] } ] }",
-      TRUE, "max_bytes is below min_bytes" },
+      TRUE, "max_bytes is below min_bytes", FILE_JSON },
     { "bad-channels",
       "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
       " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\", \"channels\": 2.5 } ] "
       "} ] }",
-      TRUE, "channels is not a whole number" },
+      TRUE, "channels is not a whole number", FILE_JSON },
     /* A good allreduce list followed by a bad allgather one: nothing of the file is used. */
     { "half-good",
       "{ \"collectives\": [ { \"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0,"
       " \"max_bytes\": null, \"algorithm\": \"ring\", \"protocol\": \"ll\" } ] },"
       " { \"collective\": \"allgather\", \"nccl_ranges\": { } } ] }",
-      TRUE, "collectives[1].nccl_ranges is not an array" },
+      TRUE, "collectives[1].nccl_ranges is not an array", FILE_JSON },
+    /* Out of int's range: refused before any conversion (was undefined behaviour). */
+    { "channels-huge", ONE_RANGE("", ", \"channels\": -1e300"), TRUE,
+      "channels is not a whole number", FILE_JSON },
+    { "channels-minus-infinity", ONE_RANGE("", ", \"channels\": -1e999"), TRUE,
+      "channels is not a whole number", FILE_JSON },
+    /* A count no communicator has matches none, without a conversion to size_t. */
+    { "nranks-huge", ONE_RANGE("\"nranks\": 1e300,", ""), FALSE, "no table for 8 ranks",
+      FILE_JSON },
+    { "nnodes-huge", ONE_RANGE("\"nnodes\": 1e300,", ""), FALSE, "no table for 8 ranks",
+      FILE_JSON },
+    { "nranks-fraction", ONE_RANGE("\"nranks\": 8.5,", ""), FALSE, "no table for 8 ranks",
+      FILE_JSON },
+    /* Not a table file at all: refused before reading (bounded, never blocking). */
+    { "dev-zero", NULL, TRUE, "not a regular file (a character device)", FILE_ZERO },
+    { "fifo", NULL, TRUE, "not a regular file (a FIFO)", FILE_FIFO },
+    { "directory", NULL, TRUE, "not a regular file (a directory)", FILE_DIR },
+    { "too-large", NULL, TRUE, "16777217 bytes, more than the 16777216", FILE_LARGE },
     { "other-size",
       "{ \"nranks\": 16, \"nnodes\": 2, \"collectives\": [ { \"collective\": \"allreduce\","
       " \"nccl_ranges\": [ { \"min_bytes\": 0, \"max_bytes\": null, \"algorithm\": \"ring\","
       " \"protocol\": \"ll\" } ] } ] }",
-      FALSE, "no table for 8 ranks on 1 nodes" },
+      FALSE, "no table for 8 ranks on 1 nodes", FILE_JSON },
 };
+
+/* Creates @path as a sparse file of @size bytes (nothing written). */
+static int
+truncate_new(const char *path, gint64 size)
+{
+    FILE *fp = fopen(path, "w");
+    if (fp == NULL)
+        return -1;
+    int rc = ftruncate(fileno(fp), (off_t)size);
+    fclose(fp);
+    return rc;
+}
 
 static void
 test_bad_file(Fixture *f, gconstpointer data)
@@ -397,6 +443,14 @@ test_bad_file(Fixture *f, gconstpointer data)
         write_table(f, c->json);
     else
         g_setenv("COLLSIM_TUNER_FILE", f->file, TRUE);
+    if (c->kind == FILE_ZERO)
+        g_setenv("COLLSIM_TUNER_FILE", "/dev/zero", TRUE);
+    else if (c->kind == FILE_FIFO)
+        g_assert_cmpint(mkfifo(f->file, 0600), ==, 0);
+    else if (c->kind == FILE_DIR)
+        g_assert_cmpint(g_mkdir(f->file, 0700), ==, 0);
+    else if (c->kind == FILE_LARGE)
+        g_assert_cmpint(truncate_new(f->file, ((gint64)16 << 20) + 1), ==, 0);
     g_assert_cmpint(v5()->init(&ctx, 7, 8, 1, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
     g_assert_nonnull(ctx);
     for (int coll = 0; coll < 5; coll++) {

@@ -18,6 +18,7 @@
 
 #include "algos/registry.h"
 #include "analysis/validate.h"
+#include "base/json_util.h"
 
 G_DEFINE_QUARK(cs_calibrate_error_quark, cs_calibrate_error)
 
@@ -726,7 +727,7 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
     cJSON_AddNumberToObject(cal, "rms_relative_error_before", calibration->rms_before);
     cJSON_AddNumberToObject(cal, "rms_relative_error_after", calibration->rms_after);
     cJSON_AddItemToObject(cal, "parameters", cs_calibration_params_to_json(calibration));
-    char *out = cJSON_Print(root);
+    char *out = cs_json_print(root, TRUE);
     char *result = g_strdup(out);
     cJSON_free(out);
     cJSON_Delete(root);

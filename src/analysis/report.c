@@ -389,7 +389,7 @@ to_json(const CsReport *report)
             cJSON_AddItemToArray(notes, cJSON_CreateString(g_ptr_array_index(b->notes, i)));
         cJSON_AddItemToArray(blocks, bo);
     }
-    char *printed = cJSON_Print(root);
+    char *printed = cs_json_print(root, TRUE);
     char *text = g_strconcat(printed, "\n", NULL);
     cJSON_free(printed);
     return text;

@@ -201,6 +201,17 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
     *setup = (CsTraceSetup){ .options = *base, .proto = -1 };
     if (!cs_trace_check_busbw(trace, op, nranks, error))
         return FALSE;
+    /* A size the reader takes (any gint64) but no prediction can: bad input, not a failure. */
+    for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+        const CsTraceRow *row = cs_trace_row(trace, i);
+        if (row->size_bytes > CS_PREDICT_MAX_BYTES) {
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
+                        "%s:%d: size column: %" G_GINT64_FORMAT
+                        " bytes is beyond what collsim predicts (1 PiB)",
+                        origin, row->line, row->size_bytes);
+            return FALSE;
+        }
+    }
     setup->options.nranks = nranks;
     cs_validate_trace_settings(trace, &setup->algo_name, &setup->proto_name, &gpus_per_thread);
     if (base->engine.gpus_per_thread <= 0) {

@@ -314,6 +314,8 @@ cs_backend_trace_add(CsTrace *trace, const CsMeasureArgs *args, const CsOpSize *
     g_strlcpy(row.redop, cs_op_reduces(args->op) ? cs_redop_name(args->redop) : "none",
               sizeof row.redop);
     cs_trace_add_row(trace, &row);
+    if (args->on_row != NULL)
+        args->on_row(trace, args->on_row_data);
 }
 
 gint64

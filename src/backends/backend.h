@@ -23,6 +23,13 @@ typedef enum {
 } CsBackendError;
 
 /**
+ * CsMeasureRowFunc:
+ * Called after each row is added to @trace (which holds every row so far): `collsim measure`
+ * prints the row and saves the trace there, so an interrupted run keeps what it measured.
+ */
+typedef void (*CsMeasureRowFunc)(const CsTrace *trace, gpointer user_data);
+
+/**
  * CsMeasureArgs:
  * One `collsim measure` run: a collective swept over sizes like nccl-tests (`-b -e -f -i`).
  */
@@ -46,9 +53,11 @@ typedef struct {
     gint64 chunk_bytes;     /* bytes: pipeline chunk, 0 = the protocol's default */
     const int *gpus;        /* (nullable) device indices to use (cuda, nccl) */
     int n_gpus;
-    int virtual_ranks;   /* cuda: ranks sharing the GPUs round-robin; 0 = one per GPU */
-    const CsTopo *topo;  /* (nullable) node structure for the algorithms */
-    const char *command; /* (nullable) the command line, for the trace header */
+    int virtual_ranks;       /* cuda: ranks sharing the GPUs round-robin; 0 = one per GPU */
+    const CsTopo *topo;      /* (nullable) node structure for the algorithms */
+    const char *command;     /* (nullable) the command line, for the trace header */
+    CsMeasureRowFunc on_row; /* (nullable) after each row, in the reporting process */
+    gpointer on_row_data;
 } CsMeasureArgs;
 
 /* Defaults as nccl-tests: -b 32M -e 32M -f 2 -n 20 -w 1, float sum, root 0, check on. */
@@ -98,7 +107,7 @@ void cs_backend_shutdown(void);
 CsTrace *cs_backend_trace_new(const CsMeasureArgs *args, const char *backend, int nranks);
 
 /* Appends one row: @size for @nranks ranks, times in seconds (NaN prints N/A), wrong element
- * counts (-1 prints N/A). algbw and busbw follow nccl-tests. */
+ * counts (-1 prints N/A). algbw and busbw follow nccl-tests. Then calls @args->on_row. */
 void cs_backend_trace_add(CsTrace *trace, const CsMeasureArgs *args, const CsOpSize *size,
                           int nranks, double oop_time_s, gint64 oop_wrong, double ip_time_s,
                           gint64 ip_wrong);

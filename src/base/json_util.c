@@ -48,6 +48,24 @@ cs_json_parse(const char *text, const char *origin, GQuark domain, int parse_cod
     const char *end = NULL;
 
     g_return_val_if_fail(text != NULL && origin != NULL, NULL);
+    /* JSON is UTF-8 (RFC 8259 §8.1); cJSON passes any byte through, so a name with invalid
+     * bytes would reach every report and JSON output raw. */
+    const char *bad = NULL;
+    if (!g_utf8_validate(text, -1, &bad)) {
+        int line = 1;
+        const char *line_start = text;
+        for (const char *q = text; q < bad; q++) {
+            if (*q == '\n') {
+                line++;
+                line_start = q + 1;
+            }
+        }
+        int column = (int)g_utf8_strlen(line_start, bad - line_start) + 1;
+        g_set_error(error, domain, parse_code,
+                    "%s:%d:%d: not UTF-8 text (byte 0x%02x); JSON files are UTF-8", origin, line,
+                    column, (guint)(guchar)*bad);
+        return NULL;
+    }
     cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
     if (root != NULL)
         return root;
@@ -437,4 +455,62 @@ cs_json_get_array(const CsJsonCtx *ctx, const cJSON *object, const char *path, c
         return type_error(ctx, m, path, key, "an array", error);
     *value = m;
     return TRUE;
+}
+
+/* A copy of @s that is valid UTF-8 (invalid bytes become U+FFFD), allocated as cJSON frees. */
+static char *
+utf8_copy_for_cjson(const char *s)
+{
+    g_autofree char *valid = g_utf8_make_valid(s, -1);
+    const size_t n = strlen(valid) + 1;
+    char *copy = cJSON_malloc(n);
+    g_assert(copy != NULL);
+    memcpy(copy, valid, n);
+    return copy;
+}
+
+static void
+make_node_utf8(cJSON *node)
+{
+    if (node->string != NULL && !g_utf8_validate(node->string, -1, NULL)) {
+        char *key = utf8_copy_for_cjson(node->string);
+        if ((node->type & cJSON_StringIsConst) == 0)
+            cJSON_free(node->string);
+        node->type &= ~cJSON_StringIsConst;
+        node->string = key;
+    }
+    if (cJSON_IsString(node) && node->valuestring != NULL
+        && !g_utf8_validate(node->valuestring, -1, NULL)) {
+        char *value = utf8_copy_for_cjson(node->valuestring);
+        if ((node->type & cJSON_IsReference) == 0)
+            cJSON_free(node->valuestring);
+        node->type &= ~cJSON_IsReference;
+        node->valuestring = value;
+    }
+    for (cJSON *child = node->child; child != NULL; child = child->next)
+        make_node_utf8(child);
+}
+
+/**
+ * cs_json_make_utf8:
+ * Replaces every invalid UTF-8 sequence in @root's strings and keys by U+FFFD, so what
+ * cJSON_Print() makes of it is valid JSON whatever reached it (a file name, a trace header).
+ */
+void
+cs_json_make_utf8(cJSON *root)
+{
+    if (root != NULL)
+        make_node_utf8(root);
+}
+
+/**
+ * cs_json_print:
+ * cJSON_Print() (@formatted) or cJSON_PrintUnformatted() of @root after
+ * cs_json_make_utf8(). Returns: (transfer full): free with cJSON_free() or free().
+ */
+char *
+cs_json_print(cJSON *root, gboolean formatted)
+{
+    cs_json_make_utf8(root);
+    return formatted ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
 }

@@ -26,6 +26,14 @@ typedef struct {
 cJSON *cs_json_parse(const char *text, const char *origin, GQuark domain, int parse_code,
                      GError **error);
 
+/* Makes every string and key under @root valid UTF-8 (invalid bytes become U+FFFD); call it
+ * before printing a document built from outside text, so the output is valid JSON. */
+void cs_json_make_utf8(cJSON *root);
+
+/* cJSON_Print() (@formatted) or cJSON_PrintUnformatted() after cs_json_make_utf8(): every
+ * JSON output goes through it. Returns: (transfer full): free with cJSON_free(). */
+char *cs_json_print(cJSON *root, gboolean formatted);
+
 /* "links" + 3 -> "links[3]"; "" + "name" -> "name"; "links[3]" + "kind" -> "links[3].kind".
  * Returns: (transfer full). */
 char *cs_json_path_member(const char *path, const char *key);

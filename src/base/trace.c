@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/fileio.h"
 #include "base/units.h"
 
 G_DEFINE_QUARK(cs_trace_error_quark, cs_trace_error)
@@ -1379,7 +1380,8 @@ cs_trace_load_data(const char *text, const char *origin, GError **error)
 
 /**
  * cs_trace_load_file:
- * Reads the nccl-tests output in @path; messages name @path.
+ * Reads the nccl-tests output in @path, a regular file of at most CS_TRACE_MAX_FILE_BYTES;
+ * messages name @path.
  * Returns: (transfer full) (nullable).
  */
 CsTrace *
@@ -1389,8 +1391,8 @@ cs_trace_load_file(const char *path, GError **error)
     g_autofree char *text = NULL;
     gsize len = 0;
     g_autoptr(GError) io_error = NULL;
-    if (!g_file_get_contents(path, &text, &len, &io_error)) {
-        /* GLib's message quotes the path again; say it once, as the other readers do. */
+    /* A regular file of bounded size: /dev/zero or a FIFO is refused before it is read. */
+    if (!cs_file_read_bounded(path, CS_TRACE_MAX_FILE_BYTES, &text, &len, &io_error)) {
         const char *why = io_error->code == G_FILE_ERROR_NOENT ? "no such trace file"
                           : io_error->code == G_FILE_ERROR_ISDIR
                               ? "is a directory, not a trace file"
@@ -1399,7 +1401,8 @@ cs_trace_load_file(const char *path, GError **error)
         if (why != NULL)
             g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s: %s", path, why);
         else
-            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
+            g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s: %s, not a trace file", path,
+                        io_error->message);
         return NULL;
     }
     if (memchr(text, '\0', len) != NULL) {
@@ -1498,18 +1501,10 @@ append_line(GString *out, const char *line)
     g_string_append_c(out, '\n');
 }
 
-/**
- * cs_trace_to_string:
- * The trace in nccl-tests' layout: `# key: value` headers, the three title lines, one line per
- * row and the `# Out of bounds values` / `# Avg bus bandwidth` footer. Trailing blanks are
- * left out (published traces lost them; diff need not see them).
- * Returns: (transfer full).
- */
-char *
-cs_trace_to_string(const CsTrace *trace)
+/* The `# key: value` headers. */
+static void
+append_headers(GString *out, const CsTrace *trace)
 {
-    g_return_val_if_fail(trace != NULL, NULL);
-    GString *out = g_string_new(NULL);
     for (guint i = 0; i < trace->keys->len; i++) {
         const char *k = g_ptr_array_index(trace->keys, i);
         const char *v = g_hash_table_lookup(trace->values, k);
@@ -1520,21 +1515,12 @@ cs_trace_to_string(const CsTrace *trace)
         g_string_append_printf(out, "# collective: %s\n", cs_op_nccl_tests_name(trace->op));
     if (trace->nranks > 0 && cs_trace_get_header(trace, "ranks") == NULL)
         g_string_append_printf(out, "# ranks: %d\n", trace->nranks);
-    g_autofree char *table = cs_trace_table_to_string(trace);
-    g_string_append(out, table);
-    return g_string_free(out, FALSE);
 }
 
-/**
- * cs_trace_table_to_string:
- * The table part of cs_trace_to_string(): titles, rows, footer.
- * Returns: (transfer full).
- */
-char *
-cs_trace_table_to_string(const CsTrace *trace)
+/* The three column title lines. */
+static void
+append_titles(GString *out, const CsTrace *trace)
 {
-    g_return_val_if_fail(trace != NULL, NULL);
-    GString *out = g_string_new(NULL);
     gboolean classic = trace->layout == CS_TRACE_LAYOUT_CLASSIC;
     g_autofree char *t1 = g_strdup_printf("# %10s  %12s  %8s  %6s  %6s           out-of-place"
                                           "                       in-place",
@@ -1554,30 +1540,115 @@ cs_trace_table_to_string(const CsTrace *trace)
     append_line(out, t1);
     append_line(out, t2);
     append_line(out, t3);
+}
 
+static void
+append_row(GString *out, const CsTrace *trace, guint i)
+{
+    const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
+    g_autoptr(GString) line = g_string_new(NULL);
+    g_string_append_printf(line, "%12" G_GINT64_FORMAT "  %12" G_GINT64_FORMAT "  %8s  %6s  %6i",
+                           row->size_bytes, row->count, row->type, row->redop, row->root);
+    append_cell(line, &row->out_of_place, trace->layout);
+    append_cell(line, &row->in_place, trace->layout);
+    append_line(out, line->str);
+}
+
+static void
+append_footer(GString *out, const CsTrace *trace)
+{
     gint64 wrong = 0;
     for (guint i = 0; i < trace->rows->len; i++) {
         const CsTraceRow *row = &g_array_index(trace->rows, CsTraceRow, i);
-        GString *line = g_string_new(NULL);
-        g_string_append_printf(line,
-                               "%12" G_GINT64_FORMAT "  %12" G_GINT64_FORMAT "  %8s  %6s  %6i",
-                               row->size_bytes, row->count, row->type, row->redop, row->root);
-        append_cell(line, &row->out_of_place, trace->layout);
-        append_cell(line, &row->in_place, trace->layout);
-        append_line(out, line->str);
-        g_string_free(line, TRUE);
         wrong += MAX(row->out_of_place.wrong, 0) + MAX(row->in_place.wrong, 0);
     }
-
     g_string_append_printf(out, "# %-20s : %" G_GINT64_FORMAT " %s\n", "Out of bounds values",
                            wrong, wrong > 0 ? "FAILED" : "OK");
     g_string_append_printf(out, "# %-20s : %g\n", "Avg bus bandwidth", cs_trace_avg_busbw(trace));
+}
+
+/**
+ * cs_trace_to_string:
+ * The trace in nccl-tests' layout: `# key: value` headers, the three title lines, one line per
+ * row and the `# Out of bounds values` / `# Avg bus bandwidth` footer. Trailing blanks are
+ * left out (published traces lost them; diff need not see them). It is, byte for byte,
+ * cs_trace_head_to_string(), cs_trace_row_to_string() of every row, cs_trace_footer_to_string().
+ * Returns: (transfer full).
+ */
+char *
+cs_trace_to_string(const CsTrace *trace)
+{
+    g_return_val_if_fail(trace != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    append_headers(out, trace);
+    g_autofree char *table = cs_trace_table_to_string(trace);
+    g_string_append(out, table);
+    return g_string_free(out, FALSE);
+}
+
+/**
+ * cs_trace_table_to_string:
+ * The table part of cs_trace_to_string(): titles, rows, footer.
+ * Returns: (transfer full).
+ */
+char *
+cs_trace_table_to_string(const CsTrace *trace)
+{
+    g_return_val_if_fail(trace != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    append_titles(out, trace);
+    for (guint i = 0; i < trace->rows->len; i++)
+        append_row(out, trace, i);
+    append_footer(out, trace);
+    return g_string_free(out, FALSE);
+}
+
+/**
+ * cs_trace_head_to_string:
+ * What cs_trace_to_string() prints before the first row: headers and titles, for a writer
+ * that prints rows as they come (`collsim measure`). Returns: (transfer full).
+ */
+char *
+cs_trace_head_to_string(const CsTrace *trace)
+{
+    g_return_val_if_fail(trace != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    append_headers(out, trace);
+    append_titles(out, trace);
+    return g_string_free(out, FALSE);
+}
+
+/**
+ * cs_trace_row_to_string:
+ * Row @index as cs_trace_to_string() prints it, with its newline. Returns: (transfer full).
+ */
+char *
+cs_trace_row_to_string(const CsTrace *trace, gsize index)
+{
+    g_return_val_if_fail(trace != NULL && index < trace->rows->len, NULL);
+    GString *out = g_string_new(NULL);
+    append_row(out, trace, (guint)index);
+    return g_string_free(out, FALSE);
+}
+
+/**
+ * cs_trace_footer_to_string:
+ * The `# Out of bounds values` / `# Avg bus bandwidth` lines over the rows so far.
+ * Returns: (transfer full).
+ */
+char *
+cs_trace_footer_to_string(const CsTrace *trace)
+{
+    g_return_val_if_fail(trace != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    append_footer(out, trace);
     return g_string_free(out, FALSE);
 }
 
 /**
  * cs_trace_save_file:
- * Writes cs_trace_to_string() to @path.
+ * Writes cs_trace_to_string() to @path, replacing it whole or not at all
+ * (cs_file_replace_contents()). Errors are CS_TRACE_ERROR_IO naming @path.
  */
 gboolean
 cs_trace_save_file(const CsTrace *trace, const char *path, GError **error)
@@ -1585,8 +1656,8 @@ cs_trace_save_file(const CsTrace *trace, const char *path, GError **error)
     g_return_val_if_fail(trace != NULL && path != NULL, FALSE);
     g_autofree char *text = cs_trace_to_string(trace);
     g_autoptr(GError) io_error = NULL;
-    if (!g_file_set_contents(path, text, -1, &io_error)) {
-        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s", io_error->message);
+    if (!cs_file_replace_contents(path, text, strlen(text), &io_error)) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_IO, "%s: %s", path, io_error->message);
         return FALSE;
     }
     return TRUE;

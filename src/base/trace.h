@@ -11,6 +11,9 @@
 /* The times a trace row may hold, in us: 1 ns to 11.6 days. */
 #define CS_TRACE_MIN_TIME_US 1e-3
 #define CS_TRACE_MAX_TIME_US 1e12
+/* The largest trace file read: nccl-tests output with NCCL_DEBUG=INFO lines of a large job
+ * is megabytes; a file past this is not a trace, and is refused before it is read. */
+#define CS_TRACE_MAX_FILE_BYTES ((gsize)64 << 20)
 
 G_BEGIN_DECLS
 
@@ -134,6 +137,11 @@ char *cs_trace_to_string(const CsTrace *trace);
 /* Only the table: the three title lines, the rows and the footer, without headers.
  * Returns: (transfer full). */
 char *cs_trace_table_to_string(const CsTrace *trace);
+/* The pieces of cs_trace_to_string(), which is exactly head + every row + footer, for a
+ * writer that prints rows as they are measured. Each returns: (transfer full). */
+char *cs_trace_head_to_string(const CsTrace *trace);
+char *cs_trace_row_to_string(const CsTrace *trace, gsize index);
+char *cs_trace_footer_to_string(const CsTrace *trace);
 gboolean cs_trace_save_file(const CsTrace *trace, const char *path, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsTrace, cs_trace_free)

@@ -14,6 +14,8 @@ typedef enum {
     CS_CLI_ERROR_INPUT,       /* a bad input file or value: exit 2 */
     CS_CLI_ERROR_FAILED,      /* the command ran and failed (a gate, a wrong result): exit 1 */
     CS_CLI_ERROR_UNAVAILABLE, /* built without the feature it needs: exit 1 */
+    CS_CLI_ERROR_WRITE,       /* an output could not be written (disk full, stdout closed):
+                               * exit 1 */
 } CsCliError;
 
 /**
@@ -119,9 +121,15 @@ gboolean cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int
 /* Checks, before any work, that @path (nullable; "-" is stdout) can be written: not a
  * directory, its directory exists. Errors are CS_CLI_ERROR_INPUT, "PROG: FLAG PATH: why". */
 gboolean cs_cli_check_output(const char *prog, const char *flag, const char *path, GError **error);
-/* Writes @len bytes of @text (-1: a string) to @path, or to stdout when @path is NULL or "-".
- * Errors as cs_cli_check_output(), naming @path itself (never a temporary file). */
+/* Writes @len bytes of @text (-1: a string) to @path, or to stdout (flushed and checked) when
+ * @path is NULL or "-". A file is replaced whole or left as it was (temporary file in its
+ * folder, fsync, rename). Errors as cs_cli_check_output(), or CS_CLI_ERROR_WRITE naming @path
+ * itself (never a temporary file) or "standard output". */
 gboolean cs_cli_write_output(const char *prog, const char *flag, const char *path, const char *text,
                              gssize len, GError **error);
+/* Sets CS_CLI_ERROR_WRITE "PROG: WHERE: why" from @cause (not consumed); @where NULL means
+ * standard output. Returns FALSE. */
+gboolean cs_cli_write_error(GError **error, const char *prog, const char *where,
+                            const GError *cause);
 
 G_END_DECLS

@@ -13,6 +13,7 @@
 #include "models/netmodel.h"
 #include "base/units.h"
 #include "analysis/validate.h"
+#include "base/json_util.h"
 
 static char *
 format_value(const CsCalibParam *p, double v)
@@ -291,7 +292,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
                 cJSON_AddNumberToObject(o, "leave_one_out_geomean_abs_busbw_error", loo[i]);
             cJSON_AddItemToArray(ts, o);
         }
-        char *text = cJSON_Print(root);
+        char *text = cs_json_print(root, TRUE);
         printf("%s\n", text);
         cJSON_free(text);
         cJSON_Delete(root);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "base/fileio.h"
 #include "base/units.h"
 
 G_DEFINE_QUARK(cs_cli_error_quark, cs_cli_error)
@@ -235,29 +236,40 @@ cs_cli_check_output(const char *prog, const char *flag, const char *path, GError
 
 /**
  * cs_cli_write_output:
- * Writes in place (not through a temporary file), so a failure names the file the user gave.
+ * Through cs_file_replace_contents(): @path ends up holding all of @text or what it held
+ * before, never part of it. A failed write is CS_CLI_ERROR_WRITE naming @path (or "standard
+ * output"), never the temporary file.
  */
 gboolean
 cs_cli_write_output(const char *prog, const char *flag, const char *path, const char *text,
                     gssize len, GError **error)
 {
     gsize n = len < 0 ? strlen(text) : (gsize)len;
+    g_autoptr(GError) local = NULL;
     if (path == NULL || strcmp(path, "-") == 0) {
-        fwrite(text, 1, n, stdout);
-        return TRUE;
+        if (fwrite(text, 1, n, stdout) == n && cs_file_flush_stream(stdout, &local))
+            return TRUE;
+        if (local == NULL)
+            g_set_error_literal(&local, G_FILE_ERROR, G_FILE_ERROR_IO, g_strerror(errno));
+        return cs_cli_write_error(error, prog, NULL, local);
     }
     if (!cs_cli_check_output(prog, flag, path, error))
         return FALSE;
-    FILE *f = fopen(path, "wb");
-    if (f == NULL)
-        return output_error(prog, flag, path, g_strerror(errno), error);
-    gboolean ok = fwrite(text, 1, n, f) == n;
-    int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = FALSE;
-        saved = errno;
+    if (!cs_file_replace_contents(path, text, n, &local)) {
+        g_autofree char *where = g_strdup_printf("%s %s", flag, path);
+        return cs_cli_write_error(error, prog, where, local);
     }
-    if (!ok)
-        return output_error(prog, flag, path, g_strerror(saved), error);
     return TRUE;
+}
+
+/**
+ * cs_cli_write_error:
+ * Sets CS_CLI_ERROR_WRITE: "PROG: WHERE: why", WHERE NULL meaning standard output.
+ */
+gboolean
+cs_cli_write_error(GError **error, const char *prog, const char *where, const GError *cause)
+{
+    g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_WRITE, "%s: %s: %s", prog,
+                where != NULL ? where : "standard output", cause->message);
+    return FALSE;
 }

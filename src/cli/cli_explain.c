@@ -415,7 +415,7 @@ write_timeline(const char *path, const GArray *events, int nranks, int n_channel
         cJSON_AddItemToArray(list, o);
     }
     cJSON_AddStringToObject(root, "displayTimeUnit", "ns");
-    char *printed = cJSON_PrintUnformatted(root);
+    char *printed = cs_json_print(root, FALSE);
     g_autofree char *text = g_strconcat(printed, "\n", NULL);
     cJSON_free(printed);
     return cs_cli_write_output("collsim explain", "--timeline", path, text, -1, error);

@@ -302,14 +302,73 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
     return TRUE;
 }
 
+/* ---- Row by row ---- */
+
+/* How far the trace has been written: nccl-tests prints each row as it is measured, and an
+ * interrupted run (a time limit, ^C, a dead GPU) must keep every finished row. */
+typedef struct {
+    const char *output; /* (nullable) --output; NULL or "-": stdout */
+    gboolean head_done; /* stdout: headers and titles printed */
+    gsize rows_done;    /* stdout: rows printed */
+    GError *error;      /* the first write that failed; later rows are not written */
+} Stream;
+
 static gboolean
-write_trace(const CsTrace *trace, const char *output, GError **error)
+to_stdout(const Stream *s)
 {
+    return s->output == NULL || strcmp(s->output, "-") == 0;
+}
+
+/* Prints what @trace holds past what is already on stdout (the footer when @footer). */
+static gboolean
+print_new(Stream *s, const CsTrace *trace, gboolean footer, GError **error)
+{
+    g_autoptr(GString) text = g_string_new(NULL);
+    if (!s->head_done) {
+        g_autofree char *head = cs_trace_head_to_string(trace);
+        g_string_append(text, head);
+        s->head_done = TRUE;
+    }
+    for (; s->rows_done < cs_trace_n_rows(trace); s->rows_done++) {
+        g_autofree char *row = cs_trace_row_to_string(trace, s->rows_done);
+        g_string_append(text, row);
+    }
+    if (footer) {
+        g_autofree char *tail = cs_trace_footer_to_string(trace);
+        g_string_append(text, tail);
+    }
+    return cs_cli_write_output("collsim measure", "--output", NULL, text->str, (gssize)text->len,
+                               error);
+}
+
+/* CsMeasureRowFunc: stdout gets the new row at once; --output FILE is replaced by the whole
+ * trace so far (a valid trace with its footer), so the file is never half a row. */
+static void
+on_row(const CsTrace *trace, gpointer data)
+{
+    Stream *s = data;
+    if (s->error != NULL)
+        return;
+    if (to_stdout(s)) {
+        print_new(s, trace, FALSE, &s->error);
+        return;
+    }
     g_autofree char *text = cs_trace_to_string(trace);
-    if (!cs_cli_write_output("collsim measure", "--output", output, text, -1, error))
+    cs_cli_write_output("collsim measure", "--output", s->output, text, -1, &s->error);
+}
+
+/* The end of the run: the footer on stdout, or the final trace in the file. */
+static gboolean
+write_trace(Stream *s, const CsTrace *trace, GError **error)
+{
+    if (s->error != NULL) {
+        g_propagate_error(error, g_steal_pointer(&s->error));
         return FALSE;
-    fflush(stdout);
-    return TRUE;
+    }
+    if (to_stdout(s))
+        return print_new(s, trace, TRUE, error);
+    g_autofree char *text = cs_trace_to_string(trace);
+    return cs_cli_write_output("collsim measure", "--output", s->output, text, -1, error);
 }
 
 static gboolean
@@ -336,13 +395,22 @@ measure(Options *o, const char *command, GError **error)
     if (!build_args(o, backend, &args, gpus, &topo, error))
         return FALSE;
     args.command = command;
+    Stream stream = { .output = o->output };
+    args.on_row = on_row;
+    args.on_row_data = &stream;
 
-    if (!cs_backend_measure(backend, &args, &trace, &local))
+    gboolean measured = cs_backend_measure(backend, &args, &trace, &local);
+    /* A failed write is reported before a backend error that may have followed it. */
+    if (stream.error != NULL) {
+        g_propagate_error(error, g_steal_pointer(&stream.error));
+        return FALSE;
+    }
+    if (!measured)
         return backend_failed(local, error);
     /* Under MPI only rank 0 holds the trace and reports; the others end quietly. */
     if (trace == NULL)
         return TRUE;
-    if (!write_trace(trace, o->output, error))
+    if (!write_trace(&stream, trace, error))
         return FALSE;
     gint64 wrong = cs_backend_trace_wrong(trace);
     if (wrong > 0) {

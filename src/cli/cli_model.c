@@ -159,7 +159,7 @@ print_json(const Row *rows, gsize n_rows, double alpha_s, double bw_Bps)
         cJSON_AddNumberToObject(o, "bandwidth_Bps", r->bw_Bps);
         cJSON_AddItemToArray(arr, o);
     }
-    g_autofree char *text = cJSON_Print(root);
+    g_autofree char *text = cs_json_print(root, TRUE);
     printf("%s\n", text);
 }
 

@@ -751,10 +751,11 @@ cs_cli_run(int argc, char **argv, GError **error)
         return FALSE;
 
     g_autofree char *text = cs_report_to_string(report, format);
-    fputs(text, stdout);
+    if (!cs_cli_write_output(prog, NULL, NULL, text, -1, error))
+        return FALSE;
     /* The checker's lines are comments after the table; JSON and CSV stay machine-readable
      * (a schedule that fails the check fails the command either way). */
     if (verified != NULL && format == CS_REPORT_FORMAT_TABLE)
-        fputs(verified->str, stdout);
+        return cs_cli_write_output(prog, NULL, NULL, verified->str, -1, error);
     return TRUE;
 }

@@ -11,6 +11,7 @@
 #include "models/nccl.h"
 #include "models/netmodel.h"
 #include "analysis/validate.h"
+#include "base/json_util.h"
 
 static void
 print_summary_line(const char *label, const CsValidateSummary *s)
@@ -361,7 +362,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
             cJSON_AddNumberToObject(x, "predicted_bytes", (double)c->predicted_bytes);
             cJSON_AddItemToArray(xs, x);
         }
-        char *text = cJSON_Print(root);
+        char *text = cs_json_print(root, TRUE);
         printf("%s\n", text);
         cJSON_free(text);
         cJSON_Delete(root);

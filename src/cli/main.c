@@ -6,11 +6,14 @@
 #include <gsl/gsl_errno.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "topo/topo.h"
 #include "base/trace.h"
+#include "base/fileio.h"
 #include "base/units.h"
 #include "base/op.h"
 #include "sched/schedule.h"
@@ -80,6 +83,42 @@ exit_status_for(const GError *error)
     return 1;
 }
 
+/* Whether main() has already checked stdout (and reported a failure) on its way out. */
+static gboolean stdout_checked;
+static const char *stdout_prog = "collsim";
+
+/* Every byte of a table counts: a write to stdout that failed (a full disk, a closed pipe
+ * end, /dev/full) is one error line naming it, exit 1, not a silent truncated result. */
+static gboolean
+stdout_ok(const char *prog, gboolean report)
+{
+    g_autoptr(GError) local = NULL;
+    stdout_checked = TRUE;
+    if (cs_file_flush_stream(stdout, &local))
+        return TRUE;
+    if (report)
+        fprintf(stderr, "%s: standard output: %s\n", prog, local->message);
+    return FALSE;
+}
+
+/* For the paths that exit() before main() returns: GOption's --help. */
+static void
+check_stdout_at_exit(void)
+{
+    if (!stdout_checked && !stdout_ok(stdout_prog, TRUE))
+        _exit(1);
+}
+
+/* main()'s status, with stdout's write errors folded in: a failure already reported keeps its
+ * status and its one line. */
+static int
+finish(int status, const char *prog)
+{
+    if (!stdout_ok(prog, status == 0))
+        return status == 0 ? 1 : status;
+    return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -87,6 +126,7 @@ main(int argc, char **argv)
     /* Numbers in files and tables are always C-locale ("1.5", never "1,5"). */
     setlocale(LC_NUMERIC, "C");
     gsl_set_error_handler_off();
+    atexit(check_stdout_at_exit);
 
     const Subcommand *sub = NULL;
     int sub_argc = argc;
@@ -111,14 +151,15 @@ main(int argc, char **argv)
             g_autoptr(GError) error = NULL;
             g_autofree char *prog = g_strdup_printf("collsim %s", sub->name);
             help_argv[0] = prog;
-            return sub->func(2, help_argv, &error) ? 0 : exit_status_for(error);
+            stdout_prog = prog;
+            return finish(sub->func(2, help_argv, &error) ? 0 : exit_status_for(error), prog);
         }
         print_help(stdout);
-        return 0;
+        return finish(0, "collsim");
     }
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
         printf("collsim %s\n", COLLSIM_VERSION);
-        return 0;
+        return finish(0, "collsim");
     }
 
     g_autofree char *prog = NULL;
@@ -144,14 +185,16 @@ main(int argc, char **argv)
         args[i] = sub_argv[i];
 
     g_autoptr(GError) error = NULL;
+    stdout_prog = prog;
     gboolean ok = sub->func(sub_argc, args, &error);
     g_free(args);
-    fflush(stdout);
     if (ok)
-        return 0;
+        return finish(0, prog);
     g_assert(error != NULL);
+    /* What was printed before the error goes out first, as before. */
+    int status = finish(exit_status_for(error), prog);
     fprintf(stderr, "%s\n", error->message);
     if (is_usage_error(error))
         fprintf(stderr, "Try '%s --help'\n", prog);
-    return exit_status_for(error);
+    return status;
 }

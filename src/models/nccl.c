@@ -685,6 +685,9 @@ cs_nccl_system_init(CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch a
  * per direction): what NCCL assumes whatever the datasheet says. */
 static const double nvlink_lane_GBps[CS_NCCL_N_ARCHS] = { 20.0, 20.0, 20.6, 40.1 };
 
+/* graph/topo.h LOC_BW (NCCL 2.28.9): a GPU's path to itself, GB/s. */
+#define NCCL_LOC_GBps 5000.0
+
 /* search.cc speedArrayIntra / sm90SpeedArrayIntra / sm100SpeedArrayIntra (GB/s per channel). */
 static const double speeds_intra_generic[]
     = { 40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0 };
@@ -737,6 +740,18 @@ first_speed(SpeedArray s, double max_path_GBps, double total_GBps)
         if (s.v[i] <= max_path_GBps && s.v[i] <= total_GBps)
             return s.v[i];
     return s.v[s.n - 1];
+}
+
+/* floor(@x) as a count in [0, @cap]: how many channels of one speed a bandwidth holds. The
+ * comparison is made in double, so a huge or infinite @x (one GPU, a 1e300 GB/s link in a
+ * topology file) is @cap, never an out-of-range conversion to int. */
+static int
+floor_count(double x, int cap)
+{
+    const double n = floor(x + 1e-9);
+    if (!(n > 0.0))
+        return 0;
+    return n >= (double)cap ? cap : (int)n;
 }
 
 /* What NCCL thinks a link carries, GB/s: NVLink lanes at NCCL's per-generation figure, other
@@ -850,8 +865,11 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         }
         total_intra = MIN(total_intra, sum);
     }
+    /* One GPU alone on its node: search.cc ncclTopoSearchInit (NCCL 2.28.9) sets maxBw =
+     * totalBw = LOC_BW (5000 GB/s, graph/topo.h) when there is no network; across nodes the
+     * network bounds the search and no intra-node figure applies. */
     if (!have_pairs)
-        max_path = total_intra = G_MAXDOUBLE;
+        max_path = total_intra = system->n_nodes == 1 ? NCCL_LOC_GBps : G_MAXDOUBLE;
 
     /* NVSwitches and NICs of the first node. */
     const int node0 = cs_topo_rank_node(topo, 0);
@@ -885,7 +903,7 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         ring.latency_inter_us = cs_topo_transport(topo)->reported_s * 1e6;
     if (system->n_nodes == 1) {
         const double s = first_speed(speed_array(arch, constants, FALSE), max_path, total_intra);
-        ring.n_channels = CLAMP((int)floor(total_intra / s + 1e-9), 1, max_ch);
+        ring.n_channels = CLAMP(floor_count(total_intra / s, max_ch), 1, max_ch);
         ring.bw_intra_GBps = ring.bw_inter_GBps = s;
     }
     else {
@@ -894,9 +912,9 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
             nic_GBps = 12.5; /* no NIC link found: a 100 Gb/s NIC, NCCL's usual floor */
         const double s
             = first_speed(speed_array(arch, constants, TRUE), MIN(nic_GBps, max_path), total_intra);
-        int n = n_nics * MAX(1, (int)floor(nic_GBps / s + 1e-9));
+        int n = n_nics * MAX(1, floor_count(nic_GBps / s, max_ch));
         if (have_pairs)
-            n = MIN(n, (int)floor(total_intra / s + 1e-9));
+            n = MIN(n, floor_count(total_intra / s, max_ch));
         ring.n_channels = CLAMP(n, 1, max_ch);
         ring.bw_intra_GBps = ring.bw_inter_GBps = s;
     }

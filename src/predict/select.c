@@ -106,7 +106,9 @@ static guint
 eval_key_hash(gconstpointer p)
 {
     const EvalKey *k = p;
-    return (guint)(k->size * 2654435761u) ^ (guint)(k->cand * 40503) ^ (guint)(k->channels << 20);
+    /* Unsigned arithmetic: a size past 2^32 times the multiplier overflows a gint64. */
+    return (guint)((guint64)k->size * 2654435761u) ^ (guint)(k->cand * 40503)
+           ^ (guint)(k->channels << 20);
 }
 
 static gboolean
@@ -1272,7 +1274,7 @@ cs_selection_to_json(const CsSelection *sel)
         else
             cJSON_AddNullToObject(c, "nccl_ranges");
     }
-    char *text = cJSON_Print(root);
+    char *text = cs_json_print(root, TRUE);
     char *copy = g_strconcat(text, "\n", NULL);
     cJSON_free(text);
     return copy;
@@ -1554,7 +1556,7 @@ cs_selection_compare_to_json(const CsSelection *sel)
             cJSON_AddItemToArray(rows, o);
         }
     }
-    char *text = cJSON_Print(root);
+    char *text = cs_json_print(root, TRUE);
     char *copy = g_strconcat(text, "\n", NULL);
     cJSON_free(text);
     return copy;

@@ -45,6 +45,8 @@
 #include <string.h>
 
 #include "topo/topo-private.h"
+#include "base/fileio.h"
+#include "base/json_util.h"
 
 G_DEFINE_QUARK(cs_topo_error_quark, cs_topo_error)
 
@@ -1026,7 +1028,8 @@ cs_topo_load_file(const char *path, GError **error)
 
     gsize len = 0;
     g_return_val_if_fail(path != NULL, NULL);
-    if (!g_file_get_contents(path, &text, &len, &local)) {
+    /* A regular file of bounded size: a FIFO or /dev/zero is refused before it is read. */
+    if (!cs_file_read_bounded(path, CS_TOPO_MAX_FILE_BYTES, &text, &len, &local)) {
         g_set_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND, "%s: cannot read: %s", path,
                     local->message);
         return NULL;
@@ -1504,7 +1507,7 @@ cs_topo_to_json(const CsTopo *topo)
         cJSON_AddItemToArray(
             ranks,
             cJSON_CreateString(g_array_index(topo->devices, CsDevice, topo->rank_device[r]).name));
-    char *text = cJSON_Print(root);
+    char *text = cs_json_print(root, TRUE);
     /* cJSON indents with tabs and writes "key":<tab>value; JSON strings never hold a raw
      * tab, so every tab is layout: two spaces per level, one space after a colon. */
     GString *out = g_string_sized_new(strlen(text) + 1024);

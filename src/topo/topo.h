@@ -8,6 +8,9 @@
 G_BEGIN_DECLS
 
 #define CS_TOPO_ERROR (cs_topo_error_quark())
+/* The largest topology file read (the shipped ones are a few KiB; a template describes a
+ * cluster of any size in a few hundred bytes). */
+#define CS_TOPO_MAX_FILE_BYTES ((gsize)64 << 20)
 GQuark cs_topo_error_quark(void);
 
 typedef enum {

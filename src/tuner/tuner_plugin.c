@@ -11,6 +11,7 @@
  * init always succeeds, since a failing init would fail the communicator. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "nccl_tuner_abi.h"
 
@@ -157,10 +160,11 @@ load_range(const cJSON *item, Range *r, char *why, size_t why_len)
         return 0;
     }
     r->channels = 0;
+    /* Checked in double before the conversion: 1e300 or -inf must not reach (int). */
     if (channels != NULL && !cJSON_IsNull(channels)) {
         if (!cJSON_IsNumber(channels) || floor(channels->valuedouble) != channels->valuedouble
-            || channels->valuedouble > 64.0) {
-            snprintf(why, why_len, "channels is not a whole number up to 64");
+            || channels->valuedouble > 64.0 || channels->valuedouble < -1.0) {
+            snprintf(why, why_len, "channels is not a whole number from -1 (NCCL's count) to 64");
             return 0;
         }
         r->channels = (int)channels->valuedouble;
@@ -175,11 +179,13 @@ table_matches(const Context *ctx, const cJSON *table)
     const cJSON *nranks = cJSON_GetObjectItemCaseSensitive(table, "nranks");
     const cJSON *nnodes = cJSON_GetObjectItemCaseSensitive(table, "nnodes");
 
+    /* Compared as doubles: a count out of size_t's range (1e300) or with a fraction matches
+     * no communicator, and is never converted. */
     if (cJSON_IsNumber(nranks) && nranks->valuedouble >= 0
-        && (size_t)nranks->valuedouble != ctx->n_ranks)
+        && nranks->valuedouble != (double)ctx->n_ranks)
         return 0;
     if (cJSON_IsNumber(nnodes) && nnodes->valuedouble >= 0
-        && (size_t)nnodes->valuedouble != ctx->n_nodes)
+        && nnodes->valuedouble != (double)ctx->n_nodes)
         return 0;
     return 1;
 }
@@ -244,43 +250,70 @@ load_table(Context *ctx, const cJSON *table, char *why, size_t why_len)
     return 1;
 }
 
+/* The largest table file read: a table of every collective at one range per size class is a
+ * few KiB; anything near this is not a table, and it is read inside NCCL's process. */
+#define MAX_FILE_BYTES ((size_t)16 << 20)
+
+/* @path's contents (malloc'ed, NUL-terminated) if it is a regular file of at most
+ * MAX_FILE_BYTES; otherwise NULL and @why. A device (/dev/zero) is refused before any read,
+ * and a FIFO is opened without blocking (no writer must not hang NCCL's init) and refused. */
 static char *
 read_file(const char *path, char *why, size_t why_len)
 {
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
     char *text = NULL;
     size_t len = 0;
-    size_t cap = 0;
 
-    if (f == NULL) {
+    if (fd < 0) {
         snprintf(why, why_len, "cannot open: %s", strerror(errno));
         return NULL;
     }
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap == 0 ? 65536 : cap * 2;
-            char *grown = realloc(text, cap);
-            if (grown == NULL) {
-                free(text);
-                fclose(f);
-                snprintf(why, why_len, "out of memory");
-                return NULL;
-            }
-            text = grown;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, why_len, "cannot stat: %s", strerror(errno));
+        goto out_close;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, why_len, "not a regular file (%s)",
+                 S_ISDIR(st.st_mode)    ? "a directory"
+                 : S_ISFIFO(st.st_mode) ? "a FIFO"
+                 : S_ISCHR(st.st_mode)  ? "a character device"
+                                        : "a device or socket");
+        goto out_close;
+    }
+    if ((unsigned long long)st.st_size > MAX_FILE_BYTES) {
+        snprintf(why, why_len, "%lld bytes, more than the %zu a table may have",
+                 (long long)st.st_size, MAX_FILE_BYTES);
+        goto out_close;
+    }
+    /* What the fstat saw, and no more: a file growing meanwhile cannot push past the cap. */
+    const size_t size = (size_t)st.st_size;
+    text = malloc(size + 1);
+    if (text == NULL) {
+        snprintf(why, why_len, "out of memory");
+        goto out_close;
+    }
+    while (len < size) {
+        const ssize_t got = read(fd, text + len, size - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            snprintf(why, why_len, "read error: %s", strerror(errno));
+            goto out_free;
         }
-        const size_t got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
         if (got == 0)
             break;
-    }
-    const int failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(text);
-        snprintf(why, why_len, "read error");
-        return NULL;
+        len += (size_t)got;
     }
     text[len] = '\0';
+    close(fd);
+    return text;
+
+out_free:
+    free(text);
+    text = NULL;
+out_close:
+    close(fd);
     return text;
 }
 

@@ -301,14 +301,15 @@ cs_cuda_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GError **err
         t = cs_backend_trace_new(args, "cuda", g.nranks);
         ok = describe_gpus(args, &g, t, error);
     }
-    g_autoptr(GArray) sizes = cs_measure_args_sizes(args);
-    for (guint i = 0; ok && i < sizes->len; i++)
-        ok = measure_size(args, algo, &g, g_array_index(sizes, gint64, i), t, error);
+    /* Every header before the first row: the rows are printed as they are measured. */
     if (ok)
         cs_trace_set_header(t, "launch",
                             g.graphs ? "one CUDA graph per iteration (captured once a size)"
                                      : "issued from the host every iteration "
                                        "(COLLSIM_CUDA_GRAPHS=0)");
+    g_autoptr(GArray) sizes = cs_measure_args_sizes(args);
+    for (guint i = 0; ok && i < sizes->len; i++)
+        ok = measure_size(args, algo, &g, g_array_index(sizes, gint64, i), t, error);
     gpus_clear(&g);
     if (!ok)
         return FALSE;
