@@ -362,6 +362,42 @@ test_full_mesh_rings(void)
     }
 }
 
+/* Two 8 x MI300X nodes (full xGMI mesh each) with one 400 Gb/s NIC per GPU. Over 7
+ * consecutive channels the intra-node hops follow 7 different rings: each channel crosses its
+ * node on 7 of the node's 56 directed links, and together they use at least 7 x 7 - 7 of
+ * them (two rings may share the link next to a crossing). One order for every channel would
+ * keep them on the same 7 links, 4 channels on each. */
+static void
+test_full_mesh_nodes(void)
+{
+    GError *error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"nodes\": 2, \"node\": \"mi300x-x8-xgmi\", \"network\": {\"kind\": \"roce\", "
+        "\"nics_per_node\": 8, \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"1 us\", "
+        "\"switch_alpha\": \"1 us\", \"rail_optimized\": true, \"nic_link\": {\"kind\": "
+        "\"pcie\", \"bandwidth\": \"63 GB/s\", \"alpha\": \"0.2 us\"}}}",
+        "mi300x-2n.json", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 16, 0, 16 * 28 * 64, 0, 7);
+    gboolean used[8][8] = { { FALSE } };
+    int distinct = 0;
+
+    for (int c = 0; c < 7; c++) {
+        int inside = 0;
+        for (int r = 0; r < 8; r++) {
+            int next = next_of(sched, r, c);
+            if (next >= 8)
+                continue;
+            inside++;
+            if (!used[r][next])
+                distinct++;
+            used[r][next] = TRUE;
+        }
+        g_assert_cmpint(inside, ==, 7);
+    }
+    g_assert_cmpint(distinct, >=, 42);
+}
+
 /* Eight GPUs, switch i holding GPUs i and i + 4, switches under one host. Rank order would
  * cross the host on all 8 edges; the adjacency order 0 4 1 5 2 6 3 7 keeps 4 edges inside a
  * switch (2 hops) and crosses the host on the other 4 (4 hops). */
@@ -676,6 +712,7 @@ main(int argc, char **argv)
     g_test_add_func("/algo/ring/order/pcie-switch-pairs", test_pcie_switch_order);
     g_test_add_func("/algo/ring/mesh-rings", test_mesh_rings);
     g_test_add_func("/algo/ring/order/full-mesh-rings", test_full_mesh_rings);
+    g_test_add_func("/algo/ring/order/full-mesh-nodes", test_full_mesh_nodes);
     g_test_add_func("/algo/ring/check/full-mesh", test_full_mesh_checker);
     g_test_add_func("/algo/ring/order/hgx-2n-channels", test_two_node_rings);
     static const TopoCase odd_cases[] = {

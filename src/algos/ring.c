@@ -26,7 +26,8 @@
  * - on one node whose GPUs form a full mesh of direct links (an xGMI platform), the channels
  *   cycle over P - 1 rings that together follow every directed link once (2 (P - 1) rings,
  *   each link twice, for P = 4 and 6: mesh_rings.c), so that, as with RCCL's rings on
- *   8 MI300X, every link of every GPU carries an equal share;
+ *   8 MI300X, every link of every GPU carries an equal share; across such nodes each channel
+ *   crosses its node along the next of those rings;
  * - on several nodes joined by a network, channel c enters every node at a start position s
  *   that moves with c, and leaves it at the neighbouring position; the next node is entered
  *   at the GPU of the same local index (the same rail of a rail-optimised fabric), so every
@@ -193,6 +194,24 @@ gcd(int a, int b)
     return a;
 }
 
+/* Whether the first node group's ranks (at least 3) are a full mesh of direct links. */
+static gboolean
+group_full_mesh(const CsTopo *topo, const CsNodeGroups *groups)
+{
+    int len = cs_node_groups_size(groups, 0);
+    if (len < 3 || len > CS_MESH_RINGS_MAX_RANKS)
+        return FALSE;
+    for (int a = 0; a < len; a++)
+        for (int b = 0; b < len; b++)
+            if (a != b
+                && cs_topo_route(topo, cs_node_groups_rank(groups, 0, a),
+                                 cs_node_groups_rank(groups, 0, b))
+                           ->n_links
+                       != 1)
+                return FALSE;
+    return TRUE;
+}
+
 /* One ring for every channel: @orders gets n_channels x nranks ranks, position-major, and
  * @lanes each channel's NIC lane (cs_schedule_set_nic_lanes()). */
 static void
@@ -281,10 +300,23 @@ ring_orders(const CsAlgoArgs *args, int *orders, int *lanes)
         if (h == best)
             starts[n_starts++] = s;
     }
+    /* Nodes whose GPUs form a full mesh of direct links (xGMI): each channel crosses its node
+     * along another of the rings that together load every link equally (mesh_rings.c), as
+     * RCCL gives each channel its own intra-node order; one base order would put every
+     * channel on the same len - 1 links. */
+    int n_rings = 0;
+    g_autofree int *rings = group_full_mesh(topo, groups) ? cs_mesh_rings_new(len, &n_rings) : NULL;
+    g_autofree int *mesh_base = g_new(int, len);
     /* The channels that start at one GPU take its NICs in turn (NCCL orders the NICs of its
      * rings GPU first: ncclTopoPrefNetsGpuFirst, src/graph/search.cc, NCCL 2.30.7). */
     for (int c = 0; c < n_channels; c++) {
-        network_ring(topo, groups, base, starts[c % n_starts], orders + (gsize)c * P);
+        const int *b = base;
+        if (rings != NULL) {
+            for (int i = 0; i < len; i++)
+                mesh_base[i] = rings[(gsize)(c % n_rings) * len + i];
+            b = mesh_base;
+        }
+        network_ring(topo, groups, b, starts[c % n_starts], orders + (gsize)c * P);
         lanes[c] = c / n_starts;
     }
 }

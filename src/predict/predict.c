@@ -295,16 +295,24 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
  * that loads every link equally (ring.c, mesh_rings.c), so the count is a multiple of the
  * set's size: that size doubled while it stays within 32, 28 on 8 MI300X (7 rings); RCCL's
  * model of that platform lists 14 rings, each directed link in two of them, and lists them
- * twice over, 28 (src/graph/rome_models.cc). Every NCCL algorithm and the p2p plan start from
- * this count, as NCCL's share nChannels. */
+ * twice over, 28 (src/graph/rome_models.cc); so on several nodes that are each such a mesh.
+ * Every NCCL algorithm and the p2p plan start from this count, as NCCL's share nChannels. */
 static int
 coll_channels_max(const CsTopo *topo, int nranks)
 {
     /* As ring.c builds them: on the whole of a one-node machine (on fewer ranks the algorithms
      * get no topology, so rank order). */
+    int mesh = 0;
     if (nranks <= CS_MESH_RINGS_MAX_RANKS && nranks == cs_topo_n_ranks(topo)
-        && cs_topo_n_nodes(topo) == 1 && cs_topo_full_mesh(topo, nranks)) {
-        int n_rings = cs_mesh_rings_count(nranks);
+        && cs_topo_n_nodes(topo) == 1 && cs_topo_full_mesh(topo, nranks))
+        mesh = nranks;
+    /* Nodes that are each such a mesh: ring.c crosses each node along those rings too. */
+    const int L = cs_topo_ranks_per_node(topo);
+    if (mesh == 0 && cs_topo_n_nodes(topo) > 1 && L <= CS_MESH_RINGS_MAX_RANKS && nranks > L
+        && nranks % L == 0 && cs_topo_rank_node(topo, L - 1) == 0 && cs_topo_full_mesh(topo, L))
+        mesh = L;
+    if (mesh > 0) {
+        int n_rings = cs_mesh_rings_count(mesh);
         int max_ch = n_rings;
         while (2 * max_ch <= 32)
             max_ch *= 2;
