@@ -138,13 +138,17 @@ struct _CsRouteState {
     GArray *next;
     GArray *path; /* int links of the route being built */
     gboolean *is_rank;
-    int *rank_local; /* rank -> its index among its node's ranks (NCCL's gpu.dev) */
+    int *rank_local;      /* rank -> its index among its node's ranks (NCCL's gpu.dev) */
+    int *node_rank_start; /* CSR: the ranks of node n are node_ranks[node_rank_start[n]..] */
+    int *node_ranks;
     /* Per rank and kind of way out (EXIT_NVLINK, EXIT_NET), made per node on first use. */
     ExitPlan *plans[2];
     gboolean *node_planned[2];
     int *domain;       /* node -> its NVLink domain: nodes joined by non-network links */
     int *fabric_index; /* device -> index among devices outside every node, -1 */
     int n_fabric;
+    int *fabric_start; /* CSR over fabric indices: links from one fabric device to another */
+    int *fabric_links;
     FabricTree *trees[MAX_TREES];
     int next_tree;
     double *injection; /* per rank x class, NAN until computed */
@@ -251,11 +255,16 @@ cs_topo_routes_init(CsTopo *topo)
     rs->path = g_array_new(FALSE, FALSE, sizeof(int));
     rs->is_rank = g_new0(gboolean, MAX(n_dev, 1));
     rs->rank_local = g_new(int, MAX(topo->n_ranks, 1));
-    g_autofree int *seen = g_new0(int, MAX(topo->n_nodes, 1));
+    rs->node_rank_start = g_new0(int, topo->n_nodes + 1);
+    rs->node_ranks = g_new(int, MAX(topo->n_ranks, 1));
     for (int r = 0; r < topo->n_ranks; r++) {
         rs->is_rank[topo->rank_device[r]] = TRUE;
-        rs->rank_local[r] = seen[topo->rank_node[r]]++;
+        rs->rank_local[r] = rs->node_rank_start[topo->rank_node[r] + 1]++;
     }
+    for (int n = 0; n < topo->n_nodes; n++)
+        rs->node_rank_start[n + 1] += rs->node_rank_start[n];
+    for (int r = 0; r < topo->n_ranks; r++)
+        rs->node_ranks[rs->node_rank_start[topo->rank_node[r]] + rs->rank_local[r]] = r;
     for (int k = 0; k < 2; k++) {
         rs->plans[k] = g_new0(ExitPlan, MAX(topo->n_ranks, 1));
         rs->node_planned[k] = g_new0(gboolean, MAX(topo->n_nodes, 1));
@@ -264,6 +273,21 @@ cs_topo_routes_init(CsTopo *topo)
     for (int d = 0; d < n_dev; d++)
         rs->fabric_index[d] = node_of(topo, d) < 0 ? rs->n_fabric++ : -1;
     rs->domain = find_domains(topo, rs->fabric_index, rs->n_fabric);
+    rs->fabric_start = g_new0(int, rs->n_fabric + 1);
+    for (guint i = 0; i < topo->links->len; i++) {
+        const CsLink *l = link_at(topo, (int)i);
+        if (rs->fabric_index[l->src] >= 0 && rs->fabric_index[l->dst] >= 0)
+            rs->fabric_start[rs->fabric_index[l->src] + 1]++;
+    }
+    for (int f = 0; f < rs->n_fabric; f++)
+        rs->fabric_start[f + 1] += rs->fabric_start[f];
+    rs->fabric_links = g_new(int, MAX(rs->fabric_start[rs->n_fabric], 1));
+    g_autofree int *fill = g_memdup2(rs->fabric_start, sizeof(int) * (gsize)(rs->n_fabric + 1));
+    for (guint i = 0; i < topo->links->len; i++) {
+        const CsLink *l = link_at(topo, (int)i);
+        if (rs->fabric_index[l->src] >= 0 && rs->fabric_index[l->dst] >= 0)
+            rs->fabric_links[fill[rs->fabric_index[l->src]]++] = (int)i;
+    }
     rs->injection = g_new(double, (gsize)MAX(topo->n_ranks, 1) * CS_N_LINK_CLASSES);
     for (gsize i = 0; i < (gsize)MAX(topo->n_ranks, 1) * CS_N_LINK_CLASSES; i++)
         rs->injection[i] = NAN;
@@ -288,6 +312,8 @@ cs_topo_routes_free(CsTopo *topo)
     g_array_unref(rs->path);
     g_free(rs->is_rank);
     g_free(rs->rank_local);
+    g_free(rs->node_rank_start);
+    g_free(rs->node_ranks);
     for (int k = 0; k < 2; k++) {
         for (int r = 0; r < topo->n_ranks; r++)
             g_free(rs->plans[k][r].exits);
@@ -296,6 +322,8 @@ cs_topo_routes_free(CsTopo *topo)
     }
     g_free(rs->domain);
     g_free(rs->fabric_index);
+    g_free(rs->fabric_start);
+    g_free(rs->fabric_links);
     for (int i = 0; i < MAX_TREES; i++)
         tree_free(rs->trees[i]);
     g_free(rs->injection);
@@ -455,12 +483,10 @@ plan_node(const CsTopo *topo, CsRouteState *rs, int node, int kind)
     }
     if (exits->len == 0)
         return;
-    g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int));
-    for (int r = 0; r < topo->n_ranks; r++)
-        if (topo->rank_node[r] == node)
-            g_array_append_val(ranks, r);
-    for (guint i = 0; i < ranks->len; i++) {
-        int r = g_array_index(ranks, int, i);
+    const int *ranks = &rs->node_ranks[rs->node_rank_start[node]];
+    const int n_ranks = rs->node_rank_start[node + 1] - rs->node_rank_start[node];
+    for (int i = 0; i < n_ranks; i++) {
+        int r = ranks[i];
         ExitPlan *p = &rs->plans[kind][r];
         double best_w = 0.0;
         int best_hops = G_MAXINT;
@@ -486,13 +512,13 @@ plan_node(const CsTopo *topo, CsRouteState *rs, int node, int kind)
             p->exits[p->n_exits++] = d;
         }
     }
-    for (guint i = 0; i < ranks->len; i++) {
-        ExitPlan *p = &rs->plans[kind][g_array_index(ranks, int, i)];
+    for (int i = 0; i < n_ranks; i++) {
+        ExitPlan *p = &rs->plans[kind][ranks[i]];
         if (p->n_exits == 0)
             continue;
         p->sharing = 0;
-        for (guint j = 0; j < ranks->len; j++) {
-            const ExitPlan *q = &rs->plans[kind][g_array_index(ranks, int, j)];
+        for (int j = 0; j < n_ranks; j++) {
+            const ExitPlan *q = &rs->plans[kind][ranks[j]];
             for (int x = 0; x < q->n_exits; x++)
                 if (q->exits[x] == p->exits[0]) {
                     p->sharing++;
@@ -500,7 +526,7 @@ plan_node(const CsTopo *topo, CsRouteState *rs, int node, int kind)
                 }
         }
         p->per_gpu = (p->n_exits + p->sharing - 1) / p->sharing;
-        int start = rs->rank_local[g_array_index(ranks, int, i)] % p->sharing;
+        int start = rs->rank_local[ranks[i]] % p->sharing;
         if ((p->n_exits & (p->n_exits - 1)) == 0)
             start = mirror_bits(start, p->n_exits);
         p->first = start;
@@ -554,12 +580,11 @@ fabric_tree(const CsTopo *topo, CsRouteState *rs, int root)
         g_array_set_size(next, 0);
         for (guint f = 0; f < front->len; f++) {
             int u = g_array_index(front, int, f);
-            for (int k = topo->out_start[u]; k < topo->out_start[u + 1]; k++) {
-                int li = topo->out_links[k];
+            int fu = rs->fabric_index[u];
+            for (int k = rs->fabric_start[fu]; k < rs->fabric_start[fu + 1]; k++) {
+                int li = rs->fabric_links[k];
                 const CsLink *l = link_at(topo, li);
                 int v = rs->fabric_index[l->dst];
-                if (v < 0)
-                    continue;
                 float w = MIN(t->best[rs->fabric_index[u]], (float)l->bw_Bps);
                 if (t->dist[v] == G_MAXUINT16) {
                     t->dist[v] = (guint16)(depth + 1);
