@@ -95,24 +95,11 @@ collnet_chain_build(const CsAlgoArgs *args, GError **error)
     g_autoptr(CsNodeGroups) nodes = NULL;
     g_autoptr(CsStepSink) sink = NULL;
     g_autofree int *rail = NULL;
-    const char *why = NULL;
     CsSchedule *sched;
     gint64 chunk_el;
     int n, l, heads;
 
-    if (args->proto != CS_PROTO_SIMPLE) {
-        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
-                    "CollNet Chain runs only with the Simple protocol (NCCL 2.28 tuning.cc), "
-                    "not %s",
-                    cs_proto_name(args->proto));
-        return NULL;
-    }
-    if (!cs_collnet_supports(args->topo, p, &why)) {
-        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED, "CollNet Chain: %s",
-                    why);
-        return NULL;
-    }
-    nodes = cs_node_groups_new(args->topo, p, error);
+    nodes = cs_collnet_nodes(args->topo, p, args->proto, "CollNet Chain", error);
     if (nodes == NULL)
         return NULL;
     n = nodes->n_groups;

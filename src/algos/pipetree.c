@@ -791,6 +791,24 @@ cs_collnet_supports(const CsTopo *topo, int nranks, const char **why)
     return TRUE;
 }
 
+CsNodeGroups *
+cs_collnet_nodes(const CsTopo *topo, int nranks, CsProto proto, const char *label, GError **error)
+{
+    const char *why = NULL;
+
+    if (proto != CS_PROTO_SIMPLE) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED,
+                    "%s runs only with the Simple protocol (NCCL 2.28 tuning.cc), not %s", label,
+                    cs_proto_name(proto));
+        return NULL;
+    }
+    if (!cs_collnet_supports(topo, nranks, &why)) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED, "%s: %s", label, why);
+        return NULL;
+    }
+    return cs_node_groups_new(topo, nranks, error);
+}
+
 int
 cs_collnet_heads(const CsTopo *topo, const CsNodeGroups *nodes)
 {

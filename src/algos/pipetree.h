@@ -217,6 +217,11 @@ void cs_pipetree_sharp_allreduce(CsStepSink *sink, int channel, const int *m, in
  * (nullable): a SHARP switch, two nodes or more of equal rank counts, at most
  * CS_COLLNET_MAX_LOCAL ranks and at least one NIC per node. On FALSE sets @why (static). */
 gboolean cs_collnet_supports(const CsTopo *topo, int nranks, const char **why);
+/* What CollNet Direct and Chain (named @label in messages) both check before building: Simple,
+ * cs_collnet_supports(); then the node groups of the first @nranks ranks (transfer full), or
+ * NULL with @error. */
+CsNodeGroups *cs_collnet_nodes(const CsTopo *topo, int nranks, CsProto proto, const char *label,
+                               GError **error);
 /* The CollNet heads of each of @nodes' nodes on @topo: one per NIC of its first node (NCCL's
  * connectCollNet), at most its rank count. */
 int cs_collnet_heads(const CsTopo *topo, const CsNodeGroups *nodes);

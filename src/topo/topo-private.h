@@ -82,6 +82,8 @@ struct _CsTopo {
 CsTopo *cs_topo_new_empty(const char *name, const char *path);
 /* A copy of @topo's devices, links, rank order, transport and overrides, to finish. */
 CsTopo *cs_topo_copy_unfinished(const CsTopo *topo);
+/* cs_topo_finish() on such a copy, which cannot fail. (transfer full: @copy) */
+CsTopo *cs_topo_finish_copy(CsTopo *copy);
 /* Appends a device (name and model copied); returns its index, or -1 if the name is taken. */
 int cs_topo_add_device(CsTopo *topo, const CsDevice *device, const CsDeviceOrigin *origin);
 void cs_topo_add_link(CsTopo *topo, const CsLink *link);

@@ -1253,10 +1253,13 @@ cs_topo_copy_unfinished(const CsTopo *topo)
     return copy;
 }
 
-/* Finishes a copy: same devices, connectivity and rank map as a loaded topology, so it
- * cannot fail. */
-static CsTopo *
-finish_copy(CsTopo *copy)
+/**
+ * cs_topo_finish_copy:
+ * Finishes a copy: same devices and connectivity as a loaded topology, and ranks on nodes
+ * numbered from 0, so it cannot fail.
+ */
+CsTopo *
+cs_topo_finish_copy(CsTopo *copy)
 {
     CsJsonCtx ctx
         = { .origin = copy->name, .domain = CS_TOPO_ERROR, .code = CS_TOPO_ERROR_INVALID };
@@ -1330,7 +1333,7 @@ cs_topo_adjust(const CsTopo *topo, const CsTopoAdjust *adjust)
         for (int c = 0; c < CS_N_LINK_CLASSES; c++)
             if (adjust->hop_latency_s[p][c] >= 0.0)
                 copy->hop_latency_s[p][c] = adjust->hop_latency_s[p][c];
-    return finish_copy(copy);
+    return cs_topo_finish_copy(copy);
 }
 
 /**
@@ -1365,7 +1368,7 @@ cs_topo_copy_with(const CsTopo *topo, CsLinkKind link_kind, double alpha_s, doub
         if (lane_bw_Bps > 0.0)
             l->bw_Bps = l->count * lane_bw_Bps;
     }
-    return finish_copy(copy);
+    return cs_topo_finish_copy(copy);
 }
 
 static char *
