@@ -392,6 +392,32 @@ data_trace(const char *name)
     return trace;
 }
 
+static void
+test_unpredicted_row(void)
+{
+    g_autofree char *topo_path
+        = g_test_build_filename(G_TEST_DIST, "data", "cli-errors", "slow-links.json", NULL);
+    g_autoptr(GError) load_error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load(topo_path, &load_error);
+    g_assert_no_error(load_error);
+    g_autoptr(CsTrace) trace = data_trace("unpredictable-row.txt");
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("A row collsim cannot predict (8 TiB on 1 MB/s links outruns the clock) is "
+                   "said with its line and why; the other rows still come out");
+    CsValidateReport *r = cs_validate_trace(topo, trace, &options, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(r->rows->len, ==, 1);
+    g_assert_cmpuint(r->unpredicted->len, ==, 1);
+    const char *why = g_ptr_array_index(r->unpredicted, 0);
+    g_assert_nonnull(strstr(why, "unpredictable-row.txt:11: "));
+    g_assert_nonnull(strstr(why, "longer than collsim's clock counts"));
+    g_assert_cmpint(g_array_index(r->rows, CsValidateRow, 0).size_bytes, ==, 1024);
+    cs_validate_report_free(r);
+}
+
 /* An all-reduce trace of 8 ranks with @headers (Rank lines, a nodes header), rows at 1 MiB and
  * 256 MiB. */
 static CsTrace *
@@ -680,6 +706,7 @@ main(int argc, char **argv)
     g_test_add_func("/validate/pick/within-nccl-algo", test_pick_within_nccl_algo);
     g_test_add_func("/validate/pick/no-nccl-model", test_pick_no_nccl_model);
     g_test_add_func("/validate/pick/nvls-disabled", test_pick_nvls_disabled);
+    g_test_add_func("/validate/unpredicted-row", test_unpredicted_row);
     g_test_add_func("/validate/masks", test_masks);
     g_test_add_func("/validate/gpu-mismatch", test_gpu_mismatch);
     g_test_add_func("/validate/repeated-sizes", test_repeated_sizes);

@@ -740,6 +740,7 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
     report->nranks = nranks;
     report->rows = g_array_new(FALSE, TRUE, sizeof(CsValidateRow));
     report->warnings = g_ptr_array_new_with_free_func(g_free);
+    report->unpredicted = g_ptr_array_new_with_free_func(g_free);
 
     /* The GPUs the ranks ran on: a topology of just those when they are not its first ones. */
     report->topo_ranks = g_new(int, nranks);
@@ -849,14 +850,22 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         }
         if (cs_op_has_root(op) && row->root >= 0)
             opts.root = row->root;
+        /* A row collsim cannot predict (a schedule too large to hold, say) is said, and
+         * the others still come out. */
         CsValidateRow v;
-        if (!validate_row(topo, op, row, &setup, &opts, &v, error)) {
-            g_prefix_error(error, "%s:%d: ", origin, row->line);
-            return NULL;
+        if (!validate_row(topo, op, row, &setup, &opts, &v, &local)) {
+            g_ptr_array_add(report->unpredicted,
+                            g_strdup_printf("%s:%d: %s", origin, row->line, local->message));
+            continue;
         }
         if (nccl_model != NULL)
             nccl_row(nccl_model, op, nranks, algo_mask, proto_mask, &v);
         g_array_append_val(report->rows, v);
+    }
+    if (report->rows->len == 0 && report->unpredicted->len > 0) {
+        g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY, "%s",
+                    (const char *)g_ptr_array_index(report->unpredicted, 0));
+        return NULL;
     }
     if (report->rows->len == 0) {
         g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY,
@@ -915,6 +924,8 @@ cs_validate_report_free(CsValidateReport *report)
     g_free(report->topo_ranks);
     if (report->warnings != NULL)
         g_ptr_array_unref(report->warnings);
+    if (report->unpredicted != NULL)
+        g_ptr_array_unref(report->unpredicted);
     g_free(report->nccl_model);
     g_free(report->nccl_note);
     if (report->rows != NULL)

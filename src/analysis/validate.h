@@ -71,6 +71,7 @@ typedef struct {
     gboolean placement_said;     /* worth printing: fewer ranks than the topology, or moved */
     int *topo_ranks;             /* nranks entries: the topology rank each trace rank ran on */
     GPtrArray *warnings;         /* char *: what a reader must know (unknown GPU models) */
+    GPtrArray *unpredicted;      /* char *: rows collsim could not predict, each with why */
     char *nccl_model;            /* (nullable) "NCCL 2.28's cost model" when held beside */
     char *nccl_note;             /* (nullable) why it has no rows (no model for the op) */
     GArray *rows;                /* CsValidateRow */

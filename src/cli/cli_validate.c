@@ -38,6 +38,8 @@ print_report(const CsValidateReport *r, const CsTopo *topo)
         printf("#   not stated in the trace: %s\n", r->inferred);
     for (guint i = 0; i < r->warnings->len; i++)
         printf("#   warning: %s\n", (const char *)g_ptr_array_index(r->warnings, i));
+    for (guint i = 0; i < r->unpredicted->len; i++)
+        printf("#   not predicted: %s\n", (const char *)g_ptr_array_index(r->unpredicted, i));
     if (r->gpu_mismatch != NULL)
         printf("#   warning: %s\n", r->gpu_mismatch);
     if (r->repeated_sizes != NULL)
@@ -132,6 +134,11 @@ report_json(const CsValidateReport *r)
         cJSON *w = cJSON_AddArrayToObject(o, "warnings");
         for (guint i = 0; i < r->warnings->len; i++)
             cJSON_AddItemToArray(w, cJSON_CreateString(g_ptr_array_index(r->warnings, i)));
+    }
+    if (r->unpredicted->len > 0) {
+        cJSON *u = cJSON_AddArrayToObject(o, "not_predicted");
+        for (guint i = 0; i < r->unpredicted->len; i++)
+            cJSON_AddItemToArray(u, cJSON_CreateString(g_ptr_array_index(r->unpredicted, i)));
     }
     if (r->inferred != NULL)
         cJSON_AddStringToObject(o, "inferred", r->inferred);
@@ -340,6 +347,9 @@ cs_cli_validate(int argc, char **argv, GError **error)
         for (guint w = 0; w < r->warnings->len; w++)
             g_printerr("%s: warning: %s: %s\n", argv[0], traces[i],
                        (const char *)g_ptr_array_index(r->warnings, w));
+        for (guint w = 0; w < r->unpredicted->len; w++)
+            g_printerr("%s: warning: not predicted: %s\n", argv[0],
+                       (const char *)g_ptr_array_index(r->unpredicted, w));
         g_ptr_array_add(reports, r);
     }
     g_autoptr(GArray) crossovers
