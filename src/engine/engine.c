@@ -1501,19 +1501,12 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
      * as NCCL fuses them into its transfers (copySend, recvCopySend: the schedules place them
      * off the critical path, beside a transfer the link bounds), so each keeps the full rate. */
     g_autofree gboolean *talks = g_new0(gboolean, e->n_ranks);
-    for (gint64 k = 0; k < e->n_steps; k++) {
-        const EStep *st = &e->steps[k];
-        const gint32 ends[]
-            = { st->does & DOES_SEND ? st->conn_out : -1, st->does & DOES_RECV ? st->conn_in : -1 };
-        for (gsize j = 0; j < G_N_ELEMENTS(ends); j++) {
-            const Conn *conn = ends[j] >= 0 ? &e->conns[ends[j]] : NULL;
-            if (conn == NULL)
-                continue;
-            const int src = cursor_rank(e, conn->src_cursor);
-            const int dst = cursor_rank(e, conn->dst_cursor);
-            if (src != dst)
-                talks[src] = talks[dst] = TRUE;
-        }
+    /* A connection exists only because a step sends or receives on it (conn_find()). */
+    for (int i = 0; i < e->n_conns; i++) {
+        const int src = cursor_rank(e, e->conns[i].src_cursor);
+        const int dst = cursor_rank(e, e->conns[i].dst_cursor);
+        if (src != dst)
+            talks[src] = talks[dst] = TRUE;
     }
     for (int id = 0; id < e->n_cursors; id++) {
         const Cursor *c = &e->cursors[id];
