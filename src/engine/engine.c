@@ -409,10 +409,14 @@ typedef struct {
     Multicast *mc;      /* per cursor when any_flags: its multicast in progress */
 
     CsEventHeap heap;
-    CsEvent *soon;      /* FIFO ring of events at the current time (see push()) */
-    gsize soon_head;    /* next to run */
-    gsize soon_n;       /* queued */
-    gsize soon_mask;    /* ring size - 1 */
+    CsEvent *soon;   /* FIFO ring of events at the current time (see push()) */
+    gsize soon_head; /* next to run */
+    gsize soon_n;    /* queued */
+    gsize soon_mask; /* ring size - 1, also of @later */
+    CsEvent *later;  /* FIFO ring of future events all at @later_t, in seq order */
+    gsize later_head;
+    gsize later_n;
+    CsTime later_t;     /* ps */
     CsTime now;         /* ps: time of the event being handled */
     gboolean unsettled; /* a flow started this instant has no end yet (read by settle models) */
     int eager_depth;    /* steps begun inside one another (step_finished) */
@@ -466,36 +470,84 @@ stamp_later(Stamp x, Stamp y)
     return y.t > x.t ? y : x;
 }
 
-/* Queues an event. One at the current time goes to a FIFO instead of the heap: it sorts
- * after every heap event of this time (those were pushed before this time began, so their
- * seq is smaller) and after earlier FIFO events, which is (time, seq) order without a sift. */
+/* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
+ * order: the current instant's in the FIFO @soon (an instant begins by moving its events
+ * there, begin_instant(), so one pushed now sorts after them all: its seq is the largest);
+ * a run of future events of one time in the FIFO @later (a collective's ranks in step push
+ * their next events for the same time, one after another: no sift for them); the rest in
+ * the heap. */
 static inline void
 push(Engine *e, CsTime t, gint32 cursor, EventKind kind)
 {
-    if (t == e->now) {
-        g_assert(e->soon_n <= e->soon_mask);
-        e->soon[(e->soon_head + e->soon_n++) & e->soon_mask]
-            = (CsEvent){ .time = t, .seq = e->heap.next_seq++, .cursor = cursor, .kind = kind };
+    if (t != e->now && e->later_n > 0 && t != e->later_t) {
+        heap_push(&e->heap, t, cursor, kind);
         return;
     }
-    heap_push(&e->heap, t, cursor, kind);
+
+    CsEvent ev = { .time = t, .seq = e->heap.next_seq++, .cursor = cursor, .kind = kind };
+    if (t == e->now) {
+        g_assert(e->soon_n <= e->soon_mask);
+        e->soon[(e->soon_head + e->soon_n++) & e->soon_mask] = ev;
+        return;
+    }
+    g_assert(e->later_n <= e->soon_mask);
+    e->later_t = t;
+    e->later[(e->later_head + e->later_n++) & e->soon_mask] = ev;
 }
 
-/* The next event in (time, seq) order into @ev: the heap's if it is due now, else the
- * FIFO's, else the heap's. FALSE when both are empty. */
+/* The time of the earliest event after the current instant's, CS_TIME_NEVER if none. */
+static inline CsTime
+next_time(Engine *e)
+{
+    heap_settle(&e->heap);
+    CsTime t = e->heap.n > 0 ? e->heap.ev[0].time : CS_TIME_NEVER;
+    return e->later_n > 0 ? MIN(t, e->later_t) : t;
+}
+
+/* Makes @t the current time and moves its events from the heap and @later into @soon,
+ * merged by seq (next_time() must be no earlier than @t and @soon empty). */
+static inline void
+begin_instant(Engine *e, CsTime t)
+{
+    CsEventHeap *heap = &e->heap;
+
+    e->now = t;
+    heap_settle(heap);
+    for (;;) {
+        gboolean from_heap = heap->n > 0 && heap->ev[0].time == t;
+        gboolean from_later = e->later_n > 0 && e->later_t == t;
+        if (from_heap && from_later)
+            from_heap = heap->ev[0].seq < e->later[e->later_head].seq;
+        else if (!from_later && !from_heap)
+            break;
+        g_assert(e->soon_n <= e->soon_mask);
+        CsEvent *to = &e->soon[(e->soon_head + e->soon_n++) & e->soon_mask];
+        if (from_heap) {
+            *to = heap->ev[0];
+            heap->hole = TRUE;
+            heap_settle(heap);
+        }
+        else {
+            *to = e->later[e->later_head];
+            e->later_head = (e->later_head + 1) & e->soon_mask;
+            e->later_n--;
+        }
+    }
+}
+
+/* The next event in (time, seq) order into @ev; FALSE when none is left. */
 static inline gboolean
 next_event(Engine *e, CsEvent *ev)
 {
-    heap_settle(&e->heap);
-    if (e->soon_n > 0 && (e->heap.n == 0 || e->heap.ev[0].time != e->now)) {
-        *ev = e->soon[e->soon_head];
-        e->soon_head = (e->soon_head + 1) & e->soon_mask;
-        e->soon_n--;
-        return TRUE;
+    if (e->soon_n == 0) {
+        CsTime t = next_time(e);
+        if (t == CS_TIME_NEVER)
+            return FALSE;
+        begin_instant(e, t);
     }
-    if (!heap_take(&e->heap, ev))
-        return FALSE;
-    e->now = ev->time;
+    *ev = e->soon[e->soon_head];
+    e->soon_head = (e->soon_head + 1) & e->soon_mask;
+    e->soon_n--;
     return TRUE;
 }
 
@@ -1169,6 +1221,7 @@ engine_clear(Engine *e)
     g_free(e->mc);
     cs_event_heap_clear(&e->heap);
     g_free(e->soon);
+    g_free(e->later);
 }
 
 /* Checks a step's fields against the schedule's shape. */
@@ -1596,8 +1649,7 @@ run_loop(Engine *e)
     for (;;) {
         if (settling && e->unsettled) {
             /* The flows of this instant are all known once no event of it is left. */
-            heap_settle(&e->heap);
-            if (e->soon_n == 0 && (e->heap.n == 0 || e->heap.ev[0].time > e->now)) {
+            if (e->soon_n == 0 && next_time(e) > e->now) {
                 e->unsettled = FALSE;
                 e->model->settle(e->net, flow_done, e);
                 continue;
@@ -1606,12 +1658,14 @@ run_loop(Engine *e)
         if (deferring) {
             /* A flow ending now or before the next event goes first. */
             CsTime tm = e->model->next_event_time(e->net);
-            heap_settle(&e->heap);
-            CsTime next
-                = e->soon_n > 0 ? e->now : (e->heap.n > 0 ? e->heap.ev[0].time : CS_TIME_NEVER);
+            CsTime next = e->soon_n > 0 ? e->now : next_time(e);
             if (tm != CS_TIME_NEVER && tm <= next) {
                 e->n_events++;
-                e->now = tm;
+                /* Events already due at @tm run before those the flows' ends queue. */
+                if (e->soon_n == 0)
+                    begin_instant(e, tm);
+                else
+                    e->now = tm;
                 e->model->advance(e->net, tm, flow_done, e);
                 continue;
             }
@@ -1707,6 +1761,7 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     while (e.soon_mask < 2 * (gsize)e.n_cursors)
         e.soon_mask *= 2;
     e.soon = g_new(CsEvent, e.soon_mask);
+    e.later = g_new(CsEvent, e.soon_mask);
     e.soon_mask -= 1;
     e.now = -1;
     for (int i = 0; i < e.n_cursors; i++) {
