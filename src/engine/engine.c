@@ -85,7 +85,8 @@
  *   wire bytes are the data over that share.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
  * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
- *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
+ *   overhead, protocol fraction, hop latency, slot-return latency or per-channel cap (a
+ *   link is one resource at its bandwidth B, a bond of NVLinks too); a send occupies its
  *   sender until the message has arrived (every message costs its sender alpha + n beta);
  *   forwarding and reductions start after the last byte arrived (alpha-beta-gamma as in
  *   Thakur, Rabenseifner and Gropp 2005); copies are free. The engine then reproduces the
@@ -1633,7 +1634,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
         max_hops += 2;
     }
-    e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops);
+    e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops,
+                              e->textbook);
     return TRUE;
 }
 

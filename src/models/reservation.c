@@ -94,7 +94,7 @@ lanes_replace_first(CsTime *h, int n, int *head, CsTime t)
 }
 
 static CsNetState *
-reservation_create(const CsTopo *topo, int max_flows, int max_hops)
+reservation_create(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_links)
 {
     CsNetState *s = g_new0(CsNetState, 1);
     int n_lanes = 0;
@@ -111,7 +111,7 @@ reservation_create(const CsTopo *topo, int max_flows, int max_hops)
         s->first_lane[i] = n_lanes;
         /* NVLink-class bonds are separate links a channel uses one at a time; PCIe lanes and
          * network ports stripe every transfer over all of them. */
-        gboolean bonded = cs_link_kind_class(l->kind) == CS_LINK_CLASS_NVLINK;
+        gboolean bonded = !whole_links && cs_link_kind_class(l->kind) == CS_LINK_CLASS_NVLINK;
         s->n_lanes[i] = bonded ? MAX(l->count, 1) : 1;
         s->lane_Bps[i] = l->bw_Bps / s->n_lanes[i];
         n_lanes += s->n_lanes[i];
