@@ -96,8 +96,9 @@
  * chain that produced it (a Stamp); a max() keeps the parts of the winner, so the finish of
  * the last rank says how its time splits. Overhead is the rest.
  *
- * Cost: events live in one flat binary heap keyed by (time, seq), at most one per cursor
- * (events due at the current time wait in a FIFO, which is the same order without a sift);
+ * Cost: events are ordered by (time, seq), at most one per cursor: those of the current
+ * instant wait in a FIFO, a run of future events of one time in a second FIFO (ranks in step
+ * push their next events for the same time), the rest in one flat binary heap (see push());
  * each cursor's steps are copied once into a compact array in walking order; messages live
  * in a ring of at most 8 slots per connection. Everything is sized from the schedule before
  * the loop: nothing is allocated per event. */
