@@ -380,6 +380,17 @@ typedef struct {
     Stamp finish;
 } RankInfo;
 
+/* How many future times get a FIFO of their own (see push()). */
+#define N_RUNS 4
+
+/* A FIFO ring of future events all at @t, in seq order. */
+typedef struct {
+    CsEvent *ev;
+    gsize head;
+    gsize n;
+    CsTime t; /* ps */
+} Run;
+
 typedef struct {
     const CsSchedule *sched;
     const CsTopo *topo;
@@ -411,14 +422,11 @@ typedef struct {
     Multicast *mc;      /* per cursor when any_flags: its multicast in progress */
 
     CsEventHeap heap;
-    CsEvent *soon;   /* FIFO ring of events at the current time (see push()) */
-    gsize soon_head; /* next to run */
-    gsize soon_n;    /* queued */
-    gsize soon_mask; /* ring size - 1, also of @later */
-    CsEvent *later;  /* FIFO ring of future events all at @later_t, in seq order */
-    gsize later_head;
-    gsize later_n;
-    CsTime later_t;     /* ps */
+    CsEvent *soon;      /* FIFO ring of events at the current time (see push()) */
+    gsize soon_head;    /* next to run */
+    gsize soon_n;       /* queued */
+    gsize soon_mask;    /* ring size - 1, also of each run's */
+    Run runs[N_RUNS];   /* runs of future events, each of one time, in seq order */
     CsTime now;         /* ps: time of the event being handled */
     gboolean unsettled; /* a flow started this instant has no end yet (read by settle models) */
     int eager_depth;    /* steps begun inside one another (step_finished) */
@@ -481,20 +489,36 @@ stamp_later(Stamp x, Stamp y)
 static inline void
 push(Engine *e, CsTime t, gint32 cursor, EventKind kind)
 {
-    if (t != e->now && e->later_n > 0 && t != e->later_t) {
-        heap_push(&e->heap, t, cursor, kind);
-        return;
+    Run *run = NULL;
+
+    if (t != e->now) {
+        Run *empty = NULL;
+        for (int k = 0; k < N_RUNS; k++) {
+            Run *r = &e->runs[k];
+            if (r->n > 0 && r->t == t) {
+                run = r;
+                break;
+            }
+            if (r->n == 0 && empty == NULL)
+                empty = r;
+        }
+        if (run == NULL)
+            run = empty;
+        if (run == NULL) {
+            heap_push(&e->heap, t, cursor, kind);
+            return;
+        }
     }
 
     CsEvent ev = { .time = t, .seq = e->heap.next_seq++, .cursor = cursor, .kind = kind };
-    if (t == e->now) {
+    if (run == NULL) {
         g_assert(e->soon_n <= e->soon_mask);
         e->soon[(e->soon_head + e->soon_n++) & e->soon_mask] = ev;
         return;
     }
-    g_assert(e->later_n <= e->soon_mask);
-    e->later_t = t;
-    e->later[(e->later_head + e->later_n++) & e->soon_mask] = ev;
+    g_assert(run->n <= e->soon_mask);
+    run->t = t;
+    run->ev[(run->head + run->n++) & e->soon_mask] = ev;
 }
 
 /* The time of the earliest event after the current instant's, CS_TIME_NEVER if none. */
@@ -503,24 +527,32 @@ next_time(Engine *e)
 {
     heap_settle(&e->heap);
     CsTime t = e->heap.n > 0 ? e->heap.ev[0].time : CS_TIME_NEVER;
-    return e->later_n > 0 ? MIN(t, e->later_t) : t;
+    for (int k = 0; k < N_RUNS; k++)
+        if (e->runs[k].n > 0)
+            t = MIN(t, e->runs[k].t);
+    return t;
 }
 
-/* Makes @t the current time and moves its events from the heap and @later into @soon,
- * merged by seq (next_time() must be no earlier than @t and @soon empty). */
+/* Makes @t the current time and moves its events from the heap and its run (one run at
+ * most has a time) into @soon, merged by seq (next_time() must be no earlier than @t and
+ * @soon empty). */
 static inline void
 begin_instant(Engine *e, CsTime t)
 {
     CsEventHeap *heap = &e->heap;
+    Run *run = NULL;
 
     e->now = t;
+    for (int k = 0; k < N_RUNS && run == NULL; k++)
+        if (e->runs[k].n > 0 && e->runs[k].t == t)
+            run = &e->runs[k];
     heap_settle(heap);
     for (;;) {
         gboolean from_heap = heap->n > 0 && heap->ev[0].time == t;
-        gboolean from_later = e->later_n > 0 && e->later_t == t;
-        if (from_heap && from_later)
-            from_heap = heap->ev[0].seq < e->later[e->later_head].seq;
-        else if (!from_later && !from_heap)
+        gboolean from_run = run != NULL && run->n > 0;
+        if (from_heap && from_run)
+            from_heap = heap->ev[0].seq < run->ev[run->head].seq;
+        else if (!from_run && !from_heap)
             break;
         g_assert(e->soon_n <= e->soon_mask);
         CsEvent *to = &e->soon[(e->soon_head + e->soon_n++) & e->soon_mask];
@@ -530,9 +562,9 @@ begin_instant(Engine *e, CsTime t)
             heap_settle(heap);
         }
         else {
-            *to = e->later[e->later_head];
-            e->later_head = (e->later_head + 1) & e->soon_mask;
-            e->later_n--;
+            *to = run->ev[run->head];
+            run->head = (run->head + 1) & e->soon_mask;
+            run->n--;
         }
     }
 }
@@ -1223,7 +1255,8 @@ engine_clear(Engine *e)
     g_free(e->mc);
     cs_event_heap_clear(&e->heap);
     g_free(e->soon);
-    g_free(e->later);
+    for (int k = 0; k < N_RUNS; k++)
+        g_free(e->runs[k].ev);
 }
 
 /* Checks a step's fields against the schedule's shape. */
@@ -1764,7 +1797,8 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     while (e.soon_mask < 2 * (gsize)e.n_cursors)
         e.soon_mask *= 2;
     e.soon = g_new(CsEvent, e.soon_mask);
-    e.later = g_new(CsEvent, e.soon_mask);
+    for (int k = 0; k < N_RUNS; k++)
+        e.runs[k].ev = g_new(CsEvent, e.soon_mask);
     e.soon_mask -= 1;
     e.now = -1;
     for (int i = 0; i < e.n_cursors; i++) {
