@@ -97,8 +97,8 @@
  * the last rank says how its time splits. Overhead is the rest.
  *
  * Cost: events are ordered by (time, seq), at most one per cursor: those of the current
- * instant wait in a FIFO, a run of future events of one time in a second FIFO (ranks in step
- * push their next events for the same time), the rest in one flat binary heap (see push());
+ * instant wait in a FIFO, the events of a few future times in a FIFO per time (ranks in step
+ * push their next events for the same times), the rest in one flat binary heap (see push());
  * each cursor's steps are copied once into a compact array in walking order; messages live
  * in a ring of at most 8 slots per connection. Everything is sized from the schedule before
  * the loop: nothing is allocated per event. */
@@ -483,9 +483,9 @@ stamp_later(Stamp x, Stamp y)
 /* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
  * order: the current instant's in the FIFO @soon (an instant begins by moving its events
  * there, begin_instant(), so one pushed now sorts after them all: its seq is the largest);
- * a run of future events of one time in the FIFO @later (a collective's ranks in step push
- * their next events for the same time, one after another: no sift for them); the rest in
- * the heap. */
+ * the events of up to N_RUNS future times each in a FIFO run of their own (a collective's
+ * ranks in step push their next events for the same few times, one after another: no sift
+ * for them); the rest in the heap. */
 static inline void
 push(Engine *e, CsTime t, gint32 cursor, EventKind kind)
 {
