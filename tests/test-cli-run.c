@@ -299,6 +299,39 @@ predicted_time_us(const char *out)
     return g_ascii_strtod(p + strlen("Predicted time: "), NULL);
 }
 
+/* --textbook: explain's engine figure is its closed form's, and run prints the same time. */
+static void
+test_textbook(void)
+{
+    g_test_summary("--textbook runs Hockney's machine: a ring all-reduce of 1 GiB on a DGX H100 "
+                   "takes the closed form's 2(P-1) alpha + 2(P-1)/P n/B + (P-1)/P n gamma in "
+                   "explain, and run prints the same time and names the model.");
+    const char *const explain[]
+        = { "explain", "--topo", "dgx-h100x8", "--op",       "allreduce", "--algo",
+            "ring",    "--size", "1G",         "--textbook", NULL };
+    g_auto(CsTestRun) e = cs_test_run_collsim(NULL, explain);
+    g_assert_cmpint(e.status, ==, 0);
+    g_assert_cmpstr(e.err, ==, "");
+    const char *form = strstr(e.out, "  T = ");
+    g_assert_nonnull(form);
+    double closed_us = g_ascii_strtod(form + strlen("  T = "), NULL);
+    double engine_us = predicted_time_us(e.out);
+    /* Both printed to the nanosecond; the engine rounds each of 14 hops to a picosecond. */
+    g_assert_cmpfloat(fabs(engine_us - closed_us), <=, 0.0015);
+    g_assert_nonnull(strstr(e.out, "the engine predicts"));
+    g_assert_nonnull(strstr(e.out, "(1.00x)"));
+
+    const char *const run[] = { "--topo", "dgx-h100x8", "--op", "allreduce", "--algo",     "ring",
+                                "-b",     "1G",         "-e",   "1G",        "--textbook", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, run);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_nonnull(strstr(r.out, "# model: reservation, textbook (Hockney"));
+    /* The winners table after the block gives the time to the nanosecond. */
+    g_autofree char *want = g_strdup_printf(" %.3f ", engine_us);
+    g_assert_nonnull(strstr(r.out, want));
+}
+
 /* Orders (pid, tid, start, end) spans by thread, then start. */
 static gint
 compare_spans(gconstpointer a, gconstpointer b)
@@ -608,6 +641,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/explain/timeline", test_explain_timeline);
     g_test_add_func("/cli-run/explain/timeline-p2p", test_explain_timeline_p2p);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
+    g_test_add_func("/cli-run/textbook", test_textbook);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
     g_test_add_func("/cli-run/help", test_help);

@@ -91,6 +91,68 @@ test_closed_form(gconstpointer data)
     }
 }
 
+/* ---- Textbook mode at scale and on NVLink bonds ---- */
+
+/* Ring all-reduce of @n bytes (float) with the registry's ring in textbook mode, on @topo's
+ * ranks under @model; returns the predicted time in seconds. */
+static double
+textbook_ring_allreduce(const CsTopo *topo, const char *model, gint64 n)
+{
+    CsPredictOptions opt;
+    CsPrediction pred;
+    g_autoptr(GError) error = NULL;
+
+    cs_predict_options_init(&opt);
+    opt.engine.textbook = TRUE;
+    opt.engine.net_model = model;
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, n, cs_algo_lookup("ring", NULL),
+                                 CS_PROTO_SIMPLE, &opt, &pred, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(pred.result.overhead, ==, 0);
+    g_assert_cmpint(pred.n_channels, ==, 1);
+    g_assert_false(pred.extrapolated);
+    return cs_time_to_s(pred.result.time);
+}
+
+static void
+test_textbook_star(gconstpointer data)
+{
+    const char *model = data;
+    const int p = 256;
+    /* alpha 1 us and B 1 GB/s GPU to GPU (two 0.5 us links through the hub), gamma 1/4 GB/s;
+     * 1 GiB in blocks of 4 MiB: every term is a whole number of picoseconds. */
+    g_autoptr(CsTopo) topo
+        = cs_test_star(p, "nvswitch", "nvswitch", "0.5 us", "0 us", "0 us", NULL);
+    const gint64 n = (gint64)1 << 30;
+    double want = cs_alpha_beta_ring_allreduce(p, (double)n, 1e-6, 1e9, 1.0 / 4e9);
+    double got = textbook_ring_allreduce(topo, model, n);
+
+    g_test_summary("--textbook: ring all-reduce on a 256-rank star takes Hockney's 2(P-1) alpha "
+                   "+ 2(P-1)/P n/B + (P-1)/P n gamma, to a relative 1e-9.");
+    if (rel_error(got, want) >= 1e-9)
+        g_error("P=%d: %.12g s, closed form %.12g s", p, got, want);
+}
+
+static void
+test_textbook_bond(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x8");
+    const CsRoute *route = cs_topo_route(topo, 0, 1);
+    const CsGpuSpec *gpu = cs_topo_rank_gpu(topo, 0);
+    const gint64 n = (gint64)1 << 30;
+    double want = cs_alpha_beta_ring_allreduce(8, (double)n, route->alpha_s, route->bw_Bps,
+                                               1.0 / gpu->reduce_Bps);
+    double got = textbook_ring_allreduce(topo, model, n);
+
+    g_test_summary("--textbook on a DGX H100: a message crosses an 18-NVLink bond at the bond's "
+                   "bandwidth (Hockney's B), not one NVLink's, so the ring takes the closed "
+                   "form's time (1 ps per hop of rounding).");
+    /* The engine rounds each hop's alpha and serialization to a picosecond: 14 hops. */
+    if (fabs(got - want) > 14 * 2e-12)
+        g_error("%.12g s, closed form %.12g s (%.4gx)", got, want, got / want);
+}
+
 /* ---- The two models on an idle crossbar ---- */
 
 typedef struct {
@@ -1120,6 +1182,12 @@ main(int argc, char **argv)
                                   cs_op_name(form_cases[i].op));
             g_test_add_data_func(path, fr, test_closed_form);
         }
+    }
+    for (int m = 0; m < 2; m++) {
+        g_autofree char *star = g_strdup_printf("/predict/textbook/star-256/%s", models[m]);
+        g_autofree char *bond = g_strdup_printf("/predict/textbook/nvlink-bond/%s", models[m]);
+        g_test_add_data_func(star, models[m], test_textbook_star);
+        g_test_add_data_func(bond, models[m], test_textbook_bond);
     }
     for (gsize i = 0; i < G_N_ELEMENTS(agree_cases); i++) {
         g_autofree char *path = g_strdup_printf("/predict/models-agree/%s/%s", agree_cases[i].algo,

@@ -434,7 +434,7 @@ print_part(const char *name, const char *what, CsTime part, CsTime total)
  * algorithm takes), and gamma from rank 0's reduction speed. */
 static void
 print_closed_form(const CsTopo *topo, const CsAlgo *algo, CsOp op, int nranks, const CsOpSize *size,
-                  double engine_us)
+                  double engine_us, gboolean textbook)
 {
     const CsAlphaBetaForm *form = cs_alpha_beta_find(algo->name, op);
     if (form == NULL) {
@@ -462,8 +462,13 @@ print_closed_form(const CsTopo *topo, const CsAlgo *algo, CsOp op, int nranks, c
     printf(":\n");
     printf("  T = %.3f us; the engine predicts %.3f us (%.2fx).\n", t * 1e6, engine_us,
            t > 0.0 ? engine_us / (t * 1e6) : 0.0);
-    printf("  The closed form leaves out launch and per-step overhead, protocol latency and\n"
-           "  efficiency, chunking and channels, and contention on shared links.\n");
+    if (textbook)
+        printf("  Both are Hockney's machine (--textbook): they agree wherever every route has\n"
+               "  the alpha and B of GPU 0 -> GPU 1 and no link is shared.\n");
+    else
+        printf("  The closed form leaves out launch and per-step overhead, protocol latency and\n"
+               "  efficiency, chunking and channels, and contention on shared links (--textbook\n"
+               "  leaves them out of the engine too).\n");
 }
 
 /* ---- Entry point ---- */
@@ -483,6 +488,7 @@ typedef struct {
     int channels;
     int ngpus;
     gboolean any_algorithm;
+    gboolean textbook;
 } ExplainOptions;
 
 static void
@@ -532,6 +538,10 @@ cs_cli_explain(int argc, char **argv, GError **error)
           "Network model: reservation (default) or maxmin", "M" },
         { "any-algorithm", 0, 0, G_OPTION_ARG_NONE, &o.any_algorithm,
           "Without --algo, choose among every algorithm collsim knows, not only what NCCL runs",
+          NULL },
+        { "textbook", 0, 0, G_OPTION_ARG_NONE, &o.textbook,
+          "Hockney's cost model in the engine (see 'collsim run --help'): the closed form's "
+          "question",
           NULL },
         { "timeline", 0, 0, G_OPTION_ARG_FILENAME, &o.timeline,
           "Write the steps as Chrome trace events (chrome://tracing, Perfetto)", "FILE" },
@@ -624,6 +634,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
     cs_predict_options_init(&popts);
     popts.engine.net_model = model;
     popts.engine.gpus_per_thread = o.ngpus;
+    popts.engine.textbook = o.textbook;
     popts.dtype = dtype;
     popts.redop = redop;
     popts.root = cs_op_has_root(op) ? o.root : 0;
@@ -691,9 +702,12 @@ cs_cli_explain(int argc, char **argv, GError **error)
         printf(", root %d", popts.root);
     printf(") on %d rank%s of %s\n", nranks, nranks == 1 ? "" : "s", cs_topo_name(topo));
     printf("%s: %s\n", algo->name, algo->summary);
-    printf("Protocol %s, %d channel%s%s; %s model.\n\n", cs_proto_name((CsProto)proto),
+    printf("Protocol %s, %d channel%s%s; %s model%s.\n\n", cs_proto_name((CsProto)proto),
            pred.n_channels, pred.n_channels == 1 ? "" : "s",
-           chosen ? " (collsim's best choice for this size)" : "", model);
+           chosen ? " (collsim's best choice for this size)" : "", model,
+           o.textbook ? ", textbook (Hockney: each message costs its sender alpha + n/B; no "
+                        "launch, protocol, chunking or overlap)"
+                      : "");
 
     print_rounds(sched, rounds);
 
@@ -708,7 +722,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
     print_part("gamma", "reductions and copies at GPU speed", r->gamma, r->time);
     print_part("overhead", "kernel launch and per-step costs", r->overhead, r->time);
 
-    print_closed_form(topo, algo, op, nranks, &pred.size, pred.time_us);
+    print_closed_form(topo, algo, op, nranks, &pred.size, pred.time_us, o.textbook);
 
     if (o.timeline != NULL) {
         printf("\nTimeline: %u steps written to %s (open in chrome://tracing or Perfetto).\n",

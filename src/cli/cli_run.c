@@ -58,6 +58,13 @@ static const char description[]
       "timed loop: G launch latencies at every size (the seed's 4 x H100 log ran -g 4).\n"
       "Ranks = processes x threads x G, so G must divide the ranks.\n"
       "\n"
+      "--textbook asks the question of the textbooks and of other simulators' alpha-beta\n"
+      "modes: Hockney's machine, where a message of n bytes costs its sender alpha + n/B (alpha\n"
+      "and B those of its route) and nothing else: no launch, no per-step overhead, no protocol,\n"
+      "one channel, each message sent whole (no chunk overlap), reductions after arrival at\n"
+      "the GPU's rate. Ring all-reduce on a star then takes 2(P-1) alpha + 2(P-1)/P n/B\n"
+      "(+ (P-1)/P n gamma), the closed form 'collsim explain' prints.\n"
+      "\n"
       "Examples:\n"
       "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
       "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
@@ -84,6 +91,7 @@ typedef struct {
     gboolean any_algorithm;
     gboolean exact;
     gboolean verify;
+    gboolean textbook;
     char *model;
     char *pick; /* "fastest", "nccl" or "nccl:VERSION" */
     char *format;
@@ -207,7 +215,12 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
     cs_report_set_header(report, "gpus", gpus);
     g_autofree char *nodes = g_strdup_printf("%d", count_nodes(topo, nranks));
     cs_report_set_header(report, "nodes", nodes);
-    cs_report_set_header(report, "model", model);
+    g_autofree char *model_line
+        = o->textbook ? g_strdup_printf("%s, textbook (Hockney: each message costs its sender "
+                                        "alpha + n/B; no launch, protocol, chunking or overlap)",
+                                        model)
+                      : g_strdup(model);
+    cs_report_set_header(report, "model", model_line);
     cs_report_set_header(report, "command", cmd);
     g_autofree char *choice = NULL;
     if (o->all)
@@ -538,6 +551,11 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Model: reservation (default, fast) or maxmin (fair sharing) network models of the "
           "event engine, or nccl[:VERSION] for NCCL's own analytical cost model (2.19, 2.28)",
           "M" },
+        { "textbook", 0, 0, G_OPTION_ARG_NONE, &o.textbook,
+          "Hockney's cost model in the engine: each message costs its sender alpha + n/B, "
+          "nothing else (no launch, protocol, chunking or overlap); ring all-reduce then takes "
+          "2(P-1) alpha + 2(P-1)/P n/B",
+          NULL },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &o.pick,
           "Who picks the algorithm and protocol per size: fastest (default, collsim's engine) "
           "or nccl[:VERSION] (NCCL's own tuning model, as NCCL does when nothing is forced; the "
@@ -649,6 +667,11 @@ cs_cli_run(int argc, char **argv, GError **error)
                                       "--model nccl already predicts NCCL's pick with NCCL's "
                                       "model; --pick nccl times it with the engine");
     }
+    if (o.textbook && nccl_model)
+        return cs_cli_usage_error(error, prog,
+                                  "--textbook runs the engine in Hockney's model; --model %s is "
+                                  "NCCL's own cost model, not the engine",
+                                  model);
     if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
         return cs_cli_usage_error(error, prog,
                                   "--algo %s does not implement %s (see 'collsim algos')",
@@ -689,6 +712,7 @@ cs_cli_run(int argc, char **argv, GError **error)
     cs_predict_options_init(&popts);
     popts.engine.net_model = model;
     popts.engine.gpus_per_thread = o.ngpus;
+    popts.engine.textbook = o.textbook;
     popts.dtype = dtype;
     popts.redop = redop;
     popts.root = cs_op_has_root(op) ? o.root : 0;

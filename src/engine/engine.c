@@ -91,7 +91,8 @@
  *   the member it reached) charges no hop into the switch.
  * - Local steps: copy at copy_Bps, reduce at reduce_Bps.
  * - Textbook mode (CsEngineOptions.textbook): Hockney's machine. None of launch, step
- *   overhead, protocol fraction, hop latency or slot-return latency; a send occupies its
+ *   overhead, protocol fraction, hop latency, slot-return latency or per-channel cap (a
+ *   link is one resource at its bandwidth B, a bond of NVLinks too); a send occupies its
  *   sender until the message has arrived (every message costs its sender alpha + n beta);
  *   forwarding and reductions start after the last byte arrived (alpha-beta-gamma as in
  *   Thakur, Rabenseifner and Gropp 2005); copies are free. The engine then reproduces the
@@ -101,8 +102,9 @@
  * chain that produced it (a Stamp); a max() keeps the parts of the winner, so the finish of
  * the last rank says how its time splits. Overhead is the rest.
  *
- * Cost: events live in one flat binary heap keyed by (time, seq), at most one per cursor
- * (events due at the current time wait in a FIFO, which is the same order without a sift);
+ * Cost: events are ordered by (time, seq), at most one per cursor: those of the current
+ * instant wait in a FIFO, the events of a few future times in a FIFO per time (ranks in step
+ * push their next events for the same times), the rest in one flat binary heap (see push());
  * each cursor's steps are copied once into a compact array in walking order; messages live
  * in a ring of at most 8 slots per connection. Everything is sized from the schedule before
  * the loop: nothing is allocated per event. */
@@ -391,6 +393,17 @@ typedef struct {
     Stamp finish;
 } RankInfo;
 
+/* How many future times get a FIFO of their own (see push()). */
+#define N_RUNS 4
+
+/* A FIFO ring of future events all at @t, in seq order. */
+typedef struct {
+    CsEvent *ev;
+    gsize head;
+    gsize n;
+    CsTime t; /* ps */
+} Run;
+
 typedef struct {
     const CsSchedule *sched;
     const CsTopo *topo;
@@ -425,7 +438,8 @@ typedef struct {
     CsEvent *soon;      /* FIFO ring of events at the current time (see push()) */
     gsize soon_head;    /* next to run */
     gsize soon_n;       /* queued */
-    gsize soon_mask;    /* ring size - 1 */
+    gsize soon_mask;    /* ring size - 1, also of each run's */
+    Run runs[N_RUNS];   /* runs of future events, each of one time, in seq order */
     CsTime now;         /* ps: time of the event being handled */
     gboolean unsettled; /* a flow started this instant has no end yet (read by settle models) */
     int eager_depth;    /* steps begun inside one another (step_finished) */
@@ -479,36 +493,108 @@ stamp_later(Stamp x, Stamp y)
     return y.t > x.t ? y : x;
 }
 
-/* Queues an event. One at the current time goes to a FIFO instead of the heap: it sorts
- * after every heap event of this time (those were pushed before this time began, so their
- * seq is smaller) and after earlier FIFO events, which is (time, seq) order without a sift. */
+/* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
+ * order: the current instant's in the FIFO @soon (an instant begins by moving its events
+ * there, begin_instant(), so one pushed now sorts after them all: its seq is the largest);
+ * the events of up to N_RUNS future times each in a FIFO run of their own (a collective's
+ * ranks in step push their next events for the same few times, one after another: no sift
+ * for them); the rest in the heap. */
 static inline void
 push(Engine *e, CsTime t, gint32 cursor, EventKind kind)
 {
-    if (t == e->now) {
+    Run *run = NULL;
+
+    if (t != e->now) {
+        Run *empty = NULL;
+        for (int k = 0; k < N_RUNS; k++) {
+            Run *r = &e->runs[k];
+            if (r->n > 0 && r->t == t) {
+                run = r;
+                break;
+            }
+            if (r->n == 0 && empty == NULL)
+                empty = r;
+        }
+        if (run == NULL)
+            run = empty;
+        if (run == NULL) {
+            heap_push(&e->heap, t, cursor, kind);
+            return;
+        }
+    }
+
+    CsEvent ev = { .time = t, .seq = e->heap.next_seq++, .cursor = cursor, .kind = kind };
+    if (run == NULL) {
         g_assert(e->soon_n <= e->soon_mask);
-        e->soon[(e->soon_head + e->soon_n++) & e->soon_mask]
-            = (CsEvent){ .time = t, .seq = e->heap.next_seq++, .cursor = cursor, .kind = kind };
+        e->soon[(e->soon_head + e->soon_n++) & e->soon_mask] = ev;
         return;
     }
-    heap_push(&e->heap, t, cursor, kind);
+    g_assert(run->n <= e->soon_mask);
+    run->t = t;
+    run->ev[(run->head + run->n++) & e->soon_mask] = ev;
 }
 
-/* The next event in (time, seq) order into @ev: the heap's if it is due now, else the
- * FIFO's, else the heap's. FALSE when both are empty. */
+/* The time of the earliest event after the current instant's, CS_TIME_NEVER if none. */
+static inline CsTime
+next_time(Engine *e)
+{
+    heap_settle(&e->heap);
+    CsTime t = e->heap.n > 0 ? e->heap.ev[0].time : CS_TIME_NEVER;
+    for (int k = 0; k < N_RUNS; k++)
+        if (e->runs[k].n > 0)
+            t = MIN(t, e->runs[k].t);
+    return t;
+}
+
+/* Makes @t the current time and moves its events from the heap and its run (one run at
+ * most has a time) into @soon, merged by seq (next_time() must be no earlier than @t and
+ * @soon empty). */
+static inline void
+begin_instant(Engine *e, CsTime t)
+{
+    CsEventHeap *heap = &e->heap;
+    Run *run = NULL;
+
+    e->now = t;
+    for (int k = 0; k < N_RUNS && run == NULL; k++)
+        if (e->runs[k].n > 0 && e->runs[k].t == t)
+            run = &e->runs[k];
+    heap_settle(heap);
+    for (;;) {
+        gboolean from_heap = heap->n > 0 && heap->ev[0].time == t;
+        gboolean from_run = run != NULL && run->n > 0;
+        if (from_heap && from_run)
+            from_heap = heap->ev[0].seq < run->ev[run->head].seq;
+        else if (!from_run && !from_heap)
+            break;
+        g_assert(e->soon_n <= e->soon_mask);
+        CsEvent *to = &e->soon[(e->soon_head + e->soon_n++) & e->soon_mask];
+        if (from_heap) {
+            *to = heap->ev[0];
+            heap->hole = TRUE;
+            heap_settle(heap);
+        }
+        else {
+            *to = run->ev[run->head];
+            run->head = (run->head + 1) & e->soon_mask;
+            run->n--;
+        }
+    }
+}
+
+/* The next event in (time, seq) order into @ev; FALSE when none is left. */
 static inline gboolean
 next_event(Engine *e, CsEvent *ev)
 {
-    heap_settle(&e->heap);
-    if (e->soon_n > 0 && (e->heap.n == 0 || e->heap.ev[0].time != e->now)) {
-        *ev = e->soon[e->soon_head];
-        e->soon_head = (e->soon_head + 1) & e->soon_mask;
-        e->soon_n--;
-        return TRUE;
+    if (e->soon_n == 0) {
+        CsTime t = next_time(e);
+        if (t == CS_TIME_NEVER)
+            return FALSE;
+        begin_instant(e, t);
     }
-    if (!heap_take(&e->heap, ev))
-        return FALSE;
-    e->now = ev->time;
+    *ev = e->soon[e->soon_head];
+    e->soon_head = (e->soon_head + 1) & e->soon_mask;
+    e->soon_n--;
     return TRUE;
 }
 
@@ -1198,6 +1284,8 @@ engine_clear(Engine *e)
     g_free(e->mc);
     cs_event_heap_clear(&e->heap);
     g_free(e->soon);
+    for (int k = 0; k < N_RUNS; k++)
+        g_free(e->runs[k].ev);
 }
 
 /* Checks a step's fields against the schedule's shape. */
@@ -1550,19 +1638,12 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
      * as NCCL fuses them into its transfers (copySend, recvCopySend: the schedules place them
      * off the critical path, beside a transfer the link bounds), so each keeps the full rate. */
     g_autofree gboolean *talks = g_new0(gboolean, e->n_ranks);
-    for (gint64 k = 0; k < e->n_steps; k++) {
-        const EStep *st = &e->steps[k];
-        const gint32 ends[]
-            = { st->does & DOES_SEND ? st->conn_out : -1, st->does & DOES_RECV ? st->conn_in : -1 };
-        for (gsize j = 0; j < G_N_ELEMENTS(ends); j++) {
-            const Conn *conn = ends[j] >= 0 ? &e->conns[ends[j]] : NULL;
-            if (conn == NULL)
-                continue;
-            const int src = cursor_rank(e, conn->src_cursor);
-            const int dst = cursor_rank(e, conn->dst_cursor);
-            if (src != dst)
-                talks[src] = talks[dst] = TRUE;
-        }
+    /* A connection exists only because a step sends or receives on it (conn_find()). */
+    for (int i = 0; i < e->n_conns; i++) {
+        const int src = cursor_rank(e, e->conns[i].src_cursor);
+        const int dst = cursor_rank(e, e->conns[i].dst_cursor);
+        if (src != dst)
+            talks[src] = talks[dst] = TRUE;
     }
     for (int id = 0; id < e->n_cursors; id++) {
         const Cursor *c = &e->cursors[id];
@@ -1664,7 +1745,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
         max_hops = longest;
     }
-    e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops);
+    e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops,
+                              e->textbook);
     return TRUE;
 }
 
@@ -1680,8 +1762,7 @@ run_loop(Engine *e)
     for (;;) {
         if (settling && e->unsettled) {
             /* The flows of this instant are all known once no event of it is left. */
-            heap_settle(&e->heap);
-            if (e->soon_n == 0 && (e->heap.n == 0 || e->heap.ev[0].time > e->now)) {
+            if (e->soon_n == 0 && next_time(e) > e->now) {
                 e->unsettled = FALSE;
                 e->model->settle(e->net, flow_done, e);
                 continue;
@@ -1690,12 +1771,14 @@ run_loop(Engine *e)
         if (deferring) {
             /* A flow ending now or before the next event goes first. */
             CsTime tm = e->model->next_event_time(e->net);
-            heap_settle(&e->heap);
-            CsTime next
-                = e->soon_n > 0 ? e->now : (e->heap.n > 0 ? e->heap.ev[0].time : CS_TIME_NEVER);
+            CsTime next = e->soon_n > 0 ? e->now : next_time(e);
             if (tm != CS_TIME_NEVER && tm <= next) {
                 e->n_events++;
-                e->now = tm;
+                /* Events already due at @tm run before those the flows' ends queue. */
+                if (e->soon_n == 0)
+                    begin_instant(e, tm);
+                else
+                    e->now = tm;
                 e->model->advance(e->net, tm, flow_done, e);
                 continue;
             }
@@ -1791,6 +1874,8 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     while (e.soon_mask < 2 * (gsize)e.n_cursors)
         e.soon_mask *= 2;
     e.soon = g_new(CsEvent, e.soon_mask);
+    for (int k = 0; k < N_RUNS; k++)
+        e.runs[k].ev = g_new(CsEvent, e.soon_mask);
     e.soon_mask -= 1;
     e.now = -1;
     for (int i = 0; i < e.n_cursors; i++) {

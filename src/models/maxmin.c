@@ -291,8 +291,9 @@ refill(CsNetState *s, CsTime now)
 /* ---- Model ---- */
 
 static CsNetState *
-maxmin_create(const CsTopo *topo, int max_flows, int max_hops)
+maxmin_create(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_links)
 {
+    (void)whole_links; /* a flow here always may fill a whole link */
     CsNetState *s = g_new0(CsNetState, 1);
     int n_links = cs_topo_n_links(topo);
 

@@ -26,7 +26,10 @@ typedef void (*CsNetDoneFunc)(gpointer user_data, gint32 flow, CsTime t);
  * @summary:    one line for --help.
  * @reference:  where the model comes from.
  * @create:     state for @topo with at most @max_flows flows in flight at once, flow ids in
- *              [0, @max_flows), each crossing at most @max_hops links (transfer full).
+ *              [0, @max_flows), each crossing at most @max_hops links (transfer full). With
+ *              @whole_links every link is one resource at its full bandwidth (the textbook
+ *              machine's B), also a bond of NVLinks that a channel otherwise drives one at a
+ *              time.
  * @destroy:    frees the state.
  * @start:      a flow @flow of @wire_bytes enters @route at @now (calls come in
  *              non-decreasing @now), never faster than @cap_Bps (0: no cap of its own; the
@@ -51,7 +54,7 @@ typedef struct {
     const char *name;
     const char *summary;
     const char *reference;
-    CsNetState *(*create)(const CsTopo *topo, int max_flows, int max_hops);
+    CsNetState *(*create)(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_links);
     void (*destroy)(CsNetState *state);
     CsTime (*start)(CsNetState *state, CsTime now, const CsRoute *route, double wire_bytes,
                     double cap_Bps, gint32 flow, CsTime *first_out);

@@ -48,8 +48,9 @@ struct _CsNetState {
     int *first_lane;    /* per link: index of its first lane */
     int *n_lanes;       /* per link */
     double *lane_Bps;   /* bytes/s: per link, one lane's bandwidth */
-    CsTime *busy_until; /* ps: per lane, when its last reservation ends; a link's lanes form a
-                         * min-heap, the root frees first */
+    CsTime *busy_until; /* ps: per lane, when its last reservation ends; a link's lanes are
+                         * a ring sorted from its lane_head, which frees first */
+    int *lane_head;     /* per link: its earliest-free lane, 0 .. n_lanes - 1 (0 for one lane) */
 
     /* The instant being collected, and how its flows meet on one-lane links. */
     CsTime now;
@@ -68,28 +69,32 @@ struct _CsNetState {
     int n_touched;
 };
 
-/* Gives the root (earliest-free lane) of a lane min-heap of @n the time @t and sifts it. */
+/* Gives the earliest-free of @n lanes (a ring sorted from *@head) the time @t and keeps the
+ * ring sorted: its slot becomes the ring's last, and @t moves back past the later times.
+ * Reservations mostly end in the order they were made, so @t is mostly the latest and stays
+ * put: one comparison where a binary heap sifted down to a leaf. */
 static inline void
-lane_heap_replace_root(CsTime *h, int n, CsTime t)
+lanes_replace_first(CsTime *h, int n, int *head, CsTime t)
 {
-    int pos = 0;
+    int slot = *head;
 
-    for (;;) {
-        int child = 2 * pos + 1;
-        if (child >= n)
-            break;
-        if (child + 1 < n && h[child + 1] < h[child])
-            child++;
-        if (h[child] >= t)
-            break;
-        h[pos] = h[child];
-        pos = child;
+    if (n == 1) {
+        h[0] = t;
+        return;
     }
-    h[pos] = t;
+    *head = slot + 1 == n ? 0 : slot + 1;
+    for (int k = 1; k < n; k++) {
+        int prev = slot == 0 ? n - 1 : slot - 1;
+        if (h[prev] <= t)
+            break;
+        h[slot] = h[prev];
+        slot = prev;
+    }
+    h[slot] = t;
 }
 
 static CsNetState *
-reservation_create(const CsTopo *topo, int max_flows, int max_hops)
+reservation_create(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_links)
 {
     CsNetState *s = g_new0(CsNetState, 1);
     int n_lanes = 0;
@@ -106,13 +111,14 @@ reservation_create(const CsTopo *topo, int max_flows, int max_hops)
         s->first_lane[i] = n_lanes;
         /* NVLink-class bonds are separate links a channel uses one at a time; PCIe lanes and
          * network ports stripe every transfer over all of them. */
-        gboolean bonded = cs_link_kind_class(l->kind) == CS_LINK_CLASS_NVLINK;
+        gboolean bonded = !whole_links && cs_link_kind_class(l->kind) == CS_LINK_CLASS_NVLINK;
         s->n_lanes[i] = bonded ? MAX(l->count, 1) : 1;
         s->lane_Bps[i] = l->bw_Bps / s->n_lanes[i];
         n_lanes += s->n_lanes[i];
     }
     max_flows = MAX(max_flows, 1);
     s->busy_until = g_new0(CsTime, MAX(n_lanes, 1));
+    s->lane_head = g_new0(int, n_links);
     s->pending = g_new(Pending, max_flows);
     s->end_of = g_new(CsTime, max_flows);
     s->ser_of = g_new(CsTime, (gsize)max_flows * (gsize)s->max_hops);
@@ -134,6 +140,7 @@ reservation_destroy(CsNetState *s)
     g_free(s->n_lanes);
     g_free(s->lane_Bps);
     g_free(s->busy_until);
+    g_free(s->lane_head);
     g_free(s->pending);
     g_free(s->end_of);
     g_free(s->ser_of);
@@ -208,10 +215,10 @@ cross(CsNetState *s, int p, int h, int l, CsTime *begin)
 
     if (s->n_lanes[l] > 1 || s->n_sharing[l] <= 1) {
         CsTime ser = cs_net_serialization_ps(f->wire_bytes, s->lane_Bps[l]);
-        *begin = MAX(*begin, lanes[0]);
+        *begin = MAX(*begin, lanes[s->lane_head[l]]);
         /* A lane is held for its own serialization of the bytes, not for the whole flow: a
          * fast link behind a slow one stays free for others meanwhile. */
-        lane_heap_replace_root(lanes, s->n_lanes[l], *begin + ser);
+        lanes_replace_first(lanes, s->n_lanes[l], &s->lane_head[l], *begin + ser);
         return *begin + ser;
     }
 
