@@ -246,6 +246,23 @@ test_shipped(gconstpointer data)
     g_assert_cmpint(cs_trace_get_layout(trace), ==, c->layout);
     g_assert_nonnull(cs_trace_get_header(trace, "source"));
     g_assert_nonnull(cs_trace_get_header(trace, "hardware"));
+    /* Every provenance line ("# env (qualifier): ...") is read as a header: one whose key the
+     * reader passed over (too long a qualifier) would drop what the run set, silently. */
+    {
+        g_autofree char *head = NULL;
+        g_assert_true(g_file_get_contents(path, &head, NULL, NULL));
+        g_autoptr(GRegex) re
+            = g_regex_new("^# ([a-z/-]+)( \\([^)]*\\))?: ", G_REGEX_MULTILINE, 0, NULL);
+        g_autoptr(GMatchInfo) m = NULL;
+        g_regex_match(re, head, 0, &m);
+        for (; g_match_info_matches(m); g_match_info_next(m, NULL)) {
+            g_autofree char *key = g_match_info_fetch(m, 1);
+            if (strcmp(key, "nccl-tests") == 0 || strcmp(key, "rccl-tests") == 0)
+                continue;
+            if (cs_trace_get_header(trace, key) == NULL)
+                g_error("%s: header \"%s\" was not read", c->file, key);
+        }
+    }
 
     /* nccl-tests averages busbw over both halves of every row from unrounded figures; ours
      * comes from the printed ones (two decimals), so they agree within half a unit of the
