@@ -398,6 +398,40 @@ test_full_mesh_nodes(void)
     g_assert_cmpint(distinct, >=, 42);
 }
 
+/* Two NVL72 racks over InfiniBand: the trays of a rack meet over its NVLink switch, racks over
+ * the trays' NICs. The ring takes each rack as one node (NCCL's MNNVL), so its channels leave
+ * a rack at different GPUs, hence NICs: over 8 channels, 8 distinct GPUs send out of rack 0.
+ * Taking the trays for the nodes, every channel followed one ring and left at one GPU. */
+static void
+test_nvlink_domains(void)
+{
+    GError *error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load_data(
+        "{\"domains\": 2, \"node\": \"gb200-nvl72\", \"network\": {\"kind\": \"ib\", "
+        "\"nics_per_node\": 4, \"nic_bandwidth\": \"400 Gb/s\", \"nic_alpha\": \"1 us\", "
+        "\"switch_alpha\": \"1 us\", \"rail_optimized\": true, \"nic_link\": {\"kind\": "
+        "\"pcie\", \"bandwidth\": \"63 GB/s\", \"alpha\": \"0.2 us\"}}}",
+        "gb200x2.json", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 144, 0, 144 * 8 * 64, 0, 8);
+    gboolean leaves[72] = { FALSE };
+    int distinct = 0;
+
+    for (int c = 0; c < 8; c++) {
+        int out = 0;
+        for (int r = 0; r < 72; r++) {
+            if (next_of(sched, r, c) < 72)
+                continue;
+            out++;
+            if (!leaves[r])
+                distinct++;
+            leaves[r] = TRUE;
+        }
+        g_assert_cmpint(out, ==, 1);
+    }
+    g_assert_cmpint(distinct, ==, 8);
+}
+
 /* Eight GPUs, switch i holding GPUs i and i + 4, switches under one host. Rank order would
  * cross the host on all 8 edges; the adjacency order 0 4 1 5 2 6 3 7 keeps 4 edges inside a
  * switch (2 hops) and crosses the host on the other 4 (4 hops). */
@@ -713,6 +747,7 @@ main(int argc, char **argv)
     g_test_add_func("/algo/ring/mesh-rings", test_mesh_rings);
     g_test_add_func("/algo/ring/order/full-mesh-rings", test_full_mesh_rings);
     g_test_add_func("/algo/ring/order/full-mesh-nodes", test_full_mesh_nodes);
+    g_test_add_func("/algo/ring/order/nvlink-domains", test_nvlink_domains);
     g_test_add_func("/algo/ring/check/full-mesh", test_full_mesh_checker);
     g_test_add_func("/algo/ring/order/hgx-2n-channels", test_two_node_rings);
     static const TopoCase odd_cases[] = {

@@ -40,6 +40,8 @@
  *   collsim routes every message from the sending GPU's own NIC, so a channel's entry and
  *   exit rails differ and the alternation keeps each crossing on one rail. Start positions
  *   whose crossings take more hops than others (one NIC behind one PCIe switch) are skipped;
+ * - nodes joined by NVLink into domains (an NVL72 rack's trays) that meet over a network are
+ *   taken domain by domain, as NCCL's MNNVL takes an NVLink clique for one node;
  * - with nodes of unequal GPU counts, channel c enters each node of L GPUs at its local
  *   position c mod L and leaves at the one before (NICs still shared out, rails crossed);
  * - without a topology, or with more ranks than it has GPUs, ranks are in rank order. */
@@ -253,6 +255,17 @@ ring_orders(const CsAlgoArgs *args, int *orders, int *lanes)
             for (int i = 0; i < P; i++)
                 orders[(gsize)c * P + i] = (int)(((gint64)i * strides[c % n_strides]) % P);
         return;
+    }
+    /* Nodes joined by NVLink (an NVL72 rack's trays) into domains that meet over a network:
+     * the domains are the ring's nodes, as NCCL's MNNVL takes each NVLink clique for one node,
+     * so each channel leaves a rack by its own GPU and NIC. */
+    if (groups->n_groups > 1 && !nodes_on_network(topo, groups)) {
+        g_autoptr(CsNodeGroups) domains = cs_node_groups_new_nvlink(topo, P, NULL);
+        if (domains != NULL && domains->n_groups > 1 && domains->n_groups < groups->n_groups
+            && nodes_on_network(topo, domains)) {
+            cs_node_groups_free(groups);
+            groups = g_steal_pointer(&domains);
+        }
     }
     if (groups->n_groups == 1 || !nodes_on_network(topo, groups)) {
         /* One domain: the same adjacency ring on every channel. */
