@@ -3,8 +3,10 @@
 # `collsim validate --max-error PCT` fails when a trace's geometric-mean |busbw error| with the
 # DATASHEET topology exceeds PCT. Traces within the 15% single-node goal are gated at 15%;
 # the known misses (README "Where collsim misses") are gated at their stated ceiling, so they
-# cannot get worse unnoticed. The 2-node H100 traces are gated at the 25% multi-node goal; the
-# GB200 trace (72 ranks) takes about a minute to validate and is measured by
+# cannot get worse unnoticed. The 2-node H100 InfiniBand traces are gated at the 25% multi-node
+# goal; the EFA, RoCE, TCPX(O) and 2-rack GB200 traces at their measured error rounded up to the
+# next 5% (docs/accuracy-multinode.md); the one-rack and 20-rack
+# GB200 traces take too long to validate here and are measured by
 # scripts/accuracy.py instead.
 set -u
 collsim=${1:?usage: test-accuracy.sh COLLSIM SOURCE_ROOT}
@@ -31,6 +33,15 @@ cases=(
     "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt hgx-h100x8-2n 25"
     "h100-sxm-8gpu-x2-ib400g_allreduce_default_ncclunknown.txt hgx-h100x8-2n 25"
     "h100-sxm-8gpu-x2-ib400g_allreduce_ring_ctas24_ncclunknown.txt hgx-h100x8-2n 25"
+    # Multi-node machines collsim was not tuned on (docs/accuracy-multinode.md): each at its
+    # measured datasheet error rounded up to the next 5%, a ceiling, not a goal.
+    "h100-sxm-8gpu-x2-efa-p5-32x100g_allreduce_ncclunknown.txt aws-p5-h100x8-2n-efa 15"
+    "a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt aws-p4de-a100x8-2n-efa 90"
+    "h100-sxm-8gpu-x2-oci-roce-16x200g_allreduce_nccl2.21.5_partial.txt oci-h100x8-2n-roce 5"
+    "h100-sxm-8gpu-x2-gcp-a3mega-tcpxo-8x200g_allreduce_ncclunknown.txt gcp-a3mega-h100x8-2n-tcpxo 190"
+    "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt gb200-nvl72-2rack-ib 95"
+    "h100-sxm-8gpu-x2-gcp-a3high-tcpx-4nic_allgather_ncclunknown_partial.txt gcp-a3high-h100x8-2n-tcpx 155"
+    "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt gcp-a4-b200x8-2n-roce 10"
 )
 
 echo "1..$((${#cases[@]} + 2))"
