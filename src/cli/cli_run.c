@@ -13,6 +13,7 @@
 #include "models/nccl.h"
 #include "models/netmodel.h"
 #include "predict/predict.h"
+#include "analysis/plot.h"
 #include "analysis/report.h"
 #include "topo/topo.h"
 #include "base/units.h"
@@ -89,6 +90,7 @@ typedef struct {
     char *format;
     gint64 ranks;
     char *layout;
+    char *plot;
 } RunOptions;
 
 static void
@@ -104,6 +106,7 @@ run_options_clear(RunOptions *o)
     g_free(o->pick);
     g_free(o->format);
     g_free(o->layout);
+    g_free(o->plot);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
@@ -162,6 +165,22 @@ make_sizes(const RunOptions *o, GError **error)
         }
     }
     return sizes;
+}
+
+/* --plot FILE, before any work: plots built, a known extension, a writable place. A build
+ * without plots, or a file name that is no picture, is a usage mistake (exit 2). */
+static gboolean
+check_plot(const char *path, GError **error)
+{
+    if (path == NULL)
+        return TRUE;
+    g_autoptr(GError) cause = NULL;
+    if (!cs_plot_check_path(path, NULL, &cause)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: --plot %s: %s", prog, path,
+                    cause->message);
+        return FALSE;
+    }
+    return cs_cli_check_output(prog, "--plot", path, error);
 }
 
 /* ---- Headers ---- */
@@ -551,6 +570,10 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Table widths: classic (default, most published logs) or current (recent "
           "nccl-tests)",
           "L" },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
+          "Also draw busbw against size into FILE (.svg, .png or .pdf): one line per block, "
+          "the chosen algorithm x protocol bold",
+          "FILE" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
@@ -662,6 +685,8 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autoptr(GArray) sizes = make_sizes(&o, error);
     if (sizes == NULL)
         return FALSE;
+    if (!check_plot(o.plot, error))
+        return FALSE;
 
     /* The machine. */
     g_autoptr(CsTopo) topo = cs_topo_load(o.topo != NULL ? o.topo : "dgx-h100x4", error);
@@ -750,6 +775,15 @@ cs_cli_run(int argc, char **argv, GError **error)
     if (!ok)
         return FALSE;
 
+    /* The picture first: a file that cannot be written fails before anything is printed. */
+    if (o.plot != NULL) {
+        g_autofree char *title = g_strdup_printf("collsim: %s on %s, %d ranks: busbw by size",
+                                                 cs_op_name(op), cs_topo_name(topo), nranks);
+        if (!cs_plot_report(report, title, cmd, o.plot, error)) {
+            g_prefix_error(error, "%s: --plot: ", prog);
+            return FALSE;
+        }
+    }
     g_autofree char *text = cs_report_to_string(report, format);
     if (!cs_cli_write_output(prog, NULL, NULL, text, -1, error))
         return FALSE;
