@@ -189,7 +189,8 @@ pdf_fix_date(const char *path, GError **error)
     if (!g_file_get_contents(path, &data, &len, error))
         return FALSE;
     static const char key[] = "/CreationDate (D:";
-    char *p = g_strstr_len(data, (gssize)len, key);
+    /* memmem, not g_strstr_len(): the compressed streams before the info hold NUL bytes. */
+    char *p = memmem(data, len, key, strlen(key));
     if (p == NULL)
         return TRUE;
     p += strlen(key);
@@ -262,24 +263,31 @@ label_axis(PLINT axis, PLFLT value, PLCHAR_NC_VECTOR label, PLINT length, PLPoin
     g_strlcpy(label, text, (gsize)length);
 }
 
-/* A tick every 1, 2, 3, 5 or 10 doublings: at most 11 labels. */
+/* A tick every 1, 2, 3, 5 or 10 doublings, at most 11 labels; the range widened to whole
+ * ticks so both ends are labelled. Returns the tick. */
 static double
-log2_tick(double xmin, double xmax)
+log2_range(double *xmin, double *xmax)
 {
     static const double steps[] = { 1, 2, 3, 5, 10 };
+    double step = 10.0;
     for (gsize i = 0; i < G_N_ELEMENTS(steps); i++) {
-        if ((xmax - xmin) / steps[i] <= 11.0)
-            return steps[i];
+        double lo = floor(*xmin / steps[i]) * steps[i];
+        double hi = ceil(*xmax / steps[i]) * steps[i];
+        if ((hi - lo) / steps[i] <= 10.0) {
+            step = steps[i];
+            break;
+        }
     }
-    return 10.0;
+    *xmin = floor(*xmin / step) * step;
+    *xmax = ceil(*xmax / step) * step;
+    return step;
 }
 
 /* The window, a light grid, then the box with labels over it. */
 static void
-draw_axes(double xmin, double xmax, double ymin, double ymax, const char *yopt, double ytick,
-          gboolean model)
+draw_axes(double xmin, double xmax, double xtick, double ymin, double ymax, const char *yopt,
+          double ytick, gboolean model)
 {
-    double xtick = log2_tick(xmin, xmax);
     plwind(xmin, xmax, ymin, ymax);
     plslabelfunc(label_axis, GINT_TO_POINTER(model));
     plwidth(1.0);
@@ -546,19 +554,18 @@ cs_plot_report(const CsReport *report, const char *title, const char *subtitle, 
             ymax = MAX(ymax, SY(s, i));
         }
     }
-    xmin = floor(xmin);
-    xmax = ceil(xmax);
     if (xmax - xmin < 2.0) {
         xmin -= 1.0;
         xmax += 1.0;
     }
+    double xtick = log2_range(&xmin, &xmax);
     ymax = ymax > 0.0 ? ymax * 1.08 : 1.0;
 
     Canvas c;
     if (!canvas_begin(&c, path, error))
         return FALSE;
     plvpor(0.08, 0.76, 0.11, 0.86);
-    draw_axes(xmin, xmax, 0.0, ymax, "bcnstv", 0.0, FALSE);
+    draw_axes(xmin, xmax, xtick, 0.0, ymax, "bcnstv", 0.0, FALSE);
     draw_titles(title, subtitle, "message size (bytes, log2 axis)", "busbw (GB/s)", 4.6);
 
     Styles st = { g_ptr_array_new(), 0 };
@@ -616,10 +623,11 @@ cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 max_bytes,
               const char *subtitle, const char *path, GError **error)
 {
     g_return_val_if_fail(min_bytes > 0 && max_bytes >= min_bytes && bw_Bps > 0.0, FALSE);
-    double xmin = floor(log2((double)min_bytes));
-    double xmax = ceil(log2((double)max_bytes));
+    double xmin = log2((double)min_bytes);
+    double xmax = log2((double)max_bytes);
     if (xmax - xmin < 2.0)
         xmax = xmin + 2.0;
+    double xtick = log2_range(&xmin, &xmax);
     double n_half = alpha_s * bw_Bps;
 
     /* The curves on 400 points evenly spaced in log2 size. */
@@ -671,7 +679,7 @@ cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 max_bytes,
         plcol0(COL_BANDWIDTH);
         plfill(4, rx, ry);
     }
-    draw_axes(xmin, xmax, ymin, ymax, "bcnstvo", 1.0, TRUE);
+    draw_axes(xmin, xmax, xtick, ymin, ymax, "bcnstvo", 1.0, TRUE);
     draw_titles(title, subtitle, "message size n (bytes, log2 axis)", "time (log10 axis)", 6.2);
 
     plschr(0.0, 0.7);
