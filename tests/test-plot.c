@@ -3,7 +3,7 @@
  * (axis labels, legend, one polyline per series), the SVG is turned into PNG by rsvg-convert
  * where installed, PNG and PDF files are checked for their structure, and two runs give the
  * same bytes. In a build without PLplot the drawing cases skip and --plot must say plainly
- * that plots were not built (exit 2). */
+ * that plots were not built (exit 2). `topo show --dot` (Graphviz text, no PLplot) too. */
 #include "config.h"
 
 #include <string.h>
@@ -407,6 +407,79 @@ test_not_built(void)
     g_assert_false(g_file_test("x.svg", G_FILE_TEST_EXISTS));
 }
 
+/* ---- topo show --dot ---- */
+
+/* Counts the lines of @text containing @what. */
+static guint
+count_lines(const char *text, const char *what)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint n = 0;
+    for (guint i = 0; lines[i] != NULL; i++)
+        n += strstr(lines[i], what) != NULL;
+    return n;
+}
+
+/* Setup: the 4 x H100 box: 4 GPUs, one NVSwitch, each GPU bonded to it by 18 NVLink lanes
+ * (450 GB/s datasheet, 371 GB/s usable per direction, alpha 100 ns), both directions alike.
+ * Expectation: 5 devices, 4 edges without arrows, each labelled with kind x lanes, both
+ * bandwidths and alpha; ranks on the GPUs; the graph closes. Needs no Graphviz (rendered with
+ * `dot` where installed). */
+static void
+test_dot_box(void)
+{
+    const char *args[] = { "show", "--dot", "dgx-h100x4", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("topo", args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_true(g_str_has_prefix(r.out, "// collsim topo show --dot dgx-h100x4\ndigraph "));
+    g_assert_true(g_str_has_suffix(r.out, "}\n"));
+    g_assert_cmpuint(count_lines(r.out, " [label=\"gpu"), ==, 4);
+    g_assert_cmpuint(count_lines(r.out, "shape=hexagon"), ==, 1);
+    g_assert_cmpuint(count_lines(r.out, " -> "), ==, 4);
+    g_assert_cmpuint(count_lines(r.out, "dir=none"), ==, 4);
+    g_assert_cmpuint(
+        count_lines(r.out, "[label=\"nvswitch x18\\n450 GB/s (371 GB/s usable)\\n100 ns\""), ==, 4);
+    for (int rank = 0; rank < 4; rank++) {
+        g_autofree char *label = g_strdup_printf("\\nrank %d\"", rank);
+        g_assert_cmpuint(count_lines(r.out, label), ==, 1);
+    }
+    g_autofree char *dot = g_find_program_in_path("dot");
+    if (dot == NULL)
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *in = g_build_filename(dir, "box.dot", NULL);
+    g_file_set_contents(in, r.out, -1, NULL);
+    const char *argv[] = { dot, "-Tsvg", "-o/dev/null", in, NULL };
+    int wait_status = 0;
+    g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &wait_status,
+                 NULL);
+    g_assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+    rm_dir(dir);
+}
+
+/* Setup: 2 x 8 H100 nodes over 8 rails; a NIC's uplink has another alpha each way.
+ * Expectation: every directed link is drawn once: edges without arrows count two, the rest
+ * one, and they add up to the links `topo show` counts; each node is a cluster. */
+static void
+test_dot_cluster(void)
+{
+    const char *args[] = { "show", "--dot", "hgx-h100x8-2n", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("topo", args);
+    g_assert_cmpint(r.status, ==, 0);
+    const char *show_args[] = { "show", "hgx-h100x8-2n", NULL };
+    g_auto(CsTestRun) show = cs_test_run_collsim("topo", show_args);
+    g_assert_cmpint(show.status, ==, 0);
+    const char *links = strstr(show.out, "\nlinks: ");
+    g_assert_nonnull(links);
+    guint n_links = (guint)g_ascii_strtoull(links + strlen("\nlinks: "), NULL, 10);
+    guint both = count_lines(r.out, "dir=none");
+    guint edges = count_lines(r.out, " -> ");
+    g_assert_cmpuint(2 * both + (edges - both), ==, n_links);
+    g_assert_cmpuint(edges - both, >, 0);
+    g_assert_cmpuint(count_lines(r.out, "subgraph cluster_node"), ==, 2);
+    g_assert_cmpuint(count_lines(r.out, "\\nrank "), ==, 16);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -418,5 +491,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/model/pdf", test_model_pdf);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);
+    g_test_add_func("/topo/dot/box", test_dot_box);
+    g_test_add_func("/topo/dot/cluster", test_dot_cluster);
     return g_test_run();
 }
