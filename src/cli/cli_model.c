@@ -195,7 +195,8 @@ static const char description[]
       "\n"
       "Example:\n"
       "  collsim model --alpha 10us --bandwidth 900GB/s -b 8 -e 8G -f 2\n"
-      "  collsim model --alpha 2us --bandwidth 400Gb/s --format csv";
+      "  collsim model --alpha 2us --bandwidth 400Gb/s --format csv\n"
+      "  collsim model --plot hockney.png";
 
 /**
  * cs_cli_model:

@@ -62,7 +62,8 @@ static const char description[]
       "Examples:\n"
       "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
       "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
-      "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M";
+      "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M\n"
+      "  collsim --topo dgx-h100x8 --op allgather --all -e 1G --plot allgather.svg";
 
 /* ---- Options ---- */
 
