@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "analysis/plot.h"
+#include "base/json_util.h"
 #include "test-util.h"
 
 /* ---- Helpers ---- */
@@ -387,7 +388,8 @@ test_errors(void)
 }
 
 /* Setup: a build without PLplot. Expectation: --plot is refused before any work with one line
- * saying plots were not built, exit 2, on run and model. */
+ * saying plots were not built, exit 2, on run, model and validate (before its trace is
+ * read). */
 static void
 test_not_built(void)
 {
@@ -404,7 +406,65 @@ test_not_built(void)
     g_auto(CsTestRun) m = cs_test_run_collsim("model", model_args);
     g_assert_cmpint(m.status, ==, 2);
     assert_contains(m.err, "plots were not built");
+    const char *validate_args[] = { "--topo", "dgx-h100x4", "--plot", "x.pdf", "t.txt", NULL };
+    g_auto(CsTestRun) v = cs_test_run_collsim("validate", validate_args);
+    g_assert_cmpint(v.status, ==, 2);
+    assert_contains(v.err, "plots were not built");
     g_assert_false(g_file_test("x.svg", G_FILE_TEST_EXISTS));
+}
+
+/* ---- validate ---- */
+
+/* Setup: two measured 8 x H100 all-reduce traces (NCCL's default pick, and ring forced)
+ * against dgx-h100x8, as SVG. Expectation: per trace one line of predicted busbw and one of
+ * errors, each through every row (the JSON report's rows), both panels' labels, each trace
+ * named in the key, the same bytes twice, and rsvg-convert renders it. */
+static void
+test_validate_svg(void)
+{
+    if (!need_plots())
+        return;
+    const char *root = g_getenv("COLLSIM_SOURCE_ROOT");
+    g_assert_nonnull(root);
+    g_autofree char *a = g_build_filename(
+        root, "traces", "h100-sxm-8gpu-nvswitch_allreduce_default-nvls_nccl2.26.2.txt", NULL);
+    g_autofree char *b = g_build_filename(
+        root, "traces", "h100-sxm-8gpu-nvswitch_allreduce_ring_nccl2.26.2.txt", NULL);
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "validate.svg", NULL);
+    const char *args[] = { "--topo", "dgx-h100x8", a, b, "--plot", svg, NULL };
+    g_autoptr(GBytes) bytes = run_twice("validate", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+
+    const char *json_args[] = { "--topo", "dgx-h100x8", a, b, "--format", "json", NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("validate", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *traces = cJSON_GetObjectItem(doc, "traces");
+    g_assert_cmpint(cJSON_GetArraySize(traces), ==, 2);
+    int n0 = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(traces, 0), "rows"));
+    int n1 = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(traces, 1), "rows"));
+    g_assert_cmpint(n0, >, 10);
+    if (n0 == n1) {
+        g_assert_cmpuint(count_polylines(text, (guint)n0), ==, 4);
+    }
+    else {
+        g_assert_cmpuint(count_polylines(text, (guint)n0), ==, 2);
+        g_assert_cmpuint(count_polylines(text, (guint)n1), ==, 2);
+    }
+
+    g_autofree char *texts = svg_texts(text);
+    assert_contains(texts, "busbw (GB/s)");
+    assert_contains(texts, "busbw error (%)");
+    assert_contains(texts, "message size (bytes, log2 axis)");
+    assert_contains(texts, "allreduce on dgx-h100x8: measured against predicted");
+    assert_contains(texts, "\nh100-sxm-8gpu-nvswitch_allreduce_default-nvls_nccl2.26.2.txt\n");
+    assert_contains(texts, "\nh100-sxm-8gpu-nvswitch_allreduce_ring_nccl2.26.2.txt\n");
+    assert_contains(texts, "\n8 B\n");
+    assert_contains(texts, "\n8 GiB\n");
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
 }
 
 /* ---- topo show --dot ---- */
@@ -489,6 +549,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/run/best-svg-legend", test_run_best_svg_legend);
     g_test_add_func("/plot/model/svg", test_model_svg);
     g_test_add_func("/plot/model/pdf", test_model_pdf);
+    g_test_add_func("/plot/validate/svg", test_validate_svg);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);
     g_test_add_func("/topo/dot/box", test_dot_box);

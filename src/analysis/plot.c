@@ -285,8 +285,8 @@ log2_range(double *xmin, double *xmax)
 
 /* The window, a light grid, then the box with labels over it. */
 static void
-draw_axes(double xmin, double xmax, double xtick, double ymin, double ymax, const char *yopt,
-          double ytick, gboolean model)
+draw_axes_opts(double xmin, double xmax, double xtick, const char *xopt, double ymin, double ymax,
+               const char *yopt, double ytick, gboolean model)
 {
     plwind(xmin, xmax, ymin, ymax);
     plslabelfunc(label_axis, GINT_TO_POINTER(model));
@@ -295,7 +295,26 @@ draw_axes(double xmin, double xmax, double xtick, double ymin, double ymax, cons
     plbox("g", xtick, 0, "g", ytick, 0);
     plcol0(COL_FG);
     plschr(0.0, 0.7);
-    plbox("bcnsto", xtick, (PLINT)xtick, yopt, ytick, 0);
+    plbox(xopt, xtick, (PLINT)xtick, yopt, ytick, 0);
+}
+
+static void
+draw_axes(double xmin, double xmax, double xtick, double ymin, double ymax, const char *yopt,
+          double ytick, gboolean model)
+{
+    draw_axes_opts(xmin, xmax, xtick, "bcnsto", ymin, ymax, yopt, ytick, model);
+}
+
+/* The command under the title, cut to what the page holds ("..." at the end). */
+#define SUBTITLE_MAX_CHARS 120
+
+static char *
+fit_subtitle(const char *subtitle)
+{
+    if (g_utf8_strlen(subtitle, -1) <= SUBTITLE_MAX_CHARS)
+        return g_strdup(subtitle);
+    g_autofree char *head = g_utf8_substring(subtitle, 0, SUBTITLE_MAX_CHARS - 3);
+    return g_strconcat(head, "...", NULL);
 }
 
 static void
@@ -309,8 +328,9 @@ draw_titles(const char *title, const char *subtitle, const char *xlabel, const c
     plschr(0.0, 0.95);
     plmtex("t", subtitle != NULL ? 3.0 : 1.5, 0.5, 0.5, title);
     if (subtitle != NULL) {
+        g_autofree char *line = fit_subtitle(subtitle);
         plschr(0.0, 0.65);
-        plmtex("t", 1.5, 0.5, 0.5, subtitle);
+        plmtex("t", 1.5, 0.5, 0.5, line);
     }
     plschr(0.0, 0.8);
 }
@@ -732,6 +752,166 @@ cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 max_bytes,
     return canvas_end(&c, error);
 }
 
+/* ---- Validation ---- */
+
+/* The size regimes of the validation summary, shaded in both panels. */
+static void
+shade_regimes(double xmin, double xmax, double ymin, double ymax)
+{
+    double lat = log2((double)CS_VALIDATE_LATENCY_MAX_BYTES);
+    double bw = log2((double)CS_VALIDATE_BANDWIDTH_MIN_BYTES);
+    if (xmin < lat) {
+        PLFLT rx[4] = { xmin, MIN(lat, xmax), MIN(lat, xmax), xmin };
+        PLFLT ry[4] = { ymin, ymin, ymax, ymax };
+        plcol0(COL_LATENCY);
+        plfill(4, rx, ry);
+    }
+    if (xmax > bw) {
+        PLFLT rx[4] = { MAX(bw, xmin), xmax, xmax, MAX(bw, xmin) };
+        PLFLT ry[4] = { ymin, ymin, ymax, ymax };
+        plcol0(COL_BANDWIDTH);
+        plfill(4, rx, ry);
+    }
+}
+
+gboolean
+cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
+                 const char *subtitle, const char *path, GError **error)
+{
+    g_return_val_if_fail(reports != NULL && title != NULL && path != NULL, FALSE);
+    double xmin = INFINITY, xmax = -INFINITY, ymax = 0.0, emax = 0.0;
+    for (int k = 0; k < n_reports; k++) {
+        const GArray *rows = reports[k]->rows;
+        for (guint i = 0; i < rows->len; i++) {
+            const CsValidateRow *r = &g_array_index(rows, CsValidateRow, i);
+            if (r->size_bytes <= 0)
+                continue;
+            double x = log2((double)r->size_bytes);
+            xmin = MIN(xmin, x);
+            xmax = MAX(xmax, x);
+            ymax = MAX(ymax, MAX(r->measured_busbw_GBps, r->predicted_busbw_GBps));
+            if (isfinite(r->busbw_error))
+                emax = MAX(emax, fabs(r->busbw_error) * 100.0);
+        }
+    }
+    if (!isfinite(xmin)) {
+        g_set_error(error, CS_PLOT_ERROR, CS_PLOT_ERROR_FAILED,
+                    "%s: nothing to plot (no row above 0 bytes was predicted)", path);
+        return FALSE;
+    }
+    if (xmax - xmin < 2.0) {
+        xmin -= 1.0;
+        xmax += 1.0;
+    }
+    double xtick = log2_range(&xmin, &xmax);
+    ymax = ymax > 0.0 ? ymax * 1.08 : 1.0;
+    /* The error panel: symmetric about 0, at least +-10%, in steps of 10, 20 or 50%. */
+    emax = MAX(10.0, emax * 1.1);
+    double etick = emax <= 40.0 ? 10.0 : emax <= 100.0 ? 20.0 : 50.0;
+    emax = ceil(emax / etick) * etick;
+
+    Canvas c;
+    if (!canvas_begin(&c, path, error))
+        return FALSE;
+
+    /* Top: busbw, measured points over predicted lines. */
+    plvpor(0.08, 0.94, 0.40, 0.86);
+    plwind(xmin, xmax, 0.0, ymax);
+    shade_regimes(xmin, xmax, 0.0, ymax);
+    draw_axes_opts(xmin, xmax, xtick, "bcsto", 0.0, ymax, "bcnstv", 0.0, FALSE);
+    plcol0(COL_FG);
+    plschr(0.0, 0.8);
+    plmtex("l", 4.6, 0.5, 0.5, "busbw (GB/s)");
+    plschr(0.0, 0.95);
+    plmtex("t", subtitle != NULL ? 3.0 : 1.5, 0.5, 0.5, title);
+    if (subtitle != NULL) {
+        g_autofree char *line = fit_subtitle(subtitle);
+        plschr(0.0, 0.65);
+        plmtex("t", 1.5, 0.5, 0.5, line);
+    }
+    plssym(0.0, 0.7);
+    for (int k = 0; k < n_reports; k++) {
+        const GArray *rows = reports[k]->rows;
+        g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
+        for (guint i = 0; i < rows->len; i++) {
+            const CsValidateRow *r = &g_array_index(rows, CsValidateRow, i);
+            if (r->size_bytes <= 0)
+                continue;
+            double x = log2((double)r->size_bytes);
+            g_array_append_val(xs, x);
+            g_array_append_val(pred, r->predicted_busbw_GBps);
+            g_array_append_val(meas, r->measured_busbw_GBps);
+        }
+        PLINT colour = COL_SERIES + (PLINT)(k % N_SERIES_COLOURS);
+        set_pen(colour, 1, 2.0);
+        plline((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)pred->data);
+        plwidth(1.5);
+        plpoin((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)meas->data, 4);
+    }
+    plwidth(1.0);
+
+    /* The key, inside the top panel's upper left (small sizes have small busbw). */
+    PLINT n = n_reports + 1;
+    g_autofree PLINT *opts = g_new0(PLINT, n);
+    g_autofree PLINT *text_colours = g_new0(PLINT, n);
+    g_autofree PLINT *line_colours = g_new0(PLINT, n);
+    g_autofree PLINT *line_styles = g_new0(PLINT, n);
+    g_autofree PLFLT *line_widths = g_new0(PLFLT, n);
+    g_autofree const char **texts = g_new0(const char *, n);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    for (int k = 0; k < n_reports; k++) {
+        char *base = g_path_get_basename(reports[k]->origin);
+        g_ptr_array_add(names, base);
+        opts[k] = PL_LEGEND_LINE;
+        texts[k] = base;
+        line_colours[k] = COL_SERIES + (PLINT)(k % N_SERIES_COLOURS);
+        line_styles[k] = 1;
+        line_widths[k] = 2.0;
+    }
+    opts[n - 1] = PL_LEGEND_NONE;
+    texts[n - 1] = "circles measured, lines predicted; shaded: < 64 KiB, >= 64 MiB";
+    for (PLINT i = 0; i < n; i++)
+        text_colours[i] = COL_FG;
+    PLFLT w, h;
+    plschr(0.0, 0.7);
+    pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+             PL_POSITION_LEFT | PL_POSITION_TOP | PL_POSITION_INSIDE, 0.02, 0.03, 0.06, COL_BG,
+             COL_FG, 1, 0, 1, n, opts, 1.0, 0.6, 1.8, 0.0, text_colours, texts, NULL, NULL, NULL,
+             NULL, line_colours, line_styles, line_widths, NULL, NULL, NULL, NULL);
+
+    /* Bottom: the busbw error of each row, (predicted - measured) / measured. */
+    plvpor(0.08, 0.94, 0.11, 0.36);
+    plwind(xmin, xmax, -emax, emax);
+    shade_regimes(xmin, xmax, -emax, emax);
+    draw_axes_opts(xmin, xmax, xtick, "bcnsto", -emax, emax, "bcnstv", etick, FALSE);
+    set_pen(COL_FG, 1, 1.0);
+    segment(xmin, 0.0, xmax, 0.0);
+    for (int k = 0; k < n_reports; k++) {
+        const GArray *rows = reports[k]->rows;
+        g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) err = g_array_new(FALSE, FALSE, sizeof(double));
+        for (guint i = 0; i < rows->len; i++) {
+            const CsValidateRow *r = &g_array_index(rows, CsValidateRow, i);
+            if (r->size_bytes <= 0 || !isfinite(r->busbw_error))
+                continue;
+            double x = log2((double)r->size_bytes);
+            double e = CLAMP(r->busbw_error * 100.0, -emax, emax);
+            g_array_append_val(xs, x);
+            g_array_append_val(err, e);
+        }
+        set_pen(COL_SERIES + (PLINT)(k % N_SERIES_COLOURS), 1, 1.0);
+        plline((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)err->data);
+        plpoin((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)err->data, 4);
+    }
+    plcol0(COL_FG);
+    plschr(0.0, 0.8);
+    plmtex("l", 4.6, 0.5, 0.5, "busbw error (%)");
+    plmtex("b", 3.0, 0.5, 0.5, "message size (bytes, log2 axis)");
+    return canvas_end(&c, error);
+}
+
 #else /* !HAVE_PLOTS */
 
 gboolean
@@ -752,6 +932,17 @@ cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 max_bytes,
     (void)bw_Bps;
     (void)min_bytes;
     (void)max_bytes;
+    (void)subtitle;
+    return cs_plot_check_path(path, NULL, error);
+}
+
+gboolean
+cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
+                 const char *subtitle, const char *path, GError **error)
+{
+    (void)reports;
+    (void)n_reports;
+    (void)title;
     (void)subtitle;
     return cs_plot_check_path(path, NULL, error);
 }

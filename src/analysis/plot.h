@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "analysis/report.h"
+#include "analysis/validate.h"
 
 G_BEGIN_DECLS
 
@@ -53,5 +54,15 @@ gboolean cs_plot_report(const CsReport *report, const char *title, const char *s
  */
 gboolean cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 max_bytes,
                        const char *subtitle, const char *path, GError **error);
+
+/**
+ * cs_plot_validate:
+ * Draws @n_reports validated traces in one figure: above, each trace's measured busbw as
+ * circles over its predicted busbw as a line (one colour per trace, named by its file); below,
+ * each row's busbw error (predicted - measured) / measured in percent; the latency (< 64 KiB)
+ * and bandwidth (>= 64 MiB) regimes shaded in both. As cs_plot_report().
+ */
+gboolean cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
+                          const char *subtitle, const char *path, GError **error);
 
 G_END_DECLS

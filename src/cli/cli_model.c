@@ -164,19 +164,6 @@ print_json(const Row *rows, gsize n_rows, double alpha_s, double bw_Bps)
     printf("%s\n", text);
 }
 
-/* The command as typed, for the plot's subtitle. */
-static char *
-command_line(int argc, char **argv)
-{
-    GString *s = g_string_new(argv[0]);
-    for (int i = 1; i < argc; i++) {
-        gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
-        g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
-        g_string_append_printf(s, " %s", quoted);
-    }
-    return g_string_free(s, FALSE);
-}
-
 /* ---- Entry point ---- */
 
 static const char summary[]
@@ -238,7 +225,7 @@ cs_cli_model(int argc, char **argv, GError **error)
         { "maxbytes", &max_bytes }, { "stepfactor", &factor }, { NULL, NULL },
     };
 
-    cmd = command_line(argc, argv);
+    cmd = cs_cli_command_line(argc, argv);
     if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
         return FALSE;
     if (argc > 1) {
@@ -270,16 +257,8 @@ cs_cli_model(int argc, char **argv, GError **error)
         return FALSE;
     }
 
-    if (plot != NULL) {
-        g_autoptr(GError) cause = NULL;
-        if (!cs_plot_check_path(plot, NULL, &cause)) {
-            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "collsim model: --plot %s: %s",
-                        plot, cause->message);
-            return FALSE;
-        }
-        if (!cs_cli_check_output("collsim model", "--plot", plot, error))
-            return FALSE;
-    }
+    if (plot != NULL && !cs_cli_check_plot("collsim model", plot, error))
+        return FALSE;
 
     g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
     for (gint64 s = min_bytes;; s *= factor) {

@@ -168,35 +168,7 @@ make_sizes(const RunOptions *o, GError **error)
     return sizes;
 }
 
-/* --plot FILE, before any work: plots built, a known extension, a writable place. A build
- * without plots, or a file name that is no picture, is a usage mistake (exit 2). */
-static gboolean
-check_plot(const char *path, GError **error)
-{
-    if (path == NULL)
-        return TRUE;
-    g_autoptr(GError) cause = NULL;
-    if (!cs_plot_check_path(path, NULL, &cause)) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: --plot %s: %s", prog, path,
-                    cause->message);
-        return FALSE;
-    }
-    return cs_cli_check_output(prog, "--plot", path, error);
-}
-
 /* ---- Headers ---- */
-
-static char *
-command_line(int argc, char **argv)
-{
-    GString *s = g_string_new(argv[0]);
-    for (int i = 1; i < argc; i++) {
-        gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
-        g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
-        g_string_append_printf(s, " %s", quoted);
-    }
-    return g_string_free(s, FALSE);
-}
 
 static int
 count_nodes(const CsTopo *topo, int nranks)
@@ -499,7 +471,7 @@ cs_cli_run(int argc, char **argv, GError **error)
         .ngpus = 1,
         .step_bytes = -1, /* -i not given; -i 0 is an error */
     };
-    g_autofree char *cmd = command_line(argc, argv);
+    g_autofree char *cmd = cs_cli_command_line(argc, argv);
     prog = argv[0];
     /* -f is a count, but whether it was given changes what -i means. */
     gint64 factor = 0;
@@ -686,7 +658,7 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autoptr(GArray) sizes = make_sizes(&o, error);
     if (sizes == NULL)
         return FALSE;
-    if (!check_plot(o.plot, error))
+    if (o.plot != NULL && !cs_cli_check_plot(prog, o.plot, error))
         return FALSE;
 
     /* The machine. */
