@@ -584,7 +584,7 @@ cs_plot_report(const CsReport *report, const char *title, const char *subtitle, 
     Canvas c;
     if (!canvas_begin(&c, path, error))
         return FALSE;
-    plvpor(0.08, 0.76, 0.11, 0.86);
+    plvpor(0.08, 0.74, 0.11, 0.86);
     draw_axes(xmin, xmax, xtick, 0.0, ymax, "bcnstv", 0.0, FALSE);
     draw_titles(title, subtitle, "message size (bytes, log2 axis)", "busbw (GB/s)", 4.6);
 
