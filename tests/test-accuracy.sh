@@ -39,7 +39,7 @@ cases=(
     "a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt aws-p4de-a100x8-2n-efa 90"
     "h100-sxm-8gpu-x2-oci-roce-16x200g_allreduce_nccl2.21.5_partial.txt oci-h100x8-2n-roce 5"
     "h100-sxm-8gpu-x2-gcp-a3mega-tcpxo-8x200g_allreduce_ncclunknown.txt gcp-a3mega-h100x8-2n-tcpxo 190"
-    "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt gb200-nvl72-2rack-ib 95"
+    "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt gb200-nvl72-2rack-ib 10"
     "h100-sxm-8gpu-x2-gcp-a3high-tcpx-4nic_allgather_ncclunknown_partial.txt gcp-a3high-h100x8-2n-tcpx 155"
     "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt gcp-a4-b200x8-2n-roce 10"
 )

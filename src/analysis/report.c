@@ -188,6 +188,48 @@ cs_report_block_n_rows(const CsReport *report, gsize block)
     return get_block(report, block)->rows->len;
 }
 
+/* The label given to cs_report_begin_block() ("best", "ring/LL128"). (transfer none) */
+const char *
+cs_report_block_label(const CsReport *report, gsize block)
+{
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, NULL);
+    return get_block(report, block)->label;
+}
+
+/* Whether block @block holds the winning choice per size. */
+gboolean
+cs_report_block_is_best(const CsReport *report, gsize block)
+{
+    g_return_val_if_fail(report != NULL && block < report->blocks->len, FALSE);
+    return get_block(report, block)->best;
+}
+
+CsOp
+cs_report_op(const CsReport *report)
+{
+    g_return_val_if_fail(report != NULL, CS_OP_ALL_REDUCE);
+    return report->op;
+}
+
+int
+cs_report_nranks(const CsReport *report)
+{
+    g_return_val_if_fail(report != NULL, 0);
+    return report->nranks;
+}
+
+/* The value of header @key, NULL when it was never set. (transfer none) */
+const char *
+cs_report_header(const CsReport *report, const char *key)
+{
+    g_return_val_if_fail(report != NULL && key != NULL, NULL);
+    for (guint i = 0; i < report->keys->len; i++) {
+        if (strcmp(g_ptr_array_index(report->keys, i), key) == 0)
+            return g_ptr_array_index(report->values, i);
+    }
+    return NULL;
+}
+
 const CsPrediction *
 cs_report_block_row(const CsReport *report, gsize block, gsize row)
 {

@@ -59,6 +59,15 @@ gsize cs_report_block_n_rows(const CsReport *report, gsize block);
 /* (transfer none) */
 const CsPrediction *cs_report_block_row(const CsReport *report, gsize block, gsize row);
 
+/* The block's label ("best", "ring/LL128"). (transfer none) */
+const char *cs_report_block_label(const CsReport *report, gsize block);
+/* Whether the block holds the winning choice per size (cs_report_begin_block()'s @best). */
+gboolean cs_report_block_is_best(const CsReport *report, gsize block);
+CsOp cs_report_op(const CsReport *report);
+int cs_report_nranks(const CsReport *report);
+/* The value of header @key, or NULL when it was never set. (transfer none) */
+const char *cs_report_header(const CsReport *report, const char *key);
+
 /* Block @block as an nccl-tests trace with the report's headers: in-place columns repeat the
  * out-of-place ones (a simulation has no in-place effect) and #wrong is N/A (nothing is
  * checked, as nccl-tests prints it with -c 0). Returns: (transfer full). */

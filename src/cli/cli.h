@@ -116,7 +116,13 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
 gboolean cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int trace_ranks,
                                       const char *path, GError **error);
 
-/* ---- Output files (--output, --timeline) ---- */
+/* ---- The command line ---- */
+
+/* @argv joined with spaces, arguments with shell characters quoted: the command as typed, for
+ * report headers and plot subtitles. (transfer full) */
+char *cs_cli_command_line(int argc, char **argv);
+
+/* ---- Output files (--output, --timeline, --plot) ---- */
 
 /* Checks, before any work, that @path (nullable; "-" is stdout) can be written: not a
  * directory, its directory exists. Errors are CS_CLI_ERROR_INPUT, "PROG: FLAG PATH: why". */
@@ -127,6 +133,9 @@ gboolean cs_cli_check_output(const char *prog, const char *flag, const char *pat
  * itself (never a temporary file) or "standard output". */
 gboolean cs_cli_write_output(const char *prog, const char *flag, const char *path, const char *text,
                              gssize len, GError **error);
+/* --plot @path (cli_plot.c): plots built, a .svg, .png or .pdf name, a writable place; else
+ * CS_CLI_ERROR_INPUT "PROG: --plot PATH: why". */
+gboolean cs_cli_check_plot(const char *prog, const char *path, GError **error);
 /* Sets CS_CLI_ERROR_WRITE "PROG: WHERE: why" from @cause (not consumed); @where NULL means
  * standard output. Returns FALSE. */
 gboolean cs_cli_write_error(GError **error, const char *prog, const char *where,

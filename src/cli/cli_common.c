@@ -212,6 +212,20 @@ cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int trace_ra
     return TRUE;
 }
 
+/* ---- The command line ---- */
+
+char *
+cs_cli_command_line(int argc, char **argv)
+{
+    GString *s = g_string_new(argv[0]);
+    for (int i = 1; i < argc; i++) {
+        gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
+        g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
+        g_string_append_printf(s, " %s", quoted);
+    }
+    return g_string_free(s, FALSE);
+}
+
 /* ---- Output files ---- */
 
 /**

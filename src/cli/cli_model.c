@@ -11,6 +11,7 @@
 #include "base/json_util.h"
 #include "models/alpha_beta.h"
 #include "base/units.h"
+#include "analysis/plot.h"
 
 /* ---- Rows ---- */
 
@@ -181,7 +182,8 @@ static const char description[]
       "\n"
       "Example:\n"
       "  collsim model --alpha 10us --bandwidth 900GB/s -b 8 -e 8G -f 2\n"
-      "  collsim model --alpha 2us --bandwidth 400Gb/s --format csv";
+      "  collsim model --alpha 2us --bandwidth 400Gb/s --format csv\n"
+      "  collsim model --plot hockney.png";
 
 /**
  * cs_cli_model:
@@ -197,6 +199,8 @@ cs_cli_model(int argc, char **argv, GError **error)
     gint64 max_bytes = G_GINT64_CONSTANT(8) << 30;
     gint64 factor = 2;
     g_autofree char *format = NULL;
+    g_autofree char *plot = NULL;
+    g_autofree char *cmd = NULL;
 
     const GOptionEntry entries[] = {
         { "alpha", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_time_arg),
@@ -210,6 +214,10 @@ cs_cli_model(int argc, char **argv, GError **error)
         { "stepfactor", 'f', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Multiply the size by N between rows (default 2)", "N" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), csv or json", "FORMAT" },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+          "Also draw T(n), its two terms, n_1/2 and the latency- and bandwidth-bound regions "
+          "into FILE (.svg, .png or .pdf)",
+          "FILE" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
@@ -217,6 +225,7 @@ cs_cli_model(int argc, char **argv, GError **error)
         { "maxbytes", &max_bytes }, { "stepfactor", &factor }, { NULL, NULL },
     };
 
+    cmd = cs_cli_command_line(argc, argv);
     if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
         return FALSE;
     if (argc > 1) {
@@ -248,6 +257,9 @@ cs_cli_model(int argc, char **argv, GError **error)
         return FALSE;
     }
 
+    if (plot != NULL && !cs_cli_check_plot("collsim model", plot, error))
+        return FALSE;
+
     g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
     for (gint64 s = min_bytes;; s *= factor) {
         Row r = model_row(s, alpha_s, bw_Bps);
@@ -255,6 +267,15 @@ cs_cli_model(int argc, char **argv, GError **error)
         /* Stop before the next size passes -e (or overflows). */
         if (s > max_bytes / factor)
             break;
+    }
+
+    /* The picture first: a file that cannot be written fails before anything is printed. */
+    if (plot != NULL) {
+        gint64 last = g_array_index(rows, Row, rows->len - 1).size_bytes;
+        if (!cs_plot_model(alpha_s, bw_Bps, min_bytes, last, cmd, plot, error)) {
+            g_prefix_error(error, "collsim model: --plot: ");
+            return FALSE;
+        }
     }
 
     const Row *data = (const Row *)(void *)rows->data;

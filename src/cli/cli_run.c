@@ -13,6 +13,7 @@
 #include "models/nccl.h"
 #include "models/netmodel.h"
 #include "predict/predict.h"
+#include "analysis/plot.h"
 #include "analysis/report.h"
 #include "topo/topo.h"
 #include "base/units.h"
@@ -68,7 +69,8 @@ static const char description[]
       "Examples:\n"
       "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
       "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
-      "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M";
+      "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M\n"
+      "  collsim --topo dgx-h100x8 --op allgather --all -e 1G --plot allgather.svg";
 
 /* ---- Options ---- */
 
@@ -97,6 +99,7 @@ typedef struct {
     char *format;
     gint64 ranks;
     char *layout;
+    char *plot;
 } RunOptions;
 
 static void
@@ -112,6 +115,7 @@ run_options_clear(RunOptions *o)
     g_free(o->pick);
     g_free(o->format);
     g_free(o->layout);
+    g_free(o->plot);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
@@ -173,18 +177,6 @@ make_sizes(const RunOptions *o, GError **error)
 }
 
 /* ---- Headers ---- */
-
-static char *
-command_line(int argc, char **argv)
-{
-    GString *s = g_string_new(argv[0]);
-    for (int i = 1; i < argc; i++) {
-        gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
-        g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
-        g_string_append_printf(s, " %s", quoted);
-    }
-    return g_string_free(s, FALSE);
-}
 
 static int
 count_nodes(const CsTopo *topo, int nranks)
@@ -492,7 +484,7 @@ cs_cli_run(int argc, char **argv, GError **error)
         .ngpus = 1,
         .step_bytes = -1, /* -i not given; -i 0 is an error */
     };
-    g_autofree char *cmd = command_line(argc, argv);
+    g_autofree char *cmd = cs_cli_command_line(argc, argv);
     prog = argv[0];
     /* -f is a count, but whether it was given changes what -i means. */
     gint64 factor = 0;
@@ -569,6 +561,10 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Table widths: classic (default, most published logs) or current (recent "
           "nccl-tests)",
           "L" },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
+          "Also draw busbw against size into FILE (.svg, .png or .pdf): one line per block, "
+          "the chosen algorithm x protocol bold",
+          "FILE" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
@@ -685,6 +681,8 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autoptr(GArray) sizes = make_sizes(&o, error);
     if (sizes == NULL)
         return FALSE;
+    if (o.plot != NULL && !cs_cli_check_plot(prog, o.plot, error))
+        return FALSE;
 
     /* The machine. */
     g_autoptr(CsTopo) topo = cs_topo_load(o.topo != NULL ? o.topo : "dgx-h100x4", error);
@@ -774,6 +772,15 @@ cs_cli_run(int argc, char **argv, GError **error)
     if (!ok)
         return FALSE;
 
+    /* The picture first: a file that cannot be written fails before anything is printed. */
+    if (o.plot != NULL) {
+        g_autofree char *title = g_strdup_printf("collsim: %s on %s, %d ranks: busbw by size",
+                                                 cs_op_name(op), cs_topo_name(topo), nranks);
+        if (!cs_plot_report(report, title, cmd, o.plot, error)) {
+            g_prefix_error(error, "%s: --plot: ", prog);
+            return FALSE;
+        }
+    }
     g_autofree char *text = cs_report_to_string(report, format);
     if (!cs_cli_write_output(prog, NULL, NULL, text, -1, error))
         return FALSE;

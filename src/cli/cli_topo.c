@@ -348,15 +348,191 @@ show_topo(const CsTopo *topo, gboolean matrix)
     printf("SHARP (in-network reduction): %s\n", cs_topo_has_sharp(topo) ? "yes" : "no");
 }
 
+/* ---- show --dot ---- */
+
+/* @text as a DOT quoted string, "..." with quotes and backslashes escaped (transfer full). */
+static char *
+dot_quote(const char *text)
+{
+    GString *s = g_string_new("\"");
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\')
+            g_string_append_c(s, '\\');
+        if (*p == '\n')
+            g_string_append(s, "\\n");
+        else
+            g_string_append_c(s, *p);
+    }
+    g_string_append_c(s, '"');
+    return g_string_free(s, FALSE);
+}
+
+/* How each kind of device is drawn: GPUs and CPUs (ranks) as filled boxes, switches as
+ * hexagons, NICs as ellipses. */
+static const char *
+dot_style(CsDeviceKind kind)
+{
+    switch (kind) {
+    case CS_DEVICE_GPU:
+        return "shape=box, style=filled, fillcolor=\"#cfe2f3\"";
+    case CS_DEVICE_CPU:
+        return "shape=box, style=filled, fillcolor=\"#e6e6e6\"";
+    case CS_DEVICE_NVSWITCH:
+        return "shape=hexagon, style=filled, fillcolor=\"#d9ead3\"";
+    case CS_DEVICE_PCIE_SWITCH:
+        return "shape=hexagon, style=filled, fillcolor=\"#fff2cc\"";
+    case CS_DEVICE_NIC:
+        return "shape=ellipse, style=filled, fillcolor=\"#fce5cd\"";
+    case CS_DEVICE_SWITCH:
+        return "shape=hexagon, style=filled, fillcolor=\"#f4cccc\"";
+    default:
+        return "shape=box";
+    }
+}
+
+static void
+dot_device(GString *out, const CsTopo *topo, int i, const int *rank_of, const char *indent)
+{
+    const CsDevice *d = cs_topo_device(topo, i);
+    GString *label = g_string_new(d->name);
+    g_string_append_printf(label, "\n%s", cs_device_kind_name(d->kind));
+    if (d->model != NULL)
+        g_string_append_printf(label, ": %s", d->model);
+    if (rank_of[i] >= 0)
+        g_string_append_printf(label, "\nrank %d", rank_of[i]);
+    if (d->multicast_reduction)
+        g_string_append(label, "\nmulticast reduction (NVLS)");
+    if (d->sharp)
+        g_string_append(label, "\nSHARP");
+    g_autofree char *name = dot_quote(d->name);
+    g_autofree char *text = dot_quote(label->str);
+    g_string_free(label, TRUE);
+    g_string_append_printf(out, "%s%s [label=%s, %s];\n", indent, name, text, dot_style(d->kind));
+}
+
+/* "nvswitch x18\n450 GB/s (371 usable)\n100 ns": kind and lanes, bandwidth per direction,
+ * alpha. */
+static char *
+dot_link_label(const CsLink *l)
+{
+    g_autofree char *raw = cs_units_format_bandwidth(l->raw_bw_Bps);
+    g_autofree char *bw = cs_units_format_bandwidth(l->bw_Bps);
+    g_autofree char *alpha = cs_units_format_time(l->alpha_s);
+    g_autofree char *lanes = l->count > 1 ? g_strdup_printf(" x%d", l->count) : g_strdup("");
+    g_autofree char *usable
+        = l->bw_Bps != l->raw_bw_Bps ? g_strdup_printf(" (%s usable)", bw) : g_strdup("");
+    return g_strdup_printf("%s%s\n%s%s\n%s", cs_link_kind_name(l->kind), lanes, raw, usable, alpha);
+}
+
+static gboolean
+same_link(const CsLink *a, const CsLink *b)
+{
+    return a->kind == b->kind && a->count == b->count && a->raw_bw_Bps == b->raw_bw_Bps
+           && a->bw_Bps == b->bw_Bps && a->alpha_s == b->alpha_s;
+}
+
+/* The topology as a Graphviz digraph: devices by kind (each node's in a cluster), one edge
+ * per connection: both directions alike make one undirected-looking edge, a bonded link one
+ * edge with its lane count. Returns: (transfer full). */
+static char *
+topo_to_dot(const CsTopo *topo)
+{
+    int n = cs_topo_n_devices(topo);
+    g_autofree int *rank_of = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        rank_of[i] = -1;
+    for (int r = 0; r < cs_topo_n_ranks(topo); r++)
+        rank_of[cs_topo_rank_device(topo, r)] = r;
+
+    GString *out = g_string_new(NULL);
+    g_autofree char *name = dot_quote(cs_topo_name(topo));
+    g_autofree char *title = g_strdup_printf(
+        "%s: %d %s on %d node%s (link labels: kind x lanes, bandwidth per direction, alpha)",
+        cs_topo_name(topo), cs_topo_n_ranks(topo), rank_noun(topo), cs_topo_n_nodes(topo),
+        cs_topo_n_nodes(topo) == 1 ? "" : "s");
+    g_autofree char *qtitle = dot_quote(title);
+    g_string_append_printf(out, "// collsim topo show --dot %s\n", cs_topo_name(topo));
+    g_string_append_printf(out, "digraph %s {\n", name);
+    g_string_append_printf(out, "  graph [label=%s, labelloc=t, fontname=\"Helvetica\"];\n",
+                           qtitle);
+    g_string_append(out, "  node [fontname=\"Helvetica\", fontsize=10];\n");
+    g_string_append(out, "  edge [fontname=\"Helvetica\", fontsize=9];\n");
+
+    /* Devices: each node's in a cluster, in node order; fabric devices after them. */
+    int max_node = -1;
+    for (int i = 0; i < n; i++)
+        max_node = MAX(max_node, cs_topo_device(topo, i)->node);
+    for (int node = 0; node <= max_node; node++) {
+        gboolean open = FALSE;
+        for (int i = 0; i < n; i++) {
+            if (cs_topo_device(topo, i)->node != node)
+                continue;
+            if (!open) {
+                g_string_append_printf(out, "  subgraph cluster_node%d {\n", node);
+                g_string_append_printf(out, "    label=\"node %d\";\n", node);
+                open = TRUE;
+            }
+            dot_device(out, topo, i, rank_of, "    ");
+        }
+        if (open)
+            g_string_append(out, "  }\n");
+    }
+    for (int i = 0; i < n; i++) {
+        if (cs_topo_device(topo, i)->node < 0)
+            dot_device(out, topo, i, rank_of, "  ");
+    }
+
+    /* Links: a direction whose reverse is alike is drawn once, without arrows. */
+    int n_links = cs_topo_n_links(topo);
+    g_autofree gboolean *drawn = g_new0(gboolean, n_links);
+    g_autoptr(GHashTable) by_pair = g_hash_table_new(g_int64_hash, g_int64_equal);
+    g_autofree gint64 *keys = g_new(gint64, n_links);
+    for (int i = 0; i < n_links; i++) {
+        const CsLink *l = cs_topo_link(topo, i);
+        keys[i] = (gint64)l->src * n + l->dst;
+        if (!g_hash_table_contains(by_pair, &keys[i]))
+            g_hash_table_insert(by_pair, &keys[i], GINT_TO_POINTER(i));
+    }
+    for (int i = 0; i < n_links; i++) {
+        if (drawn[i])
+            continue;
+        const CsLink *l = cs_topo_link(topo, i);
+        drawn[i] = TRUE;
+        gint64 back_key = (gint64)l->dst * n + l->src;
+        gpointer back = NULL;
+        gboolean both = FALSE;
+        if (g_hash_table_lookup_extended(by_pair, &back_key, NULL, &back)) {
+            int j = GPOINTER_TO_INT(back);
+            if (!drawn[j] && same_link(l, cs_topo_link(topo, j))) {
+                drawn[j] = TRUE;
+                both = TRUE;
+            }
+        }
+        g_autofree char *a = dot_quote(cs_topo_device(topo, l->src)->name);
+        g_autofree char *b = dot_quote(cs_topo_device(topo, l->dst)->name);
+        g_autofree char *label = dot_link_label(l);
+        g_autofree char *qlabel = dot_quote(label);
+        g_string_append_printf(out, "  %s -> %s [label=%s%s%s];\n", a, b, qlabel,
+                               both ? ", dir=none" : "", l->count > 1 ? ", penwidth=2" : "");
+    }
+    g_string_append(out, "}\n");
+    return g_string_free(out, FALSE);
+}
+
 static gboolean
 topo_show(int argc, char **argv, GError **error)
 {
-    gboolean json = FALSE, matrix = FALSE;
+    gboolean json = FALSE, matrix = FALSE, dot = FALSE;
     const GOptionEntry entries[] = {
         { "json", 0, 0, G_OPTION_ARG_NONE, &json,
           "Print the expanded topology as an explicit-graph JSON file instead", NULL },
         { "matrix", 0, 0, G_OPTION_ARG_NONE, &matrix,
           "Print the route hop matrix even above 16 ranks", NULL },
+        { "dot", 0, 0, G_OPTION_ARG_NONE, &dot,
+          "Print the graph in Graphviz's DOT language instead (render with e.g. "
+          "'dot -Tsvg'): devices by kind, one edge per connection labelled with its kind, "
+          "lanes, bandwidth per direction and alpha",
+          NULL },
         G_OPTION_ENTRY_NULL,
     };
 
@@ -365,7 +541,9 @@ topo_show(int argc, char **argv, GError **error)
                       "ranks and nodes, injection and bisection bandwidth, route lengths, "
                       "NVLS and SHARP.",
                       "TOPOLOGY is a shipped name ('collsim topo list') or a JSON file.\n"
-                      "Example: collsim topo show hgx-h100x8-2n",
+                      "Examples:\n"
+                      "  collsim topo show hgx-h100x8-2n\n"
+                      "  collsim topo show --dot dgx-h100x8 | dot -Tsvg -o dgx-h100x8.svg",
                       error))
         return FALSE;
     if (argc != 2) {
@@ -382,6 +560,10 @@ topo_show(int argc, char **argv, GError **error)
         g_autofree char *text = cs_topo_to_json(topo);
         printf("%s\n", text);
         return TRUE;
+    }
+    if (dot) {
+        g_autofree char *text = topo_to_dot(topo);
+        return cs_cli_write_output(argv[0], NULL, NULL, text, -1, error);
     }
     show_topo(topo, matrix);
     return TRUE;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "analysis/plot.h"
 #include "models/nccl.h"
 #include "models/netmodel.h"
 #include "analysis/validate.h"
@@ -215,8 +216,10 @@ cs_cli_validate(int argc, char **argv, GError **error)
     g_auto(GStrv) traces = NULL;
     g_autofree char *max_error = NULL;
     g_autofree char *pick_name = NULL;
+    g_autofree char *plot = NULL;
     double max_error_pct = -1;
     int gpus_per_thread = 0;
+    g_autofree char *cmd = cs_cli_command_line(argc, argv);
     const GOptionEntry entries[] = {
         { "topo", 't', 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology: a shipped name or a JSON file (required)", "T" },
@@ -232,6 +235,10 @@ cs_cli_validate(int argc, char **argv, GError **error)
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
           "Fail (exit 1) if a trace's geometric-mean |busbw error| exceeds PCT percent", "PCT" },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+          "Also draw every trace into FILE (.svg, .png or .pdf): measured busbw over the "
+          "predicted line, each row's error below, the regimes shaded",
+          "FILE" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &traces, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -265,6 +272,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
         return FALSE;
     }
+    if (plot != NULL && !cs_cli_check_plot(argv[0], plot, error))
+        return FALSE;
     gboolean json = FALSE;
     if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
@@ -354,6 +363,23 @@ cs_cli_validate(int argc, char **argv, GError **error)
     }
     g_autoptr(GArray) crossovers
         = cs_validate_crossovers((CsValidateReport *const *)reports->pdata, (int)reports->len);
+
+    /* The picture first: a file that cannot be written fails before anything is printed. */
+    if (plot != NULL) {
+        const CsValidateReport *first = g_ptr_array_index(reports, 0);
+        gboolean one_op = TRUE;
+        for (guint i = 1; i < reports->len; i++)
+            one_op = one_op
+                     && ((const CsValidateReport *)g_ptr_array_index(reports, i))->op == first->op;
+        g_autofree char *title = g_strdup_printf(
+            "collsim validate: %s on %s: measured against predicted",
+            one_op ? cs_op_name(first->op) : "several collectives", cs_topo_name(topo));
+        if (!cs_plot_validate((CsValidateReport *const *)reports->pdata, (int)reports->len, title,
+                              cmd, plot, error)) {
+            g_prefix_error(error, "%s: --plot: ", argv[0]);
+            return FALSE;
+        }
+    }
 
     if (json) {
         cJSON *root = cJSON_CreateObject();

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/* Pictures of results, drawn with PLplot (built with -Dplots, on by default where PLplot is
+ * found): busbw against size for a report, Hockney's T(n) for one link. Plots take what the
+ * report already holds; they never run simulations (DESIGN §1). */
+#pragma once
+
+#include <glib.h>
+
+#include "analysis/report.h"
+#include "analysis/validate.h"
+
+G_BEGIN_DECLS
+
+#define CS_PLOT_ERROR (cs_plot_error_quark())
+GQuark cs_plot_error_quark(void);
+
+typedef enum {
+    CS_PLOT_ERROR_UNAVAILABLE, /* built without PLplot, or its driver for the format missing */
+    CS_PLOT_ERROR_FORMAT,      /* the file name's extension is not .svg, .png or .pdf */
+    CS_PLOT_ERROR_FAILED,      /* PLplot or the file system failed while drawing */
+} CsPlotError;
+
+typedef enum {
+    CS_PLOT_FORMAT_SVG,
+    CS_PLOT_FORMAT_PNG,
+    CS_PLOT_FORMAT_PDF,
+} CsPlotFormat;
+
+/* Whether this build draws plots (PLplot was found at build time). */
+gboolean cs_plot_available(void);
+
+/* Checks, before any work, that @path can be plotted: plots were built, its extension is
+ * .svg, .png or .pdf (any case), and PLplot's driver for it is installed. Sets @format when
+ * non-NULL. Errors: CS_PLOT_ERROR_UNAVAILABLE or CS_PLOT_ERROR_FORMAT. */
+gboolean cs_plot_check_path(const char *path, CsPlotFormat *format, GError **error);
+
+/**
+ * cs_plot_report:
+ * Draws busbw (GB/s) against size (log2 axis, 8 B ... 8 GiB labels) for every block of
+ * @report that has rows: one line per block, coloured by algorithm and dashed by protocol.
+ * Blocks marked best are drawn bold, each stretch in the colour of the choice made there;
+ * when no block is best (one block per algorithm x protocol), the fastest block at each size
+ * is drawn bold there. @title and @subtitle (nullable; the command) head the picture. The file
+ * is replaced whole or left as it was; the same input gives the same bytes.
+ */
+gboolean cs_plot_report(const CsReport *report, const char *title, const char *subtitle,
+                        const char *path, GError **error);
+
+/**
+ * cs_plot_model:
+ * Draws Hockney's T(n) = alpha + n/B for one link from @min_bytes to @max_bytes (log2 size,
+ * log10 time): the two terms, their sum, n_1/2 = alpha*B marked, the latency-bound region
+ * left of it and the bandwidth-bound region right of it shaded. As cs_plot_report().
+ */
+gboolean cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 max_bytes,
+                       const char *subtitle, const char *path, GError **error);
+
+/**
+ * cs_plot_validate:
+ * Draws @n_reports validated traces in one figure: above, each trace's measured busbw as
+ * circles over its predicted busbw as a line (one colour per trace, named by its file); below,
+ * each row's busbw error (predicted - measured) / measured in percent; the latency (< 64 KiB)
+ * and bandwidth (>= 64 MiB) regimes shaded in both. As cs_plot_report().
+ */
+gboolean cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
+                          const char *subtitle, const char *path, GError **error);
+
+G_END_DECLS

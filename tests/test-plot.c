@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+/* --plot (src/analysis/plot.c) as users run it: every picture is drawn, SVG text is read back
+ * (axis labels, legend, one polyline per series), the SVG is turned into PNG by rsvg-convert
+ * where installed, PNG and PDF files are checked for their structure, and two runs give the
+ * same bytes. In a build without PLplot the drawing cases skip and --plot must say plainly
+ * that plots were not built (exit 2). `topo show --dot` (Graphviz text, no PLplot) too. */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "analysis/plot.h"
+#include "base/json_util.h"
+#include "test-util.h"
+
+/* ---- Helpers ---- */
+
+static gboolean
+need_plots(void)
+{
+    if (!cs_plot_available()) {
+        g_test_skip("plots were not built (no PLplot at build time)");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* A fresh folder for one case's files (removed by the caller with rm_dir). */
+static char *
+make_dir(void)
+{
+    g_autoptr(GError) error = NULL;
+    char *dir = g_dir_make_tmp("collsim-plot-XXXXXX", &error);
+    g_assert_no_error(error);
+    return dir;
+}
+
+static void
+rm_dir(const char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+        g_unlink(p);
+    }
+    g_rmdir(dir);
+}
+
+/* Runs collsim with @args, expecting exit 0, and returns the file at @path. */
+static GBytes *
+run_and_read(const char *subcommand, const char *const *args, const char *path)
+{
+    g_auto(CsTestRun) r = cs_test_run_collsim(subcommand, args);
+    g_test_message("stderr: %s", r.err);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_cmpstr(r.err, ==, "");
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_autoptr(GError) error = NULL;
+    g_file_get_contents(path, &data, &len, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(len, >, 0);
+    return g_bytes_new_take(g_steal_pointer(&data), len);
+}
+
+/* The same command twice gives the same bytes (the path is the same: it is in the subtitle). */
+static GBytes *
+run_twice(const char *subcommand, const char *const *args, const char *path)
+{
+    GBytes *first = run_and_read(subcommand, args, path);
+    g_unlink(path);
+    g_autoptr(GBytes) second = run_and_read(subcommand, args, path);
+    g_assert_true(g_bytes_equal(first, second));
+    return first;
+}
+
+/* Every <text> element of PLplot's SVG, tags dropped and character references decoded, each
+ * on a line of its own (the first too: "\n8 B\n" finds a whole label). */
+static char *
+svg_texts(const char *svg)
+{
+    GString *out = g_string_new("\n");
+    const char *p = svg;
+    while ((p = strstr(p, "<text")) != NULL) {
+        const char *end = strstr(p, "</text>");
+        g_assert_nonnull(end);
+        const char *q = strchr(p, '>') + 1;
+        while (q < end) {
+            if (*q == '<') {
+                q = strchr(q, '>') + 1;
+            }
+            else if (g_str_has_prefix(q, "&#x")) {
+                char *stop = NULL;
+                gunichar c = (gunichar)g_ascii_strtoull(q + 3, &stop, 16);
+                g_string_append_unichar(out, c);
+                q = stop + 1;
+            }
+            else if (g_str_has_prefix(q, "&amp;")) {
+                g_string_append_c(out, '&');
+                q += 5;
+            }
+            else {
+                g_string_append_c(out, *q++);
+            }
+        }
+        g_string_append_c(out, '\n');
+        p = end;
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* How many <polyline>s have exactly @n points. */
+static guint
+count_polylines(const char *svg, guint n)
+{
+    guint count = 0;
+    const char *p = svg;
+    while ((p = strstr(p, "points=\"")) != NULL) {
+        p += strlen("points=\"");
+        const char *end = strchr(p, '"');
+        g_autofree char *pts = g_strndup(p, (gsize)(end - p));
+        g_auto(GStrv) v = g_strsplit_set(pts, " \t\n", -1);
+        guint n_points = 0;
+        for (guint i = 0; v[i] != NULL; i++)
+            n_points += v[i][0] != '\0';
+        if (n_points == n)
+            count++;
+        p = end;
+    }
+    return count;
+}
+
+static void
+assert_contains(const char *text, const char *what)
+{
+    if (strstr(text, what) == NULL)
+        g_test_message("not found: \"%s\" in:\n%s", what, text);
+    g_assert_nonnull(strstr(text, what));
+}
+
+static guint32
+be32(const guint8 *p)
+{
+    return ((guint32)p[0] << 24) | ((guint32)p[1] << 16) | ((guint32)p[2] << 8) | p[3];
+}
+
+/* A PNG: the signature, an IHDR of @width x @height (0: any), chunks that walk to IEND. */
+static void
+assert_png(GBytes *bytes, guint32 width, guint32 height)
+{
+    gsize len;
+    const guint8 *d = g_bytes_get_data(bytes, &len);
+    static const guint8 sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    g_assert_cmpuint(len, >, 8 + 25);
+    g_assert_cmpmem(d, 8, sig, 8);
+    g_assert_cmpmem(d + 12, 4, "IHDR", 4);
+    g_assert_cmpuint(be32(d + 16), >, 0);
+    g_assert_cmpuint(be32(d + 20), >, 0);
+    if (width > 0) {
+        g_assert_cmpuint(be32(d + 16), ==, width);
+        g_assert_cmpuint(be32(d + 20), ==, height);
+    }
+    gsize off = 8;
+    gboolean iend = FALSE;
+    guint n_idat = 0;
+    while (off + 12 <= len && !iend) {
+        guint32 chunk = be32(d + off);
+        g_assert_cmpuint(off + 12 + chunk, <=, len);
+        iend = memcmp(d + off + 4, "IEND", 4) == 0;
+        n_idat += memcmp(d + off + 4, "IDAT", 4) == 0;
+        off += 12 + chunk;
+    }
+    g_assert_true(iend);
+    g_assert_cmpuint(off, ==, len);
+    g_assert_cmpuint(n_idat, >, 0);
+}
+
+/* rsvg-convert (librsvg2-bin), when installed, renders @svg_path to PNG. */
+static void
+assert_svg_renders(const char *dir, const char *svg_path)
+{
+    g_autofree char *rsvg = g_find_program_in_path("rsvg-convert");
+    if (rsvg == NULL) {
+        g_test_message("rsvg-convert not installed: the SVG is not rendered");
+        return;
+    }
+    g_autofree char *png = g_build_filename(dir, "rendered.png", NULL);
+    const char *argv[] = { rsvg, "-o", png, svg_path, NULL };
+    g_autofree char *err = NULL;
+    int wait_status = 0;
+    g_autoptr(GError) error = NULL;
+    g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                 &wait_status, &error);
+    g_assert_no_error(error);
+    g_test_message("rsvg-convert: %s", err);
+    g_assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_file_get_contents(png, &data, &len, &error);
+    g_assert_no_error(error);
+    g_autoptr(GBytes) bytes = g_bytes_new_take(g_steal_pointer(&data), len);
+    assert_png(bytes, 0, 0);
+}
+
+/* ---- run ---- */
+
+/* Setup: --all over 8 B .. 128 MiB (25 sizes) on the 4 x H100 box, Simple only, so every line
+ * is solid: PLplot draws a solid line as one polyline, a dashed one in pieces.
+ * Expectation: one 25-point polyline per algorithm that ran (the CSV's blocks), the axis
+ * labels, 8 B and 128 MiB as tick labels, each algorithm in the legend, the title naming the
+ * topology and the command. */
+static void
+test_run_all_svg(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "run.svg", NULL);
+    const char *args[]
+        = { "--topo", "dgx-h100x4", "--op", "allreduce", "--all",  "--proto", "Simple",
+            "-b",     "8",          "-e",   "128M",      "--plot", svg,       NULL };
+    g_autoptr(GBytes) bytes = run_twice(NULL, args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+
+    /* The series the table has: its CSV's distinct blocks. */
+    const char *csv_args[]
+        = { "--topo", "dgx-h100x4", "--op", "allreduce", "--all",    "--proto", "Simple",
+            "-b",     "8",          "-e",   "128M",      "--format", "csv",     NULL };
+    g_auto(CsTestRun) csv = cs_test_run_collsim(NULL, csv_args);
+    g_assert_cmpint(csv.status, ==, 0);
+    g_autoptr(GHashTable) blocks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_auto(GStrv) lines = g_strsplit(csv.out, "\n", -1);
+    for (guint i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", 2);
+        g_hash_table_add(blocks, g_strdup(f[0]));
+    }
+    g_assert_cmpuint(g_hash_table_size(blocks), >=, 3);
+    g_assert_cmpuint(count_polylines(text, 25), ==, g_hash_table_size(blocks));
+
+    g_autofree char *texts = svg_texts(text);
+    assert_contains(texts, "busbw (GB/s)");
+    assert_contains(texts, "message size (bytes, log2 axis)");
+    assert_contains(texts, "\n8 B\n");
+    assert_contains(texts, "\n128 MiB\n");
+    assert_contains(texts, "allreduce on dgx-h100x4, 4 ranks");
+    assert_contains(texts, "--all --proto Simple");
+    assert_contains(texts, "bold: the fastest");
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, blocks);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        g_autofree char *algo = g_strndup(key, (gsize)(strchr(key, '/') - (char *)key));
+        g_autofree char *entry = g_strdup_printf("\n%s\n", algo);
+        assert_contains(texts, entry);
+    }
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* Setup: the best choice per size on 2 x 8 H100 nodes, as PNG.
+ * Expectation: a 1200 x 720 PNG, the same bytes twice, the table still printed. */
+static void
+test_run_best_png(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *png = g_build_filename(dir, "best.png", NULL);
+    const char *args[]
+        = { "--topo", "hgx-h100x8-2n", "--op", "allreduce", "-e", "1G", "--plot", png, NULL };
+    g_autoptr(GBytes) bytes = run_twice(NULL, args, png);
+    assert_png(bytes, 1200, 720);
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    assert_contains(r.out, "# Best algorithm and protocol per size");
+    rm_dir(dir);
+}
+
+/* Setup: the best choice per size as SVG. Expectation: each winner of the table's winners
+ * comment appears in the legend; the chosen line is bold, said in the legend. */
+static void
+test_run_best_svg_legend(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "best.svg", NULL);
+    const char *args[] = { "--topo",   "hgx-h100x8-2n", "--op",   "allreduce", "-e", "1G",
+                           "--format", "csv",           "--plot", svg,         NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autofree char *data = NULL;
+    g_file_get_contents(svg, &data, NULL, NULL);
+    g_assert_nonnull(data);
+    g_autofree char *texts = svg_texts(data);
+    assert_contains(texts, "bold: the choice per size");
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    guint n = 0;
+    for (guint i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++, n++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        g_autofree char *entry = g_strdup_printf("\n%s\n", f[6]); /* algo */
+        assert_contains(texts, entry);
+    }
+    g_assert_cmpuint(n, ==, 28);
+    rm_dir(dir);
+}
+
+/* ---- model ---- */
+
+/* Setup: the default link (alpha = 10 us, B = 900 GB/s: n_1/2 = 9e6 B = 8.58 MiB).
+ * Expectation: the n_1/2 label, both regions, time tick labels, the same bytes twice, and
+ * rsvg-convert renders it. */
+static void
+test_model_svg(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "model.svg", NULL);
+    const char *args[] = { "--plot", svg, NULL };
+    g_autoptr(GBytes) bytes = run_twice("model", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+    assert_contains(texts, "= alpha*B = 8.58 MiB, T = 2 alpha");
+    assert_contains(texts, "latency-bound");
+    assert_contains(texts, "bandwidth-bound");
+    assert_contains(texts, "\n10.0 us\n");
+    assert_contains(texts, "\n8 GiB\n");
+    assert_contains(texts, "time (log10 axis)");
+    assert_contains(texts, "alpha = 10.0 us, B = 900 GB/s");
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* Setup: the model as PDF, twice. Expectation: a whole PDF whose creation date (cairo writes
+ * the current time) is pinned to the epoch, so the two files are the same bytes. */
+static void
+test_model_pdf(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *pdf = g_build_filename(dir, "model.pdf", NULL);
+    const char *args[] = { "--alpha", "2us", "--bandwidth", "400Gb/s", "--plot", pdf, NULL };
+    g_autoptr(GBytes) bytes = run_twice("model", args, pdf);
+    gsize len;
+    const char *d = g_bytes_get_data(bytes, &len);
+    g_assert_cmpmem(d, 5, "%PDF-", 5);
+    static const char pinned[] = "/CreationDate (D:19700101000000";
+    g_assert_nonnull(memmem(d, len, pinned, strlen(pinned)));
+    g_assert_nonnull(memmem(d + len - MIN(len, 16), MIN(len, 16), "%%EOF", 5));
+    rm_dir(dir);
+}
+
+/* ---- Errors ---- */
+
+/* Setup: --plot with a name that is no picture, and into a folder that does not exist.
+ * Expectation: exit 2, one line naming --plot and the file, nothing left behind, nothing
+ * printed on stdout. */
+static void
+test_errors(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *txt = g_build_filename(dir, "plot.txt", NULL);
+    g_autofree char *missing = g_build_filename(dir, "no", "plot.svg", NULL);
+    const char *const *cases[] = {
+        (const char *const[]){ "--topo", "dgx-h100x4", "-e", "1K", "--plot", txt, NULL },
+        (const char *const[]){ "--topo", "dgx-h100x4", "-e", "1K", "--plot", missing, NULL },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_auto(CsTestRun) r = cs_test_run_collsim(NULL, cases[i]);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        assert_contains(r.err, "--plot");
+        g_assert_cmpuint(strchr(r.err, '\n') - r.err + 1, ==, strlen(r.err));
+    }
+    const char *model_args[] = { "--plot", txt, NULL };
+    g_auto(CsTestRun) m = cs_test_run_collsim("model", model_args);
+    g_assert_cmpint(m.status, ==, 2);
+    assert_contains(m.err, ".svg, .png or .pdf");
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    g_assert_null(g_dir_read_name(d));
+    rm_dir(dir);
+}
+
+/* Setup: a build without PLplot. Expectation: --plot is refused before any work with one line
+ * saying plots were not built, exit 2, on run, model and validate (before its trace is
+ * read). */
+static void
+test_not_built(void)
+{
+    if (cs_plot_available()) {
+        g_test_skip("plots were built");
+        return;
+    }
+    const char *run_args[] = { "--topo", "dgx-h100x4", "--plot", "x.svg", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, run_args);
+    g_assert_cmpint(r.status, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    assert_contains(r.err, "plots were not built");
+    const char *model_args[] = { "--plot", "x.png", NULL };
+    g_auto(CsTestRun) m = cs_test_run_collsim("model", model_args);
+    g_assert_cmpint(m.status, ==, 2);
+    assert_contains(m.err, "plots were not built");
+    const char *validate_args[] = { "--topo", "dgx-h100x4", "--plot", "x.pdf", "t.txt", NULL };
+    g_auto(CsTestRun) v = cs_test_run_collsim("validate", validate_args);
+    g_assert_cmpint(v.status, ==, 2);
+    assert_contains(v.err, "plots were not built");
+    g_assert_false(g_file_test("x.svg", G_FILE_TEST_EXISTS));
+}
+
+/* ---- validate ---- */
+
+/* Setup: two measured 8 x H100 all-reduce traces (NCCL's default pick, and ring forced)
+ * against dgx-h100x8, as SVG. Expectation: per trace one line of predicted busbw and one of
+ * errors, each through every row (the JSON report's rows), both panels' labels, each trace
+ * named in the key, the same bytes twice, and rsvg-convert renders it. */
+static void
+test_validate_svg(void)
+{
+    if (!need_plots())
+        return;
+    const char *root = g_getenv("COLLSIM_SOURCE_ROOT");
+    g_assert_nonnull(root);
+    g_autofree char *a = g_build_filename(
+        root, "traces", "h100-sxm-8gpu-nvswitch_allreduce_default-nvls_nccl2.26.2.txt", NULL);
+    g_autofree char *b = g_build_filename(
+        root, "traces", "h100-sxm-8gpu-nvswitch_allreduce_ring_nccl2.26.2.txt", NULL);
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "validate.svg", NULL);
+    const char *args[] = { "--topo", "dgx-h100x8", a, b, "--plot", svg, NULL };
+    g_autoptr(GBytes) bytes = run_twice("validate", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+
+    const char *json_args[] = { "--topo", "dgx-h100x8", a, b, "--format", "json", NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("validate", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *traces = cJSON_GetObjectItem(doc, "traces");
+    g_assert_cmpint(cJSON_GetArraySize(traces), ==, 2);
+    int n0 = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(traces, 0), "rows"));
+    int n1 = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(traces, 1), "rows"));
+    g_assert_cmpint(n0, >, 10);
+    if (n0 == n1) {
+        g_assert_cmpuint(count_polylines(text, (guint)n0), ==, 4);
+    }
+    else {
+        g_assert_cmpuint(count_polylines(text, (guint)n0), ==, 2);
+        g_assert_cmpuint(count_polylines(text, (guint)n1), ==, 2);
+    }
+
+    g_autofree char *texts = svg_texts(text);
+    assert_contains(texts, "busbw (GB/s)");
+    assert_contains(texts, "busbw error (%)");
+    assert_contains(texts, "message size (bytes, log2 axis)");
+    assert_contains(texts, "allreduce on dgx-h100x8: measured against predicted");
+    assert_contains(texts, "\nh100-sxm-8gpu-nvswitch_allreduce_default-nvls_nccl2.26.2.txt\n");
+    assert_contains(texts, "\nh100-sxm-8gpu-nvswitch_allreduce_ring_nccl2.26.2.txt\n");
+    assert_contains(texts, "\n8 B\n");
+    assert_contains(texts, "\n8 GiB\n");
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* ---- topo show --dot ---- */
+
+/* Counts the lines of @text containing @what. */
+static guint
+count_lines(const char *text, const char *what)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint n = 0;
+    for (guint i = 0; lines[i] != NULL; i++)
+        n += strstr(lines[i], what) != NULL;
+    return n;
+}
+
+/* Setup: the 4 x H100 box: 4 GPUs, one NVSwitch, each GPU bonded to it by 18 NVLink lanes
+ * (450 GB/s datasheet, 371 GB/s usable per direction, alpha 100 ns), both directions alike.
+ * Expectation: 5 devices, 4 edges without arrows, each labelled with kind x lanes, both
+ * bandwidths and alpha; ranks on the GPUs; the graph closes. Needs no Graphviz (rendered with
+ * `dot` where installed). */
+static void
+test_dot_box(void)
+{
+    const char *args[] = { "show", "--dot", "dgx-h100x4", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("topo", args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_true(g_str_has_prefix(r.out, "// collsim topo show --dot dgx-h100x4\ndigraph "));
+    g_assert_true(g_str_has_suffix(r.out, "}\n"));
+    g_assert_cmpuint(count_lines(r.out, " [label=\"gpu"), ==, 4);
+    g_assert_cmpuint(count_lines(r.out, "shape=hexagon"), ==, 1);
+    g_assert_cmpuint(count_lines(r.out, " -> "), ==, 4);
+    g_assert_cmpuint(count_lines(r.out, "dir=none"), ==, 4);
+    g_assert_cmpuint(
+        count_lines(r.out, "[label=\"nvswitch x18\\n450 GB/s (371 GB/s usable)\\n100 ns\""), ==, 4);
+    for (int rank = 0; rank < 4; rank++) {
+        g_autofree char *label = g_strdup_printf("\\nrank %d\"", rank);
+        g_assert_cmpuint(count_lines(r.out, label), ==, 1);
+    }
+    g_autofree char *dot = g_find_program_in_path("dot");
+    if (dot == NULL)
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *in = g_build_filename(dir, "box.dot", NULL);
+    g_file_set_contents(in, r.out, -1, NULL);
+    const char *argv[] = { dot, "-Tsvg", "-o/dev/null", in, NULL };
+    int wait_status = 0;
+    g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &wait_status,
+                 NULL);
+    g_assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+    rm_dir(dir);
+}
+
+/* Setup: 2 x 8 H100 nodes over 8 rails; a NIC's uplink has another alpha each way.
+ * Expectation: every directed link is drawn once: edges without arrows count two, the rest
+ * one, and they add up to the links `topo show` counts; each node is a cluster. */
+static void
+test_dot_cluster(void)
+{
+    const char *args[] = { "show", "--dot", "hgx-h100x8-2n", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("topo", args);
+    g_assert_cmpint(r.status, ==, 0);
+    const char *show_args[] = { "show", "hgx-h100x8-2n", NULL };
+    g_auto(CsTestRun) show = cs_test_run_collsim("topo", show_args);
+    g_assert_cmpint(show.status, ==, 0);
+    const char *links = strstr(show.out, "\nlinks: ");
+    g_assert_nonnull(links);
+    guint n_links = (guint)g_ascii_strtoull(links + strlen("\nlinks: "), NULL, 10);
+    guint both = count_lines(r.out, "dir=none");
+    guint edges = count_lines(r.out, " -> ");
+    g_assert_cmpuint(2 * both + (edges - both), ==, n_links);
+    g_assert_cmpuint(edges - both, >, 0);
+    g_assert_cmpuint(count_lines(r.out, "subgraph cluster_node"), ==, 2);
+    g_assert_cmpuint(count_lines(r.out, "\\nrank "), ==, 16);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/plot/run/all-svg", test_run_all_svg);
+    g_test_add_func("/plot/run/best-png", test_run_best_png);
+    g_test_add_func("/plot/run/best-svg-legend", test_run_best_svg_legend);
+    g_test_add_func("/plot/model/svg", test_model_svg);
+    g_test_add_func("/plot/model/pdf", test_model_pdf);
+    g_test_add_func("/plot/validate/svg", test_validate_svg);
+    g_test_add_func("/plot/errors", test_errors);
+    g_test_add_func("/plot/not-built", test_not_built);
+    g_test_add_func("/topo/dot/box", test_dot_box);
+    g_test_add_func("/topo/dot/cluster", test_dot_cluster);
+    return g_test_run();
+}
