@@ -193,6 +193,50 @@ test_gpus_per_thread(void)
     g_assert_nonnull(strstr(r4.out, "# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor)"));
 }
 
+/* A pasted all_reduce_perf command runs: the flags that only repeat, check or report a real
+ * run change nothing and are named on one stderr line; -t changes only the preamble; -G
+ * takes the host's launches out (with -g 2 on dgx-h100x4: 2 launches of the H100's launch
+ * cost, so the time drops by more than 1 of them); --op max is nccl-tests' --op (-o). */
+static void
+test_nccl_tests_flags(void)
+{
+    g_test_summary("issue 30: every all_reduce_perf flag is accepted; the ones a simulation "
+                   "ignores are said once on stderr and change no number.");
+    const char *const plain[] = { "--topo", "dgx-h100x4", "-b", "1M", "-e", "1M", "-g", "2", NULL };
+    const char *const pasted[]
+        = { "--topo",  "dgx-h100x4", "-b",   "1M",  "-e", "1M", "-g", "2", "-n", "20",
+            "-w",      "5",          "-c",   "1",   "-z", "0",  "-N", "1", "-p", "0",
+            "-a",      "3",          "-M",   "1",   "-m", "2",  "-C", "1", "-R", "1",
+            "--iters", "7",          "--op", "max", "-t", "2",  NULL };
+    const char *const graph[]
+        = { "--topo", "dgx-h100x4", "-b", "1M", "-e", "1M", "-g", "2", "-G", "1", NULL };
+    g_auto(CsTestRun) rp = cs_test_run_collsim(NULL, plain);
+    g_auto(CsTestRun) rn = cs_test_run_collsim(NULL, pasted);
+    g_auto(CsTestRun) rg = cs_test_run_collsim(NULL, graph);
+    g_assert_cmpint(rp.status, ==, 0);
+    g_assert_cmpint(rn.status, ==, 0);
+    g_assert_cmpint(rg.status, ==, 0);
+    g_assert_cmpstr(rp.err, ==, "");
+    g_assert_cmpstr(rg.err, ==, "");
+    /* One line, naming each ignored flag with its value, in nccl-tests' table order. */
+    g_assert_true(g_str_has_prefix(rn.err, "collsim: ignored in a simulation: -n 7 -m 2 -w 5 "
+                                           "-N 1 -p 0 -c 1 -z 0 -C 1 -a 3 -R 1 -M 1 ("));
+    g_assert_cmpint(strchr(rn.err, '\n') - rn.err, ==, (int)strlen(rn.err) - 1);
+    g_autoptr(CsTrace) tp = trace_of(&rp);
+    g_autoptr(CsTrace) tn = trace_of(&rn);
+    g_autoptr(CsTrace) tg = trace_of(&rg);
+    g_assert_cmpfloat(cs_trace_row(tn, 0)->out_of_place.time_us, ==,
+                      cs_trace_row(tp, 0)->out_of_place.time_us);
+    g_assert_nonnull(strstr(rn.out, "# nThread 2 nGpus 2 minBytes 1048576"));
+    g_assert_nonnull(strstr(rn.out, "     float     max      -1"));
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x4");
+    double launch_us = cs_topo_rank_gpu(topo, 0)->launch_s * 1e6;
+    g_assert_cmpfloat(launch_us, >, 0);
+    g_assert_cmpfloat(cs_trace_row(tp, 0)->out_of_place.time_us
+                          - cs_trace_row(tg, 0)->out_of_place.time_us,
+                      >, launch_us);
+}
+
 /* --any-algorithm takes the best over a superset of the default candidates: never slower. */
 static void
 test_any_algorithm(void)
@@ -602,6 +646,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/table/columns-per-op", test_columns_per_op);
     g_test_add_func("/cli-run/sweep/increment", test_sweep_increment);
     g_test_add_func("/cli-run/gpus-per-thread", test_gpus_per_thread);
+    g_test_add_func("/cli-run/nccl-tests-flags", test_nccl_tests_flags);
     g_test_add_func("/cli-run/formats-agree", test_formats_agree);
     g_test_add_func("/cli-run/all-blocks", test_all_blocks);
     g_test_add_func("/cli-run/any-algorithm", test_any_algorithm);
