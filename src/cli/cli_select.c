@@ -39,7 +39,8 @@ static const char description[]
       "machine's GPUs suggest) at a size unless collsim's fastest is predicted more than PCT\n"
       "percent faster, and keeps a range's choice while it is within PCT of the fastest, so\n"
       "ranges do not alternate on near-ties; every emitted range carries its predicted gain\n"
-      "over NCCL's pick. --min-gain 0 tabulates the plain fastest per size.\n"
+      "over NCCL's pick. --min-gain 0 tabulates the plain fastest per size, as --compare does\n"
+      "unless --min-gain is given.\n"
       "\n"
       "--emit:\n"
       "  table                  the human table (default)\n"
@@ -224,7 +225,8 @@ cs_cli_select(int argc, char **argv, GError **error)
                                   o.channels);
     /* The default margin: collsim's engine is not proven closer than a few percent to a
      * measured run anywhere (README, accuracy), so a smaller predicted gain is not one. */
-    sopts.min_gain_pct = 5.0;
+    sopts.min_gain_pct = o.compare != NULL ? 0.0 : 5.0; /* --compare: NCCL's loss against the
+                                                         * plain fastest */
     if (o.min_gain != NULL) {
         char *end = NULL;
         errno = 0;
