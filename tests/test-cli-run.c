@@ -130,8 +130,9 @@ test_table_is_trace(void)
         if (i > 0)
             g_assert_cmpfloat(c->time_us, >=, cs_trace_row(trace, i - 1)->out_of_place.time_us);
     }
-    /* The winners table names an algorithm and protocol per size. */
-    g_assert_nonnull(strstr(r.out, "# Best algorithm and protocol per size"));
+    /* The winners table names an algorithm and protocol per size: NCCL's pick by default. */
+    g_assert_nonnull(strstr(r.out, "# NCCL's pick per size (its tuning model), timed by the "
+                                   "engine; the predicted time split"));
 }
 
 static void
@@ -258,18 +259,32 @@ test_any_algorithm(void)
 
 /* --pick nccl: the fastest is never slower than NCCL's pick, and NCCL's pick is what its
  * model chooses (on 8 x H100 NCCL's model takes ring/LL at 8 B, where the engine's fastest is
- * NVLS). */
+ * NVLS). With no --pick, NCCL's pick is the default (issue 30: what nccl-tests would
+ * measure), collsim's fastest and the gain beside it. */
 static void
 test_pick_nccl(void)
 {
     const char *const fastest[]
-        = { "--topo", "dgx-h100x8", "-b", "8", "-e", "16M", "-f", "64", NULL };
+        = { "--topo", "dgx-h100x8", "-b", "8", "-e", "16M", "-f", "64", "--pick", "fastest", NULL };
     const char *const nccl[] = { "--topo", "dgx-h100x8", "-b",     "8",         "-e", "16M",
                                  "-f",     "64",         "--pick", "nccl:2.28", NULL };
+    const char *const plain[]
+        = { "--topo", "dgx-h100x8", "-b", "8", "-e", "16M", "-f", "64", NULL };
     g_auto(CsTestRun) rf = cs_test_run_collsim(NULL, fastest);
     g_auto(CsTestRun) rn = cs_test_run_collsim(NULL, nccl);
+    g_auto(CsTestRun) rd = cs_test_run_collsim(NULL, plain);
     g_assert_cmpint(rf.status, ==, 0);
     g_assert_cmpint(rn.status, ==, 0);
+    g_assert_cmpint(rd.status, ==, 0);
+    g_autoptr(CsTrace) td = trace_of(&rd);
+    g_assert_nonnull(strstr(rd.out, "# algo/proto: NCCL 2.28's pick per size"));
+    g_assert_nonnull(strstr(rd.out, "  fastest           time     gain\n"));
+    /* 8 B: NCCL's ring/LL 18.505 us beside collsim's nvls/Simple 12.100 us: +52.9%. */
+    const char *row = strstr(rd.out, "\n#          8  ring       LL ");
+    g_assert_nonnull(row);
+    g_autofree char *line = g_strndup(row + 1, strcspn(row + 1, "\n"));
+    g_assert_nonnull(strstr(line, "  nvls/Simple  "));
+    g_assert_nonnull(strstr(line, "  +52.9%"));
     g_autoptr(CsTrace) tf = trace_of(&rf);
     g_autoptr(CsTrace) tn = trace_of(&rn);
     g_assert_cmpuint(cs_trace_n_rows(tf), ==, cs_trace_n_rows(tn));
@@ -279,6 +294,10 @@ test_pick_nccl(void)
     g_assert_nonnull(strstr(rn.out, "NCCL's pick per size"));
     g_assert_nonnull(strstr(rn.out, "\n#          8  ring       LL "));
     g_assert_nonnull(strstr(rf.out, "\n#          8  nvls       Simple "));
+    g_assert_null(strstr(rf.out, "gain"));
+    for (gsize i = 0; i < cs_trace_n_rows(tn); i++)
+        g_assert_cmpfloat(cs_trace_row(td, i)->out_of_place.time_us, ==,
+                          cs_trace_row(tn, i)->out_of_place.time_us);
 }
 
 /* The JSON and CSV carry the same predictions as the table. */

@@ -39,11 +39,14 @@ static const char description[]
       "\n"
       "The table is nccl-tests' byte for byte: the in-place columns repeat the out-of-place ones\n"
       "(a simulation has no in-place effect) and #wrong is N/A, as nccl-tests prints it when it\n"
-      "checks nothing (-c 0). By default each size gets the fastest algorithm x protocol x "
-      "channel\n"
-      "count collsim finds; a comment table after the block names the winner per size and splits\n"
-      "its time along the critical path into alpha (latency), beta (bandwidth), gamma (reduction)\n"
-      "and overhead. The candidates are what an nccl-tests run can execute, as NCCL 2.2x\n"
+      "checks nothing (-c 0). By default each size gets what an nccl-tests run would get:\n"
+      "NCCL's own pick (its tuning model, versioned; --pick) where NCCL runs the collective on\n"
+      "GPUs its model knows, timed by the engine, else the fastest algorithm x protocol x\n"
+      "channel count collsim finds (--pick fastest everywhere). A comment table after the block\n"
+      "names the pick per size and splits its time along the critical path into alpha\n"
+      "(latency), beta (bandwidth), gamma (reduction) and overhead; under NCCL's pick collsim's\n"
+      "fastest and its gain stand beside it. The candidates are what an nccl-tests run can "
+      "execute, as NCCL 2.2x\n"
       "allows: broadcast and reduce: ring; all-gather and reduce-scatter: ring and NVLS;\n"
       "all-reduce: ring, tree, NVLS (one NVLink domain) and NVLSTree (more than one node and\n"
       "NVLink domain);\n"
@@ -337,6 +340,17 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
                          "is simulated); #wrong N/A (nothing is checked)");
 }
 
+/* Whether NCCL's model knows the GPUs of the first @nranks ranks (not a CPU, not a guessed
+ * generation): only then is its pick the default. */
+static gboolean
+nccl_knows(const CsTopo *topo, int nranks)
+{
+    CsNcclSystem system;
+    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(NULL), &system, NULL))
+        return FALSE;
+    return !system.arch_guessed;
+}
+
 /* ---- Predictions ---- */
 
 /* --verify: the semantic checker on the exact schedule behind @pred (its algorithm, protocol
@@ -371,6 +385,10 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
                    const CsAlgo *algo, int proto, const CsPredictOptions *popts, GString *verified,
                    GError **error)
 {
+    /* Under NCCL's pick, collsim's fastest goes beside it (same candidates, same engine). */
+    CsPredictOptions fastest_opts = *popts;
+    fastest_opts.pick = CS_PICK_FASTEST;
+    fastest_opts.nccl = NULL;
     cs_report_begin_block(report, "best", TRUE);
     for (guint i = 0; i < sizes->len; i++) {
         gint64 size = g_array_index(sizes, gint64, i);
@@ -381,6 +399,15 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
             return FALSE;
         }
         cs_report_add(report, &pred);
+        if (popts->pick == CS_PICK_NCCL) {
+            CsPrediction fastest;
+            if (!cs_predict_best(topo, op, size, algo, proto, &fastest_opts, &fastest, error)) {
+                g_prefix_error(error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
+                               cs_op_name(op), size);
+                return FALSE;
+            }
+            cs_report_set_alternative(report, &fastest);
+        }
         if (pred.n_unsimulated > 0) {
             g_autofree char *more = pred.n_unsimulated > 1
                                         ? g_strdup_printf(" and %d more", pred.n_unsimulated - 1)
@@ -644,9 +671,10 @@ cs_cli_run(int argc, char **argv, GError **error)
           "event engine, or nccl[:VERSION] for NCCL's own analytical cost model (2.19, 2.28)",
           "M" },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &o.pick,
-          "Who picks the algorithm and protocol per size: fastest (default, collsim's engine) "
-          "or nccl[:VERSION] (NCCL's own tuning model, as NCCL does when nothing is forced; the "
-          "engine times its pick)",
+          "Who picks the algorithm and protocol per size: nccl[:VERSION] (default where NCCL "
+          "runs the collective on GPUs its model knows: NCCL's own tuning model, as an "
+          "nccl-tests run does; the engine times its pick, collsim's fastest and the gain "
+          "beside it) or fastest (collsim's engine; the default elsewhere)",
           "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
@@ -733,7 +761,7 @@ cs_cli_run(int argc, char **argv, GError **error)
                                   "nccl[:VERSION])");
     else if (cs_net_model_lookup(model, &cause) == NULL)
         return cs_cli_flag_error(error, prog, "--model", cause);
-    const gboolean nccl_pick = o.pick != NULL && g_ascii_strncasecmp(o.pick, "nccl", 4) == 0;
+    gboolean nccl_pick = o.pick != NULL && g_ascii_strncasecmp(o.pick, "nccl", 4) == 0;
     if (o.pick != NULL && !nccl_pick) {
         CsPick pick;
         if (!cs_pick_from_name(o.pick, &pick, NULL) || pick != CS_PICK_FASTEST)
@@ -827,9 +855,16 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
     cs_point_cache_bind(points, topo);
     popts.cache = points;
+    /* By default, what nccl-tests would measure: NCCL's own pick (its tuning model, the
+     * release nearest the GPUs' constants), where NCCL runs the collective on GPUs its model
+     * knows; collsim's fastest goes beside it. */
+    const gboolean default_pick = o.pick == NULL && !o.all && !o.any_algorithm && !nccl_model
+                                  && cs_nccl_func_from_op(op) >= 0 && nccl_knows(topo, nranks);
+    if (default_pick)
+        nccl_pick = TRUE;
     g_autoptr(CsNcclModel) nccl = NULL;
     if (nccl_pick && !nccl_model) {
-        nccl = cs_nccl_model_new_for_topo(topo, nranks, o.pick, error);
+        nccl = cs_nccl_model_new_for_topo(topo, nranks, default_pick ? "nccl" : o.pick, error);
         if (nccl == NULL)
             return FALSE;
         popts.pick = CS_PICK_NCCL;
