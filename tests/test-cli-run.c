@@ -130,8 +130,9 @@ test_table_is_trace(void)
         if (i > 0)
             g_assert_cmpfloat(c->time_us, >=, cs_trace_row(trace, i - 1)->out_of_place.time_us);
     }
-    /* The winners table names an algorithm and protocol per size. */
-    g_assert_nonnull(strstr(r.out, "# Best algorithm and protocol per size"));
+    /* The winners table names an algorithm and protocol per size: NCCL's pick by default. */
+    g_assert_nonnull(strstr(r.out, "# NCCL's pick per size (its tuning model), timed by the "
+                                   "engine; the predicted time split"));
 }
 
 static void
@@ -193,6 +194,50 @@ test_gpus_per_thread(void)
     g_assert_nonnull(strstr(r4.out, "# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor)"));
 }
 
+/* A pasted all_reduce_perf command runs: the flags that only repeat, check or report a real
+ * run change nothing and are named on one stderr line; -t changes only the preamble; -G
+ * takes the host's launches out (with -g 2 on dgx-h100x4: 2 launches of the H100's launch
+ * cost, so the time drops by more than 1 of them); --op max is nccl-tests' --op (-o). */
+static void
+test_nccl_tests_flags(void)
+{
+    g_test_summary("issue 30: every all_reduce_perf flag is accepted; the ones a simulation "
+                   "ignores are said once on stderr and change no number.");
+    const char *const plain[] = { "--topo", "dgx-h100x4", "-b", "1M", "-e", "1M", "-g", "2", NULL };
+    const char *const pasted[]
+        = { "--topo",  "dgx-h100x4", "-b",   "1M",  "-e", "1M", "-g", "2", "-n", "20",
+            "-w",      "5",          "-c",   "1",   "-z", "0",  "-N", "1", "-p", "0",
+            "-a",      "3",          "-M",   "1",   "-m", "2",  "-C", "1", "-R", "1",
+            "--iters", "7",          "--op", "max", "-t", "2",  NULL };
+    const char *const graph[]
+        = { "--topo", "dgx-h100x4", "-b", "1M", "-e", "1M", "-g", "2", "-G", "1", NULL };
+    g_auto(CsTestRun) rp = cs_test_run_collsim(NULL, plain);
+    g_auto(CsTestRun) rn = cs_test_run_collsim(NULL, pasted);
+    g_auto(CsTestRun) rg = cs_test_run_collsim(NULL, graph);
+    g_assert_cmpint(rp.status, ==, 0);
+    g_assert_cmpint(rn.status, ==, 0);
+    g_assert_cmpint(rg.status, ==, 0);
+    g_assert_cmpstr(rp.err, ==, "");
+    g_assert_cmpstr(rg.err, ==, "");
+    /* One line, naming each ignored flag with its value, in nccl-tests' table order. */
+    g_assert_true(g_str_has_prefix(rn.err, "collsim: ignored in a simulation: -n 7 -m 2 -w 5 "
+                                           "-N 1 -p 0 -c 1 -z 0 -C 1 -a 3 -R 1 -M 1 ("));
+    g_assert_cmpint(strchr(rn.err, '\n') - rn.err, ==, (int)strlen(rn.err) - 1);
+    g_autoptr(CsTrace) tp = trace_of(&rp);
+    g_autoptr(CsTrace) tn = trace_of(&rn);
+    g_autoptr(CsTrace) tg = trace_of(&rg);
+    g_assert_cmpfloat(cs_trace_row(tn, 0)->out_of_place.time_us, ==,
+                      cs_trace_row(tp, 0)->out_of_place.time_us);
+    g_assert_nonnull(strstr(rn.out, "# nThread 2 nGpus 2 minBytes 1048576"));
+    g_assert_nonnull(strstr(rn.out, "     float     max      -1"));
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x4");
+    double launch_us = cs_topo_rank_gpu(topo, 0)->launch_s * 1e6;
+    g_assert_cmpfloat(launch_us, >, 0);
+    g_assert_cmpfloat(cs_trace_row(tp, 0)->out_of_place.time_us
+                          - cs_trace_row(tg, 0)->out_of_place.time_us,
+                      >, launch_us);
+}
+
 /* --any-algorithm takes the best over a superset of the default candidates: never slower. */
 static void
 test_any_algorithm(void)
@@ -214,18 +259,32 @@ test_any_algorithm(void)
 
 /* --pick nccl: the fastest is never slower than NCCL's pick, and NCCL's pick is what its
  * model chooses (on 8 x H100 NCCL's model takes ring/LL at 8 B, where the engine's fastest is
- * NVLS). */
+ * NVLS). With no --pick, NCCL's pick is the default (issue 30: what nccl-tests would
+ * measure), collsim's fastest and the gain beside it. */
 static void
 test_pick_nccl(void)
 {
     const char *const fastest[]
-        = { "--topo", "dgx-h100x8", "-b", "8", "-e", "16M", "-f", "64", NULL };
+        = { "--topo", "dgx-h100x8", "-b", "8", "-e", "16M", "-f", "64", "--pick", "fastest", NULL };
     const char *const nccl[] = { "--topo", "dgx-h100x8", "-b",     "8",         "-e", "16M",
                                  "-f",     "64",         "--pick", "nccl:2.28", NULL };
+    const char *const plain[]
+        = { "--topo", "dgx-h100x8", "-b", "8", "-e", "16M", "-f", "64", NULL };
     g_auto(CsTestRun) rf = cs_test_run_collsim(NULL, fastest);
     g_auto(CsTestRun) rn = cs_test_run_collsim(NULL, nccl);
+    g_auto(CsTestRun) rd = cs_test_run_collsim(NULL, plain);
     g_assert_cmpint(rf.status, ==, 0);
     g_assert_cmpint(rn.status, ==, 0);
+    g_assert_cmpint(rd.status, ==, 0);
+    g_autoptr(CsTrace) td = trace_of(&rd);
+    g_assert_nonnull(strstr(rd.out, "# algo/proto: NCCL 2.28's pick per size"));
+    g_assert_nonnull(strstr(rd.out, "  fastest           time     gain\n"));
+    /* 8 B: NCCL's ring/LL 18.505 us beside collsim's nvls/Simple 12.100 us: +52.9%. */
+    const char *row = strstr(rd.out, "\n#          8  ring       LL ");
+    g_assert_nonnull(row);
+    g_autofree char *line = g_strndup(row + 1, strcspn(row + 1, "\n"));
+    g_assert_nonnull(strstr(line, "  nvls/Simple  "));
+    g_assert_nonnull(strstr(line, "  +52.9%"));
     g_autoptr(CsTrace) tf = trace_of(&rf);
     g_autoptr(CsTrace) tn = trace_of(&rn);
     g_assert_cmpuint(cs_trace_n_rows(tf), ==, cs_trace_n_rows(tn));
@@ -235,6 +294,10 @@ test_pick_nccl(void)
     g_assert_nonnull(strstr(rn.out, "NCCL's pick per size"));
     g_assert_nonnull(strstr(rn.out, "\n#          8  ring       LL "));
     g_assert_nonnull(strstr(rf.out, "\n#          8  nvls       Simple "));
+    g_assert_null(strstr(rf.out, "gain"));
+    for (gsize i = 0; i < cs_trace_n_rows(tn); i++)
+        g_assert_cmpfloat(cs_trace_row(td, i)->out_of_place.time_us, ==,
+                          cs_trace_row(tn, i)->out_of_place.time_us);
 }
 
 /* The JSON and CSV carry the same predictions as the table. */
@@ -635,6 +698,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/table/columns-per-op", test_columns_per_op);
     g_test_add_func("/cli-run/sweep/increment", test_sweep_increment);
     g_test_add_func("/cli-run/gpus-per-thread", test_gpus_per_thread);
+    g_test_add_func("/cli-run/nccl-tests-flags", test_nccl_tests_flags);
     g_test_add_func("/cli-run/formats-agree", test_formats_agree);
     g_test_add_func("/cli-run/all-blocks", test_all_blocks);
     g_test_add_func("/cli-run/any-algorithm", test_any_algorithm);

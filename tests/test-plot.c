@@ -274,7 +274,7 @@ test_run_best_png(void)
     g_autoptr(GBytes) bytes = run_twice(NULL, args, png);
     assert_png(bytes, 1200, 720);
     g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
-    assert_contains(r.out, "# Best algorithm and protocol per size");
+    assert_contains(r.out, "# NCCL's pick per size");
     rm_dir(dir);
 }
 

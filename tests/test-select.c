@@ -70,6 +70,70 @@ assert_ranges(const CsSelectTable *t)
     }
 }
 
+/* ---- --min-gain: NCCL's pick unless the gain is worth it ---- */
+
+/* The ranges whose choice is not NCCL's pick, and among them the smallest gain. */
+static guint
+count_overrides(const CsSelectTable *t, double *min_gain)
+{
+    guint n = 0;
+    *min_gain = G_MAXDOUBLE;
+    for (guint i = 0; i < t->ranges->len; i++) {
+        const CsSelectRange *r = &g_array_index(t->ranges, CsSelectRange, i);
+        g_assert_false(isnan(r->gain_pct)); /* NCCL's model picks on DGX H100 */
+        if (r->gain_pct == 0.0)
+            continue;
+        n++;
+        *min_gain = MIN(*min_gain, r->gain_pct);
+    }
+    return n;
+}
+
+static void
+test_min_gain(void)
+{
+    g_test_summary("issue 30: on dgx-h100x8 all-reduce the plain fastest overrides NCCL 2.28's "
+                   "pick on gains below 5% (nvls vs ring/LL: +0.8%, +2.5%, one crossover a "
+                   "100 ps difference), so the table alternates. With --min-gain 5 every range "
+                   "that differs from NCCL's pick gains more than 5% over it at each grid size "
+                   "inside it, and the real gain (ring/LL128 ~ +10% from 4 MiB) still overrides; "
+                   "with --min-gain 20 every override gains more than 20%.");
+    g_autoptr(CsTopo) topo = load("dgx-h100x8");
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = (gint64)64 << 20;
+    o.nccl_only = TRUE;
+    g_assert_cmpfloat(o.min_gain_pct, ==, 0.0);
+    g_autoptr(CsSelection) plain = run_select(topo, &o);
+    o.min_gain_pct = 5.0;
+    g_autoptr(CsSelection) margin = run_select(topo, &o);
+    o.min_gain_pct = 20.0;
+    g_autoptr(CsSelection) strict = run_select(topo, &o);
+    const CsSelectTable *tp = table_of(plain, CS_OP_ALL_REDUCE);
+    const CsSelectTable *tm = table_of(margin, CS_OP_ALL_REDUCE);
+    const CsSelectTable *ts = table_of(strict, CS_OP_ALL_REDUCE);
+    assert_ranges(tp);
+    assert_ranges(tm);
+    assert_ranges(ts);
+
+    double gp, gm, gs;
+    g_assert_cmpuint(count_overrides(tp, &gp), >, 0);
+    g_assert_cmpfloat(gp, <, 5.0); /* the near-tie overrides the margin removes */
+    g_assert_cmpuint(count_overrides(tm, &gm), >, 0);
+    g_assert_cmpfloat(gm, >, 5.0);
+    /* A real gain still overrides NCCL: ring/LL128 beats NCCL's pick by more than 5%. */
+    gboolean ll128 = FALSE;
+    for (guint i = 0; i < tm->ranges->len; i++) {
+        const CsSelectRange *r = &g_array_index(tm->ranges, CsSelectRange, i);
+        ll128 |= r->choice.proto == CS_PROTO_LL128 && r->gain_pct > 5.0;
+    }
+    g_assert_true(ll128);
+    /* A stricter margin: every override gains more than it. */
+    g_assert_cmpuint(count_overrides(ts, &gs), >, 0);
+    g_assert_cmpfloat(gs, >, 20.0);
+}
+
 /* ---- NCCL's model: crossovers solved by hand ---- */
 
 static void
@@ -762,6 +826,17 @@ static const CliCase cli_cases[] = {
     /* The header said "channels follow the size" under --channels too. */
     { "forced-channels", "select --topo dgx-h100x4 --op allreduce -e 64 --channels 2", 0,
       "# channels forced to 2 (--channels)\n" },
+    /* --min-gain's default and each emitted format's gain (issue 30). */
+    { "min-gain-default", "select --topo dgx-h100x8 --op allreduce -e 64K", 0,
+      "NCCL 2.28's pick unless collsim's gains more than 5%" },
+    { "min-gain-table", "select --topo dgx-h100x8 --op allreduce -e 64K --min-gain 2.5", 0,
+      "over NCCL's pick)\n" },
+    { "min-gain-json", "select --topo dgx-h100x8 --op allreduce -e 64K --emit json", 0,
+      "\"gain_pct\":" },
+    { "min-gain-csv", "select --topo dgx-h100x8 --op allreduce -e 64K --emit nccl-tuner-csv", 0,
+      "\n# next range: " },
+    { "min-gain-env", "select --topo dgx-h100x8 --op allreduce -e 64K --emit env", 0,
+      "over NCCL's pick)" },
 };
 
 static void
@@ -844,6 +919,7 @@ main(int argc, char **argv)
                emit_teardown);
     g_test_add_func("/select/compare/nccl-2.19", test_compare);
     g_test_add_func("/select/options/bad", test_bad_options);
+    g_test_add_func("/select/min-gain/near-tie", test_min_gain);
     for (gsize i = 0; i < G_N_ELEMENTS(cli_cases); i++) {
         g_autofree char *path = g_strdup_printf("/select/cli/%s", cli_cases[i].name);
         g_test_add_data_func(path, &cli_cases[i], test_cli);

@@ -13,6 +13,8 @@ typedef struct {
     char *label;
     gboolean best;
     GArray *rows;     /* CsPrediction */
+    GArray *alts;     /* (nullable) CsPrediction parallel to @rows: collsim's fastest, algo
+                       * NULL where none was set */
     GPtrArray *notes; /* char * */
 } Block;
 
@@ -51,6 +53,8 @@ block_free(gpointer data)
     Block *b = data;
     g_free(b->label);
     g_array_unref(b->rows);
+    if (b->alts != NULL)
+        g_array_unref(b->alts);
     g_ptr_array_unref(b->notes);
     g_free(b);
 }
@@ -158,6 +162,20 @@ cs_report_add(CsReport *report, const CsPrediction *pred)
     /* Only the totals are kept (predict.h); never hold on to a caller's array. */
     copy.result.rank_finish = NULL;
     g_array_append_val(current_block(report)->rows, copy);
+}
+
+void
+cs_report_set_alternative(CsReport *report, const CsPrediction *fastest)
+{
+    g_return_if_fail(report != NULL && fastest != NULL);
+    Block *b = current_block(report);
+    g_return_if_fail(b->rows->len > 0);
+    if (b->alts == NULL)
+        b->alts = g_array_new(FALSE, TRUE, sizeof(CsPrediction));
+    g_array_set_size(b->alts, b->rows->len);
+    CsPrediction copy = *fastest;
+    copy.result.rank_finish = NULL;
+    g_array_index(b->alts, CsPrediction, b->rows->len - 1) = copy;
 }
 
 void
@@ -313,21 +331,53 @@ append_winners(GString *out, const CsReport *report, const Block *b)
     g_string_append_printf(out, "#\n# %s; the predicted time split along the critical path (us):\n",
                            report->winners_title != NULL ? report->winners_title
                                                          : "Best algorithm and protocol per size");
-    g_string_append_printf(out, "# %10s  %-*s  %-6s  %8s  %9s  %9s  %9s  %9s  %9s\n", "size",
-                           algo_w, "algorithm", "proto", "channels", "time", "alpha", "beta",
-                           "gamma", "overhead");
+    const gboolean alts = b->alts != NULL;
+    int alt_w = 8;
+    for (guint i = 0; alts && i < b->alts->len; i++) {
+        const CsPrediction *a = &g_array_index(b->alts, CsPrediction, i);
+        if (a->algo != NULL)
+            alt_w = MAX(alt_w, (int)(strlen(algo_name(a)) + 1 + strlen(cs_proto_name(a->proto))));
+    }
+    g_string_append_printf(out, "# %10s  %-*s  %-6s  %8s  %9s  %9s  %9s  %9s  %9s", "size", algo_w,
+                           "algorithm", "proto", "channels", "time", "alpha", "beta", "gamma",
+                           "overhead");
+    if (alts)
+        g_string_append_printf(out, "  %-*s  %9s  %7s", alt_w, "fastest", "time", "gain");
+    g_string_append_c(out, '\n');
     gboolean any_extrapolated = FALSE;
     for (guint i = 0; i < b->rows->len; i++) {
         const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
         any_extrapolated = any_extrapolated || p->extrapolated;
         g_string_append_printf(out,
                                "# %10" G_GINT64_FORMAT "  %-*s  %-6s  %8d  %9.3f  %9.3f  %9.3f"
-                               "  %9.3f  %9.3f%s\n",
+                               "  %9.3f  %9.3f",
                                p->size.size_bytes, algo_w, algo_name(p), cs_proto_name(p->proto),
                                p->n_channels, p->time_us, ps_to_us(p->result.alpha),
                                ps_to_us(p->result.beta), ps_to_us(p->result.gamma),
-                               ps_to_us(p->result.overhead), p->extrapolated ? " *" : "");
+                               ps_to_us(p->result.overhead));
+        const CsPrediction *a
+            = alts && i < b->alts->len ? &g_array_index(b->alts, CsPrediction, i) : NULL;
+        if (a != NULL && a->algo != NULL) {
+            g_autofree char *label
+                = g_strdup_printf("%s/%s", algo_name(a), cs_proto_name(a->proto));
+            const gboolean same = a->algo == p->algo && a->proto == p->proto;
+            /* The gain of switching: how much faster collsim's fastest is than the pick. */
+            g_autofree char *gain
+                = same || a->time_us <= 0.0
+                      ? g_strdup("-")
+                      : g_strdup_printf("%+.1f%%", 100.0 * (p->time_us / a->time_us - 1.0));
+            g_string_append_printf(out, "  %-*s  %9.3f  %7s", alt_w, same ? "(same)" : label,
+                                   a->time_us, gain);
+        }
+        else if (alts) {
+            g_string_append_printf(out, "  %-*s  %9s  %7s", alt_w, "-", "-", "-");
+        }
+        g_string_append(out, p->extrapolated ? " *\n" : "\n");
     }
+    if (alts)
+        g_string_append(out, "# fastest: collsim's fastest choice at that size, timed by the same "
+                             "engine; gain: how much faster it is than the pick (--pick "
+                             "fastest prints it as the table)\n");
     if (any_extrapolated)
         g_string_append(out, "# * extended on the line through three smaller simulated sizes "
                              "(the pipeline is linear there); --exact simulates every size\n");

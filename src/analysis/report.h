@@ -51,6 +51,9 @@ void cs_report_set_winners_title(CsReport *report, const char *title);
 void cs_report_begin_block(CsReport *report, const char *label, gboolean best);
 /* Appends @pred to the current block (a copy; its algo pointer must outlive the report). */
 void cs_report_add(CsReport *report, const CsPrediction *pred);
+/* Sets @fastest (a copy) as collsim's fastest choice beside the last row of the current block,
+ * which is someone else's pick (NCCL's): the winners table shows it and the pick's loss. */
+void cs_report_set_alternative(CsReport *report, const CsPrediction *fastest);
 /* Adds a comment under the current block ("tree/LL128: not applicable, ..."). */
 void cs_report_add_note(CsReport *report, const char *note);
 

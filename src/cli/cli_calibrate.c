@@ -79,8 +79,9 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_auto(GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
     int gpus_per_thread = 0;
+    g_autofree char *threads = NULL;
     const GOptionEntry entries[] = {
-        { "topo", 't', 0, G_OPTION_ARG_STRING, &topo_name,
+        { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology to start from: a shipped name or a JSON file (required)", "T" },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
           "Write the calibrated topology here (JSON)", "FILE" },
@@ -92,10 +93,15 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "For each trace, the error when it is left out of the fit", NULL },
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
-        { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
+        { "ngpus", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
           "GPUs launched by one thread (default: each trace's nGpus, else the -g or --ngpus of its "
           "command header)",
           "G" },
+        /* The long name before --ngpus (run's and nccl-tests'), kept working. */
+        { "gpus-per-thread", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &gpus_per_thread, NULL,
+          NULL },
+        /* -t is nccl-tests' -t (threads), never the topology (it was, before). */
+        { "nthreads", 't', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &threads, NULL, NULL },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
         { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_name,
           "How a row's relative error weighs: cauchy (default: least squares within a few "
@@ -134,6 +140,11 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "(calibrated_from) and lists every parameter beside its datasheet value.",
             error))
         return FALSE;
+    if (threads != NULL)
+        return cs_cli_usage_error(error, argv[0],
+                                  "-t %s: -t is nccl-tests' thread count, not the topology; "
+                                  "give the topology as --topo T",
+                                  threads);
     if (topo_name == NULL) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
         return FALSE;

@@ -40,11 +40,14 @@ static const char description[]
       "\n"
       "The table is nccl-tests' byte for byte: the in-place columns repeat the out-of-place ones\n"
       "(a simulation has no in-place effect) and #wrong is N/A, as nccl-tests prints it when it\n"
-      "checks nothing (-c 0). By default each size gets the fastest algorithm x protocol x "
-      "channel\n"
-      "count collsim finds; a comment table after the block names the winner per size and splits\n"
-      "its time along the critical path into alpha (latency), beta (bandwidth), gamma (reduction)\n"
-      "and overhead. The candidates are what an nccl-tests run can execute, as NCCL 2.2x\n"
+      "checks nothing (-c 0). By default each size gets what an nccl-tests run would get:\n"
+      "NCCL's own pick (its tuning model, versioned; --pick) where NCCL runs the collective on\n"
+      "GPUs its model knows, timed by the engine, else the fastest algorithm x protocol x\n"
+      "channel count collsim finds (--pick fastest everywhere). A comment table after the block\n"
+      "names the pick per size and splits its time along the critical path into alpha\n"
+      "(latency), beta (bandwidth), gamma (reduction) and overhead; under NCCL's pick collsim's\n"
+      "fastest and its gain stand beside it. The candidates are what an nccl-tests run can "
+      "execute, as NCCL 2.2x\n"
       "allows: broadcast and reduce: ring; all-gather and reduce-scatter: ring and NVLS;\n"
       "all-reduce: ring, tree, NVLS (one NVLink domain) and NVLSTree (more than one node and\n"
       "NVLink domain);\n"
@@ -57,7 +60,15 @@ static const char description[]
       "-g G is nccl-tests' GPUs per thread: one thread driving G GPUs launches their kernels one\n"
       "after another, and they start together once it has launched the last, as in nccl-tests'\n"
       "timed loop: G launch latencies at every size (the seed's 4 x H100 log ran -g 4).\n"
-      "Ranks = processes x threads x G, so G must divide the ranks.\n"
+      "Ranks = processes x threads x G, so G must divide the ranks. -t T threads launch in\n"
+      "parallel, so T only has to divide the ranks too. -G N > 0 (CUDA graphs) leaves out the\n"
+      "host's launches.\n"
+      "\n"
+      "Every other all_reduce_perf flag is accepted so a pasted nccl-tests command runs, and\n"
+      "named on one stderr line as ignored in a simulation: -n -m -w -N -p -c -z -y -T -C -S -J\n"
+      "-a -R -x -D -V -M -u -I -K (repetitions, checks, timing and reporting; the prediction\n"
+      "is one collective, whose ranks end together). --op also takes a reduction, as\n"
+      "nccl-tests' long name for -o.\n"
       "\n"
       "--textbook asks the question of the textbooks and of other simulators' alpha-beta\n"
       "modes: Hockney's machine, where a message of n bytes costs its sender alpha + n/B (alpha\n"
@@ -68,6 +79,7 @@ static const char description[]
       "\n"
       "Examples:\n"
       "  collsim --topo dgx-h100x4 --op allreduce -g 4 -b 8 -e 1G\n"
+      "  collsim --topo dgx-h100x4 -b 1M -e 1M -n 20 -w 5\n"
       "  collsim --topo dgx-h100x8 --op allgather --all -b 1M -e 1G --format csv\n"
       "  collsim --topo hgx-h100x8-2n --op allreduce --algo ring --proto LL128 -e 64M\n"
       "  collsim --topo dgx-h100x8 --op allgather --all -e 1G --plot allgather.svg";
@@ -85,7 +97,9 @@ typedef struct {
     char *dtype;
     char *redop;
     int root;
+    int nthreads;
     int ngpus;
+    int cudagraph;
     char *algo;
     char *proto;
     int channels;
@@ -100,6 +114,7 @@ typedef struct {
     gint64 ranks;
     char *layout;
     char *plot;
+    char *ignored[21]; /* the value of each of ignored_flags[], NULL when not given */
 } RunOptions;
 
 static void
@@ -116,12 +131,96 @@ run_options_clear(RunOptions *o)
     g_free(o->format);
     g_free(o->layout);
     g_free(o->plot);
+    for (gsize i = 0; i < G_N_ELEMENTS(o->ignored); i++)
+        g_free(o->ignored[i]);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
 
 /* The command as invoked, "collsim" or "collsim run", to start every message. */
 static const char *prog = "collsim";
+
+/* ---- nccl-tests flags a simulation ignores ---- */
+
+/* all_reduce_perf's flags (nccl-tests src/common.cu, longopts[], as of a0b82b2, 2026) that
+ * change how a real run repeats, checks or reports the collective, not what one collective
+ * costs: accepted so a pasted command runs, and named on one stderr line. -m groups m
+ * collectives into one launch and -a reduces the ranks' times; both are listed because the
+ * engine times one collective whose ranks end together. */
+typedef struct {
+    char short_name;
+    const char *long_name;
+} IgnoredFlag;
+
+static const IgnoredFlag ignored_flags[] = {
+    { 'n', "iters" },
+    { 'm', "agg_iters" },
+    { 'w', "warmup_iters" },
+    { 'N', "run_cycles" },
+    { 'p', "parallel_init" },
+    { 'c', "check" },
+    { 'z', "blocking" },
+    { 'y', "stream_null" },
+    { 'T', "timeout" },
+    { 'C', "report_cputime" },
+    { 'S', "report_timestamps" },
+    { 'J', "output_file" },
+    { 'a', "average" },
+    { 'R', "local_register" },
+    { 'x', "cta_policy" },
+    { 'D', "device_implementation" },
+    { 'V', "device_cta_count" },
+    { 'M', "memory" },
+    { 'u', "unalign" },
+    { 'I', "per_iter_timing" },
+    { 'K', "per_iter_skip" },
+};
+
+#define N_IGNORED_FLAGS G_N_ELEMENTS(ignored_flags)
+G_STATIC_ASSERT(N_IGNORED_FLAGS == G_N_ELEMENTS(((RunOptions *)NULL)->ignored));
+
+/* @entries (NULL-terminated) followed by a hidden entry for each ignored flag, writing its
+ * value to @o->ignored. (transfer full) */
+static GArray *
+entries_with_ignored(const GOptionEntry *entries, RunOptions *o)
+{
+    GArray *all = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    for (const GOptionEntry *e = entries; e->long_name != NULL; e++)
+        g_array_append_val(all, *e);
+    for (gsize i = 0; i < N_IGNORED_FLAGS; i++) {
+        GOptionEntry e = {
+            .long_name = ignored_flags[i].long_name,
+            .short_name = ignored_flags[i].short_name,
+            .flags = G_OPTION_FLAG_HIDDEN,
+            .arg = G_OPTION_ARG_STRING,
+            .arg_data = &o->ignored[i],
+        };
+        g_array_append_val(all, e);
+    }
+    return all;
+}
+
+/* The one stderr line naming the ignored flags given, as given ("-n 20 -w 5"), or NULL. */
+static char *
+ignored_line(const RunOptions *o)
+{
+    g_autoptr(GString) s = g_string_new(NULL);
+    for (gsize i = 0; i < N_IGNORED_FLAGS; i++) {
+        if (o->ignored[i] == NULL)
+            continue;
+        g_autofree char *v = g_shell_quote(o->ignored[i]);
+        g_string_append_printf(s, "%s-%c %s", s->len > 0 ? " " : "", ignored_flags[i].short_name,
+                               strpbrk(o->ignored[i], " \t'\"\\$`*?;&|<>()") != NULL
+                                       || o->ignored[i][0] == '\0'
+                                   ? v
+                                   : o->ignored[i]);
+    }
+    if (s->len == 0)
+        return NULL;
+    return g_strdup_printf("%s: ignored in a simulation: %s (nccl-tests' repetitions, checks "
+                           "and reports; the prediction is one collective)",
+                           prog, s->str);
+}
 
 /* The sizes nccl-tests would run: minBytes, then x factor (or + step) while <= maxBytes. */
 static GArray *
@@ -246,6 +345,17 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
                          "is simulated); #wrong N/A (nothing is checked)");
 }
 
+/* Whether NCCL's model knows the GPUs of the first @nranks ranks (not a CPU, not a guessed
+ * generation): only then is its pick the default. */
+static gboolean
+nccl_knows(const CsTopo *topo, int nranks)
+{
+    CsNcclSystem system;
+    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(NULL), &system, NULL))
+        return FALSE;
+    return !system.arch_guessed;
+}
+
 /* ---- Predictions ---- */
 
 /* --verify: the semantic checker on the exact schedule behind @pred (its algorithm, protocol
@@ -280,6 +390,10 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
                    const CsAlgo *algo, int proto, const CsPredictOptions *popts, GString *verified,
                    GError **error)
 {
+    /* Under NCCL's pick, collsim's fastest goes beside it (same candidates, same engine). */
+    CsPredictOptions fastest_opts = *popts;
+    fastest_opts.pick = CS_PICK_FASTEST;
+    fastest_opts.nccl = NULL;
     cs_report_begin_block(report, "best", TRUE);
     for (guint i = 0; i < sizes->len; i++) {
         gint64 size = g_array_index(sizes, gint64, i);
@@ -290,6 +404,15 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
             return FALSE;
         }
         cs_report_add(report, &pred);
+        if (popts->pick == CS_PICK_NCCL) {
+            CsPrediction fastest;
+            if (!cs_predict_best(topo, op, size, algo, proto, &fastest_opts, &fastest, error)) {
+                g_prefix_error(error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
+                               cs_op_name(op), size);
+                return FALSE;
+            }
+            cs_report_set_alternative(report, &fastest);
+        }
         if (pred.n_unsimulated > 0) {
             g_autofree char *more = pred.n_unsimulated > 1
                                         ? g_strdup_printf(" and %d more", pred.n_unsimulated - 1)
@@ -481,6 +604,7 @@ cs_cli_run(int argc, char **argv, GError **error)
         .max_bytes = DEFAULT_MAX_BYTES,
         .step_factor = 2,
         .root = 0,
+        .nthreads = 1,
         .ngpus = 1,
         .step_bytes = -1, /* -i not given; -i 0 is an error */
     };
@@ -514,10 +638,18 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Root rank of rooted collectives "
           "(default 0)",
           "R" },
+        { "nthreads", 't', 0, G_OPTION_ARG_INT, &o.nthreads,
+          "Threads per process, as nccl-tests' -t: threads launch in parallel, so only "
+          "ranks = processes x T x G changes (default 1)",
+          "T" },
         { "ngpus", 'g', 0, G_OPTION_ARG_INT, &o.ngpus,
           "GPUs per thread, as nccl-tests' -g: one thread driving G GPUs launches serially "
           "(default 1)",
           "G" },
+        { "cudagraph", 'G', 0, G_OPTION_ARG_INT, &o.cudagraph,
+          "CUDA graph launches, as nccl-tests' -G: N > 0 captures the timed iterations in a "
+          "graph, so no host launch is paid per collective (default 0)",
+          "N" },
         { "algo", 0, 0, G_OPTION_ARG_STRING, &o.algo, "Force an algorithm (see 'collsim algos')",
           "A" },
         { "proto", 0, 0, G_OPTION_ARG_STRING, &o.proto, "Force a protocol: LL, LL128, Simple",
@@ -549,9 +681,10 @@ cs_cli_run(int argc, char **argv, GError **error)
           "2(P-1) alpha + 2(P-1)/P n/B",
           NULL },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &o.pick,
-          "Who picks the algorithm and protocol per size: fastest (default, collsim's engine) "
-          "or nccl[:VERSION] (NCCL's own tuning model, as NCCL does when nothing is forced; the "
-          "engine times its pick)",
+          "Who picks the algorithm and protocol per size: nccl[:VERSION] (default where NCCL "
+          "runs the collective on GPUs its model knows: NCCL's own tuning model, as an "
+          "nccl-tests run does; the engine times its pick, collsim's fastest and the gain "
+          "beside it) or fastest (collsim's engine; the default elsewhere)",
           "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
@@ -571,7 +704,9 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "minbytes", &o.min_bytes },   { "maxbytes", &o.max_bytes }, { "stepfactor", &factor },
         { "stepbytes", &o.step_bytes }, { "ranks", &o.ranks },        { NULL, NULL },
     };
-    if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
+    g_autoptr(GArray) all_entries = entries_with_ignored(entries, &o);
+    if (!cs_cli_parse_units(&argc, &argv, (const GOptionEntry *)all_entries->data, targets, "",
+                            summary, description, error))
         return FALSE;
     if (argc > 1) {
         /* "collsim allreduce" is a common slip for "collsim --op allreduce". */
@@ -596,6 +731,10 @@ cs_cli_run(int argc, char **argv, GError **error)
     CsReportFormat format = CS_REPORT_FORMAT_TABLE;
     CsTraceLayout layout = CS_TRACE_LAYOUT_CLASSIC;
     GError *cause = NULL;
+    /* nccl-tests' long name for -o is --op; reductions and collectives share no name. */
+    if (o.op != NULL && o.redop == NULL && cs_redop_from_name(o.op, &redop, NULL)) {
+        o.redop = g_steal_pointer(&o.op);
+    }
     if (o.op != NULL && !cs_op_from_name(o.op, &op, &cause))
         return cs_cli_flag_error(error, prog, "--op", cause);
     if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &dtype, &cause))
@@ -636,7 +775,7 @@ cs_cli_run(int argc, char **argv, GError **error)
                                   "nccl[:VERSION])");
     else if (cs_net_model_lookup(model, &cause) == NULL)
         return cs_cli_flag_error(error, prog, "--model", cause);
-    const gboolean nccl_pick = o.pick != NULL && g_ascii_strncasecmp(o.pick, "nccl", 4) == 0;
+    gboolean nccl_pick = o.pick != NULL && g_ascii_strncasecmp(o.pick, "nccl", 4) == 0;
     if (o.pick != NULL && !nccl_pick) {
         CsPick pick;
         if (!cs_pick_from_name(o.pick, &pick, NULL) || pick != CS_PICK_FASTEST)
@@ -705,12 +844,27 @@ cs_cli_run(int argc, char **argv, GError **error)
                                   "-g %d: GPUs per thread must divide the %d ranks "
                                   "(ranks = processes x threads x GPUs, as in nccl-tests)",
                                   o.ngpus, nranks);
+    if (o.nthreads < 1 || o.nthreads > nranks / o.ngpus || (nranks / o.ngpus) % o.nthreads != 0)
+        return cs_cli_usage_error(error, prog,
+                                  "-t %d: threads x GPUs per thread (-g %d) must divide the %d "
+                                  "ranks (ranks = processes x threads x GPUs, as in nccl-tests)",
+                                  o.nthreads, o.ngpus, nranks);
+    if (o.cudagraph < 0)
+        return cs_cli_usage_error(error, prog,
+                                  "-G %d: the number of CUDA graph launches is 0 (none) or more",
+                                  o.cudagraph);
+    g_autofree char *ignored = ignored_line(&o);
 
     CsPredictOptions popts;
     cs_predict_options_init(&popts);
     popts.engine.net_model = model;
     popts.engine.gpus_per_thread = o.ngpus;
     popts.engine.textbook = o.textbook;
+    /* nccl-tests -G: the timed loop is captured once and replayed as a graph, whose kernels
+     * the GPU starts without the host (CUDA Programming Guide, "CUDA Graphs": work submitted
+     * as a graph is launched with one call). The host's launches are paid once per graph of -n
+     * iterations; collsim rounds that to none. Each thread's GPUs still start together. */
+    popts.engine.no_launch = o.cudagraph > 0;
     popts.dtype = dtype;
     popts.redop = redop;
     popts.root = cs_op_has_root(op) ? o.root : 0;
@@ -723,9 +877,16 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);
     cs_point_cache_bind(points, topo);
     popts.cache = points;
+    /* By default, what nccl-tests would measure: NCCL's own pick (its tuning model, the
+     * release nearest the GPUs' constants), where NCCL runs the collective on GPUs its model
+     * knows; collsim's fastest goes beside it. */
+    const gboolean default_pick = o.pick == NULL && !o.all && !o.any_algorithm && !nccl_model
+                                  && cs_nccl_func_from_op(op) >= 0 && nccl_knows(topo, nranks);
+    if (default_pick)
+        nccl_pick = TRUE;
     g_autoptr(CsNcclModel) nccl = NULL;
     if (nccl_pick && !nccl_model) {
-        nccl = cs_nccl_model_new_for_topo(topo, nranks, o.pick, error);
+        nccl = cs_nccl_model_new_for_topo(topo, nranks, default_pick ? "nccl" : o.pick, error);
         if (nccl == NULL)
             return FALSE;
         popts.pick = CS_PICK_NCCL;
@@ -748,15 +909,16 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autofree char *preamble = NULL;
     gboolean increment = (o.step_bytes > 0 && !o.factor_given) || o.step_factor == 1;
     if (increment)
-        preamble = g_strdup_printf(
-            "nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT " maxBytes %" G_GINT64_FORMAT
-            " step: %" G_GINT64_FORMAT "(bytes)",
-            o.ngpus, first, o.max_bytes, o.step_bytes > 0 ? o.step_bytes : DEFAULT_STEP_BYTES);
+        preamble
+            = g_strdup_printf("nThread %d nGpus %d minBytes %" G_GINT64_FORMAT
+                              " maxBytes %" G_GINT64_FORMAT " step: %" G_GINT64_FORMAT "(bytes)",
+                              o.nthreads, o.ngpus, first, o.max_bytes,
+                              o.step_bytes > 0 ? o.step_bytes : DEFAULT_STEP_BYTES);
     else
         preamble
-            = g_strdup_printf("nThread 1 nGpus %d minBytes %" G_GINT64_FORMAT
+            = g_strdup_printf("nThread %d nGpus %d minBytes %" G_GINT64_FORMAT
                               " maxBytes %" G_GINT64_FORMAT " step: %" G_GINT64_FORMAT "(factor)",
-                              o.ngpus, first, o.max_bytes, o.step_factor);
+                              o.nthreads, o.ngpus, first, o.max_bytes, o.step_factor);
     cs_report_set_preamble(report, preamble);
 
     if (o.verify && nccl_model)
@@ -782,6 +944,9 @@ cs_cli_run(int argc, char **argv, GError **error)
         }
     }
     g_autofree char *text = cs_report_to_string(report, format);
+    /* A note, not an error: the prediction is complete and the command succeeds. */
+    if (ignored != NULL)
+        g_printerr("%s\n", ignored);
     if (!cs_cli_write_output(prog, NULL, NULL, text, -1, error))
         return FALSE;
     /* The checker's lines are comments after the table; JSON and CSV stay machine-readable

@@ -220,17 +220,23 @@ cs_cli_validate(int argc, char **argv, GError **error)
     double max_error_pct = -1;
     int gpus_per_thread = 0;
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
+    g_autofree char *threads = NULL;
     const GOptionEntry entries[] = {
-        { "topo", 't', 0, G_OPTION_ARG_STRING, &topo_name,
+        { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology: a shipped name or a JSON file (required)", "T" },
         { "model", 'm', 0, G_OPTION_ARG_STRING_ARRAY, &models,
           "Network model: reservation (default) or maxmin; nccl[:VERSION] also holds NCCL's own "
           "cost model against the rows (give --model twice for both)",
           "MODEL" },
-        { "gpus-per-thread", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
+        { "ngpus", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
           "GPUs launched by one thread (default: the trace's nGpus, else the -g or --ngpus of its "
           "command header)",
           "G" },
+        /* The long name before --ngpus (run's and nccl-tests'), kept working. */
+        { "gpus-per-thread", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &gpus_per_thread, NULL,
+          NULL },
+        /* -t is nccl-tests' -t (threads), never the topology (it was, before). */
+        { "nthreads", 't', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &threads, NULL, NULL },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
         { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
@@ -264,6 +270,11 @@ cs_cli_validate(int argc, char **argv, GError **error)
                       "is a warning on stderr.",
                       error))
         return FALSE;
+    if (threads != NULL)
+        return cs_cli_usage_error(error, argv[0],
+                                  "-t %s: -t is nccl-tests' thread count, not the topology; "
+                                  "give the topology as --topo T",
+                                  threads);
     if (topo_name == NULL) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
         return FALSE;

@@ -124,6 +124,8 @@ typedef struct {
     const CsTopo *topo;
     const CsSelectOptions *o;
     const CsNcclModel *nccl_model; /* selection under NCCL's model when non-NULL */
+    const CsNcclModel *baseline;   /* NCCL's own pick, what a margin is measured against */
+    double margin;                 /* min_gain_pct / 100; 0: the plain argmin */
     CsOp op;
     int nranks;
     GArray *cands;        /* Cand */
@@ -361,6 +363,94 @@ segment(Bisect *b, gint64 a, Best ca, gint64 bsize, Best cb, int depth)
         segment(b, at, after, bsize, cb, depth + 1);
 }
 
+/* ---- Margin: NCCL's pick unless the gain is worth it, and hysteresis ---- */
+
+/* NCCL's own pick at @size among @mask, as a Best (cand -1: NCCL's model picks nothing here,
+ * or its pick is not a candidate collsim can time). */
+static Best
+nccl_pick_at(Search *s, const gboolean *mask, gint64 size)
+{
+    Best nb = { -1, 0, G_MAXDOUBLE, FALSE };
+    CsNcclPrediction np;
+    if (s->baseline == NULL || !cs_nccl_model_pick(s->baseline, s->op, size, &np))
+        return nb;
+    for (guint c = 0; c < s->cands->len; c++) {
+        const Cand *cand = &g_array_index(s->cands, Cand, c);
+        if (!mask[c] || cand->nccl_algo != (int)np.algo || cand->proto != np.proto)
+            continue;
+        const Eval e = evaluate(s, (int)c, size, 0);
+        if (e.ok)
+            nb = (Best){ (int)c, e.channels, e.time_ps, e.extrapolated };
+        break;
+    }
+    return nb;
+}
+
+/* @c's Best at @size, cand -1 when it does not run there. */
+static Best
+best_of_one(Search *s, const gboolean *mask, int c, gint64 size)
+{
+    Best b = { -1, 0, G_MAXDOUBLE, FALSE };
+    if (c < 0 || !mask[c])
+        return b;
+    const Eval e = evaluate(s, c, size, 0);
+    if (e.ok)
+        b = (Best){ c, e.channels, e.time_ps, e.extrapolated };
+    return b;
+}
+
+/* The choice at @size after @incumbent (the choice just below; cand -1 at the first size).
+ * With no margin, the fastest. Otherwise NCCL's own pick stays unless the fastest beats it by
+ * more than the margin; and the incumbent stays while it is within the margin of the
+ * fastest and (when it is not NCCL's pick) still beats NCCL's pick by the margin, so a range
+ * never ends on a difference below the margin. */
+static Best
+decide(Search *s, const gboolean *mask, gint64 size, const Best *incumbent)
+{
+    const Best b = best_at(s, mask, size);
+    if (s->margin <= 0.0 || b.cand < 0)
+        return b;
+    const double m = 1.0 + s->margin;
+    const Best nb = nccl_pick_at(s, mask, size);
+    const Best in = best_of_one(s, mask, incumbent != NULL ? incumbent->cand : -1, size);
+    if (in.cand >= 0 && in.time_ps <= m * b.time_ps
+        && (nb.cand < 0 || nb.cand == in.cand || in.time_ps * m < nb.time_ps))
+        return in;
+    if (nb.cand >= 0 && nb.time_ps <= m * b.time_ps)
+        return nb;
+    return b;
+}
+
+/* Crossovers in (@a, @bsize] under decide(): the first size where @ca no longer stays, then
+ * on from there. */
+static void
+segment_margin(Bisect *b, gint64 a, Best ca, gint64 bsize, Best cb, int depth)
+{
+    Search *s = b->s;
+
+    if (best_same(&ca, &cb) || b->truncated)
+        return;
+    if (depth > 64) {
+        b->truncated = TRUE;
+        return;
+    }
+    gint64 lo = a / b->g;
+    gint64 hi = bsize / b->g;
+    while (hi - lo > 1) {
+        const gint64 mid = lo + (hi - lo) / 2;
+        const Best m = decide(s, b->mask, mid * b->g, &ca);
+        if (best_same(&m, &ca))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const gint64 at = hi * b->g;
+    const Best after = at == bsize ? cb : decide(s, b->mask, at, &ca);
+    record(b, at, &ca, &after);
+    if (at < bsize && !best_same(&after, &cb))
+        segment_margin(b, at, after, bsize, cb, depth + 1);
+}
+
 /* ---- One table ---- */
 
 static void
@@ -378,6 +468,53 @@ typedef struct {
     CsSelectChoice choice;
     double time_us;
 } Measure;
+
+/* @choice's gain over NCCL's own pick at @size in percent: 0 when it is NCCL's pick, NAN
+ * when NCCL's model picks nothing collsim can time. */
+static double
+gain_at(Search *s, const gboolean *mask, const CsSelectChoice *choice, gint64 size)
+{
+    const Best nb = nccl_pick_at(s, mask, size);
+    if (nb.cand < 0)
+        return NAN;
+    int c = -1;
+    for (guint i = 0; i < s->cands->len; i++) {
+        const Cand *cand = &g_array_index(s->cands, Cand, i);
+        if (cand->algo == choice->algo && cand->nccl_algo == choice->nccl_algo
+            && cand->proto == choice->proto) {
+            c = (int)i;
+            break;
+        }
+    }
+    if (c == nb.cand)
+        return 0.0;
+    const Best mine = best_of_one(s, mask, c, size);
+    if (mine.cand < 0 || mine.time_ps <= 0.0)
+        return NAN;
+    return 100.0 * (nb.time_ps / mine.time_ps - 1.0);
+}
+
+/* Each range's gain over NCCL's pick: the smallest over the grid sizes inside it, or at its
+ * first size (the granularity for the range from 0) when none is. */
+static void
+range_gains(Search *s, const gboolean *mask, const GArray *grid, gint64 g, CsSelectTable *t)
+{
+    for (guint j = 0; j < t->ranges->len; j++) {
+        CsSelectRange *r = &g_array_index(t->ranges, CsSelectRange, j);
+        double gain = NAN;
+        for (guint i = 0; i < grid->len; i++) {
+            const gint64 size = g_array_index(grid, gint64, i);
+            if (size < r->min_bytes || (r->max_bytes >= 0 && size > r->max_bytes))
+                continue;
+            const double x = gain_at(s, mask, &r->choice, size);
+            if (!isnan(x) && (isnan(gain) || x < gain))
+                gain = x;
+        }
+        if (isnan(gain))
+            gain = gain_at(s, mask, &r->choice, MAX(r->min_bytes, g));
+        r->gain_pct = gain;
+    }
+}
 
 static void
 build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gboolean nccl_only,
@@ -401,7 +538,8 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     g_autoptr(GArray) bests = g_array_new(FALSE, FALSE, sizeof(Best));
     for (guint i = 0; i < grid->len; i++) {
         const gint64 size = g_array_index(grid, gint64, i);
-        const Best b = best_at(s, mask, size);
+        const Best b
+            = decide(s, mask, size, i > 0 ? &g_array_index(bests, Best, bests->len - 1) : NULL);
         if (b.cand < 0) {
             t->note = g_strdup_printf("no candidate runs %s of %" G_GINT64_FORMAT " bytes",
                                       cs_op_name(s->op), size);
@@ -435,15 +573,16 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
 
     Bisect b = { s, mask, g, t->crossovers, FALSE };
     for (guint i = 0; i + 1 < bests->len; i++)
-        segment(&b, g_array_index(grid, gint64, i), g_array_index(bests, Best, i),
-                g_array_index(grid, gint64, i + 1), g_array_index(bests, Best, i + 1), 0);
+        (s->margin > 0.0 ? segment_margin : segment)(
+            &b, g_array_index(grid, gint64, i), g_array_index(bests, Best, i),
+            g_array_index(grid, gint64, i + 1), g_array_index(bests, Best, i + 1), 0);
     if (b.truncated)
         t->note = g_strdup_printf("more than %d crossovers: the list is cut", MAX_CROSSOVERS);
 
     /* Ranges: the first choice from 0, each crossover opens the next, the last is open. Each
      * carries the channel count at its largest size: NCCL takes a tuner's count as a maximum
      * and lowers it for smaller operations itself (enqueue.cc thread thresholds). */
-    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best };
+    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best, 0.0 };
     for (guint i = 0; i < t->crossovers->len; i++) {
         const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
         r.max_bytes = x->size_bytes - 1;
@@ -456,6 +595,7 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     r.choice.n_channels
         = g_array_index(t->points, CsSelectPoint, t->points->len - 1).best.n_channels;
     g_array_append_val(t->ranges, r);
+    range_gains(s, mask, grid, g, t);
 }
 
 /* ---- The selection ---- */
@@ -479,6 +619,7 @@ struct _CsSelection {
     gint64 step_factor;
     gboolean exact;
     gint64 max_events;
+    double min_gain_pct; /* the margin (0: the plain fastest) */
     int forced_channels; /* --channels, 0 when channels follow the size */
     gboolean nccl_only;
     char *model;         /* "reservation", "maxmin", "nccl:2.28" */
@@ -735,6 +876,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     sel->exact = o->exact;
     sel->forced_channels = o->predict.n_channels;
     sel->max_events = o->max_events > 0 ? o->max_events : DEFAULT_MAX_EVENTS;
+    sel->min_gain_pct = o->nccl_spec != NULL ? 0.0 : MAX(0.0, o->min_gain_pct);
     sel->nccl_model = o->nccl_spec != NULL;
     sel->nccl_only = o->nccl_only || sel->nccl_model;
     sel->compare_spec = g_strdup(compare_spec);
@@ -774,6 +916,9 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         s.points = points;
         s.o = o;
         s.nccl_model = sel->nccl_model ? sel->nccl : NULL;
+        /* Under NCCL's own model the pick is NCCL's: no gain to weigh. */
+        s.baseline = sel->nccl_model ? NULL : sel->nccl;
+        s.margin = sel->nccl_model ? 0.0 : MAX(0.0, o->min_gain_pct) / 100.0;
         s.op = (CsOp)op;
         s.nranks = nranks;
         s.cands = sel->nccl_model
@@ -941,9 +1086,25 @@ describe(const CsSelection *sel)
         = sel->nccl_model
               ? g_strdup_printf("NCCL %s cost model", cs_nccl_model_constants(sel->nccl)->version)
               : g_strdup_printf("collsim engine (%s)", sel->model);
-    return g_strdup_printf("%s, %d rank%s on %d node%s, %s, %s", cs_topo_name(sel->topo),
+    g_autofree char *margin
+        = sel->min_gain_pct > 0.0
+              ? g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %g%%",
+                                cs_nccl_model_constants(sel->nccl)->version, sel->min_gain_pct)
+              : g_strdup("");
+    return g_strdup_printf("%s, %d rank%s on %d node%s, %s, %s%s", cs_topo_name(sel->topo),
                            sel->nranks, plural(sel->nranks), sel->nnodes, plural(sel->nnodes),
-                           cs_dtype_name(sel->dtype), model);
+                           cs_dtype_name(sel->dtype), model, margin);
+}
+
+/* " (gain 12.3% over NCCL's pick)", " (NCCL's pick)" or "" (no NCCL pick to weigh). */
+static char *
+gain_text(const CsSelectRange *r)
+{
+    if (isnan(r->gain_pct))
+        return g_strdup("");
+    if (r->gain_pct == 0.0)
+        return g_strdup(" (NCCL's pick)");
+    return g_strdup_printf(" (%+.1f%% over NCCL's pick)", r->gain_pct);
 }
 
 /* The algorithm names of candidates NCCL does not have, for the restriction comment. */
@@ -1056,8 +1217,9 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
         g_autofree char *max = r->max_bytes < 0
                                    ? g_strdup("...")
                                    : g_strdup_printf("%" G_GINT64_FORMAT, r->max_bytes);
-        g_string_append_printf(out, "#   %14" G_GINT64_FORMAT " - %-14s %s\n", r->min_bytes, max,
-                               label);
+        g_autofree char *gain = gain_text(r);
+        g_string_append_printf(out, "#   %14" G_GINT64_FORMAT " - %-14s %s%s\n", r->min_bytes, max,
+                               label, gain);
     }
 }
 
@@ -1193,6 +1355,11 @@ ranges_json(const CsSelectTable *t, gboolean nccl_names)
         else
             cJSON_AddNumberToObject(o, "max_bytes", (double)r->max_bytes);
         add_choice(o, &r->choice, nccl_names);
+        /* null: NCCL's model picks nothing collsim can time here. */
+        if (isnan(r->gain_pct))
+            cJSON_AddNullToObject(o, "gain_pct");
+        else
+            cJSON_AddNumberToObject(o, "gain_pct", r->gain_pct);
         cJSON_AddItemToArray(ranges, o);
     }
     return ranges;
@@ -1228,6 +1395,7 @@ cs_selection_to_json(const CsSelection *sel)
     cJSON_AddNumberToObject(grid, "factor", (double)sel->step_factor);
     cJSON_AddBoolToObject(grid, "exact", sel->exact);
     cJSON_AddNumberToObject(grid, "max_events", (double)sel->max_events);
+    cJSON_AddNumberToObject(grid, "min_gain_pct", sel->min_gain_pct);
 
     cJSON *colls = cJSON_AddArrayToObject(root, "collectives");
     for (guint i = 0; i < sel->ops->len; i++) {
@@ -1318,9 +1486,10 @@ cs_selection_to_env(const CsSelection *sel)
             const int key = rg->choice.nccl_algo * CS_N_PROTOS + rg->choice.proto + 1;
             g_hash_table_add(seen, GINT_TO_POINTER(key));
             g_autofree char *from = size_text(rg->min_bytes);
-            g_string_append_printf(pairs, "%s%s/%s from %s", pairs->len > 0 ? ", " : "",
+            g_autofree char *gain = gain_text(rg);
+            g_string_append_printf(pairs, "%s%s/%s from %s%s", pairs->len > 0 ? ", " : "",
                                    cs_nccl_algo_name((CsNcclAlgo)rg->choice.nccl_algo),
-                                   cs_nccl_proto_name(rg->choice.proto), from);
+                                   cs_nccl_proto_name(rg->choice.proto), from, gain);
         }
         const char *name = cs_op_name(t->op);
         g_string_append_printf(algos, "%s%s:", algos->len > 0 ? ";" : "", name);
@@ -1340,8 +1509,9 @@ cs_selection_to_env(const CsSelection *sel)
             g_string_append_printf(protos, "%s%s", first ? "" : ",", cs_proto_name((CsProto)p));
             first = FALSE;
         }
+        /* Each range with its gain, even when one setting expresses the table. */
+        g_string_append_printf(out, "# %s: %s.\n", name, pairs->str);
         if (g_hash_table_size(seen) > 1) {
-            g_string_append_printf(out, "# %s: %s.\n", name, pairs->str);
             g_string_append_printf(out, "#   One global setting cannot express this: NCCL "
                                         "still picks among these by its own model per size.\n");
             g_string_append_printf(out, "#   The tuner plugin applies it exactly "
@@ -1395,6 +1565,12 @@ cs_selection_to_nccl_tuner_csv(const CsSelection *sel)
             /* A crossover past 2^32-1 only exists when the grid goes there (then past_32). */
             if ((guint64)rg->min_bytes > max)
                 continue;
+            /* The example tuner skips lines starting with '#' (plugin.c, NCCL 2.28). */
+            if (rg->gain_pct == 0.0)
+                g_string_append(out, "# next range: NCCL's own pick\n");
+            else if (!isnan(rg->gain_pct))
+                g_string_append_printf(out, "# next range: %+.1f%% over NCCL's own pick\n",
+                                       rg->gain_pct);
             g_string_append_printf(
                 out, "%s,%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d,%d,%d,-1,-1\n",
                 cs_op_name(t->op), rg->min_bytes, max,

@@ -37,6 +37,9 @@ typedef struct {
     gboolean nccl_only;       /* only algorithms NCCL implements (NCCL emitters force it) */
     gboolean exact;           /* simulate every size (no extrapolation past the cap) */
     gint64 max_events;        /* extrapolation cap: events of one simulation (0 = default) */
+    double min_gain_pct;      /* percent: 0 = the fastest per size; > 0 = NCCL's own pick
+                               * unless the fastest gains more than this over it, and a range's
+                               * choice kept while within this of the fastest (hysteresis) */
 } CsSelectOptions;
 
 void cs_select_options_init(CsSelectOptions *options);
@@ -95,6 +98,9 @@ typedef struct {
     gint64 min_bytes;
     gint64 max_bytes;
     CsSelectChoice choice;
+    double gain_pct; /* percent: predicted gain of @choice over NCCL's own pick, the smallest
+                      * over the range's grid sizes (at min_bytes when none lies inside); 0
+                      * where @choice is NCCL's pick; NAN where NCCL's model picks nothing */
 } CsSelectRange;
 
 /**
