@@ -51,6 +51,31 @@ check_golden(const char *name, const char *const *args)
 
 /* ---- Golden ---- */
 
+/* --progress: a line per size on stderr, "k/N sizes (SIZE)", and standard output as without
+ * it (but for the command it echoes); --quiet: nothing on stderr. */
+static void
+test_progress(void)
+{
+    const char *loud[]
+        = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "1M", "-f", "4", "--progress", NULL };
+    const char *quiet[]
+        = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "1M", "-f", "4", "--quiet", NULL };
+    g_auto(CsTestRun) a = cs_test_run_collsim(NULL, loud);
+    g_auto(CsTestRun) b = cs_test_run_collsim(NULL, quiet);
+    g_assert_cmpint(a.status, ==, 0);
+    g_assert_cmpint(b.status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(a.err, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 6 + 1);
+    g_assert_nonnull(strstr(lines[0], "collsim: 1/6 sizes (1 KiB), "));
+    g_assert_nonnull(strstr(lines[5], "collsim: 6/6 sizes (1 MiB), "));
+    g_assert_nonnull(strstr(lines[5], "about 0 s left"));
+    g_assert_cmpstr(b.err, ==, "");
+    g_autoptr(GRegex) command = g_regex_new("^# command: .*$", G_REGEX_MULTILINE, 0, NULL);
+    g_autofree char *a_out = g_regex_replace_literal(command, a.out, -1, 0, "", 0, NULL);
+    g_autofree char *b_out = g_regex_replace_literal(command, b.out, -1, 0, "", 0, NULL);
+    g_assert_cmpstr(a_out, ==, b_out);
+}
+
 static void
 test_golden_default(void)
 {
@@ -709,6 +734,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
     g_test_add_func("/cli-run/help", test_help);
+    g_test_add_func("/cli-run/progress", test_progress);
     g_test_add_func("/cli-run/model/nccl", test_nccl_model);
     g_test_add_func("/cli-run/verify", test_verify);
     return g_test_run();

@@ -141,4 +141,27 @@ gboolean cs_cli_check_plot(const char *prog, const char *path, GError **error);
 gboolean cs_cli_write_error(GError **error, const char *prog, const char *where,
                             const GError *cause);
 
+/* Progress of a long command on stderr (cli_progress.c). */
+typedef enum {
+    CS_CLI_PROGRESS_AUTO,  /* on a terminal, once a second has passed */
+    CS_CLI_PROGRESS_FORCE, /* --progress: a line per step wherever stderr goes */
+    CS_CLI_PROGRESS_QUIET, /* --quiet: none */
+} CsCliProgressMode;
+
+typedef struct {
+    const char *prog;
+    int total; /* steps */
+    int done;
+    CsCliProgressMode mode;
+    gboolean tty;   /* stderr is a terminal */
+    gboolean shown; /* a line is on the terminal, to clear */
+    gint64 t0;      /* us, monotonic */
+} CsCliProgress;
+
+void cs_cli_progress_init(CsCliProgress *p, const char *prog, int total, CsCliProgressMode mode);
+/* One more step done, the size it was for. */
+void cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes);
+/* Clears a line left on the terminal. */
+void cs_cli_progress_finish(CsCliProgress *p);
+
 G_END_DECLS

@@ -108,6 +108,8 @@ typedef struct {
     gboolean exact;
     gboolean verify;
     gboolean textbook;
+    gboolean progress;
+    gboolean quiet;
     char *model;
     char *pick; /* "fastest", "nccl" or "nccl:VERSION" */
     char *format;
@@ -388,7 +390,7 @@ verify_point(const CsTopo *topo, CsOp op, const CsPrediction *pred, const CsPred
 static gboolean
 predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
                    const CsAlgo *algo, int proto, const CsPredictOptions *popts, GString *verified,
-                   GError **error)
+                   CsCliProgress *progress, GError **error)
 {
     /* Under NCCL's pick, collsim's fastest goes beside it (same candidates, same engine). */
     CsPredictOptions fastest_opts = *popts;
@@ -426,6 +428,7 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
         }
         if (verified != NULL && !verify_point(topo, op, &pred, popts, verified, error))
             return FALSE;
+        cs_cli_progress_step(progress, size);
     }
     return TRUE;
 }
@@ -675,6 +678,11 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Model: reservation (default, fast) or maxmin (fair sharing) network models of the "
           "event engine, or nccl[:VERSION] for NCCL's own analytical cost model (2.19, 2.28)",
           "M" },
+        { "progress", 0, 0, G_OPTION_ARG_NONE, &o.progress,
+          "Print progress with an estimate of the time left on stderr, a line per size (by "
+          "default only on a terminal, once a run has taken a second)",
+          NULL },
+        { "quiet", 0, 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress", NULL },
         { "textbook", 0, 0, G_OPTION_ARG_NONE, &o.textbook,
           "Hockney's cost model in the engine: each message costs its sender alpha + n/B, "
           "nothing else (no launch, protocol, chunking or overlap); ring all-reduce then takes "
@@ -925,12 +933,20 @@ cs_cli_run(int argc, char **argv, GError **error)
         return cs_cli_usage_error(error, prog,
                                   "--verify checks collsim's schedules; --model nccl has none");
     g_autoptr(GString) verified = o.verify ? g_string_new(NULL) : NULL;
-    gboolean ok
-        = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all, model,
-                                           &popts, error)
-          : o.all
-              ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, verified, error)
-              : predict_best_block(report, topo, op, sizes, algo, proto, &popts, verified, error);
+    if (o.progress && o.quiet)
+        return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
+    CsCliProgress progress;
+    cs_cli_progress_init(&progress, prog, (int)sizes->len,
+                         o.quiet      ? CS_CLI_PROGRESS_QUIET
+                         : o.progress ? CS_CLI_PROGRESS_FORCE
+                                      : CS_CLI_PROGRESS_AUTO);
+    gboolean ok = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all,
+                                                   model, &popts, error)
+                  : o.all    ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts,
+                                                  verified, error)
+                             : predict_best_block(report, topo, op, sizes, algo, proto, &popts,
+                                                  verified, &progress, error);
+    cs_cli_progress_finish(&progress);
     if (!ok)
         return FALSE;
 

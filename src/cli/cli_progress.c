@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+/* Progress of a long command on stderr: "collsim: 12/31 sizes (64 MiB), 35 s, about 40 s left".
+ * On a terminal, once a second has passed, one line rewritten in place and cleared at the end;
+ * forced (--progress), a line per step wherever stderr goes; --quiet, nothing. The estimate is
+ * the time per step so far times the steps left: sizes cost more as they grow, so it is low
+ * early on, and says "about". Standard output never sees it. */
+#include "config.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "base/units.h"
+#include "cli/cli.h"
+
+void
+cs_cli_progress_init(CsCliProgress *p, const char *prog, int total, CsCliProgressMode mode)
+{
+    *p = (CsCliProgress){
+        .prog = prog,
+        .total = total,
+        .mode = mode,
+        .tty = isatty(STDERR_FILENO) == 1,
+        .t0 = g_get_monotonic_time(),
+    };
+}
+
+void
+cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes)
+{
+    p->done++;
+    if (p->mode == CS_CLI_PROGRESS_QUIET || (p->mode == CS_CLI_PROGRESS_AUTO && !p->tty))
+        return;
+    const double elapsed = (g_get_monotonic_time() - p->t0) / 1e6;
+    if (p->mode == CS_CLI_PROGRESS_AUTO && elapsed < 1.0)
+        return;
+    const double left = elapsed / p->done * (p->total - p->done);
+    g_autofree char *size = cs_units_format_size(size_bytes);
+    const gboolean in_place = p->tty && p->mode == CS_CLI_PROGRESS_AUTO;
+    fprintf(stderr, "%s%s: %d/%d sizes (%s), %.1f s, about %.0f s left%s", in_place ? "\r" : "",
+            p->prog, p->done, p->total, size, elapsed, left, in_place ? "\033[K" : "\n");
+    p->shown = in_place;
+    fflush(stderr);
+}
+
+void
+cs_cli_progress_finish(CsCliProgress *p)
+{
+    if (p->shown)
+        fputs("\r\033[K", stderr);
+    p->shown = FALSE;
+}
