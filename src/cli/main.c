@@ -193,7 +193,9 @@ main(int argc, char **argv)
     g_assert(error != NULL);
     /* What was printed before the error goes out first, as before. */
     int status = finish(exit_status_for(error), prog);
-    fprintf(stderr, "%s\n", error->message);
+    /* Every error line says who speaks; messages about a file start with its name. */
+    fprintf(stderr, "%s%s\n", g_str_has_prefix(error->message, "collsim") ? "" : "collsim: ",
+            error->message);
     if (is_usage_error(error))
         fprintf(stderr, "Try '%s --help'\n", prog);
     return status;

@@ -319,6 +319,53 @@ looks_like_path(const char *s)
  * file here is also looked up in the search directories.
  * Returns: (transfer full) (nullable): the path, or NULL with CS_TOPO_ERROR_NOT_FOUND.
  */
+/* Levenshtein distance between @a and @b. */
+static int
+edit_distance(const char *a, const char *b)
+{
+    int n = (int)strlen(a), m = (int)strlen(b);
+    g_autofree int *row = g_new(int, m + 1);
+
+    for (int j = 0; j <= m; j++)
+        row[j] = j;
+    for (int i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (int j = 1; j <= m; j++) {
+            int up = row[j];
+            row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), diag + (a[i - 1] != b[j - 1]));
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+/* "did you mean A or B? " for the shipped names within a few edits of @name, or "". */
+static char *
+near_names(const char *name)
+{
+    g_auto(GStrv) names = cs_topo_list_shipped();
+    g_autofree char *stem = g_str_has_suffix(name, ".json")
+                                ? g_strndup(name, strlen(name) - strlen(".json"))
+                                : g_strdup(name);
+    const int limit = MAX(2, (int)strlen(stem) / 4);
+    int best = G_MAXINT;
+    for (char **n = names; *n != NULL; n++)
+        best = MIN(best, edit_distance(stem, *n));
+    if (best > limit)
+        return g_strdup("");
+    GString *s = g_string_new("did you mean ");
+    int shown = 0;
+    for (char **n = names; *n != NULL && shown < 3; n++) {
+        if (edit_distance(stem, *n) != best)
+            continue;
+        g_string_append_printf(s, "%s%s", shown > 0 ? " or " : "", *n);
+        shown++;
+    }
+    g_string_append(s, "? ");
+    return g_string_free(s, FALSE);
+}
+
 char *
 cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error)
 {
@@ -360,9 +407,10 @@ cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error)
         g_free(p);
     }
     g_autofree char *searched = g_strjoinv(", ", dirs);
+    g_autofree char *near = near_names(name_or_path);
     g_set_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND,
-                "no topology named \"%s\" (searched %s%s%s; 'collsim topo list' shows them)",
-                name_or_path, base_dir != NULL ? base_dir : "", base_dir != NULL ? ", " : "",
+                "no topology named \"%s\" (%ssearched %s%s%s; 'collsim topo list' shows them)",
+                name_or_path, near, base_dir != NULL ? base_dir : "", base_dir != NULL ? ", " : "",
                 searched);
     return NULL;
 }
