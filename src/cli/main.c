@@ -194,8 +194,8 @@ main(int argc, char **argv)
     /* What was printed before the error goes out first, as before. */
     int status = finish(exit_status_for(error), prog);
     /* Every error line says who speaks; messages about a file start with its name. */
-    fprintf(stderr, "%s%s\n", g_str_has_prefix(error->message, "collsim") ? "" : "collsim: ",
-            error->message);
+    fprintf(stderr, "%s%s\n",
+            g_str_has_prefix(error->message, "collsim") ? "" : "collsim: ", error->message);
     if (is_usage_error(error))
         fprintf(stderr, "Try '%s --help'\n", prog);
     return status;
