@@ -877,6 +877,17 @@ cs_cli_run(int argc, char **argv, GError **error)
     popts.redop = redop;
     popts.root = cs_op_has_root(op) ? o.root : 0;
     popts.nranks = nranks;
+    /* A forced algorithm the machine cannot run is a request to change, not a failure. */
+    if (algo != NULL) {
+        const char *why = NULL;
+        /* As predict.c builds it: the machine only when every rank of it takes part. */
+        const CsTopo *on = nranks == cs_topo_n_ranks(topo) ? topo : NULL;
+        if (!cs_algo_supports_ops(algo->ops, op, "it does not implement that collective", &why)
+            || (algo->supports != NULL && !algo->supports(on, op, nranks, &why)))
+            return cs_cli_usage_error(error, prog, "--algo %s cannot run %s on %d ranks of %s: %s",
+                                      algo->name, cs_op_name(op), nranks, cs_topo_name(topo),
+                                      why != NULL ? why : "not supported");
+    }
     popts.n_channels = o.channels;
     popts.any_algorithm = o.any_algorithm;
     popts.exact = o.exact;
