@@ -131,6 +131,36 @@ test_recovers_launch_and_bandwidth(void)
         cs_trace_free(traces[i]);
 }
 
+/* Setup: a machine whose NVSwitch links deliver 1.5x their usable figure, which is more than
+ * their line rate (dgx-h100x4's links are 25 GB/s lanes at efficiency 0.824: the line rate is
+ * 1 / 0.824 = 1.21x the usable figure). Expectation: the fitted bandwidth stops at the line
+ * rate, is flagged at its bound, and the bound is in the parameter record. */
+static void
+test_bandwidth_capped_at_line_rate(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) datasheet = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    CsTopoAdjust adj;
+    cs_topo_adjust_init(&adj);
+    adj.link_bw_scale[CS_LINK_NVSWITCH] = 1.5;
+    g_autoptr(CsTopo) truth = cs_topo_adjust(datasheet, &adj);
+    CsTrace *traces[1] = { synthesize(truth, 0.0, 1) };
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    const char *only[] = { "nvswitch.bandwidth", NULL };
+    g_autoptr(CsCalibration) cal = cs_calibrate_fit(
+        datasheet, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, CS_CALIB_PRIOR_WEIGHT, only, &error);
+    g_assert_no_error(error);
+    const CsCalibParam *bw = find_param(cal, "nvswitch.bandwidth");
+    g_assert_true(bw->free);
+    g_assert_cmpfloat_with_epsilon(bw->max / bw->initial, 1.0 / 0.824, 1e-3);
+    g_assert_cmpfloat(bw->fitted, <=, bw->max * (1 + 1e-9));
+    g_assert_cmpfloat(bw->fitted, >=, bw->max * (1 - 1e-6));
+    g_assert_true(bw->at_bound);
+    cs_trace_free(traces[0]);
+}
+
 /* The larger of the fitted launch's and NVSwitch bandwidth's relative distance from @truth's
  * factors 1.3 and 0.85 (see below). */
 static double
@@ -375,6 +405,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/calibrate/recovers/launch-and-bandwidth", test_recovers_launch_and_bandwidth);
     g_test_add_func("/calibrate/outlier-rows", test_outlier_rows);
+    g_test_add_func("/calibrate/bandwidth-capped-at-line-rate", test_bandwidth_capped_at_line_rate);
     g_test_add_func("/calibrate/prior-weight", test_prior_weight);
     g_test_add_func("/calibrate/invisible-parameter-fixed", test_invisible_parameter_fixed);
     g_test_add_func("/calibrate/too-few-rows", test_too_few_rows);

@@ -201,6 +201,7 @@ add_param(GArray *params, CsParamKind kind, int index, double initial, const cha
                        .initial = initial,
                        .fitted = initial,
                        .sigma = NAN,
+                       .max = INFINITY,
                        .free = TRUE };
     va_list ap;
     va_start(ap, fmt);
@@ -231,6 +232,7 @@ candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
     }
     double alpha_sum[CS_N_LINK_KINDS] = { 0 };
     double bw_sum[CS_N_LINK_KINDS] = { 0 };
+    double raw_sum[CS_N_LINK_KINDS] = { 0 };
     int n_kind[CS_N_LINK_KINDS] = { 0 };
     gboolean class_used[CS_N_LINK_CLASSES] = { FALSE };
     g_autofree gboolean *seen = g_new0(gboolean, cs_topo_n_links(topo));
@@ -246,6 +248,7 @@ candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
                 seen[li] = TRUE;
                 alpha_sum[l->kind] += l->alpha_s;
                 bw_sum[l->kind] += l->bw_Bps / l->count;
+                raw_sum[l->kind] += l->raw_bw_Bps / l->count;
                 n_kind[l->kind]++;
             }
         }
@@ -255,6 +258,9 @@ candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
             continue;
         const char *kind = cs_link_kind_name((CsLinkKind)k);
         add_param(params, CS_PARAM_LINK_BW, k, bw_sum[k] / n_kind[k], "%s.bandwidth", kind);
+        /* A link carries at most its signalling rate: the datasheet figure before the usable
+         * fraction (efficiency) the file applies. */
+        g_array_index(params, CsCalibParam, params->len - 1).max = raw_sum[k] / n_kind[k];
         /* A kind whose alpha is 0 everywhere has no scale to fit. */
         if (alpha_sum[k] > 0)
             add_param(params, CS_PARAM_LINK_ALPHA, k, alpha_sum[k] / n_kind[k], "%s.alpha", kind);
@@ -320,6 +326,16 @@ apply_params(const CsTopo *base, const GArray *params, const double *values)
     return cs_topo_adjust(base, &adj);
 }
 
+/* The largest log-space move free parameter @j may make: THETA_LIMIT, or less where physics
+ * caps the parameter (CsCalibParam.max). */
+static double
+theta_max(const FitCtx *ctx, int j)
+{
+    const CsCalibParam *p = &g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]);
+    return isfinite(p->max) && p->max > 0 ? MIN(THETA_LIMIT, log(p->max / p->initial))
+                                          : THETA_LIMIT;
+}
+
 /* Parameter values for free-parameter vector @theta (fixed ones at their initial value). */
 static void
 values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
@@ -328,8 +344,7 @@ values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
         values[i] = g_array_index(ctx->params, CsCalibParam, i).initial;
     for (int j = 0; j < ctx->n_free; j++) {
         const int i = ctx->free_index[j];
-        const double t = CLAMP(gsl_vector_get(theta, j), -THETA_LIMIT, THETA_LIMIT);
-        values[i] *= exp(t);
+        values[i] *= exp(CLAMP(gsl_vector_get(theta, j), -THETA_LIMIT, theta_max(ctx, j)));
     }
 }
 
@@ -618,7 +633,8 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
          * and beyond one e-fold in log space the linearised sigma means nothing either: the
          * data cannot tell this parameter from another. */
         cp->sigma = sigma_log > 0 && sigma_log < 1.0 ? values[ctx.free_index[j]] * sigma_log : NAN;
-        cp->at_bound = fabs(gsl_vector_get(theta, j)) >= THETA_LIMIT - 1e-9;
+        const double t = gsl_vector_get(theta, j);
+        cp->at_bound = t <= -THETA_LIMIT + 1e-9 || t >= theta_max(&ctx, j) - 1e-9;
     }
     for (guint i = 0; i < cal->params->len; i++)
         g_array_index(cal->params, CsCalibParam, i).fitted = values[i];
@@ -666,6 +682,8 @@ cs_calibration_params_to_json(const CsCalibration *calibration)
         cJSON_AddBoolToObject(o, "held", p->held);
         cJSON_AddBoolToObject(o, "excluded", p->excluded);
         cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
+        if (isfinite(p->max))
+            cJSON_AddNumberToObject(o, "max", p->max);
         cJSON_AddStringToObject(o, "unit",
                                 p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
                                         || p->kind == CS_PARAM_COPY_BW

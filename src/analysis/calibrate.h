@@ -48,7 +48,9 @@ typedef struct {
     gboolean free;     /* FALSE: kept at @initial, because no row depends on it or ... */
     gboolean held;     /* ... the rows are no more than the parameters they see, and
                         * others are better determined */
-    gboolean at_bound; /* the fit ran into the e^4 (55x) limit of its range */
+    double max;        /* the largest value physics allows (a link's datasheet line rate:
+                        * no link carries more than it signals), INFINITY when none */
+    gboolean at_bound; /* the fit ran into @max, or into the e^4 (55x) limit of its range */
     gboolean excluded; /* not among the parameters asked for (--params): kept at @initial */
 } CsCalibParam;
 

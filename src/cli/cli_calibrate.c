@@ -53,7 +53,11 @@ print_params(const CsCalibration *cal)
                              : p->held     ? g_strdup("held")
                                            : g_strdup("fixed");
         printf("  %-24s %14s %14s %14s %+8.1f%%%s\n", p->name, a, b, s,
-               100 * (p->fitted / p->initial - 1), p->at_bound ? "  (at the fit's 55x bound)" : "");
+               100 * (p->fitted / p->initial - 1),
+               !p->at_bound ? ""
+               : isfinite(p->max) && p->fitted >= p->max * (1 - 1e-9)
+                   ? "  (at the datasheet line rate: the data ask for more)"
+                   : "  (at the fit's 55x bound)");
     }
     printf("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
            "an e-fold); 'fixed': no row depends on it; 'held': no more rows than parameters, and "
