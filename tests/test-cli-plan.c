@@ -164,9 +164,10 @@ test_overlap_and_one_rank(void)
     g_assert_cmpfloat_with_epsilon(number(cand, "step_us"), 1e6, 1e-6);
 }
 
-/* Setup: the shipped example on two candidates, --format csv. Expectation: a header, every row
- * with as many fields, the collective, phase and step rows of each candidate, and the step
- * the same number the table prints. */
+/* Setup: the shipped examples, the first on two candidates with --format csv. Expectation: a
+ * header, every row with as many fields, the collective, phase and step rows of each
+ * candidate; the table names the candidate and the concurrency caveat; the Megatron example's
+ * groups have the layout's sizes. */
 static void
 test_csv_and_table(void)
 {
@@ -201,6 +202,17 @@ test_csv_and_table(void)
     g_assert_cmpint(t.status, ==, 0);
     g_assert_nonnull(strstr(t.out, "concurrent groups sharing links are not modelled"));
     g_assert_nonnull(strstr(t.out, "## hgx-h100x8-2n"));
+
+    /* The Megatron example: TP all-reduces inside a node, the DP one across the two. */
+    g_autofree char *mega = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                  "megatron-tp8-dp2.json", NULL);
+    g_autoptr(cJSON) plan = plan_json(mega, "hgx-h100x8-2n");
+    const cJSON *mphases
+        = cJSON_GetObjectItem(at(cJSON_GetObjectItem(plan, "candidates"), 0), "phases");
+    const cJSON *bwd = cJSON_GetObjectItem(at(mphases, 1), "collectives");
+    g_assert_cmpfloat(number(at(bwd, 0), "ranks"), ==, 8);
+    g_assert_cmpfloat(number(at(bwd, 1), "ranks"), ==, 2);
+    g_assert_cmpfloat(number(at(bwd, 0), "count"), ==, 144);
 }
 
 typedef struct {
