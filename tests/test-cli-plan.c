@@ -142,8 +142,9 @@ test_matches_run(void)
     g_assert_cmpfloat_with_epsilon(number(cand, "step_us"), 3 * tp_us + dp_us, 1e-6);
 }
 
-/* Setup: a DP all-reduce hidden behind a longer compute, and a TP group of one rank.
- * Expectation: nothing exposed, the step is the compute; one rank communicates nothing. */
+/* Setup: a DP all-reduce hidden behind a longer compute, a TP group of one rank, a 7-byte
+ * broadcast. Expectation: nothing exposed, the step is the compute; one rank communicates
+ * nothing; the broadcast is predicted (and printed) as one float. */
 static void
 test_overlap_and_one_rank(void)
 {
@@ -152,7 +153,8 @@ test_overlap_and_one_rank(void)
         "{ \"name\": \"dp4\", \"layout\": { \"tp\": 1, \"dp\": 4 }, \"phases\": [\n"
         "  { \"name\": \"bwd\", \"compute\": \"1 s\", \"overlap\": true, \"collectives\": [\n"
         "    { \"op\": \"allreduce\", \"bytes\": \"256 MiB\", \"group\": \"dp\" },\n"
-        "    { \"op\": \"allgather\", \"bytes\": \"1 MiB\", \"group\": \"tp\" } ] } ] }\n");
+        "    { \"op\": \"allgather\", \"bytes\": \"1 MiB\", \"group\": \"tp\" },\n"
+        "    { \"op\": \"broadcast\", \"bytes\": \"7\", \"group\": \"dp\" } ] } ] }\n");
     g_autoptr(cJSON) plan = plan_json(path, "dgx-h100x8");
     const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
     const cJSON *phase = at(cJSON_GetObjectItem(cand, "phases"), 0);
@@ -160,6 +162,9 @@ test_overlap_and_one_rank(void)
     g_assert_cmpfloat(number(at(colls, 0), "time_us"), >, 0);
     g_assert_cmpfloat(number(at(colls, 1), "time_us"), ==, 0);
     g_assert_cmpfloat(number(at(colls, 1), "ranks"), ==, 1);
+    /* 7 bytes are one float, as nccl-tests would run them. */
+    g_assert_cmpfloat(number(at(colls, 2), "bytes"), ==, 4);
+    g_assert_cmpfloat(number(at(colls, 2), "time_us"), >, 0);
     g_assert_cmpfloat(number(phase, "exposed_us"), ==, 0);
     g_assert_cmpfloat_with_epsilon(number(cand, "step_us"), 1e6, 1e-6);
 }

@@ -297,6 +297,7 @@ group_ranks(const Workload *w, Group g, int *ranks)
 /* ---- Predictions ---- */
 
 typedef struct {
+    gint64 bytes;  /* the size predicted: the workload's, rounded as nccl-tests rounds it */
     double time_s; /* one collective; 0 for a group of one rank */
     double busbw_GBps;
     char *choice; /* "ring/LL128" or "-" */
@@ -355,6 +356,7 @@ static gboolean
 predict_collective(const CsTopo *sub, int n, const Collective *c, CollResult *out, GError **error)
 {
     if (n < 2) {
+        out->bytes = c->bytes;
         out->time_s = 0;
         out->busbw_GBps = 0;
         out->choice = g_strdup("- (1 rank)");
@@ -380,6 +382,7 @@ predict_collective(const CsTopo *sub, int n, const Collective *c, CollResult *ou
                         cs_op_name(c->op), c->bytes, n);
         return FALSE;
     }
+    out->bytes = bytes;
     out->time_s = pred.time_us * 1e-6;
     out->busbw_GBps = pred.busbw_GBps;
     out->choice = g_strdup_printf("%s/%s", pred.algo->name, cs_proto_name(pred.proto));
@@ -465,7 +468,7 @@ print_table(GString *s, const Workload *w, char **topos, const Candidate *cands,
                 g_string_append_printf(
                     s, "  %-14s %-14s %-6s %5d %12" G_GINT64_FORMAT " %6d %-16s %12.2f %10.2f\n",
                     p->name, cs_op_name(coll->op), group_names[coll->group],
-                    c->n_ranks[coll->group], coll->bytes, coll->count, r->choice, r->time_s * 1e6,
+                    c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
                     r->busbw_GBps);
             }
         }
@@ -497,7 +500,7 @@ print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, i
                 g_string_append_printf(
                     s, "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT ",%d,%s,%.3f,%.3f,,,,\n",
                     topos[k], p->name, cs_op_name(coll->op), group_names[coll->group],
-                    c->n_ranks[coll->group], coll->bytes, coll->count, r->choice, r->time_s * 1e6,
+                    c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
                     r->busbw_GBps);
             }
             const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
@@ -548,7 +551,7 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n)
                 cJSON_AddStringToObject(o, "op", cs_op_name(coll->op));
                 cJSON_AddStringToObject(o, "group", group_names[coll->group]);
                 cJSON_AddNumberToObject(o, "ranks", c->n_ranks[coll->group]);
-                cJSON_AddNumberToObject(o, "bytes", (double)coll->bytes);
+                cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
                 cJSON_AddNumberToObject(o, "count", coll->count);
                 cJSON_AddStringToObject(o, "algo_proto", r->choice);
                 cJSON_AddNumberToObject(o, "time_us", r->time_s * 1e6);
