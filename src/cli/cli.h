@@ -36,6 +36,7 @@ gboolean cs_cli_select(int argc, char **argv, GError **error);
 gboolean cs_cli_validate(int argc, char **argv, GError **error);
 gboolean cs_cli_calibrate(int argc, char **argv, GError **error);
 gboolean cs_cli_measure(int argc, char **argv, GError **error);
+gboolean cs_cli_plan(int argc, char **argv, GError **error);
 
 /* ---- Shared option helpers (cli_common.c) ---- */
 

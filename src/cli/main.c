@@ -35,6 +35,7 @@ static const Subcommand subcommands[] = {
     { "calibrate", cs_cli_calibrate, "fit a topology's parameters to traces" },
     { "measure", cs_cli_measure, "run collectives for real (cuda, nccl, mpi backends)" },
     { "topo", cs_cli_topo, "show or check topology files" },
+    { "plan", cs_cli_plan, "a workload's step on candidate topologies (planning a purchase)" },
 };
 
 static void

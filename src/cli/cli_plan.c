@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/* `collsim plan`: a workload (the collectives of a training step, by phase, each on a group
+ * of a TP x DP x PP layout) on each candidate topology: each collective's time and busbw,
+ * each phase's communication and exposed time, and the step time (docs/workloads.md). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/fileio.h"
+#include "base/json_util.h"
+#include "base/op.h"
+#include "base/units.h"
+#include "cli/cli.h"
+#include "models/nccl.h"
+#include "predict/predict.h"
+#include "topo/topo.h"
+
+/* A workload is a small hand-written file; anything larger is a mistake. */
+#define MAX_WORKLOAD_BYTES ((gsize)1 << 20)
+/* A step with more collectives per phase than this is not written by hand. */
+#define MAX_COUNT 1000000
+
+static const char summary[]
+    = "Plan a purchase: run a workload's collectives (the communication of one training\n"
+      "step, by phase) on each candidate topology and print each collective's time and busbw,\n"
+      "each phase's communication and exposed time, and the step time.";
+
+static const char description[]
+    = "The workload file (docs/workloads.md) names a parallel layout (tp, dp, optional pp) and\n"
+      "phases, each a list of collectives on the group \"tp\", \"dp\" or \"world\" of that\n"
+      "layout, with an optional compute time and whether communication overlaps it. Ranks are\n"
+      "laid out TP-major, rails first: TP groups are consecutive ranks, a DP group takes the\n"
+      "ranks with the same TP index across TP groups, PP stages come last.\n"
+      "\n"
+      "Each collective is predicted as 'collsim run' predicts it (NCCL's pick where NCCL runs\n"
+      "it on GPUs its model knows, collsim's fastest otherwise), on a topology made of the\n"
+      "first group of its kind (tp: ranks 0..tp-1; dp: ranks 0, tp, 2tp...; world: every rank\n"
+      "of the layout). Each group is simulated alone: groups of the same kind that run at the\n"
+      "same time and share links (DP groups sharing NICs, for instance) are not modelled yet.\n"
+      "\n"
+      "A phase's communication time is the sum of its collectives' times x count; its exposed\n"
+      "time is that minus the compute time when the phase overlaps, else all of it; the step\n"
+      "time is the sum over phases of compute + exposed time.\n"
+      "\n"
+      "Examples:\n"
+      "  collsim plan --workload examples/workloads/dp-gradient-buckets.json \\\n"
+      "      --topo hgx-h100x8-2n --topo dgx-h100x8\n"
+      "  collsim plan --workload W.json --topo hgx-h100x8-2n --format csv";
+
+/* The command as invoked, to start every message. */
+static const char *prog = "collsim plan";
+
+/* ---- The workload ---- */
+
+typedef enum {
+    GROUP_TP,
+    GROUP_DP,
+    GROUP_WORLD,
+    N_GROUPS,
+} Group;
+
+static const char *const group_names[N_GROUPS] = { "tp", "dp", "world" };
+
+typedef struct {
+    CsOp op;
+    gint64 bytes;
+    int count;
+    Group group;
+} Collective;
+
+typedef struct {
+    char *name;
+    double compute_s;
+    gboolean overlap;
+    GArray *colls; /* Collective */
+} Phase;
+
+typedef struct {
+    char *name;
+    int tp;
+    int dp;
+    int pp;
+    GPtrArray *phases; /* Phase */
+} Workload;
+
+static void
+phase_free(gpointer data)
+{
+    Phase *p = data;
+    g_free(p->name);
+    g_array_unref(p->colls);
+    g_free(p);
+}
+
+static void
+workload_free(Workload *w)
+{
+    if (w == NULL)
+        return;
+    g_free(w->name);
+    g_ptr_array_unref(w->phases);
+    g_free(w);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Workload, workload_free)
+
+/* The collectives a plan takes: what data-parallel and tensor-parallel training steps run. */
+static const CsOp plan_ops[] = { CS_OP_ALL_REDUCE, CS_OP_ALL_GATHER, CS_OP_REDUCE_SCATTER,
+                                 CS_OP_ALL_TO_ALL, CS_OP_BROADCAST };
+
+static gboolean
+parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Collective *c,
+                 GError **error)
+{
+    static const char *const keys[] = { "op", "bytes", "count", "group", NULL };
+    if (!cs_json_check_object(ctx, node, path, keys, error))
+        return FALSE;
+    const char *op = NULL;
+    const char *group = NULL;
+    if (!cs_json_get_string(ctx, node, path, "op", TRUE, &op, error))
+        return FALSE;
+    gboolean known = FALSE;
+    CsOp parsed;
+    if (cs_op_from_name(op, &parsed, NULL))
+        for (gsize i = 0; i < G_N_ELEMENTS(plan_ops); i++)
+            known = known || plan_ops[i] == parsed;
+    if (!known) {
+        g_autofree char *where = cs_json_path_member(path, "op");
+        cs_json_set_error(ctx, error, where,
+                          "\"%s\" is not a collective a plan takes (allreduce, allgather, "
+                          "reducescatter, alltoall, broadcast)",
+                          op);
+        return FALSE;
+    }
+    c->op = parsed;
+    if (!cs_json_get_size(ctx, node, path, "bytes", TRUE, &c->bytes, error))
+        return FALSE;
+    if (c->bytes <= 0 || c->bytes > CS_PREDICT_MAX_BYTES) {
+        g_autofree char *where = cs_json_path_member(path, "bytes");
+        cs_json_set_error(ctx, error, where,
+                          "%" G_GINT64_FORMAT " bytes: a collective moves 1 byte to 1 PiB",
+                          c->bytes);
+        return FALSE;
+    }
+    c->count = 1;
+    if (!cs_json_get_int(ctx, node, path, "count", FALSE, 1, MAX_COUNT, &c->count, error))
+        return FALSE;
+    if (!cs_json_get_string(ctx, node, path, "group", TRUE, &group, error))
+        return FALSE;
+    for (int g = 0; g < N_GROUPS; g++)
+        if (strcmp(group, group_names[g]) == 0) {
+            c->group = (Group)g;
+            return TRUE;
+        }
+    g_autofree char *where = cs_json_path_member(path, "group");
+    cs_json_set_error(ctx, error, where, "\"%s\" is not a group (tp, dp or world)", group);
+    return FALSE;
+}
+
+static Phase *
+parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **error)
+{
+    static const char *const keys[] = { "name", "compute", "overlap", "collectives", NULL };
+    if (!cs_json_check_object(ctx, node, path, keys, error))
+        return NULL;
+    const char *name = NULL;
+    const cJSON *colls = NULL;
+    double compute_s = 0;
+    gboolean overlap = FALSE;
+    if (!cs_json_get_string(ctx, node, path, "name", TRUE, &name, error)
+        || !cs_json_get_time(ctx, node, path, "compute", FALSE, &compute_s, error)
+        || !cs_json_get_bool(ctx, node, path, "overlap", FALSE, &overlap, error)
+        || !cs_json_get_array(ctx, node, path, "collectives", TRUE, &colls, error))
+        return NULL;
+    if (overlap && cs_json_member(node, "compute") == NULL) {
+        g_autofree char *where = cs_json_path_member(path, "overlap");
+        cs_json_set_error(ctx, error, where,
+                          "overlap needs the phase's \"compute\" time to hide communication "
+                          "behind");
+        return NULL;
+    }
+    g_autofree char *colls_path = cs_json_path_member(path, "collectives");
+    GArray *list = g_array_new(FALSE, TRUE, sizeof(Collective));
+    int i = 0;
+    for (const cJSON *c = colls->child; c != NULL; c = c->next, i++) {
+        g_autofree char *cpath = cs_json_path_element(colls_path, i);
+        Collective coll;
+        if (!parse_collective(ctx, c, cpath, &coll, error)) {
+            g_array_unref(list);
+            return NULL;
+        }
+        g_array_append_val(list, coll);
+    }
+    if (list->len == 0) {
+        cs_json_set_error(ctx, error, colls_path, "a phase lists at least one collective");
+        g_array_unref(list);
+        return NULL;
+    }
+    Phase *p = g_new0(Phase, 1);
+    p->name = g_strdup(name);
+    p->compute_s = compute_s;
+    p->overlap = overlap;
+    p->colls = list;
+    return p;
+}
+
+/* Reads the workload in @path; errors are CS_CLI_ERROR_INPUT, "PATH: JSON-PATH: problem". */
+static Workload *
+workload_load(const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_autoptr(GError) local = NULL;
+    if (!cs_file_read_bounded(path, MAX_WORKLOAD_BYTES, &text, &len, &local)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: --workload %s: cannot read: %s",
+                    prog, path, local->message);
+        return NULL;
+    }
+    if (memchr(text, '\0', len) != NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
+                    "%s: binary data, not a workload (JSON) file", path);
+        return NULL;
+    }
+    g_autoptr(cJSON) root = cs_json_parse(text, path, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, error);
+    if (root == NULL)
+        return NULL;
+    CsJsonCtx ctx = { .origin = path, .domain = CS_CLI_ERROR, .code = CS_CLI_ERROR_INPUT };
+    static const char *const keys[] = { "name", "notes", "layout", "phases", NULL };
+    if (!cs_json_check_object(&ctx, root, "", keys, error))
+        return NULL;
+    const char *name = NULL;
+    const char *notes = NULL;
+    const cJSON *layout = NULL;
+    const cJSON *phases = NULL;
+    /* "notes": free text, where the figures come from; only its type is checked. */
+    if (!cs_json_get_string(&ctx, root, "", "name", TRUE, &name, error)
+        || !cs_json_get_string(&ctx, root, "", "notes", FALSE, &notes, error)
+        || !cs_json_get_object(&ctx, root, "", "layout", TRUE, &layout, error)
+        || !cs_json_get_array(&ctx, root, "", "phases", TRUE, &phases, error))
+        return NULL;
+    static const char *const layout_keys[] = { "tp", "dp", "pp", NULL };
+    g_autoptr(Workload) w = g_new0(Workload, 1);
+    w->name = g_strdup(name);
+    w->phases = g_ptr_array_new_with_free_func(phase_free);
+    w->pp = 1;
+    if (!cs_json_check_object(&ctx, layout, "layout", layout_keys, error)
+        || !cs_json_get_int(&ctx, layout, "layout", "tp", TRUE, 1, 65536, &w->tp, error)
+        || !cs_json_get_int(&ctx, layout, "layout", "dp", TRUE, 1, 65536, &w->dp, error)
+        || !cs_json_get_int(&ctx, layout, "layout", "pp", FALSE, 1, 65536, &w->pp, error))
+        return NULL;
+    if ((gint64)w->tp * w->dp * w->pp > 65536) {
+        cs_json_set_error(&ctx, error, "layout",
+                          "tp x dp x pp = %" G_GINT64_FORMAT " ranks: more than 65536",
+                          (gint64)w->tp * w->dp * w->pp);
+        return NULL;
+    }
+    int i = 0;
+    for (const cJSON *p = phases->child; p != NULL; p = p->next, i++) {
+        g_autofree char *ppath = cs_json_path_element("phases", i);
+        Phase *phase = parse_phase(&ctx, p, ppath, error);
+        if (phase == NULL)
+            return NULL;
+        g_ptr_array_add(w->phases, phase);
+    }
+    if (w->phases->len == 0) {
+        cs_json_set_error(&ctx, error, "phases", "a workload has at least one phase");
+        return NULL;
+    }
+    return g_steal_pointer(&w);
+}
+
+/* The ranks of the first group of kind @g (rails first: rank = (pp x dp + d) x tp + t);
+ * returns their count. */
+static int
+group_ranks(const Workload *w, Group g, int *ranks)
+{
+    int n = 0;
+    switch (g) {
+    case GROUP_TP:
+        for (int t = 0; t < w->tp; t++)
+            ranks[n++] = t;
+        break;
+    case GROUP_DP:
+        for (int d = 0; d < w->dp; d++)
+            ranks[n++] = d * w->tp;
+        break;
+    default:
+        for (int r = 0; r < w->tp * w->dp * w->pp; r++)
+            ranks[n++] = r;
+        break;
+    }
+    return n;
+}
+
+/* ---- Predictions ---- */
+
+typedef struct {
+    gint64 bytes;  /* the size predicted: the workload's, rounded as nccl-tests rounds it */
+    double time_s; /* one collective; 0 for a group of one rank */
+    double busbw_GBps;
+    char *choice; /* "ring/LL128" or "-" */
+} CollResult;
+
+typedef struct {
+    double comm_s;
+    double exposed_s;
+    double total_s; /* compute + exposed */
+} PhaseResult;
+
+typedef struct {
+    CsTopo *topo;
+    CsTopo *sub[N_GROUPS]; /* the first group of each kind, alone */
+    int n_ranks[N_GROUPS]; /* its ranks */
+    GPtrArray *colls;      /* CollResult per phase's collective, in order */
+    GArray *phases;        /* PhaseResult */
+    double step_s;
+} Candidate;
+
+static void
+candidate_clear(Candidate *c)
+{
+    for (int g = 0; g < N_GROUPS; g++)
+        if (c->sub[g] != NULL)
+            cs_topo_unref(c->sub[g]);
+    if (c->topo != NULL)
+        cs_topo_unref(c->topo);
+    if (c->colls != NULL)
+        g_ptr_array_unref(c->colls);
+    if (c->phases != NULL)
+        g_array_unref(c->phases);
+}
+
+static void
+coll_result_free(gpointer data)
+{
+    CollResult *r = data;
+    g_free(r->choice);
+    g_free(r);
+}
+
+/* Whether NCCL's model knows the GPUs of @topo's @nranks ranks: then its pick is the default,
+ * as in `collsim run`. */
+static gboolean
+nccl_knows(const CsTopo *topo, int nranks)
+{
+    CsNcclSystem system;
+    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(NULL), &system, NULL))
+        return FALSE;
+    return !system.arch_guessed;
+}
+
+/* One collective on @sub (all its @n ranks), as `collsim run` predicts it by default. */
+static gboolean
+predict_collective(const CsTopo *sub, int n, const Collective *c, CollResult *out, GError **error)
+{
+    if (n < 2) {
+        out->bytes = c->bytes;
+        out->time_s = 0;
+        out->busbw_GBps = 0;
+        out->choice = g_strdup("- (1 rank)");
+        return TRUE;
+    }
+    CsPredictOptions popts;
+    cs_predict_options_init(&popts);
+    popts.nranks = n;
+    g_autoptr(CsNcclModel) nccl = NULL;
+    if (cs_nccl_func_from_op(c->op) >= 0 && nccl_knows(sub, n)) {
+        nccl = cs_nccl_model_new_for_topo(sub, n, "nccl", error);
+        if (nccl == NULL)
+            return FALSE;
+        popts.pick = CS_PICK_NCCL;
+        popts.nccl = nccl;
+    }
+    gint64 bytes = cs_op_nccl_tests_bytes(c->op, c->bytes, popts.dtype, n);
+    CsPrediction pred;
+    if (bytes <= 0 || !cs_predict_best(sub, c->op, bytes, NULL, -1, &popts, &pred, error)) {
+        if (bytes <= 0)
+            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
+                        "%s: %s of %" G_GINT64_FORMAT " bytes on %d ranks is empty", prog,
+                        cs_op_name(c->op), c->bytes, n);
+        return FALSE;
+    }
+    out->bytes = bytes;
+    out->time_s = pred.time_us * 1e-6;
+    out->busbw_GBps = pred.busbw_GBps;
+    out->choice = g_strdup_printf("%s/%s", pred.algo->name, cs_proto_name(pred.proto));
+    return TRUE;
+}
+
+static gboolean
+plan_candidate(const Workload *w, const char *topo_name, Candidate *c, GError **error)
+{
+    c->topo = cs_topo_load(topo_name, error);
+    if (c->topo == NULL)
+        return FALSE;
+    const int need = w->tp * w->dp * w->pp;
+    const int have = cs_topo_n_ranks(c->topo);
+    if (need > have) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
+                    "%s: --topo %s has %d ranks; the workload's layout needs tp %d x dp %d x "
+                    "pp %d = %d",
+                    prog, topo_name, have, w->tp, w->dp, w->pp, need);
+        return FALSE;
+    }
+    int *ranks = g_new(int, need);
+    for (int g = 0; g < N_GROUPS; g++) {
+        c->n_ranks[g] = group_ranks(w, (Group)g, ranks);
+        c->sub[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g]);
+    }
+    g_free(ranks);
+    c->colls = g_ptr_array_new_with_free_func(coll_result_free);
+    c->phases = g_array_new(FALSE, TRUE, sizeof(PhaseResult));
+    c->step_s = 0;
+    for (guint i = 0; i < w->phases->len; i++) {
+        const Phase *p = g_ptr_array_index(w->phases, i);
+        PhaseResult pr = { 0 };
+        for (guint j = 0; j < p->colls->len; j++) {
+            const Collective *coll = &g_array_index(p->colls, Collective, j);
+            CollResult *r = g_new0(CollResult, 1);
+            g_ptr_array_add(c->colls, r);
+            if (!predict_collective(c->sub[coll->group], c->n_ranks[coll->group], coll, r, error)) {
+                g_prefix_error(error,
+                               "%s: --topo %s: phase \"%s\", %s of %" G_GINT64_FORMAT
+                               " bytes on group %s: ",
+                               prog, topo_name, p->name, cs_op_name(coll->op), coll->bytes,
+                               group_names[coll->group]);
+                return FALSE;
+            }
+            pr.comm_s += r->time_s * coll->count;
+        }
+        pr.exposed_s = p->overlap ? MAX(0.0, pr.comm_s - p->compute_s) : pr.comm_s;
+        pr.total_s = p->compute_s + pr.exposed_s;
+        c->step_s += pr.total_s;
+        g_array_append_val(c->phases, pr);
+    }
+    return TRUE;
+}
+
+/* ---- Output ---- */
+
+static const char concurrency_note[]
+    = "each group simulated alone: concurrent groups sharing links are not modelled yet";
+
+static void
+print_table(GString *s, const Workload *w, char **topos, const Candidate *cands, int n)
+{
+    g_string_append_printf(s, "# workload: %s, layout tp %d x dp %d x pp %d = %d ranks\n", w->name,
+                           w->tp, w->dp, w->pp, w->tp * w->dp * w->pp);
+    g_string_append_printf(s, "# %s\n", concurrency_note);
+    for (int k = 0; k < n; k++) {
+        const Candidate *c = &cands[k];
+        g_string_append_printf(s, "\n## %s (%s, %d ranks): step %.1f us", topos[k],
+                               cs_topo_name(c->topo), cs_topo_n_ranks(c->topo), c->step_s * 1e6);
+        if (k > 0 && cands[0].step_s > 0)
+            g_string_append_printf(s, ", %.3fx the first", c->step_s / cands[0].step_s);
+        g_string_append(s, "\n");
+        g_string_append_printf(s, "%-16s %-14s %-6s %5s %12s %6s %-16s %12s %10s\n", "# phase",
+                               "op", "group", "ranks", "bytes", "count", "algo/proto", "time(us)",
+                               "busbw(GB/s)");
+        guint idx = 0;
+        for (guint i = 0; i < w->phases->len; i++) {
+            const Phase *p = g_ptr_array_index(w->phases, i);
+            for (guint j = 0; j < p->colls->len; j++, idx++) {
+                const Collective *coll = &g_array_index(p->colls, Collective, j);
+                const CollResult *r = g_ptr_array_index(c->colls, idx);
+                g_string_append_printf(
+                    s, "  %-14s %-14s %-6s %5d %12" G_GINT64_FORMAT " %6d %-16s %12.2f %10.2f\n",
+                    p->name, cs_op_name(coll->op), group_names[coll->group],
+                    c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
+                    r->busbw_GBps);
+            }
+        }
+        g_string_append_printf(s, "%-16s %14s %14s %14s %14s\n", "# phase", "comm(us)",
+                               "compute(us)", "exposed(us)", "total(us)");
+        for (guint i = 0; i < w->phases->len; i++) {
+            const Phase *p = g_ptr_array_index(w->phases, i);
+            const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
+            g_string_append_printf(s, "  %-14s %14.2f %14.2f %14.2f %14.2f\n", p->name,
+                                   pr->comm_s * 1e6, p->compute_s * 1e6, pr->exposed_s * 1e6,
+                                   pr->total_s * 1e6);
+        }
+    }
+}
+
+static void
+print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, int n)
+{
+    g_string_append(s, "topology,row,phase,op,group,ranks,bytes,count,algo_proto,time_us,"
+                       "busbw_GBps,comm_us,compute_us,exposed_us,total_us\n");
+    for (int k = 0; k < n; k++) {
+        const Candidate *c = &cands[k];
+        guint idx = 0;
+        for (guint i = 0; i < w->phases->len; i++) {
+            const Phase *p = g_ptr_array_index(w->phases, i);
+            for (guint j = 0; j < p->colls->len; j++, idx++) {
+                const Collective *coll = &g_array_index(p->colls, Collective, j);
+                const CollResult *r = g_ptr_array_index(c->colls, idx);
+                g_string_append_printf(
+                    s, "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT ",%d,%s,%.3f,%.3f,,,,\n",
+                    topos[k], p->name, cs_op_name(coll->op), group_names[coll->group],
+                    c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
+                    r->busbw_GBps);
+            }
+            const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
+            g_string_append_printf(s, "%s,phase,%s,,,,,,,,,%.3f,%.3f,%.3f,%.3f\n", topos[k],
+                                   p->name, pr->comm_s * 1e6, p->compute_s * 1e6,
+                                   pr->exposed_s * 1e6, pr->total_s * 1e6);
+        }
+        g_string_append_printf(s, "%s,step,,,,,,,,,,,,,%.3f\n", topos[k], c->step_s * 1e6);
+    }
+}
+
+static char *
+print_json(const Workload *w, char **topos, const Candidate *cands, int n)
+{
+    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "workload", w->name);
+    cJSON *layout = cJSON_AddObjectToObject(root, "layout");
+    cJSON_AddNumberToObject(layout, "tp", w->tp);
+    cJSON_AddNumberToObject(layout, "dp", w->dp);
+    cJSON_AddNumberToObject(layout, "pp", w->pp);
+    cJSON_AddStringToObject(root, "note", concurrency_note);
+    cJSON *list = cJSON_AddArrayToObject(root, "candidates");
+    for (int k = 0; k < n; k++) {
+        const Candidate *c = &cands[k];
+        cJSON *cand = cJSON_CreateObject();
+        cJSON_AddItemToArray(list, cand);
+        cJSON_AddStringToObject(cand, "topology", topos[k]);
+        cJSON_AddStringToObject(cand, "name", cs_topo_name(c->topo));
+        cJSON_AddNumberToObject(cand, "step_us", c->step_s * 1e6);
+        cJSON *phases = cJSON_AddArrayToObject(cand, "phases");
+        guint idx = 0;
+        for (guint i = 0; i < w->phases->len; i++) {
+            const Phase *p = g_ptr_array_index(w->phases, i);
+            const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
+            cJSON *ph = cJSON_CreateObject();
+            cJSON_AddItemToArray(phases, ph);
+            cJSON_AddStringToObject(ph, "name", p->name);
+            cJSON_AddNumberToObject(ph, "comm_us", pr->comm_s * 1e6);
+            cJSON_AddNumberToObject(ph, "compute_us", p->compute_s * 1e6);
+            cJSON_AddNumberToObject(ph, "exposed_us", pr->exposed_s * 1e6);
+            cJSON_AddNumberToObject(ph, "total_us", pr->total_s * 1e6);
+            cJSON *colls = cJSON_AddArrayToObject(ph, "collectives");
+            for (guint j = 0; j < p->colls->len; j++, idx++) {
+                const Collective *coll = &g_array_index(p->colls, Collective, j);
+                const CollResult *r = g_ptr_array_index(c->colls, idx);
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddItemToArray(colls, o);
+                cJSON_AddStringToObject(o, "op", cs_op_name(coll->op));
+                cJSON_AddStringToObject(o, "group", group_names[coll->group]);
+                cJSON_AddNumberToObject(o, "ranks", c->n_ranks[coll->group]);
+                cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+                cJSON_AddNumberToObject(o, "count", coll->count);
+                cJSON_AddStringToObject(o, "algo_proto", r->choice);
+                cJSON_AddNumberToObject(o, "time_us", r->time_s * 1e6);
+                cJSON_AddNumberToObject(o, "busbw_GBps", r->busbw_GBps);
+            }
+        }
+    }
+    char *printed = cs_json_print(root, TRUE);
+    char *text = g_strconcat(printed, "\n", NULL);
+    cJSON_free(printed);
+    return text;
+}
+
+/* ---- The command ---- */
+
+gboolean
+cs_cli_plan(int argc, char **argv, GError **error)
+{
+    prog = argv[0];
+    g_autofree char *workload_path = NULL;
+    g_auto(GStrv) topos = NULL;
+    g_autofree char *format = NULL;
+    const GOptionEntry entries[]
+        = { { "workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload_path,
+              "The workload: layout and phases of collectives (docs/workloads.md)", "FILE" },
+            { "topo", 't', 0, G_OPTION_ARG_FILENAME_ARRAY, &topos,
+              "A candidate topology (shipped name or file); repeat for more", "T" },
+            { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default), csv or json", "F" },
+            G_OPTION_ENTRY_NULL };
+    if (!cs_cli_parse(&argc, &argv, entries, "", summary, description, error))
+        return FALSE;
+    if (argc > 1)
+        return cs_cli_usage_error(error, prog, "unexpected argument '%s'", argv[1]);
+    if (workload_path == NULL)
+        return cs_cli_usage_error(error, prog, "--workload FILE is required");
+    if (topos == NULL || topos[0] == NULL)
+        return cs_cli_usage_error(error, prog, "at least one --topo T is required");
+    if (format != NULL && strcmp(format, "table") != 0 && strcmp(format, "csv") != 0
+        && strcmp(format, "json") != 0)
+        return cs_cli_usage_error(error, prog, "--format: \"%s\" is not table, csv or json",
+                                  format);
+
+    g_autoptr(Workload) w = workload_load(workload_path, error);
+    if (w == NULL)
+        return FALSE;
+    const int n = (int)g_strv_length(topos);
+    Candidate *cands = g_new0(Candidate, n);
+    gboolean ok = TRUE;
+    for (int k = 0; k < n && ok; k++)
+        ok = plan_candidate(w, topos[k], &cands[k], error);
+    g_autofree char *text = NULL;
+    if (ok) {
+        if (format != NULL && strcmp(format, "json") == 0)
+            text = print_json(w, topos, cands, n);
+        else {
+            GString *s = g_string_new(NULL);
+            if (format != NULL && strcmp(format, "csv") == 0)
+                print_csv(s, w, topos, cands, n);
+            else
+                print_table(s, w, topos, cands, n);
+            text = g_string_free(s, FALSE);
+        }
+    }
+    for (int k = 0; k < n; k++)
+        candidate_clear(&cands[k]);
+    g_free(cands);
+    if (!ok)
+        return FALSE;
+    return cs_cli_write_output(prog, NULL, NULL, text, -1, error);
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/* Tests of `collsim plan` run as users run it ($COLLSIM_BIN): a workload's collectives equal
+ * `collsim run` (or the library's prediction on the same subset of ranks), the phase and step
+ * arithmetic, the CSV and JSON outputs, and bad workloads (exit 2, the file and JSON path). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "base/json_util.h"
+#include "models/nccl.h"
+#include "predict/predict.h"
+#include "topo/topo.h"
+#include "test-util.h"
+
+static char *scratch;
+
+/* Writes @json to a file named @name in the scratch folder. (transfer full) */
+static char *
+write_workload(const char *name, const char *json)
+{
+    char *path = g_build_filename(scratch, name, NULL);
+    g_autoptr(GError) error = NULL;
+    g_file_set_contents(path, json, -1, &error);
+    g_assert_no_error(error);
+    return path;
+}
+
+/* `collsim plan --workload @path --topo @topo --format json`, parsed. (transfer full) */
+static cJSON *
+plan_json(const char *path, const char *topo)
+{
+    const char *args[] = { "--workload", path, "--topo", topo, "--format", "json", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_cmpint(r.status, ==, 0);
+    cJSON *root = cJSON_Parse(r.out);
+    g_assert_nonnull(root);
+    return root;
+}
+
+static double
+number(const cJSON *object, const char *key)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
+    g_assert_true(cJSON_IsNumber(item));
+    return item->valuedouble;
+}
+
+static const cJSON *
+at(const cJSON *array, int i)
+{
+    const cJSON *item = cJSON_GetArrayItem(array, i);
+    g_assert_nonnull(item);
+    return item;
+}
+
+static const char tp_dp_workload[]
+    = "{ \"name\": \"tp8 dp2\", \"layout\": { \"tp\": 8, \"dp\": 2 },\n"
+      "  \"phases\": [\n"
+      "    { \"name\": \"fwd\", \"collectives\": [\n"
+      "        { \"op\": \"allreduce\", \"bytes\": \"64 MiB\", \"count\": 3, \"group\": \"tp\" } "
+      "] },\n"
+      "    { \"name\": \"grads\", \"compute\": \"1 ms\", \"overlap\": true, \"collectives\": [\n"
+      "        { \"op\": \"allreduce\", \"bytes\": \"1 GiB\", \"group\": \"dp\" } ] } ] }\n";
+
+/* Setup: TP 8 x DP 2 on hgx-h100x8-2n: the TP group is ranks 0..7 (one node), the DP group of
+ * TP index 0 is ranks 0 and 8 (one GPU per node, rails first). Expectation: the TP all-reduce
+ * is `collsim run` on one such node (dgx-h100x8) at the same size; the DP all-reduce is the
+ * library's default prediction (NCCL's pick) on cs_topo_subset(ranks 0, 8); a phase's communication
+ * is the sum of time x count, its exposed time what the compute does not hide, the step their sum.
+ */
+static void
+test_matches_run(void)
+{
+    g_autofree char *path = write_workload("tp-dp.json", tp_dp_workload);
+    g_autoptr(cJSON) plan = plan_json(path, "hgx-h100x8-2n");
+    const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
+    const cJSON *phases = cJSON_GetObjectItem(cand, "phases");
+    const cJSON *fwd = at(phases, 0);
+    const cJSON *grads = at(phases, 1);
+    const cJSON *tp = at(cJSON_GetObjectItem(fwd, "collectives"), 0);
+    const cJSON *dp = at(cJSON_GetObjectItem(grads, "collectives"), 0);
+    g_assert_cmpfloat(number(tp, "ranks"), ==, 8);
+    g_assert_cmpfloat(number(dp, "ranks"), ==, 2);
+
+    /* TP: collsim run on one node alone (hgx-h100x8-2n's nodes are dgx-h100x8). */
+    const char *run_args[]
+        = { "--topo", "dgx-h100x8", "-b", "64M", "-e", "64M", "--format", "json", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, run_args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autoptr(cJSON) run = cJSON_Parse(r.out);
+    g_assert_nonnull(run);
+    const cJSON *row
+        = at(cJSON_GetObjectItem(at(cJSON_GetObjectItem(run, "blocks"), 0), "rows"), 0);
+    const double tp_us = number(tp, "time_us");
+    g_assert_cmpfloat(tp_us, >, 0);
+    g_assert_cmpfloat_with_epsilon(tp_us, number(row, "time_us"), 1e-5);
+    g_assert_cmpfloat_with_epsilon(number(tp, "busbw_GBps"), number(row, "busbw_GBps"), 1e-3);
+
+    /* DP: ranks 0 and 8 alone, as collsim run predicts by default. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("hgx-h100x8-2n", &error);
+    g_assert_no_error(error);
+    const int ranks[] = { 0, 8 };
+    g_autoptr(CsTopo) sub = cs_topo_subset(topo, ranks, 2);
+    g_assert_cmpint(cs_topo_n_nodes(sub), ==, 2);
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(sub, 2, "nccl", &error);
+    g_assert_no_error(error);
+    CsPredictOptions popts;
+    cs_predict_options_init(&popts);
+    popts.nranks = 2;
+    popts.pick = CS_PICK_NCCL;
+    popts.nccl = nccl;
+    CsPrediction pred;
+    g_assert_true(
+        cs_predict_best(sub, CS_OP_ALL_REDUCE, (gint64)1 << 30, NULL, -1, &popts, &pred, &error));
+    g_assert_no_error(error);
+    const double dp_us = number(dp, "time_us");
+    g_assert_cmpfloat_with_epsilon(dp_us, pred.time_us, 1e-6);
+    /* Two ranks across nodes are not the first two ranks of one node. */
+    const char *two_args[] = { "--topo", "hgx-h100x8-2n", "--ranks", "2", "-b", "1G", "-e",
+                               "1G",     "--format",      "json",    NULL };
+    g_auto(CsTestRun) r2 = cs_test_run_collsim(NULL, two_args);
+    g_assert_cmpint(r2.status, ==, 0);
+    g_autoptr(cJSON) run2 = cJSON_Parse(r2.out);
+    const cJSON *row2
+        = at(cJSON_GetObjectItem(at(cJSON_GetObjectItem(run2, "blocks"), 0), "rows"), 0);
+    g_assert_cmpfloat(fabs(dp_us - number(row2, "time_us")), >, 1);
+
+    /* Phases and step. */
+    g_assert_cmpfloat_with_epsilon(number(fwd, "comm_us"), 3 * tp_us, 1e-6);
+    g_assert_cmpfloat_with_epsilon(number(fwd, "exposed_us"), 3 * tp_us, 1e-6);
+    g_assert_cmpfloat_with_epsilon(number(grads, "comm_us"), dp_us, 1e-6);
+    g_assert_cmpfloat(dp_us, >, 1000); /* 1 GiB over one 400 Gb/s NIC: the compute hides part */
+    g_assert_cmpfloat_with_epsilon(number(grads, "exposed_us"), dp_us - 1000, 1e-6);
+    g_assert_cmpfloat_with_epsilon(number(grads, "total_us"), dp_us, 1e-6);
+    g_assert_cmpfloat_with_epsilon(number(cand, "step_us"), 3 * tp_us + dp_us, 1e-6);
+}
+
+/* Setup: a DP all-reduce hidden behind a longer compute, a TP group of one rank, a 7-byte
+ * broadcast. Expectation: nothing exposed, the step is the compute; one rank communicates
+ * nothing; the broadcast is predicted (and printed) as one float. */
+static void
+test_overlap_and_one_rank(void)
+{
+    g_autofree char *path = write_workload(
+        "hidden.json",
+        "{ \"name\": \"dp4\", \"layout\": { \"tp\": 1, \"dp\": 4 }, \"phases\": [\n"
+        "  { \"name\": \"bwd\", \"compute\": \"1 s\", \"overlap\": true, \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"256 MiB\", \"group\": \"dp\" },\n"
+        "    { \"op\": \"allgather\", \"bytes\": \"1 MiB\", \"group\": \"tp\" },\n"
+        "    { \"op\": \"broadcast\", \"bytes\": \"7\", \"group\": \"dp\" } ] } ] }\n");
+    g_autoptr(cJSON) plan = plan_json(path, "dgx-h100x8");
+    const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
+    const cJSON *phase = at(cJSON_GetObjectItem(cand, "phases"), 0);
+    const cJSON *colls = cJSON_GetObjectItem(phase, "collectives");
+    g_assert_cmpfloat(number(at(colls, 0), "time_us"), >, 0);
+    g_assert_cmpfloat(number(at(colls, 1), "time_us"), ==, 0);
+    g_assert_cmpfloat(number(at(colls, 1), "ranks"), ==, 1);
+    /* 7 bytes are one float, as nccl-tests would run them. */
+    g_assert_cmpfloat(number(at(colls, 2), "bytes"), ==, 4);
+    g_assert_cmpfloat(number(at(colls, 2), "time_us"), >, 0);
+    g_assert_cmpfloat(number(phase, "exposed_us"), ==, 0);
+    g_assert_cmpfloat_with_epsilon(number(cand, "step_us"), 1e6, 1e-6);
+}
+
+/* Setup: the shipped examples, the first on two candidates with --format csv. Expectation: a
+ * header, every row with as many fields, the collective, phase and step rows of each
+ * candidate; the table names the candidate and the concurrency caveat; the Megatron example's
+ * groups have the layout's sizes. */
+static void
+test_csv_and_table(void)
+{
+    g_autofree char *src = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                 "dp-gradient-buckets.json", NULL);
+    const char *args[]
+        = { "--workload", src,   "--topo", "hgx-h100x8-2n", "--topo", "aws-p5-h100x8-2n-efa",
+            "--format",   "csv", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_cmpint(r.status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    g_auto(GStrv) header = g_strsplit(lines[0], ",", -1);
+    const guint n_fields = g_strv_length(header);
+    g_assert_cmpuint(n_fields, ==, 15);
+    int collectives = 0, phases = 0, steps = 0;
+    for (int i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        g_assert_cmpuint(g_strv_length(f), ==, n_fields);
+        collectives += strcmp(f[1], "collective") == 0;
+        phases += strcmp(f[1], "phase") == 0;
+        steps += strcmp(f[1], "step") == 0;
+        if (strcmp(f[1], "collective") == 0)
+            g_assert_cmpfloat(g_ascii_strtod(f[9], NULL), >, 0);
+    }
+    g_assert_cmpint(collectives, ==, 4);
+    g_assert_cmpint(phases, ==, 2);
+    g_assert_cmpint(steps, ==, 2);
+
+    const char *table_args[] = { "--workload", src, "--topo", "hgx-h100x8-2n", NULL };
+    g_auto(CsTestRun) t = cs_test_run_collsim("plan", table_args);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_nonnull(strstr(t.out, "concurrent groups sharing links are not modelled"));
+    g_assert_nonnull(strstr(t.out, "## hgx-h100x8-2n"));
+
+    /* The Megatron example: TP all-reduces inside a node, the DP one across the two. */
+    g_autofree char *mega = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                  "megatron-tp8-dp2.json", NULL);
+    g_autoptr(cJSON) plan = plan_json(mega, "hgx-h100x8-2n");
+    const cJSON *mphases
+        = cJSON_GetObjectItem(at(cJSON_GetObjectItem(plan, "candidates"), 0), "phases");
+    const cJSON *bwd = cJSON_GetObjectItem(at(mphases, 1), "collectives");
+    g_assert_cmpfloat(number(at(bwd, 0), "ranks"), ==, 8);
+    g_assert_cmpfloat(number(at(bwd, 1), "ranks"), ==, 2);
+    g_assert_cmpfloat(number(at(bwd, 0), "count"), ==, 144);
+}
+
+typedef struct {
+    const char *json;
+    const char *fragment; /* the JSON path and problem the one line names */
+} BadCase;
+
+static const BadCase bad_cases[] = {
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
+      "\"collectives\": [ { \"op\": \"allreduse\", \"bytes\": \"1 MiB\", \"group\": \"dp\" } ] } "
+      "] }",
+      "phases[0].collectives[0].op: \"allreduse\" is not a collective" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
+      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"ep\" } ] } "
+      "] }",
+      "phases[0].collectives[0].group: \"ep\" is not a group" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
+      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 furlong\", \"group\": \"dp\" } "
+      "] } ] }",
+      "phases[0].collectives[0].bytes" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 0, \"dp\": 2 }, \"phases\": [] }", "layout.tp" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2, \"ep\": 2 }, \"phases\": [] }",
+      "layout: unknown key \"ep\"" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [] }",
+      "phases: a workload has at least one phase" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
+      "\"overlap\": true, \"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", "
+      "\"group\": \"dp\" } ] } ] }",
+      "phases[0].overlap: overlap needs the phase's \"compute\" time" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
+      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\", "
+      "\"count\": 0 } ] } ] }",
+      "phases[0].collectives[0].count" },
+    { "{ \"name\": \"x\", \"layout\": ", ":1:" },
+};
+
+/* Setup: each bad workload above. Expectation: exit 2, one line on stderr naming the file and
+ * the JSON path with the problem, nothing on stdout. */
+static void
+test_bad_workloads(void)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
+        g_autofree char *name = g_strdup_printf("bad-%" G_GSIZE_FORMAT ".json", i);
+        g_autofree char *path = write_workload(name, bad_cases[i].json);
+        const char *args[] = { "--workload", path, "--topo", "dgx-h100x8", NULL };
+        g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+        g_test_message("case %" G_GSIZE_FORMAT ": %s", i, r.err);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_assert_true(g_str_has_prefix(r.err, path));
+        g_assert_nonnull(strstr(r.err, bad_cases[i].fragment));
+        g_assert_cmpint(strchr(r.err, '\n') - r.err, ==, (int)strlen(r.err) - 1);
+    }
+}
+
+/* Setup: a layout of 16 ranks on an 8-GPU machine; a missing --workload. Expectation: exit 2,
+ * one line saying how many ranks the layout needs; a usage error. */
+static void
+test_too_few_ranks(void)
+{
+    g_autofree char *src = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                 "dp-gradient-buckets.json", NULL);
+    const char *args[] = { "--workload", src, "--topo", "dgx-h100x8", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+    g_assert_cmpint(r.status, ==, 2);
+    g_assert_cmpstr(r.out, ==, "");
+    g_assert_cmpstr(r.err, ==,
+                    "collsim plan: --topo dgx-h100x8 has 8 ranks; the workload's layout needs "
+                    "tp 1 x dp 16 x pp 1 = 16\n");
+    const char *none[] = { "--topo", "dgx-h100x8", NULL };
+    g_auto(CsTestRun) u = cs_test_run_collsim("plan", none);
+    g_assert_cmpint(u.status, ==, 2);
+    g_assert_nonnull(strstr(u.err, "--workload FILE is required"));
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_autoptr(GError) error = NULL;
+    scratch = g_dir_make_tmp("collsim-plan-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_test_add_func("/cli/plan/matches-run", test_matches_run);
+    g_test_add_func("/cli/plan/overlap-one-rank", test_overlap_and_one_rank);
+    g_test_add_func("/cli/plan/csv-table", test_csv_and_table);
+    g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);
+    g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
+    int status = g_test_run();
+    g_autoptr(GDir) dir = g_dir_open(scratch, 0, NULL);
+    for (const char *entry = dir != NULL ? g_dir_read_name(dir) : NULL; entry != NULL;
+         entry = g_dir_read_name(dir)) {
+        g_autofree char *p = g_build_filename(scratch, entry, NULL);
+        g_remove(p);
+    }
+    g_rmdir(scratch);
+    g_free(scratch);
+    return status;
+}
