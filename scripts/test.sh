@@ -3,7 +3,12 @@
 #   1. an address+undefined sanitizer build without the optional backends: the unit, golden and
 #      slow suites;
 #   2. a normal build with CUDA (where nvcc is found) and MPI: every suite but the benchmarks
-#      (GPU tests skip with exit 77 where no GPU is present).
+#      (GPU tests skip with exit 77 where no GPU is present);
+#   3. a clang build with address + undefined sanitizers, float-cast-overflow included
+#      (build-clang, scripts/clang-sanitize-setup.sh): the unit suite but test-select (too slow
+#      there: suite clang-slow), then each input parser fuzzed for COLLSIM_FUZZ_SECONDS
+#      (default 30) seconds (scripts/fuzz.sh). Skipped, with a line saying so, where clang or
+#      its libFuzzer is missing.
 # Under CI (CI=true) warnings are errors. The last line is the plain "N passed, N failed" (the
 # line before it "N skipped ..."), counted over individual test cases (TAP lines), and the exit
 # status is non-zero on a failure.
@@ -48,6 +53,21 @@ if build_and_test build-full -Dcuda=auto -Dmpi=auto; then
     logs+=(build-full/meson-logs/testlog.json)
 else
     echo "collsim: the full build failed" >&2
+    status=1
+    build_failures=$((build_failures + 1))
+fi
+
+echo "== clang sanitizer build and fuzzing (build-clang) =="
+scripts/clang-sanitize-setup.sh build-clang -Dwerror=$werror
+clang_status=$?
+if [ $clang_status -eq 0 ] && meson compile -C build-clang -j "$jobs"; then
+    meson test -C build-clang --no-rebuild --print-errorlogs --num-processes "$jobs" \
+        --suite unit --no-suite clang-slow || status=1
+    logs+=(build-clang/meson-logs/testlog.json)
+    scripts/fuzz.sh --no-build build-clang "${COLLSIM_FUZZ_SECONDS:-30}" || status=1
+    logs+=(build-clang/meson-logs/fuzzlog.json)
+elif [ $clang_status -ne 77 ]; then
+    echo "collsim: the clang sanitizer build failed" >&2
     status=1
     build_failures=$((build_failures + 1))
 fi

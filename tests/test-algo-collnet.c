@@ -124,6 +124,7 @@ network_traffic(const CsTopo *topo, const char *algo_name, gint64 size, int chan
     g_assert_no_error(error);
     g_autoptr(CsResult) res = cs_engine_run(sched, topo, &options, &error);
     g_assert_no_error(error);
+    g_assert_nonnull(res);
     return t;
 }
 

@@ -275,6 +275,7 @@ test_nvls_link_bytes(gconstpointer data)
     int nvlinks = 0;
 
     g_assert_no_error(error);
+    g_assert_nonnull(res);
     for (int i = 0; i < n_links; i++) {
         const CsLink *l = cs_topo_link(h100, i);
         CsDeviceKind a = cs_topo_device(h100, l->src)->kind;

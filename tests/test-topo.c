@@ -919,13 +919,16 @@ test_search_path(void)
     /* The source tree's library is always searched. */
     g_autoptr(CsTopo) shipped = cs_topo_load("dgx-h100x4", &error);
     g_assert_no_error(error);
+    g_assert_nonnull(shipped);
     g_autoptr(CsTopo) by_file = cs_topo_load("no/such/file.json", &error);
+    g_assert_null(by_file);
     g_assert_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
     g_assert_cmpstr(error->message, ==, "no/such/file.json: no such topology file");
     g_clear_error(&error);
 
     /* A directory given as a file says so; it is no missing file. */
     g_autoptr(CsTopo) from_dir = cs_topo_load(dir, &error);
+    g_assert_null(from_dir);
     g_assert_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_NOT_FOUND);
     g_autofree char *want_dir = g_strdup_printf("%s: is a directory, not a topology file", dir);
     g_assert_cmpstr(error->message, ==, want_dir);
@@ -1025,6 +1028,7 @@ test_json_print_utf8(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(cJSON) back = cs_json_parse(text, "out", CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, &error);
     g_assert_no_error(error);
+    g_assert_nonnull(back);
 }
 
 static void

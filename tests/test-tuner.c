@@ -70,6 +70,10 @@ v5(void)
 static GPtrArray *log_lines;
 static int log_warnings;
 
+/* printf-like, as NCCL's logger is: @fmt is a format string, handed on to g_strdup_vprintf. */
+static void mock_logger(CsNcclLogLevel level, unsigned long flags, const char *file, int line,
+                        const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+
 static void
 mock_logger(CsNcclLogLevel level, unsigned long flags, const char *file, int line, const char *fmt,
             ...)

@@ -1185,10 +1185,12 @@ read_library_line(CsTrace *trace, const char *text)
         note_library(trace, "NCCL", version);
         return;
     }
+    /* G_REGEX_RAW: a trace line is bytes, not necessarily UTF-8, and a GRegex without it reads
+     * invalid UTF-8 out of bounds (a fuzzer found "\xdfNCCL 00.0025.0025" crashing the JIT). */
     static GRegex *log_re = NULL;
     if (g_once_init_enter(&log_re)) {
         GRegex *re = g_regex_new("\\b(NCCL|RCCL) version *:? *([0-9]+\\.[0-9]+\\.[0-9]+)([^ ]*)",
-                                 G_REGEX_OPTIMIZE, 0, NULL);
+                                 G_REGEX_OPTIMIZE | G_REGEX_RAW, 0, NULL);
         g_once_init_leave(&log_re, re);
     }
     g_autoptr(GMatchInfo) match = NULL;
@@ -1214,7 +1216,8 @@ read_library_header(CsTrace *trace)
         note_library(trace, "RCCL", NULL);
         return;
     }
-    g_autoptr(GRegex) re = g_regex_new("\\bNCCL ([0-9]+\\.[0-9]+(\\.[0-9]+)?)", 0, 0, NULL);
+    g_autoptr(GRegex) re
+        = g_regex_new("\\bNCCL ([0-9]+\\.[0-9]+(\\.[0-9]+)?)", G_REGEX_RAW, 0, NULL);
     g_autoptr(GMatchInfo) match = NULL;
     if (g_regex_match(re, software, 0, &match)) {
         g_autofree char *version = g_match_info_fetch(match, 1);

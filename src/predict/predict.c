@@ -941,6 +941,10 @@ cs_predict_lower_bound(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsA
     const double ps = floor(MAX(latency_s, bandwidth_s) * CS_TIME_PS_PER_S);
     /* The engine rounds each hop's latency to a picosecond: allow one per hop. */
     const double slack = (double)bound.chain + 1.0;
+    /* A bound past the clock's range (8 TiB on 1 MB/s links) saturates: converting it to
+     * CsTime would be undefined (clang's -fsanitize=float-cast-overflow caught it). */
+    if (ps - slack >= (double)G_MAXINT64)
+        return G_MAXINT64;
     return ps > slack ? (CsTime)(ps - slack) : 0;
 }
 
