@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's accuracy table: for every trace in traces/ (mapped to the shipped topology of
+"""The accuracy table (docs/accuracy.md; README keeps the summary): for every trace in traces/ (mapped to the shipped topology of
 its machine by traces/topologies.tsv), the geometric-mean |busbw error| of collsim's prediction
 with the datasheet topology, with a topology calibrated on every trace of that machine, and
 with one calibrated on the others only (leave-one-out; needs two or more traces).

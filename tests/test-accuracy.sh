@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The accuracy gate on the shipped traces (fixed data), at the thresholds README.md states:
+# The accuracy gate on the shipped traces (fixed data), at the thresholds docs/accuracy.md states:
 # `collsim validate --max-error PCT` fails when a trace's geometric-mean |busbw error| with the
 # DATASHEET topology exceeds PCT. Traces within the 15% single-node goal are gated at 15%;
-# the known misses (README "Where collsim misses") are gated at their stated ceiling, so they
+# the known misses (docs/accuracy.md, "Where collsim misses") are gated at their stated ceiling, so they
 # cannot get worse unnoticed. The 2-node H100 InfiniBand traces are gated at the 25% multi-node
 # goal; the EFA, RoCE, TCPX(O) and 2-rack GB200 traces at their measured error rounded up to the
 # next 5% (docs/accuracy-multinode.md); the one-rack and 20-rack
