@@ -142,6 +142,11 @@ gboolean cs_cli_check_plot(const char *prog, const char *path, GError **error);
 gboolean cs_cli_write_error(GError **error, const char *prog, const char *where,
                             const GError *cause);
 
+/* validate's and calibrate's shared argument checks: -t not taken for the topology, --topo
+ * given, at least one trace; a usage error otherwise. */
+gboolean cs_cli_check_trace_args(const char *prog, const char *threads, const char *topo_name,
+                                 char **traces, GError **error);
+
 /* Progress of a long command on stderr (cli_progress.c). */
 typedef enum {
     CS_CLI_PROGRESS_AUTO,  /* on a terminal, once a second has passed */

@@ -144,19 +144,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "(calibrated_from) and lists every parameter beside its datasheet value.",
             error))
         return FALSE;
-    if (threads != NULL)
-        return cs_cli_usage_error(error, argv[0],
-                                  "-t %s: -t is nccl-tests' thread count, not the topology; "
-                                  "give the topology as --topo T",
-                                  threads);
-    if (topo_name == NULL) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
+    if (!cs_cli_check_trace_args(argv[0], threads, topo_name, files, error))
         return FALSE;
-    }
-    if (files == NULL || files[0] == NULL) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
-        return FALSE;
-    }
     if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
                     "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);

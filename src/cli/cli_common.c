@@ -287,3 +287,28 @@ cs_cli_write_error(GError **error, const char *prog, const char *where, const GE
                 where != NULL ? where : "standard output", cause->message);
     return FALSE;
 }
+
+/**
+ * cs_cli_check_trace_args:
+ * What validate and calibrate both require: no nccl-tests -t mistaken for the topology, a
+ * --topo, at least one trace. Usage errors otherwise.
+ */
+gboolean
+cs_cli_check_trace_args(const char *prog, const char *threads, const char *topo_name, char **traces,
+                        GError **error)
+{
+    if (threads != NULL)
+        return cs_cli_usage_error(error, prog,
+                                  "-t %s: -t is nccl-tests' thread count, not the topology; "
+                                  "give the topology as --topo T",
+                                  threads);
+    if (topo_name == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", prog);
+        return FALSE;
+    }
+    if (traces == NULL || traces[0] == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", prog);
+        return FALSE;
+    }
+    return TRUE;
+}

@@ -270,19 +270,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
                       "is a warning on stderr.",
                       error))
         return FALSE;
-    if (threads != NULL)
-        return cs_cli_usage_error(error, argv[0],
-                                  "-t %s: -t is nccl-tests' thread count, not the topology; "
-                                  "give the topology as --topo T",
-                                  threads);
-    if (topo_name == NULL) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: --topo is required", argv[0]);
+    if (!cs_cli_check_trace_args(argv[0], threads, topo_name, traces, error))
         return FALSE;
-    }
-    if (traces == NULL || traces[0] == NULL) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE, "%s: no trace given", argv[0]);
-        return FALSE;
-    }
     if (plot != NULL && !cs_cli_check_plot(argv[0], plot, error))
         return FALSE;
     gboolean json = FALSE;
