@@ -113,6 +113,17 @@ check_args(const CsAlgoArgs *args, GError **error)
  * Returns: (transfer full) (nullable): the sealed schedule, or NULL with CS_SCHEDULE_ERROR
  * (INVALID for bad arguments, UNSUPPORTED when the algorithm refuses) naming algo and op.
  */
+int
+cs_algo_period(const CsAlgo *algo, const CsAlgoArgs *args)
+{
+    g_return_val_if_fail(algo != NULL && args != NULL, 1);
+    if (args->period_min <= 0 || algo->period == NULL || args->nranks <= 1)
+        return args->nranks;
+    const int T = algo->period(args);
+    g_return_val_if_fail(T >= 1 && T <= args->nranks && args->nranks % T == 0, args->nranks);
+    return T;
+}
+
 CsSchedule *
 cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
 {
@@ -144,8 +155,11 @@ cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
      * than a schedule may hold is refused before it fills memory. */
     CsAlgoBound bound;
     const gint64 chunk = cs_algo_step_chunk(algo, args);
+    /* One period of ranks holds that share of the steps. */
+    const int period = cs_algo_period(algo, args);
     gboolean too_large = algo->bound != NULL && algo->bound(args, &bound)
-                         && bound.bytes_sent / MAX(chunk, 1) > (gint64)CS_SCHEDULE_MAX_STEPS;
+                         && bound.bytes_sent / MAX(chunk, 1) / (args->nranks / period)
+                                > (gint64)CS_SCHEDULE_MAX_STEPS;
     /* Past 16 loops every loop adds the same steps (the predictor extends sizes on that
      * line): one loop's schedule, times the whole loops, is a count the whole one reaches. */
     const gint64 loop = cs_algo_loop_bytes(algo, args);

@@ -28,6 +28,9 @@ typedef struct {
     int peer_channels;  /* channels each peer's message is striped over (grouped send/recv);
                            0 = all n_channels */
     gint64 chunk_bytes; /* bytes: pipeline chunk per channel step, 0 = protocol default */
+    int period_min;     /* 0: every rank's program. >= 1: where the schedule repeats under a
+                           shift of T >= period_min ranks (CsAlgo.period), build ranks
+                           0..T-1 only (cs_schedule_set_period()), for the engine */
 } CsAlgoArgs;
 
 typedef struct _CsAlgo CsAlgo;
@@ -59,6 +62,10 @@ typedef struct {
  * @parts:     (nullable) into how many parts, each one chunk further per loop, @build cuts
  *             a channel's data (a ring: one per rank; NVLS: one per head; a tree: 1). NULL:
  *             one per rank.
+ * @period:    (nullable) the smallest T >= args->period_min dividing args->nranks under whose
+ *             rank shift @build's schedule repeats (same steps, peers shifted by T, same
+ *             bytes), or args->nranks when none does or period_min is 0; @build then builds
+ *             ranks 0..T-1 only. NULL: never.
  * @bound:     (nullable) what any run of @build's schedule for @args must at least do,
  *             known without building it (CsAlgoBound); FALSE when unknown. The predictor
  *             skips a candidate whose lower bound is already beaten, so it must never
@@ -73,6 +80,7 @@ struct _CsAlgo {
     CsSchedule *(*build)(const CsAlgoArgs *args, GError **error);
     gint64 (*chunk)(const CsAlgoArgs *args);
     int (*parts)(const CsAlgoArgs *args);
+    int (*period)(const CsAlgoArgs *args);
     gboolean (*bound)(const CsAlgoArgs *args, CsAlgoBound *out);
 };
 
@@ -82,6 +90,10 @@ void cs_algo_args_init(CsAlgoArgs *args, const CsTopo *topo, CsOp op, int nranks
 
 /* Protocol default chunk per channel step, in bytes, rounded to the datatype. */
 gint64 cs_algo_default_chunk(const CsAlgoArgs *args);
+
+/* The period @algo's schedule for @args would be built with (CsAlgo.period): args->nranks
+ * when it builds every rank. */
+int cs_algo_period(const CsAlgo *algo, const CsAlgoArgs *args);
 
 /* Builds with @algo after checking ops/supports; the error names algo and op on refusal. */
 CsSchedule *cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error);

@@ -497,6 +497,62 @@ ring_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
         why);
 }
 
+/* ---- Symmetry ---- */
+
+/* The smallest T >= args->period_min dividing P under whose shift the schedule of @orders
+ * repeats (CsAlgo.period), or P. It repeats when every channel's ring maps onto itself,
+ * next(r + T) = next(r) + T, and every rank moves the same bytes: a broadcast's or reduce's
+ * root is one rank, and an all-reduce channel whose share is no multiple of P cuts its last
+ * loop's chunks unequally (all_reduce_channel()). All-gather and reduce-scatter steps move
+ * the same pieces on every rank. */
+static int
+period_of(const CsAlgoArgs *args, const int *orders)
+{
+    const int P = args->nranks;
+    if (args->period_min <= 0 || P <= 1 || args->op == CS_OP_BROADCAST
+        || args->op == CS_OP_REDUCE)
+        return P;
+    if (args->op == CS_OP_ALL_REDUCE) {
+        const CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, P);
+        for (int c = 0; c < args->n_channels; c++) {
+            gint64 first, len;
+            cs_algo_split(size.count, args->n_channels, c, &first, &len);
+            if (len % P != 0)
+                return P;
+        }
+    }
+    g_autofree int *next = g_new(int, (gsize)args->n_channels * P);
+    for (int c = 0; c < args->n_channels; c++) {
+        const int *order = orders + (gsize)c * P;
+        for (int i = 0; i < P; i++)
+            next[(gsize)c * P + order[i]] = order[(i + 1) % P];
+    }
+    for (int T = MAX(args->period_min, 1); T < P; T++) {
+        if (P % T != 0)
+            continue;
+        gboolean repeats = TRUE;
+        for (gsize i = 0; repeats && i < (gsize)args->n_channels * P; i++) {
+            const int r = (int)(i % P);
+            const gsize c0 = i - r;
+            repeats = next[c0 + (r + T) % P] == (next[i] + T) % P;
+        }
+        if (repeats)
+            return T;
+    }
+    return P;
+}
+
+static int
+ring_period(const CsAlgoArgs *args)
+{
+    if (args->period_min <= 0 || args->op == CS_OP_BROADCAST || args->op == CS_OP_REDUCE)
+        return args->nranks;
+    g_autofree int *orders = g_new(int, (gsize)args->n_channels * args->nranks);
+    g_autofree int *lanes = g_new(int, args->n_channels);
+    ring_orders(args, orders, lanes);
+    return period_of(args, orders);
+}
+
 static CsSchedule *
 ring_build(const CsAlgoArgs *args, GError **error)
 {
@@ -516,6 +572,9 @@ ring_build(const CsAlgoArgs *args, GError **error)
     g_autofree int *lanes = g_new(int, args->n_channels);
     ring_orders(args, orders, lanes);
     cs_schedule_set_nic_lanes(sched, lanes);
+    const int period = period_of(args, orders);
+    if (period < P)
+        cs_schedule_set_period(sched, period);
 
     for (int c = 0; c < args->n_channels; c++) {
         const int *order = orders + (gsize)c * P;
@@ -528,7 +587,7 @@ ring_build(const CsAlgoArgs *args, GError **error)
             cs_algo_split(count, args->n_channels, c, &first, &len);
         for (int i = 0; i < P; i++)
             pos[order[i]] = i;
-        for (int r = 0; r < P; r++) {
+        for (int r = 0; r < period; r++) {
             Ring g = {
                 .sched = sched,
                 .nranks = P,
@@ -603,5 +662,6 @@ const CsAlgo cs_algo_ring = {
     .ops = RING_OPS,
     .supports = ring_supports,
     .build = ring_build,
+    .period = ring_period,
     .bound = ring_bound,
 };

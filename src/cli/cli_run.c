@@ -106,6 +106,7 @@ typedef struct {
     gboolean all;
     gboolean any_algorithm;
     gboolean exact;
+    gboolean whole;
     gboolean verify;
     gboolean textbook;
     gboolean progress;
@@ -665,6 +666,10 @@ cs_cli_run(int argc, char **argv, GError **error)
           "algorithm, protocol and channels at the full size) and fail if one does not compute "
           "the collective",
           NULL },
+        { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole,
+          "Replay every rank (default: where the schedule and the machine repeat under a shift "
+          "of ranks, one period is replayed, which gives the same times)",
+          NULL },
         { "exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
           "Simulate every size chunk by chunk (default: sizes past the pipeline's linear "
           "regime are extended from three smaller simulated sizes on one line, marked in the "
@@ -891,6 +896,7 @@ cs_cli_run(int argc, char **argv, GError **error)
     popts.n_channels = o.channels;
     popts.any_algorithm = o.any_algorithm;
     popts.exact = o.exact;
+    popts.whole = o.whole;
     /* Sizes extended from the same three smaller ones (one choice, one chunk) simulate them
      * once. */
     g_autoptr(CsPointCache) points = cs_point_cache_new(FALSE);

@@ -94,6 +94,7 @@ typedef struct {
     gint64 max_events;
     gboolean nccl_only;
     gboolean exact;
+    gboolean whole;
     char *min_gain;
 } SelectOptions;
 
@@ -159,6 +160,10 @@ cs_cli_select(int argc, char **argv, GError **error)
           "FILE" },
         { "nccl-only", 0, 0, G_OPTION_ARG_NONE, &o.nccl_only,
           "Only algorithms NCCL implements, in every output", NULL },
+        { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole,
+          "Replay every rank (default: where the schedule and the machine repeat under a shift "
+          "of ranks, one period is replayed, which gives the same times)",
+          NULL },
         { "exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
           "Simulate every size (no extrapolation of large sizes)", NULL },
         { "min-gain", 0, 0, G_OPTION_ARG_STRING, &o.min_gain,
@@ -241,6 +246,7 @@ cs_cli_select(int argc, char **argv, GError **error)
     }
     sopts.nccl_only = o.nccl_only;
     sopts.exact = o.exact;
+    sopts.predict.whole = o.whole;
     sopts.max_events = o.max_events;
 
     /* --model: an engine network model, or NCCL's cost model. */

@@ -102,6 +102,15 @@
  * chain that produced it (a Stamp); a max() keeps the parts of the winner, so the finish of
  * the last rank says how its time splits. Overhead is the rest.
  *
+ * Symmetry. A schedule that repeats under a shift of T ranks (cs_schedule_set_period()) holds
+ * the programs of ranks 0 .. T-1 only. On a machine that repeats likewise on the schedule's
+ * routes (cs_topo_shift_orbits(), which proves it link by link), rank r + kT does what rank r
+ * does at the same times, so only ranks 0 .. T-1 run: a message to rank b lands at b mod T,
+ * routes are those of the real pairs, and each link's traffic is charged to one link of its
+ * orbit, which in the whole replay carries the images of the same flows at the same times.
+ * The result is the whole replay's, every rank's finish included; a machine that does not
+ * repeat is refused (CS_ENGINE_ERROR_ASYMMETRIC) and the caller replays the schedule whole.
+ *
  * Cost: events are ordered by (time, seq), at most one per cursor: those of the current
  * instant wait in a FIFO, the events of a few future times in a FIFO per time (ranks in step
  * push their next events for the same times), the rest in one flat binary heap (see push());
@@ -412,9 +421,11 @@ typedef struct {
     const CsObserver *obs; /* NULL when no callback is set */
     gboolean textbook;
     gboolean any_staged; /* some connection is staged: read flows are cursor + n_cursors */
-    int n_ranks;
+    int n_ranks;   /* ranks replayed: the schedule's period */
+    int all_ranks; /* ranks of the schedule (n_ranks, times the copies of a period) */
     int n_channels;
     int halves; /* cursors per channel: 2 where sends and receives run apart (p2p), else 1 */
+    gint32 *conn_peer; /* per connection of a period's replay: its real destination rank */
 
     const CsStep **rank_steps; /* per rank (transfer none) */
     EStep *steps;              /* cursor-major, each cursor's steps in order */
@@ -1239,15 +1250,22 @@ conn_map_grow(ConnMap *map)
     *map = bigger;
 }
 
-/* The connection of (src, dst, channel), created on first sight from either end. */
+/* The connection of (src, dst, channel), created on first sight from either end. In a
+ * period's replay @src is a replayed rank and @dst the real destination, which lands at
+ * dst mod n_ranks; -1 when another real destination already lands there (the schedule does
+ * not repeat as it claims). */
 static gint32
-conn_find(Engine *e, ConnMap *map, int src, int dst, int channel)
+conn_find(Engine *e, ConnMap *map, int src, int real_dst, int channel)
 {
+    const int dst = real_dst % e->n_ranks;
     guint64 key = conn_key(src, dst, channel);
     gsize i = conn_slot(map, key);
 
-    if (map->keys[i] == key)
+    if (map->keys[i] == key) {
+        if (e->conn_peer != NULL && e->conn_peer[map->vals[i]] != real_dst)
+            return -1;
         return map->vals[i];
+    }
     if (2 * (map->n + 1) > map->mask + 1) {
         conn_map_grow(map);
         i = conn_slot(map, key);
@@ -1256,7 +1274,11 @@ conn_find(Engine *e, ConnMap *map, int src, int dst, int channel)
     if (e->n_conns > e->conns_cap) {
         e->conns_cap = MAX(2 * e->conns_cap, 16);
         e->conns = g_renew(Conn, e->conns, e->conns_cap);
+        if (e->conn_peer != NULL)
+            e->conn_peer = g_renew(gint32, e->conn_peer, e->conns_cap);
     }
+    if (e->conn_peer != NULL)
+        e->conn_peer[id] = real_dst;
     memset(&e->conns[id], 0, sizeof(Conn));
     e->conns[id].src_cursor = cursor_of(e, src, channel, DOES_SEND);
     e->conns[id].dst_cursor = cursor_of(e, dst, channel, DOES_RECV);
@@ -1276,6 +1298,7 @@ engine_clear(Engine *e)
     g_free(e->local);
     g_aligned_free(e->cursors);
     g_free(e->conns);
+    g_free(e->conn_peer);
     g_aligned_free(e->msgs);
     g_free(e->ranks);
     g_free(e->route_links);
@@ -1299,10 +1322,10 @@ step_valid(const Engine *e, int rank, gsize i, const CsStep *st, GError **error)
     else if (st->channel >= e->n_channels)
         problem = "channel out of range";
     else if ((kind_does[st->kind] & DOES_SEND)
-             && (st->send_peer < 0 || st->send_peer >= e->n_ranks))
+             && (st->send_peer < 0 || st->send_peer >= e->all_ranks))
         problem = "send peer out of range";
     else if ((kind_does[st->kind] & DOES_RECV)
-             && (st->recv_peer < 0 || st->recv_peer >= e->n_ranks))
+             && (st->recv_peer < 0 || st->recv_peer >= e->all_ranks))
         problem = "receive peer out of range";
     else if (e->halves == 2 && (kind_does[st->kind] & DOES_RECV)
              && (kind_does[st->kind] & DOES_SEND))
@@ -1373,6 +1396,15 @@ setup_multicasts(Engine *e)
             }
         }
     }
+}
+
+static void
+not_periodic(const Engine *e, int rank, gsize i, GError **error)
+{
+    g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
+                "schedule rank %d step %" G_GSIZE_FORMAT ": two peers of one channel land on "
+                "one rank of the period of %d ranks: the schedule does not repeat as it says",
+                rank, i, e->n_ranks);
 }
 
 /* Copies the steps into cursor order and builds the connections: two sequential passes
@@ -1449,6 +1481,11 @@ setup_programs(Engine *e, GError **error)
                 if (key != out_key) {
                     out_conn = conn_find(e, &map, r, st->send_peer, st->channel);
                     out_key = key;
+                    if (out_conn < 0) {
+                        not_periodic(e, r, i, error);
+                        conn_map_clear(&map);
+                        return FALSE;
+                    }
                 }
                 es->conn_out = out_conn;
                 e->conns[out_conn].n_msgs++;
@@ -1456,8 +1493,17 @@ setup_programs(Engine *e, GError **error)
             if (es->does & DOES_RECV) {
                 guint64 key = conn_key(st->recv_peer, r, st->channel);
                 if (key != in_key) {
-                    in_conn = conn_find(e, &map, st->recv_peer, r, st->channel);
+                    /* Shifted so that the sender is a replayed rank. */
+                    const int q = st->recv_peer;
+                    const int shift = q - q % e->n_ranks;
+                    in_conn = conn_find(e, &map, q % e->n_ranks,
+                                        (r - shift + e->all_ranks) % e->all_ranks, st->channel);
                     in_key = key;
+                    if (in_conn < 0) {
+                        not_periodic(e, r, i, error);
+                        conn_map_clear(&map);
+                        return FALSE;
+                    }
                 }
                 es->conn_in = in_conn;
                 e->conns[in_conn].n_recvs++;
@@ -1587,6 +1633,43 @@ split_staged(Engine *e, Conn *conn, int up)
     e->any_staged = TRUE;
 }
 
+/* The orbit of every link for a period's replay (see "Symmetry" above): the connections of
+ * the replayed ranks, each direction, proven to repeat with the ranks. */
+static gboolean
+shift_orbits(const Engine *e, int gpus_per_thread, int **link_rep, GError **error)
+{
+    g_autofree char *why = NULL;
+    const int P = e->all_ranks;
+    const int T = e->n_ranks;
+
+    /* A host thread that launches the GPUs of two periods (nccl-tests -g) delays them alike
+     * only when it starts at the period's start. */
+    if (T % gpus_per_thread != 0) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC,
+                    "one host thread launches %d GPUs, across a period of %d ranks",
+                    gpus_per_thread, T);
+        return FALSE;
+    }
+    g_autofree int *pairs = g_new(int, 6 * (gsize)MAX(e->n_conns, 1));
+    for (int i = 0; i < e->n_conns; i++) {
+        const int src = cursor_rank(e, e->conns[i].src_cursor);
+        const int dst = e->conn_peer[i];
+        const int lane = cs_schedule_nic_lane(e->sched, cursor_channel(e, e->conns[i].src_cursor));
+        const int shift = dst - dst % T;
+        int *p = pairs + 6 * (gsize)i;
+        p[0] = src, p[1] = dst, p[2] = lane;
+        /* The slot's return: the reverse route, shifted to start in the period. */
+        p[3] = dst % T, p[4] = (src - shift + P) % P, p[5] = lane;
+    }
+    *link_rep = cs_topo_shift_orbits(e->topo, P, T, pairs, 2 * e->n_conns, &why);
+    if (*link_rep == NULL) {
+        g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC,
+                    "the machine does not repeat every %d ranks: %s", T, why);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* Routes, latencies and message slots of every connection; the ranks' constants. */
 static gboolean
 setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
@@ -1642,7 +1725,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     for (int i = 0; i < e->n_conns; i++) {
         const int src = cursor_rank(e, e->conns[i].src_cursor);
         const int dst = cursor_rank(e, e->conns[i].dst_cursor);
-        if (src != dst)
+        /* In a period's replay a message to another rank may land on the sender's image. */
+        if (src != (e->conn_peer != NULL ? e->conn_peer[i] : dst))
             talks[src] = talks[dst] = TRUE;
     }
     for (int id = 0; id < e->n_cursors; id++) {
@@ -1651,10 +1735,14 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             e->ranks[c->rank].local_channels++;
     }
 
+    g_autofree int *link_rep = NULL;
+    if (e->conn_peer != NULL && !shift_orbits(e, gpus_per_thread, &link_rep, error))
+        return FALSE;
     for (int i = 0; i < e->n_conns; i++) {
         Conn *conn = &e->conns[i];
         int src = cursor_rank(e, conn->src_cursor);
-        int dst = cursor_rank(e, conn->dst_cursor);
+        /* In a period's replay, the route of the real pair. */
+        int dst = e->conn_peer != NULL ? e->conn_peer[i] : cursor_rank(e, conn->dst_cursor);
         const char *why = NULL;
         const int lane = cs_schedule_nic_lane(e->sched, cursor_channel(e, conn->src_cursor));
         conn->route = *cs_topo_route_channel(e->topo, src, dst, lane);
@@ -1715,7 +1803,9 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         CsRoute *route = &conn->route;
         CsRoute *read = &conn->read;
         gsize n = (gsize)(route->n_links + read->n_links);
-        memcpy(&e->route_links[n_links], route->links, sizeof(int) * n);
+        memcpy(&e->route_links[n_links], route->links, sizeof(int) * route->n_links);
+        memcpy(&e->route_links[n_links + route->n_links], read->links,
+               sizeof(int) * read->n_links);
         route->links = &e->route_links[n_links];
         read->links = route->links + route->n_links;
         n_links += n;
@@ -1725,6 +1815,9 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             n_links += (gsize)conn->back_n;
         }
     }
+    /* A period's replay charges each link's orbit (see "Symmetry" above). */
+    for (gsize i = 0; link_rep != NULL && i < n_links; i++)
+        e->route_links[i] = link_rep[e->route_links[i]];
     if (e->any_flags) {
         /* A leader's flow may cross both self hops (its reverse route) besides its route,
          * and a multicast's the members' hops beyond the switch. */
@@ -1849,17 +1942,27 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     e.sched = sched;
     e.topo = topo;
     e.textbook = options->textbook;
-    e.n_ranks = cs_schedule_n_ranks(sched);
+    e.all_ranks = cs_schedule_n_ranks(sched);
+    e.n_ranks = cs_schedule_period(sched);
     e.n_channels = MAX(cs_schedule_n_channels(sched), 1);
     e.halves = cs_schedule_p2p_split(sched) ? 2 : 1;
     if (options->observer != NULL
         && (options->observer->step_done != NULL || options->observer->link_busy != NULL))
         e.obs = options->observer;
-    if (e.n_ranks > cs_topo_n_ranks(topo)) {
+    if (e.all_ranks > cs_topo_n_ranks(topo)) {
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
-                    "the schedule has %d ranks but topology %s has only %d", e.n_ranks,
+                    "the schedule has %d ranks but topology %s has only %d", e.all_ranks,
                     cs_topo_name(topo), cs_topo_n_ranks(topo));
         return NULL;
+    }
+    if (e.n_ranks < e.all_ranks) {
+        /* An observer sees every rank's events and every link: replay such a run whole. */
+        if (e.obs != NULL) {
+            g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC,
+                        "a timeline needs every rank replayed, not one period of %d", e.n_ranks);
+            return NULL;
+        }
+        e.conn_peer = g_new(gint32, 1); /* grown with the connections (conn_find()) */
     }
     clock_t t_setup = clock();
     if (!setup_programs(&e, error) || !setup_costs(&e, options, error)) {
@@ -1897,21 +2000,22 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     }
 
     res = g_new0(CsResult, 1);
-    res->n_ranks = e.n_ranks;
-    res->rank_finish = g_new(CsTime, MAX(e.n_ranks, 1));
+    res->n_ranks = e.all_ranks;
+    res->rank_finish = g_new(CsTime, MAX(e.all_ranks, 1));
     Stamp last = { 0 };
-    for (int r = 0; r < e.n_ranks; r++) {
-        res->rank_finish[r] = e.ranks[r].finish.t;
+    for (int r = 0; r < e.n_ranks; r++)
         last = stamp_later(last, e.ranks[r].finish);
-    }
+    /* Every image of a replayed rank finishes with it. */
+    for (int r = 0; r < e.all_ranks; r++)
+        res->rank_finish[r] = e.ranks[r % e.n_ranks].finish.t;
     res->time = last.t;
     res->alpha = last.a;
     res->beta = last.b;
     res->gamma = last.g;
     res->overhead = last.t - last.a - last.b - last.g;
     res->n_events = e.n_events;
-    res->n_transfers = e.n_transfers;
-    res->bytes_moved = e.bytes_moved;
+    res->n_transfers = e.n_transfers * (e.all_ranks / e.n_ranks);
+    res->bytes_moved = e.bytes_moved * (e.all_ranks / e.n_ranks);
     engine_clear(&e);
     return res;
 }

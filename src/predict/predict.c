@@ -124,9 +124,10 @@ static char *
 schedule_key(const CsAlgo *algo, const CsAlgoArgs *args)
 {
     return g_strdup_printf(
-        "%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d", algo->name,
+        "%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d", algo->name,
         args->op, args->nranks, args->root, args->size_bytes, args->dtype, args->redop, args->proto,
-        args->n_channels, args->peer_channels, args->chunk_bytes, args->topo != NULL);
+        args->n_channels, args->peer_channels, args->chunk_bytes, args->topo != NULL,
+        args->period_min);
 }
 
 /* Whether @options' cache serves @topo. */
@@ -639,12 +640,33 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         return TRUE;
     }
     g_autoptr(CsSchedule) owned = NULL;
-    const CsSchedule *sched = build_schedule(topo, algo, &args, options, &owned, error);
-    if (sched == NULL)
-        return FALSE;
-    g_autoptr(CsResult) res = cs_engine_run(sched, topo, &options->engine, error);
-    if (res == NULL)
-        return FALSE;
+    g_autoptr(CsResult) res = NULL;
+    const CsSchedule *sched = NULL;
+    for (;;) {
+        g_autoptr(GError) local = NULL;
+        g_clear_pointer(&owned, cs_schedule_free);
+        sched = build_schedule(topo, algo, &args, options, &owned, error);
+        if (sched == NULL)
+            return FALSE;
+        res = cs_engine_run(sched, topo, &options->engine, &local);
+        if (res != NULL)
+            break;
+        /* One period of ranks where the machine does not repeat likewise: a longer period,
+         * up to the whole schedule (engine.c, "Symmetry"). */
+        const int period = cs_schedule_period(sched);
+        if (!g_error_matches(local, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC)
+            || period >= nranks) {
+            g_propagate_error(error, g_steal_pointer(&local));
+            return FALSE;
+        }
+        g_debug("%s/%s %" G_GINT64_FORMAT " B: %s", algo->name, cs_proto_name(args.proto),
+                size_bytes, local->message);
+        args.period_min = period + 1;
+    }
+    if (cs_schedule_period(sched) < nranks)
+        g_debug("%s/%s %" G_GINT64_FORMAT " B: replayed one period of %d ranks of %d",
+                algo->name, cs_proto_name(args.proto), size_bytes, cs_schedule_period(sched),
+                nranks);
 
     *out = (CsPrediction){
         .algo = algo,
@@ -844,6 +866,10 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     /* NCCL stripes each peer's message over some of the channels, by its size, also when the
      * channel count is given (explain and --verify pass the predicted one back). */
     args->peer_channels = p2p ? plan.per_peer : 0;
+    /* A schedule that repeats under a shift of ranks replays one period where the machine
+     * repeats too (engine.c, "Symmetry"); the same answer, not an approximation. An observer
+     * sees every rank. */
+    args->period_min = options->engine.observer == NULL && !options->whole ? 1 : 0;
     /* The textbook machine sends each message whole. */
     if (textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
@@ -875,6 +901,7 @@ cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo
     }
     int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
     point_args(topo, op, size_bytes, algo, proto, options, nranks, &args);
+    args.period_min = 0; /* every rank's program, for the checker and the backends */
     return cs_algo_build(algo, &args, error);
 }
 

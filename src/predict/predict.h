@@ -56,6 +56,9 @@ typedef struct {
                               * lists or excludes them; 0: every one */
     guint nccl_proto_mask;   /* the protocols, as NCCL_PROTO allows them; 0: the GPUs'
                               * default protocols (the topology's default_protocols) */
+    gboolean whole;          /* replay every rank even where the schedule and the machine
+                              * repeat under a shift of ranks (by default one period is
+                              * replayed there: the same answer, engine.c "Symmetry") */
     gboolean exact;          /* simulate every chunk of every size; by default a size whose
                               * schedule would be large is extended linearly from three
                               * smaller simulated sizes on one line (the pipeline's steady

@@ -1193,6 +1193,13 @@ cs_check_schedule(const CsSchedule *sched, CsCheckReport *report, GError **error
 {
     g_return_val_if_fail(sched != NULL, FALSE);
     g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+    if (cs_schedule_period(sched) < cs_schedule_n_ranks(sched)) {
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID,
+                    "a schedule of one period (%d of %d ranks) holds too little to check: build "
+                    "it whole",
+                    cs_schedule_period(sched), cs_schedule_n_ranks(sched));
+        return FALSE;
+    }
     Exec x;
     exec_init(&x, sched, TRUE, NULL);
     gboolean ok = check_channels(&x, error) && exec_run(&x, error) && check_outputs(&x, error);
@@ -1215,6 +1222,7 @@ int *
 cs_check_rounds(const CsSchedule *sched, GError **error)
 {
     g_return_val_if_fail(sched != NULL, NULL);
+    g_return_val_if_fail(cs_schedule_period(sched) == cs_schedule_n_ranks(sched), NULL);
     gsize n = cs_schedule_n_steps(sched);
     int *rounds = g_new0(int, MAX(n, 1));
     Exec x;

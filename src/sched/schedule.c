@@ -25,6 +25,7 @@ struct _CsSchedule {
     const char *algo;     /* static string, NULL until set */
     gboolean p2p_split;   /* a channel's sends and receives run side by side */
     int *nic_lanes;       /* per channel: the NIC lane its network connections use; NULL = own */
+    int period;           /* ranks 0..period-1 hold steps; the rest repeat them (nranks: all) */
 
     GArray **building; /* per rank, while building; NULL once sealed */
     CsStep *steps;     /* sealed: every rank's program, rank-major */
@@ -65,6 +66,7 @@ cs_schedule_new(CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype,
     sched->proto = proto;
     sched->n_channels = n_channels;
     sched->size = cs_op_size(op, size_bytes, dtype, nranks);
+    sched->period = nranks;
     sched->building = g_new(GArray *, nranks);
     for (int r = 0; r < nranks; r++)
         sched->building[r] = g_array_sized_new(FALSE, FALSE, sizeof(CsStep), STEPS_RESERVE);
@@ -77,7 +79,7 @@ cs_schedule_free(CsSchedule *sched)
     if (sched == NULL)
         return;
     if (sched->building != NULL) {
-        for (int r = 0; r < sched->nranks; r++)
+        for (int r = 0; r < sched->period; r++)
             g_array_unref(sched->building[r]);
         g_free(sched->building);
     }
@@ -103,6 +105,32 @@ cs_schedule_set_algo(CsSchedule *sched, const char *algo_name)
 {
     g_return_if_fail(sched != NULL);
     sched->algo = algo_name;
+}
+
+/**
+ * cs_schedule_set_period:
+ * Declares that @sched repeats under the rank shift r -> (r + @period) mod nranks: rank
+ * r + k @period runs rank r's program with every peer shifted by k @period, moving the same
+ * bytes on the same channels (offsets may differ: they do not change when anything happens).
+ * Only ranks 0 .. @period - 1 then hold steps; before any step is added. The engine runs such
+ * a schedule on one period of ranks where the machine repeats too (engine.c, "Symmetry");
+ * the checker and the backends need every rank's program and refuse it.
+ */
+void
+cs_schedule_set_period(CsSchedule *sched, int period)
+{
+    g_return_if_fail(sched != NULL && sched->building != NULL);
+    g_return_if_fail(period >= 1 && period <= sched->nranks && sched->nranks % period == 0);
+    g_return_if_fail(sched->n_added == 0 && sched->period == sched->nranks);
+    for (int r = period; r < sched->nranks; r++)
+        g_clear_pointer(&sched->building[r], g_array_unref);
+    sched->period = period;
+}
+
+int
+cs_schedule_period(const CsSchedule *sched)
+{
+    return sched->period;
 }
 
 /* ---- Building ---- */
@@ -175,7 +203,7 @@ cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
 {
     g_return_if_fail(sched != NULL && step != NULL);
     g_return_if_fail(sched->building != NULL);
-    g_return_if_fail(rank >= 0 && rank < sched->nranks);
+    g_return_if_fail(rank >= 0 && rank < sched->period);
     g_return_if_fail(step->kind < CS_N_STEP_KINDS);
     g_return_if_fail(step->channel < sched->n_channels);
     g_return_if_fail(step->bytes >= 0);
@@ -225,7 +253,7 @@ void
 cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps)
 {
     g_return_if_fail(sched != NULL && sched->building != NULL);
-    g_return_if_fail(rank >= 0 && rank < sched->nranks);
+    g_return_if_fail(rank >= 0 && rank < sched->period);
     GArray *program = sched->building[rank];
     guint len = program->len;
 
@@ -291,7 +319,7 @@ cs_schedule_seal(CsSchedule *sched)
         return;
 
     gsize total = 0;
-    for (int r = 0; r < sched->nranks; r++)
+    for (int r = 0; r < sched->period; r++)
         total += sched->building[r]->len;
     sched->steps = g_new(CsStep, MAX(total, 1));
     sched->first = g_new(gsize, sched->nranks + 1);
@@ -299,6 +327,8 @@ cs_schedule_seal(CsSchedule *sched)
     for (int r = 0; r < sched->nranks; r++) {
         GArray *prog = sched->building[r];
         sched->first[r] = at;
+        if (prog == NULL)
+            continue;
         if (prog->len > 0)
             memcpy(sched->steps + at, prog->data, prog->len * sizeof(CsStep));
         at += prog->len;
@@ -443,7 +473,7 @@ cs_schedule_n_steps(const CsSchedule *sched)
     if (sched->building == NULL)
         return sched->n_steps;
     gsize total = 0;
-    for (int r = 0; r < sched->nranks; r++)
+    for (int r = 0; r < sched->period; r++)
         total += sched->building[r]->len;
     return total;
 }

@@ -148,6 +148,11 @@ void cs_schedule_set_nic_lanes(CsSchedule *sched, const int *lanes);
 /* The NIC lane of @channel. */
 int cs_schedule_nic_lane(const CsSchedule *sched, int channel);
 
+/* Ranks 0 .. @period - 1 hold steps; the others repeat them shifted (see schedule.c). */
+void cs_schedule_set_period(CsSchedule *sched, int period);
+/* The period: cs_schedule_n_ranks() unless set. */
+int cs_schedule_period(const CsSchedule *sched);
+
 /* The most steps a schedule holds: about 5 GB of steps, and as much again in the engine or the
  * checker. A 1,024-rank ring on 32 channels is 67 M. Steps past it are dropped and the
  * schedule is marked (cs_schedule_overflowed()); cs_algo_build() then refuses it. */
