@@ -509,8 +509,7 @@ static int
 period_of(const CsAlgoArgs *args, const int *orders)
 {
     const int P = args->nranks;
-    if (args->period_min <= 0 || P <= 1 || args->op == CS_OP_BROADCAST
-        || args->op == CS_OP_REDUCE)
+    if (args->period_min <= 0 || P <= 1 || args->op == CS_OP_BROADCAST || args->op == CS_OP_REDUCE)
         return P;
     if (args->op == CS_OP_ALL_REDUCE) {
         const CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, P);
@@ -521,7 +520,7 @@ period_of(const CsAlgoArgs *args, const int *orders)
                 return P;
         }
     }
-    g_autofree int *next = g_new(int, (gsize)args->n_channels * P);
+    g_autofree int *next = g_new(int, (gsize)args->n_channels *P);
     for (int c = 0; c < args->n_channels; c++) {
         const int *order = orders + (gsize)c * P;
         for (int i = 0; i < P; i++)

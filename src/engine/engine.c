@@ -421,10 +421,10 @@ typedef struct {
     const CsObserver *obs; /* NULL when no callback is set */
     gboolean textbook;
     gboolean any_staged; /* some connection is staged: read flows are cursor + n_cursors */
-    int n_ranks;   /* ranks replayed: the schedule's period */
-    int all_ranks; /* ranks of the schedule (n_ranks, times the copies of a period) */
+    int n_ranks;         /* ranks replayed: the schedule's period */
+    int all_ranks;       /* ranks of the schedule (n_ranks, times the copies of a period) */
     int n_channels;
-    int halves; /* cursors per channel: 2 where sends and receives run apart (p2p), else 1 */
+    int halves;        /* cursors per channel: 2 where sends and receives run apart (p2p), else 1 */
     gint32 *conn_peer; /* per connection of a period's replay: its real destination rank */
 
     const CsStep **rank_steps; /* per rank (transfer none) */
@@ -1804,8 +1804,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         CsRoute *read = &conn->read;
         gsize n = (gsize)(route->n_links + read->n_links);
         memcpy(&e->route_links[n_links], route->links, sizeof(int) * route->n_links);
-        memcpy(&e->route_links[n_links + route->n_links], read->links,
-               sizeof(int) * read->n_links);
+        memcpy(&e->route_links[n_links + route->n_links], read->links, sizeof(int) * read->n_links);
         route->links = &e->route_links[n_links];
         read->links = route->links + route->n_links;
         n_links += n;

@@ -664,9 +664,8 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         args.period_min = period + 1;
     }
     if (cs_schedule_period(sched) < nranks)
-        g_debug("%s/%s %" G_GINT64_FORMAT " B: replayed one period of %d ranks of %d",
-                algo->name, cs_proto_name(args.proto), size_bytes, cs_schedule_period(sched),
-                nranks);
+        g_debug("%s/%s %" G_GINT64_FORMAT " B: replayed one period of %d ranks of %d", algo->name,
+                cs_proto_name(args.proto), size_bytes, cs_schedule_period(sched), nranks);
 
     *out = (CsPrediction){
         .algo = algo,

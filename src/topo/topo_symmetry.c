@@ -175,8 +175,8 @@ cs_topo_shift_orbits(const CsTopo *topo, int nranks, int period, const int *pair
         /* A route that crosses two links of one orbit would meet itself on the one link
          * charged for both. */
         for (int i = 0; i < n_pairs && *why == NULL; i++) {
-            const CsRoute *r = cs_topo_route_channel(topo, pairs[3 * i], pairs[3 * i + 1],
-                                                     pairs[3 * i + 2]);
+            const CsRoute *r
+                = cs_topo_route_channel(topo, pairs[3 * i], pairs[3 * i + 1], pairs[3 * i + 2]);
             for (int a = 0; a < r->n_links && *why == NULL; a++)
                 for (int b = a + 1; b < r->n_links; b++)
                     if (rep[r->links[a]] == rep[r->links[b]]) {

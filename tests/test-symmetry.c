@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/* Issue 28: a schedule that repeats under a shift of ranks replays one period where the machine
+ * repeats too (engine.c "Symmetry", topo_symmetry.c). The reduced run must give the whole
+ * replay's answer, every rank's finish included, and any asymmetry must fall back to the whole
+ * replay by itself. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "algos/registry.h"
+#include "engine/engine.h"
+#include "predict/predict.h"
+#include "test-util.h"
+
+/* Builds ring @op of @size on every rank of @topo with @proto, one period (or whole). */
+static CsSchedule *
+ring_schedule(const CsTopo *topo, CsOp op, gint64 size, CsProto proto, int channels,
+              gboolean period)
+{
+    CsAlgoArgs args;
+    cs_algo_args_init(&args, topo, op, cs_topo_n_ranks(topo), size);
+    args.proto = proto;
+    args.n_channels = channels;
+    args.period_min = period ? 1 : 0;
+    g_autoptr(GError) error = NULL;
+    CsSchedule *sched = cs_algo_build(cs_algo_lookup("ring", NULL), &args, &error);
+    g_assert_no_error(error);
+    return sched;
+}
+
+/* The reduced and the whole replay of the same schedule agree exactly on every rank. */
+static void
+assert_same_run(const CsTopo *topo, CsOp op, gint64 size, CsProto proto, int channels,
+                int want_period)
+{
+    g_autoptr(CsSchedule) part = ring_schedule(topo, op, size, proto, channels, TRUE);
+    g_autoptr(CsSchedule) whole = ring_schedule(topo, op, size, proto, channels, FALSE);
+    const int P = cs_topo_n_ranks(topo);
+    g_assert_cmpint(cs_schedule_period(whole), ==, P);
+    g_assert_cmpint(cs_schedule_period(part), ==, want_period);
+    g_assert_cmpuint(cs_schedule_n_steps(part) * (P / want_period), ==, cs_schedule_n_steps(whole));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsResult) a = cs_engine_run(part, topo, NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(CsResult) b = cs_engine_run(whole, topo, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(a->time, ==, b->time);
+    g_assert_cmpint(a->alpha, ==, b->alpha);
+    g_assert_cmpint(a->beta, ==, b->beta);
+    g_assert_cmpint(a->bytes_moved, ==, b->bytes_moved);
+    g_assert_cmpint(a->n_ranks, ==, P);
+    for (int r = 0; r < P; r++)
+        g_assert_cmpint(a->rank_finish[r], ==, b->rank_finish[r]);
+    /* The reduced replay does the period's share of the work. */
+    g_assert_cmpint(a->n_events * (P / want_period), <=, b->n_events + P);
+}
+
+static void
+test_same_as_whole(void)
+{
+    g_test_summary("Issue 28: ring all-reduce, all-gather and reduce-scatter replayed on one "
+                   "period of ranks give the whole replay's time and every rank's finish to the "
+                   "picosecond, with a period's share of the events, on one node (NVSwitch, "
+                   "xGMI mesh), two and sixteen rail-optimized nodes, EFA and CPU hosts.");
+    static const struct {
+        const char *topo;
+        int period; /* the smallest shift the ring and the machine share */
+    } cases[] = {
+        { "dgx-h100x8", 1 },      /* rank order on one NVSwitch */
+        { "hgx-h100x8-16n", 16 }, /* rings alternate direction node by node: two nodes */
+        { "eth-cpu-8n", 1 },      /* one host per node on a switch */
+    };
+    static const CsOp ops[] = { CS_OP_ALL_REDUCE, CS_OP_ALL_GATHER, CS_OP_REDUCE_SCATTER };
+    for (guint t = 0; t < G_N_ELEMENTS(cases); t++) {
+        g_autoptr(CsTopo) topo = cs_test_load_topo(cases[t].topo);
+        const int P = cs_topo_n_ranks(topo);
+        const gboolean cpu = strcmp(cases[t].topo, "eth-cpu-8n") == 0;
+        for (guint o = 0; o < G_N_ELEMENTS(ops); o++)
+            for (int proto = cpu ? CS_PROTO_SIMPLE : 0; proto < CS_N_PROTOS; proto++) {
+                /* A multiple of P elements per channel (all-reduce repeats only then). */
+                gint64 size = (gint64)P * 4 * 4 * 1024;
+                int channels = P > 64 ? 4 : 8;
+                g_test_message("%s %s %s", cases[t].topo, cs_op_name(ops[o]),
+                               cs_proto_name((CsProto)proto));
+                assert_same_run(topo, ops[o], size, (CsProto)proto, channels, cases[t].period);
+            }
+    }
+}
+
+static void
+test_copy_rate(void)
+{
+    g_test_summary("A rank of the period whose ring successor is its own image still talks to "
+                   "another rank: its local copies keep the full rate (a one-rank collective "
+                   "would share it over its channels). All-gather of 128 MiB with LL128 on "
+                   "DGX A100, one period of one rank.");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-a100x8");
+    for (int channels = 8; channels <= 32; channels *= 2)
+        assert_same_run(topo, CS_OP_ALL_GATHER, 128 << 20, CS_PROTO_LL128, channels, 1);
+}
+
+static void
+test_no_period(void)
+{
+    g_test_summary("A ring all-reduce whose last loop cuts unequal chunks, a broadcast (one "
+                   "root) and a ring on two nodes (the second crossed backwards) do not repeat: "
+                   "every rank is built; the same all-reduce in whole chunks repeats every two "
+                   "nodes.");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-16n");
+    /* 128 ranks x 2 channels: 1,000 floats per channel is no multiple of 128. */
+    g_autoptr(CsSchedule) a
+        = ring_schedule(topo, CS_OP_ALL_REDUCE, 2 * 1000 * 4, CS_PROTO_SIMPLE, 2, TRUE);
+    g_assert_cmpint(cs_schedule_period(a), ==, 128);
+    g_autoptr(CsSchedule) b
+        = ring_schedule(topo, CS_OP_BROADCAST, 1 << 20, CS_PROTO_SIMPLE, 2, TRUE);
+    g_assert_cmpint(cs_schedule_period(b), ==, 128);
+    g_autoptr(CsSchedule) c
+        = ring_schedule(topo, CS_OP_ALL_REDUCE, 2 * 1024 * 4, CS_PROTO_SIMPLE, 2, TRUE);
+    g_assert_cmpint(cs_schedule_period(c), ==, 16);
+    g_autoptr(CsTopo) two = cs_test_load_topo("hgx-h100x8-2n");
+    g_autoptr(CsSchedule) d
+        = ring_schedule(two, CS_OP_ALL_GATHER, 1 << 20, CS_PROTO_SIMPLE, 8, TRUE);
+    g_assert_cmpint(cs_schedule_period(d), ==, 16);
+}
+
+/* hgx-h100x8-16n with the network links of node 1's NICs (both directions) scaled by @scale. */
+static CsTopo *
+with_one_slow_nic(double scale)
+{
+    g_autoptr(CsTopo) base = cs_test_load_topo("hgx-h100x8-16n");
+    g_autofree char *json = cs_topo_to_json(base);
+    cJSON *root = cJSON_Parse(json);
+    g_assert_nonnull(root);
+    cJSON *links = cJSON_GetObjectItem(root, "links");
+    int changed = 0;
+    cJSON *link;
+    cJSON_ArrayForEach(link, links)
+    {
+        cJSON *ends = cJSON_GetObjectItem(link, "endpoints");
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(link, "kind"));
+        gboolean hit = FALSE;
+        cJSON *end;
+        cJSON_ArrayForEach(end, ends)
+        {
+            const char *name = cJSON_GetStringValue(end);
+            hit = hit || (name != NULL && g_str_has_prefix(name, "n1/nic"));
+        }
+        if (!hit || kind == NULL || strcmp(kind, "ib") != 0)
+            continue;
+        const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(link, "bandwidth"));
+        g_assert_nonnull(text);
+        const char *unit = strchr(text, ' ');
+        g_assert_nonnull(unit);
+        g_autofree char *now = g_strdup_printf("%.6g%s", g_ascii_strtod(text, NULL) * scale, unit);
+        cJSON_ReplaceItemInObject(link, "bandwidth", cJSON_CreateString(now));
+        changed++;
+    }
+    g_assert_cmpint(changed, >=, 2);
+    g_autofree char *out = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    g_autoptr(GError) error = NULL;
+    CsTopo *topo = cs_topo_load_data(out, "slow-nic", &error);
+    g_assert_no_error(error);
+    return topo;
+}
+
+static void
+test_asymmetry_falls_back(void)
+{
+    g_test_summary(
+        "One node whose NICs run at half rate breaks the symmetry: the engine refuses the "
+        "period's replay (naming a link), and the predictor replays the schedule "
+        "whole by itself, with the whole replay's answer; the same machine at full "
+        "rate still replays one period.");
+    g_autoptr(CsTopo) slow = with_one_slow_nic(0.5);
+    g_autoptr(CsSchedule) part
+        = ring_schedule(slow, CS_OP_ALL_REDUCE, 128 * 2 * 4 * 64, CS_PROTO_SIMPLE, 2, TRUE);
+    g_assert_cmpint(cs_schedule_period(part), ==, 16);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsResult) refused = cs_engine_run(part, slow, NULL, &error);
+    g_assert_null(refused);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC);
+    g_assert_nonnull(strstr(error->message, "n1/nic"));
+    g_clear_error(&error);
+
+    CsPredictOptions opt;
+    cs_predict_options_init(&opt);
+    opt.exact = TRUE;
+    opt.n_channels = 2;
+    for (int s = 0; s < 2; s++) {
+        g_autoptr(CsTopo) topo = s == 0 ? g_steal_pointer(&slow) : with_one_slow_nic(1.0);
+        CsPrediction a, b;
+        const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+        opt.whole = FALSE;
+        g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, 128 * 2 * 4 * 256, ring,
+                                     CS_PROTO_SIMPLE, &opt, &a, &error));
+        g_assert_no_error(error);
+        opt.whole = TRUE;
+        g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, 128 * 2 * 4 * 256, ring,
+                                     CS_PROTO_SIMPLE, &opt, &b, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(a.result.time, ==, b.result.time);
+        /* Only the symmetric machine replays fewer events. */
+        if (s == 0)
+            g_assert_cmpint(a.result.n_events, >=, b.result.n_events);
+        else
+            g_assert_cmpint(4 * a.result.n_events, <=, b.result.n_events + 128);
+    }
+}
+
+static void
+test_gpus_per_thread(void)
+{
+    g_test_summary("A host thread launching 32 GPUs (nccl-tests -g 32) spans two periods of 16: "
+                   "refused as asymmetric.");
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-16n");
+    g_autoptr(CsSchedule) part
+        = ring_schedule(topo, CS_OP_ALL_GATHER, 128 * 2 * 1024, CS_PROTO_SIMPLE, 2, TRUE);
+    g_assert_cmpint(cs_schedule_period(part), ==, 16);
+    CsEngineOptions eo = { .gpus_per_thread = 32 };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsResult) r = cs_engine_run(part, topo, &eo, &error);
+    g_assert_null(r);
+    g_assert_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/symmetry/same-as-whole", test_same_as_whole);
+    g_test_add_func("/symmetry/copy-rate", test_copy_rate);
+    g_test_add_func("/symmetry/no-period", test_no_period);
+    g_test_add_func("/symmetry/asymmetry-falls-back", test_asymmetry_falls_back);
+    g_test_add_func("/symmetry/gpus-per-thread", test_gpus_per_thread);
+    return g_test_run();
+}
