@@ -15,10 +15,10 @@ G_BEGIN_DECLS
 GQuark cs_engine_error_quark(void);
 
 typedef enum {
-    CS_ENGINE_ERROR_MISMATCH, /* the schedule does not fit the topology (ranks, protocol) */
-    CS_ENGINE_ERROR_DEADLOCK, /* unreachable for a checked schedule */
-    CS_ENGINE_ERROR_MODEL,    /* unknown network model */
-    CS_ENGINE_ERROR_CLOCK,    /* the time does not fit the picosecond clock (about 53 days) */
+    CS_ENGINE_ERROR_MISMATCH,   /* the schedule does not fit the topology (ranks, protocol) */
+    CS_ENGINE_ERROR_DEADLOCK,   /* unreachable for a checked schedule */
+    CS_ENGINE_ERROR_MODEL,      /* unknown network model */
+    CS_ENGINE_ERROR_CLOCK,      /* the time does not fit the picosecond clock (about 53 days) */
     CS_ENGINE_ERROR_ASYMMETRIC, /* a schedule of one period (cs_schedule_set_period()) on a
                                  * machine that does not repeat likewise: replay it whole */
 } CsEngineError;
