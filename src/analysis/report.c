@@ -383,6 +383,31 @@ append_winners(GString *out, const CsReport *report, const Block *b)
                              "(the pipeline is linear there); --exact simulates every size\n");
 }
 
+/* Says where one period of ranks stood for all of them, and where a schedule that repeats
+ * met a machine that does not (engine.c "Symmetry"). */
+static void
+append_symmetry(GString *out, const CsReport *report, const Block *b)
+{
+    int fewest = G_MAXINT;
+    gboolean asymmetric = FALSE;
+    for (guint i = 0; i < b->rows->len; i++) {
+        const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
+        if (p->replayed_ranks > 0)
+            fewest = MIN(fewest, p->replayed_ranks);
+        asymmetric = asymmetric || p->asymmetric;
+    }
+    if (report->nranks > 0 && fewest < report->nranks)
+        g_string_append_printf(out,
+                               "# symmetry: ring rows replay %d of the %d ranks: the schedule "
+                               "and the machine repeat under a shift of %d rank%s (the same "
+                               "times; --whole replays every rank)\n",
+                               fewest, report->nranks, fewest, fewest == 1 ? "" : "s");
+    if (asymmetric)
+        g_string_append(out, "# symmetry: the schedule repeats but the machine does not on its "
+                             "routes (a link, a GPU or a tier unlike its images): every rank "
+                             "replayed\n");
+}
+
 static char *
 to_table(const CsReport *report)
 {
@@ -416,6 +441,7 @@ to_table(const CsReport *report)
             if (b->best)
                 append_winners(out, report, b);
         }
+        append_symmetry(out, report, b);
         for (guint i = 0; i < b->notes->len; i++)
             g_string_append_printf(out, "# note: %s\n",
                                    (const char *)g_ptr_array_index(b->notes, i));
@@ -445,6 +471,8 @@ prediction_json(const CsReport *report, const CsPrediction *p)
     cJSON_AddNumberToObject(o, "gamma_us", ps_to_us(p->result.gamma));
     cJSON_AddNumberToObject(o, "overhead_us", ps_to_us(p->result.overhead));
     cJSON_AddBoolToObject(o, "extrapolated", p->extrapolated);
+    if (p->replayed_ranks > 0)
+        cJSON_AddNumberToObject(o, "replayed_ranks", p->replayed_ranks);
     cJSON_AddNumberToObject(o, "events", (double)p->result.n_events);
     cJSON_AddNumberToObject(o, "transfers", (double)p->result.n_transfers);
     cJSON_AddNumberToObject(o, "bytes_moved", (double)p->result.bytes_moved);

@@ -642,6 +642,7 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     g_autoptr(CsSchedule) owned = NULL;
     g_autoptr(CsResult) res = NULL;
     const CsSchedule *sched = NULL;
+    gboolean asymmetric = FALSE;
     for (;;) {
         g_autoptr(GError) local = NULL;
         g_clear_pointer(&owned, cs_schedule_free);
@@ -662,6 +663,7 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         g_debug("%s/%s %" G_GINT64_FORMAT " B: %s", algo->name, cs_proto_name(args.proto),
                 size_bytes, local->message);
         args.period_min = period + 1;
+        asymmetric = TRUE;
     }
     if (cs_schedule_period(sched) < nranks)
         g_debug("%s/%s %" G_GINT64_FORMAT " B: replayed one period of %d ranks of %d", algo->name,
@@ -674,6 +676,8 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         .peer_channels = args.peer_channels,
         .size = *cs_schedule_size(sched),
         .result = *res,
+        .replayed_ranks = cs_schedule_period(sched),
+        .asymmetric = asymmetric && cs_schedule_period(sched) == nranks,
     };
     out->result.rank_finish = NULL;
     out->time_us = cs_result_time_us(res);
@@ -868,7 +872,9 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     /* A schedule that repeats under a shift of ranks replays one period where the machine
      * repeats too (engine.c, "Symmetry"); the same answer, not an approximation. An observer
      * sees every rank. */
-    args->period_min = options->engine.observer == NULL && !options->whole ? 1 : 0;
+    args->period_min = options->engine.observer == NULL && !options->whole
+                           ? MAX(options->engine.gpus_per_thread, 1)
+                           : 0;
     /* The textbook machine sends each message whole. */
     if (textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));

@@ -94,6 +94,10 @@ typedef struct {
                             * simulate (CS_SCHEDULE_ERROR_TOO_LARGE), left out of the pick */
     const CsAlgo *unsimulated_algo; /* the first of them, and its protocol */
     CsProto unsimulated_proto;
+    int replayed_ranks;  /* ranks the engine replayed: one period where the schedule and the
+                          * machine repeat under a shift of ranks (engine.c "Symmetry") */
+    gboolean asymmetric; /* the schedule repeats but the machine does not on its routes:
+                          * every rank was replayed */
 } CsPrediction;
 
 /* The channels NCCL's p2p plan stripes each peer's message over for @op at @size_bytes
