@@ -66,7 +66,7 @@ expect() {
     fi
 }
 
-echo "1..15"
+echo "1..17"
 expect "--topo dgx-h1 offers the two DGX H100 topologies" "dgx-h100x4 dgx-h100x8" --topo dgx-h1
 expect "--topo=dgx-h1, split at '=' as bash does" "dgx-h100x4 dgx-h100x8" --topo = dgx-h1
 expect "topology names after a command" "hgx-h100x8-128n hgx-h100x8-16n" \
@@ -87,5 +87,11 @@ expect "--op of select adds all" "all allgather allreduce alltoall" select --op 
 # Every topology collsim lists is offered for an empty --topo, and nothing else.
 want=$("$collsim" topo list | awk 'NF { print $1 }' | sort -u | tr '\n' ' ' | sed 's/ $//')
 expect "--topo offers every listed topology" "$want" --topo ""
+
+# A topology may be a JSON file; traces are any file.
+touch my.json mytrace.txt
+mkdir mydir
+expect "--topo completes JSON files and folders, not other files" "my.json mydir" --topo my
+expect "validate completes trace files" "my.json mydir mytrace.txt" validate --topo dgx-h100x4 my
 
 [ $failures -eq 0 ]
