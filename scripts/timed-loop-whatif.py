@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What-if for README "Where collsim misses": nccl-tests' timed loop as a pipeline.
+"""What-if for docs/accuracy.md "Where collsim misses": nccl-tests' timed loop as a pipeline.
 
 collsim times a trace run with one thread driving G GPUs (nccl-tests -g G) as the thread's
 G launches, then the GPUs' work, the GPUs starting together once all are launched (serial).

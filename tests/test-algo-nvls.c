@@ -319,7 +319,7 @@ test_nvls_beats_ring(gconstpointer data)
     g_assert_cmpfloat(ring.busbw_GBps, <=, 370.8);
     g_assert_cmpfloat(nvls.busbw_GBps, <=, 490.3);
     /* Fair sharing (maxmin) slows every multicast to its most loaded port of the switch, and
-     * the channel waits for it (README, Limitations): there NVLS only stays under its bound. */
+     * the channel waits for it (docs/limitations.md): there NVLS only stays under its bound. */
     if (g_strcmp0(data, "reservation") == 0)
         g_assert_cmpfloat(nvls.busbw_GBps, >, 1.1 * ring.busbw_GBps);
 }

@@ -77,7 +77,7 @@ char *cs_calib_loss_describe(CsCalibLoss loss);
 
 /* The prior's default weight: the residual of moving one parameter by a factor e, so such a
  * move costs as much as a 2% time error on one row. A cross-validation over the shipped traces
- * (README, "The fit's prior") found no better weight. */
+ * (docs/accuracy.md, "The fit's prior") found no better weight. */
 #define CS_CALIB_PRIOR_WEIGHT 0.02
 
 /**

@@ -229,7 +229,7 @@ cs_cli_select(int argc, char **argv, GError **error)
         return cs_cli_usage_error(error, prog, "--channels %" G_GINT64_FORMAT ": at most 64",
                                   o.channels);
     /* The default margin: collsim's engine is not proven closer than a few percent to a
-     * measured run anywhere (README, accuracy), so a smaller predicted gain is not one. */
+     * measured run anywhere (docs/accuracy.md), so a smaller predicted gain is not one. */
     sopts.min_gain_pct = o.compare != NULL ? 0.0 : 5.0; /* --compare: NCCL's loss against the
                                                          * plain fastest */
     if (o.min_gain != NULL) {
