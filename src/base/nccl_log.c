@@ -78,7 +78,7 @@ next_token(Cursor *c)
 {
     skip_spaces(c);
     const char *start = c->p;
-    while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t')
+    while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t' && *c->p != '\r')
         c->p++;
     return g_strndup(start, (gsize)(c->p - start));
 }
@@ -296,8 +296,8 @@ cs_nccl_log_parse_line(const char *line, CsNcclLogLine *out, GError **error)
     out->nranks = atoi(tok + 8);
     if (!read_pointer(&c, "stream", &ignored, error))
         return CS_NCCL_LOG_LINE_MALFORMED;
-    skip_spaces(&c);
-    while (*c.p == '\r')
+    /* Trailing blanks and a DOS line end are allowed. */
+    while (*c.p == ' ' || *c.p == '\t' || *c.p == '\r')
         c.p++;
     if (*c.p != '\0') {
         malformed(error, &c, "\"%s\" after the stream: two lines run together?", c.p);
