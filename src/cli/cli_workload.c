@@ -215,16 +215,16 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
         if (dp == 0)
             dp = s;
         else
-            g_string_append_printf(others, " %d", s);
+            g_string_append_printf(others, "%s%d", others->len > 0 ? ", " : "", s);
     }
     g_array_unref(sizes);
     if (others->len > 0) {
         g_autofree char *list = g_string_free(others, FALSE);
         return input_error(error,
-                           "communicators of tp %d, dp %d and more sizes (%s ) below the world of "
+                           "communicators of tp %d, dp %d and more sizes (%s) below the world of "
                            "%d ranks: a workload's layout has two groups below the world; name "
                            "them with --tp and --group 0xADDR=tp|dp|world",
-                           tp, dp, list + 1, world);
+                           tp, dp, list, world);
     }
     g_string_free(others, TRUE);
     if (tp > world || world % tp != 0)
