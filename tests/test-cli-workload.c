@@ -406,6 +406,25 @@ test_group_errors(void)
                         "ranks");
 }
 
+static void
+test_same_bytes_join(void)
+{
+    g_test_summary("Calls of one collective with the same bytes in two datatypes (4 float32, 8 "
+                   "bfloat16) are one workload collective; a count-0 call moves nothing and is "
+                   "left out");
+    GString *s = g_string_new(NULL);
+    add_line(s, 0, "AllReduce", 4, 7, "0xa000", 2);
+    add_line(s, 1, "AllReduce", 8, 9, "0xa000", 2);
+    add_line(s, 2, "AllReduce", 8, 9, "0xa000", 2);
+    add_line(s, 3, "AllReduce", 0, 7, "0xa000", 2);
+    g_autofree char *text = g_string_free(s, FALSE);
+    g_autofree char *log = write_scratch("join.log", text);
+    const char *args[] = { "import", log, NULL };
+    g_autoptr(cJSON) w = import_ok(args, NULL);
+    g_assert_cmpint(n_colls(w, 0), ==, 1);
+    assert_coll(w, 0, 0, "allreduce", "16", 3, "world");
+}
+
 /* ---- The result in collsim plan ---- */
 
 static void
@@ -455,6 +474,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/workload/import/errors", test_errors);
     g_test_add_func("/cli/workload/groups/tp-dp-world", test_groups);
     g_test_add_func("/cli/workload/groups/errors", test_group_errors);
+    g_test_add_func("/cli/workload/import/same-bytes-join", test_same_bytes_join);
     g_test_add_func("/cli/workload/plan-takes-it", test_plan_takes_it);
     int status = g_test_run();
     g_autoptr(GDir) dir = g_dir_open(scratch, 0, NULL);

@@ -178,6 +178,12 @@ test_line_malformed(void)
           "stream 0x3",
           "\"recvbuff\" where \"sendbuff\" belongs" },
         { "All-Reduce: opCount 0", "no collective's name before \"opCount\"" },
+        /* a 70-digit count: refused, quoted cut to 60 characters */
+        { "AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count "
+          "1234567890123456789012345678901234567890123456789012345678901234567890 datatype 7 op 0 "
+          "root 0 comm 0x2 [nranks=2] stream 0x3",
+          "count \"123456789012345678901234567890123456789012345678901234567890...\" is not a "
+          "whole number" },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *line = g_strconcat("h:1:2 [0] NCCL INFO ", cases[i].tail, NULL);

@@ -72,15 +72,28 @@ skip_spaces(Cursor *c)
         c->p++;
 }
 
-/* The next token (up to a space or the end), copied. (transfer full) */
-static char *
-next_token(Cursor *c)
+/* A token of a line: every field NCCL prints is shorter than this. */
+#define TOKEN_MAX 64
+
+/* The next token (up to a blank, a CR or the end) copied into @tok; one of TOKEN_MAX
+ * characters or more is cut there and ends in "...", which matches no key nor value. */
+static const char *
+next_token(Cursor *c, char tok[TOKEN_MAX])
 {
     skip_spaces(c);
     const char *start = c->p;
     while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t' && *c->p != '\r')
         c->p++;
-    return g_strndup(start, (gsize)(c->p - start));
+    gsize len = (gsize)(c->p - start);
+    if (len >= TOKEN_MAX) {
+        memcpy(tok, start, TOKEN_MAX - 4);
+        memcpy(tok + TOKEN_MAX - 4, "...", 4);
+    }
+    else {
+        memcpy(tok, start, len);
+        tok[len] = '\0';
+    }
+    return tok;
 }
 
 static gboolean malformed(GError **error, const Cursor *c, const char *fmt, ...)
@@ -102,7 +115,8 @@ malformed(GError **error, const Cursor *c, const char *fmt, ...)
 static gboolean
 expect_key(Cursor *c, const char *key, GError **error)
 {
-    g_autofree char *tok = next_token(c);
+    char buf[TOKEN_MAX];
+    const char *tok = next_token(c, buf);
     if (tok[0] == '\0')
         return malformed(error, c, "the line ends before \"%s\" (cut short?)", key);
     if (strcmp(tok, key) != 0)
@@ -116,7 +130,8 @@ read_unsigned(Cursor *c, const char *key, int base, guint64 *value, GError **err
 {
     if (!expect_key(c, key, error))
         return FALSE;
-    g_autofree char *tok = next_token(c);
+    char buf[TOKEN_MAX];
+    const char *tok = next_token(c, buf);
     if (tok[0] == '\0')
         return malformed(error, c, "the line ends after \"%s\" (cut short?)", key);
     guint64 v = 0;
@@ -140,7 +155,8 @@ read_int(Cursor *c, const char *key, int *value, GError **error)
 {
     if (!expect_key(c, key, error))
         return FALSE;
-    g_autofree char *tok = next_token(c);
+    char buf[TOKEN_MAX];
+    const char *tok = next_token(c, buf);
     if (tok[0] == '\0')
         return malformed(error, c, "the line ends after \"%s\" (cut short?)", key);
     errno = 0;
@@ -158,7 +174,8 @@ read_pointer(Cursor *c, const char *key, guint64 *value, GError **error)
 {
     if (!expect_key(c, key, error))
         return FALSE;
-    g_autofree char *tok = next_token(c);
+    char buf[TOKEN_MAX];
+    const char *tok = next_token(c, buf);
     if (tok[0] == '\0')
         return malformed(error, c, "the line ends after \"%s\" (cut short?)", key);
     if (strcmp(tok, "(nil)") == 0) {
@@ -282,7 +299,8 @@ cs_nccl_log_parse_line(const char *line, CsNcclLogLine *out, GError **error)
         || !read_pointer(&c, "comm", &out->comm, error))
         return CS_NCCL_LOG_LINE_MALFORMED;
     /* "[nranks=%d]" */
-    g_autofree char *tok = next_token(&c);
+    char buf[TOKEN_MAX];
+    const char *tok = next_token(&c, buf);
     gsize tlen = strlen(tok);
     if (tlen == 0) {
         malformed(error, &c, "the line ends before \"[nranks=N]\" (cut short?)");
@@ -490,7 +508,7 @@ add_stream(CsNcclLog *log, FILE *f, const char *origin, GError **error)
     gboolean has_nul = FALSE;
     gint64 lineno = 0;
     for (;;) {
-        int ch = getc(f);
+        int ch = getc_unlocked(f);
         if (ch == EOF || ch == '\n') {
             if (ch == EOF && len == 0 && !too_long)
                 break;

@@ -278,8 +278,8 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
 
 /* One collective of @comm's phase, or FALSE with the error when it does not fit a workload. */
 static gboolean
-add_collective(cJSON *list, const CsNcclLogComm *comm, const CsNcclLogCall *call, int steps,
-               Group group, gint64 *rounded, GError **error)
+add_collective(cJSON *list, GHashTable *index, const CsNcclLogComm *comm, const CsNcclLogCall *call,
+               int steps, Group group, gint64 *rounded, GError **error)
 {
     const int k = imported_op(call->name);
     const gint64 elem = cs_nccl_log_datatype_size(call->datatype);
@@ -317,26 +317,24 @@ add_collective(cJSON *list, const CsNcclLogComm *comm, const CsNcclLogCall *call
                            call->name, call->count, comm->comm, count, MAX_COUNT);
     /* The same collective with another datatype but the same bytes joins it. */
     const char *op = cs_op_name(imported_ops[k].op);
-    for (cJSON *c = list->child; c != NULL; c = c->next) {
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(c, "op");
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "bytes");
-        g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, bytes);
-        if (strcmp(o->valuestring, op) == 0 && strcmp(b->valuestring, text) == 0) {
-            cJSON *n = cJSON_GetObjectItemCaseSensitive(c, "count");
-            const double total = n->valuedouble + (double)count;
-            if (total > MAX_COUNT)
-                return input_error(error,
-                                   "%s of %s bytes (comm 0x%" G_GINT64_MODIFIER
-                                   "x): more than %d calls per step (set --steps)",
-                                   op, text, comm->comm, MAX_COUNT);
-            cJSON_SetNumberValue(n, total);
-            return TRUE;
-        }
+    g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, bytes);
+    g_autofree char *key = g_strdup_printf("%s %s", op, text);
+    cJSON *seen = g_hash_table_lookup(index, key);
+    if (seen != NULL) {
+        cJSON *n = cJSON_GetObjectItemCaseSensitive(seen, "count");
+        const double total = n->valuedouble + (double)count;
+        if (total > MAX_COUNT)
+            return input_error(error,
+                               "%s of %s bytes (comm 0x%" G_GINT64_MODIFIER
+                               "x): more than %d calls per step (set --steps)",
+                               op, text, comm->comm, MAX_COUNT);
+        cJSON_SetNumberValue(n, total);
+        return TRUE;
     }
     cJSON *c = cJSON_CreateObject();
     cJSON_AddItemToArray(list, c);
+    g_hash_table_insert(index, g_steal_pointer(&key), c);
     cJSON_AddStringToObject(c, "op", op);
-    g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, bytes);
     cJSON_AddStringToObject(c, "bytes", text);
     cJSON_AddNumberToObject(c, "count", (double)count);
     cJSON_AddStringToObject(c, "group", group_names[group]);
@@ -444,11 +442,12 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
         cJSON *phase = cJSON_CreateObject();
         cJSON_AddStringToObject(phase, "name", pname);
         cJSON *list = cJSON_AddArrayToObject(phase, "collectives");
+        g_autoptr(GHashTable) index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         for (guint j = 0; j < c->call_list->len; j++) {
             const CsNcclLogCall *call = &g_array_index(c->call_list, CsNcclLogCall, j);
             if (imported_op(call->name) < 0)
                 continue;
-            if (!add_collective(list, c, call, steps, maps[i].group, &rounded, error)) {
+            if (!add_collective(list, index, c, call, steps, maps[i].group, &rounded, error)) {
                 g_string_free(notes, TRUE);
                 return NULL;
             }
