@@ -448,6 +448,7 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
             if (imported_op(call->name) < 0)
                 continue;
             if (!add_collective(list, index, c, call, steps, maps[i].group, &rounded, error)) {
+                cJSON_Delete(phase);
                 g_string_free(notes, TRUE);
                 return NULL;
             }
