@@ -251,8 +251,9 @@ case_path(const Case *c)
 /* ---- The man page documents every flag ---- */
 
 static const char *const commands[]
-    = { "run",       "select",  "explain",   "model",      "algos",     "verify", "validate",
-        "calibrate", "measure", "topo show", "topo check", "topo list", "plan",   NULL };
+    = { "run",        "select",    "explain",   "model",           "algos",
+        "verify",     "validate",  "calibrate", "measure",         "topo show",
+        "topo check", "topo list", "plan",      "workload import", NULL };
 
 /* Setup: `collsim CMD --help` and man/collsim.1 (its "\-" read as "-"). Expectation: every
  * long option the help lists appears in the man page, so neither drifts from the code. */

@@ -37,6 +37,7 @@ gboolean cs_cli_validate(int argc, char **argv, GError **error);
 gboolean cs_cli_calibrate(int argc, char **argv, GError **error);
 gboolean cs_cli_measure(int argc, char **argv, GError **error);
 gboolean cs_cli_plan(int argc, char **argv, GError **error);
+gboolean cs_cli_workload(int argc, char **argv, GError **error);
 
 /* ---- Shared option helpers (cli_common.c) ---- */
 

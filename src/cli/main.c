@@ -36,6 +36,7 @@ static const Subcommand subcommands[] = {
     { "measure", cs_cli_measure, "run collectives for real (cuda, nccl, mpi backends)" },
     { "topo", cs_cli_topo, "show or check topology files" },
     { "plan", cs_cli_plan, "a workload's step on candidate topologies (planning a purchase)" },
+    { "workload", cs_cli_workload, "import a workload from NCCL's log of a run" },
 };
 
 static void
