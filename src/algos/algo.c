@@ -155,11 +155,13 @@ cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
      * than a schedule may hold is refused before it fills memory. */
     CsAlgoBound bound;
     const gint64 chunk = cs_algo_step_chunk(algo, args);
-    /* One period of ranks holds that share of the steps. */
-    const int period = cs_algo_period(algo, args);
     gboolean too_large = algo->bound != NULL && algo->bound(args, &bound)
-                         && bound.bytes_sent / MAX(chunk, 1) / (args->nranks / period)
-                                > (gint64)CS_SCHEDULE_MAX_STEPS;
+                         && bound.bytes_sent / MAX(chunk, 1) > (gint64)CS_SCHEDULE_MAX_STEPS;
+    /* One period of ranks holds that share of the steps (asked only then: a ring's period
+     * costs its orders). */
+    if (too_large && args->period_min > 0)
+        too_large = bound.bytes_sent / MAX(chunk, 1) / (args->nranks / cs_algo_period(algo, args))
+                    > (gint64)CS_SCHEDULE_MAX_STEPS;
     /* Past 16 loops every loop adds the same steps (the predictor extends sizes on that
      * line): one loop's schedule, times the whole loops, is a count the whole one reaches. */
     const gint64 loop = cs_algo_loop_bytes(algo, args);

@@ -94,8 +94,32 @@ static void
 adjacency_order(const CsTopo *topo, const int *members, int n, int *out)
 {
     g_autofree gboolean *used = g_new0(gboolean, n);
+    g_autofree int *hops = g_new(int, n);
+    g_autofree double *bw = g_new(double, n);
 
     out[0] = 0;
+    used[0] = TRUE;
+    /* Members of one node: each step's costs from one search (cs_topo_node_route_costs()), the
+     * same order without finding and keeping every pair's route. */
+    gboolean batched = n > 2;
+    for (int i = 1; i < n && batched; i++) {
+        const int from = members[out[i - 1]];
+        batched = cs_topo_node_route_costs(topo, from, members, n, hops, bw);
+        int best = -1;
+        for (int j = 0; j < n && batched; j++) {
+            if (used[j])
+                continue;
+            if (best < 0 || hops[j] < hops[best] || (hops[j] == hops[best] && bw[j] > bw[best]))
+                best = j;
+        }
+        if (!batched)
+            break;
+        out[i] = best;
+        used[best] = TRUE;
+    }
+    if (batched)
+        return;
+    memset(used, 0, sizeof(gboolean) * (gsize)n);
     used[0] = TRUE;
     for (int i = 1; i < n; i++) {
         int from = members[out[i - 1]];

@@ -160,6 +160,11 @@ const CsRoute *cs_topo_route(const CsTopo *topo, int src_rank, int dst_rank);
  * are found when first asked and kept; thread-safe. */
 const CsRoute *cs_topo_route_channel(const CsTopo *topo, int src_rank, int dst_rank, int channel);
 
+/* The hops and bottleneck bandwidth of cs_topo_route() from @src_rank to each of @dst_ranks
+ * inside its node, from one search, keeping no route; FALSE when one is elsewhere. */
+gboolean cs_topo_node_route_costs(const CsTopo *topo, int src_rank, const int *dst_ranks, int n,
+                                  int *hops, double *bw_Bps);
+
 /* The NICs of a rank's channels, listed. */
 #define CS_TOPO_MAX_RANK_NICS 16
 

@@ -767,6 +767,60 @@ cs_topo_route_channel(const CsTopo *topo, int src_rank, int dst_rank, int channe
 }
 
 /**
+ * cs_topo_node_route_costs:
+ * The hops and bottleneck bandwidth of cs_topo_route() from @src_rank to each of the @n
+ * @dst_ranks, from one search and without keeping a route: for a ring's order over a node of
+ * thousands of GPUs, which would otherwise find and keep every pair's route. Only routes that
+ * stay inside @src_rank's node; FALSE (nothing written) when one of @dst_ranks is elsewhere or
+ * has no path inside it.
+ */
+gboolean
+cs_topo_node_route_costs(const CsTopo *topo, int src_rank, const int *dst_ranks, int n, int *hops,
+                         double *bw_Bps)
+{
+    g_return_val_if_fail(src_rank >= 0 && src_rank < topo->n_ranks, FALSE);
+    CsRouteState *rs = topo->routes;
+    const int node = topo->rank_node[src_rank];
+    const int src = topo->rank_device[src_rank];
+    gboolean ok = TRUE;
+
+    for (int i = 0; i < n && ok; i++)
+        ok = dst_ranks[i] >= 0 && dst_ranks[i] < topo->n_ranks
+             && topo->rank_node[dst_ranks[i]] == node;
+    if (!ok || node < 0)
+        return FALSE;
+    g_mutex_lock(&rs->lock);
+    /* As node_path(): through other ranks only where a destination needs it. */
+    for (int transit = 0; transit < 2 && ok; transit++) {
+        search(topo, rs, src, node, transit);
+        gboolean missing = FALSE;
+        for (int i = 0; i < n; i++) {
+            const int d = topo->rank_device[dst_ranks[i]];
+            if (transit == 1 && hops[i] >= 0)
+                continue;
+            if (d == src) {
+                hops[i] = 0;
+                bw_Bps[i] = INFINITY;
+                continue;
+            }
+            if (reached(rs, d)) {
+                hops[i] = rs->dist[d];
+                bw_Bps[i] = rs->best[d];
+            }
+            else {
+                hops[i] = -1;
+                missing = TRUE;
+            }
+        }
+        if (!missing)
+            break;
+        ok = transit == 0;
+    }
+    g_mutex_unlock(&rs->lock);
+    return ok;
+}
+
+/**
  * cs_topo_route:
  * The route from @src_rank to @dst_rank on channel 0 (transfer none). A rank's route to
  * itself has no links, alpha 0 and the GPU's copy bandwidth.
