@@ -642,14 +642,18 @@ cs_cli_plan(int argc, char **argv, GError **error)
     if (split == NULL)
         return FALSE;
     gint64 combos = 1;
-    for (guint i = 0; i < split->len; i++)
-        combos *= g_strv_length(g_ptr_array_index(split, i));
+    /* Stops growing past the limit: many lists must not overflow the product. */
+    guint multiplied = 0;
+    for (; multiplied < split->len && combos <= MAX_CANDIDATES; multiplied++)
+        combos *= g_strv_length(g_ptr_array_index(split, multiplied));
+    const char *at_least = multiplied < split->len ? "at least " : "";
     const gint64 n_all = combos * g_strv_length(topos);
     if (n_all > MAX_CANDIDATES)
-        return cs_cli_usage_error(error, prog,
-                                  "%" G_GINT64_FORMAT " candidates (%u --topo x %" G_GINT64_FORMAT
-                                  " combinations of --set values): more than %d",
-                                  n_all, g_strv_length(topos), combos, MAX_CANDIDATES);
+        return cs_cli_usage_error(
+            error, prog,
+            "%s%" G_GINT64_FORMAT " candidates (%u --topo x %s%" G_GINT64_FORMAT
+            " combinations of --set values): more than %d",
+            at_least, n_all, g_strv_length(topos), at_least, combos, MAX_CANDIDATES);
 
     g_autoptr(Workload) w = workload_load(workload_path, error);
     if (w == NULL)
