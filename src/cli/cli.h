@@ -4,6 +4,8 @@
 
 #include <glib.h>
 
+#include "topo/topo.h"
+
 G_BEGIN_DECLS
 
 #define CS_CLI_ERROR (cs_cli_error_quark())
@@ -110,6 +112,27 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
     "Who picks what a trace did not force: auto (default: NCCL's tuning model for traces made "    \
     "with NCCL or naming no library, on GPUs its model knows; collsim's fastest otherwise), "      \
     "nccl or fastest"
+
+/* ---- Topologies and what-ifs (--set) ---- */
+
+#define CS_CLI_SET_HELP                                                                            \
+    "What-if: set PATH (JSON keys joined by dots, array elements as [i]) of the topology to "      \
+    "VALUE before it is loaded, e.g. network.nic_bandwidth=800Gb/s; repeat for more "              \
+    "(docs/what-if.md)"
+/* The --set entry of a command that takes a topology; @target is a char ** (GStrv). */
+#define CS_CLI_SET_ENTRY(target)                                                                   \
+    {                                                                                              \
+        "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, (target), CS_CLI_SET_HELP, "PATH=VALUE"            \
+    }
+
+/* Loads the topology @name_or_path with the edits @sets (nullable, from --set) applied.
+ * A malformed --set, or a list of values (a sweep, which only plan runs), is a usage error;
+ * an edit that does not apply is CS_TOPO_ERROR_EDIT "PROG: --set PATH=VALUE: what is wrong";
+ * other topology errors as cs_topo_load(). Returns: (transfer full) (nullable). */
+CsTopo *cs_cli_load_topo(const char *prog, const char *name_or_path, char **sets, GError **error);
+/* The edits @sets stand for, each list of values split ("a=1,2" -> "a=1", "a=2"), checked:
+ * (transfer full) an array of GStrv, one per --set; a usage error "PROG: --set ...: why". */
+GPtrArray *cs_cli_split_sets(const char *prog, char **sets, GError **error);
 
 /* ---- Traces ---- */
 

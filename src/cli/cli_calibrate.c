@@ -73,6 +73,7 @@ gboolean
 cs_cli_calibrate(int argc, char **argv, GError **error)
 {
     g_autofree char *topo_name = NULL;
+    g_auto(GStrv) sets = NULL;
     g_autofree char *output = NULL;
     g_autofree char *params = NULL;
     g_autofree char *model = NULL;
@@ -87,6 +88,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology to start from: a shipped name or a JSON file (required)", "T" },
+        CS_CLI_SET_ENTRY(&sets),
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
           "Write the calibrated topology here (JSON)", "FILE" },
         { "params", 0, 0, G_OPTION_ARG_STRING, &params,
@@ -203,7 +205,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         return FALSE;
     }
 
-    g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
+    g_autoptr(CsTopo) topo = cs_cli_load_topo(argv[0], topo_name, sets, error);
     if (topo == NULL)
         return FALSE;
     g_autoptr(GPtrArray) traces = g_ptr_array_new_with_free_func((GDestroyNotify)cs_trace_free);

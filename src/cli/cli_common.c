@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "base/fileio.h"
 #include "base/units.h"
+#include "topo/topo.h"
 
 G_DEFINE_QUARK(cs_cli_error_quark, cs_cli_error)
 
@@ -311,4 +312,54 @@ cs_cli_check_trace_args(const char *prog, const char *threads, const char *topo_
         return FALSE;
     }
     return TRUE;
+}
+
+/* ---- Topologies and what-ifs ---- */
+
+/**
+ * cs_cli_split_sets:
+ * Checks every --set of @sets (nullable) and splits its list of values. Returns: (transfer
+ * full) (nullable): a GPtrArray of GStrv (freed with it), one per --set, or NULL with a usage
+ * error.
+ */
+GPtrArray *
+cs_cli_split_sets(const char *prog, char **sets, GError **error)
+{
+    g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    for (char **s = sets; s != NULL && *s != NULL; s++) {
+        g_autoptr(GError) local = NULL;
+        char **values = cs_topo_edit_split(*s, &local);
+        if (values == NULL) {
+            cs_cli_usage_error(error, prog, "--set %s", local->message);
+            return NULL;
+        }
+        g_ptr_array_add(out, values);
+    }
+    return g_steal_pointer(&out);
+}
+
+/**
+ * cs_cli_load_topo:
+ * The one way a command loads its topology, --set edits applied (cs_topo_load_edited()).
+ */
+CsTopo *
+cs_cli_load_topo(const char *prog, const char *name_or_path, char **sets, GError **error)
+{
+    g_autoptr(GPtrArray) split = cs_cli_split_sets(prog, sets, error);
+    if (split == NULL)
+        return NULL;
+    for (guint i = 0; i < split->len; i++) {
+        char **values = g_ptr_array_index(split, i);
+        if (g_strv_length(values) > 1) {
+            cs_cli_usage_error(error, prog,
+                               "--set %s: a list of values is a sweep, which only 'collsim "
+                               "plan' runs; give one value here",
+                               sets[i]);
+            return NULL;
+        }
+    }
+    CsTopo *topo = cs_topo_load_edited(name_or_path, sets, error);
+    if (topo == NULL && error != NULL && g_error_matches(*error, CS_TOPO_ERROR, CS_TOPO_ERROR_EDIT))
+        g_prefix_error(error, "%s: --set ", prog);
+    return topo;
 }

@@ -475,6 +475,7 @@ print_closed_form(const CsTopo *topo, const CsAlgo *algo, CsOp op, int nranks, c
 
 typedef struct {
     char *topo;
+    char **sets; /* --set PATH=VALUE */
     char *op;
     char *algo;
     char *proto;
@@ -495,6 +496,7 @@ static void
 explain_options_clear(ExplainOptions *o)
 {
     g_free(o->topo);
+    g_strfreev(o->sets);
     g_free(o->op);
     g_free(o->algo);
     g_free(o->proto);
@@ -518,6 +520,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &o.topo,
           "Topology: a shipped name or a JSON file (default dgx-h100x4)", "T" },
+        CS_CLI_SET_ENTRY(&o.sets),
         { "op", 0, 0, G_OPTION_ARG_STRING, &o.op, "Collective (default allreduce)", "OP" },
         { "algo", 0, 0, G_OPTION_ARG_STRING, &o.algo,
           "Algorithm (see 'collsim algos'; default: collsim's best for the size)", "A" },
@@ -605,7 +608,8 @@ cs_cli_explain(int argc, char **argv, GError **error)
     if (!cs_cli_check_output("collsim explain", "--timeline", o.timeline, error))
         return FALSE;
 
-    g_autoptr(CsTopo) topo = cs_topo_load(o.topo != NULL ? o.topo : "dgx-h100x4", error);
+    g_autoptr(CsTopo) topo
+        = cs_cli_load_topo(argv[0], o.topo != NULL ? o.topo : "dgx-h100x4", o.sets, error);
     if (topo == NULL)
         return FALSE;
     int nranks = cs_topo_n_ranks(topo);

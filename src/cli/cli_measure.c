@@ -36,6 +36,7 @@ typedef struct {
     char *gpus;
     int virtual_ranks;
     char *topo;
+    char **sets; /* --set PATH=VALUE */
     char *output;
     char **rest;
 } Options;
@@ -56,6 +57,7 @@ options_clear(Options *o)
     g_free(o->chunk);
     g_free(o->gpus);
     g_free(o->topo);
+    g_strfreev(o->sets);
     g_free(o->output);
     g_strfreev(o->rest);
 }
@@ -293,8 +295,10 @@ build_args(Options *o, const CsBackend *backend, CsMeasureArgs *args, GArray *gp
                      args->min_bytes, args->max_bytes, MAX_SIZES);
     if (!cs_cli_check_output("collsim measure", "--output", o->output, error))
         return FALSE;
+    if (o->sets != NULL && o->topo == NULL)
+        return usage(error, "--set changes a topology: give --topo TOPO");
     if (o->topo != NULL) {
-        *topo = cs_topo_load(o->topo, error);
+        *topo = cs_cli_load_topo("collsim measure", o->topo, o->sets, error);
         if (*topo == NULL)
             return FALSE;
         args->topo = *topo;
@@ -467,6 +471,7 @@ cs_cli_measure(int argc, char **argv, GError **error)
           "cuda: P ranks on one GPU (or round-robin over --gpus)", "P" },
         { "topo", 0, 0, G_OPTION_ARG_STRING, &o.topo,
           "Topology giving the algorithms their node structure", "TOPO" },
+        CS_CLI_SET_ENTRY(&o.sets),
         { "output", 0, 0, G_OPTION_ARG_FILENAME, &o.output,
           "Write the trace to FILE instead of stdout", "FILE" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.rest, NULL, NULL },

@@ -389,10 +389,12 @@ predict_collective(const CsTopo *sub, int n, const Collective *c, CollResult *ou
     return TRUE;
 }
 
+/* The candidate @label: topology @topo_name with @edits (nullable, single values) applied. */
 static gboolean
-plan_candidate(const Workload *w, const char *topo_name, Candidate *c, GError **error)
+plan_candidate(const Workload *w, const char *topo_name, char **edits, const char *label,
+               Candidate *c, GError **error)
 {
-    c->topo = cs_topo_load(topo_name, error);
+    c->topo = cs_cli_load_topo(prog, topo_name, edits, error);
     if (c->topo == NULL)
         return FALSE;
     const int need = w->tp * w->dp * w->pp;
@@ -401,7 +403,7 @@ plan_candidate(const Workload *w, const char *topo_name, Candidate *c, GError **
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
                     "%s: --topo %s has %d ranks; the workload's layout needs tp %d x dp %d x "
                     "pp %d = %d",
-                    prog, topo_name, have, w->tp, w->dp, w->pp, need);
+                    prog, label, have, w->tp, w->dp, w->pp, need);
         return FALSE;
     }
     int *ranks = g_new(int, need);
@@ -424,7 +426,7 @@ plan_candidate(const Workload *w, const char *topo_name, Candidate *c, GError **
                 g_prefix_error(error,
                                "%s: --topo %s: phase \"%s\", %s of %" G_GINT64_FORMAT
                                " bytes on group %s: ",
-                               prog, topo_name, p->name, cs_op_name(coll->op), coll->bytes,
+                               prog, label, p->name, cs_op_name(coll->op), coll->bytes,
                                group_names[coll->group]);
                 return FALSE;
             }
@@ -451,8 +453,14 @@ print_table(GString *s, const Workload *w, char **topos, const Candidate *cands,
     g_string_append_printf(s, "# %s\n", concurrency_note);
     for (int k = 0; k < n; k++) {
         const Candidate *c = &cands[k];
-        g_string_append_printf(s, "\n## %s (%s, %d ranks): step %.1f us", topos[k],
-                               cs_topo_name(c->topo), cs_topo_n_ranks(c->topo), c->step_s * 1e6);
+        /* A what-if's label already is its topology's name: "T [PATH=VALUE]". */
+        if (g_str_has_suffix(topos[k], "]") && strcmp(topos[k], cs_topo_name(c->topo)) == 0)
+            g_string_append_printf(s, "\n## %s (%d ranks): step %.1f us", topos[k],
+                                   cs_topo_n_ranks(c->topo), c->step_s * 1e6);
+        else
+            g_string_append_printf(s, "\n## %s (%s, %d ranks): step %.1f us", topos[k],
+                                   cs_topo_name(c->topo), cs_topo_n_ranks(c->topo),
+                                   c->step_s * 1e6);
         if (k > 0 && cands[0].step_s > 0)
             g_string_append_printf(s, ", %.3fx the first", c->step_s / cands[0].step_s);
         g_string_append(s, "\n");
@@ -567,18 +575,54 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n)
 
 /* ---- The command ---- */
 
+/* The most candidates one plan runs (--topo x --set combinations). */
+#define MAX_CANDIDATES 64
+
+/* The single edits of combination @index of the --set lists in @split, the last list varying
+ * fastest. (transfer container) NULL-terminated, NULL when there are none. */
+static char **
+candidate_edits(const GPtrArray *split, gint64 index)
+{
+    if (split->len == 0)
+        return NULL;
+    char **edits = g_new0(char *, split->len + 1);
+    for (guint i = split->len; i-- > 0;) {
+        char **values = g_ptr_array_index(split, i);
+        const guint n = g_strv_length(values);
+        edits[i] = values[index % n];
+        index /= n;
+    }
+    return edits;
+}
+
+/* "hgx-h100x8-2n [network.nic_bandwidth=800Gb/s]", or the topology alone. (transfer full) */
+static char *
+candidate_label(const char *topo, char **edits)
+{
+    if (edits == NULL)
+        return g_strdup(topo);
+    g_autofree char *list = g_strjoinv(", ", edits);
+    return g_strdup_printf("%s [%s]", topo, list);
+}
+
 gboolean
 cs_cli_plan(int argc, char **argv, GError **error)
 {
     prog = argv[0];
     g_autofree char *workload_path = NULL;
     g_auto(GStrv) topos = NULL;
+    g_auto(GStrv) sets = NULL;
     g_autofree char *format = NULL;
     const GOptionEntry entries[]
         = { { "workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload_path,
               "The workload: layout and phases of collectives (docs/workloads.md)", "FILE" },
             { "topo", 't', 0, G_OPTION_ARG_FILENAME_ARRAY, &topos,
               "A candidate topology (shipped name or file); repeat for more", "T" },
+            { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+              "What-if: set PATH of every candidate topology to VALUE before it is loaded "
+              "(docs/what-if.md); a list V1,V2,... makes a candidate of each value (with "
+              "several lists, of each combination); repeatable",
+              "PATH=VALUE" },
             { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default), csv or json", "F" },
             G_OPTION_ENTRY_NULL };
     if (!cs_cli_parse(&argc, &argv, entries, "", summary, description, error))
@@ -594,24 +638,45 @@ cs_cli_plan(int argc, char **argv, GError **error)
         return cs_cli_usage_error(error, prog, "--format: \"%s\" is not table, csv or json",
                                   format);
 
+    g_autoptr(GPtrArray) split = cs_cli_split_sets(prog, sets, error);
+    if (split == NULL)
+        return FALSE;
+    gint64 combos = 1;
+    /* Stops growing past the limit: many lists must not overflow the product. */
+    guint multiplied = 0;
+    for (; multiplied < split->len && combos <= MAX_CANDIDATES; multiplied++)
+        combos *= g_strv_length(g_ptr_array_index(split, multiplied));
+    const char *at_least = multiplied < split->len ? "at least " : "";
+    const gint64 n_all = combos * g_strv_length(topos);
+    if (n_all > MAX_CANDIDATES)
+        return cs_cli_usage_error(
+            error, prog,
+            "%s%" G_GINT64_FORMAT " candidates (%u --topo x %s%" G_GINT64_FORMAT
+            " combinations of --set values): more than %d",
+            at_least, n_all, g_strv_length(topos), at_least, combos, MAX_CANDIDATES);
+
     g_autoptr(Workload) w = workload_load(workload_path, error);
     if (w == NULL)
         return FALSE;
-    const int n = (int)g_strv_length(topos);
+    const int n = (int)n_all;
     Candidate *cands = g_new0(Candidate, n);
+    g_auto(GStrv) labels = g_new0(char *, n + 1);
     gboolean ok = TRUE;
-    for (int k = 0; k < n && ok; k++)
-        ok = plan_candidate(w, topos[k], &cands[k], error);
+    for (int k = 0; k < n && ok; k++) {
+        g_autofree char **edits = candidate_edits(split, k % combos);
+        labels[k] = candidate_label(topos[k / combos], edits);
+        ok = plan_candidate(w, topos[k / combos], edits, labels[k], &cands[k], error);
+    }
     g_autofree char *text = NULL;
     if (ok) {
         if (format != NULL && strcmp(format, "json") == 0)
-            text = print_json(w, topos, cands, n);
+            text = print_json(w, labels, cands, n);
         else {
             GString *s = g_string_new(NULL);
             if (format != NULL && strcmp(format, "csv") == 0)
-                print_csv(s, w, topos, cands, n);
+                print_csv(s, w, labels, cands, n);
             else
-                print_table(s, w, topos, cands, n);
+                print_table(s, w, labels, cands, n);
             text = g_string_free(s, FALSE);
         }
     }

@@ -88,6 +88,7 @@ static const char description[]
 
 typedef struct {
     char *topo;
+    char **sets; /* --set PATH=VALUE */
     char *op;
     gint64 min_bytes;
     gint64 max_bytes;
@@ -124,6 +125,7 @@ static void
 run_options_clear(RunOptions *o)
 {
     g_free(o->topo);
+    g_strfreev(o->sets);
     g_free(o->op);
     g_free(o->dtype);
     g_free(o->redop);
@@ -620,6 +622,7 @@ cs_cli_run(int argc, char **argv, GError **error)
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &o.topo,
           "Topology: a shipped name or a JSON file (default dgx-h100x4)", "T" },
+        CS_CLI_SET_ENTRY(&o.sets),
         { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
           "Collective: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
           "scatter, gather (default allreduce)",
@@ -837,7 +840,8 @@ cs_cli_run(int argc, char **argv, GError **error)
         return FALSE;
 
     /* The machine. */
-    g_autoptr(CsTopo) topo = cs_topo_load(o.topo != NULL ? o.topo : "dgx-h100x4", error);
+    g_autoptr(CsTopo) topo
+        = cs_cli_load_topo(prog, o.topo != NULL ? o.topo : "dgx-h100x4", o.sets, error);
     if (topo == NULL)
         return FALSE;
     int topo_ranks = cs_topo_n_ranks(topo);

@@ -80,6 +80,7 @@ static const struct {
 
 typedef struct {
     char *topo;
+    char **sets; /* --set PATH=VALUE */
     char *op;
     char *dtype;
     char *model;
@@ -102,6 +103,7 @@ static void
 select_options_clear(SelectOptions *o)
 {
     g_free(o->topo);
+    g_strfreev(o->sets);
     g_free(o->op);
     g_free(o->dtype);
     g_free(o->model);
@@ -134,6 +136,7 @@ cs_cli_select(int argc, char **argv, GError **error)
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &o.topo,
           "Topology: a shipped name or a JSON file (required)", "T" },
+        CS_CLI_SET_ENTRY(&o.sets),
         { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
           "Collectives: all (default) or a comma list, e.g. allreduce,allgather", "OP" },
         { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
@@ -282,7 +285,7 @@ cs_cli_select(int argc, char **argv, GError **error)
     if (!cs_cli_check_output(prog, "--output", o.output, error))
         return FALSE;
 
-    g_autoptr(CsTopo) topo = cs_topo_load(o.topo, error);
+    g_autoptr(CsTopo) topo = cs_cli_load_topo(prog, o.topo, o.sets, error);
     if (topo == NULL)
         return FALSE;
     if (o.ranks > cs_topo_n_ranks(topo))

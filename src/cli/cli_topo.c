@@ -523,7 +523,9 @@ static gboolean
 topo_show(int argc, char **argv, GError **error)
 {
     gboolean json = FALSE, matrix = FALSE, dot = FALSE;
+    g_auto(GStrv) sets = NULL;
     const GOptionEntry entries[] = {
+        CS_CLI_SET_ENTRY(&sets),
         { "json", 0, 0, G_OPTION_ARG_NONE, &json,
           "Print the expanded topology as an explicit-graph JSON file instead", NULL },
         { "matrix", 0, 0, G_OPTION_ARG_NONE, &matrix,
@@ -543,6 +545,7 @@ topo_show(int argc, char **argv, GError **error)
                       "TOPOLOGY is a shipped name ('collsim topo list') or a JSON file.\n"
                       "Examples:\n"
                       "  collsim topo show hgx-h100x8-2n\n"
+                      "  collsim topo show hgx-h100x8-2n --set network.nic_bandwidth=800Gb/s\n"
                       "  collsim topo show --dot dgx-h100x8 | dot -Tsvg -o dgx-h100x8.svg",
                       error))
         return FALSE;
@@ -553,7 +556,7 @@ topo_show(int argc, char **argv, GError **error)
                     argv[0]);
         return FALSE;
     }
-    g_autoptr(CsTopo) topo = cs_topo_load(argv[1], error);
+    g_autoptr(CsTopo) topo = cs_cli_load_topo(argv[0], argv[1], sets, error);
     if (topo == NULL)
         return FALSE;
     if (json) {
@@ -574,12 +577,17 @@ topo_show(int argc, char **argv, GError **error)
 static gboolean
 topo_check(int argc, char **argv, GError **error)
 {
-    const GOptionEntry entries[] = { G_OPTION_ENTRY_NULL };
+    g_auto(GStrv) sets = NULL;
+    const GOptionEntry entries[] = { CS_CLI_SET_ENTRY(&sets), G_OPTION_ENTRY_NULL };
 
     if (!cs_cli_parse(&argc, &argv, entries, "TOPOLOGY...",
                       "Load each topology and report it valid, or stop at the first error "
                       "(exit status 2) with one line: file, JSON path, problem.",
-                      "Example: collsim topo check topologies/*.json", error))
+                      "--set edits apply to each topology.\n"
+                      "Examples:\n"
+                      "  collsim topo check topologies/*.json\n"
+                      "  collsim topo check hgx-h100x8-2n --set network.nics_per_node=4",
+                      error))
         return FALSE;
     if (argc < 2) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
@@ -587,7 +595,7 @@ topo_check(int argc, char **argv, GError **error)
         return FALSE;
     }
     for (int i = 1; i < argc; i++) {
-        g_autoptr(CsTopo) topo = cs_topo_load(argv[i], error);
+        g_autoptr(CsTopo) topo = cs_cli_load_topo(argv[0], argv[i], sets, error);
         if (topo == NULL)
             return FALSE;
         printf("%s: ok (%d %s, %d links)\n", argv[i], cs_topo_n_ranks(topo), rank_noun(topo),

@@ -211,6 +211,7 @@ gboolean
 cs_cli_validate(int argc, char **argv, GError **error)
 {
     g_autofree char *topo_name = NULL;
+    g_auto(GStrv) sets = NULL;
     g_autofree char *format = NULL;
     g_auto(GStrv) models = NULL;
     g_auto(GStrv) traces = NULL;
@@ -224,6 +225,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology: a shipped name or a JSON file (required)", "T" },
+        CS_CLI_SET_ENTRY(&sets),
         { "model", 'm', 0, G_OPTION_ARG_STRING_ARRAY, &models,
           "Network model: reservation (default) or maxmin; nccl[:VERSION] also holds NCCL's own "
           "cost model against the rows (give --model twice for both)",
@@ -330,7 +332,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
     if (pick_name != NULL && !cs_pick_from_name(pick_name, &pick, &cause))
         return cs_cli_flag_error(error, argv[0], "--pick", cause);
 
-    g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
+    g_autoptr(CsTopo) topo = cs_cli_load_topo(argv[0], topo_name, sets, error);
     if (topo == NULL)
         return FALSE;
 

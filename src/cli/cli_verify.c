@@ -243,6 +243,7 @@ gboolean
 cs_cli_verify(int argc, char **argv, GError **error)
 {
     g_autofree char *topo_name = NULL;
+    g_auto(GStrv) sets = NULL;
     g_autofree char *algo_text = NULL;
     g_autofree char *op_text = NULL;
     g_autofree char *ranks_text = NULL;
@@ -258,6 +259,7 @@ cs_cli_verify(int argc, char **argv, GError **error)
           "Topology (shipped name or file): node structure for hierarchical, NVLS, trees; "
           "P is then its rank count",
           "T" },
+        CS_CLI_SET_ENTRY(&sets),
         { "algo", 'a', 0, G_OPTION_ARG_STRING, &algo_text,
           "Algorithms, comma-separated, or all (default)", "A" },
         { "op", 0, 0, G_OPTION_ARG_STRING, &op_text,
@@ -285,8 +287,10 @@ cs_cli_verify(int argc, char **argv, GError **error)
     }
 
     g_autoptr(CsTopo) topo = NULL;
+    if (sets != NULL && topo_name == NULL)
+        return cs_cli_usage_error(error, argv[0], "--set changes a topology: give --topo T");
     if (topo_name != NULL) {
-        topo = cs_topo_load(topo_name, error);
+        topo = cs_cli_load_topo(argv[0], topo_name, sets, error);
         if (topo == NULL)
             return FALSE;
     }

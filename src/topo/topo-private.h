@@ -92,6 +92,11 @@ gboolean cs_topo_parse_graph(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *ro
                              const char *path, GError **error);
 /* Resolves a topology name or path; @base_dir (nullable) is searched first. (transfer full) */
 char *cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error);
+/* The text of a topology file, bounded and NUL-free. (transfer full) (nullable) */
+char *cs_topo_read_file(const char *path, GError **error);
+/* Loads a parsed document (not modified); see topo.c. (transfer full) (nullable) */
+CsTopo *cs_topo_load_json(const cJSON *root, const char *origin, const char *path,
+                          const char *base_dir, GError **error);
 /* Rank map, node map, routes and the derived figures; errors name @ctx's origin. */
 gboolean cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error);
 

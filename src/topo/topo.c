@@ -1030,13 +1030,16 @@ stem_of(const char *origin)
     return g_strdup(base);
 }
 
-static CsTopo *
-load_internal(const char *json, const char *origin, const char *path, const char *base_dir,
-              GError **error)
+/**
+ * cs_topo_load_json:
+ * Loads the parsed topology document @root (not modified); @origin names it in messages, @path
+ * (nullable) is the file it came from and @base_dir (nullable) where a template's named node
+ * is looked up first. Returns: (transfer full) (nullable).
+ */
+CsTopo *
+cs_topo_load_json(const cJSON *root, const char *origin, const char *path, const char *base_dir,
+                  GError **error)
 {
-    g_autoptr(cJSON) root = cs_json_parse(json, origin, CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, error);
-    if (root == NULL)
-        return NULL;
     CsJsonCtx ctx = { .origin = origin, .domain = CS_TOPO_ERROR, .code = CS_TOPO_ERROR_INVALID };
     if (!cJSON_IsObject(root)) {
         g_autofree char *got = cs_json_describe(root);
@@ -1063,13 +1066,23 @@ load_internal(const char *json, const char *origin, const char *path, const char
     return g_steal_pointer(&topo);
 }
 
+static CsTopo *
+load_internal(const char *json, const char *origin, const char *path, const char *base_dir,
+              GError **error)
+{
+    g_autoptr(cJSON) root = cs_json_parse(json, origin, CS_TOPO_ERROR, CS_TOPO_ERROR_PARSE, error);
+    if (root == NULL)
+        return NULL;
+    return cs_topo_load_json(root, origin, path, base_dir, error);
+}
+
 /**
- * cs_topo_load_file:
- * Loads the topology in @path. Returns: (transfer full) (nullable): the topology, or NULL
- * with @error (CS_TOPO_ERROR) set to one line naming the file, the JSON path and the problem.
+ * cs_topo_read_file:
+ * The text of the topology file @path (transfer full): a regular file of at most
+ * CS_TOPO_MAX_FILE_BYTES holding no NUL byte. NULL with CS_TOPO_ERROR naming @path otherwise.
  */
-CsTopo *
-cs_topo_load_file(const char *path, GError **error)
+char *
+cs_topo_read_file(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) local = NULL;
@@ -1088,6 +1101,21 @@ cs_topo_load_file(const char *path, GError **error)
                     "%s: binary data, not a topology (JSON) file", path);
         return NULL;
     }
+    return g_steal_pointer(&text);
+}
+
+/**
+ * cs_topo_load_file:
+ * Loads the topology in @path. Returns: (transfer full) (nullable): the topology, or NULL
+ * with @error (CS_TOPO_ERROR) set to one line naming the file, the JSON path and the problem.
+ */
+CsTopo *
+cs_topo_load_file(const char *path, GError **error)
+{
+    g_return_val_if_fail(path != NULL, NULL);
+    g_autofree char *text = cs_topo_read_file(path, error);
+    if (text == NULL)
+        return NULL;
     g_autofree char *dir = g_path_get_dirname(path);
     return load_internal(text, path, path, dir, error);
 }

@@ -17,6 +17,8 @@ typedef enum {
     CS_TOPO_ERROR_NOT_FOUND, /* no such file, and no shipped topology of that name */
     CS_TOPO_ERROR_PARSE,     /* not JSON */
     CS_TOPO_ERROR_INVALID,   /* JSON, but not a valid topology */
+    CS_TOPO_ERROR_EDIT,      /* an edit (--set PATH=VALUE) that is malformed, does not apply,
+                              * or makes the topology invalid; the message starts with it */
 } CsTopoError;
 
 typedef enum {
@@ -120,6 +122,22 @@ CsTopo *cs_topo_load(const char *name_or_path, GError **error);
 CsTopo *cs_topo_load_file(const char *path, GError **error);
 /* @origin names the source in messages. */
 CsTopo *cs_topo_load_data(const char *json, const char *origin, GError **error);
+
+/* ---- What-ifs: edits of the JSON before it is loaded (topo_edit.c) ---- */
+
+/* Loads @name_or_path as cs_topo_load() does, after setting each of @edits (nullable,
+ * NULL-terminated "PATH=VALUE" strings, in order) in its JSON document: PATH is object keys
+ * separated by dots, array elements as [i] or .i ("network.nic_bandwidth", "links[3].alpha");
+ * VALUE replaces the value there or adds the key. The loader then checks the result as it
+ * checks a file. The topology's name gets " [EDIT, EDIT...]". Errors caused by an edit are
+ * CS_TOPO_ERROR_EDIT, "EDIT: what is wrong" (an unknown path, a path into a string or number,
+ * or what the loader found wrong once it was set); an error the file has without any edit is
+ * reported as cs_topo_load() reports it. Returns: (transfer full) (nullable). */
+CsTopo *cs_topo_load_edited(const char *name_or_path, char **edits, GError **error);
+/* The single edits @edit stands for: "PATH=V1,V2" is "PATH=V1" and "PATH=V2" (a comma inside
+ * brackets, braces or quotes does not split). Checks PATH's syntax and that no value is empty.
+ * Returns: (transfer full) (nullable): NULL-terminated, or NULL with CS_TOPO_ERROR_EDIT. */
+char **cs_topo_edit_split(const char *edit, GError **error);
 
 CsTopo *cs_topo_ref(CsTopo *topo);
 void cs_topo_unref(CsTopo *topo);

@@ -294,6 +294,57 @@ read_nic_link(const CsJsonCtx *ctx, const cJSON *obj, NicLink *nl, GError **erro
            && cs_json_get_string(ctx, obj, path, "source", FALSE, &source, error);
 }
 
+/* The one link that joins each of the node's NICs (@unit_nics) to a rank device, when every
+ * NIC has exactly one, the same for all: what a template making a different number of NICs
+ * attaches its own with when no nic_link is given. FALSE with @why (static) otherwise. */
+static gboolean
+node_nic_link(const CsTopo *unit, const GArray *unit_nics, NicLink *nl, const char **why)
+{
+    for (guint i = 0; i < unit_nics->len; i++) {
+        const int nic = g_array_index(unit_nics, int, i);
+        const CsLink *out = NULL;
+        const CsLink *in = NULL;
+        for (guint k = 0; k < unit->links->len; k++) {
+            const CsLink *l = &g_array_index(unit->links, CsLink, k);
+            if (l->src != nic && l->dst != nic)
+                continue;
+            const CsLink **slot = l->src == nic ? &in : &out; /* towards the GPU, from it */
+            if (*slot != NULL) {
+                *why = "a NIC has more than one link";
+                return FALSE;
+            }
+            *slot = l;
+        }
+        if (out == NULL || in == NULL || out->src != in->dst) {
+            *why = "a NIC is not joined to one device both ways";
+            return FALSE;
+        }
+        const CsDevice *peer = &g_array_index(unit->devices, CsDevice, out->src);
+        if (peer->kind != CS_DEVICE_GPU && peer->kind != CS_DEVICE_CPU) {
+            *why = "a NIC hangs off a switch, not a GPU";
+            return FALSE;
+        }
+        const NicLink this = {
+            .kind = out->kind,
+            .lane_Bps = out->raw_bw_Bps / out->count,
+            .count = out->count,
+            .efficiency = out->bw_Bps / out->raw_bw_Bps,
+            .alpha_s = out->alpha_s,
+        };
+        if (in->kind != out->kind || in->bw_Bps != out->bw_Bps || in->count != out->count
+            || in->alpha_s != out->alpha_s
+            || (i > 0
+                && (this.kind != nl->kind || this.lane_Bps != nl->lane_Bps
+                    || this.count != nl->count || this.efficiency != nl->efficiency
+                    || this.alpha_s != nl->alpha_s))) {
+            *why = "its NICs' links differ";
+            return FALSE;
+        }
+        *nl = this;
+    }
+    return unit_nics->len > 0;
+}
+
 /* ---- Expansion ---- */
 
 static void
@@ -425,9 +476,26 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
         }
     NicLink nic_link = { 0 };
     int nics = (int)unit_nics->len / T;
-    /* A nic_link replaces the node's own NICs (a purchase with 4 NICs instead of 8, say):
-     * they and their links are left out, and the template makes its own. */
-    gboolean replace_nics = unit_nics->len > 0 && net.nic_link != NULL;
+    /* nics_per_node other than the node's count, without a nic_link: the template makes that
+     * many, attached as the node attaches its own (4 NICs instead of 8, a GPU each on PCIe). */
+    gboolean derived = FALSE;
+    const char *nic_model = NULL;
+    if (unit_nics->len > 0 && unit_nics->len % T == 0 && net.nic_link == NULL
+        && net.nics_per_node != 0 && net.nics_per_node != nics) {
+        const char *why = NULL;
+        if (!node_nic_link(unit, unit_nics, &nic_link, &why)) {
+            cs_json_set_error(ctx, error, "network.nics_per_node",
+                              "%d, but node %s declares %d nic devices and %s: give "
+                              "network.nic_link to say how the template's %d attach",
+                              net.nics_per_node, label, nics, why, net.nics_per_node);
+            return FALSE;
+        }
+        derived = TRUE;
+        nic_model = g_array_index(unit->devices, CsDevice, g_array_index(unit_nics, int, 0)).model;
+    }
+    /* A nic_link (or a derived one) replaces the node's own NICs (a purchase with 4 NICs
+     * instead of 8, say): they and their links are left out, and the template makes its own. */
+    gboolean replace_nics = unit_nics->len > 0 && (net.nic_link != NULL || derived);
     guint unit_nics_declared = unit_nics->len;
     if (replace_nics) {
         g_array_set_size(unit_nics, 0);
@@ -456,14 +524,14 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
                               unit_nics_declared, label);
             return FALSE;
         }
-        if (net.nics_per_node == 0 || net.nic_link == NULL) {
+        if (net.nics_per_node == 0 || (net.nic_link == NULL && !derived)) {
             cs_json_set_error(ctx, error, "network",
                               "missing key \"%s\" (node %s declares no nic devices, so the "
                               "template makes them: say how many and how they attach)",
                               net.nics_per_node == 0 ? "nics_per_node" : "nic_link", label);
             return FALSE;
         }
-        if (!read_nic_link(ctx, net.nic_link, &nic_link, error))
+        if (!derived && !read_nic_link(ctx, net.nic_link, &nic_link, error))
             return FALSE;
         nics = net.nics_per_node;
     }
@@ -529,6 +597,10 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
                     = add_switch(topo, ctx, name, g, CS_DEVICE_NIC, FALSE, error);
                 if (nic_device[g * nics + j] < 0)
                     return FALSE;
+                /* Made in place of the node's own NICs: the same adapter. */
+                if (derived)
+                    g_array_index(topo->devices, CsDevice, nic_device[g * nics + j]).model
+                        = g_strdup(nic_model);
             }
             /* Spread evenly: each NIC on one rank device, or each rank device on one NIC. */
             int pairs = MAX(nics, R);
