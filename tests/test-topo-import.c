@@ -10,6 +10,7 @@
  * the output file is left as it was. */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
@@ -397,6 +398,140 @@ test_smi_needs_bandwidths(void)
     g_assert_nonnull(strstr(error->message, "--nvlink-bandwidth"));
 }
 
+/* ---- Elements the published files do not have ---- */
+
+/* Imports @xml and loads the result (notes collected). */
+static Imported
+import_text(const char *xml)
+{
+    CsTopoImportOptions o = h100_options();
+    g_autoptr(GError) error = NULL;
+    Imported im = { 0 };
+    im.notes = g_ptr_array_new_with_free_func(g_free);
+    im.json = cs_topo_import_data(xml, strlen(xml), "t.xml", &o, im.notes, &im.sum, &error);
+    g_assert_no_error(error);
+    im.topo = cs_topo_load_data(im.json, "t.json", &error);
+    g_assert_no_error(error);
+    return im;
+}
+
+static void
+test_direct_nvlinks(void)
+{
+    g_test_summary("Two sm 80 GPUs, each with <nvlink count=4 tclass=0x030200> to the other: "
+                   "4 x 20 GB/s (SM80_NVLINK_BW) = 80 GB/s each way, one duplex link");
+    g_auto(Imported) im = import_text(
+        "<system version=\"1\"><cpu numaid=\"0\" arch=\"x86_64\" vendor=\"AuthenticAMD\">\n"
+        "<pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" "
+        "link_width=\"16\"><gpu dev=\"1\" sm=\"80\" rank=\"1\" gdr=\"1\">"
+        "<nvlink target=\"0000:02:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu></pci>\n"
+        "<pci busid=\"0000:02:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" "
+        "link_width=\"16\"><gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\">"
+        "<nvlink target=\"0000:01:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu></pci>\n"
+        "</cpu></system>\n");
+    double bw = 0;
+    g_assert_cmpint(count_links(im.topo, CS_LINK_NVLINK, CS_DEVICE_GPU, CS_DEVICE_GPU, &bw), ==, 2);
+    g_assert_cmpfloat(bw, ==, 80e9);
+    g_assert_cmpint(im.sum.n_nvlink_links, ==, 2);
+    /* Ranks by CUDA device: gpu0 is the <gpu dev="0"> at 0000:02:00.0. */
+    g_assert_nonnull(strstr(im.json, "\"source\":\t\"pci 0000:02:00.0 class 0x030200, CUDA "
+                                     "device 0"));
+    const CsRoute *r = cs_topo_route(im.topo, 0, 1);
+    g_assert_cmpint(r->n_links, ==, 1);
+    g_assert_cmpfloat(r->bw_Bps, ==, 80e9);
+    g_assert_cmpint((int)im.notes->len, ==, 0);
+}
+
+static void
+test_multiport_nic_c2c_cpu_nvlink(void)
+{
+    g_test_summary("A <nic> with two ports makes two NICs sharing its PCIe link; <c2c bw=56376 "
+                   "count=7> is 7 x 56.376 GB/s to the CPU; an NVLink to a CPU (0x068001) goes "
+                   "to the GPU's CPU; <net net=0> and a <net> without dev are left out");
+    g_auto(Imported) im = import_text(
+        "<system version=\"1\"><cpu numaid=\"0\" arch=\"arm64\" vendor=\"NVIDIA\">\n"
+        "<pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" "
+        "link_width=\"16\"><gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"1\">"
+        "<nvlink target=\"0000:00:00.0\" count=\"2\" tclass=\"0x068001\"/>"
+        "<c2c bw=\"56376\" count=\"7\"/></gpu></pci>\n"
+        "<pci busid=\"0000:03:00.0\" class=\"0x020000\" link_speed=\"32.0 GT/s PCIe\" "
+        "link_width=\"16\"><nic>"
+        "<net name=\"mlx5_0\" dev=\"0\" speed=\"400000\"/>"
+        "<net name=\"mlx5_1\" dev=\"1\" speed=\"200000\"/>"
+        "<net name=\"gin0\" dev=\"2\" speed=\"400000\" net=\"0\" gin=\"1\"/>"
+        "<net name=\"nodev\" speed=\"400000\"/></nic></pci>\n"
+        "<cpu numaid=\"1\"/></cpu></system>\n");
+    double bw = 0;
+    g_assert_cmpint(count_devices(im.topo, CS_DEVICE_NIC), ==, 2);
+    g_assert_cmpfloat(im.sum.nic_Bps_min, ==, 25e9);
+    g_assert_cmpfloat(im.sum.nic_Bps_max, ==, 50e9);
+    /* Both ports hang off the NIC's PCI function (a hub), which has the one 48 GB/s link. */
+    g_assert_cmpint(count_links(im.topo, CS_LINK_PCIE, CS_DEVICE_NIC, CS_DEVICE_PCIE_SWITCH, &bw),
+                    ==, 2);
+    g_assert_cmpfloat(bw, ==, 5000e9);
+    g_assert_cmpint(count_links(im.topo, CS_LINK_PCIE, CS_DEVICE_PCIE_SWITCH, CS_DEVICE_CPU, &bw),
+                    ==, 1);
+    g_assert_cmpfloat(bw, ==, 48e9);
+    /* GPU to CPU: NVLink 2 x 20.6 GB/s and C2C 7 x 56.376 GB/s (both kind nvlink), PCIe. */
+    int nvl = 0, c2c = 0;
+    for (int i = 0; i < cs_topo_n_links(im.topo); i++) {
+        const CsLink *l = cs_topo_link(im.topo, i);
+        if (l->kind != CS_LINK_NVLINK || cs_topo_device(im.topo, l->src)->kind != CS_DEVICE_GPU)
+            continue;
+        if (l->count == 2 && fabs(l->bw_Bps - 41.2e9) < 1e3)
+            nvl++;
+        if (l->count == 7 && fabs(l->bw_Bps - 7 * 56.376e9) < 1e3)
+            c2c++;
+    }
+    g_assert_cmpint(nvl, ==, 1);
+    g_assert_cmpint(c2c, ==, 1);
+    g_assert_cmpint(count_notes(im.notes, "net=\"0\""), ==, 1);
+    g_assert_cmpint(count_notes(im.notes, "has no dev"), ==, 1);
+    /* The unexpected <cpu> inside a <cpu> is reported, not read. */
+    g_assert_cmpint(count_notes(im.notes, "unexpected <cpu>"), ==, 1);
+}
+
+static void
+test_empty_switches_pruned(void)
+{
+    g_test_summary("A chain of 1000 nested PCI bridges with nothing below is left out, quickly");
+    GString *x = g_string_new("<system><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" "
+                              "class=\"0x030200\" link_speed=\"8 GT/s\" link_width=\"16\"/>");
+    for (int i = 0; i < 1000; i++)
+        g_string_append_printf(x,
+                               "<pci busid=\"0001:%02x:%02x.0\" class=\"0x060400\" "
+                               "link_speed=\"8 GT/s\" link_width=\"16\">",
+                               i / 256, i % 256);
+    for (int i = 0; i < 1000; i++)
+        g_string_append(x, "</pci>");
+    g_string_append(x, "</cpu></system>");
+    g_auto(Imported) im = import_text(x->str);
+    g_string_free(x, TRUE);
+    g_assert_cmpint(count_devices(im.topo, CS_DEVICE_PCIE_SWITCH), ==, 0);
+    g_assert_cmpint(cs_topo_n_devices(im.topo), ==, 2);
+}
+
+static void
+test_too_many_elements(void)
+{
+    g_test_summary("More than 4096 elements (16 x NCCL's own limit) is an error, not a slow "
+                   "import");
+    GString *x = g_string_new("<system><cpu numaid=\"0\">\n");
+    for (int i = 0; i < 5000; i++)
+        g_string_append_printf(x,
+                               "<pci busid=\"0000:%02x:%02x.0\" class=\"0x030200\" "
+                               "link_speed=\"8 GT/s\" link_width=\"16\"/>\n",
+                               i / 256, i % 256);
+    g_string_append(x, "</cpu></system>");
+    CsTopoImportOptions o = h100_options();
+    g_autoptr(GError) error = NULL;
+    g_autofree char *json = cs_topo_import_data(x->str, x->len, "big.xml", &o, NULL, NULL, &error);
+    g_string_free(x, TRUE);
+    g_assert_null(json);
+    g_assert_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_INVALID);
+    g_assert_true(g_str_has_prefix(error->message, "big.xml:4096:1: more than 4096 elements"));
+}
+
 /* ---- Unknown and malformed input ---- */
 
 static void
@@ -572,6 +707,11 @@ main(int argc, char **argv)
     g_test_add_func("/topo-import/nvidia-smi/h100x8-nvswitch", test_smi_h100);
     g_test_add_func("/topo-import/nvidia-smi/h100x8-direct-links", test_smi_direct_links);
     g_test_add_func("/topo-import/nvidia-smi/needs-bandwidths", test_smi_needs_bandwidths);
+    g_test_add_func("/topo-import/xml/direct-nvlinks", test_direct_nvlinks);
+    g_test_add_func("/topo-import/xml/multiport-nic-c2c-cpu-nvlink",
+                    test_multiport_nic_c2c_cpu_nvlink);
+    g_test_add_func("/topo-import/xml/empty-switches-pruned", test_empty_switches_pruned);
+    g_test_add_func("/topo-import/xml/too-many-elements", test_too_many_elements);
     g_test_add_func("/topo-import/unknown-reported", test_unknown_reported);
     for (gsize i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
         g_autofree char *path = g_strdup_printf("/topo-import/bad/%s", bad_cases[i].name);

@@ -688,6 +688,9 @@ topo_import(int argc, char **argv, GError **error)
         return FALSE;
     }
     const CsDevice *gpu_dev = cs_topo_device(like, cs_topo_rank_device(like, 0));
+    if (gpu_dev->kind != CS_DEVICE_GPU)
+        return cs_cli_usage_error(error, argv[0], "--gpu: %s runs its ranks on CPUs, not GPUs",
+                                  gpu_name);
     g_autofree char *gpu_source
         = g_strdup_printf("the GPU costs of topology %s (collsim topo import --gpu %s)",
                           cs_topo_name(like), gpu_name);

@@ -45,6 +45,11 @@
 
 /* NCCL 2.30.7 src/graph/topo.h: LOC_BW, the bandwidth of a link NCCL does not limit (GB/s). */
 #define NCCL_LOC_GBPS 5000.0
+/* Elements read from one XML file: 16 times NCCL's own limit (NCCL_TOPO_XML_MAX_NODES = 256,
+ * src/graph/topo.h), so a hostile file cannot make the import slow. */
+#define MAX_XML_ELEMENTS 4096
+/* Devices in one nvidia-smi matrix (a node has tens). */
+#define MAX_SMI_DEVICES 512
 
 /* ---- The graph being built ---- */
 
@@ -73,11 +78,12 @@ typedef struct {
 
 typedef struct {
     const char *origin;
-    GArray *devs;     /* Dev */
-    GArray *links;    /* Link: one direction each */
-    GPtrArray *notes; /* nullable */
-    int nvswitch;     /* the NVSwitch device, -1 */
-    GString *about;   /* what the description says beyond the counts */
+    GArray *devs;           /* Dev */
+    GArray *links;          /* Link: one direction each */
+    GPtrArray *notes;       /* nullable */
+    int nvswitch;           /* the NVSwitch device, -1 */
+    GString *about;         /* what the description says beyond the counts */
+    GHashTable *link_index; /* "src dst kind lane" -> index in links + 1 */
 } Graph;
 
 static void
@@ -89,6 +95,7 @@ graph_init(Graph *g, const char *origin, GPtrArray *notes)
     g->notes = notes;
     g->nvswitch = -1;
     g->about = g_string_new(NULL);
+    g->link_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 }
 
 static void
@@ -106,6 +113,7 @@ graph_clear(Graph *g)
     g_array_free(g->devs, TRUE);
     g_array_free(g->links, TRUE);
     g_string_free(g->about, TRUE);
+    g_hash_table_destroy(g->link_index);
 }
 
 static Dev *
@@ -136,16 +144,17 @@ static void
 graph_add_link(Graph *g, int src, int dst, CsLinkKind kind, int count, double lane_Bps,
                char *source)
 {
-    for (guint i = 0; i < g->links->len; i++) {
-        Link *l = &g_array_index(g->links, Link, i);
-        if (l->src == src && l->dst == dst && l->kind == kind && l->lane_Bps == lane_Bps) {
-            l->count += count;
-            g_free(source);
-            return;
-        }
+    char *key = g_strdup_printf("%d %d %d %a", src, dst, (int)kind, lane_Bps);
+    gpointer at = g_hash_table_lookup(g->link_index, key);
+    if (at != NULL) {
+        g_array_index(g->links, Link, GPOINTER_TO_UINT(at) - 1).count += count;
+        g_free(source);
+        g_free(key);
+        return;
     }
     Link l = { src, dst, kind, count, lane_Bps, source };
     g_array_append_val(g->links, l);
+    g_hash_table_insert(g->link_index, key, GUINT_TO_POINTER(g->links->len));
 }
 
 static void
@@ -193,28 +202,40 @@ find_busid(Graph *g, const char *busid, CsDeviceKind kind)
 static void
 prune_switches(Graph *g)
 {
-    gboolean changed = TRUE;
-    while (changed) {
-        changed = FALSE;
-        for (guint i = 0; i < g->devs->len; i++) {
-            Dev *d = dev_at(g, (int)i);
-            if (d->removed || d->kind != CS_DEVICE_PCIE_SWITCH)
+    int n = (int)g->devs->len;
+    g_autoptr(GPtrArray) adj = g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_unref);
+    for (int i = 0; i < n; i++)
+        g_ptr_array_add(adj, g_hash_table_new(g_direct_hash, g_direct_equal));
+    for (guint k = 0; k < g->links->len; k++) {
+        const Link *l = &g_array_index(g->links, Link, k);
+        if (l->src == l->dst)
+            continue;
+        g_hash_table_add(adj->pdata[l->src], GINT_TO_POINTER(l->dst + 1));
+        g_hash_table_add(adj->pdata[l->dst], GINT_TO_POINTER(l->src + 1));
+    }
+    g_autofree int *degree = g_new(int, MAX(n, 1));
+    g_autoptr(GQueue) leaves = g_queue_new();
+    for (int i = 0; i < n; i++) {
+        degree[i] = (int)g_hash_table_size(adj->pdata[i]);
+        if (dev_at(g, i)->kind == CS_DEVICE_PCIE_SWITCH && degree[i] <= 1) {
+            dev_at(g, i)->removed = TRUE;
+            g_queue_push_tail(leaves, GINT_TO_POINTER(i));
+        }
+    }
+    while (!g_queue_is_empty(leaves)) {
+        int i = GPOINTER_TO_INT(g_queue_pop_head(leaves));
+        GHashTableIter it;
+        gpointer key;
+        g_hash_table_iter_init(&it, adj->pdata[i]);
+        while (g_hash_table_iter_next(&it, &key, NULL)) {
+            int other = GPOINTER_TO_INT(key) - 1;
+            Dev *o = dev_at(g, other);
+            if (o->removed)
                 continue;
-            int first = -1;
-            gboolean several = FALSE;
-            for (guint k = 0; k < g->links->len && !several; k++) {
-                const Link *l = &g_array_index(g->links, Link, k);
-                int other = l->src == (int)i ? l->dst : l->dst == (int)i ? l->src : -1;
-                if (other < 0 || dev_at(g, other)->removed)
-                    continue;
-                if (first < 0)
-                    first = other;
-                else if (other != first)
-                    several = TRUE;
-            }
-            if (!several) {
-                d->removed = TRUE;
-                changed = TRUE;
+            degree[other]--;
+            if (o->kind == CS_DEVICE_PCIE_SWITCH && degree[other] <= 1) {
+                o->removed = TRUE;
+                g_queue_push_tail(leaves, GINT_TO_POINTER(other));
             }
         }
     }
@@ -502,6 +523,8 @@ typedef struct {
     gsize len;
     int el_line; /* where the element being handled starts (1-based) */
     int el_col;
+    int n_elements;      /* elements seen so far */
+    GArray *line_starts; /* gsize: byte offset of each line */
 } XmlState;
 
 /* Finds where <@element starts: GMarkup reports its position after the tag (and after the
@@ -511,11 +534,10 @@ locate_element(XmlState *st, const char *element)
 {
     int line = 0, col = 0;
     g_markup_parse_context_get_position(st->ctx, &line, &col);
+    const gsize *starts = (const gsize *)(void *)st->line_starts->data;
+    guint n_lines = st->line_starts->len;
     /* The byte offset of (line, col): col counts characters, a byte each in NCCL's ASCII. */
-    gsize off = 0;
-    for (int l = 1; l < line && off < st->len; off++)
-        if (st->text[off] == '\n')
-            l++;
+    gsize off = line >= 1 && (guint)line <= n_lines ? starts[line - 1] : st->len;
     off = MIN(st->len, off + (gsize)MAX(col, 0));
     gsize n = strlen(element);
     gsize at = off;
@@ -531,15 +553,17 @@ locate_element(XmlState *st, const char *element)
         st->el_col = col;
         return;
     }
-    st->el_line = 1;
-    gsize line_start = 0;
-    for (gsize i = 0; i < at; i++) {
-        if (st->text[i] == '\n') {
-            st->el_line++;
-            line_start = i + 1;
-        }
+    /* The last line starting at or before @at. */
+    guint lo = 0, hi = n_lines;
+    while (hi - lo > 1) {
+        guint mid = lo + (hi - lo) / 2;
+        if (starts[mid] <= at)
+            lo = mid;
+        else
+            hi = mid;
     }
-    st->el_col = (int)(at - line_start) + 1;
+    st->el_line = (int)lo + 1;
+    st->el_col = (int)(at - starts[lo]) + 1;
 }
 
 static int
@@ -956,6 +980,13 @@ on_start(GMarkupParseContext *context, const char *element, const char **names, 
     (void)context;
     XmlState *st = data;
     locate_element(st, element);
+    if (++st->n_elements > MAX_XML_ELEMENTS) {
+        fail_at(st, error,
+                "more than %d elements; NCCL itself reads at most %d per node "
+                "(NCCL_TOPO_XML_MAX_NODES, src/graph/topo.h)",
+                MAX_XML_ELEMENTS, 256);
+        return;
+    }
     Frame *parent = top_frame(st);
     Frame f = { 0 };
     f.kind = EL_SKIP;
@@ -1256,6 +1287,15 @@ import_xml(Graph *g, const char *text, gsize len, GError **error)
     st.g = g;
     st.text = text;
     st.len = len;
+    st.line_starts = g_array_new(FALSE, FALSE, sizeof(gsize));
+    gsize zero = 0;
+    g_array_append_val(st.line_starts, zero);
+    for (gsize i = 0; i < len; i++) {
+        if (text[i] == '\n') {
+            gsize next = i + 1;
+            g_array_append_val(st.line_starts, next);
+        }
+    }
     st.stack = g_array_new(FALSE, TRUE, sizeof(Frame));
     st.pending = g_array_new(FALSE, TRUE, sizeof(PendingLink));
     st.pcilinks = g_array_new(FALSE, TRUE, sizeof(PendingLink));
@@ -1319,6 +1359,7 @@ import_xml(Graph *g, const char *text, gsize len, GError **error)
                                    st.vm_bridges == 1 ? "s" : "");
     }
     g_markup_parse_context_free(st.ctx);
+    g_array_free(st.line_starts, TRUE);
     g_array_free(st.stack, TRUE);
     clear_pending(st.pending);
     clear_pending(st.pcilinks);
@@ -1452,6 +1493,8 @@ import_smi(Graph *g, const char *text, gsize len, const CsTopoImportOptions *opt
                 || (strcmp(label, "GPU") == 0 && k + 1 < w->len
                     && strcmp(w->pdata[k + 1], "NUMA") == 0))
                 break;
+            if (devs->len == MAX_SMI_DEVICES)
+                break;
             SmiDev d = { g_strdup(label), g_str_has_prefix(label, "GPU"), -1, -1, 0 };
             g_array_append_val(devs, d);
         }
@@ -1461,7 +1504,10 @@ import_smi(Graph *g, const char *text, gsize len, const CsTopoImportOptions *opt
     g_autofree Rel *rel = g_new0(Rel, (gsize)MAX(n, 1) * MAX(n, 1));
     g_autofree int *nv = g_new0(int, (gsize)MAX(n, 1) * MAX(n, 1));
     int skipped = 0;
-    if (header < 0) {
+    if (n == MAX_SMI_DEVICES)
+        ok = smi_fail(g, header + 1, error, "the header names more than %d devices",
+                      MAX_SMI_DEVICES - 1);
+    if (ok && header < 0) {
         ok = smi_fail(g, 0, error,
                       "no matrix in it (no line starting with GPU0): neither NCCL topology XML "
                       "nor `nvidia-smi topo -m` output");
