@@ -706,8 +706,7 @@ topo_import(int argc, char **argv, GError **error)
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     CsTopoImportSummary sum = { 0 };
     g_autofree char *text = cs_topo_import_file(argv[1], &options, notes, &sum, error);
-    for (guint i = 0; i < notes->len; i++)
-        fprintf(stderr, "%s\n", (char *)notes->pdata[i]);
+    /* A failed import is its one error line; the notes are about a file it did not make. */
     if (text == NULL)
         return FALSE;
     /* The result must load: an import the loader refuses is an error, not a file. */
@@ -720,6 +719,8 @@ topo_import(int argc, char **argv, GError **error)
     }
     if (!cs_cli_write_output(argv[0], "--output", output, text, -1, error))
         return FALSE;
+    for (guint i = 0; i < notes->len; i++)
+        fprintf(stderr, "%s\n", (char *)notes->pdata[i]);
     if (output != NULL && strcmp(output, "-") != 0) {
         g_autofree char *nic = NULL;
         if (sum.nic_Bps_max > 0 && sum.nic_Bps_min == sum.nic_Bps_max)
