@@ -1117,8 +1117,8 @@ end_nic(XmlState *st, Frame *f)
     }
     if (f->nets->len == 0 && f->nic_pci >= 0)
         graph_note(g, f->line,
-                   "<nic> without a <net> that has a dev: its PCI device is "
-                   "imported as a switch");
+                   "<nic> without a <net> that has a dev: no network device for NCCL, "
+                   "left out");
     g_array_free(f->nets, TRUE);
     f->nets = NULL;
 }
