@@ -593,6 +593,10 @@ static const BadCase bad_cases[] = {
       "</system>\n",
       3, 1, "<cpu host_hash=\"0x2\">: a second host" },
     { "no-gpu", "<system>\n<cpu numaid=\"0\"/>\n</system>\n", 0, 0, "no GPU in it" },
+    /* GMarkup quotes the bad bytes, and the newline before them: still one line of UTF-8. */
+    { "invalid-utf8", "<system>\n<cpu numaid=\"0\">\n      <\n\xff/>\n", 4, 0, "not valid XML: " },
+    { "newline-in-value", "<system>\n<cpu numaid=\"1&#10;2\"/>\n</system>\n", 2, 1,
+      "<cpu>: numaid=\"1 2\" is not a number" },
 };
 
 static void
@@ -607,6 +611,7 @@ test_bad_xml(gconstpointer data)
     g_assert_nonnull(error);
     g_assert_true(error->domain == CS_TOPO_ERROR);
     g_assert_null(strchr(error->message, '\n'));
+    g_assert_true(g_utf8_validate(error->message, -1, NULL));
     int line = 0, column = 0, at = 0;
     const char *m = error->message;
     if (c->line == 0) {

@@ -165,6 +165,18 @@ graph_add_duplex(Graph *g, int a, int b, CsLinkKind kind, int count, double lane
     graph_add_link(g, b, a, kind, count, lane_Bps, g_strdup(source));
 }
 
+/* @text as one line of valid UTF-8: invalid bytes become U+FFFD, control characters (a
+ * newline in an attribute, in GMarkup's quote of the input) spaces. (transfer full) */
+static char *
+one_line(const char *text)
+{
+    char *valid = g_utf8_make_valid(text, -1);
+    for (char *p = valid; *p != '\0'; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+    return valid;
+}
+
 static void graph_note(Graph *g, int line, const char *format, ...) G_GNUC_PRINTF(3, 4);
 
 /* One line for @notes: "ORIGIN:LINE: what" (no line when @line <= 0). */
@@ -175,8 +187,9 @@ graph_note(Graph *g, int line, const char *format, ...)
         return;
     va_list ap;
     va_start(ap, format);
-    g_autofree char *text = g_strdup_vprintf(format, ap);
+    g_autofree char *raw = g_strdup_vprintf(format, ap);
     va_end(ap);
+    g_autofree char *text = one_line(raw);
     if (line > 0)
         g_ptr_array_add(g->notes, g_strdup_printf("%s:%d: %s", g->origin, line, text));
     else
@@ -1847,6 +1860,12 @@ cs_topo_import_data(const char *text, gsize len, const char *origin,
     gboolean ok = format == CS_TOPO_IMPORT_NCCL_XML ? import_xml(&g, text, len, error)
                                                     : import_smi(&g, text, len, options, error);
     char *out = NULL;
+    if (!ok && error != NULL && *error != NULL) {
+        /* Messages quote the input (GMarkup's own, attribute values): keep them one line. */
+        char *clean = one_line((*error)->message);
+        g_free((*error)->message);
+        (*error)->message = clean;
+    }
     if (ok) {
         g_autofree char *name
             = options->name != NULL ? g_strdup(options->name) : default_name(origin);
