@@ -386,6 +386,50 @@ test_smi_direct_links(void)
 }
 
 static void
+test_smi_tabs_and_underline(void)
+{
+    g_test_summary("nvidia-smi on a terminal: tab-separated cells, the header underlined with "
+                   "ANSI escapes; the same topology as the pasted text");
+    g_autofree char *path = data_path("sglang-30401-h100x8-topo-m.txt");
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GString *t = g_string_new(NULL);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l != NULL; l++) {
+        g_auto(GStrv) words = g_strsplit_set(*l, " ", -1);
+        g_autoptr(GString) row = g_string_new(NULL);
+        for (char **w = words; *w != NULL; w++)
+            if (**w != '\0')
+                g_string_append_printf(row, "%s%s", row->len > 0 ? "\t" : "", *w);
+        if (g_str_has_prefix(row->str, "GPU0\tGPU1"))
+            g_string_append_printf(t, "\x1b[4m\t%s\x1b[0m\n", row->str);
+        else if ((*l)[0] == '#')
+            g_string_append_printf(t, "%s\n", *l);
+        else
+            g_string_append_printf(t, "%s\n", row->str);
+    }
+    CsTopoImportOptions o = h100_options();
+    o.nvlink_lane_Bps = 20.6e9;
+    o.pcie_Bps = 48e9;
+    o.sys_Bps = 22e9;
+    o.nvswitch = TRUE;
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *json = cs_topo_import_data(t->str, t->len, "tty.txt", &o, notes, NULL, &error);
+    g_string_free(t, TRUE);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) topo = cs_topo_load_data(json, "tty.json", &error);
+    g_assert_no_error(error);
+    double bw = 0;
+    g_assert_cmpint(cs_topo_n_ranks(topo), ==, 8);
+    g_assert_cmpint(count_devices(topo, CS_DEVICE_NIC), ==, 8);
+    g_assert_cmpint(count_devices(topo, CS_DEVICE_CPU), ==, 2);
+    g_assert_cmpint(count_links(topo, CS_LINK_NVSWITCH, CS_DEVICE_GPU, CS_DEVICE_NVSWITCH, &bw), ==,
+                    8);
+    g_assert_cmpint((int)notes->len, ==, 0);
+}
+
+static void
 test_smi_needs_bandwidths(void)
 {
     g_test_summary("nvidia-smi gives no rate: without --nvlink-bandwidth the import refuses");
@@ -711,6 +755,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo-import/topo-file/azure-ncv4-nic-under-cpu", test_ncv4_nic_under_cpu);
     g_test_add_func("/topo-import/nvidia-smi/h100x8-nvswitch", test_smi_h100);
     g_test_add_func("/topo-import/nvidia-smi/h100x8-direct-links", test_smi_direct_links);
+    g_test_add_func("/topo-import/nvidia-smi/tabs-and-underline", test_smi_tabs_and_underline);
     g_test_add_func("/topo-import/nvidia-smi/needs-bandwidths", test_smi_needs_bandwidths);
     g_test_add_func("/topo-import/xml/direct-nvlinks", test_direct_nvlinks);
     g_test_add_func("/topo-import/xml/multiport-nic-c2c-cpu-nvlink",

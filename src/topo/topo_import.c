@@ -1465,15 +1465,23 @@ smi_fail(Graph *g, int line, GError **error, const char *format, ...)
     return FALSE;
 }
 
+/* "Legend:", "NIC Legend:", or a legend entry "PIX  = Connection traversing ...". */
 static gboolean
 is_legend_line(const char *line)
 {
-    static const char *const starts[]
-        = { "Legend:", "X    =", "X =",    "SYS  =", "NODE =",      "PHB  =",
-            "PXB  =",  "PIX  =", "NV#  =", "SOC  =", "NIC Legend:", NULL };
+    static const char *const keys[]
+        = { "X", "SYS", "NODE", "PHB", "PXB", "PIX", "NV#", "SOC", "PSB", NULL };
     g_autofree char *t = g_strstrip(g_strdup(line));
-    for (int i = 0; starts[i] != NULL; i++)
-        if (g_str_has_prefix(t, starts[i]))
+    if (strcmp(t, "Legend:") == 0 || strcmp(t, "NIC Legend:") == 0)
+        return TRUE;
+    gsize n = strcspn(t, " \t=");
+    const char *rest = t + n;
+    while (*rest == ' ' || *rest == '\t')
+        rest++;
+    if (*rest != '=')
+        return FALSE;
+    for (int i = 0; keys[i] != NULL; i++)
+        if (strlen(keys[i]) == n && strncmp(t, keys[i], n) == 0)
             return TRUE;
     return FALSE;
 }
@@ -1485,7 +1493,22 @@ static gboolean
 import_smi(Graph *g, const char *text, gsize len, const CsTopoImportOptions *options,
            GError **error)
 {
-    g_autofree char *copy = g_strndup(text, len);
+    /* On a terminal nvidia-smi underlines the header (ESC [ 4 m ... ESC [ 0 m): drop those. */
+    g_autofree char *copy = g_new(char, len + 1);
+    gsize kept = 0;
+    for (gsize i = 0; i < len; i++) {
+        if (text[i] == '\x1b' && i + 1 < len && text[i + 1] == '[') {
+            gsize j = i + 2;
+            while (j < len && (g_ascii_isdigit(text[j]) || text[j] == ';'))
+                j++;
+            if (j < len && text[j] == 'm') {
+                i = j;
+                continue;
+            }
+        }
+        copy[kept++] = text[i];
+    }
+    copy[kept] = '\0';
     g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
     g_autoptr(GArray) devs = g_array_new(FALSE, TRUE, sizeof(SmiDev));
     int header = -1;
@@ -1540,15 +1563,19 @@ import_smi(Graph *g, const char *text, gsize len, const CsTopoImportOptions *opt
         g_autofree char *t = g_strstrip(g_strdup(lines[i]));
         if (t[0] == '\0' || t[0] == '#')
             continue;
-        if (g_str_has_prefix(t, "NIC Legend:"))
-            in_nic_legend = TRUE;
-        if (is_legend_line(t))
-            continue;
         g_auto(GStrv) words = g_strsplit_set(t, " \t\r", -1);
         g_autoptr(GPtrArray) w = g_ptr_array_new();
         for (char **p = words; *p != NULL; p++)
             if (**p != '\0')
                 g_ptr_array_add(w, *p);
+        /* The words with single spaces: tabs or spaces alike. */
+        g_ptr_array_add(w, NULL);
+        g_autofree char *norm = g_strjoinv(" ", (char **)w->pdata);
+        g_ptr_array_set_size(w, w->len - 1);
+        if (g_str_has_prefix(norm, "NIC Legend:"))
+            in_nic_legend = TRUE;
+        if (is_legend_line(norm))
+            continue;
         if (in_nic_legend) {
             /* "NIC0: mlx5_0" */
             const char *label = w->pdata[0];
