@@ -319,6 +319,9 @@ test_ncv4_nic_under_cpu(void)
     g_assert_cmpfloat(bw, ==, 16e9);
     g_assert_cmpint(im.sum.n_nvlink_links, ==, 0);
     g_assert_cmpint(count_notes(im.notes, "its own GPU; left out"), ==, 4);
+    /* eth0 gdr="0": said, not modelled. */
+    g_assert_cmpint(count_notes(im.notes, "<net name=\"eth0\" gdr=\"0\">: no GPUDirect RDMA"), ==,
+                    1);
     g_assert_cmpint(count_notes(im.notes, "link_speed=\"\" is no PCIe rate NCCL knows"), ==, 4);
 }
 
@@ -500,7 +503,7 @@ test_multiport_nic_c2c_cpu_nvlink(void)
         "<c2c bw=\"56376\" count=\"7\"/></gpu></pci>\n"
         "<pci busid=\"0000:03:00.0\" class=\"0x020000\" link_speed=\"32.0 GT/s PCIe\" "
         "link_width=\"16\"><nic>"
-        "<net name=\"mlx5_0\" dev=\"0\" speed=\"400000\"/>"
+        "<net name=\"mlx5_0\" dev=\"0\" speed=\"400000\" latency=\"75\"/>"
         "<net name=\"mlx5_1\" dev=\"1\" speed=\"200000\"/>"
         "<net name=\"gin0\" dev=\"2\" speed=\"400000\" net=\"0\" gin=\"1\"/>"
         "<net name=\"nodev\" speed=\"400000\"/></nic></pci>\n"
@@ -531,6 +534,11 @@ test_multiport_nic_c2c_cpu_nvlink(void)
     g_assert_cmpint(c2c, ==, 1);
     g_assert_cmpint(count_notes(im.notes, "net=\"0\""), ==, 1);
     g_assert_cmpint(count_notes(im.notes, "has no dev"), ==, 1);
+    /* A plugin's reported latency is a transport figure, said rather than made an alpha. */
+    g_assert_cmpint(count_notes(im.notes, "latency=\"75\">: the latency its plugin reports"), ==,
+                    1);
+    for (int i = 0; i < cs_topo_n_links(im.topo); i++)
+        g_assert_cmpfloat(cs_topo_link(im.topo, i)->alpha_s, ==, 0.0);
     /* The unexpected <cpu> inside a <cpu> is reported, not read. */
     g_assert_cmpint(count_notes(im.notes, "unexpected <cpu>"), ==, 1);
 }

@@ -981,6 +981,22 @@ start_net(XmlState *st, const char **names, const char **values, Frame *nic, GEr
                    name != NULL ? name : "?", speed_text != NULL ? speed_text : "");
         speed = 10000;
     }
+    /* latency: what the network plugin reports to NCCL's tuning, us (ncclTopoAddNet reads it
+     * into net.latency); a transport's "reported" figure, not a link's alpha. */
+    const char *latency = attr(names, values, "latency");
+    double latency_us = latency != NULL ? g_ascii_strtod(latency, NULL) : 0.0;
+    if (latency_us > 0 && latency_us < 1e6)
+        graph_note(st->g, line,
+                   "<net name=\"%s\" latency=\"%s\">: the latency its plugin reports to NCCL's "
+                   "tuning; not a link's alpha: give it to a template's transport (\"reported\": "
+                   "\"%g us\", topologies/README.md)",
+                   name != NULL ? name : "?", latency, latency_us);
+    const char *gdr = attr(names, values, "gdr");
+    if (gdr != NULL && strcmp(gdr, "0") == 0)
+        graph_note(st->g, line,
+                   "<net name=\"%s\" gdr=\"0\">: no GPUDirect RDMA, NCCL stages its traffic "
+                   "through host memory; the import does not model that",
+                   name != NULL ? name : "?");
     Net n = { g_strdup(name), (int)dev, (double)speed / 8000.0 * 1e9, g_strdup(speed_text), line };
     g_array_append_val(nic->nets, n);
     return TRUE;
