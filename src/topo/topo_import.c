@@ -501,41 +501,39 @@ typedef struct {
     int line;    /* where it starts */
     int nic_pci; /* NIC: the device of its <pci> (-1 under a <cpu>) */
     GArray *nets;
-    int sm;        /* GPU: compute capability */
-    gboolean gpus; /* PCI: a <gpu> was seen inside */
-    gboolean nic;  /* PCI: a <nic> was seen inside */
-    gboolean gpu_class;
-    gboolean nic_class;
-    char *busid;
+    int sm;             /* GPU: compute capability */
+    gboolean gpus;      /* PCI: a <gpu> was seen inside */
+    gboolean nic;       /* PCI: a <nic> was seen inside */
+    gboolean gpu_class; /* PCI: class 0x03... */
+    gboolean nic_class; /* PCI: class 0x02... */
+    char *busid;        /* PCI: lowercase bus id */
 } Frame;
 
 typedef struct {
-    int gpu;      /* device index */
-    char *target; /* bus id */
-    char *tclass; /* as written */
-    int count;    /* links */
-    double lane_Bps;
-    int line;
+    int gpu;         /* device index */
+    char *target;    /* bus id */
+    char *tclass;    /* as written */
+    int count;       /* links */
+    double lane_Bps; /* bytes/s per link, one direction */
+    int line;        /* of the element, for notes */
 } PendingLink;
 
 typedef struct {
     Graph *g;
     GMarkupParseContext *ctx;
-    GArray *stack;    /* Frame */
-    GArray *pending;  /* PendingLink: NVLinks and PCI links, resolved at the end */
-    GArray *pcilinks; /* PendingLink (gpu = the switch) */
-    guint64 host_hash;
-    gboolean have_host;
-    gboolean seen_root;
-    gboolean system_done;
-    int n_cpus;
-    int gpu_no_element; /* GPUs with no <gpu> (an NCCL_TOPO_FILE) */
-    int nic_no_element; /* NICs with no <nic> */
-    int vm_bridges;     /* bridges whose link is narrower than x4 */
-    const char *text;   /* the input, for the position of an element's '<' */
-    gsize len;
-    int el_line; /* where the element being handled starts (1-based) */
-    int el_col;
+    GArray *stack;       /* Frame */
+    GArray *pending;     /* PendingLink: NVLinks, resolved once every GPU is known */
+    GArray *pcilinks;    /* PendingLink (gpu = the switch): <pcilink>s, likewise */
+    guint64 host_hash;   /* of the first <cpu> that gives one */
+    gboolean have_host;  /* host_hash is set */
+    gboolean seen_root;  /* <system> was opened */
+    int gpu_no_element;  /* GPUs with no <gpu> (an NCCL_TOPO_FILE) */
+    int nic_no_element;  /* NICs with no <nic> */
+    int vm_bridges;      /* bridges whose link is narrower than x4 */
+    const char *text;    /* the input, for the position of an element's '<' */
+    gsize len;           /* bytes of @text */
+    int el_line;         /* where the element being handled starts (1-based) */
+    int el_col;          /* its column (1-based, bytes) */
     int n_elements;      /* elements seen so far */
     GArray *line_starts; /* gsize: byte offset of each line */
 } XmlState;
@@ -779,7 +777,6 @@ start_cpu(XmlState *st, const char **names, const char **values, Frame *f, GErro
     d->order = numa >= 0 ? (int)numa : G_MAXINT;
     d->port_Bps = sys * 1e9; /* a CPU's port_Bps: its inter-socket rate */
     f->cpu = f->dev;
-    st->n_cpus++;
     return TRUE;
 }
 
@@ -1190,8 +1187,6 @@ on_end(GMarkupParseContext *context, const char *element, gpointer data, GError 
         end_nic(st, f);
     else if (f->kind == EL_PCI)
         end_pci(st, f);
-    if (f->kind == EL_SYSTEM)
-        st->system_done = TRUE;
     g_free(f->busid);
     g_array_set_size(st->stack, st->stack->len - 1);
 }
@@ -1878,7 +1873,9 @@ default_name(const char *origin)
 
 /**
  * cs_topo_import_data:
- * See topo_import.h.
+ * Reads @text as NCCL XML or nvidia-smi text (@options->format, or by its first character),
+ * builds the graph and writes it as a document (transfer full), or fails with one line
+ * (CS_TOPO_ERROR) that quotes the input only as valid UTF-8. Notes go to @notes.
  */
 char *
 cs_topo_import_data(const char *text, gsize len, const char *origin,
@@ -1920,7 +1917,8 @@ cs_topo_import_data(const char *text, gsize len, const char *origin,
 
 /**
  * cs_topo_import_file:
- * See topo_import.h.
+ * cs_topo_import_data() on the file @path, read whole if it is a regular file of at most
+ * CS_TOPO_IMPORT_MAX_BYTES (or stdin for "-"); CS_TOPO_ERROR_NOT_FOUND when it cannot be read.
  */
 char *
 cs_topo_import_file(const char *path, const CsTopoImportOptions *options, GPtrArray *notes,
