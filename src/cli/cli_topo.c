@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* `collsim topo show|check|list`: what a topology file describes once loaded (devices, links
- * by kind, bandwidth figures, route lengths, node map, NVLS/SHARP), whether files are valid,
- * and which topologies ship with collsim. */
+/* `collsim topo show|check|list|import`: what a topology file describes once loaded (devices,
+ * links by kind, bandwidth figures, route lengths, node map, NVLS/SHARP), whether files are
+ * valid, which topologies ship with collsim, and a node file made from a machine's own
+ * topology (NCCL's XML dump, nvidia-smi topo -m; src/topo/topo_import.c). */
 #include "config.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "cli/cli.h"
 #include "models/protocol.h"
 #include "topo/topo.h"
+#include "topo/topo_import.h"
 #include "base/units.h"
 
 /* Routes are shown as a matrix up to this many ranks, as a histogram beyond. */
@@ -605,6 +607,144 @@ topo_check(int argc, char **argv, GError **error)
     return TRUE;
 }
 
+/* ---- import ---- */
+
+static gboolean
+topo_import(int argc, char **argv, GError **error)
+{
+    g_autofree char *output = NULL;
+    g_autofree char *gpu_name = NULL;
+    g_autofree char *name = NULL;
+    g_autofree char *format = NULL;
+    gboolean nvswitch = FALSE;
+    double nvlink_Bps = 0, pcie_Bps = 0, sys_Bps = 0;
+    const GOptionEntry entries[] = {
+        { "gpu", 0, 0, G_OPTION_ARG_STRING, &gpu_name,
+          "Topology whose GPU costs (launch, step overhead, reduce and copy rates) the GPUs "
+          "get: neither input says them (required)",
+          "T" },
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+          "Write the node file here (replaced whole, or left as it was) instead of stdout",
+          "FILE" },
+        { "name", 0, 0, G_OPTION_ARG_STRING, &name,
+          "The topology's name (default: the input's file name without its extension)", "NAME" },
+        { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+          "nccl-xml, nvidia-smi or auto (default: XML when it starts with '<')", "F" },
+        { "nvlink-bandwidth", 0, 0, G_OPTION_ARG_CALLBACK,
+          CS_CLI_ARG_FUNC(cs_cli_parse_bandwidth_arg),
+          "nvidia-smi: per NVLink, per direction (the matrix counts links, gives no rate)", "BW" },
+        { "pcie-bandwidth", 0, 0, G_OPTION_ARG_CALLBACK,
+          CS_CLI_ARG_FUNC(cs_cli_parse_bandwidth_arg), "nvidia-smi: every PCIe link, per direction",
+          "BW" },
+        { "sys-bandwidth", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_bandwidth_arg),
+          "nvidia-smi: between CPU sockets (SYS), per direction", "BW" },
+        { "nvswitch", 0, 0, G_OPTION_ARG_NONE, &nvswitch,
+          "nvidia-smi: NV# counts each GPU's links to one NVSwitch, not direct links to the "
+          "peer",
+          NULL },
+        G_OPTION_ENTRY_NULL,
+    };
+    const CsCliUnitTarget targets[] = {
+        { "nvlink-bandwidth", &nvlink_Bps },
+        { "pcie-bandwidth", &pcie_Bps },
+        { "sys-bandwidth", &sys_Bps },
+        { NULL, NULL },
+    };
+
+    if (!cs_cli_parse_units(
+            &argc, &argv, entries, targets, "FILE",
+            "Turn a machine's topology, as NCCL dumps it (NCCL_TOPO_DUMP_FILE, or an "
+            "NCCL_TOPO_FILE) or as 'nvidia-smi topo -m' prints it, into a collsim node file.",
+            "Bandwidths come from the XML's own attributes, read as NCCL reads them (NCCL "
+            "2.30.7\nsrc/graph/topo.cc); nvidia-smi gives none, so --nvlink-bandwidth, "
+            "--pcie-bandwidth\nand --sys-bandwidth say them. What the input holds that the "
+            "import leaves out or\nreads by NCCL's rules is reported on stderr, one line each. "
+            "A cluster template uses\nthe file as its \"node\" (docs/topology-import.md).\n"
+            "Examples:\n"
+            "  NCCL_TOPO_DUMP_FILE=node.xml all_reduce_perf -b 8 -e 8 -g 8\n"
+            "  collsim topo import --gpu dgx-h100x8 -o mynode.json node.xml\n"
+            "  nvidia-smi topo -m > topo.txt\n"
+            "  collsim topo import --gpu dgx-h100x8 --nvlink-bandwidth 20.6GB/s --nvswitch \\\n"
+            "      --pcie-bandwidth 48GB/s --sys-bandwidth 22GB/s -o mynode.json topo.txt",
+            error))
+        return FALSE;
+    if (argc != 2)
+        return cs_cli_usage_error(error, argv[0],
+                                  argc < 2 ? "which file? (an NCCL topology XML or nvidia-smi "
+                                             "topo -m output)"
+                                           : "one file at a time");
+    CsTopoImportOptions options = { 0 };
+    if (format == NULL || strcmp(format, "auto") == 0)
+        options.format = CS_TOPO_IMPORT_AUTO;
+    else if (strcmp(format, "nccl-xml") == 0)
+        options.format = CS_TOPO_IMPORT_NCCL_XML;
+    else if (strcmp(format, "nvidia-smi") == 0)
+        options.format = CS_TOPO_IMPORT_NVIDIA_SMI;
+    else
+        return cs_cli_usage_error(error, argv[0],
+                                  "--format: '%s' is none of nccl-xml, nvidia-smi, auto", format);
+    if (gpu_name == NULL)
+        return cs_cli_usage_error(error, argv[0],
+                                  "--gpu: which GPUs? Neither input gives a GPU's costs "
+                                  "(launch, memory bandwidth); name a topology whose GPUs "
+                                  "match, e.g. --gpu dgx-h100x8 ('collsim topo list')");
+    if (!cs_cli_check_output(argv[0], "--output", output, error))
+        return FALSE;
+    g_autoptr(CsTopo) like = cs_topo_load(gpu_name, error);
+    if (like == NULL) {
+        g_prefix_error(error, "%s: --gpu: ", argv[0]);
+        return FALSE;
+    }
+    const CsDevice *gpu_dev = cs_topo_device(like, cs_topo_rank_device(like, 0));
+    if (gpu_dev->kind != CS_DEVICE_GPU)
+        return cs_cli_usage_error(error, argv[0], "--gpu: %s runs its ranks on CPUs, not GPUs",
+                                  gpu_name);
+    g_autofree char *gpu_source
+        = g_strdup_printf("the GPU costs of topology %s (collsim topo import --gpu %s)",
+                          cs_topo_name(like), gpu_name);
+    options.name = name;
+    options.gpu_model = gpu_dev->model;
+    options.gpu = *cs_topo_rank_gpu(like, 0);
+    options.gpu_source = gpu_source;
+    options.nvlink_lane_Bps = nvlink_Bps;
+    options.pcie_Bps = pcie_Bps;
+    options.sys_Bps = sys_Bps;
+    options.nvswitch = nvswitch;
+
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    CsTopoImportSummary sum = { 0 };
+    g_autofree char *text = cs_topo_import_file(argv[1], &options, notes, &sum, error);
+    /* A failed import is its one error line; the notes are about a file it did not make. */
+    if (text == NULL)
+        return FALSE;
+    /* The result must load: an import the loader refuses is an error, not a file. */
+    g_autoptr(GError) invalid = NULL;
+    g_autoptr(CsTopo) check = cs_topo_load_data(text, argv[1], &invalid);
+    if (check == NULL) {
+        g_set_error(error, CS_TOPO_ERROR, CS_TOPO_ERROR_INVALID,
+                    "%s: the imported topology does not load: %s", argv[1], invalid->message);
+        return FALSE;
+    }
+    if (!cs_cli_write_output(argv[0], "--output", output, text, -1, error))
+        return FALSE;
+    for (guint i = 0; i < notes->len; i++)
+        fprintf(stderr, "%s\n", (char *)notes->pdata[i]);
+    if (output != NULL && strcmp(output, "-") != 0) {
+        g_autofree char *nic = NULL;
+        if (sum.nic_Bps_max > 0 && sum.nic_Bps_min == sum.nic_Bps_max)
+            nic = g_strdup_printf(" (ports of %.15g Gb/s)", sum.nic_Bps_max * 8 / 1e9);
+        else if (sum.nic_Bps_max > 0)
+            nic = g_strdup_printf(" (ports of %.15g to %.15g Gb/s)", sum.nic_Bps_min * 8 / 1e9,
+                                  sum.nic_Bps_max * 8 / 1e9);
+        printf("%s: %d GPU%s, %d NIC%s%s, %d NVLink and %d PCIe directed links; a template "
+               "names it as its \"node\"\n",
+               output, sum.n_gpus, sum.n_gpus == 1 ? "" : "s", sum.n_nics,
+               sum.n_nics == 1 ? "" : "s", nic != NULL ? nic : "", sum.n_nvlink_links,
+               sum.n_pcie_links);
+    }
+    return TRUE;
+}
+
 /* ---- list ---- */
 
 /* The first sentence of @text: up to the first ". " that does not end "e.g." or "i.e."
@@ -676,6 +816,7 @@ static const Verb verbs[] = {
     { "show", topo_show, "devices, links, bandwidths, routes and flags of one topology" },
     { "check", topo_check, "validate topology files: 'T: ok (N GPUs, M links)' or the error" },
     { "list", topo_list, "the shipped topologies and their descriptions" },
+    { "import", topo_import, "a node file from NCCL's topology XML or nvidia-smi topo -m" },
 };
 
 static void
@@ -692,7 +833,7 @@ print_usage(const char *prog)
 
 /**
  * cs_cli_topo:
- * `collsim topo show|check|list ...`. Prints to stdout; a bad topology fails with its
+ * `collsim topo show|check|list|import ...`. Prints to stdout; a bad topology fails with its
  * CS_TOPO_ERROR (exit 2), bad usage with CS_CLI_ERROR_USAGE.
  */
 gboolean
@@ -706,7 +847,7 @@ cs_cli_topo(int argc, char **argv, GError **error)
     }
     if (argc < 2) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                    "%s: missing command (show, check or list)", argv[0]);
+                    "%s: missing command (show, check, list or import)", argv[0]);
         return FALSE;
     }
     for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++) {
@@ -720,6 +861,6 @@ cs_cli_topo(int argc, char **argv, GError **error)
         return verbs[i].func(argc - 1, sub, error);
     }
     g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                "%s: unknown command '%s' (show, check or list)", argv[0], argv[1]);
+                "%s: unknown command '%s' (show, check, list or import)", argv[0], argv[1]);
     return FALSE;
 }
