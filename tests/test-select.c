@@ -1061,7 +1061,8 @@ test_shapes_equal_single_runs(void)
     }
     g_test_summary("Two shapes from one run equal two single-shape runs, in every format.");
     const char *const base[]
-        = { "select", "--topo", "hgx-h100x8-2n", "--op", "allreduce,allgather", "-e", "4M", NULL };
+        = { "select", "--topo", "hgx-h100x8-2n", "--op", "allreduce,allgather", "-e", "1M", "-f",
+            "4",      NULL };
     static const char *const formats[]
         = { "json", "table", "nccl-tuner-csv", "nccl-measurements-csv", "env" };
     for (gsize f = 0; f < G_N_ELEMENTS(formats); f++) {
