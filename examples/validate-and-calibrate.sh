@@ -56,8 +56,9 @@ show calibrate --topo "$topo" "$trace" -o "$out/$topo-fit-all.json"
 
 section "3. Which fitted values can be trusted"
 # The calibrated file records every parameter with its 1-sigma uncertainty. A parameter whose
-# uncertainty exceeds its value, or has none ('?': the data cannot separate it from another),
-# is not determined by this log: its fitted value is whatever helped the fit, physical or not.
+# uncertainty exceeds its value, or has none ('?': the data cannot separate it from another,
+# or a single row fits it: rows_seen below 2), is not determined by this log: its fitted value
+# is whatever helped the fit, physical or not.
 # The table, then a last line "pinned: NAME,NAME...".
 verdicts=$(python3 - "$out/$topo-fit-all.json" <<'PY'
 import json, sys

@@ -208,6 +208,8 @@ static void
 test_json(void)
 {
     g_autoptr(CsReport) report = make_best_report();
+    cs_report_set_header(report, "gpus", "4");
+    cs_report_set_header(report, "nodes", "1");
     g_autofree char *text = cs_report_to_string(report, CS_REPORT_FORMAT_JSON);
     g_autoptr(cJSON) root = cJSON_Parse(text);
     g_assert_nonnull(root);
@@ -216,6 +218,12 @@ test_json(void)
     g_assert_cmpint(cJSON_GetObjectItem(root, "root")->valueint, ==, -1);
     cJSON *headers = cJSON_GetObjectItem(root, "headers");
     g_assert_cmpstr(cJSON_GetObjectItem(headers, "topology")->valuestring, ==, "dgx-h100x4");
+    /* Counts are JSON numbers ("gpus": 4, not "4"); text stays text. */
+    g_assert_true(cJSON_IsNumber(cJSON_GetObjectItem(headers, "gpus")));
+    g_assert_cmpfloat(cJSON_GetObjectItem(headers, "gpus")->valuedouble, ==, 4.0);
+    g_assert_true(cJSON_IsNumber(cJSON_GetObjectItem(headers, "nodes")));
+    g_assert_cmpfloat(cJSON_GetObjectItem(headers, "nodes")->valuedouble, ==, 1.0);
+    g_assert_true(cJSON_IsString(cJSON_GetObjectItem(headers, "source")));
     cJSON *blocks = cJSON_GetObjectItem(root, "blocks");
     g_assert_cmpint(cJSON_GetArraySize(blocks), ==, 1);
     cJSON *block = cJSON_GetArrayItem(blocks, 0);

@@ -892,6 +892,236 @@ test_cli_output_file(void)
     g_rmdir(dir);
 }
 
+/* ---- Communicator shapes ---- */
+
+/* Setup: hgx-h100x8-2n, 2 nodes of 8 GPUs, ranks node-major (node 0: ranks 0-7). Expectation
+ * (placement as a launcher makes it): 8 ranks on 2 nodes are ranks 0-3 and 8-11; 8 ranks
+ * alone fill node 0; --nodes 1 alone is node 0's 8 ranks; the whole machine is the topology
+ * itself; impossible shapes are refused with what is wrong. */
+static void
+test_shape_placement(void)
+{
+    g_autoptr(CsTopo) topo = load("hgx-h100x8-2n");
+    static const struct {
+        CsSelectShape shape;
+        int nranks;
+        int nnodes;
+        int ranks[8];
+    } cases[] = {
+        { { 8, 2 }, 8, 2, { 0, 1, 2, 3, 8, 9, 10, 11 } },
+        { { 8, 0 }, 8, 1, { 0, 1, 2, 3, 4, 5, 6, 7 } },
+        { { 0, 1 }, 8, 1, { 0, 1, 2, 3, 4, 5, 6, 7 } },
+        { { 2, 2 }, 2, 2, { 0, 8 } },
+    };
+    g_test_summary("A shape's ranks are the GPUs a real run of that shape uses.");
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) error = NULL;
+        CsSelectShape got = { -1, -1 };
+        g_autoptr(CsTopo) sub = cs_select_shape_topo(topo, &cases[i].shape, &got, &error);
+        g_assert_no_error(error);
+        g_assert_true(sub != topo);
+        g_assert_cmpint(got.nranks, ==, cases[i].nranks);
+        g_assert_cmpint(got.nnodes, ==, cases[i].nnodes);
+        g_assert_cmpint(cs_topo_n_ranks(sub), ==, cases[i].nranks);
+        for (int r = 0; r < cases[i].nranks; r++)
+            g_assert_cmpint(cs_topo_rank_device(sub, r), ==,
+                            cs_topo_rank_device(topo, cases[i].ranks[r]));
+    }
+    static const CsSelectShape whole[] = { { 0, 0 }, { 16, 0 }, { 16, 2 }, { 0, 2 } };
+    for (gsize i = 0; i < G_N_ELEMENTS(whole); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsTopo) sub = cs_select_shape_topo(topo, &whole[i], NULL, &error);
+        g_assert_no_error(error);
+        g_assert_true(sub == topo);
+    }
+    static const struct {
+        CsSelectShape shape;
+        const char *message;
+    } bad[] = {
+        { { 32, 0 }, "hgx-h100x8-2n has only 16 ranks" },
+        { { 8, 4 }, "hgx-h100x8-2n has only 2 nodes" },
+        { { 9, 2 }, "9 ranks do not divide evenly over 2 nodes" },
+        { { 1, 2 }, "1 rank do not divide evenly over 2 nodes" },
+        { { 12, 1 }, "12 ranks on 1 node is 12 per node, but node 1 of hgx-h100x8-2n has 8" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) error = NULL;
+        CsTopo *sub = cs_select_shape_topo(topo, &bad[i].shape, NULL, &error);
+        g_assert_null(sub);
+        g_assert_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS);
+        g_assert_nonnull(strstr(error->message, bad[i].message));
+    }
+}
+
+/* Setup: 8 ranks of hgx-h100x8-2n's first node, selected on the shape's own topology and, as
+ * before shapes, as the first 8 ranks of the whole machine. Expectation: the node's NVSwitch
+ * (NVLS) is there for the shape's own topology, and the whole machine with 8 of its ranks
+ * gives algorithms no topology, so NVLS is not a candidate there. */
+static void
+test_shape_sees_topology(void)
+{
+    g_autoptr(CsTopo) topo = load("hgx-h100x8-2n");
+    g_autoptr(GError) error = NULL;
+    const CsSelectShape shape = { 8, 1 };
+    g_autoptr(CsTopo) sub = cs_select_shape_topo(topo, &shape, NULL, &error);
+    g_assert_no_error(error);
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.min_bytes = 64 << 10;
+    o.max_bytes = 512 << 10;
+    o.min_gain_pct = 0.0;
+    g_autoptr(CsSelection) own = run_select(sub, &o);
+    o.predict.nranks = 8;
+    g_autoptr(CsSelection) first = run_select(topo, &o);
+    const CsSelectTable *t_own = table_of(own, CS_OP_ALL_REDUCE);
+    const CsSelectTable *t_first = table_of(first, CS_OP_ALL_REDUCE);
+    gboolean nvls_own = FALSE;
+    gboolean nvls_first = FALSE;
+    for (guint i = 0; i < t_own->points->len; i++)
+        nvls_own
+            |= g_str_equal(g_array_index(t_own->points, CsSelectPoint, i).best.algo->name, "nvls");
+    for (guint i = 0; i < t_first->points->len; i++)
+        nvls_first |= g_str_equal(g_array_index(t_first->points, CsSelectPoint, i).best.algo->name,
+                                  "nvls");
+    g_assert_true(nvls_own);
+    g_assert_false(nvls_first);
+    g_assert_cmpint(t_own->n_candidates, >, t_first->n_candidates);
+}
+
+/* `collsim ARGS...` with @extra appended; its stdout (exit 0 asserted). */
+static char *
+run_cli(const char *const *args, const char *const *extra)
+{
+    const char *bin = g_getenv("COLLSIM_BIN");
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)bin);
+    for (int i = 0; args[i] != NULL; i++)
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    for (int i = 0; extra[i] != NULL; i++)
+        g_ptr_array_add(argv, (gpointer)extra[i]);
+    g_ptr_array_add(argv, NULL);
+    char *out = NULL;
+    g_autofree char *err = NULL;
+    int status = 0;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    g_assert_cmpstr(err, ==, "");
+    return out;
+}
+
+/* The lines of @text that are not comments, joined. */
+static char *
+data_lines(const char *text)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    GString *out = g_string_new(NULL);
+    for (int i = 0; lines[i] != NULL; i++)
+        if (lines[i][0] != '#' && lines[i][0] != '\0')
+            g_string_append_printf(out, "%s\n", lines[i]);
+    return g_string_free(out, FALSE);
+}
+
+/* The value of "#   NAME=\"...\"" or "export NAME=\"...\"" lines of @text, in order. */
+static char *
+env_values(const char *text, const char *name)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autofree char *comment = g_strdup_printf("#   %s=\"", name);
+    g_autofree char *export = g_strdup_printf("export %s=\"", name);
+    GString *out = g_string_new(NULL);
+    for (int i = 0; lines[i] != NULL; i++) {
+        const char *v = NULL;
+        if (g_str_has_prefix(lines[i], comment))
+            v = lines[i] + strlen(comment);
+        else if (g_str_has_prefix(lines[i], export))
+            v = lines[i] + strlen(export);
+        if (v != NULL)
+            g_string_append_printf(out, "%s%s", out->len > 0 ? "|" : "", v);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* Setup: `collsim select` on hgx-h100x8-2n for 8 ranks on 1 node and 16 on 2, once with
+ * --ranks 8,16 --nodes 1,2 and once per shape. Expectation: in every format the run of two
+ * shapes holds exactly the two single runs: the json array's elements are the two documents,
+ * the table is one after the other, the tuner CSV's and the measurement CSV's lines are both
+ * shapes' lines with their nNodes/nRanks, and env holds each shape's settings (exported only
+ * where both agree). */
+static void
+test_shapes_equal_single_runs(void)
+{
+    if (g_getenv("COLLSIM_BIN") == NULL) {
+        g_test_skip("COLLSIM_BIN is not set (run under meson test)");
+        return;
+    }
+    g_test_summary("Two shapes from one run equal two single-shape runs, in every format.");
+    const char *const base[]
+        = { "select", "--topo", "hgx-h100x8-2n", "--op", "allreduce,allgather", "-e", "1M", "-f",
+            "4",      NULL };
+    static const char *const formats[]
+        = { "json", "table", "nccl-tuner-csv", "nccl-measurements-csv", "env" };
+    for (gsize f = 0; f < G_N_ELEMENTS(formats); f++) {
+        const char *const both_args[]
+            = { "--ranks", "8,16", "--nodes", "1,2", "--emit", formats[f], NULL };
+        const char *const one_args[]
+            = { "--ranks", "8", "--nodes", "1", "--emit", formats[f], NULL };
+        const char *const two_args[]
+            = { "--ranks", "16", "--nodes", "2", "--emit", formats[f], NULL };
+        g_autofree char *both = run_cli(base, both_args);
+        g_autofree char *one = run_cli(base, one_args);
+        g_autofree char *two = run_cli(base, two_args);
+        g_assert_cmpstr(one, !=, two);
+        if (g_str_equal(formats[f], "json")) {
+            g_autoptr(cJSON) all = cJSON_Parse(both);
+            g_autoptr(cJSON) a = cJSON_Parse(one);
+            g_autoptr(cJSON) b = cJSON_Parse(two);
+            g_assert_true(cJSON_IsArray(all));
+            g_assert_cmpint(cJSON_GetArraySize(all), ==, 2);
+            g_assert_true(cJSON_Compare(cJSON_GetArrayItem(all, 0), a, TRUE));
+            g_assert_true(cJSON_Compare(cJSON_GetArrayItem(all, 1), b, TRUE));
+            g_assert_cmpint(json_int(a, "nranks"), ==, 8);
+            g_assert_cmpint(json_int(a, "nnodes"), ==, 1);
+            g_assert_cmpint(json_int(b, "nranks"), ==, 16);
+            g_assert_cmpint(json_int(b, "nnodes"), ==, 2);
+        }
+        else if (g_str_equal(formats[f], "table")) {
+            g_autofree char *expect = g_strconcat(one, "\n", two, NULL);
+            g_assert_cmpstr(both, ==, expect);
+        }
+        else if (g_str_equal(formats[f], "nccl-tuner-csv")) {
+            g_autofree char *rows = data_lines(both);
+            g_autofree char *rows1 = data_lines(one);
+            g_autofree char *rows2 = data_lines(two);
+            g_autofree char *expect = g_strconcat(rows1, rows2, NULL);
+            g_assert_cmpstr(rows, ==, expect);
+            g_assert_true(strstr(rows1, ",1,8,-1,-1\n") != NULL);
+            g_assert_true(strstr(rows2, ",2,16,-1,-1\n") != NULL);
+        }
+        else if (g_str_equal(formats[f], "nccl-measurements-csv")) {
+            const char *rows2 = strchr(two, '\n') + 1; /* past the header */
+            g_autofree char *expect = g_strconcat(one, rows2, NULL);
+            g_assert_cmpstr(both, ==, expect);
+        }
+        else {
+            for (int k = 0; k < 2; k++) {
+                const char *name = k == 0 ? "NCCL_ALGO" : "NCCL_PROTO";
+                g_autofree char *v = env_values(both, name);
+                g_autofree char *v1 = env_values(one, name);
+                g_autofree char *v2 = env_values(two, name);
+                const gboolean agree = g_str_equal(v1, v2);
+                g_autofree char *expect
+                    = agree ? g_strjoin("|", v1, v2, v1, NULL) : g_strjoin("|", v1, v2, NULL);
+                g_assert_cmpstr(v, ==, expect);
+            }
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -925,6 +1155,9 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &cli_cases[i], test_cli);
     }
     g_test_add_func("/select/cli/output-file", test_cli_output_file);
+    g_test_add_func("/select/shapes/placement", test_shape_placement);
+    g_test_add_func("/select/shapes/own-topology", test_shape_sees_topology);
+    g_test_add_func("/select/shapes/equal-single-runs", test_shapes_equal_single_runs);
     const int status = g_test_run();
     for (gsize i = 0; i < G_N_ELEMENTS(emit_sel); i++)
         g_clear_pointer(&emit_sel[i], cs_selection_free);

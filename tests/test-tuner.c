@@ -601,6 +601,211 @@ test_from_select(Fixture *f, gconstpointer data)
     cJSON_Delete(root);
 }
 
+/* A one-range all-reduce table for @nranks on @nnodes choosing @algo/@proto (transfer full). */
+static char *
+shape_table(int nranks, int nnodes, const char *algo, const char *proto)
+{
+    return g_strdup_printf("{ \"nranks\": %d, \"nnodes\": %d, \"collectives\": [ { "
+                           "\"collective\": \"allreduce\", \"nccl_ranges\": [ { \"min_bytes\": 0, "
+                           "\"max_bytes\": null, \"algorithm\": \"%s\", \"protocol\": \"%s\" } ] "
+                           "} ] }",
+                           nranks, nnodes, algo, proto);
+}
+
+/* Setup: tables for 8 ranks on 1 node (tree/LL), 2 on 1 (tree/Simple), 16 on 2 (ring/LL128),
+ * 8 on 2 (NVLS/Simple) and 64 on 8 (ring/Simple), each choosing a different entry.
+ * Expectation (the rule in docs/communicator-shapes.md, worked by hand): an exact shape takes
+ * its table; else the same node count and the nearest rank count by ratio (6 on 1: 8/6 < 6/2,
+ * the 8-rank table; 4 on 1: 2 and 8 are both a factor 2 away, the smaller wins; 2 on 2: 8 is
+ * nearer than 16); else on several nodes the same ranks per node and the nearest node count
+ * (24 on 3, 8 per node: 2 nodes (x1.5) before 8 (x2.67); 48 on 6: 8 nodes (x1.33) before 2
+ * (x3); 32 on 4: 2 and 8 both x2, the smaller wins; 12 on 3, 4 per node: the 8-on-2 table);
+ * 6 on 3 (2 per node) and 16 on 1 node... on 1 node the same node count. 6 on 3 has no table
+ * of 2 per node: NCCL's choice, and one line says so. One node never takes a table of
+ * several: 1 rank on 1 node takes the 2-rank one, not a multi-node table. */
+static void
+test_nearest_shape(Fixture *f, gconstpointer data)
+{
+    (void)data;
+    g_test_summary("Without a table for the communicator, the nearest by the documented rule, "
+                   "else NCCL's own choice with one log line.");
+    g_autofree char *t81 = shape_table(8, 1, "tree", "ll");
+    g_autofree char *t21 = shape_table(2, 1, "tree", "simple");
+    g_autofree char *t162 = shape_table(16, 2, "ring", "ll128");
+    g_autofree char *t82 = shape_table(8, 2, "nvls", "simple");
+    g_autofree char *t648 = shape_table(64, 8, "ring", "simple");
+    g_autofree char *json = g_strdup_printf("[ %s, %s, %s, %s, %s ]", t81, t21, t162, t82, t648);
+    write_table(f, json);
+
+    enum {
+        TREE = CS_NCCL_TUNER_ALGO_TREE,
+        RING = CS_NCCL_TUNER_ALGO_RING,
+        NVLS = CS_NCCL_TUNER_ALGO_NVLS
+    };
+    enum {
+        LL = CS_NCCL_TUNER_PROTO_LL,
+        LL128 = CS_NCCL_TUNER_PROTO_LL128,
+        SIMPLE = CS_NCCL_TUNER_PROTO_SIMPLE
+    };
+    static const struct {
+        size_t nranks;
+        size_t nnodes;
+        int algo; /* -1: NCCL's choice */
+        int proto;
+        const char *log; /* part of the one line logged at init */
+    } cases[] = {
+        { 8, 1, TREE, LL, "loaded 1 ranges (topology ?) for 8 ranks on 1 nodes" },
+        { 16, 2, RING, LL128, "loaded 1 ranges (topology ?) for 16 ranks on 2 nodes" },
+        { 6, 1, TREE, LL, "nearest, for 8 ranks on 1 nodes (the same number of nodes)" },
+        { 4, 1, TREE, SIMPLE, "nearest, for 2 ranks on 1 nodes (the same number of nodes)" },
+        { 1, 1, TREE, SIMPLE, "nearest, for 2 ranks on 1 nodes (the same number of nodes)" },
+        { 16, 1, TREE, LL, "nearest, for 8 ranks on 1 nodes (the same number of nodes)" },
+        { 2, 2, NVLS, SIMPLE, "nearest, for 8 ranks on 2 nodes (the same number of nodes)" },
+        { 24, 3, RING, LL128, "nearest, for 16 ranks on 2 nodes (the same ranks per node)" },
+        { 48, 6, RING, SIMPLE, "nearest, for 64 ranks on 8 nodes (the same ranks per node)" },
+        { 32, 4, RING, LL128, "nearest, for 16 ranks on 2 nodes (the same ranks per node)" },
+        { 12, 3, NVLS, SIMPLE, "nearest, for 8 ranks on 2 nodes (the same ranks per node)" },
+        { 6, 3, -1, -1, "no table for 6 ranks on 3 nodes, nor one near it" },
+        { 7, 3, -1, -1, "no table for 7 ranks on 3 nodes, nor one near it" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        void *ctx = NULL;
+        int channels = 0;
+        fill_table(f);
+        g_ptr_array_set_size(log_lines, 0);
+        g_assert_cmpint(
+            v5()->init(&ctx, 1, cases[i].nranks, cases[i].nnodes, mock_logger, NULL, NULL), ==,
+            CS_NCCL_SUCCESS);
+        g_assert_cmpuint(log_lines->len, ==, 1);
+        if (!log_contains(cases[i].log))
+            g_error("%zu ranks on %zu nodes: logged '%s', expected '%s'", cases[i].nranks,
+                    cases[i].nnodes, (char *)g_ptr_array_index(log_lines, 0), cases[i].log);
+        v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 20, 1, (float **)f->table, N_ALGOS,
+                            N_PROTOS, 0, &channels);
+        if (cases[i].algo < 0)
+            assert_unchanged(f);
+        else
+            assert_only_changed(f, cases[i].algo, cases[i].proto, 0.0f);
+        v5()->finalize(ctx);
+    }
+    g_assert_cmpint(log_warnings, ==, 0);
+
+    /* A file of one table is a list of one: 32 ranks on 4 nodes takes 16 on 2. */
+    write_table(f, t162);
+    void *ctx = NULL;
+    int channels = 0;
+    fill_table(f);
+    g_assert_cmpint(v5()->init(&ctx, 1, 32, 4, mock_logger, NULL, NULL), ==, CS_NCCL_SUCCESS);
+    v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, 1 << 20, 1, (float **)f->table, N_ALGOS,
+                        N_PROTOS, 0, &channels);
+    assert_only_changed(f, RING, LL128, 0.0f);
+    v5()->finalize(ctx);
+}
+
+/* The NCCL entry (algorithm, protocol) that @ranges names for @size, -1 when none. */
+static void
+range_entry(const cJSON *ranges, size_t size, int *algo, int *proto, int *channels)
+{
+    static const char *const algos[]
+        = { "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat" };
+    static const char *const protos[] = { "ll", "ll128", "simple" };
+    const cJSON *r;
+    *algo = -1;
+    *proto = -1;
+    cJSON_ArrayForEach(r, ranges)
+    {
+        const cJSON *max = cJSON_GetObjectItem(r, "max_bytes");
+        if (size < (size_t)cJSON_GetObjectItem(r, "min_bytes")->valuedouble
+            || (!cJSON_IsNull(max) && size > (size_t)max->valuedouble))
+            continue;
+        for (int i = 0; i < N_ALGOS; i++)
+            if (strcmp(algos[i], cJSON_GetObjectItem(r, "algorithm")->valuestring) == 0)
+                *algo = i;
+        for (int i = 0; i < N_PROTOS; i++)
+            if (strcmp(protos[i], cJSON_GetObjectItem(r, "protocol")->valuestring) == 0)
+                *proto = i;
+        *channels = (int)cJSON_GetObjectItem(r, "channels")->valuedouble;
+        return;
+    }
+}
+
+/* Setup: `collsim select --ranks 8,16,8 --nodes 1,2,2 --emit json` on hgx-h100x8-2n, the
+ * plugin initialised by NCCL's ABI for each of the three communicators. Expectation: at every
+ * probed size the entry set to 0 and the channel count are those of the table for that
+ * communicator's nRanks and nNodes, and the tables differ somewhere, so a wrong pick fails. */
+static void
+test_shapes_from_select(Fixture *f, gconstpointer data)
+{
+    const char *bin = g_getenv("COLLSIM_BIN");
+    (void)data;
+    if (bin == NULL) {
+        g_test_skip("COLLSIM_BIN is not set (run under meson test)");
+        return;
+    }
+    g_test_summary("Of the tables of several shapes from one select run, the plugin applies the "
+                   "one of its communicator's shape.");
+    const char *argv[] = { bin,      "select", "--topo",   "hgx-h100x8-2n", "--op",    "allreduce",
+                           "-e",     "64M",    "--ranks",  "8,16,8",        "--nodes", "1,2,2",
+                           "--emit", "json",   "--output", f->file,         NULL };
+    int status = 0;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                               &status, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(status, ==, 0);
+    g_setenv("COLLSIM_TUNER_FILE", f->file, TRUE);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(f->file, &text, NULL, &error));
+    cJSON *root = cJSON_Parse(text);
+    g_assert_true(cJSON_IsArray(root));
+    g_assert_cmpint(cJSON_GetArraySize(root), ==, 3);
+
+    static const size_t sizes[] = { 8, 4096, 65536, 1 << 20, 8 << 20, 64 << 20 };
+    int differ = 0;
+    for (int k = 0; k < 3; k++) {
+        const cJSON *table = cJSON_GetArrayItem(root, k);
+        const size_t nranks = (size_t)cJSON_GetObjectItem(table, "nranks")->valuedouble;
+        const size_t nnodes = (size_t)cJSON_GetObjectItem(table, "nnodes")->valuedouble;
+        const cJSON *ranges = cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(table, "collectives"), 0), "nccl_ranges");
+        void *ctx = NULL;
+        g_assert_cmpint(v5()->init(&ctx, 1, nranks, nnodes, mock_logger, NULL, NULL), ==,
+                        CS_NCCL_SUCCESS);
+        for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+            int algo;
+            int proto;
+            int want_channels = 0;
+            int channels = 0;
+            range_entry(ranges, sizes[i], &algo, &proto, &want_channels);
+            g_assert_cmpint(algo, >=, 0);
+            /* Every entry usable, so the table's entry is always the one set. */
+            for (int a = 0; a < N_ALGOS; a++)
+                for (int p = 0; p < N_PROTOS; p++)
+                    f->table[a][p] = 10.0f + a * 3.0f + p;
+            memcpy(f->before, f->table, sizeof(f->table));
+            v5()->get_coll_info(ctx, CS_NCCL_COLL_ALL_REDUCE, sizes[i], 1, (float **)f->table,
+                                N_ALGOS, N_PROTOS, 0, &channels);
+            assert_only_changed(f, algo, proto, 0.0f);
+            g_assert_cmpint(channels, ==, want_channels > 0 ? want_channels : 0);
+            /* Against the other tables: does any name another entry here? */
+            for (int j = 0; j < 3; j++) {
+                int a2;
+                int p2;
+                int c2 = 0;
+                const cJSON *other = cJSON_GetObjectItem(
+                    cJSON_GetArrayItem(
+                        cJSON_GetObjectItem(cJSON_GetArrayItem(root, j), "collectives"), 0),
+                    "nccl_ranges");
+                range_entry(other, sizes[i], &a2, &p2, &c2);
+                differ += a2 != algo || p2 != proto || c2 != want_channels;
+            }
+        }
+        v5()->finalize(ctx);
+    }
+    g_assert_cmpint(differ, >, 0);
+    cJSON_Delete(root);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -616,6 +821,10 @@ main(int argc, char **argv)
                fixture_teardown);
     g_test_add("/tuner/apply/array-of-tables", Fixture, NULL, fixture_setup, test_array_of_tables,
                fixture_teardown);
+    g_test_add("/tuner/apply/nearest-shape", Fixture, NULL, fixture_setup, test_nearest_shape,
+               fixture_teardown);
+    g_test_add("/tuner/apply/shapes-from-select", Fixture, NULL, fixture_setup,
+               test_shapes_from_select, fixture_teardown);
     g_test_add("/tuner/soft/unset", Fixture, NULL, fixture_setup, test_unset, fixture_teardown);
     g_test_add("/tuner/apply/from-select", Fixture, NULL, fixture_setup, test_from_select,
                fixture_teardown);

@@ -2,8 +2,8 @@
 /* Calibration: fits the free parameters of a topology to measured traces with GSL's
  * trust-region Levenberg-Marquardt on the relative time error of every row, under a Cauchy
  * loss by default (below), and reports the fitted values with their uncertainties
- * (covariance of the fit scaled by the variance of its residuals: under the Cauchy loss the
- * damped ones, so a row the loss discounts widens no sigma). Parameters live in log space: value =
+ * (the sandwich covariance, each row weighed by its own residual, under the Cauchy loss the
+ * damped one, so a row the loss discounts widens no sigma). Parameters live in log space: value =
  * initial * exp(theta), so they stay positive and the fit is scale-free. */
 #include "analysis/calibrate.h"
 
@@ -499,6 +499,162 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
         memcpy(ctx->free_index, keep->data, keep->len * sizeof(int));
 }
 
+/* ---- The Jacobian behind the uncertainties ---- */
+
+/* Step of the difference quotients for the uncertainties, in log space: 1% of the value,
+ * far above the picosecond rounding of simulated times (a 1e-4 step moves a 1 us prediction
+ * by 100 ps) and far below what a fit resolves. */
+#define SIGMA_STEP 0.01
+
+/* The rows' residuals at @theta with free parameter @j moved by @dtheta, into @f. */
+static gboolean
+residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_vector *f)
+{
+    g_autofree double *values = g_new(double, ctx->params->len);
+    gsl_vector *moved = gsl_vector_alloc(theta->size);
+    gsl_vector_memcpy(moved, theta);
+    gsl_vector_set(moved, j, gsl_vector_get(theta, j) + dtheta);
+    values_from_theta(ctx, moved, values);
+    gsl_vector_free(moved);
+    g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
+    return residuals_for(ctx, topo, f);
+}
+
+/* The Jacobian of fit_f() at @theta for the covariance, into @jac ((n + p) x p).
+ *
+ * A simulated time is piecewise smooth in the parameters, not smooth: where two transfers
+ * reach a link at nearly the same time, a small move of a latency swaps their order and the
+ * time jumps (on dgx-h100x4's 1 MiB all-reduce row, LL.hop.nvlink moved by 1e-4 of its value
+ * jumps the time by 0.9%). GSL's own Jacobian is a forward difference at a 1e-4 step; one
+ * that straddles such a jump reads as a derivative of -222 where the smooth response is 0.2,
+ * and since a covariance is the inverse of J^T J, that one entry shrank LL.hop.nvlink's 1-sigma
+ * 1000-fold (258 ps against 240 ns with four parameters held). A jump is not a sensitivity.
+ * So every entry here is a difference quotient over SIGMA_STEP on the side where the
+ * response is smooth: on each side the quotients over one and two steps must agree (a jump
+ * inside either interval makes them differ by at least half the jump over the step); the
+ * central quotient where both sides agree, else the side that agrees better. The prior's rows
+ * are exact: prior_weight on the diagonal. */
+static gboolean
+sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_matrix *jac)
+{
+    const int n = (int)ctx->rows->len;
+    const int p = ctx->n_free;
+    const double h = SIGMA_STEP;
+    gsl_vector *fp1 = gsl_vector_alloc(n);
+    gsl_vector *fp2 = gsl_vector_alloc(n);
+    gsl_vector *fm1 = gsl_vector_alloc(n);
+    gsl_vector *fm2 = gsl_vector_alloc(n);
+    gboolean ok = TRUE;
+
+    gsl_matrix_set_zero(jac);
+    for (int j = 0; j < p && ok; j++) {
+        ok = residuals_moved(ctx, theta, j, h, fp1) && residuals_moved(ctx, theta, j, 2 * h, fp2)
+             && residuals_moved(ctx, theta, j, -h, fm1)
+             && residuals_moved(ctx, theta, j, -2 * h, fm2);
+        for (int i = 0; i < n && ok; i++) {
+            const double f = gsl_vector_get(f0, i);
+            const double up1 = (gsl_vector_get(fp1, i) - f) / h;
+            const double up2 = (gsl_vector_get(fp2, i) - f) / (2 * h);
+            const double down1 = (f - gsl_vector_get(fm1, i)) / h;
+            const double down2 = (f - gsl_vector_get(fm2, i)) / (2 * h);
+            const double bend_up = fabs(up1 - up2);
+            const double bend_down = fabs(down1 - down2);
+            /* Smooth: the quotients differ by the curvature only, a few percent of them at a
+             * 1% step; 1e-4 absorbs the picosecond rounding of a 1 us time. */
+            const double tol = 0.05 * (fabs(up1) + fabs(down1)) + 1e-4;
+            double d;
+            if (bend_up <= tol && bend_down <= tol)
+                d = 0.5 * (up1 + down1);
+            else
+                d = bend_up <= bend_down ? up1 : down1;
+            gsl_matrix_set(jac, i, j, d);
+        }
+        gsl_matrix_set(jac, n + j, j, ctx->prior_weight);
+    }
+    gsl_vector_free(fp1);
+    gsl_vector_free(fp2);
+    gsl_vector_free(fm1);
+    gsl_vector_free(fm2);
+    return ok;
+}
+
+/* The covariance of the fitted log-parameters, into @covar (p x p), from the Jacobian @jac
+ * ((n + p) x p, the rows' then the prior's) and the rows' residuals @f (n): the
+ * heteroskedasticity-consistent "sandwich" A^-1 B A^-1 (White, Econometrica 48(4), 1980),
+ * where A = J^T J is the curvature of the objective, prior included, and
+ * B = sum_i (r_i / (1 - h_i))^2 g_i g_i^T the spread of the rows' own gradients g_i, each
+ * residual r_i divided by one minus its leverage h_i = g_i^T A^-1 g_i (HC3: MacKinnon & White,
+ * J. Econometrics 29, 1985, for few rows: a row that pulls the fit onto itself shows too
+ * small a residual). The prior's rows are pseudo-measurements in the rows' units (an e-fold
+ * costs prior_weight, as a row's error would): each enters B with the rows' pooled variance
+ * chisq / (n - p), so a direction only the prior holds (two parameters with the same effect
+ * on every row) keeps the prior's width, s / prior_weight in log space, and reads as not
+ * determined, instead of the zero a data-only B would give it.
+ *
+ * Why not the textbook (J^T J)^-1 chisq / (n - p): that assumes every row equally noisy, and
+ * a trace is not: its latency rows miss by several percent (what the model leaves out), its
+ * bandwidth rows by a fraction of one. One pooled variance then overstates the uncertainty of
+ * what the bandwidth rows determine (nvswitch.bandwidth: 2x the spread of a bootstrap over
+ * the rows, on the 4 x H100 log) and understates what the latency rows do (gpu.launch: half
+ * of it). The sandwich weighs each row by its own residual, which is what resampling the rows
+ * measures (tests/test-calibrate.c, /calibrate/sigma/bootstrap). */
+/* How many rows parameter @j draws on: the participation ratio (sum g^2)^2 / sum g^4 of its
+ * column of the rows' Jacobian @jac (@n rows), the inverse Simpson index of the squared
+ * sensitivities (Simpson, Nature 163, 1949): k rows that see it equally give k, one row that
+ * sees it far more than the rest gives about 1. */
+static double
+rows_seen(const gsl_matrix *jac, int n, int j)
+{
+    double s2 = 0.0;
+    double s4 = 0.0;
+    for (int i = 0; i < n; i++) {
+        const double g2 = gsl_matrix_get(jac, i, j) * gsl_matrix_get(jac, i, j);
+        s2 += g2;
+        s4 += g2 * g2;
+    }
+    return s4 > 0.0 ? s2 * s2 / s4 : 0.0;
+}
+
+static void
+sandwich_covariance(const gsl_matrix *jac, const gsl_vector *f, gsl_matrix *covar)
+{
+    const size_t n = f->size;
+    const size_t p = jac->size2;
+    gsl_matrix *bread = gsl_matrix_alloc(p, p);
+    gsl_matrix *meat = gsl_matrix_calloc(p, p);
+    gsl_matrix *half = gsl_matrix_alloc(p, p);
+
+    /* A^-1 by GSL's QR with column pivoting: a direction no row and no prior sees gets 0. */
+    gsl_multifit_nlinear_covar(jac, 0.0, bread);
+    for (size_t i = 0; i < n; i++) {
+        double lev = 0.0;
+        for (size_t a = 0; a < p; a++)
+            for (size_t b = 0; b < p; b++)
+                lev += gsl_matrix_get(jac, i, a) * gsl_matrix_get(bread, a, b)
+                       * gsl_matrix_get(jac, i, b);
+        const double shrink = MAX(1e-6, 1.0 - lev);
+        const double r2 = gsl_vector_get(f, i) * gsl_vector_get(f, i) / (shrink * shrink);
+        for (size_t a = 0; a < p; a++)
+            for (size_t b = 0; b < p; b++)
+                *gsl_matrix_ptr(meat, a, b)
+                    += r2 * gsl_matrix_get(jac, i, a) * gsl_matrix_get(jac, i, b);
+    }
+    double chisq = 0.0;
+    for (size_t i = 0; i < n; i++)
+        chisq += gsl_vector_get(f, i) * gsl_vector_get(f, i);
+    const double pooled = chisq / (double)(n > p ? n - p : 1);
+    for (size_t i = n; i < jac->size1; i++)
+        for (size_t a = 0; a < p; a++)
+            for (size_t b = 0; b < p; b++)
+                *gsl_matrix_ptr(meat, a, b)
+                    += pooled * gsl_matrix_get(jac, i, a) * gsl_matrix_get(jac, i, b);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, bread, meat, 0.0, half);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, half, bread, 0.0, covar);
+    gsl_matrix_free(half);
+    gsl_matrix_free(meat);
+    gsl_matrix_free(bread);
+}
+
 /**
  * cs_calibrate_fit:
  * The choice (algorithm, protocol, channels) of every row is frozen at what the datasheet
@@ -618,21 +774,36 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
     cal->iterations = (int)gsl_multifit_nlinear_niter(w);
 
     gsl_matrix *covar = gsl_matrix_alloc(p, p);
-    gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, covar);
-    double chisq;
-    gsl_blas_ddot(f, f, &chisq);
-    const double dof = n > p ? n - p : 1;
+    gsl_matrix *jac = gsl_matrix_alloc(n + p, p);
+    if (!sigma_jacobian(&ctx, theta, f, jac)) {
+        gsl_matrix_free(jac);
+        gsl_matrix_free(covar);
+        gsl_multifit_nlinear_free(w);
+        g_propagate_error(error, ctx.error);
+        g_free(ctx.free_index);
+        return NULL;
+    }
+    /* Rows' worth of information per parameter, before the Jacobian goes. */
+    g_autofree double *seen = g_new(double, p);
+    for (int j = 0; j < p; j++)
+        seen[j] = rows_seen(jac, n, j);
+    sandwich_covariance(jac, f, covar);
+    gsl_matrix_free(jac);
 
     g_autofree double *values = g_new(double, cal->params->len);
     values_from_theta(&ctx, theta, values);
     for (int j = 0; j < p; j++) {
         CsCalibParam *cp = &g_array_index(cal->params, CsCalibParam, ctx.free_index[j]);
         const double var = gsl_matrix_get(covar, j, j);
-        const double sigma_log = var > 0 ? sqrt(var * chisq / dof) : NAN;
+        const double sigma_log = var > 0 ? sqrt(var) : NAN;
         /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact";
-         * and beyond one e-fold in log space the linearised sigma means nothing either: the
-         * data cannot tell this parameter from another. */
-        cp->sigma = sigma_log > 0 && sigma_log < 1.0 ? values[ctx.free_index[j]] * sigma_log : NAN;
+         * beyond one e-fold in log space the linearised sigma means nothing either: the
+         * data cannot tell this parameter from another. And a parameter one row determines
+         * is fitted to that row: no spread of rows is left to say how far it may be off. */
+        cp->rows_seen = seen[j];
+        cp->sigma = sigma_log > 0 && sigma_log < 1.0 && seen[j] >= CS_CALIB_MIN_ROWS_SEEN
+                        ? values[ctx.free_index[j]] * sigma_log
+                        : NAN;
         const double t = gsl_vector_get(theta, j);
         cp->at_bound = t <= -THETA_LIMIT + 1e-9 || t >= theta_max(&ctx, j) - 1e-9;
     }
@@ -678,6 +849,8 @@ cs_calibration_params_to_json(const CsCalibration *calibration)
         cJSON_AddNumberToObject(o, "fitted", p->fitted);
         if (!isnan(p->sigma))
             cJSON_AddNumberToObject(o, "sigma", p->sigma);
+        if (p->free)
+            cJSON_AddNumberToObject(o, "rows_seen", round(p->rows_seen * 100) / 100);
         cJSON_AddBoolToObject(o, "free", p->free);
         cJSON_AddBoolToObject(o, "held", p->held);
         cJSON_AddBoolToObject(o, "excluded", p->excluded);
@@ -733,8 +906,10 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
     g_autofree char *method = g_strdup_printf(
         "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the relative time error "
         "of every row, %s, with a Gaussian prior in log space toward the datasheet values "
-        "(weight %g per e-fold); 1-sigma uncertainties from the covariance scaled by the "
-        "variance of the fit's residuals",
+        "(weight %g per e-fold); 1-sigma uncertainties from the heteroskedasticity-consistent "
+        "(HC3 sandwich) covariance, on a Jacobian of difference quotients over 1%% of each "
+        "value taken on the smooth side of the simulation's jumps; none for a parameter fewer "
+        "than 2 rows' worth of the data see (rows_seen)",
         loss, calibration->prior_weight);
     if (calibration->loss == CS_CALIB_LOSS_CAUCHY)
         cJSON_AddNumberToObject(cal, "cauchy_scale", CS_CALIB_CAUCHY_SCALE);

@@ -44,7 +44,7 @@ typedef struct {
     double initial;    /* the topology's value (s or bytes/s) */
     double fitted;     /* after the fit */
     double sigma;      /* 1-sigma uncertainty of @fitted, same unit; NaN if not
-                        * identifiable from the data */
+                        * identifiable from the data, or seen by one row only */
     gboolean free;     /* FALSE: kept at @initial, because no row depends on it or ... */
     gboolean held;     /* ... the rows are no more than the parameters they see, and
                         * others are better determined */
@@ -52,7 +52,13 @@ typedef struct {
                         * no link carries more than it signals), INFINITY when none */
     gboolean at_bound; /* the fit ran into @max, or into the e^4 (55x) limit of its range */
     gboolean excluded; /* not among the parameters asked for (--params): kept at @initial */
+    double rows_seen;  /* rows' worth of the data it draws on (participation ratio of its
+                        * sensitivities); below CS_CALIB_MIN_ROWS_SEEN it has no @sigma */
 } CsCalibParam;
+
+/* A parameter fitted to fewer rows' worth of data than this (rows_seen) is what those rows
+ * say, with no spread of rows to give it an uncertainty. */
+#define CS_CALIB_MIN_ROWS_SEEN 2.0
 
 /**
  * CsCalibLoss:

@@ -479,14 +479,34 @@ prediction_json(const CsReport *report, const CsPrediction *p)
     return o;
 }
 
+/* Headers that are counts ("# gpus: 4" in the text): numbers in JSON. */
+static const char *const count_headers[] = { "gpus", "nodes", "ranks" };
+
+/* One header into @headers: a count header whose value is a whole number as a JSON number,
+ * anything else as the text it is. */
+static void
+add_header_json(cJSON *headers, const char *key, const char *value)
+{
+    guint64 n = 0;
+    for (gsize i = 0; i < G_N_ELEMENTS(count_headers); i++) {
+        /* 2^53: every count a double holds exactly. */
+        if (g_str_equal(key, count_headers[i])
+            && g_ascii_string_to_unsigned(value, 10, 0, G_GUINT64_CONSTANT(1) << 53, &n, NULL)) {
+            cJSON_AddNumberToObject(headers, key, (double)n);
+            return;
+        }
+    }
+    cJSON_AddStringToObject(headers, key, value);
+}
+
 static char *
 to_json(const CsReport *report)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
     cJSON *headers = cJSON_AddObjectToObject(root, "headers");
     for (guint i = 0; i < report->keys->len; i++)
-        cJSON_AddStringToObject(headers, g_ptr_array_index(report->keys, i),
-                                g_ptr_array_index(report->values, i));
+        add_header_json(headers, g_ptr_array_index(report->keys, i),
+                        g_ptr_array_index(report->values, i));
     cJSON_AddStringToObject(root, "collective", cs_op_name(report->op));
     cJSON_AddNumberToObject(root, "ranks", report->nranks);
     cJSON_AddStringToObject(root, "type", cs_dtype_name(report->dtype));

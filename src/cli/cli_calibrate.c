@@ -48,7 +48,9 @@ print_params(const CsCalibration *cal)
         const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
         g_autofree char *a = format_value(p, p->initial);
         g_autofree char *b = format_value(p, p->fitted);
-        g_autofree char *s = p->free       ? format_value(p, p->sigma)
+        g_autofree char *s = p->free && isnan(p->sigma) && p->rows_seen < CS_CALIB_MIN_ROWS_SEEN
+                                 ? g_strdup("1 row")
+                             : p->free     ? format_value(p, p->sigma)
                              : p->excluded ? g_strdup("excluded")
                              : p->held     ? g_strdup("held")
                                            : g_strdup("fixed");
@@ -60,7 +62,8 @@ print_params(const CsCalibration *cal)
                    : "  (at the fit's 55x bound)");
     }
     printf("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
-           "an e-fold); 'fixed': no row depends on it; 'held': no more rows than parameters, and "
+           "an e-fold); '1 row': fitted to what one row says, no spread of rows to give it a "
+           "1-sigma; 'fixed': no row depends on it; 'held': no more rows than parameters, and "
            "the rows determine the others better; 'excluded': not among --params\n");
 }
 
@@ -138,10 +141,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "rest, as validate does; --pick), plus a weak prior toward the datasheet\n"
             "values (an e-fold change of one parameter costs as much as a 2% error on\n"
             "one row; --prior-weight), so what the data cannot separate stays put.\n"
-            "Uncertainties are 1-sigma from the covariance scaled by the variance of the\n"
-            "fit's residuals (under the Cauchy loss the damped ones, so they are smaller\n"
-            "than least squares' where rows are far off); '?' marks a parameter the data\n"
-            "cannot separate from another.\n"
+            "Uncertainties are 1-sigma from the sandwich covariance (HC3: each row weighed\n"
+            "by its own residual, under the Cauchy loss the damped one), which agrees with a\n"
+            "bootstrap over the rows; '?' marks a parameter the data cannot separate from\n"
+            "another, '1 row' one that a single row determines.\n"
             "The output file says plainly that its numbers are fitted, names the traces\n"
             "(calibrated_from) and lists every parameter beside its datasheet value.",
             error))

@@ -42,6 +42,12 @@ static const char description[]
       "over NCCL's pick. --min-gain 0 tabulates the plain fastest per size, as --compare does\n"
       "unless --min-gain is given.\n"
       "\n"
+      "--ranks N,N... and --nodes M,M... select for several communicator shapes in one run\n"
+      "(paired value by value, a single value going with all): N/M ranks on each of the\n"
+      "first M nodes, or without --nodes the first N ranks, each on a topology of just its\n"
+      "GPUs. Every --emit format then holds one table per shape: json an array, which the\n"
+      "tuner plugin picks from by the communicator's ranks and nodes.\n"
+      "\n"
       "--emit:\n"
       "  table                  the human table (default)\n"
       "  json                   the table as JSON, read by libnccl-tuner-collsim.so:\n"
@@ -57,26 +63,23 @@ static const char description[]
       "  collsim select --topo dgx-h100x8\n"
       "  collsim select --topo dgx-h100x8 --op allreduce --emit json --output table.json\n"
       "  collsim select --topo hgx-h100x8-2n --emit nccl-tuner-csv --output nccl_tuner.conf\n"
+      "  collsim select --topo hgx-h100x8-16n --op allreduce --ranks 8,16,32 --nodes 1,2,4 \\\n"
+      "      --emit json --output table.json\n"
       "  collsim select --topo dgx-h100x8 --op allreduce --compare nccl:2.19";
-
-typedef enum {
-    EMIT_TABLE,
-    EMIT_JSON,
-    EMIT_ENV,
-    EMIT_TUNER_CSV,
-    EMIT_MEASUREMENTS_CSV,
-} Emit;
 
 static const struct {
     const char *name;
-    Emit emit;
+    CsSelectFormat emit;
 } emits[] = {
-    { "table", EMIT_TABLE },
-    { "json", EMIT_JSON },
-    { "env", EMIT_ENV },
-    { "nccl-tuner-csv", EMIT_TUNER_CSV },
-    { "nccl-measurements-csv", EMIT_MEASUREMENTS_CSV },
+    { "table", CS_SELECT_FORMAT_TABLE },
+    { "json", CS_SELECT_FORMAT_JSON },
+    { "env", CS_SELECT_FORMAT_ENV },
+    { "nccl-tuner-csv", CS_SELECT_FORMAT_TUNER_CSV },
+    { "nccl-measurements-csv", CS_SELECT_FORMAT_MEASUREMENTS_CSV },
 };
+
+/* At most this many shapes in one run: each is a whole selection. */
+#define MAX_SHAPES 64
 
 typedef struct {
     char *topo;
@@ -87,10 +90,11 @@ typedef struct {
     char *compare;
     char *emit;
     char *output;
+    char *ranks;
+    char *nodes;
     gint64 min_bytes;
     gint64 max_bytes;
     gint64 factor;
-    gint64 ranks;
     gint64 channels;
     gint64 max_events;
     gboolean nccl_only;
@@ -110,12 +114,95 @@ select_options_clear(SelectOptions *o)
     g_free(o->compare);
     g_free(o->emit);
     g_free(o->output);
+    g_free(o->ranks);
+    g_free(o->nodes);
     g_free(o->min_gain);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SelectOptions, select_options_clear)
 
 static const char *prog = "collsim select";
+
+/* @text, a comma list of whole numbers of at least 1, appended to @out (int). */
+static gboolean
+parse_list(const char *flag, const char *text, GArray *out, GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    const guint n = g_strv_length(items);
+    if (n > MAX_SHAPES)
+        return cs_cli_usage_error(error, prog, "%s %s: %u values; at most %d shapes in one run",
+                                  flag, text, n, MAX_SHAPES);
+    for (guint i = 0; i < n; i++) {
+        const char *item = g_strstrip(items[i]);
+        guint64 v = 0;
+        if (item[0] == '\0')
+            return cs_cli_usage_error(error, prog, "%s \"%s\": value %u is empty", flag, text,
+                                      i + 1);
+        if (!g_ascii_string_to_unsigned(item, 10, 0, G_MAXINT, &v, NULL))
+            return cs_cli_usage_error(error, prog,
+                                      "%s %s: \"%s\" is not a whole number (at most %d)", flag,
+                                      text, item, G_MAXINT);
+        if (v == 0)
+            return cs_cli_usage_error(error, prog, "%s %s: 0 is not a count (at least 1)", flag,
+                                      text);
+        const int value = (int)v;
+        g_array_append_val(out, value);
+    }
+    return TRUE;
+}
+
+/* "--ranks 8 --nodes 1", naming only the flags given (transfer full). */
+static char *
+shape_flags(const CsSelectShape *shape)
+{
+    g_autofree char *r = shape->nranks > 0 ? g_strdup_printf("--ranks %d", shape->nranks) : NULL;
+    g_autofree char *n = shape->nnodes > 0 ? g_strdup_printf("--nodes %d", shape->nnodes) : NULL;
+    return g_strjoin(" ", r != NULL ? r : n, r != NULL ? n : NULL, NULL);
+}
+
+/* The shapes --ranks and --nodes ask for: paired value by value, a single value going with
+ * every value of the other list; one shape of the whole machine when neither is given. */
+static GArray *
+parse_shapes(const char *ranks, const char *nodes, GError **error)
+{
+    g_autoptr(GArray) r = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) m = g_array_new(FALSE, FALSE, sizeof(int));
+    if (ranks != NULL && !parse_list("--ranks", ranks, r, error))
+        return NULL;
+    if (nodes != NULL && !parse_list("--nodes", nodes, m, error))
+        return NULL;
+    if (r->len > 1 && m->len > 1 && r->len != m->len) {
+        cs_cli_usage_error(error, prog,
+                           "--ranks %s --nodes %s: %u rank counts and %u node counts (give one "
+                           "node count per rank count, or one for all)",
+                           ranks, nodes, r->len, m->len);
+        return NULL;
+    }
+    const guint n = MAX(1, MAX(r->len, m->len));
+    GArray *shapes = g_array_sized_new(FALSE, TRUE, sizeof(CsSelectShape), n);
+    for (guint i = 0; i < n; i++) {
+        CsSelectShape shape = { 0, 0 };
+        if (r->len > 0)
+            shape.nranks = g_array_index(r, int, r->len == 1 ? 0 : i);
+        if (m->len > 0)
+            shape.nnodes = g_array_index(m, int, m->len == 1 ? 0 : i);
+        for (guint j = 0; j < i; j++) {
+            const CsSelectShape *other = &g_array_index(shapes, CsSelectShape, j);
+            if (other->nranks == shape.nranks && other->nnodes == shape.nnodes) {
+                g_autofree char *flags = shape_flags(&shape);
+                g_autofree char *gr = ranks != NULL ? g_strdup_printf("--ranks %s", ranks) : NULL;
+                g_autofree char *gm = nodes != NULL ? g_strdup_printf("--nodes %s", nodes) : NULL;
+                g_autofree char *given
+                    = g_strjoin(" ", gr != NULL ? gr : gm, gr != NULL ? gm : NULL, NULL);
+                g_array_unref(shapes);
+                cs_cli_usage_error(error, prog, "%s: the shape %s is listed twice", given, flags);
+                return NULL;
+            }
+        }
+        g_array_append_val(shapes, shape);
+    }
+    return shapes;
+}
 
 /**
  * cs_cli_select:
@@ -147,8 +234,13 @@ cs_cli_select(int argc, char **argv, GError **error)
           "Grid factor, at least 2 (default 2)", "F" },
         { "datatype", 'd', 0, G_OPTION_ARG_STRING, &o.dtype,
           "Datatype, sets the crossover granularity (default float)", "TYPE" },
-        { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
-          "Use the first N ranks of the topology (default all)", "N" },
+        { "ranks", 0, 0, G_OPTION_ARG_STRING, &o.ranks,
+          "Communicator sizes, a comma list: one table per shape (default all the ranks)",
+          "N[,N...]" },
+        { "nodes", 0, 0, G_OPTION_ARG_STRING, &o.nodes,
+          "The nodes each --ranks spans, a comma list (default: the nodes the first N ranks "
+          "fill)",
+          "M[,M...]" },
         { "channels", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Force the channel count (default: per algorithm and size, as NCCL does)", "N" },
         { "model", 0, 0, G_OPTION_ARG_STRING, &o.model,
@@ -179,13 +271,8 @@ cs_cli_select(int argc, char **argv, GError **error)
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
-        { "minbytes", &o.min_bytes },
-        { "maxbytes", &o.max_bytes },
-        { "stepfactor", &o.factor },
-        { "ranks", &o.ranks },
-        { "channels", &o.channels },
-        { "max-events", &o.max_events },
-        { NULL, NULL },
+        { "minbytes", &o.min_bytes }, { "maxbytes", &o.max_bytes },    { "stepfactor", &o.factor },
+        { "channels", &o.channels },  { "max-events", &o.max_events }, { NULL, NULL },
     };
     if (!cs_cli_parse_units(&argc, &argv, entries, targets, "", summary, description, error))
         return FALSE;
@@ -201,7 +288,7 @@ cs_cli_select(int argc, char **argv, GError **error)
         return cs_cli_flag_error(error, prog, "--op", cause);
     if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &sopts.predict.dtype, &cause))
         return cs_cli_flag_error(error, prog, "-d", cause);
-    Emit emit = EMIT_TABLE;
+    CsSelectFormat emit = CS_SELECT_FORMAT_TABLE;
     if (o.emit != NULL) {
         gsize i;
         for (i = 0; i < G_N_ELEMENTS(emits); i++)
@@ -277,10 +364,14 @@ cs_cli_select(int argc, char **argv, GError **error)
                                       "--compare holds NCCL's model against collsim's engine; "
                                       "it does not combine with --model %s",
                                       o.model);
-        if (emit != EMIT_TABLE && emit != EMIT_JSON)
+        if (emit != CS_SELECT_FORMAT_TABLE && emit != CS_SELECT_FORMAT_JSON)
             return cs_cli_usage_error(error, prog,
                                       "--compare prints a table or JSON (--emit table|json)");
     }
+
+    g_autoptr(GArray) shapes = parse_shapes(o.ranks, o.nodes, error);
+    if (shapes == NULL)
+        return FALSE;
 
     if (!cs_cli_check_output(prog, "--output", o.output, error))
         return FALSE;
@@ -288,43 +379,49 @@ cs_cli_select(int argc, char **argv, GError **error)
     g_autoptr(CsTopo) topo = cs_cli_load_topo(prog, o.topo, o.sets, error);
     if (topo == NULL)
         return FALSE;
-    if (o.ranks > cs_topo_n_ranks(topo))
-        return cs_cli_usage_error(error, prog, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks",
-                                  o.ranks, cs_topo_name(topo), cs_topo_n_ranks(topo));
-    sopts.predict.nranks = (int)o.ranks;
 
-    g_autoptr(CsSelection) sel = NULL;
-    if (o.compare != NULL)
-        sel = cs_select_compare(topo, &sopts, o.compare, error);
-    else
-        sel = cs_select_run(topo, &sopts, error);
-    if (sel == NULL) {
-        /* Options the selection refuses (nothing to select under NCCL's model, sizes) are
-         * usage errors; anything else keeps its domain. */
-        if (error != NULL && *error != NULL && (*error)->domain == CS_SELECT_ERROR
-            && (*error)->code != CS_SELECT_ERROR_UNSERVED) {
-            GError *inner = g_steal_pointer(error);
-            cs_cli_usage_error(error, prog, "%s", inner->message);
-            g_error_free(inner);
+    /* Every shape is checked against the machine before any is selected. */
+    g_autoptr(GPtrArray) topos = g_ptr_array_new_with_free_func((GDestroyNotify)cs_topo_unref);
+    for (guint i = 0; i < shapes->len; i++) {
+        const CsSelectShape *shape = &g_array_index(shapes, CsSelectShape, i);
+        CsTopo *sub = cs_select_shape_topo(topo, shape, NULL, &cause);
+        if (sub == NULL) {
+            g_autofree char *flags = shape_flags(shape);
+            cs_cli_usage_error(error, prog, "%s: %s", flags, cause->message);
+            g_clear_error(&cause);
             return FALSE;
         }
-        g_prefix_error(error, "%s: ", prog);
-        return FALSE;
+        g_ptr_array_add(topos, sub);
     }
 
-    g_autofree char *text = NULL;
+    g_autoptr(GPtrArray) sels = g_ptr_array_new_with_free_func((GDestroyNotify)cs_selection_free);
+    for (guint i = 0; i < topos->len; i++) {
+        const CsTopo *sub = g_ptr_array_index(topos, i);
+        CsSelection *sel = NULL;
+        sopts.predict.nranks = 0; /* all of the shape's ranks */
+        if (o.compare != NULL)
+            sel = cs_select_compare(sub, &sopts, o.compare, error);
+        else
+            sel = cs_select_run(sub, &sopts, error);
+        if (sel == NULL) {
+            /* Options the selection refuses (nothing to select under NCCL's model, sizes) are
+             * usage errors; anything else keeps its domain. */
+            if (error != NULL && *error != NULL && (*error)->domain == CS_SELECT_ERROR
+                && (*error)->code != CS_SELECT_ERROR_UNSERVED) {
+                GError *inner = g_steal_pointer(error);
+                cs_cli_usage_error(error, prog, "%s", inner->message);
+                g_error_free(inner);
+                return FALSE;
+            }
+            g_prefix_error(error, "%s: ", prog);
+            return FALSE;
+        }
+        g_ptr_array_add(sels, sel);
+    }
+
     if (o.compare != NULL)
-        text = emit == EMIT_JSON ? cs_selection_compare_to_json(sel)
-                                 : cs_selection_compare_to_table(sel);
-    else if (emit == EMIT_JSON)
-        text = cs_selection_to_json(sel);
-    else if (emit == EMIT_ENV)
-        text = cs_selection_to_env(sel);
-    else if (emit == EMIT_TUNER_CSV)
-        text = cs_selection_to_nccl_tuner_csv(sel);
-    else if (emit == EMIT_MEASUREMENTS_CSV)
-        text = cs_selection_to_nccl_measurements_csv(sel);
-    else
-        text = cs_selection_to_table(sel);
+        emit = emit == CS_SELECT_FORMAT_JSON ? CS_SELECT_FORMAT_COMPARE_JSON
+                                             : CS_SELECT_FORMAT_COMPARE_TABLE;
+    g_autofree char *text = cs_selections_emit((CsSelection *const *)sels->pdata, sels->len, emit);
     return cs_cli_write_output(prog, "--output", o.output, text, -1, error);
 }

@@ -50,6 +50,12 @@ cs_select_options_init(CsSelectOptions *options)
     cs_predict_options_init(&options->predict);
 }
 
+static const char *
+plural(int n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* ---- Choices ---- */
 
 const char *
@@ -821,12 +827,15 @@ compare_rows(Search *s, const CsNcclModel *nccl, const OpResult *r)
     return rows;
 }
 
+/* The nodes of @topo's ranks @ranks[0 .. @nranks - 1], or of its first @nranks ranks when
+ * @ranks is NULL. */
 static int
-count_nodes(const CsTopo *topo, int nranks)
+count_nodes(const CsTopo *topo, int nranks, const int *ranks)
 {
     g_autoptr(GHashTable) nodes = g_hash_table_new(NULL, NULL);
     for (int r = 0; r < nranks; r++)
-        g_hash_table_add(nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, r) + 1));
+        g_hash_table_add(
+            nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, ranks != NULL ? ranks[r] : r) + 1));
     return MAX(1, (int)g_hash_table_size(nodes));
 }
 
@@ -868,7 +877,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     g_autoptr(CsSelection) sel = g_new0(CsSelection, 1);
     sel->topo = cs_topo_ref((CsTopo *)topo);
     sel->nranks = nranks;
-    sel->nnodes = count_nodes(topo, nranks);
+    sel->nnodes = count_nodes(topo, nranks, NULL);
     sel->dtype = o->predict.dtype;
     sel->min_bytes = o->min_bytes;
     sel->max_bytes = o->max_bytes;
@@ -998,6 +1007,105 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     return g_steal_pointer(&sel);
 }
 
+/* ---- Communicator shapes ---- */
+
+/**
+ * cs_select_shape_topo:
+ * The topology of the ranks a communicator of @shape uses on @topo, as a real run places
+ * them: without @shape->nnodes, the first @shape->nranks ranks (ranks fill nodes in rank
+ * order); with it, the first nranks / nnodes ranks of each of the first nnodes nodes (nodes in
+ * the order of their first rank); nranks 0 with nnodes: every rank of those nodes. The copy
+ * has just those ranks (cs_topo_subset()), so algorithms and NCCL's model see the GPUs,
+ * links and NICs the communicator has. @resolved (nullable) gets the ranks and nodes.
+ * Errors (CS_SELECT_ERROR_OPTIONS): more ranks or nodes than @topo has, ranks that do not
+ * divide evenly over the nodes, more ranks per node than a node has.
+ * Returns: (transfer full) (nullable) @topo itself (a reference) when the shape is all of it.
+ */
+CsTopo *
+cs_select_shape_topo(const CsTopo *topo, const CsSelectShape *shape, CsSelectShape *resolved,
+                     GError **error)
+{
+    g_return_val_if_fail(topo != NULL && shape != NULL, NULL);
+    g_return_val_if_fail(shape->nranks >= 0 && shape->nnodes >= 0, NULL);
+    const int all = cs_topo_n_ranks(topo);
+    int nranks = shape->nranks;
+
+    if (nranks > all) {
+        g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS, "%s has only %d rank%s",
+                    cs_topo_name(topo), all, plural(all));
+        return NULL;
+    }
+    g_autofree int *ranks = g_new(int, all);
+    if (shape->nnodes == 0) {
+        if (nranks == 0)
+            nranks = all;
+        for (int r = 0; r < nranks; r++)
+            ranks[r] = r;
+    }
+    else {
+        /* Nodes in the order of their first rank, each with its ranks in rank order. */
+        g_autoptr(GHashTable) index = g_hash_table_new(NULL, NULL); /* node + 1 -> k + 1 */
+        g_autoptr(GPtrArray) node_ranks
+            = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+        for (int r = 0; r < all; r++) {
+            const gpointer id = GINT_TO_POINTER(cs_topo_rank_node(topo, r) + 1);
+            guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index, id));
+            if (k == 0) {
+                g_ptr_array_add(node_ranks, g_array_new(FALSE, FALSE, sizeof(int)));
+                k = node_ranks->len;
+                g_hash_table_insert(index, id, GUINT_TO_POINTER(k));
+            }
+            g_array_append_val(g_ptr_array_index(node_ranks, k - 1), r);
+        }
+        const int n_nodes = (int)node_ranks->len;
+        if (shape->nnodes > n_nodes) {
+            g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS, "%s has only %d node%s",
+                        cs_topo_name(topo), n_nodes, plural(n_nodes));
+            return NULL;
+        }
+        if (nranks == 0) {
+            for (int k = 0; k < shape->nnodes; k++) {
+                const GArray *on = g_ptr_array_index(node_ranks, k);
+                for (guint i = 0; i < on->len; i++)
+                    ranks[nranks++] = g_array_index(on, int, i);
+            }
+        }
+        else {
+            if (nranks % shape->nnodes != 0) {
+                g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                            "%d rank%s do not divide evenly over %d nodes", nranks, plural(nranks),
+                            shape->nnodes);
+                return NULL;
+            }
+            const int per_node = nranks / shape->nnodes;
+            int n = 0;
+            for (int k = 0; k < shape->nnodes; k++) {
+                const GArray *on = g_ptr_array_index(node_ranks, k);
+                if ((int)on->len < per_node) {
+                    g_set_error(error, CS_SELECT_ERROR, CS_SELECT_ERROR_OPTIONS,
+                                "%d ranks on %d node%s is %d per node, but node %d of %s has "
+                                "%u rank%s",
+                                nranks, shape->nnodes, plural(shape->nnodes), per_node, k + 1,
+                                cs_topo_name(topo), on->len, plural((int)on->len));
+                    return NULL;
+                }
+                for (int i = 0; i < per_node; i++)
+                    ranks[n++] = g_array_index(on, int, i);
+            }
+        }
+    }
+    if (resolved != NULL) {
+        resolved->nranks = nranks;
+        resolved->nnodes = count_nodes(topo, nranks, ranks);
+    }
+    gboolean whole = nranks == all;
+    for (int r = 0; whole && r < nranks; r++)
+        whole = ranks[r] == r;
+    if (whole)
+        return cs_topo_ref((CsTopo *)topo);
+    return cs_topo_subset(topo, ranks, nranks);
+}
+
 /**
  * cs_select_run:
  * The selection for every collective of @options->ops. Returns: (transfer full) (nullable).
@@ -1071,12 +1179,6 @@ cs_selection_compare_rows(const CsSelection *selection, CsOp op)
 }
 
 /* ---- Shared pieces of the emitters ---- */
-
-static const char *
-plural(int n)
-{
-    return n == 1 ? "" : "s";
-}
 
 /* "dgx-h100x8, 8 ranks on 1 node, float, engine reservation" */
 static char *
@@ -1365,18 +1467,14 @@ ranges_json(const CsSelectTable *t, gboolean nccl_names)
     return ranges;
 }
 
-/**
- * cs_selection_to_json:
- * The selection as one JSON document: headers (format, collsim version, topology, ranks,
+/* The selection as one JSON object: headers (format, collsim version, topology, ranks,
  * nodes, datatype, model, grid), then per collective the points, crossovers, ranges (collsim's
  * names) and nccl_ranges (NCCL's names, algorithms NCCL implements; null when NCCL does not
- * tune the collective), which libnccl-tuner-collsim.so reads.
- */
-char *
-cs_selection_to_json(const CsSelection *sel)
+ * tune the collective), which libnccl-tuner-collsim.so reads. (transfer full) */
+static cJSON *
+selection_json(const CsSelection *sel)
 {
-    g_return_val_if_fail(sel != NULL, NULL);
-    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "collsim-select");
     cJSON_AddNumberToObject(root, "format_version", 1);
     cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
@@ -1442,34 +1540,39 @@ cs_selection_to_json(const CsSelection *sel)
         else
             cJSON_AddNullToObject(c, "nccl_ranges");
     }
+    return root;
+}
+
+/* @root's text and a newline (transfer full); frees @root. */
+static char *
+json_text(cJSON *root)
+{
     char *text = cs_json_print(root, TRUE);
     char *copy = g_strconcat(text, "\n", NULL);
     cJSON_free(text);
+    cJSON_Delete(root);
     return copy;
+}
+
+/**
+ * cs_selection_to_json:
+ * The selection as one JSON document (selection_json()), the input of libnccl-tuner-collsim.so.
+ */
+char *
+cs_selection_to_json(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    return json_text(selection_json(sel));
 }
 
 /* ---- NCCL_ALGO / NCCL_PROTO ---- */
 
-/**
- * cs_selection_to_env:
- * NCCL_ALGO and NCCL_PROTO with NCCL's per-collective lists ("allreduce:ring,nvls;..."):
- * per collective the algorithms and protocols its NCCL table uses. They restrict NCCL's
- * choice but cannot depend on size: a comment says so for each collective whose table uses
- * more than one algorithm/protocol pair, and names the tuner plugin that can.
- */
-char *
-cs_selection_to_env(const CsSelection *sel)
+/* The NCCL_ALGO and NCCL_PROTO values of @sel's NCCL tables into @algos and @protos (empty
+ * when no collective is tuned by NCCL), and per collective a comment line with its ranges and
+ * gains into @out. */
+static void
+env_settings(const CsSelection *sel, GString *out, GString *algos, GString *protos)
 {
-    g_return_val_if_fail(sel != NULL, NULL);
-    GString *out = g_string_new(NULL);
-    g_autofree char *what = describe(sel);
-    g_autoptr(GString) algos = g_string_new(NULL);
-    g_autoptr(GString) protos = g_string_new(NULL);
-
-    g_string_append_printf(out, "# collsim %s select --emit env: %s\n", COLLSIM_VERSION, what);
-    append_restriction(out, sel, "# ");
-    g_string_append(out, "# Per-collective lists need an NCCL whose NCCL_ALGO/NCCL_PROTO take "
-                         "them (2.28 does, 2.19 does not).\n");
     for (guint i = 0; i < sel->ops->len; i++) {
         const OpResult *r = g_ptr_array_index(sel->ops, i);
         const CsSelectTable *t = r->nccl;
@@ -1518,6 +1621,29 @@ cs_selection_to_env(const CsSelection *sel)
                                         "(COLLSIM_TUNER_FILE with --emit json).\n");
         }
     }
+}
+
+/**
+ * cs_selection_to_env:
+ * NCCL_ALGO and NCCL_PROTO with NCCL's per-collective lists ("allreduce:ring,nvls;..."):
+ * per collective the algorithms and protocols its NCCL table uses. They restrict NCCL's
+ * choice but cannot depend on size: a comment says so for each collective whose table uses
+ * more than one algorithm/protocol pair, and names the tuner plugin that can.
+ */
+char *
+cs_selection_to_env(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    GString *out = g_string_new(NULL);
+    g_autofree char *what = describe(sel);
+    g_autoptr(GString) algos = g_string_new(NULL);
+    g_autoptr(GString) protos = g_string_new(NULL);
+
+    g_string_append_printf(out, "# collsim %s select --emit env: %s\n", COLLSIM_VERSION, what);
+    append_restriction(out, sel, "# ");
+    g_string_append(out, "# Per-collective lists need an NCCL whose NCCL_ALGO/NCCL_PROTO take "
+                         "them (2.28 does, 2.19 does not).\n");
+    env_settings(sel, out, algos, protos);
     if (algos->len == 0) {
         g_string_append(out, "# No collective here is tuned by NCCL: nothing to set.\n");
         return g_string_free(out, FALSE);
@@ -1529,30 +1655,11 @@ cs_selection_to_env(const CsSelection *sel)
 
 /* ---- NCCL's example tuner CSV ---- */
 
-/**
- * cs_selection_to_nccl_tuner_csv:
- * The CSV NCCL's example tuner plugin reads (NCCL_TUNER_CONFIG_FILE): one line per range of
- * each collective's NCCL table, contiguous from 0; the last ends at 4294967295 (2^32-1), or is
- * open-ended (18446744073709551615) when the table goes past 4 GiB. Comment lines stay under
- * the example's 256-byte line buffer.
- */
-char *
-cs_selection_to_nccl_tuner_csv(const CsSelection *sel)
+/* The lines of @sel's NCCL tables, each preceded by a comment with its gain. */
+static void
+append_tuner_rows(GString *out, const CsSelection *sel)
 {
-    g_return_val_if_fail(sel != NULL, NULL);
-    GString *out = g_string_new(NULL);
-    g_autofree char *what = describe(sel);
     const gboolean past_32 = (guint64)sel->max_bytes > CSV_END_32;
-
-    g_string_append_printf(out, "# collsim %s select --emit nccl-tuner-csv\n", COLLSIM_VERSION);
-    g_string_append_printf(out, "# %s\n", what);
-    g_string_append(out, "# For NCCL's example tuner (ext-tuner/example): "
-                         "NCCL_TUNER_CONFIG_FILE=<this file>\n");
-    append_restriction(out, sel, "# ");
-    g_string_append_printf(out, "# Ranges cover 0 ... %s with no gap or overlap.\n",
-                           past_32 ? "18446744073709551615" : "4294967295");
-    g_string_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
-                         "nNodes,nRanks,numPipeOps,regBuff\n");
     for (guint i = 0; i < sel->ops->len; i++) {
         const OpResult *r = g_ptr_array_index(sel->ops, i);
         const CsSelectTable *t = r->nccl;
@@ -1579,22 +1686,50 @@ cs_selection_to_nccl_tuner_csv(const CsSelection *sel)
                 sel->nranks);
         }
     }
-    return g_string_free(out, FALSE);
+}
+
+/* The comment lines that open the CSV: @what, the restriction, the columns. */
+static void
+append_tuner_header(GString *out, const CsSelection *sel, const char *what)
+{
+    const gboolean past_32 = (guint64)sel->max_bytes > CSV_END_32;
+
+    g_string_append_printf(out, "# collsim %s select --emit nccl-tuner-csv\n", COLLSIM_VERSION);
+    g_string_append_printf(out, "# %s\n", what);
+    g_string_append(out, "# For NCCL's example tuner (ext-tuner/example): "
+                         "NCCL_TUNER_CONFIG_FILE=<this file>\n");
+    append_restriction(out, sel, "# ");
+    g_string_append_printf(out, "# Ranges cover 0 ... %s with no gap or overlap.\n",
+                           past_32 ? "18446744073709551615" : "4294967295");
+    g_string_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,"
+                         "nNodes,nRanks,numPipeOps,regBuff\n");
 }
 
 /**
- * cs_selection_to_nccl_measurements_csv:
- * The measurement CSV of NCCL's ext-tuner/example/scripts/optimize_config.py: the header line
- * first (csv.DictReader takes the first line as the header, so no comments), then one row per
- * grid size and NCCL-implementable algorithm x protocol with its predicted time as
- * cost_metric and latency_us, and its algorithm bandwidth as bandwidth_gbps.
+ * cs_selection_to_nccl_tuner_csv:
+ * The CSV NCCL's example tuner plugin reads (NCCL_TUNER_CONFIG_FILE): one line per range of
+ * each collective's NCCL table, contiguous from 0; the last ends at 4294967295 (2^32-1), or is
+ * open-ended (18446744073709551615) when the table goes past 4 GiB. Comment lines stay under
+ * the example's 256-byte line buffer.
  */
 char *
-cs_selection_to_nccl_measurements_csv(const CsSelection *sel)
+cs_selection_to_nccl_tuner_csv(const CsSelection *sel)
 {
     g_return_val_if_fail(sel != NULL, NULL);
-    GString *out = g_string_new("collective,size_bytes,algorithm,protocol,channels,nodes,ranks,"
-                                "pipeOps,regBuff,cost_metric,bandwidth_gbps,latency_us\n");
+    GString *out = g_string_new(NULL);
+    g_autofree char *what = describe(sel);
+    append_tuner_header(out, sel, what);
+    append_tuner_rows(out, sel);
+    return g_string_free(out, FALSE);
+}
+
+#define MEASUREMENTS_HEADER                                                                        \
+    "collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,cost_metric,"   \
+    "bandwidth_gbps,latency_us\n"
+
+static void
+append_measurement_rows(GString *out, const CsSelection *sel)
+{
     for (guint i = 0; i < sel->ops->len; i++) {
         const OpResult *r = g_ptr_array_index(sel->ops, i);
         if (r->nccl == NULL)
@@ -1612,6 +1747,21 @@ cs_selection_to_nccl_measurements_csv(const CsSelection *sel)
                                    sel->nnodes, sel->nranks, m->time_us, bw, m->time_us);
         }
     }
+}
+
+/**
+ * cs_selection_to_nccl_measurements_csv:
+ * The measurement CSV of NCCL's ext-tuner/example/scripts/optimize_config.py: the header line
+ * first (csv.DictReader takes the first line as the header, so no comments), then one row per
+ * grid size and NCCL-implementable algorithm x protocol with its predicted time as
+ * cost_metric and latency_us, and its algorithm bandwidth as bandwidth_gbps.
+ */
+char *
+cs_selection_to_nccl_measurements_csv(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL, NULL);
+    GString *out = g_string_new(MEASUREMENTS_HEADER);
+    append_measurement_rows(out, sel);
     return g_string_free(out, FALSE);
 }
 
@@ -1682,11 +1832,10 @@ cs_selection_compare_to_table(const CsSelection *sel)
     return g_string_free(out, FALSE);
 }
 
-char *
-cs_selection_compare_to_json(const CsSelection *sel)
+static cJSON *
+compare_json(const CsSelection *sel)
 {
-    g_return_val_if_fail(sel != NULL && sel->compare_spec != NULL, NULL);
-    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "collsim-compare");
     cJSON_AddNumberToObject(root, "format_version", 1);
     cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
@@ -1732,8 +1881,149 @@ cs_selection_compare_to_json(const CsSelection *sel)
             cJSON_AddItemToArray(rows, o);
         }
     }
-    char *text = cs_json_print(root, TRUE);
-    char *copy = g_strconcat(text, "\n", NULL);
-    cJSON_free(text);
-    return copy;
+    return root;
+}
+
+char *
+cs_selection_compare_to_json(const CsSelection *sel)
+{
+    g_return_val_if_fail(sel != NULL && sel->compare_spec != NULL, NULL);
+    return json_text(compare_json(sel));
+}
+
+/* ---- Several communicator shapes ---- */
+
+/* --emit env for several shapes: the environment is one for every communicator of a process,
+ * so NCCL_ALGO/NCCL_PROTO are exported only where every shape's table asks the same; each
+ * shape's own lines are comments. */
+static char *
+shapes_env(CsSelection *const *sels, guint n)
+{
+    GString *out = g_string_new(NULL);
+    g_autofree char *algos0 = NULL;
+    g_autofree char *protos0 = NULL;
+    gboolean agree = TRUE;
+
+    g_string_append_printf(out, "# collsim %s select --emit env: %u communicator shapes of %s\n",
+                           COLLSIM_VERSION, n, cs_topo_name(sels[0]->topo));
+    append_restriction(out, sels[0], "# ");
+    g_string_append(out, "# Per-collective lists need an NCCL whose NCCL_ALGO/NCCL_PROTO take "
+                         "them (2.28 does, 2.19 does not).\n"
+                         "# The environment holds for every communicator of a process: a "
+                         "setting is exported only where\n"
+                         "# every shape's table asks for the same; the tuner plugin (--emit "
+                         "json) picks a table per shape.\n");
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *what = describe(sels[i]);
+        g_autoptr(GString) algos = g_string_new(NULL);
+        g_autoptr(GString) protos = g_string_new(NULL);
+        g_string_append_printf(out, "#\n# %s\n", what);
+        env_settings(sels[i], out, algos, protos);
+        if (algos->len > 0) {
+            g_string_append_printf(out, "#   NCCL_ALGO=\"%s\"\n", algos->str);
+            g_string_append_printf(out, "#   NCCL_PROTO=\"%s\"\n", protos->str);
+        }
+        if (i == 0) {
+            algos0 = g_strdup(algos->str);
+            protos0 = g_strdup(protos->str);
+        }
+        else {
+            agree = agree && strcmp(algos0, algos->str) == 0 && strcmp(protos0, protos->str) == 0;
+        }
+    }
+    g_string_append(out, "#\n");
+    if (algos0[0] == '\0')
+        g_string_append(out, "# No collective here is tuned by NCCL: nothing to set.\n");
+    else if (!agree)
+        g_string_append(out, "# The shapes ask for different settings: none is exported (use the "
+                             "tuner plugin, or the line of your job's shape).\n");
+    else {
+        g_string_append_printf(out, "export NCCL_ALGO=\"%s\"\n", algos0);
+        g_string_append_printf(out, "export NCCL_PROTO=\"%s\"\n", protos0);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/**
+ * cs_selections_emit:
+ * @selections: (array length=n): selections of one topology, one per communicator shape.
+ * The emitter @format over every shape: with one shape, exactly the single emitter's text;
+ * with several, the tables one after the other (table, compare-table), a JSON array of the
+ * single documents (json, compare-json; libnccl-tuner-collsim.so picks the one for its
+ * communicator), the tuner CSV's lines of every shape under one header (NCCL's example tuner
+ * matches nNodes and nRanks per line), the measurement rows of every shape under one header,
+ * and for env each shape's settings as comments, exported only where all agree.
+ * Returns: (transfer full).
+ */
+char *
+cs_selections_emit(CsSelection *const *selections, guint n, CsSelectFormat format)
+{
+    g_return_val_if_fail(selections != NULL && n >= 1, NULL);
+    if (n == 1 || format == CS_SELECT_FORMAT_TABLE || format == CS_SELECT_FORMAT_COMPARE_TABLE) {
+        GString *out = g_string_new(NULL);
+        for (guint i = 0; i < n; i++) {
+            g_autofree char *text = NULL;
+            switch (format) {
+            case CS_SELECT_FORMAT_TABLE:
+                text = cs_selection_to_table(selections[i]);
+                break;
+            case CS_SELECT_FORMAT_JSON:
+                text = cs_selection_to_json(selections[i]);
+                break;
+            case CS_SELECT_FORMAT_ENV:
+                text = cs_selection_to_env(selections[i]);
+                break;
+            case CS_SELECT_FORMAT_TUNER_CSV:
+                text = cs_selection_to_nccl_tuner_csv(selections[i]);
+                break;
+            case CS_SELECT_FORMAT_MEASUREMENTS_CSV:
+                text = cs_selection_to_nccl_measurements_csv(selections[i]);
+                break;
+            case CS_SELECT_FORMAT_COMPARE_TABLE:
+                text = cs_selection_compare_to_table(selections[i]);
+                break;
+            case CS_SELECT_FORMAT_COMPARE_JSON:
+                text = cs_selection_compare_to_json(selections[i]);
+                break;
+            }
+            if (i > 0)
+                g_string_append(out, "\n");
+            g_string_append(out, text);
+        }
+        return g_string_free(out, FALSE);
+    }
+    switch (format) {
+    case CS_SELECT_FORMAT_JSON:
+    case CS_SELECT_FORMAT_COMPARE_JSON: {
+        cJSON *all = cJSON_CreateArray();
+        for (guint i = 0; i < n; i++)
+            cJSON_AddItemToArray(all, format == CS_SELECT_FORMAT_JSON
+                                          ? selection_json(selections[i])
+                                          : compare_json(selections[i]));
+        return json_text(all);
+    }
+    case CS_SELECT_FORMAT_ENV:
+        return shapes_env(selections, n);
+    case CS_SELECT_FORMAT_TUNER_CSV: {
+        GString *out = g_string_new(NULL);
+        g_autofree char *what = g_strdup_printf("%u communicator shapes of %s; the lines of each "
+                                                "carry its nNodes and nRanks",
+                                                n, cs_topo_name(selections[0]->topo));
+        append_tuner_header(out, selections[0], what);
+        for (guint i = 0; i < n; i++) {
+            g_autofree char *shape = describe(selections[i]);
+            g_string_append_printf(out, "# ---- %s\n", shape);
+            append_tuner_rows(out, selections[i]);
+        }
+        return g_string_free(out, FALSE);
+    }
+    case CS_SELECT_FORMAT_MEASUREMENTS_CSV: {
+        GString *out = g_string_new(MEASUREMENTS_HEADER);
+        for (guint i = 0; i < n; i++)
+            append_measurement_rows(out, selections[i]);
+        return g_string_free(out, FALSE);
+    }
+    default:
+        g_return_val_if_reached(NULL);
+    }
 }

@@ -144,6 +144,20 @@ CsSelection *cs_select_compare(const CsTopo *topo, const CsSelectOptions *option
                                const char *nccl_spec, GError **error);
 void cs_selection_free(CsSelection *selection);
 
+/**
+ * CsSelectShape:
+ * A communicator's shape, as NCCL's tuner ABI hands it to a plugin at init (nRanks, nNodes).
+ */
+typedef struct {
+    int nranks; /* ranks; 0 = every rank of the nodes (or of the machine) */
+    int nnodes; /* nodes; 0 = the nodes the first nranks ranks fill, in rank order */
+} CsSelectShape;
+
+/* The topology of just the ranks a communicator of @shape uses on @topo (@topo itself when it
+ * is all of it); @resolved (nullable) gets the counts. Returns: (transfer full) (nullable). */
+CsTopo *cs_select_shape_topo(const CsTopo *topo, const CsSelectShape *shape,
+                             CsSelectShape *resolved, GError **error);
+
 guint cs_selection_n_tables(const CsSelection *selection);
 /* (transfer none) */
 const CsSelectTable *cs_selection_table(const CsSelection *selection, guint index);
@@ -173,6 +187,23 @@ char *cs_selection_to_nccl_measurements_csv(const CsSelection *selection);
 /* `--compare`: per size NCCL's pick, collsim's time for it and for collsim's pick, the loss. */
 char *cs_selection_compare_to_table(const CsSelection *selection);
 char *cs_selection_compare_to_json(const CsSelection *selection);
+
+/* The emitters, for cs_selections_emit(). */
+typedef enum {
+    CS_SELECT_FORMAT_TABLE,
+    CS_SELECT_FORMAT_JSON,
+    CS_SELECT_FORMAT_ENV,
+    CS_SELECT_FORMAT_TUNER_CSV,
+    CS_SELECT_FORMAT_MEASUREMENTS_CSV,
+    CS_SELECT_FORMAT_COMPARE_TABLE, /* selections made by cs_select_compare() */
+    CS_SELECT_FORMAT_COMPARE_JSON,
+} CsSelectFormat;
+
+/* Selections of several communicator shapes of one topology in one text: the single
+ * emitter's text for one; for several, tables one after the other, a JSON array of the
+ * documents, the CSVs' lines of all shapes under one header, and env lines exported only
+ * where every shape agrees. (transfer full) */
+char *cs_selections_emit(CsSelection *const *selections, guint n, CsSelectFormat format);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSelection, cs_selection_free)
 

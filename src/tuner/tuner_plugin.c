@@ -190,6 +190,78 @@ table_matches(const Context *ctx, const cJSON *table)
     return 1;
 }
 
+/* @table's communicator shape into @n_ranks and @n_nodes when it names both as whole numbers
+ * of at least 1 (a wildcard or a malformed count is no shape to be near to). */
+static int
+table_shape(const cJSON *table, size_t *n_ranks, size_t *n_nodes)
+{
+    const cJSON *nranks = cJSON_GetObjectItemCaseSensitive(table, "nranks");
+    const cJSON *nnodes = cJSON_GetObjectItemCaseSensitive(table, "nnodes");
+
+    if (!get_size(nranks, n_ranks) || !get_size(nnodes, n_nodes))
+        return 0;
+    return *n_ranks >= 1 && *n_nodes >= 1;
+}
+
+/* How far apart two counts are: |log(a / b)|, since algorithm costs scale with ratios of
+ * counts (log2 P tree depths, P-1 ring steps), not with their differences. */
+static double
+count_distance(size_t a, size_t b)
+{
+    return fabs(log((double)a / (double)b));
+}
+
+/* The nearest table to this communicator when none names it exactly, by a rule that changes
+ * one of the two counts only (docs/communicator-shapes.md):
+ *  1. tables for the same number of nodes: the nearest rank count;
+ *  2. else, on several nodes, tables for the same ranks per node on several nodes: the
+ *     nearest node count (one node and several never stand for each other: the network
+ *     algorithms and NCCL's inter-node latencies exist only on several);
+ *  ties go to the smaller count. NULL when neither rule finds a table. @why says which rule. */
+static const cJSON *
+nearest_table(const Context *ctx, const cJSON *const *tables, int n_tables, const char **why)
+{
+    const cJSON *best = NULL;
+    size_t best_count = 0;
+    double best_distance = 0.0;
+    size_t n_ranks;
+    size_t n_nodes;
+
+    if (ctx->n_ranks < 1 || ctx->n_nodes < 1)
+        return NULL;
+    for (int i = 0; i < n_tables; i++) {
+        const cJSON *t = tables[i];
+        if (!cJSON_IsObject(t) || !table_shape(t, &n_ranks, &n_nodes) || n_nodes != ctx->n_nodes)
+            continue;
+        const double d = count_distance(n_ranks, ctx->n_ranks);
+        if (best == NULL || d < best_distance || (d == best_distance && n_ranks < best_count)) {
+            best = t;
+            best_distance = d;
+            best_count = n_ranks;
+        }
+    }
+    if (best != NULL) {
+        *why = "the same number of nodes";
+        return best;
+    }
+    if (ctx->n_nodes < 2 || ctx->n_ranks % ctx->n_nodes != 0)
+        return NULL;
+    for (int i = 0; i < n_tables; i++) {
+        const cJSON *t = tables[i];
+        if (!cJSON_IsObject(t) || !table_shape(t, &n_ranks, &n_nodes) || n_nodes < 2
+            || n_ranks % n_nodes != 0 || n_ranks / n_nodes != ctx->n_ranks / ctx->n_nodes)
+            continue;
+        const double d = count_distance(n_nodes, ctx->n_nodes);
+        if (best == NULL || d < best_distance || (d == best_distance && n_nodes < best_count)) {
+            best = t;
+            best_distance = d;
+            best_count = n_nodes;
+        }
+    }
+    *why = "the same ranks per node";
+    return best;
+}
+
 /* Loads the nccl_ranges of every collective of @table; all or nothing. */
 static int
 load_table(Context *ctx, const cJSON *table, char *why, size_t why_len)
@@ -326,6 +398,9 @@ load(Context *ctx)
     char *text;
     cJSON *root;
     const cJSON *chosen = NULL;
+    const char *near = NULL; /* why a nearest table stands in, NULL for an exact one */
+    size_t near_ranks = 0;
+    size_t near_nodes = 0;
 
     if (path == NULL || *path == '\0') {
         say(ctx, CS_NCCL_LOG_INFO, __LINE__,
@@ -363,14 +438,33 @@ load(Context *ctx)
     else if (cJSON_IsObject(root) && table_matches(ctx, root)) {
         chosen = root;
     }
+    /* No exact table: the nearest (a file of one table is a list of one). */
+    if (chosen == NULL && (cJSON_IsArray(root) || cJSON_IsObject(root))) {
+        const int n = cJSON_IsArray(root) ? cJSON_GetArraySize(root) : 1;
+        const cJSON **tables = calloc((size_t)(n > 0 ? n : 1), sizeof(*tables));
+        const cJSON *t;
+        int k = 0;
+        if (tables != NULL) {
+            if (cJSON_IsArray(root))
+                for (t = root->child; t != NULL && k < n; t = t->next)
+                    tables[k++] = t;
+            else
+                tables[k++] = root;
+            chosen = nearest_table(ctx, tables, k, &near);
+            if (chosen != NULL)
+                table_shape(chosen, &near_ranks, &near_nodes);
+            free(tables);
+        }
+    }
     if (!cJSON_IsObject(root) && !cJSON_IsArray(root)) {
         say(ctx, CS_NCCL_LOG_WARN, __LINE__,
             "%s: not a collsim table (expected an object); NCCL keeps its own choices", path);
     }
     else if (chosen == NULL) {
         say(ctx, CS_NCCL_LOG_INFO, __LINE__,
-            "%s: no table for %zu ranks on %zu nodes; NCCL keeps its own choices", path,
-            ctx->n_ranks, ctx->n_nodes);
+            "%s: no table for %zu ranks on %zu nodes, nor one near it; NCCL keeps its own "
+            "choices",
+            path, ctx->n_ranks, ctx->n_nodes);
     }
     else if (!load_table(ctx, chosen, why, sizeof(why))) {
         free_tables(ctx);
@@ -380,10 +474,17 @@ load(Context *ctx)
         int n = 0;
         for (int c = 0; c < N_COLLS; c++)
             n += ctx->colls[c].n_ranges;
-        say(ctx, CS_NCCL_LOG_INFO, __LINE__,
-            "%s: loaded %d ranges (topology %s) for %zu ranks "
-            "on %zu nodes",
-            path, n, ctx->topology != NULL ? ctx->topology : "?", ctx->n_ranks, ctx->n_nodes);
+        if (near != NULL)
+            say(ctx, CS_NCCL_LOG_INFO, __LINE__,
+                "%s: no table for %zu ranks on %zu nodes; loaded %d ranges (topology %s) of "
+                "the nearest, for %zu ranks on %zu nodes (%s)",
+                path, ctx->n_ranks, ctx->n_nodes, n, ctx->topology != NULL ? ctx->topology : "?",
+                near_ranks, near_nodes, near);
+        else
+            say(ctx, CS_NCCL_LOG_INFO, __LINE__,
+                "%s: loaded %d ranges (topology %s) for %zu ranks "
+                "on %zu nodes",
+                path, n, ctx->topology != NULL ? ctx->topology : "?", ctx->n_ranks, ctx->n_nodes);
     }
     cJSON_Delete(root);
 }
