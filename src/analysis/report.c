@@ -398,7 +398,7 @@ append_symmetry(GString *out, const CsReport *report, const Block *b)
     }
     if (report->nranks > 0 && fewest < report->nranks)
         g_string_append_printf(out,
-                               "# symmetry: ring rows replay %d of the %d ranks: the schedule "
+                               "# symmetry: rows replay %d of the %d ranks where the schedule "
                                "and the machine repeat under a shift of %d rank%s (the same "
                                "times; --whole replays every rank)\n",
                                fewest, report->nranks, fewest, fewest == 1 ? "" : "s");

@@ -1251,21 +1251,18 @@ conn_map_grow(ConnMap *map)
 }
 
 /* The connection of (src, dst, channel), created on first sight from either end. In a
- * period's replay @src is a replayed rank and @dst the real destination, which lands at
- * dst mod n_ranks; -1 when another real destination already lands there (the schedule does
- * not repeat as it claims). */
+ * period's replay @src is a replayed rank and @real_dst the real destination, whose messages
+ * land at real_dst mod n_ranks: the key keeps the real pair, so peers that land on one rank
+ * (an all-to-all's) stay apart. */
 static gint32
 conn_find(Engine *e, ConnMap *map, int src, int real_dst, int channel)
 {
     const int dst = real_dst % e->n_ranks;
-    guint64 key = conn_key(src, dst, channel);
+    guint64 key = conn_key(src, real_dst, channel);
     gsize i = conn_slot(map, key);
 
-    if (map->keys[i] == key) {
-        if (e->conn_peer != NULL && e->conn_peer[map->vals[i]] != real_dst)
-            return -1;
+    if (map->keys[i] == key)
         return map->vals[i];
-    }
     if (2 * (map->n + 1) > map->mask + 1) {
         conn_map_grow(map);
         i = conn_slot(map, key);
@@ -1398,15 +1395,6 @@ setup_multicasts(Engine *e)
     }
 }
 
-static void
-not_periodic(const Engine *e, int rank, gsize i, GError **error)
-{
-    g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
-                "schedule rank %d step %" G_GSIZE_FORMAT ": two peers of one channel land on "
-                "one rank of the period of %d ranks: the schedule does not repeat as it says",
-                rank, i, e->n_ranks);
-}
-
 /* Copies the steps into cursor order and builds the connections: two sequential passes
  * over the schedule (count, then copy and connect). A connection whose two ends disagree on
  * the number of messages can never complete. */
@@ -1481,11 +1469,6 @@ setup_programs(Engine *e, GError **error)
                 if (key != out_key) {
                     out_conn = conn_find(e, &map, r, st->send_peer, st->channel);
                     out_key = key;
-                    if (out_conn < 0) {
-                        not_periodic(e, r, i, error);
-                        conn_map_clear(&map);
-                        return FALSE;
-                    }
                 }
                 es->conn_out = out_conn;
                 e->conns[out_conn].n_msgs++;
@@ -1499,11 +1482,6 @@ setup_programs(Engine *e, GError **error)
                     in_conn = conn_find(e, &map, q % e->n_ranks,
                                         (r - shift + e->all_ranks) % e->all_ranks, st->channel);
                     in_key = key;
-                    if (in_conn < 0) {
-                        not_periodic(e, r, i, error);
-                        conn_map_clear(&map);
-                        return FALSE;
-                    }
                 }
                 es->conn_in = in_conn;
                 e->conns[in_conn].n_recvs++;
@@ -1650,18 +1628,22 @@ shift_orbits(const Engine *e, int gpus_per_thread, int **link_rep, GError **erro
                     gpus_per_thread, T);
         return FALSE;
     }
-    g_autofree int *pairs = g_new(int, 6 * (gsize)MAX(e->n_conns, 1));
-    for (int i = 0; i < e->n_conns; i++) {
+    const gsize n = (gsize)e->n_conns;
+    g_autofree int *pairs = g_new(int, 6 * MAX(n, 1));
+    for (gsize i = 0; i < n; i++) {
         const int src = cursor_rank(e, e->conns[i].src_cursor);
         const int dst = e->conn_peer[i];
         const int lane = cs_schedule_nic_lane(e->sched, cursor_channel(e, e->conns[i].src_cursor));
         const int shift = dst - dst % T;
-        int *p = pairs + 6 * (gsize)i;
-        p[0] = src, p[1] = dst, p[2] = lane;
-        /* The slot's return: the reverse route, shifted to start in the period. */
-        p[3] = dst % T, p[4] = (src - shift + P) % P, p[5] = lane;
+        int *fwd = pairs + 3 * i;
+        int *rev = pairs + 3 * (n + i);
+        fwd[0] = src, fwd[1] = dst, fwd[2] = lane;
+        /* The slot's return: the reverse route, shifted to start in the period (charged only
+         * where flagged flows cross it). */
+        rev[0] = dst % T, rev[1] = (src - shift + P) % P, rev[2] = lane;
     }
-    *link_rep = cs_topo_shift_orbits(e->topo, P, T, pairs, 2 * e->n_conns, &why);
+    *link_rep = cs_topo_shift_orbits(e->topo, P, T, pairs, 2 * e->n_conns,
+                                     e->any_flags ? 2 * e->n_conns : e->n_conns, &why);
     if (*link_rep == NULL) {
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC,
                     "the machine does not repeat every %d ranks: %s", T, why);

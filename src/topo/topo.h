@@ -229,7 +229,7 @@ const CsTransport *cs_topo_transport(const CsTopo *topo);
  * that carries its traffic in a replay of one period (topo_symmetry.c); NULL with @why set
  * (transfer full) when they do not. (transfer full) */
 int *cs_topo_shift_orbits(const CsTopo *topo, int nranks, int period, const int *pairs, int n_pairs,
-                          char **why);
+                          int n_charged, char **why);
 
 /* NVLS: every GPU of a node reaches an NVSwitch with multicast reduction. */
 gboolean cs_topo_has_nvls(const CsTopo *topo);

@@ -16,6 +16,8 @@
  *   (a link all images cross, such as one uplink shared by every node, carries N copies of a
  *   flow in the whole replay and one here: such a machine is refused);
  * - no route crosses two links of one orbit (it would be charged twice on one link here);
+ * - every link carries the images of the replayed flows under one shift only, so that flows
+ *   that meet on a link meet in the same order as in the whole replay;
  * - every rank's GPU equals the GPU of each of its images.
  *
  * The orbits are a union-find over links whose edges carry the shift between the two ends:
@@ -96,7 +98,8 @@ same_gpu(const CsGpuSpec *x, const CsGpuSpec *y)
 /**
  * cs_topo_shift_orbits:
  * @pairs: @n_pairs connections as (source rank < @period, destination rank, NIC lane) triples,
- *   each direction a schedule uses (a slot's return crosses the reverse route: list it too)
+ *   each direction a schedule uses (a slot's return crosses the reverse route: list it too),
+ *   the first @n_charged of them those whose links carry traffic (the rest only latency)
  * @why: (out) on FALSE, what breaks the symmetry (transfer full)
  *
  * Proves that the first @nranks ranks of @topo repeat under the shift by @period ranks on
@@ -106,7 +109,7 @@ same_gpu(const CsGpuSpec *x, const CsGpuSpec *y)
  */
 int *
 cs_topo_shift_orbits(const CsTopo *topo, int nranks, int period, const int *pairs, int n_pairs,
-                     char **why)
+                     int n_charged, char **why)
 {
     g_return_val_if_fail(topo != NULL && why != NULL, NULL);
     g_return_val_if_fail(period >= 1 && nranks % period == 0 && nranks <= topo->n_ranks, NULL);
@@ -171,6 +174,28 @@ cs_topo_shift_orbits(const CsTopo *topo, int nranks, int period, const int *pair
                 *why = g_strdup_printf("two links meet in one image (%s -> %s and another)",
                                        cs_topo_device(topo, cs_topo_link(topo, l)->src)->name,
                                        cs_topo_device(topo, cs_topo_link(topo, l)->dst)->name);
+        }
+        /* Each link carries the images of the replayed flows under one shift only: then the
+         * flows that meet on it in the whole replay are the images of the flows that meet on
+         * its orbit's link here, in the same order. Flows of several shifts on one link (an
+         * all-to-all's into one GPU) would meet here in another order, which a network model
+         * that serves simultaneous flows in turn may answer differently. */
+        g_autofree int *shift_of = g_new(int, MAX(n_links, 1));
+        for (int l = 0; l < n_links; l++)
+            shift_of[l] = -1;
+        for (int i = 0; i < n_charged && *why == NULL; i++) {
+            const CsRoute *r
+                = cs_topo_route_channel(topo, pairs[3 * i], pairs[3 * i + 1], pairs[3 * i + 2]);
+            for (int h = 0; h < r->n_links && *why == NULL; h++) {
+                const int l = r->links[h];
+                if (shift_of[rep[l]] < 0)
+                    shift_of[rep[l]] = offs[l];
+                else if (shift_of[rep[l]] != offs[l])
+                    *why = g_strdup_printf("%s -> %s carries flows of two shifts of the "
+                                           "period",
+                                           cs_topo_device(topo, cs_topo_link(topo, l)->src)->name,
+                                           cs_topo_device(topo, cs_topo_link(topo, l)->dst)->name);
+            }
         }
         /* A route that crosses two links of one orbit would meet itself on the one link
          * charged for both. */
