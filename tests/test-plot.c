@@ -6,6 +6,7 @@
  * that plots were not built (exit 2). `topo show --dot` (Graphviz text, no PLplot) too. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
@@ -131,6 +132,55 @@ count_polylines(const char *svg, guint n)
         p = end;
     }
     return count;
+}
+
+/* How many <polyline>s are vertical segments (two points, one x) drawn @width wide (PLplot
+ * writes widths as "%e": 1.7 is "1.700000e+00"). */
+static guint
+count_vertical_lines(const char *svg, const char *width)
+{
+    g_autofree char *attr = g_strdup_printf("stroke-width=\"%s\"", width);
+    guint count = 0;
+    const char *p = svg;
+    while ((p = strstr(p, "<polyline")) != NULL) {
+        const char *end = strstr(p, "/>");
+        g_assert_nonnull(end);
+        g_autofree char *element = g_strndup(p, (gsize)(end - p));
+        p = end;
+        const char *pts = strstr(element, "points=\"");
+        if (strstr(element, attr) == NULL || pts == NULL)
+            continue;
+        pts += strlen("points=\"");
+        g_autofree char *value = g_strndup(pts, (gsize)(strchr(pts, '"') - pts));
+        g_auto(GStrv) v = g_strsplit(g_strstrip(value), " ", -1);
+        double x0, y0, x1, y1;
+        if (g_strv_length(v) == 2 && sscanf(v[0], "%lf,%lf", &x0, &y0) == 2
+            && sscanf(v[1], "%lf,%lf", &x1, &y1) == 2 && x0 == x1)
+            count++;
+    }
+    return count;
+}
+
+/* Counts the lines of @text containing @what. */
+static guint
+count_lines(const char *text, const char *what)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint n = 0;
+    for (guint i = 0; lines[i] != NULL; i++)
+        n += strstr(lines[i], what) != NULL;
+    return n;
+}
+
+/* Counts the lines of @text that are @what. */
+static guint
+count_equal_lines(const char *text, const char *what)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint n = 0;
+    for (guint i = 0; lines[i] != NULL; i++)
+        n += strcmp(lines[i], what) == 0;
+    return n;
 }
 
 static void
@@ -382,14 +432,20 @@ test_errors(void)
     g_auto(CsTestRun) m = cs_test_run_collsim("model", model_args);
     g_assert_cmpint(m.status, ==, 2);
     assert_contains(m.err, ".svg, .png or .pdf");
+    const char *select_args[] = { "--topo", "dgx-h100x4", "--plot", missing, NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim("select", select_args);
+    g_assert_cmpint(s.status, ==, 2);
+    g_assert_cmpstr(s.out, ==, "");
+    assert_contains(s.err, "collsim select: --plot");
+    g_assert_cmpuint(strchr(s.err, '\n') - s.err + 1, ==, strlen(s.err));
     g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
     g_assert_null(g_dir_read_name(d));
     rm_dir(dir);
 }
 
 /* Setup: a build without PLplot. Expectation: --plot is refused before any work with one line
- * saying plots were not built, exit 2, on run, model and validate (before its trace is
- * read). */
+ * saying plots were not built, exit 2, on run, model, validate (before its trace is read)
+ * and select (before the selection runs). */
 static void
 test_not_built(void)
 {
@@ -410,6 +466,11 @@ test_not_built(void)
     g_auto(CsTestRun) v = cs_test_run_collsim("validate", validate_args);
     g_assert_cmpint(v.status, ==, 2);
     assert_contains(v.err, "plots were not built");
+    const char *select_args[] = { "--topo", "dgx-h100x4", "--plot", "x.svg", NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim("select", select_args);
+    g_assert_cmpint(s.status, ==, 2);
+    g_assert_cmpstr(s.out, ==, "");
+    assert_contains(s.err, "plots were not built");
     g_assert_false(g_file_test("x.svg", G_FILE_TEST_EXISTS));
 }
 
@@ -467,18 +528,92 @@ test_validate_svg(void)
     rm_dir(dir);
 }
 
-/* ---- topo show --dot ---- */
+/* ---- select ---- */
 
-/* Counts the lines of @text containing @what. */
-static guint
-count_lines(const char *text, const char *what)
+/* A size as the crossover labels write it: three significant digits in binary units. */
+static char *
+size_label(gint64 bytes)
 {
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    guint n = 0;
-    for (guint i = 0; lines[i] != NULL; i++)
-        n += strstr(lines[i], what) != NULL;
-    return n;
+    static const char *const names[] = { "KiB", "MiB", "GiB" };
+    double v = (double)bytes;
+    int u = -1;
+    while (v >= 1024.0 && u < 2) {
+        v /= 1024.0;
+        u++;
+    }
+    return u < 0 ? g_strdup_printf("%" G_GINT64_FORMAT " B", bytes)
+                 : g_strdup_printf("%.3g %s", v, names[u]);
 }
+
+/* Setup: the best choice for allreduce and allgather on the 4 x H100 box, 8 B .. 64 MiB, as
+ * SVG, and the same selection as JSON.
+ * Expectation: one vertical 1.7-wide line per crossover of the JSON (both collectives), each
+ * labelled with its size; every range's algorithm/protocol in the key; a panel per collective
+ * with collsim's band and NCCL 2.28's; the title naming both collectives and the topology;
+ * the same bytes twice; rsvg-convert renders it. */
+static void
+test_select_svg(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "select.svg", NULL);
+    const char *args[]
+        = { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-b", "8", "-e", "64M",
+            "--plot", svg,          NULL };
+    g_autoptr(GBytes) bytes = run_twice("select", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+
+    const char *json_args[]
+        = { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-b", "8", "-e", "64M",
+            "--emit", "json",       NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("select", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *collectives = cJSON_GetObjectItem(doc, "collectives");
+    g_assert_cmpint(cJSON_GetArraySize(collectives), ==, 2);
+    int n_crossovers = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, collectives)
+    {
+        cJSON *x;
+        cJSON_ArrayForEach(x, cJSON_GetObjectItem(c, "crossovers"))
+        {
+            g_autofree char *label
+                = size_label((gint64)cJSON_GetNumberValue(cJSON_GetObjectItem(x, "size_bytes")));
+            g_autofree char *line = g_strdup_printf("\n%s\n", label);
+            assert_contains(texts, line);
+            n_crossovers++;
+        }
+        cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(c, "ranges"))
+        {
+            g_autofree char *key = g_strdup_printf(
+                "\n%s/%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(r, "algorithm")),
+                cJSON_GetStringValue(cJSON_GetObjectItem(r, "protocol")));
+            assert_contains(texts, key);
+        }
+        g_autofree char *op
+            = g_strdup_printf("\n%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(c, "collective")));
+        assert_contains(texts, op);
+    }
+    g_assert_cmpint(n_crossovers, >=, 4);
+    g_assert_cmpuint(count_vertical_lines(text, "1.700000e+00"), ==, (guint)n_crossovers);
+    g_assert_cmpuint(count_equal_lines(texts, "NCCL 2.28"), ==, 2);
+    g_assert_cmpuint(count_equal_lines(texts, "collsim"), ==, 2);
+    assert_contains(texts, "collsim select: allreduce, allgather on dgx-h100x4, 4 ranks");
+    assert_contains(texts, "--op allreduce,allgather -b 8 -e 64M");
+    assert_contains(texts, "crossover, its size above");
+    assert_contains(texts, "message size (bytes, log2 axis)");
+    assert_contains(texts, "\n8 B\n");
+    assert_contains(texts, "\n128 MiB\n"); /* the axis widened to whole ticks of 3 doublings */
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* ---- topo show --dot ---- */
 
 /* Setup: the 4 x H100 box: 4 GPUs, one NVSwitch, each GPU bonded to it by 18 NVLink lanes
  * (450 GB/s datasheet, 371 GB/s usable per direction, alpha 100 ns), both directions alike.
@@ -550,6 +685,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/model/svg", test_model_svg);
     g_test_add_func("/plot/model/pdf", test_model_pdf);
     g_test_add_func("/plot/validate/svg", test_validate_svg);
+    g_test_add_func("/plot/select/svg", test_select_svg);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);
     g_test_add_func("/topo/dot/box", test_dot_box);

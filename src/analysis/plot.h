@@ -8,6 +8,7 @@
 
 #include "analysis/report.h"
 #include "analysis/validate.h"
+#include "predict/select.h"
 
 G_BEGIN_DECLS
 
@@ -64,5 +65,15 @@ gboolean cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 m
  */
 gboolean cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
                           const char *subtitle, const char *path, GError **error);
+
+/**
+ * cs_plot_select:
+ * Draws @selection along a log2 size axis, one panel per collective: above, the range of each
+ * of collsim's choices as a band in the colour of its algorithm x protocol (named inside where
+ * it fits); below, NCCL's own pick (its tuning model) the same way; each crossover a vertical
+ * line with its size above it; a key of the colours. As cs_plot_report().
+ */
+gboolean cs_plot_select(const CsSelection *selection, const char *title, const char *subtitle,
+                        const char *path, GError **error);
 
 G_END_DECLS

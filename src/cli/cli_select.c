@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/plot.h"
 #include "cli/cli.h"
 #include "models/nccl.h"
 #include "models/netmodel.h"
@@ -57,7 +58,8 @@ static const char description[]
       "  collsim select --topo dgx-h100x8\n"
       "  collsim select --topo dgx-h100x8 --op allreduce --emit json --output table.json\n"
       "  collsim select --topo hgx-h100x8-2n --emit nccl-tuner-csv --output nccl_tuner.conf\n"
-      "  collsim select --topo dgx-h100x8 --op allreduce --compare nccl:2.19";
+      "  collsim select --topo dgx-h100x8 --op allreduce --compare nccl:2.19\n"
+      "  collsim select --topo hgx-h100x8-2n --op allreduce,allgather --plot select.svg";
 
 typedef enum {
     EMIT_TABLE,
@@ -95,6 +97,7 @@ typedef struct {
     gboolean nccl_only;
     gboolean exact;
     char *min_gain;
+    char *plot;
 } SelectOptions;
 
 static void
@@ -108,6 +111,7 @@ select_options_clear(SelectOptions *o)
     g_free(o->emit);
     g_free(o->output);
     g_free(o->min_gain);
+    g_free(o->plot);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SelectOptions, select_options_clear)
@@ -126,6 +130,7 @@ cs_cli_select(int argc, char **argv, GError **error)
     GError *cause = NULL;
 
     prog = argv[0];
+    g_autofree char *cmd = cs_cli_command_line(argc, argv);
     cs_select_options_init(&sopts);
     o.min_bytes = sopts.min_bytes;
     o.max_bytes = sopts.max_bytes;
@@ -168,6 +173,10 @@ cs_cli_select(int argc, char **argv, GError **error)
           "PCT" },
         { "max-events", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Extrapolate past sizes whose simulation exceeds N events (default 40000)", "N" },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
+          "Also draw the choices along the size axis into FILE (.svg, .png or .pdf): a band "
+          "per collective for collsim's choice and one for NCCL's pick, the crossovers marked",
+          "FILE" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
@@ -275,6 +284,8 @@ cs_cli_select(int argc, char **argv, GError **error)
 
     if (!cs_cli_check_output(prog, "--output", o.output, error))
         return FALSE;
+    if (o.plot != NULL && !cs_cli_check_plot(prog, o.plot, error))
+        return FALSE;
 
     g_autoptr(CsTopo) topo = cs_topo_load(o.topo, error);
     if (topo == NULL)
@@ -301,6 +312,24 @@ cs_cli_select(int argc, char **argv, GError **error)
         }
         g_prefix_error(error, "%s: ", prog);
         return FALSE;
+    }
+
+    /* The picture first: a file that cannot be written fails before anything is printed. */
+    if (o.plot != NULL) {
+        GString *ops = g_string_new(NULL);
+        for (guint i = 0; i < cs_selection_n_tables(sel); i++)
+            g_string_append_printf(ops, "%s%s", i > 0 ? ", " : "",
+                                   cs_op_name(cs_selection_table(sel, i)->op));
+        g_autofree char *op_list = g_string_free(ops, FALSE);
+        g_autofree char *n_ops = g_strdup_printf("%u collectives", cs_selection_n_tables(sel));
+        g_autofree char *title
+            = g_strdup_printf("collsim select: %s on %s, %d ranks: the best choice per size",
+                              cs_selection_n_tables(sel) > 3 ? n_ops : op_list, cs_topo_name(topo),
+                              o.ranks > 0 ? (int)o.ranks : cs_topo_n_ranks(topo));
+        if (!cs_plot_select(sel, title, cmd, o.plot, error)) {
+            g_prefix_error(error, "%s: --plot: ", prog);
+            return FALSE;
+        }
     }
 
     g_autofree char *text = NULL;
