@@ -161,6 +161,32 @@ count_vertical_lines(const char *svg, const char *width)
     return count;
 }
 
+/* The number of points of each <polyline> drawn @width wide, in document order. */
+static GArray *
+polyline_lengths(const char *svg, const char *width)
+{
+    g_autofree char *attr = g_strdup_printf("stroke-width=\"%s\"", width);
+    GArray *lengths = g_array_new(FALSE, FALSE, sizeof(guint));
+    const char *p = svg;
+    while ((p = strstr(p, "<polyline")) != NULL) {
+        const char *end = strstr(p, "/>");
+        g_assert_nonnull(end);
+        g_autofree char *element = g_strndup(p, (gsize)(end - p));
+        p = end;
+        const char *pts = strstr(element, "points=\"");
+        if (strstr(element, attr) == NULL || pts == NULL)
+            continue;
+        pts += strlen("points=\"");
+        g_autofree char *value = g_strndup(pts, (gsize)(strchr(pts, '"') - pts));
+        g_auto(GStrv) v = g_strsplit_set(value, " \t\n", -1);
+        guint n = 0;
+        for (guint i = 0; v[i] != NULL; i++)
+            n += v[i][0] != '\0';
+        g_array_append_val(lengths, n);
+    }
+    return lengths;
+}
+
 /* Counts the lines of @text containing @what. */
 static guint
 count_lines(const char *text, const char *what)
@@ -444,8 +470,8 @@ test_errors(void)
 }
 
 /* Setup: a build without PLplot. Expectation: --plot is refused before any work with one line
- * saying plots were not built, exit 2, on run, model, validate (before its trace is read)
- * and select (before the selection runs). */
+ * saying plots were not built, exit 2, on run, model, validate and calibrate (before their
+ * traces are read) and select (before the selection runs). */
 static void
 test_not_built(void)
 {
@@ -471,6 +497,11 @@ test_not_built(void)
     g_assert_cmpint(s.status, ==, 2);
     g_assert_cmpstr(s.out, ==, "");
     assert_contains(s.err, "plots were not built");
+    const char *calibrate_args[] = { "--topo", "dgx-h100x4", "--plot", "x.svg", "t.txt", NULL };
+    g_auto(CsTestRun) c = cs_test_run_collsim("calibrate", calibrate_args);
+    g_assert_cmpint(c.status, ==, 2);
+    g_assert_cmpstr(c.out, ==, "");
+    assert_contains(c.err, "plots were not built");
     g_assert_false(g_file_test("x.svg", G_FILE_TEST_EXISTS));
 }
 
@@ -613,6 +644,97 @@ test_select_svg(void)
     rm_dir(dir);
 }
 
+/* ---- calibrate ---- */
+
+/* Setup: two measured RTX 2080 Ti traces (all-reduce 23 rows, all-gather 22) fitted to
+ * rtx2080ti-x2-pcie3-shm, as SVG; the same fit as JSON; each trace validated alone for its
+ * rows.
+ * Expectation: per trace, one line through every row for the datasheet prediction (1.3 wide)
+ * and one for the calibrated (2.6 wide), in trace order; the key of each panel carries the
+ * JSON's errors before and after; each trace named; the same bytes twice; rsvg-convert
+ * renders it. */
+static void
+test_calibrate_svg(void)
+{
+    if (!need_plots())
+        return;
+    const char *root = g_getenv("COLLSIM_SOURCE_ROOT");
+    g_assert_nonnull(root);
+    g_autofree char *a
+        = g_build_filename(root, "traces", "rtx2080ti-2gpu-pcie3-nop2p_allreduce.txt", NULL);
+    g_autofree char *b
+        = g_build_filename(root, "traces", "rtx2080ti-2gpu-pcie3-nop2p_allgather.txt", NULL);
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "calibrate.svg", NULL);
+    const char *args[] = { "--topo", "rtx2080ti-x2-pcie3-shm", a, b, "--plot", svg, NULL };
+    g_autoptr(GBytes) bytes = run_twice("calibrate", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+
+    const char *json_args[]
+        = { "--topo", "rtx2080ti-x2-pcie3-shm", a, b, "--format", "json", NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("calibrate", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *traces = cJSON_GetObjectItem(doc, "traces");
+    g_assert_cmpint(cJSON_GetArraySize(traces), ==, 2);
+
+    g_autoptr(GArray) thin = polyline_lengths(text, "1.300000e+00");
+    g_autoptr(GArray) bold = polyline_lengths(text, "2.600000e+00");
+    guint k_thin = 0, k_bold = 0;
+    const char *paths[] = { a, b };
+    for (int k = 0; k < 2; k++) {
+        const char *v_args[]
+            = { "--topo", "rtx2080ti-x2-pcie3-shm", paths[k], "--format", "json", NULL };
+        g_auto(CsTestRun) v = cs_test_run_collsim("validate", v_args);
+        g_assert_cmpint(v.status, ==, 0);
+        g_autoptr(cJSON) vdoc = cJSON_Parse(v.out);
+        g_assert_nonnull(vdoc);
+        int n_rows = cJSON_GetArraySize(cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(vdoc, "traces"), 0), "rows"));
+        g_assert_cmpint(n_rows, >, 20);
+        /* The data lines, skipping the key's two-point samples. */
+        while (k_thin < thin->len && g_array_index(thin, guint, k_thin) == 2)
+            k_thin++;
+        while (k_bold < bold->len && g_array_index(bold, guint, k_bold) == 2)
+            k_bold++;
+        g_assert_cmpuint(k_thin, <, thin->len);
+        g_assert_cmpuint(k_bold, <, bold->len);
+        g_assert_cmpuint(g_array_index(thin, guint, k_thin++), ==, (guint)n_rows);
+        g_assert_cmpuint(g_array_index(bold, guint, k_bold++), ==, (guint)n_rows);
+
+        cJSON *t = cJSON_GetArrayItem(traces, k);
+        g_autofree char *before = g_strdup_printf("predicted, datasheet topology: %.1f%%",
+                                                  100.0
+                                                      * cJSON_GetNumberValue(cJSON_GetObjectItem(
+                                                          t, "datasheet_geomean_abs_busbw_error")));
+        g_autofree char *after = g_strdup_printf("predicted, calibrated topology: %.1f%%",
+                                                 100.0
+                                                     * cJSON_GetNumberValue(cJSON_GetObjectItem(
+                                                         t, "calibrated_geomean_abs_busbw_error")));
+        assert_contains(texts, before);
+        assert_contains(texts, after);
+        g_autofree char *name = g_path_get_basename(paths[k]);
+        g_autofree char *line = g_strdup_printf("\n%s\n", name);
+        assert_contains(texts, line);
+    }
+    /* No third data line. */
+    for (; k_thin < thin->len; k_thin++)
+        g_assert_cmpuint(g_array_index(thin, guint, k_thin), ==, 2);
+    for (; k_bold < bold->len; k_bold++)
+        g_assert_cmpuint(g_array_index(bold, guint, k_bold), ==, 2);
+    g_assert_cmpuint(count_equal_lines(texts, "measured"), ==, 2);
+    g_assert_cmpuint(count_equal_lines(texts, "busbw (GB/s)"), ==, 2);
+    assert_contains(texts, "collsim calibrate on rtx2080ti-x2-pcie3-shm: 2 traces before and "
+                           "after the fit");
+    assert_contains(texts, "message size (bytes, log2 axis)");
+    assert_contains(texts, "\n8 B\n");
+    assert_contains(texts, "\n1 GiB\n");
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
 /* ---- topo show --dot ---- */
 
 /* Setup: the 4 x H100 box: 4 GPUs, one NVSwitch, each GPU bonded to it by 18 NVLink lanes
@@ -686,6 +808,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/model/pdf", test_model_pdf);
     g_test_add_func("/plot/validate/svg", test_validate_svg);
     g_test_add_func("/plot/select/svg", test_select_svg);
+    g_test_add_func("/plot/calibrate/svg", test_calibrate_svg);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);
     g_test_add_func("/topo/dot/box", test_dot_box);

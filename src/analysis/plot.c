@@ -354,7 +354,6 @@ draw_heading(const char *title, const char *subtitle, double disp)
         plschr(0.0, 0.65);
         plmtex("t", disp + 1.5, 0.5, 0.5, line);
     }
-    plschr(0.0, 0.8);
 }
 
 static void
@@ -366,6 +365,7 @@ draw_titles(const char *title, const char *subtitle, const char *xlabel, const c
     plmtex("b", 3.0, 0.5, 0.5, xlabel);
     plmtex("l", ylabel_disp, 0.5, 0.5, ylabel);
     draw_heading(title, subtitle, 0.0);
+    plschr(0.0, 0.8);
 }
 
 /* ---- busbw against size ---- */
@@ -807,6 +807,21 @@ shade_regimes(double xmin, double xmax, double ymin, double ymax)
     }
 }
 
+/* The rows of @r above 0 bytes as x (log2 bytes), measured and predicted busbw (GB/s). */
+static void
+report_series(const CsValidateReport *r, GArray *xs, GArray *meas, GArray *pred)
+{
+    for (guint i = 0; i < r->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(r->rows, CsValidateRow, i);
+        if (row->size_bytes <= 0)
+            continue;
+        double x = log2((double)row->size_bytes);
+        g_array_append_val(xs, x);
+        g_array_append_val(meas, row->measured_busbw_GBps);
+        g_array_append_val(pred, row->predicted_busbw_GBps);
+    }
+}
+
 gboolean
 cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
                  const char *subtitle, const char *path, GError **error)
@@ -858,19 +873,10 @@ cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *ti
     draw_heading(title, subtitle, 0.0);
     plssym(0.0, 0.7);
     for (int k = 0; k < n_reports; k++) {
-        const GArray *rows = reports[k]->rows;
         g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
-        for (guint i = 0; i < rows->len; i++) {
-            const CsValidateRow *r = &g_array_index(rows, CsValidateRow, i);
-            if (r->size_bytes <= 0)
-                continue;
-            double x = log2((double)r->size_bytes);
-            g_array_append_val(xs, x);
-            g_array_append_val(pred, r->predicted_busbw_GBps);
-            g_array_append_val(meas, r->measured_busbw_GBps);
-        }
+        report_series(reports[k], xs, meas, pred);
         PLINT colour = COL_SERIES + (PLINT)(k % N_SERIES_COLOURS);
         set_pen(colour, 1, 2.0);
         plline((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)pred->data);
@@ -902,7 +908,7 @@ cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *ti
     for (PLINT i = 0; i < n; i++)
         text_colours[i] = COL_FG;
     PLFLT w, h;
-    plschr(0.0, 0.6);
+    plschr(0.0, 0.7);
     pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
              PL_POSITION_LEFT | PL_POSITION_TOP | PL_POSITION_INSIDE, 0.02, 0.03, 0.06, COL_BG,
              COL_FG, 1, 0, 1, n, opts, 1.0, 0.6, 1.8, 0.0, text_colours, texts, NULL, NULL, NULL,
@@ -1214,6 +1220,117 @@ cs_plot_select(const CsSelection *selection, const char *title, const char *subt
     return canvas_end(&c, error);
 }
 
+/* ---- Calibration ---- */
+
+#define CAL_TOP 128.0
+#define CAL_PANEL 250.0
+#define CAL_GAP 76.0
+#define CAL_BOTTOM 60.0
+
+#define DA(a, i) g_array_index((a), double, (i))
+
+gboolean
+cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *after, int n_reports,
+                  const char *title, const char *subtitle, const char *path, GError **error)
+{
+    g_return_val_if_fail(before != NULL && after != NULL && title != NULL && path != NULL, FALSE);
+    double xmin = INFINITY, xmax = -INFINITY;
+    for (int k = 0; k < n_reports; k++) {
+        g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
+        report_series(before[k], xs, meas, pred);
+        report_series(after[k], xs, meas, pred);
+        for (guint i = 0; i < xs->len; i++) {
+            xmin = MIN(xmin, DA(xs, i));
+            xmax = MAX(xmax, DA(xs, i));
+        }
+    }
+    if (!isfinite(xmin)) {
+        g_set_error(error, CS_PLOT_ERROR, CS_PLOT_ERROR_FAILED,
+                    "%s: nothing to plot (no row above 0 bytes was predicted)", path);
+        return FALSE;
+    }
+    if (xmax - xmin < 2.0) {
+        xmin -= 1.0;
+        xmax += 1.0;
+    }
+    double xtick = log2_range(&xmin, &xmax);
+
+    /* One panel per trace; one trace fills the standard page. */
+    const double height
+        = MAX((double)PAGE_H, CAL_TOP + n_reports * (CAL_PANEL + CAL_GAP) - CAL_GAP + CAL_BOTTOM);
+    const double panel = (height - CAL_TOP - CAL_BOTTOM + CAL_GAP) / n_reports - CAL_GAP;
+    Canvas c;
+    if (!canvas_begin_sized(&c, path, height, error))
+        return FALSE;
+    for (int k = 0; k < n_reports; k++) {
+        g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) pred0 = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) xs1 = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) meas1 = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) pred1 = g_array_new(FALSE, FALSE, sizeof(double));
+        report_series(before[k], xs, meas, pred0);
+        report_series(after[k], xs1, meas1, pred1);
+        double ymax = 0.0;
+        for (guint i = 0; i < xs->len; i++)
+            ymax = MAX(ymax, MAX(DA(meas, i), DA(pred0, i)));
+        for (guint i = 0; i < xs1->len; i++)
+            ymax = MAX(ymax, DA(pred1, i));
+        ymax = ymax > 0.0 ? ymax * 1.08 : 1.0;
+
+        double top = CAL_TOP + k * (panel + CAL_GAP);
+        plvpor(0.08, 0.94, 1.0 - (top + panel) / height, 1.0 - top / height);
+        draw_axes_opts(xmin, xmax, xtick, "bcnsto", 0.0, ymax, "bcnstv", 0.0, FALSE);
+        plcol0(COL_FG);
+        plschr(0.0, 0.8);
+        plmtex("l", 4.6, 0.5, 0.5, "busbw (GB/s)");
+        if (k == 0)
+            draw_heading(title, subtitle, 2.6);
+        g_autofree char *name = g_path_get_basename(before[k]->origin);
+        plschr(0.0, 0.75);
+        plmtex("t", 0.6, 0.0, 0.0, name);
+
+        /* The datasheet prediction thin, the calibrated one bold, the measurement as circles
+         * over both. */
+        set_pen(COL_SERIES + 1, 1, 1.3);
+        plline((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)pred0->data);
+        set_pen(COL_SERIES + 0, 1, 2.6);
+        plline((PLINT)xs1->len, (PLFLT *)(void *)xs1->data, (PLFLT *)(void *)pred1->data);
+        set_pen(COL_FG, 1, 1.5);
+        plssym(0.0, 0.7);
+        plpoin((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)meas->data, 4);
+        plwidth(1.0);
+
+        g_autofree char *t0 = g_strdup_printf("predicted, datasheet topology: %.1f%%",
+                                              100.0 * before[k]->all.geomean_abs);
+        g_autofree char *t1 = g_strdup_printf("predicted, calibrated topology: %.1f%%",
+                                              100.0 * after[k]->all.geomean_abs);
+        const char *texts[4] = { "measured", t0, t1, "(geomean |busbw error| per line)" };
+        PLINT opts[4] = { PL_LEGEND_SYMBOL, PL_LEGEND_LINE, PL_LEGEND_LINE, PL_LEGEND_NONE };
+        PLINT text_colours[4] = { COL_FG, COL_FG, COL_FG, COL_FG };
+        PLINT line_colours[4] = { COL_FG, COL_SERIES + 1, COL_SERIES + 0, COL_FG };
+        PLINT line_styles[4] = { 1, 1, 1, 1 };
+        PLFLT line_widths[4] = { 1.0, 1.3, 2.6, 1.0 };
+        PLINT symbol_colours[4] = { COL_FG, COL_FG, COL_FG, COL_FG };
+        PLFLT symbol_scales[4] = { 0.7, 0.7, 0.7, 0.7 };
+        PLINT symbol_numbers[4] = { 1, 1, 1, 1 };
+        const char *symbols[4] = { "#(840)", "", "", "" };
+        PLFLT w, h;
+        plschr(0.0, 0.7);
+        pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+                 PL_POSITION_LEFT | PL_POSITION_TOP | PL_POSITION_INSIDE, 0.02, 0.03, 0.06, COL_BG,
+                 COL_FG, 1, 0, 1, 4, opts, 1.0, 0.6, 1.8, 0.0, text_colours, texts, NULL, NULL,
+                 NULL, NULL, line_colours, line_styles, line_widths, symbol_colours, symbol_scales,
+                 symbol_numbers, symbols);
+    }
+    plcol0(COL_FG);
+    plschr(0.0, 0.8);
+    plmtex("b", 3.0, 0.5, 0.5, "message size (bytes, log2 axis)");
+    return canvas_end(&c, error);
+}
+
 #else /* !HAVE_PLOTS */
 
 gboolean
@@ -1254,6 +1371,18 @@ cs_plot_select(const CsSelection *selection, const char *title, const char *subt
                const char *path, GError **error)
 {
     (void)selection;
+    (void)title;
+    (void)subtitle;
+    return cs_plot_check_path(path, NULL, error);
+}
+
+gboolean
+cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *after, int n_reports,
+                  const char *title, const char *subtitle, const char *path, GError **error)
+{
+    (void)before;
+    (void)after;
+    (void)n_reports;
     (void)title;
     (void)subtitle;
     return cs_plot_check_path(path, NULL, error);

@@ -67,6 +67,17 @@ gboolean cs_plot_validate(CsValidateReport *const *reports, int n_reports, const
                           const char *subtitle, const char *path, GError **error);
 
 /**
+ * cs_plot_calibrate:
+ * Draws a calibration, one panel per trace: its measured busbw as circles, the busbw predicted
+ * on the datasheet topology (@before, thin) and on the calibrated one (@after, bold), each
+ * line's geometric-mean |busbw error| in the key. @before[k] and @after[k] validate the same
+ * trace. As cs_plot_report().
+ */
+gboolean cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *after,
+                           int n_reports, const char *title, const char *subtitle, const char *path,
+                           GError **error);
+
+/**
  * cs_plot_select:
  * Draws @selection along a log2 size axis, one panel per collective: above, the range of each
  * of collsim's choices as a band in the colour of its algorithm x protocol (named inside where
