@@ -6,6 +6,7 @@
  * that plots were not built (exit 2). `topo show --dot` (Graphviz text, no PLplot) too. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 
 #include "analysis/plot.h"
 #include "base/json_util.h"
+#include "base/units.h"
 #include "test-util.h"
 
 /* ---- Helpers ---- */
@@ -185,6 +187,45 @@ polyline_lengths(const char *svg, const char *width)
         g_array_append_val(lengths, n);
     }
     return lengths;
+}
+
+/* A filled <polyline> (PLplot's fills): its colour and bounding box, in the SVG's own
+ * coordinates (y up). */
+typedef struct {
+    char fill[8];
+    double x0, x1, y0, y1;
+} Fill;
+
+static GArray *
+svg_fills(const char *svg)
+{
+    GArray *fills = g_array_new(FALSE, FALSE, sizeof(Fill));
+    const char *p = svg;
+    while ((p = strstr(p, "<polyline")) != NULL) {
+        const char *end = strstr(p, "/>");
+        g_assert_nonnull(end);
+        g_autofree char *element = g_strndup(p, (gsize)(end - p));
+        p = end;
+        const char *colour = strstr(element, " fill=\"#");
+        const char *pts = strstr(element, "points=\"");
+        if (colour == NULL || pts == NULL || strstr(element, "fill-rule") == NULL)
+            continue;
+        Fill f = { .x0 = G_MAXDOUBLE, .x1 = -G_MAXDOUBLE, .y0 = G_MAXDOUBLE, .y1 = -G_MAXDOUBLE };
+        g_strlcpy(f.fill, colour + strlen(" fill=\""), sizeof(f.fill));
+        pts += strlen("points=\"");
+        g_autofree char *value = g_strndup(pts, (gsize)(strchr(pts, '"') - pts));
+        g_auto(GStrv) v = g_strsplit(g_strstrip(value), " ", -1);
+        for (guint i = 0; v[i] != NULL; i++) {
+            double x, y;
+            g_assert_cmpint(sscanf(v[i], "%lf,%lf", &x, &y), ==, 2);
+            f.x0 = MIN(f.x0, x);
+            f.x1 = MAX(f.x1, x);
+            f.y0 = MIN(f.y0, y);
+            f.y1 = MAX(f.y1, y);
+        }
+        g_array_append_val(fills, f);
+    }
+    return fills;
 }
 
 /* Counts the lines of @text containing @what. */
@@ -471,7 +512,8 @@ test_errors(void)
 
 /* Setup: a build without PLplot. Expectation: --plot is refused before any work with one line
  * saying plots were not built, exit 2, on run, model, validate and calibrate (before their
- * traces are read) and select (before the selection runs). */
+ * traces are read), select (before the selection runs) and plan (before its workload is
+ * read). */
 static void
 test_not_built(void)
 {
@@ -502,6 +544,12 @@ test_not_built(void)
     g_assert_cmpint(c.status, ==, 2);
     g_assert_cmpstr(c.out, ==, "");
     assert_contains(c.err, "plots were not built");
+    const char *plan_args[]
+        = { "--workload", "w.json", "--topo", "dgx-h100x4", "--plot", "x.svg", NULL };
+    g_auto(CsTestRun) p = cs_test_run_collsim("plan", plan_args);
+    g_assert_cmpint(p.status, ==, 2);
+    g_assert_cmpstr(p.out, ==, "");
+    assert_contains(p.err, "plots were not built");
     g_assert_false(g_file_test("x.svg", G_FILE_TEST_EXISTS));
 }
 
@@ -735,6 +783,145 @@ test_calibrate_svg(void)
     rm_dir(dir);
 }
 
+/* ---- plan ---- */
+
+static gint
+fill_by_y(gconstpointer a, gconstpointer b)
+{
+    const Fill *fa = a, *fb = b;
+    return fa->y0 < fb->y0 ? -1 : fa->y0 > fb->y0;
+}
+
+/* Setup: tests/data/plan-plot.json (forward: 300 us compute, allreduce 8 MiB x2 on tp, no
+ * overlap; backward: 100 us compute overlapping allreduce 64 MiB on dp and allgather 4 MiB x3
+ * on tp) on hgx-h100x8-2n and aws-p5-h100x8-2n-efa, as SVG, and the same plan as JSON.
+ * Expectation: per candidate one bar of five filled segments stacked without gap, bottom up:
+ * forward's compute, its allreduce x2, backward's compute, then backward's exposed time
+ * (exposed_us of the JSON) shared by its two collectives in proportion to time x count; each
+ * segment's share of its bar and the bars' ratio as the JSON's numbers say (0.5%); the same
+ * colour for a part in both bars; each step written on its bar (the second with its ratio to
+ * the first); each collective in the key; the same bytes twice; rsvg-convert renders it. */
+static void
+test_plan_svg(void)
+{
+    if (!need_plots())
+        return;
+    const char *root = g_getenv("COLLSIM_SOURCE_ROOT");
+    g_assert_nonnull(root);
+    g_autofree char *workload = g_build_filename(root, "tests", "data", "plan-plot.json", NULL);
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "plan.svg", NULL);
+    const char *args[]
+        = { "--workload", workload, "--topo", "hgx-h100x8-2n", "--topo", "aws-p5-h100x8-2n-efa",
+            "--plot",     svg,      NULL };
+    g_autoptr(GBytes) bytes = run_twice("plan", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+
+    const char *json_args[]
+        = { "--workload", workload, "--topo", "hgx-h100x8-2n", "--topo", "aws-p5-h100x8-2n-efa",
+            "--format",   "json",   NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("plan", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *cands = cJSON_GetObjectItem(doc, "candidates");
+    g_assert_cmpint(cJSON_GetArraySize(cands), ==, 2);
+
+    /* The bars: groups of fills sharing their left edge that tile a column. */
+    g_autoptr(GArray) fills = svg_fills(text);
+    g_autoptr(GPtrArray) bars = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (guint i = 0; i < fills->len; i++) {
+        const Fill *f = &g_array_index(fills, Fill, i);
+        GArray *bar = NULL;
+        for (guint b = 0; b < bars->len && bar == NULL; b++) {
+            GArray *cand = g_ptr_array_index(bars, b);
+            if (fabs(g_array_index(cand, Fill, 0).x0 - f->x0) < 0.01
+                && fabs(g_array_index(cand, Fill, 0).x1 - f->x1) < 0.01)
+                bar = cand;
+        }
+        if (bar == NULL) {
+            bar = g_array_new(FALSE, FALSE, sizeof(Fill));
+            g_ptr_array_add(bars, bar);
+        }
+        g_array_append_val(bar, *f);
+    }
+    guint n_bars = 0;
+    double first_total = 0.0, first_step = 0.0;
+    GArray *first_bar = NULL;
+    for (guint b = 0; b < bars->len; b++) {
+        GArray *bar = g_ptr_array_index(bars, b);
+        if (bar->len != 5)
+            continue; /* the key's boxes, backgrounds */
+        g_array_sort(bar, fill_by_y);
+        gboolean tiled = TRUE;
+        for (guint i = 1; i < bar->len; i++)
+            tiled = tiled
+                    && fabs(g_array_index(bar, Fill, i).y0 - g_array_index(bar, Fill, i - 1).y1)
+                           < 0.02;
+        if (!tiled)
+            continue;
+        g_assert_cmpuint(n_bars, <, 2);
+        cJSON *cand = cJSON_GetArrayItem(cands, (int)n_bars);
+        cJSON *phases = cJSON_GetObjectItem(cand, "phases");
+        /* The parts the JSON says, in stacking order. */
+        double expect[5];
+        int k = 0;
+        cJSON *ph;
+        cJSON_ArrayForEach(ph, phases)
+        {
+            double comm = cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "comm_us"));
+            double exposed = cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "exposed_us"));
+            expect[k++] = cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "compute_us"));
+            cJSON *c;
+            cJSON_ArrayForEach(c, cJSON_GetObjectItem(ph, "collectives"))
+            {
+                double t = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "time_us"))
+                           * cJSON_GetNumberValue(cJSON_GetObjectItem(c, "count"));
+                expect[k++] = t * exposed / comm;
+            }
+        }
+        g_assert_cmpint(k, ==, 5);
+        double step = cJSON_GetNumberValue(cJSON_GetObjectItem(cand, "step_us"));
+        double total = 0.0;
+        for (guint i = 0; i < bar->len; i++)
+            total += g_array_index(bar, Fill, i).y1 - g_array_index(bar, Fill, i).y0;
+        for (guint i = 0; i < bar->len; i++) {
+            const Fill *f = &g_array_index(bar, Fill, i);
+            g_assert_cmpfloat_with_epsilon((f->y1 - f->y0) / total, expect[i] / step, 0.005);
+            if (first_bar != NULL)
+                g_assert_cmpstr(f->fill, ==, g_array_index(first_bar, Fill, i).fill);
+        }
+        /* The two compute parts are grey alike. */
+        g_assert_cmpstr(g_array_index(bar, Fill, 0).fill, ==, g_array_index(bar, Fill, 2).fill);
+        g_autofree char *label = cs_units_format_time(step * 1e-6);
+        if (first_bar == NULL) {
+            first_bar = bar;
+            first_total = total;
+            first_step = step;
+            g_autofree char *line = g_strdup_printf("\n%s\n", label);
+            assert_contains(texts, line);
+        }
+        else {
+            g_assert_cmpfloat_with_epsilon(total / first_total, step / first_step, 0.005);
+            g_autofree char *line = g_strdup_printf("\n%s (%.3fx)\n", label, step / first_step);
+            assert_contains(texts, line);
+        }
+        n_bars++;
+    }
+    g_assert_cmpuint(n_bars, ==, 2);
+    assert_contains(texts, "\nforward: allreduce 8 MiB x2 (tp)\n");
+    assert_contains(texts, "\nbackward: allreduce 64 MiB x1 (dp)\n");
+    assert_contains(texts, "\nbackward: allgather 4 MiB x3 (tp)\n");
+    assert_contains(texts, "\ncompute\n");
+    assert_contains(texts, "\nhgx-h100x8-2n\n");
+    assert_contains(texts, "\naws-p5-h100x8-2n-efa\n");
+    assert_contains(texts, "\nstep time (ms)\n");
+    assert_contains(texts, "collsim plan: test-plot: two phases on tp 8 x dp 2");
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
 /* ---- topo show --dot ---- */
 
 /* Setup: the 4 x H100 box: 4 GPUs, one NVSwitch, each GPU bonded to it by 18 NVLink lanes
@@ -809,6 +996,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/validate/svg", test_validate_svg);
     g_test_add_func("/plot/select/svg", test_select_svg);
     g_test_add_func("/plot/calibrate/svg", test_calibrate_svg);
+    g_test_add_func("/plot/plan/svg", test_plan_svg);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);
     g_test_add_func("/topo/dot/box", test_dot_box);

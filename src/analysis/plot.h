@@ -78,6 +78,20 @@ gboolean cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *co
                            GError **error);
 
 /**
+ * cs_plot_stacked_times:
+ * Draws @n_bars bars side by side, each named under it by @bars[b] and stacked from the
+ * bottom with @n_parts parts: part p of bar b is @times_s[b * @n_parts + p] seconds. A part
+ * with @compute[p] is grey (one "compute" in the key), the others each in a colour of its
+ * own named by @parts[p]. Each bar's total is written on top with its ratio to the first
+ * bar's. The time axis takes the unit (s, ms, us, ns) the tallest bar reads best in. As
+ * cs_plot_report().
+ */
+gboolean cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *parts,
+                               const gboolean *compute, int n_parts, const double *times_s,
+                               const char *title, const char *subtitle, const char *path,
+                               GError **error);
+
+/**
  * cs_plot_select:
  * Draws @selection along a log2 size axis, one panel per collective: above, the range of each
  * of collsim's choices as a band in the colour of its algorithm x protocol (named inside where
