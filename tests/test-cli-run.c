@@ -432,6 +432,130 @@ compare_spans(gconstpointer a, gconstpointer b)
     return 0;
 }
 
+/* One end of a flow, or one step, on a (process, thread, peer): its time and its order. */
+typedef struct {
+    double t0;
+    double t1; /* a step's end; a flow end's own time */
+    int id;    /* a flow's id; a step's place in the file */
+} Mark;
+
+static gint
+compare_marks(gconstpointer a, gconstpointer b)
+{
+    const Mark *x = a, *y = b;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    return x->id - y->id;
+}
+
+static void
+add_mark(GHashTable *table, int pid, int tid, int peer, Mark m)
+{
+    char *key = g_strdup_printf("%d/%d/%d", pid, tid, peer);
+    GArray *marks = g_hash_table_lookup(table, key);
+    if (marks == NULL) {
+        marks = g_array_new(FALSE, FALSE, sizeof(Mark));
+        g_hash_table_insert(table, key, marks);
+    }
+    else {
+        g_free(key);
+    }
+    g_array_append_val(marks, m);
+}
+
+/* On each (process, thread, peer) the k-th flow end in time lies inside the k-th step. */
+static void
+assert_marks_inside(GHashTable *ends, GHashTable *steps)
+{
+    g_assert_cmpuint(g_hash_table_size(ends), ==, g_hash_table_size(steps));
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, ends);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        GArray *e = value;
+        GArray *st = g_hash_table_lookup(steps, key);
+        g_assert_nonnull(st);
+        g_assert_cmpuint(e->len, ==, st->len);
+        g_array_sort(e, compare_marks);
+        g_array_sort(st, compare_marks);
+        for (guint i = 0; i < e->len; i++) {
+            double t = g_array_index(e, Mark, i).t0;
+            g_assert_cmpfloat(t, >=, g_array_index(st, Mark, i).t0 - 1e-6);
+            g_assert_cmpfloat(t, <=, g_array_index(st, Mark, i).t1 + 1e-6);
+        }
+    }
+}
+
+/* The flows of a timeline (Trace Event Format "s" and "f"): each id has exactly one start and
+ * one end, never before it; on each process and thread, the flows that start there toward a
+ * peer match the steps that send to it one for one, the k-th flow in time inside the k-th
+ * step, and likewise the flows that end there from a peer and the steps that receive from it.
+ * So every flow start has its end, and every message its arrow. */
+static void
+assert_flows(const cJSON *root)
+{
+    g_autoptr(GHashTable) starts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) ends = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GDestroyNotify unref = (GDestroyNotify)g_array_unref;
+    g_autoptr(GHashTable) send_steps
+        = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    g_autoptr(GHashTable) recv_steps
+        = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    int n_steps = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "X") == 0) {
+            const cJSON *args = cJSON_GetObjectItem(e, "args");
+            double t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
+            Mark m = { t0, t0 + cJSON_GetObjectItem(e, "dur")->valuedouble, n_steps++ };
+            int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+            int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+            int to = cJSON_GetObjectItem(args, "send_peer")->valueint;
+            int from = cJSON_GetObjectItem(args, "recv_peer")->valueint;
+            if (to >= 0)
+                add_mark(send_steps, pid, tid, to, m);
+            if (from >= 0)
+                add_mark(recv_steps, pid, tid, from, m);
+        }
+        else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "cat")->valuestring, ==, "message");
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "name")->valuestring, ==, "message");
+            GHashTable *table = ph[0] == 's' ? starts : ends;
+            gpointer id = GINT_TO_POINTER(cJSON_GetObjectItem(e, "id")->valueint + 1);
+            g_assert_false(g_hash_table_contains(table, id));
+            g_hash_table_insert(table, id, (gpointer)e);
+            if (ph[0] == 'f')
+                g_assert_cmpstr(cJSON_GetObjectItem(e, "bp")->valuestring, ==, "e");
+        }
+    }
+    g_assert_cmpuint(g_hash_table_size(starts), >, 0);
+    g_assert_cmpuint(g_hash_table_size(starts), ==, g_hash_table_size(ends));
+    g_autoptr(GHashTable) start_marks
+        = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    g_autoptr(GHashTable) end_marks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    GHashTableIter it;
+    gpointer id, value;
+    g_hash_table_iter_init(&it, starts);
+    while (g_hash_table_iter_next(&it, &id, &value)) {
+        const cJSON *s = value;
+        const cJSON *f = g_hash_table_lookup(ends, id);
+        g_assert_nonnull(f);
+        int from = cJSON_GetObjectItem(s, "pid")->valueint;
+        int to = cJSON_GetObjectItem(f, "pid")->valueint;
+        double ts = cJSON_GetObjectItem(s, "ts")->valuedouble;
+        double tf = cJSON_GetObjectItem(f, "ts")->valuedouble;
+        g_assert_cmpfloat(tf, >=, ts);
+        add_mark(start_marks, from, cJSON_GetObjectItem(s, "tid")->valueint, to,
+                 (Mark){ ts, ts, GPOINTER_TO_INT(id) });
+        add_mark(end_marks, to, cJSON_GetObjectItem(f, "tid")->valueint, from,
+                 (Mark){ tf, tf, GPOINTER_TO_INT(id) });
+    }
+    assert_marks_inside(start_marks, send_steps);
+    assert_marks_inside(end_marks, recv_steps);
+}
+
 /* The timeline holds one complete event per step, inside the predicted time; ranks 1..5 of an
  * MST broadcast each receive the data once, so each has at least one receiving step. */
 static void
@@ -511,6 +635,8 @@ test_explain_timeline_p2p(void)
             named_receives = named_receives || strstr(name, "receives") != NULL;
             continue;
         }
+        if (strcmp(ph, "X") != 0)
+            continue; /* the flows: assert_flows() */
         int tid = cJSON_GetObjectItem(e, "tid")->valueint;
         gboolean recv
             = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "recv_peer")->valueint >= 0;
@@ -530,6 +656,28 @@ test_explain_timeline_p2p(void)
         if (a[0] == b[0] && a[1] == b[1])
             g_assert_cmpfloat(b[2], >=, a[3] - 1e-6);
     }
+    assert_flows(root);
+    g_remove(path);
+    g_rmdir(dir);
+}
+
+/* Setup: ring all-reduce of 1 MiB on the 4 x H100 box: every step of every rank (one
+ * thread per channel). Expectation: assert_flows(). */
+static void
+test_explain_timeline_flows(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("collsim-explain-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const args[]
+        = { "explain", "--topo", "dgx-h100x4", "--op",       "allreduce", "--algo",
+            "ring",    "--size", "1M",         "--timeline", path,        NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    assert_flows(root);
     g_remove(path);
     g_rmdir(dir);
 }
@@ -729,6 +877,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/any-algorithm", test_any_algorithm);
     g_test_add_func("/cli-run/explain/timeline", test_explain_timeline);
     g_test_add_func("/cli-run/explain/timeline-p2p", test_explain_timeline_p2p);
+    g_test_add_func("/cli-run/explain/timeline-flows", test_explain_timeline_flows);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/textbook", test_textbook);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);

@@ -41,7 +41,8 @@ static const char description[]
       "Without --algo (or --proto) collsim explains its own best choice for the size.\n"
       "--timeline FILE writes every step as a Chrome trace event (open it in chrome://tracing\n"
       "or Perfetto): one process per GPU, one thread per channel (two for grouped send/recv,\n"
-      "whose sends and receives run apart).\n"
+      "whose sends and receives run apart), and an arrow (a flow event) from each message's\n"
+      "send to its receive.\n"
       "\n"
       "Example (the broadcast of the seed article, on 6 GPUs):\n"
       "  collsim explain --topo dgx-h100x8 --op broadcast --algo mst --ranks 6";
@@ -358,8 +359,90 @@ timeline_thread(int channel, gboolean split, CsStepKind kind)
     return split ? 2 * channel + (cs_step_kind_recvs(kind) ? 1 : 0) : channel;
 }
 
+/* A flow event of Chrome's format: @ph "s" (the message leaves) or "f" (it arrives, bound to
+ * the enclosing slice), both named and identified alike. */
+static void
+add_flow_event(cJSON *list, const char *ph, int id, int pid, int tid, CsTime t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", "message");
+    cJSON_AddStringToObject(o, "cat", "message");
+    cJSON_AddStringToObject(o, "ph", ph);
+    cJSON_AddNumberToObject(o, "id", id);
+    cJSON_AddNumberToObject(o, "pid", pid);
+    cJSON_AddNumberToObject(o, "tid", tid);
+    cJSON_AddNumberToObject(o, "ts", cs_time_to_us(t));
+    if (strcmp(ph, "f") == 0)
+        cJSON_AddStringToObject(o, "bp", "e");
+    cJSON_AddItemToArray(list, o);
+}
+
+/* An arrow from each message's send to its receive: CsStep's matching rule, the k-th receive
+ * of rank r from p on a channel takes the k-th message p sent r on it. The arrow leaves when
+ * the sending step starts and lands when the receiving step has both begun and its message
+ * has left, so each end lies inside its step's slice and no arrow runs back in time. Ids
+ * count the messages in the order of the receivers' ranks and programs. */
+static void
+add_flows(cJSON *list, const GArray *events, int nranks, gboolean split)
+{
+    g_autoptr(GPtrArray) programs
+        = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+    for (int r = 0; r < nranks; r++)
+        g_ptr_array_add(programs, g_ptr_array_new());
+    for (guint i = 0; i < events->len; i++) {
+        const StepEvent *e = &g_array_index(events, StepEvent, i);
+        GPtrArray *prog = g_ptr_array_index(programs, e->rank);
+        if (prog->len <= e->index)
+            g_ptr_array_set_size(prog, (gint)e->index + 1);
+        g_ptr_array_index(prog, e->index) = (gpointer)e;
+    }
+    /* (sender, receiver, channel) -> the sender's steps that send there, in program order. */
+    g_autoptr(GHashTable) sends = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                                        (GDestroyNotify)g_ptr_array_unref);
+    for (int r = 0; r < nranks; r++) {
+        GPtrArray *prog = g_ptr_array_index(programs, r);
+        for (guint i = 0; i < prog->len; i++) {
+            const StepEvent *e = g_ptr_array_index(prog, i);
+            if (e == NULL || e->step.send_peer < 0)
+                continue;
+            gint64 key = ((gint64)r * nranks + e->step.send_peer) * 256 + e->step.channel;
+            GPtrArray *queue = g_hash_table_lookup(sends, &key);
+            if (queue == NULL) {
+                queue = g_ptr_array_new();
+                g_hash_table_insert(sends, g_memdup2(&key, sizeof(key)), queue);
+            }
+            g_ptr_array_add(queue, (gpointer)e);
+        }
+    }
+    g_autoptr(GHashTable) taken = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    int id = 0;
+    for (int r = 0; r < nranks; r++) {
+        GPtrArray *prog = g_ptr_array_index(programs, r);
+        for (guint i = 0; i < prog->len; i++) {
+            const StepEvent *recv = g_ptr_array_index(prog, i);
+            if (recv == NULL || recv->step.recv_peer < 0)
+                continue;
+            gint64 key = ((gint64)recv->step.recv_peer * nranks + r) * 256 + recv->step.channel;
+            GPtrArray *queue = g_hash_table_lookup(sends, &key);
+            guint k = GPOINTER_TO_UINT(g_hash_table_lookup(taken, &key));
+            /* The engine ran the schedule to its end: every receive had its message. */
+            g_assert(queue != NULL && k < queue->len);
+            g_hash_table_replace(taken, g_memdup2(&key, sizeof(key)), GUINT_TO_POINTER(k + 1));
+            const StepEvent *send = g_ptr_array_index(queue, k);
+            add_flow_event(list, "s", id, send->rank,
+                           timeline_thread(send->step.channel, split, (CsStepKind)send->step.kind),
+                           send->start);
+            add_flow_event(list, "f", id, r,
+                           timeline_thread(recv->step.channel, split, (CsStepKind)recv->step.kind),
+                           MAX(recv->start, send->start));
+            id++;
+        }
+    }
+}
+
 /* Chrome's trace-event format: "X" (complete) events in microseconds, "M" metadata naming
- * each process (GPU) and thread (channel, or its sends and its receives when @split). */
+ * each process (GPU) and thread (channel, or its sends and its receives when @split), and a
+ * flow ("s" to "f") from each message's send to its receive. */
 static gboolean
 write_timeline(const char *path, const GArray *events, int nranks, int n_channels, gboolean split,
                GError **error)
@@ -414,6 +497,7 @@ write_timeline(const char *path, const GArray *events, int nranks, int n_channel
         cJSON_AddNumberToObject(args, "recv_peer", st->recv_peer);
         cJSON_AddItemToArray(list, o);
     }
+    add_flows(list, events, nranks, split);
     cJSON_AddStringToObject(root, "displayTimeUnit", "ns");
     char *printed = cs_json_print(root, FALSE);
     g_autofree char *text = g_strconcat(printed, "\n", NULL);
