@@ -432,6 +432,76 @@ compare_spans(gconstpointer a, gconstpointer b)
     return 0;
 }
 
+/* Whether @e is a span of a whole collective or of its launch rather than a step. */
+static gboolean
+is_span(const cJSON *e)
+{
+    const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+    return cat != NULL
+           && (strcmp(cat->valuestring, "collective") == 0
+               || strcmp(cat->valuestring, "launch") == 0);
+}
+
+/* Each of @nranks GPUs has, on its thread named "collective", one span named @op from 0 to
+ * the end of its last step and, inside it, one "launch" span from 0 to the start of its first
+ * step, which is later than 0 (the engine's launch); the whole span comes first. */
+static void
+assert_spans(const cJSON *root, int nranks, const char *op)
+{
+    g_autofree double *first = g_new(double, nranks);
+    g_autofree double *last = g_new(double, nranks);
+    g_autofree int *tid = g_new(int, nranks);
+    g_autofree int *seen = g_new0(int, nranks);
+    for (int r = 0; r < nranks; r++) {
+        first[r] = G_MAXDOUBLE;
+        last[r] = -1.0;
+        tid[r] = -1;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        g_assert_cmpint(pid, <, nranks);
+        if (strcmp(ph, "M") == 0 && cJSON_GetObjectItem(e, "tid") != NULL
+            && strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring,
+                      "collective")
+                   == 0)
+            tid[pid] = cJSON_GetObjectItem(e, "tid")->valueint;
+        if (strcmp(ph, "X") != 0 || is_span(e))
+            continue;
+        double t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        first[pid] = MIN(first[pid], t0);
+        last[pid] = MAX(last[pid], t0 + cJSON_GetObjectItem(e, "dur")->valuedouble);
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        if (!is_span(e))
+            continue;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        g_assert_cmpint(cJSON_GetObjectItem(e, "tid")->valueint, ==, tid[pid]);
+        g_assert_cmpfloat(cJSON_GetObjectItem(e, "ts")->valuedouble, ==, 0.0);
+        double dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
+        if (strcmp(cJSON_GetObjectItem(e, "cat")->valuestring, "collective") == 0) {
+            g_assert_cmpint(seen[pid], ==, 0);
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "name")->valuestring, ==, op);
+            g_assert_cmpfloat_with_epsilon(dur, last[pid], 1e-6);
+            seen[pid] = 1;
+        }
+        else {
+            g_assert_cmpint(seen[pid], ==, 1);
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "name")->valuestring, ==, "launch");
+            g_assert_cmpfloat(first[pid], >, 0.0);
+            g_assert_cmpfloat_with_epsilon(dur, first[pid], 1e-6);
+            seen[pid] = 2;
+        }
+    }
+    for (int r = 0; r < nranks; r++) {
+        g_assert_cmpint(tid[r], >=, 0);
+        g_assert_cmpint(seen[r], ==, 2);
+    }
+}
+
 /* One end of a flow, or one step, on a (process, thread, peer): its time and its order. */
 typedef struct {
     double t0;
@@ -506,7 +576,7 @@ assert_flows(const cJSON *root)
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
     {
         const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
-        if (strcmp(ph, "X") == 0) {
+        if (strcmp(ph, "X") == 0 && !is_span(e)) {
             const cJSON *args = cJSON_GetObjectItem(e, "args");
             double t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
             Mark m = { t0, t0 + cJSON_GetObjectItem(e, "dur")->valuedouble, n_steps++ };
@@ -582,7 +652,7 @@ test_explain_timeline(void)
     cJSON *e;
     cJSON_ArrayForEach(e, events)
     {
-        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0)
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0 || is_span(e))
             continue;
         n_steps++;
         int pid = cJSON_GetObjectItem(e, "pid")->valueint;
@@ -597,6 +667,7 @@ test_explain_timeline(void)
             received[pid] = TRUE;
     }
     g_assert_cmpint(n_steps, >=, 10); /* 5 sends and 5 receives at least */
+    assert_spans(root, 6, "broadcast");
     for (int rank = 1; rank < 6; rank++)
         g_assert_true(received[rank]);
     g_assert_false(received[0]);
@@ -635,8 +706,8 @@ test_explain_timeline_p2p(void)
             named_receives = named_receives || strstr(name, "receives") != NULL;
             continue;
         }
-        if (strcmp(ph, "X") != 0)
-            continue; /* the flows: assert_flows() */
+        if (strcmp(ph, "X") != 0 || is_span(e))
+            continue; /* the flows and spans: assert_flows(), assert_spans() */
         int tid = cJSON_GetObjectItem(e, "tid")->valueint;
         gboolean recv
             = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "recv_peer")->valueint >= 0;
@@ -657,6 +728,7 @@ test_explain_timeline_p2p(void)
             g_assert_cmpfloat(b[2], >=, a[3] - 1e-6);
     }
     assert_flows(root);
+    assert_spans(root, 8, "alltoall");
     g_remove(path);
     g_rmdir(dir);
 }
@@ -678,6 +750,7 @@ test_explain_timeline_flows(void)
     g_autoptr(cJSON) root = cJSON_Parse(text);
     g_assert_nonnull(root);
     assert_flows(root);
+    assert_spans(root, 4, "allreduce");
     g_remove(path);
     g_rmdir(dir);
 }

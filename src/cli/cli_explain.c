@@ -41,8 +41,9 @@ static const char description[]
       "Without --algo (or --proto) collsim explains its own best choice for the size.\n"
       "--timeline FILE writes every step as a Chrome trace event (open it in chrome://tracing\n"
       "or Perfetto): one process per GPU, one thread per channel (two for grouped send/recv,\n"
-      "whose sends and receives run apart), and an arrow (a flow event) from each message's\n"
-      "send to its receive.\n"
+      "whose sends and receives run apart) and a thread with the spans of the whole\n"
+      "collective and of its launch, and an arrow (a flow event) from each message's send to\n"
+      "its receive.\n"
       "\n"
       "Example (the broadcast of the seed article, on 6 GPUs):\n"
       "  collsim explain --topo dgx-h100x8 --op broadcast --algo mst --ranks 6";
@@ -440,12 +441,56 @@ add_flows(cJSON *list, const GArray *events, int nranks, gboolean split)
     }
 }
 
+/* A complete ("X") event of @cat on a GPU's own thread @tid, from the start (time 0, the
+ * host's first launch) to @end. */
+static void
+add_span(cJSON *list, const char *name, const char *cat, int pid, int tid, CsTime end)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "cat", cat);
+    cJSON_AddStringToObject(o, "ph", "X");
+    cJSON_AddNumberToObject(o, "ts", 0);
+    cJSON_AddNumberToObject(o, "dur", cs_time_to_us(end));
+    cJSON_AddNumberToObject(o, "pid", pid);
+    cJSON_AddNumberToObject(o, "tid", tid);
+    cJSON_AddItemToArray(list, o);
+}
+
+/* Each GPU's whole collective, from the host's first launch (time 0) to the end of its last
+ * step, and within it the launch: until its first step begins, which the engine begins when
+ * the GPU's launching thread has issued every kernel it issues (engine.c, "Launch"). The
+ * outer span comes first, so viewers nest the launch inside it. */
+static void
+add_spans(cJSON *list, const GArray *events, CsOp op, int nranks, int tid)
+{
+    g_autofree CsTime *first = g_new(CsTime, nranks);
+    g_autofree CsTime *last = g_new(CsTime, nranks);
+    for (int r = 0; r < nranks; r++) {
+        first[r] = G_MAXINT64;
+        last[r] = -1;
+    }
+    for (guint i = 0; i < events->len; i++) {
+        const StepEvent *e = &g_array_index(events, StepEvent, i);
+        first[e->rank] = MIN(first[e->rank], e->start);
+        last[e->rank] = MAX(last[e->rank], e->end);
+    }
+    for (int r = 0; r < nranks; r++) {
+        if (last[r] < 0)
+            continue; /* a rank with no step */
+        add_span(list, cs_op_name(op), "collective", r, tid, last[r]);
+        if (first[r] > 0)
+            add_span(list, "launch", "launch", r, tid, first[r]);
+    }
+}
+
 /* Chrome's trace-event format: "X" (complete) events in microseconds, "M" metadata naming
- * each process (GPU) and thread (channel, or its sends and its receives when @split), and a
+ * each process (GPU) and thread (channel, or its sends and its receives when @split, and one
+ * "collective" thread holding the spans of the whole collective and of its launch), and a
  * flow ("s" to "f") from each message's send to its receive. */
 static gboolean
-write_timeline(const char *path, const GArray *events, int nranks, int n_channels, gboolean split,
-               GError **error)
+write_timeline(const char *path, const GArray *events, CsOp op, int nranks, int n_channels,
+               gboolean split, GError **error)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
     cJSON *list = cJSON_AddArrayToObject(root, "traceEvents");
@@ -469,7 +514,15 @@ write_timeline(const char *path, const GArray *events, int nranks, int n_channel
             cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "args"), "name", cname);
             cJSON_AddItemToArray(list, t);
         }
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "name", "thread_name");
+        cJSON_AddStringToObject(t, "ph", "M");
+        cJSON_AddNumberToObject(t, "pid", r);
+        cJSON_AddNumberToObject(t, "tid", (split ? 2 : 1) * n_channels);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "args"), "name", "collective");
+        cJSON_AddItemToArray(list, t);
     }
+    add_spans(list, events, op, nranks, (split ? 2 : 1) * n_channels);
     for (guint i = 0; i < events->len; i++) {
         const StepEvent *e = &g_array_index(events, StepEvent, i);
         const CsStep *st = &e->step;
@@ -775,7 +828,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
     gboolean split = pred.peer_channels > 0;
     cs_schedule_set_p2p_split(sched, split);
     if (o.timeline != NULL
-        && !write_timeline(o.timeline, events, nranks, pred.n_channels, split, error))
+        && !write_timeline(o.timeline, events, op, nranks, pred.n_channels, split, error))
         return FALSE;
 
     /* Headline. */
