@@ -1133,8 +1133,7 @@ cs_plot_select(const CsSelection *selection, const char *title, const char *subt
                     "%s: nothing to plot (no collective has a choice)", path);
         return FALSE;
     }
-    /* The bands cover the grid; the axis widens to whole ticks. */
-    const double lo = xmin, hi = xmax;
+    /* Each collective's bands cover its own grid; the axis widens to whole ticks. */
     if (xmax - xmin < 2.0) {
         xmin -= 1.0;
         xmax += 1.0;
@@ -1164,8 +1163,8 @@ cs_plot_select(const CsSelection *selection, const char *title, const char *subt
     if (!canvas_begin_sized(&c, path, height, error))
         return FALSE;
 
-    /* The heading over the crossover labels of the first panel. */
-    plvpor(0.15, 0.97, 1.0 - (SEL_TOP + 1.0) / height, 1.0 - SEL_TOP / height);
+    /* The heading over the whole width, above the crossover labels of the first panel. */
+    plvpor(0.05, 0.95, 1.0 - (SEL_TOP + 1.0) / height, 1.0 - SEL_TOP / height);
     draw_heading(title, subtitle, 0.0);
     g_autofree char *nccl_name = g_strdup_printf("NCCL %s", cs_selection_nccl_version(selection));
     for (guint t = 0; t < n; t++) {
@@ -1174,6 +1173,12 @@ cs_plot_select(const CsSelection *selection, const char *title, const char *subt
         plvpor(0.15, 0.97, 1.0 - (top + SEL_BANDS) / height, 1.0 - top / height);
         plwind(xmin, xmax, 0.0, 2.0);
         /* Above: collsim's choice; below: NCCL's own pick. */
+        double lo = xmin, hi = xmax;
+        if (tab->points->len > 0) {
+            lo = log2((double)g_array_index(tab->points, CsSelectPoint, 0).size_bytes);
+            hi = log2(
+                (double)g_array_index(tab->points, CsSelectPoint, tab->points->len - 1).size_bytes);
+        }
         draw_ranges(tab->ranges, lo, hi, 1.08, 2.0, keys);
         g_autoptr(GArray) picks = cs_selection_nccl_picks(selection, tab->op);
         if (picks != NULL)
