@@ -755,6 +755,88 @@ test_explain_timeline_flows(void)
     g_rmdir(dir);
 }
 
+/* The time_us column of the CSV row of @size in @csv (collsim run --format csv). */
+static double
+csv_time_us(const char *csv, gint64 size)
+{
+    g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+    g_auto(GStrv) header = g_strsplit(lines[0], ",", -1);
+    guint col = 0;
+    while (header[col] != NULL && strcmp(header[col], "time_us") != 0)
+        col++;
+    g_assert_nonnull(header[col]);
+    for (guint i = 1; lines[i] != NULL; i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        if (g_strv_length(f) > col && g_ascii_strtoll(f[1], NULL, 10) == size)
+            return g_ascii_strtod(f[col], NULL);
+    }
+    g_assert_not_reached();
+    return 0.0;
+}
+
+/* The latest end of the "collective" spans of a timeline. */
+static double
+timeline_end_us(const cJSON *root)
+{
+    double end = -1.0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+        if (cat != NULL && strcmp(cat->valuestring, "collective") == 0)
+            end = MAX(end, cJSON_GetObjectItem(e, "dur")->valuedouble);
+    }
+    return end;
+}
+
+/* Setup: collsim run on the 4 x H100 box, 1 KiB .. 1 MiB simulated whole (--exact), with
+ * --timeline, then with --timeline-size 64K.
+ * Expectation: the timeline of the largest size, then of 64 KiB: steps, flows and spans as
+ * explain writes them (assert_flows, assert_spans), the last GPU's collective ending at the
+ * table's time for that size (to the CSV's 1e-6 us); the table is printed as without it. */
+static void
+test_run_timeline(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("collsim-run-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const plain[]
+        = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "1M", "--exact", "--format", "csv", NULL };
+    g_auto(CsTestRun) p = cs_test_run_collsim(NULL, plain);
+    g_assert_cmpint(p.status, ==, 0);
+    const char *sizes[] = { NULL, "64K" };
+    const gint64 bytes[] = { 1048576, 65536 };
+    for (gsize k = 0; k < G_N_ELEMENTS(sizes); k++) {
+        const char *const args[]
+            = { "--topo", "dgx-h100x4", "-b",      "1K",
+                "-e",     "1M",         "--exact", "--format",
+                "csv",    "--timeline", path,      sizes[k] != NULL ? "--timeline-size" : NULL,
+                sizes[k], NULL };
+        g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+        g_assert_cmpint(r.status, ==, 0);
+        g_assert_cmpstr(r.out, ==, p.out);
+        g_autofree char *text = NULL;
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_autoptr(cJSON) root = cJSON_Parse(text);
+        g_assert_nonnull(root);
+        assert_flows(root);
+        assert_spans(root, 4, "allreduce");
+        g_assert_cmpfloat_with_epsilon(timeline_end_us(root), csv_time_us(p.out, bytes[k]), 2e-6);
+        g_remove(path);
+    }
+    /* Without the engine, or a size without the file: usage errors, nothing written. */
+    const char *const nccl[]
+        = { "--topo", "dgx-h100x4", "--model", "nccl", "--timeline", path, NULL };
+    g_auto(CsTestRun) n = cs_test_run_collsim(NULL, nccl);
+    g_assert_cmpint(n.status, ==, 2);
+    g_assert_nonnull(strstr(n.err, "--timeline shows the engine's steps"));
+    const char *const lone[] = { "--topo", "dgx-h100x4", "--timeline-size", "1M", NULL };
+    g_auto(CsTestRun) l = cs_test_run_collsim(NULL, lone);
+    g_assert_cmpint(l.status, ==, 2);
+    g_assert_nonnull(strstr(l.err, "--timeline-size needs --timeline FILE"));
+    g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+    g_rmdir(dir);
+}
+
 /* The split adds up to the time, and a closed form sits beside it. */
 static void
 test_explain_split(void)
@@ -951,6 +1033,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/explain/timeline", test_explain_timeline);
     g_test_add_func("/cli-run/explain/timeline-p2p", test_explain_timeline_p2p);
     g_test_add_func("/cli-run/explain/timeline-flows", test_explain_timeline_flows);
+    g_test_add_func("/cli-run/run/timeline", test_run_timeline);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/textbook", test_textbook);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
