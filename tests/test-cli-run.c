@@ -432,6 +432,200 @@ compare_spans(gconstpointer a, gconstpointer b)
     return 0;
 }
 
+/* Whether @e is a span of a whole collective or of its launch rather than a step. */
+static gboolean
+is_span(const cJSON *e)
+{
+    const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+    return cat != NULL
+           && (strcmp(cat->valuestring, "collective") == 0
+               || strcmp(cat->valuestring, "launch") == 0);
+}
+
+/* Each of @nranks GPUs has, on its thread named "collective", one span named @op from 0 to
+ * the end of its last step and, inside it, one "launch" span from 0 to the start of its first
+ * step, which is later than 0 (the engine's launch); the whole span comes first. */
+static void
+assert_spans(const cJSON *root, int nranks, const char *op)
+{
+    g_autofree double *first = g_new(double, nranks);
+    g_autofree double *last = g_new(double, nranks);
+    g_autofree int *tid = g_new(int, nranks);
+    g_autofree int *seen = g_new0(int, nranks);
+    for (int r = 0; r < nranks; r++) {
+        first[r] = G_MAXDOUBLE;
+        last[r] = -1.0;
+        tid[r] = -1;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        g_assert_cmpint(pid, <, nranks);
+        if (strcmp(ph, "M") == 0 && cJSON_GetObjectItem(e, "tid") != NULL
+            && strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring,
+                      "collective")
+                   == 0)
+            tid[pid] = cJSON_GetObjectItem(e, "tid")->valueint;
+        if (strcmp(ph, "X") != 0 || is_span(e))
+            continue;
+        double t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        first[pid] = MIN(first[pid], t0);
+        last[pid] = MAX(last[pid], t0 + cJSON_GetObjectItem(e, "dur")->valuedouble);
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        if (!is_span(e))
+            continue;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        g_assert_cmpint(cJSON_GetObjectItem(e, "tid")->valueint, ==, tid[pid]);
+        g_assert_cmpfloat(cJSON_GetObjectItem(e, "ts")->valuedouble, ==, 0.0);
+        double dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
+        if (strcmp(cJSON_GetObjectItem(e, "cat")->valuestring, "collective") == 0) {
+            g_assert_cmpint(seen[pid], ==, 0);
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "name")->valuestring, ==, op);
+            g_assert_cmpfloat_with_epsilon(dur, last[pid], 1e-6);
+            seen[pid] = 1;
+        }
+        else {
+            g_assert_cmpint(seen[pid], ==, 1);
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "name")->valuestring, ==, "launch");
+            g_assert_cmpfloat(first[pid], >, 0.0);
+            g_assert_cmpfloat_with_epsilon(dur, first[pid], 1e-6);
+            seen[pid] = 2;
+        }
+    }
+    for (int r = 0; r < nranks; r++) {
+        g_assert_cmpint(tid[r], >=, 0);
+        g_assert_cmpint(seen[r], ==, 2);
+    }
+}
+
+/* One end of a flow, or one step, on a (process, thread, peer): its time and its order. */
+typedef struct {
+    double t0;
+    double t1; /* a step's end; a flow end's own time */
+    int id;    /* a flow's id; a step's place in the file */
+} Mark;
+
+static gint
+compare_marks(gconstpointer a, gconstpointer b)
+{
+    const Mark *x = a, *y = b;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    return x->id - y->id;
+}
+
+static void
+add_mark(GHashTable *table, int pid, int tid, int peer, Mark m)
+{
+    char *key = g_strdup_printf("%d/%d/%d", pid, tid, peer);
+    GArray *marks = g_hash_table_lookup(table, key);
+    if (marks == NULL) {
+        marks = g_array_new(FALSE, FALSE, sizeof(Mark));
+        g_hash_table_insert(table, key, marks);
+    }
+    else {
+        g_free(key);
+    }
+    g_array_append_val(marks, m);
+}
+
+/* On each (process, thread, peer) the k-th flow end in time lies inside the k-th step. */
+static void
+assert_marks_inside(GHashTable *ends, GHashTable *steps)
+{
+    g_assert_cmpuint(g_hash_table_size(ends), ==, g_hash_table_size(steps));
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, ends);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        GArray *e = value;
+        GArray *st = g_hash_table_lookup(steps, key);
+        g_assert_nonnull(st);
+        g_assert_cmpuint(e->len, ==, st->len);
+        g_array_sort(e, compare_marks);
+        g_array_sort(st, compare_marks);
+        for (guint i = 0; i < e->len; i++) {
+            double t = g_array_index(e, Mark, i).t0;
+            g_assert_cmpfloat(t, >=, g_array_index(st, Mark, i).t0 - 1e-6);
+            g_assert_cmpfloat(t, <=, g_array_index(st, Mark, i).t1 + 1e-6);
+        }
+    }
+}
+
+/* The flows of a timeline (Trace Event Format "s" and "f"): each id has exactly one start and
+ * one end, never before it; on each process and thread, the flows that start there toward a
+ * peer match the steps that send to it one for one, the k-th flow in time inside the k-th
+ * step, and likewise the flows that end there from a peer and the steps that receive from it.
+ * So every flow start has its end, and every message its arrow. */
+static void
+assert_flows(const cJSON *root)
+{
+    g_autoptr(GHashTable) starts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) ends = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GDestroyNotify unref = (GDestroyNotify)g_array_unref;
+    g_autoptr(GHashTable) send_steps
+        = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    g_autoptr(GHashTable) recv_steps
+        = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    int n_steps = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "X") == 0 && !is_span(e)) {
+            const cJSON *args = cJSON_GetObjectItem(e, "args");
+            double t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
+            Mark m = { t0, t0 + cJSON_GetObjectItem(e, "dur")->valuedouble, n_steps++ };
+            int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+            int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+            int to = cJSON_GetObjectItem(args, "send_peer")->valueint;
+            int from = cJSON_GetObjectItem(args, "recv_peer")->valueint;
+            if (to >= 0)
+                add_mark(send_steps, pid, tid, to, m);
+            if (from >= 0)
+                add_mark(recv_steps, pid, tid, from, m);
+        }
+        else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "cat")->valuestring, ==, "message");
+            g_assert_cmpstr(cJSON_GetObjectItem(e, "name")->valuestring, ==, "message");
+            GHashTable *table = ph[0] == 's' ? starts : ends;
+            gpointer id = GINT_TO_POINTER(cJSON_GetObjectItem(e, "id")->valueint + 1);
+            g_assert_false(g_hash_table_contains(table, id));
+            g_hash_table_insert(table, id, (gpointer)e);
+            if (ph[0] == 'f')
+                g_assert_cmpstr(cJSON_GetObjectItem(e, "bp")->valuestring, ==, "e");
+        }
+    }
+    g_assert_cmpuint(g_hash_table_size(starts), >, 0);
+    g_assert_cmpuint(g_hash_table_size(starts), ==, g_hash_table_size(ends));
+    g_autoptr(GHashTable) start_marks
+        = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    g_autoptr(GHashTable) end_marks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, unref);
+    GHashTableIter it;
+    gpointer id, value;
+    g_hash_table_iter_init(&it, starts);
+    while (g_hash_table_iter_next(&it, &id, &value)) {
+        const cJSON *s = value;
+        const cJSON *f = g_hash_table_lookup(ends, id);
+        g_assert_nonnull(f);
+        int from = cJSON_GetObjectItem(s, "pid")->valueint;
+        int to = cJSON_GetObjectItem(f, "pid")->valueint;
+        double ts = cJSON_GetObjectItem(s, "ts")->valuedouble;
+        double tf = cJSON_GetObjectItem(f, "ts")->valuedouble;
+        g_assert_cmpfloat(tf, >=, ts);
+        add_mark(start_marks, from, cJSON_GetObjectItem(s, "tid")->valueint, to,
+                 (Mark){ ts, ts, GPOINTER_TO_INT(id) });
+        add_mark(end_marks, to, cJSON_GetObjectItem(f, "tid")->valueint, from,
+                 (Mark){ tf, tf, GPOINTER_TO_INT(id) });
+    }
+    assert_marks_inside(start_marks, send_steps);
+    assert_marks_inside(end_marks, recv_steps);
+}
+
 /* The timeline holds one complete event per step, inside the predicted time; ranks 1..5 of an
  * MST broadcast each receive the data once, so each has at least one receiving step. */
 static void
@@ -458,7 +652,7 @@ test_explain_timeline(void)
     cJSON *e;
     cJSON_ArrayForEach(e, events)
     {
-        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0)
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0 || is_span(e))
             continue;
         n_steps++;
         int pid = cJSON_GetObjectItem(e, "pid")->valueint;
@@ -473,6 +667,7 @@ test_explain_timeline(void)
             received[pid] = TRUE;
     }
     g_assert_cmpint(n_steps, >=, 10); /* 5 sends and 5 receives at least */
+    assert_spans(root, 6, "broadcast");
     for (int rank = 1; rank < 6; rank++)
         g_assert_true(received[rank]);
     g_assert_false(received[0]);
@@ -511,6 +706,8 @@ test_explain_timeline_p2p(void)
             named_receives = named_receives || strstr(name, "receives") != NULL;
             continue;
         }
+        if (strcmp(ph, "X") != 0 || is_span(e))
+            continue; /* the flows and spans: assert_flows(), assert_spans() */
         int tid = cJSON_GetObjectItem(e, "tid")->valueint;
         gboolean recv
             = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "recv_peer")->valueint >= 0;
@@ -530,7 +727,113 @@ test_explain_timeline_p2p(void)
         if (a[0] == b[0] && a[1] == b[1])
             g_assert_cmpfloat(b[2], >=, a[3] - 1e-6);
     }
+    assert_flows(root);
+    assert_spans(root, 8, "alltoall");
     g_remove(path);
+    g_rmdir(dir);
+}
+
+/* Setup: ring all-reduce of 1 MiB on the 4 x H100 box: every step of every rank (one
+ * thread per channel). Expectation: assert_flows(). */
+static void
+test_explain_timeline_flows(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("collsim-explain-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const args[]
+        = { "explain", "--topo", "dgx-h100x4", "--op",       "allreduce", "--algo",
+            "ring",    "--size", "1M",         "--timeline", path,        NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    assert_flows(root);
+    assert_spans(root, 4, "allreduce");
+    g_remove(path);
+    g_rmdir(dir);
+}
+
+/* The time_us column of the CSV row of @size in @csv (collsim run --format csv). */
+static double
+csv_time_us(const char *csv, gint64 size)
+{
+    g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+    g_auto(GStrv) header = g_strsplit(lines[0], ",", -1);
+    guint col = 0;
+    while (header[col] != NULL && strcmp(header[col], "time_us") != 0)
+        col++;
+    g_assert_nonnull(header[col]);
+    for (guint i = 1; lines[i] != NULL; i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        if (g_strv_length(f) > col && g_ascii_strtoll(f[1], NULL, 10) == size)
+            return g_ascii_strtod(f[col], NULL);
+    }
+    g_assert_not_reached();
+    return 0.0;
+}
+
+/* The latest end of the "collective" spans of a timeline. */
+static double
+timeline_end_us(const cJSON *root)
+{
+    double end = -1.0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+        if (cat != NULL && strcmp(cat->valuestring, "collective") == 0)
+            end = MAX(end, cJSON_GetObjectItem(e, "dur")->valuedouble);
+    }
+    return end;
+}
+
+/* Setup: collsim run on the 4 x H100 box, 1 KiB .. 1 MiB simulated whole (--exact), with
+ * --timeline, then with --timeline-size 64K.
+ * Expectation: the timeline of the largest size, then of 64 KiB: steps, flows and spans as
+ * explain writes them (assert_flows, assert_spans), the last GPU's collective ending at the
+ * table's time for that size (to the CSV's 1e-6 us); the table is printed as without it. */
+static void
+test_run_timeline(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("collsim-run-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const plain[]
+        = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "1M", "--exact", "--format", "csv", NULL };
+    g_auto(CsTestRun) p = cs_test_run_collsim(NULL, plain);
+    g_assert_cmpint(p.status, ==, 0);
+    const char *sizes[] = { NULL, "64K" };
+    const gint64 bytes[] = { 1048576, 65536 };
+    for (gsize k = 0; k < G_N_ELEMENTS(sizes); k++) {
+        const char *const args[]
+            = { "--topo", "dgx-h100x4", "-b",      "1K",
+                "-e",     "1M",         "--exact", "--format",
+                "csv",    "--timeline", path,      sizes[k] != NULL ? "--timeline-size" : NULL,
+                sizes[k], NULL };
+        g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+        g_assert_cmpint(r.status, ==, 0);
+        g_assert_cmpstr(r.out, ==, p.out);
+        g_autofree char *text = NULL;
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_autoptr(cJSON) root = cJSON_Parse(text);
+        g_assert_nonnull(root);
+        assert_flows(root);
+        assert_spans(root, 4, "allreduce");
+        g_assert_cmpfloat_with_epsilon(timeline_end_us(root), csv_time_us(p.out, bytes[k]), 2e-6);
+        g_remove(path);
+    }
+    /* Without the engine, or a size without the file: usage errors, nothing written. */
+    const char *const nccl[]
+        = { "--topo", "dgx-h100x4", "--model", "nccl", "--timeline", path, NULL };
+    g_auto(CsTestRun) n = cs_test_run_collsim(NULL, nccl);
+    g_assert_cmpint(n.status, ==, 2);
+    g_assert_nonnull(strstr(n.err, "--timeline shows the engine's steps"));
+    const char *const lone[] = { "--topo", "dgx-h100x4", "--timeline-size", "1M", NULL };
+    g_auto(CsTestRun) l = cs_test_run_collsim(NULL, lone);
+    g_assert_cmpint(l.status, ==, 2);
+    g_assert_nonnull(strstr(l.err, "--timeline-size needs --timeline FILE"));
+    g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
     g_rmdir(dir);
 }
 
@@ -729,6 +1032,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/any-algorithm", test_any_algorithm);
     g_test_add_func("/cli-run/explain/timeline", test_explain_timeline);
     g_test_add_func("/cli-run/explain/timeline-p2p", test_explain_timeline_p2p);
+    g_test_add_func("/cli-run/explain/timeline-flows", test_explain_timeline_flows);
+    g_test_add_func("/cli-run/run/timeline", test_run_timeline);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/textbook", test_textbook);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);

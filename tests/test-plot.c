@@ -6,6 +6,8 @@
  * that plots were not built (exit 2). `topo show --dot` (Graphviz text, no PLplot) too. */
 #include "config.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
@@ -13,6 +15,7 @@
 
 #include "analysis/plot.h"
 #include "base/json_util.h"
+#include "base/units.h"
 #include "test-util.h"
 
 /* ---- Helpers ---- */
@@ -131,6 +134,120 @@ count_polylines(const char *svg, guint n)
         p = end;
     }
     return count;
+}
+
+/* How many <polyline>s are vertical segments (two points, one x) drawn @width wide (PLplot
+ * writes widths as "%e": 1.7 is "1.700000e+00"). */
+static guint
+count_vertical_lines(const char *svg, const char *width)
+{
+    g_autofree char *attr = g_strdup_printf("stroke-width=\"%s\"", width);
+    guint count = 0;
+    const char *p = svg;
+    while ((p = strstr(p, "<polyline")) != NULL) {
+        const char *end = strstr(p, "/>");
+        g_assert_nonnull(end);
+        g_autofree char *element = g_strndup(p, (gsize)(end - p));
+        p = end;
+        const char *pts = strstr(element, "points=\"");
+        if (strstr(element, attr) == NULL || pts == NULL)
+            continue;
+        pts += strlen("points=\"");
+        g_autofree char *value = g_strndup(pts, (gsize)(strchr(pts, '"') - pts));
+        g_auto(GStrv) v = g_strsplit(g_strstrip(value), " ", -1);
+        double x0, y0, x1, y1;
+        if (g_strv_length(v) == 2 && sscanf(v[0], "%lf,%lf", &x0, &y0) == 2
+            && sscanf(v[1], "%lf,%lf", &x1, &y1) == 2 && x0 == x1)
+            count++;
+    }
+    return count;
+}
+
+/* The number of points of each <polyline> drawn @width wide, in document order. */
+static GArray *
+polyline_lengths(const char *svg, const char *width)
+{
+    g_autofree char *attr = g_strdup_printf("stroke-width=\"%s\"", width);
+    GArray *lengths = g_array_new(FALSE, FALSE, sizeof(guint));
+    const char *p = svg;
+    while ((p = strstr(p, "<polyline")) != NULL) {
+        const char *end = strstr(p, "/>");
+        g_assert_nonnull(end);
+        g_autofree char *element = g_strndup(p, (gsize)(end - p));
+        p = end;
+        const char *pts = strstr(element, "points=\"");
+        if (strstr(element, attr) == NULL || pts == NULL)
+            continue;
+        pts += strlen("points=\"");
+        g_autofree char *value = g_strndup(pts, (gsize)(strchr(pts, '"') - pts));
+        g_auto(GStrv) v = g_strsplit_set(value, " \t\n", -1);
+        guint n = 0;
+        for (guint i = 0; v[i] != NULL; i++)
+            n += v[i][0] != '\0';
+        g_array_append_val(lengths, n);
+    }
+    return lengths;
+}
+
+/* A filled <polyline> (PLplot's fills): its colour and bounding box, in the SVG's own
+ * coordinates (y up). */
+typedef struct {
+    char fill[8];
+    double x0, x1, y0, y1;
+} Fill;
+
+static GArray *
+svg_fills(const char *svg)
+{
+    GArray *fills = g_array_new(FALSE, FALSE, sizeof(Fill));
+    const char *p = svg;
+    while ((p = strstr(p, "<polyline")) != NULL) {
+        const char *end = strstr(p, "/>");
+        g_assert_nonnull(end);
+        g_autofree char *element = g_strndup(p, (gsize)(end - p));
+        p = end;
+        const char *colour = strstr(element, " fill=\"#");
+        const char *pts = strstr(element, "points=\"");
+        if (colour == NULL || pts == NULL || strstr(element, "fill-rule") == NULL)
+            continue;
+        Fill f = { .x0 = G_MAXDOUBLE, .x1 = -G_MAXDOUBLE, .y0 = G_MAXDOUBLE, .y1 = -G_MAXDOUBLE };
+        g_strlcpy(f.fill, colour + strlen(" fill=\""), sizeof(f.fill));
+        pts += strlen("points=\"");
+        g_autofree char *value = g_strndup(pts, (gsize)(strchr(pts, '"') - pts));
+        g_auto(GStrv) v = g_strsplit(g_strstrip(value), " ", -1);
+        for (guint i = 0; v[i] != NULL; i++) {
+            double x, y;
+            g_assert_cmpint(sscanf(v[i], "%lf,%lf", &x, &y), ==, 2);
+            f.x0 = MIN(f.x0, x);
+            f.x1 = MAX(f.x1, x);
+            f.y0 = MIN(f.y0, y);
+            f.y1 = MAX(f.y1, y);
+        }
+        g_array_append_val(fills, f);
+    }
+    return fills;
+}
+
+/* Counts the lines of @text containing @what. */
+static guint
+count_lines(const char *text, const char *what)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint n = 0;
+    for (guint i = 0; lines[i] != NULL; i++)
+        n += strstr(lines[i], what) != NULL;
+    return n;
+}
+
+/* Counts the lines of @text that are @what. */
+static guint
+count_equal_lines(const char *text, const char *what)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint n = 0;
+    for (guint i = 0; lines[i] != NULL; i++)
+        n += strcmp(lines[i], what) == 0;
+    return n;
 }
 
 static void
@@ -382,13 +499,20 @@ test_errors(void)
     g_auto(CsTestRun) m = cs_test_run_collsim("model", model_args);
     g_assert_cmpint(m.status, ==, 2);
     assert_contains(m.err, ".svg, .png or .pdf");
+    const char *select_args[] = { "--topo", "dgx-h100x4", "--plot", missing, NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim("select", select_args);
+    g_assert_cmpint(s.status, ==, 2);
+    g_assert_cmpstr(s.out, ==, "");
+    assert_contains(s.err, "collsim select: --plot");
+    g_assert_cmpuint(strchr(s.err, '\n') - s.err + 1, ==, strlen(s.err));
     g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
     g_assert_null(g_dir_read_name(d));
     rm_dir(dir);
 }
 
 /* Setup: a build without PLplot. Expectation: --plot is refused before any work with one line
- * saying plots were not built, exit 2, on run, model and validate (before its trace is
+ * saying plots were not built, exit 2, on run, model, validate and calibrate (before their
+ * traces are read), select (before the selection runs) and plan (before its workload is
  * read). */
 static void
 test_not_built(void)
@@ -410,6 +534,22 @@ test_not_built(void)
     g_auto(CsTestRun) v = cs_test_run_collsim("validate", validate_args);
     g_assert_cmpint(v.status, ==, 2);
     assert_contains(v.err, "plots were not built");
+    const char *select_args[] = { "--topo", "dgx-h100x4", "--plot", "x.svg", NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim("select", select_args);
+    g_assert_cmpint(s.status, ==, 2);
+    g_assert_cmpstr(s.out, ==, "");
+    assert_contains(s.err, "plots were not built");
+    const char *calibrate_args[] = { "--topo", "dgx-h100x4", "--plot", "x.svg", "t.txt", NULL };
+    g_auto(CsTestRun) c = cs_test_run_collsim("calibrate", calibrate_args);
+    g_assert_cmpint(c.status, ==, 2);
+    g_assert_cmpstr(c.out, ==, "");
+    assert_contains(c.err, "plots were not built");
+    const char *plan_args[]
+        = { "--workload", "w.json", "--topo", "dgx-h100x4", "--plot", "x.svg", NULL };
+    g_auto(CsTestRun) p = cs_test_run_collsim("plan", plan_args);
+    g_assert_cmpint(p.status, ==, 2);
+    g_assert_cmpstr(p.out, ==, "");
+    assert_contains(p.err, "plots were not built");
     g_assert_false(g_file_test("x.svg", G_FILE_TEST_EXISTS));
 }
 
@@ -467,18 +607,322 @@ test_validate_svg(void)
     rm_dir(dir);
 }
 
-/* ---- topo show --dot ---- */
+/* ---- select ---- */
 
-/* Counts the lines of @text containing @what. */
-static guint
-count_lines(const char *text, const char *what)
+/* A size as the crossover labels write it: three significant digits in binary units. */
+static char *
+size_label(gint64 bytes)
 {
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    guint n = 0;
-    for (guint i = 0; lines[i] != NULL; i++)
-        n += strstr(lines[i], what) != NULL;
-    return n;
+    static const char *const names[] = { "KiB", "MiB", "GiB" };
+    double v = (double)bytes;
+    int u = -1;
+    while (v >= 1024.0 && u < 2) {
+        v /= 1024.0;
+        u++;
+    }
+    return u < 0 ? g_strdup_printf("%" G_GINT64_FORMAT " B", bytes)
+                 : g_strdup_printf("%.3g %s", v, names[u]);
 }
+
+/* Setup: the best choice for allreduce and allgather on the 4 x H100 box, 8 B .. 64 MiB, as
+ * SVG, and the same selection as JSON.
+ * Expectation: one vertical 1.7-wide line per crossover of the JSON (both collectives), each
+ * labelled with its size; every range's algorithm/protocol in the key; a panel per collective
+ * with collsim's band and NCCL 2.28's; the title naming both collectives and the topology;
+ * the same bytes twice; rsvg-convert renders it. */
+static void
+test_select_svg(void)
+{
+    if (!need_plots())
+        return;
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "select.svg", NULL);
+    const char *args[]
+        = { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-b", "8", "-e", "64M",
+            "--plot", svg,          NULL };
+    g_autoptr(GBytes) bytes = run_twice("select", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+
+    const char *json_args[]
+        = { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-b", "8", "-e", "64M",
+            "--emit", "json",       NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("select", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *collectives = cJSON_GetObjectItem(doc, "collectives");
+    g_assert_cmpint(cJSON_GetArraySize(collectives), ==, 2);
+    int n_crossovers = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, collectives)
+    {
+        cJSON *x;
+        cJSON_ArrayForEach(x, cJSON_GetObjectItem(c, "crossovers"))
+        {
+            g_autofree char *label
+                = size_label((gint64)cJSON_GetNumberValue(cJSON_GetObjectItem(x, "size_bytes")));
+            g_autofree char *line = g_strdup_printf("\n%s\n", label);
+            assert_contains(texts, line);
+            n_crossovers++;
+        }
+        cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(c, "ranges"))
+        {
+            g_autofree char *key = g_strdup_printf(
+                "\n%s/%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(r, "algorithm")),
+                cJSON_GetStringValue(cJSON_GetObjectItem(r, "protocol")));
+            assert_contains(texts, key);
+        }
+        g_autofree char *op
+            = g_strdup_printf("\n%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(c, "collective")));
+        assert_contains(texts, op);
+    }
+    g_assert_cmpint(n_crossovers, >=, 4);
+    g_assert_cmpuint(count_vertical_lines(text, "1.700000e+00"), ==, (guint)n_crossovers);
+    g_assert_cmpuint(count_equal_lines(texts, "NCCL 2.28"), ==, 2);
+    g_assert_cmpuint(count_equal_lines(texts, "collsim"), ==, 2);
+    assert_contains(texts, "collsim select: allreduce, allgather on dgx-h100x4, 4 ranks");
+    assert_contains(texts, "--op allreduce,allgather -b 8 -e 64M");
+    assert_contains(texts, "crossover, its size above");
+    assert_contains(texts, "message size (bytes, log2 axis)");
+    assert_contains(texts, "\n8 B\n");
+    assert_contains(texts, "\n128 MiB\n"); /* the axis widened to whole ticks of 3 doublings */
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* ---- calibrate ---- */
+
+/* Setup: two measured RTX 2080 Ti traces (all-reduce 23 rows, all-gather 22) fitted to
+ * rtx2080ti-x2-pcie3-shm, as SVG; the same fit as JSON; each trace validated alone for its
+ * rows.
+ * Expectation: per trace, one line through every row for the datasheet prediction (1.3 wide)
+ * and one for the calibrated (2.6 wide), in trace order; the key of each panel carries the
+ * JSON's errors before and after; each trace named; the same bytes twice; rsvg-convert
+ * renders it. */
+static void
+test_calibrate_svg(void)
+{
+    if (!need_plots())
+        return;
+    const char *root = g_getenv("COLLSIM_SOURCE_ROOT");
+    g_assert_nonnull(root);
+    g_autofree char *a
+        = g_build_filename(root, "traces", "rtx2080ti-2gpu-pcie3-nop2p_allreduce.txt", NULL);
+    g_autofree char *b
+        = g_build_filename(root, "traces", "rtx2080ti-2gpu-pcie3-nop2p_allgather.txt", NULL);
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "calibrate.svg", NULL);
+    const char *args[] = { "--topo", "rtx2080ti-x2-pcie3-shm", a, b, "--plot", svg, NULL };
+    g_autoptr(GBytes) bytes = run_twice("calibrate", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+
+    const char *json_args[]
+        = { "--topo", "rtx2080ti-x2-pcie3-shm", a, b, "--format", "json", NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("calibrate", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *traces = cJSON_GetObjectItem(doc, "traces");
+    g_assert_cmpint(cJSON_GetArraySize(traces), ==, 2);
+
+    g_autoptr(GArray) thin = polyline_lengths(text, "1.300000e+00");
+    g_autoptr(GArray) bold = polyline_lengths(text, "2.600000e+00");
+    guint k_thin = 0, k_bold = 0;
+    const char *paths[] = { a, b };
+    for (int k = 0; k < 2; k++) {
+        const char *v_args[]
+            = { "--topo", "rtx2080ti-x2-pcie3-shm", paths[k], "--format", "json", NULL };
+        g_auto(CsTestRun) v = cs_test_run_collsim("validate", v_args);
+        g_assert_cmpint(v.status, ==, 0);
+        g_autoptr(cJSON) vdoc = cJSON_Parse(v.out);
+        g_assert_nonnull(vdoc);
+        int n_rows = cJSON_GetArraySize(cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(vdoc, "traces"), 0), "rows"));
+        g_assert_cmpint(n_rows, >, 20);
+        /* The data lines, skipping the key's two-point samples. */
+        while (k_thin < thin->len && g_array_index(thin, guint, k_thin) == 2)
+            k_thin++;
+        while (k_bold < bold->len && g_array_index(bold, guint, k_bold) == 2)
+            k_bold++;
+        g_assert_cmpuint(k_thin, <, thin->len);
+        g_assert_cmpuint(k_bold, <, bold->len);
+        g_assert_cmpuint(g_array_index(thin, guint, k_thin++), ==, (guint)n_rows);
+        g_assert_cmpuint(g_array_index(bold, guint, k_bold++), ==, (guint)n_rows);
+
+        cJSON *t = cJSON_GetArrayItem(traces, k);
+        g_autofree char *before = g_strdup_printf("predicted, datasheet topology: %.1f%%",
+                                                  100.0
+                                                      * cJSON_GetNumberValue(cJSON_GetObjectItem(
+                                                          t, "datasheet_geomean_abs_busbw_error")));
+        g_autofree char *after = g_strdup_printf("predicted, calibrated topology: %.1f%%",
+                                                 100.0
+                                                     * cJSON_GetNumberValue(cJSON_GetObjectItem(
+                                                         t, "calibrated_geomean_abs_busbw_error")));
+        assert_contains(texts, before);
+        assert_contains(texts, after);
+        g_autofree char *name = g_path_get_basename(paths[k]);
+        g_autofree char *line = g_strdup_printf("\n%s\n", name);
+        assert_contains(texts, line);
+    }
+    /* No third data line. */
+    for (; k_thin < thin->len; k_thin++)
+        g_assert_cmpuint(g_array_index(thin, guint, k_thin), ==, 2);
+    for (; k_bold < bold->len; k_bold++)
+        g_assert_cmpuint(g_array_index(bold, guint, k_bold), ==, 2);
+    g_assert_cmpuint(count_equal_lines(texts, "measured"), ==, 2);
+    g_assert_cmpuint(count_equal_lines(texts, "busbw (GB/s)"), ==, 2);
+    assert_contains(texts, "collsim calibrate on rtx2080ti-x2-pcie3-shm: 2 traces before and "
+                           "after the fit");
+    assert_contains(texts, "message size (bytes, log2 axis)");
+    assert_contains(texts, "\n8 B\n");
+    assert_contains(texts, "\n1 GiB\n");
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* ---- plan ---- */
+
+static gint
+fill_by_y(gconstpointer a, gconstpointer b)
+{
+    const Fill *fa = a, *fb = b;
+    return fa->y0 < fb->y0 ? -1 : fa->y0 > fb->y0;
+}
+
+/* Setup: tests/data/plan-plot.json (forward: 300 us compute, allreduce 8 MiB x2 on tp, no
+ * overlap; backward: 100 us compute overlapping allreduce 64 MiB on dp and allgather 4 MiB x3
+ * on tp) on hgx-h100x8-2n and aws-p5-h100x8-2n-efa, as SVG, and the same plan as JSON.
+ * Expectation: per candidate one bar of five filled segments stacked without gap, bottom up:
+ * forward's compute, its allreduce x2, backward's compute, then backward's exposed time
+ * (exposed_us of the JSON) shared by its two collectives in proportion to time x count; each
+ * segment's share of its bar and the bars' ratio as the JSON's numbers say (0.5%); the same
+ * colour for a part in both bars; each step written on its bar (the second with its ratio to
+ * the first); each collective in the key; the same bytes twice; rsvg-convert renders it. */
+static void
+test_plan_svg(void)
+{
+    if (!need_plots())
+        return;
+    const char *root = g_getenv("COLLSIM_SOURCE_ROOT");
+    g_assert_nonnull(root);
+    g_autofree char *workload = g_build_filename(root, "tests", "data", "plan-plot.json", NULL);
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "plan.svg", NULL);
+    const char *args[]
+        = { "--workload", workload, "--topo", "hgx-h100x8-2n", "--topo", "aws-p5-h100x8-2n-efa",
+            "--plot",     svg,      NULL };
+    g_autoptr(GBytes) bytes = run_twice("plan", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+
+    const char *json_args[]
+        = { "--workload", workload, "--topo", "hgx-h100x8-2n", "--topo", "aws-p5-h100x8-2n-efa",
+            "--format",   "json",   NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("plan", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *cands = cJSON_GetObjectItem(doc, "candidates");
+    g_assert_cmpint(cJSON_GetArraySize(cands), ==, 2);
+
+    /* The bars: groups of fills sharing their left edge that tile a column. */
+    g_autoptr(GArray) fills = svg_fills(text);
+    g_autoptr(GPtrArray) bars = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (guint i = 0; i < fills->len; i++) {
+        const Fill *f = &g_array_index(fills, Fill, i);
+        GArray *bar = NULL;
+        for (guint b = 0; b < bars->len && bar == NULL; b++) {
+            GArray *cand = g_ptr_array_index(bars, b);
+            if (fabs(g_array_index(cand, Fill, 0).x0 - f->x0) < 0.01
+                && fabs(g_array_index(cand, Fill, 0).x1 - f->x1) < 0.01)
+                bar = cand;
+        }
+        if (bar == NULL) {
+            bar = g_array_new(FALSE, FALSE, sizeof(Fill));
+            g_ptr_array_add(bars, bar);
+        }
+        g_array_append_val(bar, *f);
+    }
+    guint n_bars = 0;
+    double first_total = 0.0, first_step = 0.0;
+    GArray *first_bar = NULL;
+    for (guint b = 0; b < bars->len; b++) {
+        GArray *bar = g_ptr_array_index(bars, b);
+        if (bar->len != 5)
+            continue; /* the key's boxes, backgrounds */
+        g_array_sort(bar, fill_by_y);
+        gboolean tiled = TRUE;
+        for (guint i = 1; i < bar->len; i++)
+            tiled = tiled
+                    && fabs(g_array_index(bar, Fill, i).y0 - g_array_index(bar, Fill, i - 1).y1)
+                           < 0.02;
+        if (!tiled)
+            continue;
+        g_assert_cmpuint(n_bars, <, 2);
+        cJSON *cand = cJSON_GetArrayItem(cands, (int)n_bars);
+        cJSON *phases = cJSON_GetObjectItem(cand, "phases");
+        /* The parts the JSON says, in stacking order. */
+        double expect[5];
+        int k = 0;
+        cJSON *ph;
+        cJSON_ArrayForEach(ph, phases)
+        {
+            double comm = cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "comm_us"));
+            double exposed = cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "exposed_us"));
+            expect[k++] = cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "compute_us"));
+            cJSON *c;
+            cJSON_ArrayForEach(c, cJSON_GetObjectItem(ph, "collectives"))
+            {
+                double t = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "time_us"))
+                           * cJSON_GetNumberValue(cJSON_GetObjectItem(c, "count"));
+                expect[k++] = t * exposed / comm;
+            }
+        }
+        g_assert_cmpint(k, ==, 5);
+        double step = cJSON_GetNumberValue(cJSON_GetObjectItem(cand, "step_us"));
+        double total = 0.0;
+        for (guint i = 0; i < bar->len; i++)
+            total += g_array_index(bar, Fill, i).y1 - g_array_index(bar, Fill, i).y0;
+        for (guint i = 0; i < bar->len; i++) {
+            const Fill *f = &g_array_index(bar, Fill, i);
+            g_assert_cmpfloat_with_epsilon((f->y1 - f->y0) / total, expect[i] / step, 0.005);
+            if (first_bar != NULL)
+                g_assert_cmpstr(f->fill, ==, g_array_index(first_bar, Fill, i).fill);
+        }
+        /* The two compute parts are grey alike. */
+        g_assert_cmpstr(g_array_index(bar, Fill, 0).fill, ==, g_array_index(bar, Fill, 2).fill);
+        g_autofree char *label = cs_units_format_time(step * 1e-6);
+        if (first_bar == NULL) {
+            first_bar = bar;
+            first_total = total;
+            first_step = step;
+            g_autofree char *line = g_strdup_printf("\n%s\n", label);
+            assert_contains(texts, line);
+        }
+        else {
+            g_assert_cmpfloat_with_epsilon(total / first_total, step / first_step, 0.005);
+            g_autofree char *line = g_strdup_printf("\n%s (%.3fx)\n", label, step / first_step);
+            assert_contains(texts, line);
+        }
+        n_bars++;
+    }
+    g_assert_cmpuint(n_bars, ==, 2);
+    assert_contains(texts, "\nforward: allreduce 8 MiB x2 (tp)\n");
+    assert_contains(texts, "\nbackward: allreduce 64 MiB x1 (dp)\n");
+    assert_contains(texts, "\nbackward: allgather 4 MiB x3 (tp)\n");
+    assert_contains(texts, "\ncompute\n");
+    assert_contains(texts, "\nhgx-h100x8-2n\n");
+    assert_contains(texts, "\naws-p5-h100x8-2n-efa\n");
+    assert_contains(texts, "\nstep time (ms)\n");
+    assert_contains(texts, "collsim plan: test-plot: two phases on tp 8 x dp 2");
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* ---- topo show --dot ---- */
 
 /* Setup: the 4 x H100 box: 4 GPUs, one NVSwitch, each GPU bonded to it by 18 NVLink lanes
  * (450 GB/s datasheet, 371 GB/s usable per direction, alpha 100 ns), both directions alike.
@@ -550,6 +994,9 @@ main(int argc, char **argv)
     g_test_add_func("/plot/model/svg", test_model_svg);
     g_test_add_func("/plot/model/pdf", test_model_pdf);
     g_test_add_func("/plot/validate/svg", test_validate_svg);
+    g_test_add_func("/plot/select/svg", test_select_svg);
+    g_test_add_func("/plot/calibrate/svg", test_calibrate_svg);
+    g_test_add_func("/plot/plan/svg", test_plan_svg);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);
     g_test_add_func("/topo/dot/box", test_dot_box);

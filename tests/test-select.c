@@ -134,6 +134,77 @@ test_min_gain(void)
     g_assert_cmpfloat(gs, >, 20.0);
 }
 
+/* ---- NCCL's own pick as ranges (select --plot's lower band) ---- */
+
+static gboolean
+same_pick(const CsNcclPrediction *p, const CsSelectChoice *c)
+{
+    return (int)p->algo == c->nccl_algo && p->proto == c->proto;
+}
+
+/* Setup: allreduce (4 B granularity) and allgather (16 B on 4 ranks) on dgx-h100x4, 8 B ...
+ * 64 MiB. Expectation, checked against NCCL's model asked afresh: the ranges follow each
+ * other without gap from the first grid size to the last; each grid size lies in the range
+ * of its pick; at every boundary the pick changes from one size the collective can have to
+ * the next (exact, not a grid size); scatter (no NCCL model) has none. */
+static void
+test_nccl_picks(void)
+{
+    g_autoptr(CsTopo) topo = load("dgx-h100x4");
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_ALL_GATHER) | CS_OP_BIT(CS_OP_SCATTER);
+    o.max_bytes = (gint64)64 << 20;
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 4, NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(cs_selection_nccl_version(sel), ==, "2.28");
+    g_assert_null(cs_selection_nccl_picks(sel, CS_OP_SCATTER));
+
+    const CsOp ops[] = { CS_OP_ALL_REDUCE, CS_OP_ALL_GATHER };
+    for (gsize k = 0; k < G_N_ELEMENTS(ops); k++) {
+        const CsSelectTable *t = table_of(sel, ops[k]);
+        g_autoptr(GArray) picks = cs_selection_nccl_picks(sel, ops[k]);
+        g_assert_nonnull(picks);
+        g_assert_cmpuint(picks->len, >=, 2); /* NCCL changes protocol on the way */
+        const CsSelectPoint *first = &g_array_index(t->points, CsSelectPoint, 0);
+        const CsSelectPoint *last = &g_array_index(t->points, CsSelectPoint, t->points->len - 1);
+        g_assert_cmpint(g_array_index(picks, CsSelectRange, 0).min_bytes, ==, first->size_bytes);
+        g_assert_cmpint(g_array_index(picks, CsSelectRange, picks->len - 1).max_bytes, ==,
+                        last->size_bytes);
+        for (guint i = 0; i < picks->len; i++) {
+            const CsSelectRange *r = &g_array_index(picks, CsSelectRange, i);
+            g_assert_null(r->choice.algo);
+            CsNcclPrediction at;
+            g_assert_true(cs_nccl_model_pick(nccl, ops[k], r->min_bytes, &at));
+            g_assert_true(same_pick(&at, &r->choice));
+            /* The range's last size the collective can have. */
+            gint64 end = i + 1 < picks->len ? r->max_bytes + 1 - t->granularity : r->max_bytes;
+            g_assert_true(cs_nccl_model_pick(nccl, ops[k], end, &at));
+            g_assert_true(same_pick(&at, &r->choice));
+            if (i == 0)
+                continue;
+            const CsSelectRange *prev = &g_array_index(picks, CsSelectRange, i - 1);
+            g_assert_cmpint(prev->max_bytes + 1, ==, r->min_bytes);
+            g_assert_cmpint(r->min_bytes % t->granularity, ==, 0);
+            CsNcclPrediction below;
+            g_assert_true(cs_nccl_model_pick(nccl, ops[k], r->min_bytes - t->granularity, &below));
+            g_assert_true(same_pick(&below, &prev->choice));
+            g_assert_false(same_pick(&below, &r->choice));
+        }
+        for (guint i = 0; i < t->points->len; i++) {
+            gint64 size = g_array_index(t->points, CsSelectPoint, i).size_bytes;
+            CsNcclPrediction at;
+            g_assert_true(cs_nccl_model_pick(nccl, ops[k], size, &at));
+            guint j = 0;
+            while (g_array_index(picks, CsSelectRange, j).max_bytes < size)
+                j++;
+            g_assert_true(same_pick(&at, &g_array_index(picks, CsSelectRange, j).choice));
+        }
+    }
+}
+
 /* ---- NCCL's model: crossovers solved by hand ---- */
 
 static void
@@ -1128,6 +1199,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
 
     g_test_add_func("/select/nccl-model/crossovers-by-hand", test_nccl_model_crossovers);
+    g_test_add_func("/select/nccl-picks/exact", test_nccl_picks);
     g_test_add_func("/select/nccl-model/granularity", test_nccl_model_granularity);
     g_test_add_func("/select/engine/allreduce-exact", test_engine_allreduce);
     g_test_add_func("/select/engine/allgather-exact", test_engine_allgather);

@@ -18,6 +18,7 @@
 #endif
 
 #include "base/units.h"
+#include "models/nccl.h"
 
 G_DEFINE_QUARK(cs_plot_error_quark, cs_plot_error)
 
@@ -59,6 +60,9 @@ static const guint8 palette[][3] = {
     { 140, 60, 20 },   { 40, 40, 140 }, { 90, 130, 20 },   { 160, 20, 80 },
 };
 #define N_SERIES_COLOURS ((int)G_N_ELEMENTS(palette) - COL_SERIES)
+/* Then a light tint of each series colour (set in canvas_begin_sized()). */
+#define COL_TINT ((int)G_N_ELEMENTS(palette))
+#define COL_N (COL_TINT + N_SERIES_COLOURS)
 
 /* The first message PLplot's abort handler got while drawing (plabort() returns; its default
  * handler only prints). */
@@ -144,8 +148,9 @@ typedef struct {
     CsPlotFormat format;
 } Canvas;
 
+/* A page of PAGE_W x @height. */
 static gboolean
-canvas_begin(Canvas *c, const char *path, GError **error)
+canvas_begin_sized(Canvas *c, const char *path, double height, GError **error)
 {
     memset(c, 0, sizeof(*c));
     if (!cs_plot_check_path(path, &c->format, error))
@@ -167,14 +172,33 @@ canvas_begin(Canvas *c, const char *path, GError **error)
     plsabort(on_plplot_abort);
     plsdev(device_for(c->format));
     plsfnam(c->tmp_path);
-    plspage(0.0, 0.0, PAGE_W, PAGE_H, 0, 0);
-    plscmap0n((PLINT)G_N_ELEMENTS(palette));
+    plspage(0.0, 0.0, PAGE_W, (PLINT)height, 0, 0);
+    plscmap0n(COL_N);
     for (gsize i = 0; i < G_N_ELEMENTS(palette); i++)
         plscol0((PLINT)i, palette[i][0], palette[i][1], palette[i][2]);
+    /* Each series colour mixed 45:55 with white, for filled areas under text. */
+    for (int i = 0; i < N_SERIES_COLOURS; i++) {
+        const guint8 *rgb = palette[COL_SERIES + i];
+        plscol0(COL_TINT + i, (255 * 55 + rgb[0] * 45) / 100, (255 * 55 + rgb[1] * 45) / 100,
+                (255 * 55 + rgb[2] * 45) / 100);
+    }
     plinit();
     pladv(0);
     plfontld(1);
+    /* PLplot scales characters with the page's width + height: a taller page keeps the
+     * letters of the standard one. */
+    if (height != PAGE_H) {
+        PLFLT def, ht;
+        plgchr(&def, &ht);
+        plschr(def * (PAGE_W + PAGE_H) / (PAGE_W + height), 1.0);
+    }
     return TRUE;
+}
+
+static gboolean
+canvas_begin(Canvas *c, const char *path, GError **error)
+{
+    return canvas_begin_sized(c, path, PAGE_H, error);
 }
 
 /* cairo 1.16 (Debian 12) writes the current time as the PDF's /CreationDate, and PLplot's
@@ -317,6 +341,21 @@ fit_subtitle(const char *subtitle)
     return g_strconcat(head, "...", NULL);
 }
 
+/* The title and, under it, the command, above the current viewport; @disp (character
+ * heights) lifts both over what lies between them and the viewport. */
+static void
+draw_heading(const char *title, const char *subtitle, double disp)
+{
+    plcol0(COL_FG);
+    plschr(0.0, 0.95);
+    plmtex("t", disp + (subtitle != NULL ? 3.0 : 1.5), 0.5, 0.5, title);
+    if (subtitle != NULL) {
+        g_autofree char *line = fit_subtitle(subtitle);
+        plschr(0.0, 0.65);
+        plmtex("t", disp + 1.5, 0.5, 0.5, line);
+    }
+}
+
 static void
 draw_titles(const char *title, const char *subtitle, const char *xlabel, const char *ylabel,
             double ylabel_disp)
@@ -325,13 +364,7 @@ draw_titles(const char *title, const char *subtitle, const char *xlabel, const c
     plschr(0.0, 0.8);
     plmtex("b", 3.0, 0.5, 0.5, xlabel);
     plmtex("l", ylabel_disp, 0.5, 0.5, ylabel);
-    plschr(0.0, 0.95);
-    plmtex("t", subtitle != NULL ? 3.0 : 1.5, 0.5, 0.5, title);
-    if (subtitle != NULL) {
-        g_autofree char *line = fit_subtitle(subtitle);
-        plschr(0.0, 0.65);
-        plmtex("t", 1.5, 0.5, 0.5, line);
-    }
+    draw_heading(title, subtitle, 0.0);
     plschr(0.0, 0.8);
 }
 
@@ -774,6 +807,21 @@ shade_regimes(double xmin, double xmax, double ymin, double ymax)
     }
 }
 
+/* The rows of @r above 0 bytes as x (log2 bytes), measured and predicted busbw (GB/s). */
+static void
+report_series(const CsValidateReport *r, GArray *xs, GArray *meas, GArray *pred)
+{
+    for (guint i = 0; i < r->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(r->rows, CsValidateRow, i);
+        if (row->size_bytes <= 0)
+            continue;
+        double x = log2((double)row->size_bytes);
+        g_array_append_val(xs, x);
+        g_array_append_val(meas, row->measured_busbw_GBps);
+        g_array_append_val(pred, row->predicted_busbw_GBps);
+    }
+}
+
 gboolean
 cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
                  const char *subtitle, const char *path, GError **error)
@@ -822,28 +870,13 @@ cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *ti
     plcol0(COL_FG);
     plschr(0.0, 0.8);
     plmtex("l", 4.6, 0.5, 0.5, "busbw (GB/s)");
-    plschr(0.0, 0.95);
-    plmtex("t", subtitle != NULL ? 3.0 : 1.5, 0.5, 0.5, title);
-    if (subtitle != NULL) {
-        g_autofree char *line = fit_subtitle(subtitle);
-        plschr(0.0, 0.65);
-        plmtex("t", 1.5, 0.5, 0.5, line);
-    }
+    draw_heading(title, subtitle, 0.0);
     plssym(0.0, 0.7);
     for (int k = 0; k < n_reports; k++) {
-        const GArray *rows = reports[k]->rows;
         g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
-        for (guint i = 0; i < rows->len; i++) {
-            const CsValidateRow *r = &g_array_index(rows, CsValidateRow, i);
-            if (r->size_bytes <= 0)
-                continue;
-            double x = log2((double)r->size_bytes);
-            g_array_append_val(xs, x);
-            g_array_append_val(pred, r->predicted_busbw_GBps);
-            g_array_append_val(meas, r->measured_busbw_GBps);
-        }
+        report_series(reports[k], xs, meas, pred);
         PLINT colour = COL_SERIES + (PLINT)(k % N_SERIES_COLOURS);
         set_pen(colour, 1, 2.0);
         plline((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)pred->data);
@@ -912,6 +945,519 @@ cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *ti
     return canvas_end(&c, error);
 }
 
+/* ---- Bands: a choice per stretch of sizes ---- */
+
+/* Colour keys in order of first appearance: "ring/LL128" -> a colour index. */
+static PLINT
+key_colour(GPtrArray *keys, const char *key)
+{
+    const char *k = g_intern_string(key);
+    guint i;
+    if (!g_ptr_array_find(keys, k, &i)) {
+        g_ptr_array_add(keys, (gpointer)k);
+        i = keys->len - 1;
+    }
+    return (PLINT)(i % N_SERIES_COLOURS);
+}
+
+/* Millimetres per world unit along x in the current viewport and window. */
+static double
+mm_per_x(void)
+{
+    PLFLT sx0, sx1, sy0, sy1, vx0, vx1, vy0, vy1, wx0, wx1, wy0, wy1;
+    plgspa(&sx0, &sx1, &sy0, &sy1);
+    plgvpd(&vx0, &vx1, &vy0, &vy1);
+    plgvpw(&wx0, &wx1, &wy0, &wy1);
+    return (vx1 - vx0) * (sx1 - sx0) / (wx1 - wx0);
+}
+
+/* About how wide @text is in millimetres at the current character height. */
+static double
+text_mm(const char *text)
+{
+    PLFLT def, ht;
+    plgchr(&def, &ht);
+    return 0.62 * ht * (double)g_utf8_strlen(text, -1);
+}
+
+/* One stretch [@x0, @x1] of a band [@y0, @y1] filled in the tint of @colour, edged, and
+ * named inside when the name fits. */
+static void
+draw_band(double x0, double x1, double y0, double y1, PLINT colour, const char *name)
+{
+    PLFLT rx[4] = { x0, x1, x1, x0 };
+    PLFLT ry[4] = { y0, y0, y1, y1 };
+    plcol0(COL_TINT + colour);
+    plfill(4, rx, ry);
+    set_pen(COL_FG, 1, 0.6);
+    segment(x0, y0, x0, y1);
+    segment(x1, y0, x1, y1);
+    plschr(0.0, 0.6);
+    if (name != NULL && text_mm(name) + 2.0 < (x1 - x0) * mm_per_x()) {
+        plcol0(COL_FG);
+        plptex((x0 + x1) / 2, (y0 + y1) / 2 - 0.08 * (y1 - y0), 1.0, 0.0, 0.5, name);
+    }
+}
+
+/* "ring/LL128": a choice's algorithm (collsim's name, NCCL's mapped to it) and protocol. */
+static char *
+select_key(const CsSelectChoice *c)
+{
+    const char *algo = c->algo != NULL     ? c->algo->name
+                       : c->nccl_algo >= 0 ? cs_nccl_algo_collsim_name((CsNcclAlgo)c->nccl_algo)
+                                           : NULL;
+    if (algo == NULL)
+        return g_strdup("none");
+    return g_strdup_printf("%s/%s", algo, cs_proto_name(c->proto));
+}
+
+/* The ranges of @ranges as one band [@y0, @y1], clipped to [@lo, @hi] (log2 bytes). */
+static void
+draw_ranges(const GArray *ranges, double lo, double hi, double y0, double y1, GPtrArray *keys)
+{
+    for (guint i = 0; i < ranges->len; i++) {
+        const CsSelectRange *r = &g_array_index(ranges, CsSelectRange, i);
+        double x0 = r->min_bytes > 0 ? log2((double)r->min_bytes) : lo;
+        /* A range ends where the next one starts. */
+        double x1 = i + 1 < ranges->len
+                        ? log2((double)g_array_index(ranges, CsSelectRange, i + 1).min_bytes)
+                        : hi;
+        x0 = CLAMP(x0, lo, hi);
+        x1 = CLAMP(x1, lo, hi);
+        if (x1 <= x0)
+            continue;
+        g_autofree char *key = select_key(&r->choice);
+        draw_band(x0, x1, y0, y1, key_colour(keys, key), key);
+    }
+}
+
+/* Crossover labels above a panel: up to three rows, each label in the first row where it
+ * clears the one before. */
+#define LABEL_ROWS 3
+
+static void
+draw_crossover_label(double x, double xmin, double xmax, const char *label, double *row_end)
+{
+    double mm = mm_per_x();
+    double half = (text_mm(label) / 2 + 2.0) / mm;
+    int row = LABEL_ROWS - 1;
+    for (int k = 0; k < LABEL_ROWS; k++) {
+        if (x - half > row_end[k]) {
+            row = k;
+            break;
+        }
+    }
+    row_end[row] = x + half;
+    plcol0(COL_FG);
+    plmtex("t", 0.6 + 1.3 * row, (x - xmin) / (xmax - xmin), 0.5, label);
+}
+
+/* The key of a banded figure, under the current viewport's top edge in @n_columns columns,
+ * row by row: a colour box per choice, then @lines (a line each, none where the width is 0). */
+static void
+draw_band_legend(const GPtrArray *keys, const char *const *lines, const PLFLT *line_widths_in,
+                 int n_lines, int n_columns)
+{
+    PLINT n = (PLINT)keys->len + n_lines;
+    g_autofree PLINT *opts = g_new0(PLINT, n);
+    g_autofree PLINT *text_colours = g_new0(PLINT, n);
+    g_autofree PLINT *box_colours = g_new0(PLINT, n);
+    g_autofree PLINT *box_patterns = g_new0(PLINT, n);
+    g_autofree PLFLT *box_scales = g_new0(PLFLT, n);
+    g_autofree PLFLT *box_widths = g_new0(PLFLT, n);
+    g_autofree PLINT *line_colours = g_new0(PLINT, n);
+    g_autofree PLINT *line_styles = g_new0(PLINT, n);
+    g_autofree PLFLT *line_widths = g_new0(PLFLT, n);
+    g_autofree const char **texts = g_new0(const char *, n);
+    for (PLINT k = 0; k < n; k++) {
+        text_colours[k] = COL_FG;
+        line_styles[k] = 1;
+        if (k < (PLINT)keys->len) {
+            opts[k] = PL_LEGEND_COLOR_BOX;
+            texts[k] = g_ptr_array_index(keys, k);
+            box_colours[k] = COL_TINT + (PLINT)(k % N_SERIES_COLOURS);
+            box_scales[k] = 0.8;
+            box_widths[k] = 0.5;
+        }
+        else {
+            opts[k] = line_widths_in[k - keys->len] > 0.0 ? PL_LEGEND_LINE : PL_LEGEND_NONE;
+            texts[k] = lines[k - keys->len];
+            line_colours[k] = COL_FG;
+            line_widths[k] = line_widths_in[k - keys->len];
+        }
+    }
+    PLFLT w, h;
+    plschr(0.0, 0.6);
+    set_pen(COL_FG, 1, 1.0);
+    pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX | PL_LEGEND_ROW_MAJOR,
+             PL_POSITION_TOP | PL_POSITION_INSIDE, 0.0, 0.0, 0.04, COL_BG, COL_FG, 1,
+             (n + n_columns - 1) / n_columns, n_columns, n, opts, 0.6, 0.6, 1.8, 0.0, text_colours,
+             texts, box_colours, box_patterns, box_scales, box_widths, line_colours, line_styles,
+             line_widths, NULL, NULL, NULL, NULL);
+}
+
+/* ---- Selection ---- */
+
+/* Page geometry of the selection, in points: heading, per collective the crossover labels
+ * and two bands, the size axis. */
+#define SEL_TOP 100.0
+#define SEL_LABELS 54.0
+#define SEL_BANDS 84.0
+#define SEL_GAP 16.0
+#define SEL_BOTTOM 68.0
+/* A row of the key, and its rows of lines. */
+#define SEL_LEGEND_ROW 21.0
+#define SEL_LEGEND_LINES 3
+#define SEL_LEGEND_COLUMNS 3
+/* The crossover lines' width: no other line has it (tests count them by it). */
+#define CROSSOVER_WIDTH 1.7
+
+gboolean
+cs_plot_select(const CsSelection *selection, const char *title, const char *subtitle,
+               const char *path, GError **error)
+{
+    g_return_val_if_fail(selection != NULL && title != NULL && path != NULL, FALSE);
+    guint n = cs_selection_n_tables(selection);
+    double xmin = INFINITY, xmax = -INFINITY;
+    for (guint t = 0; t < n; t++) {
+        const CsSelectTable *tab = cs_selection_table(selection, t);
+        if (tab->points->len == 0)
+            continue;
+        xmin = MIN(xmin, log2((double)g_array_index(tab->points, CsSelectPoint, 0).size_bytes));
+        xmax
+            = MAX(xmax, log2((double)g_array_index(tab->points, CsSelectPoint, tab->points->len - 1)
+                                 .size_bytes));
+    }
+    if (!isfinite(xmin)) {
+        g_set_error(error, CS_PLOT_ERROR, CS_PLOT_ERROR_FAILED,
+                    "%s: nothing to plot (no collective has a choice)", path);
+        return FALSE;
+    }
+    /* Each collective's bands cover its own grid; the axis widens to whole ticks. */
+    if (xmax - xmin < 2.0) {
+        xmin -= 1.0;
+        xmax += 1.0;
+    }
+    double xtick = log2_range(&xmin, &xmax);
+
+    /* Tall enough for the panels and for the key beside them. */
+    g_autoptr(GPtrArray) keys = g_ptr_array_new();
+    for (guint t = 0; t < n; t++) {
+        const CsSelectTable *tab = cs_selection_table(selection, t);
+        for (guint i = 0; i < tab->ranges->len; i++) {
+            g_autofree char *key = select_key(&g_array_index(tab->ranges, CsSelectRange, i).choice);
+            key_colour(keys, key);
+        }
+        g_autoptr(GArray) picks = cs_selection_nccl_picks(selection, tab->op);
+        for (guint i = 0; picks != NULL && i < picks->len; i++) {
+            g_autofree char *key = select_key(&g_array_index(picks, CsSelectRange, i).choice);
+            key_colour(keys, key);
+        }
+    }
+    const double panel = SEL_LABELS + SEL_BANDS + SEL_GAP;
+    const int legend_rows
+        = ((int)keys->len + SEL_LEGEND_LINES + SEL_LEGEND_COLUMNS - 1) / SEL_LEGEND_COLUMNS;
+    const double panels_end = SEL_TOP + n * panel - SEL_GAP + SEL_BOTTOM;
+    const double height = panels_end + SEL_LEGEND_ROW * (legend_rows + 1);
+    Canvas c;
+    if (!canvas_begin_sized(&c, path, height, error))
+        return FALSE;
+
+    /* The heading over the whole width, above the crossover labels of the first panel. */
+    plvpor(0.05, 0.95, 1.0 - (SEL_TOP + 1.0) / height, 1.0 - SEL_TOP / height);
+    draw_heading(title, subtitle, 0.0);
+    g_autofree char *nccl_name = g_strdup_printf("NCCL %s", cs_selection_nccl_version(selection));
+    for (guint t = 0; t < n; t++) {
+        const CsSelectTable *tab = cs_selection_table(selection, t);
+        double top = SEL_TOP + t * panel + SEL_LABELS;
+        plvpor(0.15, 0.97, 1.0 - (top + SEL_BANDS) / height, 1.0 - top / height);
+        plwind(xmin, xmax, 0.0, 2.0);
+        /* Above: collsim's choice; below: NCCL's own pick. */
+        double lo = xmin, hi = xmax;
+        if (tab->points->len > 0) {
+            lo = log2((double)g_array_index(tab->points, CsSelectPoint, 0).size_bytes);
+            hi = log2(
+                (double)g_array_index(tab->points, CsSelectPoint, tab->points->len - 1).size_bytes);
+        }
+        draw_ranges(tab->ranges, lo, hi, 1.08, 2.0, keys);
+        g_autoptr(GArray) picks = cs_selection_nccl_picks(selection, tab->op);
+        if (picks != NULL)
+            draw_ranges(picks, lo, hi, 0.0, 0.92, keys);
+        plslabelfunc(label_axis, GINT_TO_POINTER(FALSE));
+        set_pen(COL_FG, 1, 1.0);
+        plschr(0.0, 0.7);
+        plbox(t + 1 == n ? "bcnsto" : "bcsto", xtick, (PLINT)xtick, "bc", 0.0, 0);
+
+        double row_end[LABEL_ROWS] = { -INFINITY, -INFINITY, -INFINITY };
+        for (guint i = 0; i < tab->crossovers->len; i++) {
+            const CsSelectCrossover *x = &g_array_index(tab->crossovers, CsSelectCrossover, i);
+            double xs = log2((double)x->size_bytes);
+            set_pen(COL_FG, 1, CROSSOVER_WIDTH);
+            segment(xs, 0.0, xs, 2.0);
+            g_autofree char *label = format_bytes((double)x->size_bytes);
+            plschr(0.0, 0.62);
+            draw_crossover_label(xs, xmin, xmax, label, row_end);
+        }
+        plcol0(COL_FG);
+        plschr(0.0, 0.7);
+        plmtex("lv", 0.8, 0.75, 1.0, "collsim");
+        plmtex("lv", 0.8, 0.25, 1.0, picks != NULL ? nccl_name : "NCCL: none");
+        plschr(0.0, 0.85);
+        plmtex("l", 9.0, 0.5, 0.5, cs_op_name(tab->op));
+        if (tab->points->len == 0 && tab->note != NULL) {
+            plschr(0.0, 0.7);
+            plptex((xmin + xmax) / 2, 1.5, 1.0, 0.0, 0.5, tab->note);
+        }
+    }
+    plcol0(COL_FG);
+    plschr(0.0, 0.8);
+    plmtex("b", 3.0, 0.5, 0.5, "message size (bytes, log2 axis)");
+
+    /* The key under the size axis. */
+    plvpor(0.15, 0.97, 1.0 - (height - 4.0) / height, 1.0 - panels_end / height);
+    plwind(0.0, 1.0, 0.0, 1.0);
+    static const char *const lines[SEL_LEGEND_LINES]
+        = { "crossover, its size above", "top band: collsim", "bottom band: NCCL's pick" };
+    static const PLFLT widths[SEL_LEGEND_LINES] = { CROSSOVER_WIDTH, 0.0, 0.0 };
+    draw_band_legend(keys, lines, widths, G_N_ELEMENTS(lines), SEL_LEGEND_COLUMNS);
+    pllsty(1);
+    plwidth(1.0);
+    return canvas_end(&c, error);
+}
+
+/* ---- Calibration ---- */
+
+#define CAL_TOP 128.0
+#define CAL_PANEL 250.0
+#define CAL_GAP 76.0
+#define CAL_BOTTOM 60.0
+
+#define DA(a, i) g_array_index((a), double, (i))
+
+gboolean
+cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *after, int n_reports,
+                  const char *title, const char *subtitle, const char *path, GError **error)
+{
+    g_return_val_if_fail(before != NULL && after != NULL && title != NULL && path != NULL, FALSE);
+    double xmin = INFINITY, xmax = -INFINITY;
+    for (int k = 0; k < n_reports; k++) {
+        g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
+        report_series(before[k], xs, meas, pred);
+        report_series(after[k], xs, meas, pred);
+        for (guint i = 0; i < xs->len; i++) {
+            xmin = MIN(xmin, DA(xs, i));
+            xmax = MAX(xmax, DA(xs, i));
+        }
+    }
+    if (!isfinite(xmin)) {
+        g_set_error(error, CS_PLOT_ERROR, CS_PLOT_ERROR_FAILED,
+                    "%s: nothing to plot (no row above 0 bytes was predicted)", path);
+        return FALSE;
+    }
+    if (xmax - xmin < 2.0) {
+        xmin -= 1.0;
+        xmax += 1.0;
+    }
+    double xtick = log2_range(&xmin, &xmax);
+
+    /* One panel per trace; one trace fills the standard page. */
+    const double height
+        = MAX((double)PAGE_H, CAL_TOP + n_reports * (CAL_PANEL + CAL_GAP) - CAL_GAP + CAL_BOTTOM);
+    const double panel = (height - CAL_TOP - CAL_BOTTOM + CAL_GAP) / n_reports - CAL_GAP;
+    Canvas c;
+    if (!canvas_begin_sized(&c, path, height, error))
+        return FALSE;
+    for (int k = 0; k < n_reports; k++) {
+        g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) pred0 = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) xs1 = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) meas1 = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) pred1 = g_array_new(FALSE, FALSE, sizeof(double));
+        report_series(before[k], xs, meas, pred0);
+        report_series(after[k], xs1, meas1, pred1);
+        double ymax = 0.0;
+        for (guint i = 0; i < xs->len; i++)
+            ymax = MAX(ymax, MAX(DA(meas, i), DA(pred0, i)));
+        for (guint i = 0; i < xs1->len; i++)
+            ymax = MAX(ymax, DA(pred1, i));
+        ymax = ymax > 0.0 ? ymax * 1.08 : 1.0;
+
+        double top = CAL_TOP + k * (panel + CAL_GAP);
+        plvpor(0.08, 0.94, 1.0 - (top + panel) / height, 1.0 - top / height);
+        draw_axes_opts(xmin, xmax, xtick, "bcnsto", 0.0, ymax, "bcnstv", 0.0, FALSE);
+        plcol0(COL_FG);
+        plschr(0.0, 0.8);
+        plmtex("l", 4.6, 0.5, 0.5, "busbw (GB/s)");
+        if (k == 0)
+            draw_heading(title, subtitle, 2.6);
+        g_autofree char *name = g_path_get_basename(before[k]->origin);
+        plschr(0.0, 0.75);
+        plmtex("t", 0.6, 0.0, 0.0, name);
+
+        /* The datasheet prediction thin, the calibrated one bold, the measurement as circles
+         * over both. */
+        set_pen(COL_SERIES + 1, 1, 1.3);
+        plline((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)pred0->data);
+        set_pen(COL_SERIES + 0, 1, 2.6);
+        plline((PLINT)xs1->len, (PLFLT *)(void *)xs1->data, (PLFLT *)(void *)pred1->data);
+        set_pen(COL_FG, 1, 1.5);
+        plssym(0.0, 0.7);
+        plpoin((PLINT)xs->len, (PLFLT *)(void *)xs->data, (PLFLT *)(void *)meas->data, 4);
+        plwidth(1.0);
+
+        g_autofree char *t0 = g_strdup_printf("predicted, datasheet topology: %.1f%%",
+                                              100.0 * before[k]->all.geomean_abs);
+        g_autofree char *t1 = g_strdup_printf("predicted, calibrated topology: %.1f%%",
+                                              100.0 * after[k]->all.geomean_abs);
+        const char *texts[4] = { "measured", t0, t1, "(geomean |busbw error| per line)" };
+        PLINT opts[4] = { PL_LEGEND_SYMBOL, PL_LEGEND_LINE, PL_LEGEND_LINE, PL_LEGEND_NONE };
+        PLINT text_colours[4] = { COL_FG, COL_FG, COL_FG, COL_FG };
+        PLINT line_colours[4] = { COL_FG, COL_SERIES + 1, COL_SERIES + 0, COL_FG };
+        PLINT line_styles[4] = { 1, 1, 1, 1 };
+        PLFLT line_widths[4] = { 1.0, 1.3, 2.6, 1.0 };
+        PLINT symbol_colours[4] = { COL_FG, COL_FG, COL_FG, COL_FG };
+        PLFLT symbol_scales[4] = { 0.7, 0.7, 0.7, 0.7 };
+        PLINT symbol_numbers[4] = { 1, 1, 1, 1 };
+        const char *symbols[4] = { "#(840)", "", "", "" };
+        PLFLT w, h;
+        plschr(0.0, 0.7);
+        pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+                 PL_POSITION_LEFT | PL_POSITION_TOP | PL_POSITION_INSIDE, 0.02, 0.03, 0.06, COL_BG,
+                 COL_FG, 1, 0, 1, 4, opts, 1.0, 0.6, 1.8, 0.0, text_colours, texts, NULL, NULL,
+                 NULL, NULL, line_colours, line_styles, line_widths, symbol_colours, symbol_scales,
+                 symbol_numbers, symbols);
+    }
+    plcol0(COL_FG);
+    plschr(0.0, 0.8);
+    plmtex("b", 3.0, 0.5, 0.5, "message size (bytes, log2 axis)");
+    return canvas_end(&c, error);
+}
+
+/* ---- Stacked times (plan) ---- */
+
+#define BAR_WIDTH 0.56
+
+gboolean
+cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *parts,
+                      const gboolean *compute, int n_parts, const double *times_s,
+                      const char *title, const char *subtitle, const char *path, GError **error)
+{
+    g_return_val_if_fail(bars != NULL && parts != NULL && compute != NULL && times_s != NULL
+                             && title != NULL && path != NULL && n_bars > 0,
+                         FALSE);
+    g_autofree double *totals = g_new0(double, n_bars);
+    double tmax = 0.0;
+    for (int b = 0; b < n_bars; b++) {
+        for (int p = 0; p < n_parts; p++)
+            totals[b] += MAX(0.0, times_s[b * n_parts + p]);
+        tmax = MAX(tmax, totals[b]);
+    }
+    /* One unit for the axis: the one the largest bar reads best in. */
+    static const struct {
+        const char *name;
+        double s;
+    } units[] = { { "s", 1.0 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "ns", 1e-9 } };
+    gsize u = 0;
+    while (u + 1 < G_N_ELEMENTS(units) && tmax < units[u].s)
+        u++;
+    const double scale = 1.0 / units[u].s;
+    double ymax = tmax > 0.0 ? tmax * scale * 1.12 : 1.0;
+
+    Canvas c;
+    if (!canvas_begin(&c, path, error))
+        return FALSE;
+    /* The heading over the whole width, the bars on the left, the key on the right. */
+    plvpor(0.05, 0.95, 0.14, 0.86);
+    draw_heading(title, subtitle, 0.0);
+    plvpor(0.08, 0.56, 0.14, 0.86);
+    plwind(-0.5, n_bars - 0.5, 0.0, ymax);
+    set_pen(COL_GRID, 1, 1.0);
+    plbox("", 0.0, 0, "g", 0.0, 0);
+    plcol0(COL_FG);
+    plschr(0.0, 0.7);
+    plbox("bc", 0.0, 0, "bcnstv", 0.0, 0);
+    g_autofree char *ylabel = g_strdup_printf("step time (%s)", units[u].name);
+    plschr(0.0, 0.8);
+    plmtex("l", 4.6, 0.5, 0.5, ylabel);
+
+    /* The colour of each part: compute grey, the rest in turn. */
+    g_autofree PLINT *colours = g_new0(PLINT, MAX(1, n_parts));
+    int n_comm = 0;
+    gboolean any_compute = FALSE;
+    for (int p = 0; p < n_parts; p++) {
+        colours[p] = compute[p] ? COL_GRID : COL_TINT + (n_comm++ % N_SERIES_COLOURS);
+        any_compute |= compute[p];
+    }
+    for (int b = 0; b < n_bars; b++) {
+        double y = 0.0;
+        for (int p = 0; p < n_parts; p++) {
+            double h = MAX(0.0, times_s[b * n_parts + p]) * scale;
+            if (h <= 0.0)
+                continue;
+            PLFLT rx[4]
+                = { b - BAR_WIDTH / 2, b + BAR_WIDTH / 2, b + BAR_WIDTH / 2, b - BAR_WIDTH / 2 };
+            PLFLT ry[4] = { y, y, y + h, y + h };
+            plcol0(colours[p]);
+            plfill(4, rx, ry);
+            set_pen(COL_FG, 1, 0.5);
+            plline(4, rx, ry);
+            y += h;
+        }
+        /* The step on top, and its ratio to the first bar. */
+        g_autofree char *step = cs_units_format_time(totals[b]);
+        g_autofree char *label = b > 0 && totals[0] > 0.0
+                                     ? g_strdup_printf("%s (%.3fx)", step, totals[b] / totals[0])
+                                     : g_strdup(step);
+        plcol0(COL_FG);
+        plschr(0.0, 0.7);
+        plptex(b, y + 0.02 * ymax, 1.0, 0.0, 0.5, label);
+        plmtex("b", 1.4, (b + 0.5) / n_bars, 0.5, bars[b]);
+    }
+
+    /* The key: compute once, then each collective in stacking order (the top of a bar is the
+     * last). */
+    PLINT n = n_comm + (any_compute ? 1 : 0) + 2;
+    g_autofree PLINT *opts = g_new0(PLINT, n);
+    g_autofree PLINT *text_colours = g_new0(PLINT, n);
+    g_autofree PLINT *box_colours = g_new0(PLINT, n);
+    g_autofree PLINT *box_patterns = g_new0(PLINT, n);
+    g_autofree PLFLT *box_scales = g_new0(PLFLT, n);
+    g_autofree PLFLT *box_widths = g_new0(PLFLT, n);
+    g_autofree const char **texts = g_new0(const char *, n);
+    PLINT k = 0;
+    for (int p = n_parts - 1; p >= 0; p--) {
+        if (compute[p])
+            continue;
+        texts[k] = parts[p];
+        box_colours[k++] = colours[p];
+    }
+    if (any_compute) {
+        texts[k] = "compute";
+        box_colours[k++] = COL_GRID;
+    }
+    texts[k++] = "an overlapped phase's exposed time is shared";
+    texts[k++] = "among its collectives by their times";
+    for (PLINT i = 0; i < n; i++) {
+        opts[i] = i + 2 < n ? PL_LEGEND_COLOR_BOX : PL_LEGEND_NONE;
+        text_colours[i] = COL_FG;
+        box_scales[i] = 0.8;
+        box_widths[i] = 0.5;
+    }
+    PLFLT w, h;
+    plvpor(0.58, 0.99, 0.14, 0.86);
+    plwind(0.0, 1.0, 0.0, 1.0);
+    plschr(0.0, 0.6);
+    set_pen(COL_FG, 1, 1.0);
+    pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+             PL_POSITION_LEFT | PL_POSITION_TOP | PL_POSITION_INSIDE, 0.0, 0.0, 0.08, COL_BG,
+             COL_FG, 1, 0, 1, n, opts, 0.6, 0.6, 1.8, 0.0, text_colours, texts, box_colours,
+             box_patterns, box_scales, box_widths, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    return canvas_end(&c, error);
+}
+
 #else /* !HAVE_PLOTS */
 
 gboolean
@@ -942,6 +1488,44 @@ cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *ti
 {
     (void)reports;
     (void)n_reports;
+    (void)title;
+    (void)subtitle;
+    return cs_plot_check_path(path, NULL, error);
+}
+
+gboolean
+cs_plot_select(const CsSelection *selection, const char *title, const char *subtitle,
+               const char *path, GError **error)
+{
+    (void)selection;
+    (void)title;
+    (void)subtitle;
+    return cs_plot_check_path(path, NULL, error);
+}
+
+gboolean
+cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *after, int n_reports,
+                  const char *title, const char *subtitle, const char *path, GError **error)
+{
+    (void)before;
+    (void)after;
+    (void)n_reports;
+    (void)title;
+    (void)subtitle;
+    return cs_plot_check_path(path, NULL, error);
+}
+
+gboolean
+cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *parts,
+                      const gboolean *compute, int n_parts, const double *times_s,
+                      const char *title, const char *subtitle, const char *path, GError **error)
+{
+    (void)bars;
+    (void)n_bars;
+    (void)parts;
+    (void)compute;
+    (void)n_parts;
+    (void)times_s;
     (void)title;
     (void)subtitle;
     return cs_plot_check_path(path, NULL, error);

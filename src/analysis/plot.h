@@ -8,6 +8,7 @@
 
 #include "analysis/report.h"
 #include "analysis/validate.h"
+#include "predict/select.h"
 
 G_BEGIN_DECLS
 
@@ -64,5 +65,40 @@ gboolean cs_plot_model(double alpha_s, double bw_Bps, gint64 min_bytes, gint64 m
  */
 gboolean cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *title,
                           const char *subtitle, const char *path, GError **error);
+
+/**
+ * cs_plot_calibrate:
+ * Draws a calibration, one panel per trace: its measured busbw as circles, the busbw predicted
+ * on the datasheet topology (@before, thin) and on the calibrated one (@after, bold), each
+ * line's geometric-mean |busbw error| in the key. @before[k] and @after[k] validate the same
+ * trace. As cs_plot_report().
+ */
+gboolean cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *after,
+                           int n_reports, const char *title, const char *subtitle, const char *path,
+                           GError **error);
+
+/**
+ * cs_plot_stacked_times:
+ * Draws @n_bars bars side by side, each named under it by @bars[b] and stacked from the
+ * bottom with @n_parts parts: part p of bar b is @times_s[b * @n_parts + p] seconds. A part
+ * with @compute[p] is grey (one "compute" in the key), the others each in a colour of its
+ * own named by @parts[p]. Each bar's total is written on top with its ratio to the first
+ * bar's. The time axis takes the unit (s, ms, us, ns) the tallest bar reads best in. As
+ * cs_plot_report().
+ */
+gboolean cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *parts,
+                               const gboolean *compute, int n_parts, const double *times_s,
+                               const char *title, const char *subtitle, const char *path,
+                               GError **error);
+
+/**
+ * cs_plot_select:
+ * Draws @selection along a log2 size axis, one panel per collective: above, the range of each
+ * of collsim's choices as a band in the colour of its algorithm x protocol (named inside where
+ * it fits); below, NCCL's own pick (its tuning model) the same way; each crossover a vertical
+ * line with its size above it; a key of the colours. As cs_plot_report().
+ */
+gboolean cs_plot_select(const CsSelection *selection, const char *title, const char *subtitle,
+                        const char *path, GError **error);
 
 G_END_DECLS

@@ -141,6 +141,11 @@ GPtrArray *cs_cli_split_sets(const char *prog, char **sets, GError **error);
 gboolean cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int trace_ranks,
                                       const char *path, GError **error);
 
+/* ---- Words ---- */
+
+/* "1 MiB", "1.5 MiB", "170.7 KiB", "24 B": readable, not exact. (transfer full) */
+char *cs_cli_human_size(gint64 bytes);
+
 /* ---- The command line ---- */
 
 /* @argv joined with spaces, arguments with shell characters quoted: the command as typed, for

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "analysis/calibrate.h"
+#include "analysis/plot.h"
 #include "cli/cli.h"
 #include "models/netmodel.h"
 #include "base/units.h"
@@ -30,13 +31,16 @@ format_value(const CsCalibParam *p, double v)
  * yet), so that the figures before and after are those of the fitted objective. */
 static gboolean
 trace_error(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
-            double *error_out, GError **error)
+            double *error_out, GPtrArray *reports, GError **error)
 {
     g_autoptr(CsValidateReport) r
         = cs_validate_trace_full(topo, trace, options, NULL, CS_VALIDATE_FIRST_RANKS, error);
     if (r == NULL)
         return FALSE;
     *error_out = r->all.geomean_abs;
+    /* Kept for --plot. */
+    if (reports != NULL)
+        g_ptr_array_add(reports, g_steal_pointer(&r));
     return TRUE;
 }
 
@@ -84,6 +88,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree char *pick_name = NULL;
     g_autofree char *loss_name = NULL;
     g_autofree char *prior_name = NULL;
+    g_autofree char *plot = NULL;
+    g_autofree char *cmd = cs_cli_command_line(argc, argv);
     g_auto(GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
     int gpus_per_thread = 0;
@@ -121,6 +127,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "parameter by a factor e (default 0.02, as much as a 2% error on one row; 0: no prior)",
           "W" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+          "Also draw each trace's measured busbw and the predictions before and after the fit "
+          "into FILE (.svg, .png or .pdf), one panel per trace",
+          "FILE" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -191,6 +201,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     }
     if (!cs_cli_check_output(argv[0], "--output", output, error))
         return FALSE;
+    if (plot != NULL && !cs_cli_check_plot(argv[0], plot, error))
+        return FALSE;
 
     CsPick pick = CS_PICK_AUTO;
     GError *cause = NULL;
@@ -251,10 +263,16 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree double *before = g_new(double, g_strv_length(files));
     g_autofree double *after = g_new(double, g_strv_length(files));
     g_autofree double *loo = g_new(double, g_strv_length(files));
+    g_autoptr(GPtrArray) reports_before
+        = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);
+    g_autoptr(GPtrArray) reports_after
+        = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);
     for (int i = 0; i < n; i++) {
         loo[i] = NAN;
-        if (!trace_error(topo, tv[i], &options, &before[i], error)
-            || !trace_error(cal->topo, tv[i], &options, &after[i], error))
+        if (!trace_error(topo, tv[i], &options, &before[i], plot != NULL ? reports_before : NULL,
+                         error)
+            || !trace_error(cal->topo, tv[i], &options, &after[i],
+                            plot != NULL ? reports_after : NULL, error))
             return FALSE;
         if (!leave_one_out)
             continue;
@@ -267,11 +285,22 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             = cs_calibrate_fit(topo, (CsTrace *const *)others->pdata, n - 1, &options, loss,
                                prior_weight, (const char *const *)only, &local);
         /* The others alone may not constrain every parameter: say so, do not fail. */
-        if (part != NULL && !trace_error(part->topo, tv[i], &options, &loo[i], error))
+        if (part != NULL && !trace_error(part->topo, tv[i], &options, &loo[i], NULL, error))
             return FALSE;
     }
 
-    /* The file first: a write that fails leaves no table on stdout that looks like success. */
+    /* The files first: a write that fails leaves no table on stdout that looks like success. */
+    if (plot != NULL) {
+        g_autofree char *title
+            = g_strdup_printf("collsim calibrate on %s: %d trace%s before and after the fit",
+                              cs_topo_name(topo), n, n == 1 ? "" : "s");
+        if (!cs_plot_calibrate((CsValidateReport *const *)reports_before->pdata,
+                               (CsValidateReport *const *)reports_after->pdata, n, title, cmd, plot,
+                               error)) {
+            g_prefix_error(error, "%s: --plot: ", argv[0]);
+            return FALSE;
+        }
+    }
     if (output != NULL) {
         g_autofree char *document = cs_calibration_to_json(cal, topo, tv, n);
         g_autoptr(GString) text = g_string_new(document);

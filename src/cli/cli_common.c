@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -211,6 +212,29 @@ cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int trace_ra
                                   "-g %d: GPUs per thread must divide the %d ranks of %s",
                                   gpus_per_thread, trace_ranks, path);
     return TRUE;
+}
+
+/* ---- Words ---- */
+
+/**
+ * cs_cli_human_size:
+ * "1 MiB", "1.5 MiB", "170.7 KiB", "24 B": readable, not exact. Returns: (transfer full).
+ */
+char *
+cs_cli_human_size(gint64 bytes)
+{
+    static const char *const names[] = { "KiB", "MiB", "GiB", "TiB" };
+    if (bytes < 1024)
+        return g_strdup_printf("%" G_GINT64_FORMAT " B", bytes);
+    double v = (double)bytes;
+    int u = -1;
+    while (v >= 1024.0 && u < (int)G_N_ELEMENTS(names) - 1) {
+        v /= 1024.0;
+        u++;
+    }
+    if (fabs(v - round(v)) < 1e-9)
+        return g_strdup_printf("%.0f %s", v, names[u]);
+    return g_strdup_printf("%.4g %s", v, names[u]);
 }
 
 /* ---- The command line ---- */

@@ -12,6 +12,7 @@
 #include "algos/registry.h"
 #include "sched/check.h"
 #include "cli/cli.h"
+#include "cli/cli_timeline.h"
 #include "base/json_util.h"
 #include "models/alpha_beta.h"
 #include "models/netmodel.h"
@@ -41,30 +42,14 @@ static const char description[]
       "Without --algo (or --proto) collsim explains its own best choice for the size.\n"
       "--timeline FILE writes every step as a Chrome trace event (open it in chrome://tracing\n"
       "or Perfetto): one process per GPU, one thread per channel (two for grouped send/recv,\n"
-      "whose sends and receives run apart).\n"
+      "whose sends and receives run apart) and a thread with the spans of the whole\n"
+      "collective and of its launch, and an arrow (a flow event) from each message's send to\n"
+      "its receive.\n"
       "\n"
       "Example (the broadcast of the seed article, on 6 GPUs):\n"
       "  collsim explain --topo dgx-h100x8 --op broadcast --algo mst --ranks 6";
 
 /* ---- Words ---- */
-
-/* "1 MiB", "1.5 MiB", "170.7 KiB", "24 B": readable, not exact. */
-static char *
-human_size(gint64 bytes)
-{
-    static const char *const names[] = { "KiB", "MiB", "GiB", "TiB" };
-    if (bytes < 1024)
-        return g_strdup_printf("%" G_GINT64_FORMAT " B", bytes);
-    double v = (double)bytes;
-    int u = -1;
-    while (v >= 1024.0 && u < (int)G_N_ELEMENTS(names) - 1) {
-        v /= 1024.0;
-        u++;
-    }
-    if (fabs(v - round(v)) < 1e-9)
-        return g_strdup_printf("%.0f %s", v, names[u]);
-    return g_strdup_printf("%.4g %s", v, names[u]);
-}
 
 /* "1", "1 and 2", "1, 2 and 3". */
 static char *
@@ -175,7 +160,7 @@ collect_transfers(const CsSchedule *sched, const int *rounds)
 static char *
 amount(const Transfer *t)
 {
-    g_autofree char *size = human_size(t->bytes);
+    g_autofree char *size = cs_cli_human_size(t->bytes);
     if (t->n_chunks == 1)
         return g_steal_pointer(&size);
     return g_strdup_printf("%d chunks (%s)", t->n_chunks, size);
@@ -244,7 +229,7 @@ print_rounds(const CsSchedule *sched, const int *rounds)
         n_rounds = MAX(n_rounds, all[i].round);
         total_bytes += all[i].bytes;
     }
-    g_autofree char *total = human_size(total_bytes);
+    g_autofree char *total = cs_cli_human_size(total_bytes);
     printf("Schedule: %d round%s, %u transfer%s, %s sent in all.\n", n_rounds,
            n_rounds == 1 ? "" : "s", n, n == 1 ? "" : "s", total);
     if (n == 0) {
@@ -291,7 +276,7 @@ print_rounds(const CsSchedule *sched, const int *rounds)
         gint64 rest_bytes = 0;
         for (guint j = i; j < n; j++)
             rest_bytes += all[j].bytes;
-        g_autofree char *rest = human_size(rest_bytes);
+        g_autofree char *rest = cs_cli_human_size(rest_bytes);
         int rest_rounds = n_rounds - all[i].round + 1;
         printf("  ... %d more round%s (%u transfers, %s).\n", rest_rounds,
                rest_rounds == 1 ? "" : "s", n - i, rest);
@@ -299,23 +284,6 @@ print_rounds(const CsSchedule *sched, const int *rounds)
 }
 
 /* ---- Timeline ---- */
-
-typedef struct {
-    int rank;
-    guint index; /* in the rank's program */
-    CsStep step;
-    CsTime start; /* ps */
-    CsTime end;   /* ps */
-} StepEvent;
-
-static void
-on_step_done(gpointer user_data, int rank, gsize step_index, const CsStep *step, CsTime start,
-             CsTime end)
-{
-    GArray *events = user_data;
-    StepEvent e = { rank, (guint)step_index, *step, start, end };
-    g_array_append_val(events, e);
-}
 
 /* The schedule the engine ran, rebuilt from its step reports: each rank's steps in program
  * order, scratch as large as the steps use. */
@@ -328,7 +296,7 @@ schedule_from_events(const GArray *events, CsOp op, int nranks, int root, gint64
         g_ptr_array_add(programs, g_array_new(FALSE, TRUE, sizeof(CsStep)));
     gint64 scratch = 0;
     for (guint i = 0; i < events->len; i++) {
-        const StepEvent *e = &g_array_index(events, StepEvent, i);
+        const CsTimelineStep *e = &g_array_index(events, CsTimelineStep, i);
         GArray *prog = g_ptr_array_index(programs, e->rank);
         if (prog->len <= e->index)
             g_array_set_size(prog, e->index + 1);
@@ -348,77 +316,6 @@ schedule_from_events(const GArray *events, CsOp op, int nranks, int root, gint64
     }
     cs_schedule_seal(sched);
     return sched;
-}
-
-/* The timeline's thread of a step on @channel: the channel, or, where a channel's sends and
- * receives run apart (@split, NCCL's p2p kernel), one thread for each. */
-static int
-timeline_thread(int channel, gboolean split, CsStepKind kind)
-{
-    return split ? 2 * channel + (cs_step_kind_recvs(kind) ? 1 : 0) : channel;
-}
-
-/* Chrome's trace-event format: "X" (complete) events in microseconds, "M" metadata naming
- * each process (GPU) and thread (channel, or its sends and its receives when @split). */
-static gboolean
-write_timeline(const char *path, const GArray *events, int nranks, int n_channels, gboolean split,
-               GError **error)
-{
-    g_autoptr(cJSON) root = cJSON_CreateObject();
-    cJSON *list = cJSON_AddArrayToObject(root, "traceEvents");
-    for (int r = 0; r < nranks; r++) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "name", "process_name");
-        cJSON_AddStringToObject(m, "ph", "M");
-        cJSON_AddNumberToObject(m, "pid", r);
-        g_autofree char *name = g_strdup_printf("GPU %d", r);
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "args"), "name", name);
-        cJSON_AddItemToArray(list, m);
-        for (int tid = 0; tid < (split ? 2 : 1) * n_channels; tid++) {
-            cJSON *t = cJSON_CreateObject();
-            cJSON_AddStringToObject(t, "name", "thread_name");
-            cJSON_AddStringToObject(t, "ph", "M");
-            cJSON_AddNumberToObject(t, "pid", r);
-            cJSON_AddNumberToObject(t, "tid", tid);
-            g_autofree char *cname
-                = split ? g_strdup_printf("channel %d %s", tid / 2, tid % 2 ? "receives" : "sends")
-                        : g_strdup_printf("channel %d", tid);
-            cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "args"), "name", cname);
-            cJSON_AddItemToArray(list, t);
-        }
-    }
-    for (guint i = 0; i < events->len; i++) {
-        const StepEvent *e = &g_array_index(events, StepEvent, i);
-        const CsStep *st = &e->step;
-        cJSON *o = cJSON_CreateObject();
-        g_autofree char *size = human_size(st->bytes);
-        GString *name = g_string_new(cs_step_kind_name((CsStepKind)st->kind));
-        if (st->recv_peer >= 0)
-            g_string_append_printf(name, " from %d", st->recv_peer);
-        if (st->send_peer >= 0)
-            g_string_append_printf(name, " to %d", st->send_peer);
-        g_string_append_printf(name, " (%s)", size);
-        cJSON_AddStringToObject(o, "name", name->str);
-        g_string_free(name, TRUE);
-        cJSON_AddStringToObject(o, "cat", cs_step_kind_name((CsStepKind)st->kind));
-        cJSON_AddStringToObject(o, "ph", "X");
-        cJSON_AddNumberToObject(o, "ts", cs_time_to_us(e->start));
-        cJSON_AddNumberToObject(o, "dur", cs_time_to_us(e->end - e->start));
-        cJSON_AddNumberToObject(o, "pid", e->rank);
-        cJSON_AddNumberToObject(o, "tid",
-                                timeline_thread(st->channel, split, (CsStepKind)st->kind));
-        cJSON *args = cJSON_AddObjectToObject(o, "args");
-        cJSON_AddNumberToObject(args, "bytes", (double)st->bytes);
-        cJSON_AddNumberToObject(args, "chunk", st->chunk);
-        cJSON_AddNumberToObject(args, "send_peer", st->send_peer);
-        cJSON_AddNumberToObject(args, "recv_peer", st->recv_peer);
-        cJSON_AddItemToArray(list, o);
-    }
-    cJSON_AddStringToObject(root, "displayTimeUnit", "ns");
-    char *printed = cs_json_print(root, FALSE);
-    g_autofree char *text = g_strconcat(printed, "\n", NULL);
-    cJSON_free(printed);
-    return cs_cli_write_output("collsim explain", "--timeline", path, text, -1, error);
 }
 
 /* ---- Time split ---- */
@@ -672,8 +569,8 @@ cs_cli_explain(int argc, char **argv, GError **error)
 
     /* Run the chosen point once more, recording every step the engine executed: the words and
      * the timeline then tell exactly the schedule that was simulated (chunking included). */
-    g_autoptr(GArray) events = g_array_new(FALSE, FALSE, sizeof(StepEvent));
-    CsObserver observer = { .user_data = events, .step_done = on_step_done };
+    g_autoptr(GArray) events = g_array_new(FALSE, FALSE, sizeof(CsTimelineStep));
+    CsObserver observer = cs_cli_timeline_observer(events);
     CsPredictOptions traced = popts;
     traced.engine.observer = &observer;
     /* The whole size, chunk by chunk: a size extended from smaller ones would be told as the
@@ -695,11 +592,12 @@ cs_cli_explain(int argc, char **argv, GError **error)
     gboolean split = pred.peer_channels > 0;
     cs_schedule_set_p2p_split(sched, split);
     if (o.timeline != NULL
-        && !write_timeline(o.timeline, events, nranks, pred.n_channels, split, error))
+        && !cs_cli_timeline_write("collsim explain", o.timeline, events, op, nranks,
+                                  pred.n_channels, split, error))
         return FALSE;
 
     /* Headline. */
-    g_autofree char *size = human_size(pred.size.size_bytes);
+    g_autofree char *size = cs_cli_human_size(pred.size.size_bytes);
     printf("%s %s of %s (%" G_GINT64_FORMAT " x %s", algo->name, cs_op_name(op), size,
            pred.size.count, cs_dtype_name(dtype));
     if (cs_op_has_root(op))

@@ -11,6 +11,7 @@
 #include "base/fileio.h"
 #include "base/json_util.h"
 #include "base/op.h"
+#include "analysis/plot.h"
 #include "base/units.h"
 #include "cli/cli.h"
 #include "models/nccl.h"
@@ -47,7 +48,8 @@ static const char description[]
       "Examples:\n"
       "  collsim plan --workload examples/workloads/dp-gradient-buckets.json \\\n"
       "      --topo hgx-h100x8-2n --topo dgx-h100x8\n"
-      "  collsim plan --workload W.json --topo hgx-h100x8-2n --format csv";
+      "  collsim plan --workload W.json --topo hgx-h100x8-2n --format csv\n"
+      "  collsim plan --workload W.json --topo hgx-h100x8-2n --topo dgx-h100x8 --plot plan.svg";
 
 /* The command as invoked, to start every message. */
 static const char *prog = "collsim plan";
@@ -573,6 +575,64 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n)
     return text;
 }
 
+/* ---- The picture ---- */
+
+/* Each candidate's step as a bar, stacked by phase: the phase's compute, then each of its
+ * collectives' share of the exposed time (all of its time x count when the phase does not
+ * overlap). */
+static gboolean
+plot_plan(const Workload *w, char **labels, const Candidate *cands, int n, const char *cmd,
+          const char *path, GError **error)
+{
+    g_autoptr(GPtrArray) parts = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) compute = g_array_new(FALSE, FALSE, sizeof(gboolean));
+    for (guint i = 0; i < w->phases->len; i++) {
+        const Phase *p = g_ptr_array_index(w->phases, i);
+        gboolean yes = TRUE, no = FALSE;
+        if (p->compute_s > 0.0) {
+            g_ptr_array_add(parts, g_strdup_printf("%s: compute", p->name));
+            g_array_append_val(compute, yes);
+        }
+        for (guint j = 0; j < p->colls->len; j++) {
+            const Collective *coll = &g_array_index(p->colls, Collective, j);
+            g_autofree char *size = cs_units_format_size(coll->bytes);
+            g_ptr_array_add(parts,
+                            g_strdup_printf("%s: %s %s x%d (%s)", p->name, cs_op_name(coll->op),
+                                            size, coll->count, group_names[coll->group]));
+            g_array_append_val(compute, no);
+        }
+    }
+    const int n_parts = (int)parts->len;
+    g_autofree double *times = g_new0(double, (gsize)n *(gsize)n_parts);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    for (int k = 0; k < n; k++) {
+        const Candidate *c = &cands[k];
+        g_ptr_array_add(names, g_strdup(labels[k]));
+        int part = 0;
+        guint idx = 0;
+        for (guint i = 0; i < w->phases->len; i++) {
+            const Phase *p = g_ptr_array_index(w->phases, i);
+            const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
+            if (p->compute_s > 0.0)
+                times[k * n_parts + part++] = p->compute_s;
+            const double share = pr->comm_s > 0.0 ? pr->exposed_s / pr->comm_s : 0.0;
+            for (guint j = 0; j < p->colls->len; j++, idx++) {
+                const Collective *coll = &g_array_index(p->colls, Collective, j);
+                const CollResult *r = g_ptr_array_index(c->colls, idx);
+                times[k * n_parts + part++] = r->time_s * coll->count * share;
+            }
+        }
+    }
+    g_autofree char *title = g_strdup_printf("collsim plan: %s", w->name);
+    if (!cs_plot_stacked_times((const char *const *)names->pdata, n,
+                               (const char *const *)parts->pdata, (gboolean *)compute->data,
+                               n_parts, times, title, cmd, path, error)) {
+        g_prefix_error(error, "%s: --plot: ", prog);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* ---- The command ---- */
 
 /* The most candidates one plan runs (--topo x --set combinations). */
@@ -613,6 +673,8 @@ cs_cli_plan(int argc, char **argv, GError **error)
     g_auto(GStrv) topos = NULL;
     g_auto(GStrv) sets = NULL;
     g_autofree char *format = NULL;
+    g_autofree char *plot = NULL;
+    g_autofree char *cmd = cs_cli_command_line(argc, argv);
     const GOptionEntry entries[]
         = { { "workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload_path,
               "The workload: layout and phases of collectives (docs/workloads.md)", "FILE" },
@@ -624,6 +686,10 @@ cs_cli_plan(int argc, char **argv, GError **error)
               "several lists, of each combination); repeatable",
               "PATH=VALUE" },
             { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default), csv or json", "F" },
+            { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+              "Also draw each candidate's step as a bar into FILE (.svg, .png or .pdf), stacked "
+              "by phase: compute, then each collective's exposed time",
+              "FILE" },
             G_OPTION_ENTRY_NULL };
     if (!cs_cli_parse(&argc, &argv, entries, "", summary, description, error))
         return FALSE;
@@ -637,6 +703,8 @@ cs_cli_plan(int argc, char **argv, GError **error)
         && strcmp(format, "json") != 0)
         return cs_cli_usage_error(error, prog, "--format: \"%s\" is not table, csv or json",
                                   format);
+    if (plot != NULL && !cs_cli_check_plot(prog, plot, error))
+        return FALSE;
 
     g_autoptr(GPtrArray) split = cs_cli_split_sets(prog, sets, error);
     if (split == NULL)
@@ -667,6 +735,9 @@ cs_cli_plan(int argc, char **argv, GError **error)
         labels[k] = candidate_label(topos[k / combos], edits);
         ok = plan_candidate(w, topos[k / combos], edits, labels[k], &cands[k], error);
     }
+    /* The picture first: a file that cannot be written fails before anything is printed. */
+    if (ok && plot != NULL)
+        ok = plot_plan(w, labels, cands, n, cmd, plot, error);
     g_autofree char *text = NULL;
     if (ok) {
         if (format != NULL && strcmp(format, "json") == 0)

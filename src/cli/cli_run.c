@@ -10,6 +10,7 @@
 #include "algos/registry.h"
 #include "sched/check.h"
 #include "cli/cli.h"
+#include "cli/cli_timeline.h"
 #include "models/nccl.h"
 #include "models/netmodel.h"
 #include "predict/predict.h"
@@ -118,7 +119,9 @@ typedef struct {
     gint64 ranks;
     char *layout;
     char *plot;
-    char *ignored[21]; /* the value of each of ignored_flags[], NULL when not given */
+    char *timeline;
+    gint64 timeline_size; /* bytes; 0: the sweep's largest */
+    char *ignored[21];    /* the value of each of ignored_flags[], NULL when not given */
 } RunOptions;
 
 static void
@@ -136,6 +139,7 @@ run_options_clear(RunOptions *o)
     g_free(o->format);
     g_free(o->layout);
     g_free(o->plot);
+    g_free(o->timeline);
     for (gsize i = 0; i < G_N_ELEMENTS(o->ignored); i++)
         g_free(o->ignored[i]);
 }
@@ -498,6 +502,34 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
     return TRUE;
 }
 
+/* --timeline: the choice at @size as the table makes it (NCCL's pick or collsim's fastest,
+ * or what --algo/--proto force), simulated once more, whole (as --exact), with every step
+ * recorded. */
+static gboolean
+write_timeline(const char *path, const CsTopo *topo, CsOp op, gint64 size, const CsAlgo *algo,
+               int proto, const CsPredictOptions *popts, GError **error)
+{
+    CsPrediction pred;
+    if (!cs_predict_best(topo, op, size, algo, proto, popts, &pred, error)) {
+        g_prefix_error(error, "%s: --timeline: %s of %" G_GINT64_FORMAT " bytes: ", prog,
+                       cs_op_name(op), size);
+        return FALSE;
+    }
+    g_autoptr(GArray) steps = g_array_new(FALSE, FALSE, sizeof(CsTimelineStep));
+    CsObserver observer = cs_cli_timeline_observer(steps);
+    CsPredictOptions traced = *popts;
+    traced.engine.observer = &observer;
+    traced.exact = TRUE;
+    traced.n_channels = pred.n_channels;
+    if (!cs_predict_one(topo, op, size, pred.algo, pred.proto, &traced, &pred, error)) {
+        g_prefix_error(error, "%s: --timeline: %s of %" G_GINT64_FORMAT " bytes: ", prog,
+                       cs_op_name(op), size);
+        return FALSE;
+    }
+    return cs_cli_timeline_write(prog, path, steps, op, popts->nranks, pred.n_channels,
+                                 pred.peer_channels > 0, error);
+}
+
 /* ---- NCCL's own cost model (--model nccl[:VERSION]) ---- */
 
 /* Labels for NCCL algorithms that collsim does not simulate (CollNet, PAT): the report names
@@ -714,11 +746,22 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Also draw busbw against size into FILE (.svg, .png or .pdf): one line per block, "
           "the chosen algorithm x protocol bold",
           "FILE" },
+        { "timeline", 0, 0, G_OPTION_ARG_FILENAME, &o.timeline,
+          "Also write the steps of one size (--timeline-size) as Chrome trace events into FILE, "
+          "as explain --timeline does",
+          "FILE" },
+        { "timeline-size", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
+          "The size --timeline shows (default the sweep's largest)", "SIZE" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
-        { "minbytes", &o.min_bytes },   { "maxbytes", &o.max_bytes }, { "stepfactor", &factor },
-        { "stepbytes", &o.step_bytes }, { "ranks", &o.ranks },        { NULL, NULL },
+        { "minbytes", &o.min_bytes },
+        { "maxbytes", &o.max_bytes },
+        { "stepfactor", &factor },
+        { "stepbytes", &o.step_bytes },
+        { "ranks", &o.ranks },
+        { "timeline-size", &o.timeline_size },
+        { NULL, NULL },
     };
     g_autoptr(GArray) all_entries = entries_with_ignored(entries, &o);
     if (!cs_cli_parse_units(&argc, &argv, (const GOptionEntry *)all_entries->data, targets, "",
@@ -823,6 +866,13 @@ cs_cli_run(int argc, char **argv, GError **error)
                                   "--textbook runs the engine in Hockney's model; --model %s is "
                                   "NCCL's own cost model, not the engine",
                                   model);
+    if (o.timeline_size != 0 && o.timeline == NULL)
+        return cs_cli_usage_error(error, prog, "--timeline-size needs --timeline FILE");
+    if (o.timeline != NULL && nccl_model)
+        return cs_cli_usage_error(error, prog,
+                                  "--timeline shows the engine's steps; --model %s is NCCL's own "
+                                  "cost model, which has none",
+                                  model);
     if (algo != NULL && (algo->ops & CS_OP_BIT(op)) == 0)
         return cs_cli_usage_error(error, prog,
                                   "--algo %s does not implement %s (see 'collsim algos')",
@@ -837,6 +887,8 @@ cs_cli_run(int argc, char **argv, GError **error)
     if (sizes == NULL)
         return FALSE;
     if (o.plot != NULL && !cs_cli_check_plot(prog, o.plot, error))
+        return FALSE;
+    if (!cs_cli_check_output(prog, "--timeline", o.timeline, error))
         return FALSE;
 
     /* The machine. */
@@ -979,6 +1031,18 @@ cs_cli_run(int argc, char **argv, GError **error)
             g_prefix_error(error, "%s: --plot: ", prog);
             return FALSE;
         }
+    }
+    if (o.timeline != NULL) {
+        gint64 size = o.timeline_size > 0
+                          ? cs_op_nccl_tests_bytes(op, o.timeline_size, dtype, nranks)
+                          : g_array_index(sizes, gint64, sizes->len - 1);
+        if (size <= 0)
+            return cs_cli_usage_error(error, prog,
+                                      "--timeline-size %" G_GINT64_FORMAT ": %s on %d ranks "
+                                      "moves nothing at that size",
+                                      o.timeline_size, cs_op_name(op), nranks);
+        if (!write_timeline(o.timeline, topo, op, size, algo, proto, &popts, error))
+            return FALSE;
     }
     g_autofree char *text = cs_report_to_string(report, format);
     /* A note, not an error: the prediction is complete and the command succeeds. */

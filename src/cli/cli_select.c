@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/plot.h"
 #include "cli/cli.h"
 #include "models/nccl.h"
 #include "models/netmodel.h"
@@ -65,7 +66,8 @@ static const char description[]
       "  collsim select --topo hgx-h100x8-2n --emit nccl-tuner-csv --output nccl_tuner.conf\n"
       "  collsim select --topo hgx-h100x8-16n --op allreduce --ranks 8,16,32 --nodes 1,2,4 \\\n"
       "      --emit json --output table.json\n"
-      "  collsim select --topo dgx-h100x8 --op allreduce --compare nccl:2.19";
+      "  collsim select --topo dgx-h100x8 --op allreduce --compare nccl:2.19\n"
+      "  collsim select --topo hgx-h100x8-2n --op allreduce,allgather --plot select.svg";
 
 static const struct {
     const char *name;
@@ -101,6 +103,7 @@ typedef struct {
     gboolean exact;
     gboolean whole;
     char *min_gain;
+    char *plot;
 } SelectOptions;
 
 static void
@@ -117,6 +120,7 @@ select_options_clear(SelectOptions *o)
     g_free(o->ranks);
     g_free(o->nodes);
     g_free(o->min_gain);
+    g_free(o->plot);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SelectOptions, select_options_clear)
@@ -216,6 +220,7 @@ cs_cli_select(int argc, char **argv, GError **error)
     GError *cause = NULL;
 
     prog = argv[0];
+    g_autofree char *cmd = cs_cli_command_line(argc, argv);
     cs_select_options_init(&sopts);
     o.min_bytes = sopts.min_bytes;
     o.max_bytes = sopts.max_bytes;
@@ -268,6 +273,10 @@ cs_cli_select(int argc, char **argv, GError **error)
           "PCT" },
         { "max-events", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Extrapolate past sizes whose simulation exceeds N events (default 40000)", "N" },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
+          "Also draw the choices along the size axis into FILE (.svg, .png or .pdf): a band "
+          "per collective for collsim's choice and one for NCCL's pick, the crossovers marked",
+          "FILE" },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
@@ -375,6 +384,8 @@ cs_cli_select(int argc, char **argv, GError **error)
 
     if (!cs_cli_check_output(prog, "--output", o.output, error))
         return FALSE;
+    if (o.plot != NULL && !cs_cli_check_plot(prog, o.plot, error))
+        return FALSE;
 
     g_autoptr(CsTopo) topo = cs_cli_load_topo(prog, o.topo, o.sets, error);
     if (topo == NULL)
@@ -417,6 +428,31 @@ cs_cli_select(int argc, char **argv, GError **error)
             return FALSE;
         }
         g_ptr_array_add(sels, sel);
+    }
+
+    /* The picture first: a file that cannot be written fails before anything is printed. */
+    if (o.plot != NULL && sels->len > 1) {
+        cs_cli_usage_error(error, prog, "--plot draws one communicator shape; %u were asked",
+                           sels->len);
+        return FALSE;
+    }
+    if (o.plot != NULL) {
+        const CsSelection *sel = g_ptr_array_index(sels, 0);
+        const CsTopo *shape_topo = g_ptr_array_index(topos, 0);
+        GString *ops = g_string_new(NULL);
+        for (guint i = 0; i < cs_selection_n_tables(sel); i++)
+            g_string_append_printf(ops, "%s%s", i > 0 ? ", " : "",
+                                   cs_op_name(cs_selection_table(sel, i)->op));
+        g_autofree char *op_list = g_string_free(ops, FALSE);
+        g_autofree char *n_ops = g_strdup_printf("%u collectives", cs_selection_n_tables(sel));
+        g_autofree char *title
+            = g_strdup_printf("collsim select: %s on %s, %d ranks: the best choice per size",
+                              cs_selection_n_tables(sel) > 3 ? n_ops : op_list, cs_topo_name(topo),
+                              cs_topo_n_ranks(shape_topo));
+        if (!cs_plot_select(sel, title, cmd, o.plot, error)) {
+            g_prefix_error(error, "%s: --plot: ", prog);
+            return FALSE;
+        }
     }
 
     if (o.compare != NULL)

@@ -1178,6 +1178,90 @@ cs_selection_compare_rows(const CsSelection *selection, CsOp op)
     return r != NULL ? r->compare : NULL;
 }
 
+const char *
+cs_selection_nccl_version(const CsSelection *selection)
+{
+    g_return_val_if_fail(selection != NULL, NULL);
+    return cs_nccl_model_constants(selection->nccl)->version;
+}
+
+/* NCCL's pick at @size as a choice (nccl_algo -1: nothing usable). */
+static CsSelectChoice
+nccl_choice_at(const CsSelection *sel, CsOp op, gint64 size)
+{
+    CsSelectChoice c = { NULL, -1, CS_PROTO_SIMPLE, 0 };
+    CsNcclPrediction np;
+    if (cs_nccl_model_pick(sel->nccl, op, size, &np)) {
+        c.nccl_algo = (int)np.algo;
+        c.proto = np.proto;
+        c.n_channels = np.n_channels;
+    }
+    return c;
+}
+
+static gboolean
+same_nccl_choice(const CsSelectChoice *a, const CsSelectChoice *b)
+{
+    return a->nccl_algo == b->nccl_algo && (a->nccl_algo < 0 || a->proto == b->proto);
+}
+
+/* Appends the ranges of NCCL's picks in (@a, @b] (@ca at @a, @cb at @b): the first size where
+ * the pick leaves @ca, by bisection in steps of @g, then on from there. */
+static void
+nccl_segment(const CsSelection *sel, CsOp op, gint64 g, gint64 a, CsSelectChoice ca, gint64 b,
+             CsSelectChoice cb, GArray *ranges, int depth)
+{
+    if (same_nccl_choice(&ca, &cb))
+        return;
+    gint64 lo = a / g;
+    gint64 hi = b / g;
+    while (hi - lo > 1) {
+        const gint64 mid = lo + (hi - lo) / 2;
+        const CsSelectChoice m = nccl_choice_at(sel, op, mid * g);
+        if (same_nccl_choice(&m, &ca))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const gint64 at = hi * g;
+    const CsSelectChoice after = at == b ? cb : nccl_choice_at(sel, op, at);
+    g_array_index(ranges, CsSelectRange, ranges->len - 1).max_bytes = at - 1;
+    const CsSelectRange r = { at, -1, after, 0.0 };
+    g_array_append_val(ranges, r);
+    /* Each step starts past the last change: at most (b - a) / g of them. */
+    if (at < b && depth < 64)
+        nccl_segment(sel, op, g, at, after, b, cb, ranges, depth + 1);
+}
+
+/**
+ * cs_selection_nccl_picks:
+ * NCCL's own pick for @op over the grid, as ranges with exact boundaries. The last range's
+ * max_bytes is the last grid size. Returns: (transfer full) (nullable).
+ */
+GArray *
+cs_selection_nccl_picks(const CsSelection *selection, CsOp op)
+{
+    g_return_val_if_fail(selection != NULL, NULL);
+    const OpResult *r = op_result(selection, op);
+    if (r == NULL || cs_nccl_func_from_op(op) < 0 || r->grid->len == 0)
+        return NULL;
+    const gint64 g = granularity(op, selection->dtype, selection->nranks);
+    GArray *ranges = g_array_new(FALSE, FALSE, sizeof(CsSelectRange));
+    gint64 prev = g_array_index(r->grid, gint64, 0);
+    CsSelectChoice cprev = nccl_choice_at(selection, op, prev);
+    const CsSelectRange first = { prev, -1, cprev, 0.0 };
+    g_array_append_val(ranges, first);
+    for (guint i = 1; i < r->grid->len; i++) {
+        const gint64 size = g_array_index(r->grid, gint64, i);
+        const CsSelectChoice c = nccl_choice_at(selection, op, size);
+        nccl_segment(selection, op, g, prev, cprev, size, c, ranges, 0);
+        prev = size;
+        cprev = c;
+    }
+    g_array_index(ranges, CsSelectRange, ranges->len - 1).max_bytes = prev;
+    return ranges;
+}
+
 /* ---- Shared pieces of the emitters ---- */
 
 /* "dgx-h100x8, 8 ranks on 1 node, float, engine reservation" */

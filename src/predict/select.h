@@ -167,6 +167,15 @@ const CsSelectTable *cs_selection_nccl_table(const CsSelection *selection, CsOp 
 /* Compare rows of @op (CsSelectCompareRow), NULL without --compare. (transfer none) */
 const GArray *cs_selection_compare_rows(const CsSelection *selection, CsOp op);
 
+/* The NCCL release whose cost model gives NCCL's picks ("2.28"). (transfer none) */
+const char *cs_selection_nccl_version(const CsSelection *selection);
+/* NCCL's own pick for @op (its tuning model, cs_nccl_model_pick()) from the first to the last
+ * grid size, as CsSelectRange in size order: choice.algo NULL, choice.nccl_algo and proto
+ * NCCL's, n_channels its graph's; boundaries exact to the collective's granularity (found by
+ * bisection between grid sizes whose picks differ); gain_pct 0. A stretch where NCCL's model
+ * picks nothing has nccl_algo -1. NULL when NCCL has no model of @op. (transfer full) */
+GArray *cs_selection_nccl_picks(const CsSelection *selection, CsOp op);
+
 /* ---- Emitters (each returns the whole text, transfer full) ---- */
 
 /* The human table: per collective, the best choice per size and the crossovers. */
