@@ -359,6 +359,13 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
 static gboolean
 nccl_knows(const CsTopo *topo, int nranks)
 {
+    /* A GPU its model does not name (a made-up star) is answered without building NCCL's
+     * picture of the machine, which looks at every pair of GPUs in a node. */
+    gboolean recognised = FALSE;
+    (void)cs_nccl_arch_from_model(cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model,
+                                  &recognised);
+    if (!recognised)
+        return FALSE;
     CsNcclSystem system;
     if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(NULL), &system, NULL))
         return FALSE;
@@ -961,8 +968,10 @@ cs_cli_run(int argc, char **argv, GError **error)
     /* By default, what nccl-tests would measure: NCCL's own pick (its tuning model, the
      * release nearest the GPUs' constants), where NCCL runs the collective on GPUs its model
      * knows; collsim's fastest goes beside it. */
+    /* Hockney's textbook machine has no NCCL to pick for it. */
     const gboolean default_pick = o.pick == NULL && !o.all && !o.any_algorithm && !nccl_model
-                                  && cs_nccl_func_from_op(op) >= 0 && nccl_knows(topo, nranks);
+                                  && !o.textbook && cs_nccl_func_from_op(op) >= 0
+                                  && nccl_knows(topo, nranks);
     if (default_pick)
         nccl_pick = TRUE;
     g_autoptr(CsNcclModel) nccl = NULL;

@@ -850,21 +850,18 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         }
     }
     const CsLinkClass intra_class = all_nvlink ? CS_LINK_CLASS_NVLINK : CS_LINK_CLASS_PCI;
+    /* Each device's bandwidth out over those links, in one pass over the links (a pass per
+     * rank is quadratic on a machine of thousands of GPUs). */
     double total_intra = G_MAXDOUBLE;
-    for (int r = 0; r < nranks; r++) {
-        const int dev = cs_topo_rank_device(topo, r);
-        double sum = 0.0;
-        for (int l = 0; l < cs_topo_n_links(topo); l++) {
-            const CsLink *link = cs_topo_link(topo, l);
-            if (link->src != dev)
-                continue;
-            const CsLinkClass cls = cs_link_kind_class(link->kind);
-            if (cls == intra_class
-                || (intra_class == CS_LINK_CLASS_PCI && cls != CS_LINK_CLASS_NET))
-                sum += link_nccl_GBps(link, arch);
-        }
-        total_intra = MIN(total_intra, sum);
+    g_autofree double *out_GBps = g_new0(double, cs_topo_n_devices(topo));
+    for (int l = 0; l < cs_topo_n_links(topo); l++) {
+        const CsLink *link = cs_topo_link(topo, l);
+        const CsLinkClass cls = cs_link_kind_class(link->kind);
+        if (cls == intra_class || (intra_class == CS_LINK_CLASS_PCI && cls != CS_LINK_CLASS_NET))
+            out_GBps[link->src] += link_nccl_GBps(link, arch);
     }
+    for (int r = 0; r < nranks; r++)
+        total_intra = MIN(total_intra, out_GBps[cs_topo_rank_device(topo, r)]);
     /* One GPU alone on its node: search.cc ncclTopoSearchInit (NCCL 2.28.9) sets maxBw =
      * totalBw = LOC_BW (5000 GB/s, graph/topo.h) when there is no network; across nodes the
      * network bounds the search and no intra-node figure applies. */
