@@ -1128,6 +1128,40 @@ test_cli_show(void)
     g_assert_nonnull(strstr(list, "gb200-nvl72"));
 }
 
+static void
+test_node_route_costs(void)
+{
+    g_test_summary("cs_topo_node_route_costs() gives every pair of a node the hops and "
+                   "bottleneck of cs_topo_route(), from one search per source: on NVSwitch, "
+                   "PCIe switches with host-memory staging, and an xGMI mesh; a rank of another "
+                   "node is refused.");
+    static const char *const names[] = { "dgx-h100x8", "pcie-l40sx8", "rtx2080ti-x2-pcie3-shm",
+                                         "mi300x-x8-xgmi", "hgx-h100x8-2n" };
+    for (guint t = 0; t < G_N_ELEMENTS(names); t++) {
+        g_autoptr(CsTopo) topo = load_ok(names[t]);
+        const int n = MIN(cs_topo_n_ranks(topo), cs_topo_ranks_per_node(topo));
+        g_autofree int *ranks = g_new(int, n);
+        g_autofree int *hops = g_new(int, n);
+        g_autofree double *bw = g_new(double, n);
+        for (int i = 0; i < n; i++)
+            ranks[i] = i;
+        for (int src = 0; src < n; src++) {
+            g_assert_true(cs_topo_node_route_costs(topo, src, ranks, n, hops, bw));
+            for (int dst = 0; dst < n; dst++) {
+                if (dst == src)
+                    continue;
+                const CsRoute *r = cs_topo_route(topo, src, dst);
+                g_assert_cmpint(hops[dst], ==, r->n_links);
+                g_assert_cmpfloat(bw[dst], ==, r->bw_Bps);
+            }
+        }
+        if (cs_topo_n_ranks(topo) > n) {
+            const int other = n;
+            g_assert_false(cs_topo_node_route_costs(topo, 0, &other, 1, hops, bw));
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1177,6 +1211,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo/json/typed-getters", test_json_getters);
     g_test_add_func("/topo/json/print-utf8", test_json_print_utf8);
     g_test_add_func("/topo/cli/check", test_cli_check);
+    g_test_add_func("/topo/node-route-costs", test_node_route_costs);
     g_test_add_func("/topo/cli/show-and-list", test_cli_show);
     return g_test_run();
 }

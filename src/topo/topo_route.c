@@ -388,7 +388,12 @@ search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit
                 }
             }
         }
-        if (rs->next->len > 1)
+        /* Often found in order already (a switch's ports): then no sort. */
+        gboolean sorted = TRUE;
+        const int *nx = (const int *)rs->next->data;
+        for (guint i = 1; i < rs->next->len && sorted; i++)
+            sorted = nx[i - 1] < nx[i];
+        if (!sorted)
             qsort(rs->next->data, rs->next->len, sizeof(int), cmp_int);
         GArray *t = rs->frontier;
         rs->frontier = rs->next;
