@@ -665,6 +665,27 @@ candidate_label(const char *topo, char **edits)
     return g_strdup_printf("%s [%s]", topo, list);
 }
 
+/* A bar's name in the plot: a what-if by its keys' last parts and values only
+ * ("nics_per_node=4"), after its topology's file name where the candidates' topologies
+ * differ; the table keeps the whole label. */
+static char *
+bar_label(const char *topo, char **edits, gboolean one_topo)
+{
+    g_autofree char *base = g_path_get_basename(topo);
+    if (edits == NULL)
+        return g_steal_pointer(&base);
+    GString *out = g_string_new(one_topo ? NULL : base);
+    for (int i = 0; edits[i] != NULL; i++) {
+        const char *eq = strchr(edits[i], '=');
+        const char *key = edits[i];
+        for (const char *c = edits[i]; eq != NULL && c < eq; c++)
+            if (*c == '.')
+                key = c + 1;
+        g_string_append_printf(out, "%s%s", out->len > 0 ? (i == 0 ? ": " : ", ") : "", key);
+    }
+    return g_string_free(out, FALSE);
+}
+
 gboolean
 cs_cli_plan(int argc, char **argv, GError **error)
 {
@@ -729,15 +750,17 @@ cs_cli_plan(int argc, char **argv, GError **error)
     const int n = (int)n_all;
     Candidate *cands = g_new0(Candidate, n);
     g_auto(GStrv) labels = g_new0(char *, n + 1);
+    g_auto(GStrv) bars = g_new0(char *, n + 1);
     gboolean ok = TRUE;
     for (int k = 0; k < n && ok; k++) {
         g_autofree char **edits = candidate_edits(split, k % combos);
         labels[k] = candidate_label(topos[k / combos], edits);
+        bars[k] = bar_label(topos[k / combos], edits, g_strv_length(topos) == 1);
         ok = plan_candidate(w, topos[k / combos], edits, labels[k], &cands[k], error);
     }
     /* The picture first: a file that cannot be written fails before anything is printed. */
     if (ok && plot != NULL)
-        ok = plot_plan(w, labels, cands, n, cmd, plot, error);
+        ok = plot_plan(w, bars, cands, n, cmd, plot, error);
     g_autofree char *text = NULL;
     if (ok) {
         if (format != NULL && strcmp(format, "json") == 0)
