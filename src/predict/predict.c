@@ -66,6 +66,7 @@ struct _CsPointCache {
     GHashTable *schedules; /* (nullable) schedule key -> CsSchedule */
     gsize schedule_steps;  /* steps of the schedules kept */
     GHashTable *points;    /* point key -> CsPrediction */
+    GHashTable *periods;   /* period key -> the shortest period the machine repeats under */
     gint64 hits;
     gint64 misses;
 };
@@ -78,6 +79,7 @@ cs_point_cache_new(gboolean keep_schedules)
         cache->schedules = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                                  (GDestroyNotify)cs_schedule_free);
     cache->points = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    cache->periods = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return cache;
 }
 
@@ -93,6 +95,7 @@ cs_point_cache_bind(CsPointCache *cache, const CsTopo *topo)
     g_return_if_fail(cs_topo_n_ranks(cache->structure) == cs_topo_n_ranks(topo)
                      && cs_topo_n_links(cache->structure) == cs_topo_n_links(topo));
     g_hash_table_remove_all(cache->points);
+    g_hash_table_remove_all(cache->periods);
     g_clear_pointer(&cache->topo, cs_topo_unref);
     cache->topo = cs_topo_ref((CsTopo *)topo);
 }
@@ -103,6 +106,7 @@ cs_point_cache_free(CsPointCache *cache)
     if (cache == NULL)
         return;
     g_hash_table_unref(cache->points);
+    g_hash_table_unref(cache->periods);
     g_clear_pointer(&cache->schedules, g_hash_table_unref);
     g_clear_pointer(&cache->topo, cs_topo_unref);
     g_clear_pointer(&cache->structure, cs_topo_unref);
@@ -176,7 +180,10 @@ point_key(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
     const CsEngineOptions *e = &options->engine;
     if (!cache_serves(topo, options) || e->observer != NULL)
         return NULL;
-    g_autofree char *sched = schedule_key(algo, args);
+    /* One period or every rank replayed: the same answer (engine.c "Symmetry"). */
+    CsAlgoArgs any_period = *args;
+    any_period.period_min = 0;
+    g_autofree char *sched = schedule_key(algo, &any_period);
     return g_strdup_printf("%s/%s/%d/%d/%d", sched, e->net_model != NULL ? e->net_model : "",
                            e->gpus_per_thread, e->no_launch, e->textbook);
 }
@@ -643,6 +650,18 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     g_autoptr(CsResult) res = NULL;
     const CsSchedule *sched = NULL;
     gboolean asymmetric = FALSE;
+    /* The periods the machine was found not to repeat under, for every size of this choice
+     * (the routes of a ring or an exchange do not depend on its size). */
+    g_autofree char *period_key
+        = cache_serves(topo, options) && args.period_min > 0
+              ? g_strdup_printf("%s/%d/%d/%d/%d/%d/%d", algo->name, op, nranks, args.proto,
+                                args.n_channels, args.peer_channels, args.topo != NULL)
+              : NULL;
+    if (period_key != NULL) {
+        const int held = GPOINTER_TO_INT(g_hash_table_lookup(options->cache->periods, period_key));
+        asymmetric = held == nranks;
+        args.period_min = MAX(args.period_min, held);
+    }
     for (;;) {
         g_autoptr(GError) local = NULL;
         g_clear_pointer(&owned, cs_schedule_free);
@@ -650,8 +669,13 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         if (sched == NULL)
             return FALSE;
         res = cs_engine_run(sched, topo, &options->engine, &local);
-        if (res != NULL)
+        if (res != NULL) {
+            /* A period that held, or the whole replay after every shorter one failed. */
+            if (period_key != NULL && (cs_schedule_period(sched) < nranks || asymmetric))
+                g_hash_table_insert(options->cache->periods, g_strdup(period_key),
+                                    GINT_TO_POINTER(cs_schedule_period(sched)));
             break;
+        }
         /* One period of ranks where the machine does not repeat likewise: a longer period,
          * up to the whole schedule (engine.c, "Symmetry"). */
         const int period = cs_schedule_period(sched);
