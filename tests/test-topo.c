@@ -1126,6 +1126,10 @@ test_cli_show(void)
     g_autofree char *list = run_collsim("topo list", &status);
     g_assert_true(g_spawn_check_wait_status(status, NULL));
     g_assert_nonnull(strstr(list, "gb200-nvl72"));
+    /* Issue 33: one line per topology within 100 columns. */
+    g_auto(GStrv) lines = g_strsplit(list, "\n", -1);
+    for (char **l = lines; *l != NULL; l++)
+        g_assert_cmpint(g_utf8_strlen(*l, -1), <=, 100);
 }
 
 static void

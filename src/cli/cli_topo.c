@@ -760,6 +760,31 @@ first_sentence(const char *text)
     return g_strdup(text);
 }
 
+/* `topo list` keeps each topology to one line this wide. */
+#define LIST_WIDTH 100
+
+/* The head of a description's first sentence that fits @width columns: up to its first
+ * colon, parenthesis or semicolon, else cut at a word with "...". (transfer full) */
+static char *
+headline(const char *sentence, int width)
+{
+    gsize n = strcspn(sentence, ":(;");
+    while (n > 0 && (sentence[n - 1] == ' ' || sentence[n - 1] == ','))
+        n--;
+    if (n == 0)
+        n = strlen(sentence);
+    if (g_utf8_strlen(sentence, (gssize)n) <= width)
+        return g_strndup(sentence, n);
+    /* Cut at the last space that leaves room for the dots. */
+    const char *end = g_utf8_offset_to_pointer(sentence, width - 3);
+    const char *cut = end;
+    while (cut > sentence && *cut != ' ')
+        cut--;
+    if (cut == sentence)
+        cut = end;
+    return g_strdup_printf("%.*s...", (int)(cut - sentence), sentence);
+}
+
 static gboolean
 topo_list(int argc, char **argv, GError **error)
 {
@@ -799,7 +824,8 @@ topo_list(int argc, char **argv, GError **error)
             continue;
         }
         g_autofree char *first = first_sentence(cs_topo_description(topo));
-        printf("%-24s %-24s %s\n", *n, what, first);
+        g_autofree char *brief = headline(first, LIST_WIDTH - 28 - 22);
+        printf("%-27s %-21s %s\n", *n, what, brief);
     }
     return TRUE;
 }
