@@ -130,6 +130,11 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
  * an edit that does not apply is CS_TOPO_ERROR_EDIT "PROG: --set PATH=VALUE: what is wrong";
  * other topology errors as cs_topo_load(). Returns: (transfer full) (nullable). */
 CsTopo *cs_cli_load_topo(const char *prog, const char *name_or_path, char **sets, GError **error);
+/* Narrows *@topo to the @nranks ranks a run of that many uses, as select, plan and validate
+ * place them (cs_select_shape_topo(): the first @nranks ranks, on a topology of just those
+ * GPUs, so that rings, trees, NVLS and NCCL's model see the nodes and links they have). *@topo
+ * is unchanged when @nranks is all of it. FALSE with @error set when @nranks is not 1..all. */
+gboolean cs_cli_shape_topo(CsTopo **topo, int nranks, GError **error);
 /* The edits @sets stand for, each list of values split ("a=1,2" -> "a=1", "a=2"), checked:
  * (transfer full) an array of GStrv, one per --set; a usage error "PROG: --set ...: why". */
 GPtrArray *cs_cli_split_sets(const char *prog, char **sets, GError **error);

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "base/fileio.h"
 #include "base/units.h"
+#include "predict/select.h"
 #include "topo/topo.h"
 
 G_DEFINE_QUARK(cs_cli_error_quark, cs_cli_error)
@@ -336,6 +337,27 @@ cs_cli_split_sets(const char *prog, char **sets, GError **error)
         g_ptr_array_add(out, values);
     }
     return g_steal_pointer(&out);
+}
+
+/**
+ * cs_cli_shape_topo:
+ * `--ranks N` on run and explain: the communicator of the first N ranks on a topology of just
+ * those GPUs, the same helper select uses for its shapes, so every command sees the same
+ * machine for the same ranks.
+ */
+gboolean
+cs_cli_shape_topo(CsTopo **topo, int nranks, GError **error)
+{
+    g_return_val_if_fail(topo != NULL && *topo != NULL, FALSE);
+    if (nranks == cs_topo_n_ranks(*topo))
+        return TRUE;
+    const CsSelectShape shape = { .nranks = nranks, .nnodes = 0 };
+    CsTopo *sub = cs_select_shape_topo(*topo, &shape, NULL, error);
+    if (sub == NULL)
+        return FALSE;
+    cs_topo_unref(*topo);
+    *topo = sub;
+    return TRUE;
 }
 
 /**

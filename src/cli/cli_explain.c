@@ -527,7 +527,8 @@ cs_cli_explain(int argc, char **argv, GError **error)
         { "proto", 0, 0, G_OPTION_ARG_STRING, &o.proto,
           "Protocol: LL, LL128, Simple (default: the best for the algorithm)", "P" },
         { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
-          "Use the first P ranks of the topology (default all)", "P" },
+          "Use the first P ranks of the topology, on a topology of just those GPUs (default all)",
+          "P" },
         { "size", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Size in nccl-tests' convention (default 1M)", "S" },
         { "root", 'r', 0, G_OPTION_ARG_INT, &o.root, "Root rank (default 0)", "R" },
@@ -622,6 +623,8 @@ cs_cli_explain(int argc, char **argv, GError **error)
         }
         nranks = (int)o.ranks;
     }
+    if (!cs_cli_shape_topo(&topo, nranks, error))
+        return FALSE;
     if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks)) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
                     "collsim explain: -r %d: the root must be a rank in 0..%d", o.root, nranks - 1);

@@ -13,6 +13,7 @@
 #include "models/nccl.h"
 #include "models/netmodel.h"
 #include "predict/predict.h"
+#include "predict/select.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "topo/topo.h"
@@ -451,9 +452,7 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
         if ((algo->ops & CS_OP_BIT(op)) == 0)
             continue;
         const char *why = NULL;
-        /* As predict.c: the algorithm sees the machine only when it runs on all of it. */
-        const CsTopo *seen = nranks == cs_topo_n_ranks(topo) ? topo : NULL;
-        if (algo->supports != NULL && !algo->supports(seen, op, nranks, &why)) {
+        if (algo->supports != NULL && !algo->supports(topo, op, nranks, &why)) {
             cs_report_begin_block(report, algo->name, FALSE);
             g_autofree char *note = g_strdup_printf("%s: not applicable: %s", algo->name,
                                                     why != NULL ? why : "refused");
@@ -705,7 +704,8 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
         { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
-          "Use the first N ranks of the topology (default all)", "N" },
+          "Use the first N ranks of the topology, on a topology of just those GPUs (default all)",
+          "N" },
         { "layout", 0, 0, G_OPTION_ARG_STRING, &o.layout,
           "Table widths: classic (default, most published logs) or current (recent "
           "nccl-tests)",
@@ -853,6 +853,8 @@ cs_cli_run(int argc, char **argv, GError **error)
                                       cs_topo_name(topo), topo_ranks);
         nranks = (int)o.ranks;
     }
+    if (!cs_cli_shape_topo(&topo, nranks, error))
+        return FALSE;
     if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks))
         return cs_cli_usage_error(error, prog, "-r %d: the root must be a rank in 0..%d", o.root,
                                   nranks - 1);
@@ -889,10 +891,8 @@ cs_cli_run(int argc, char **argv, GError **error)
     /* A forced algorithm the machine cannot run is a request to change, not a failure. */
     if (algo != NULL) {
         const char *why = NULL;
-        /* As predict.c builds it: the machine only when every rank of it takes part. */
-        const CsTopo *on = nranks == cs_topo_n_ranks(topo) ? topo : NULL;
         if (!cs_algo_supports_ops(algo->ops, op, "it does not implement that collective", &why)
-            || (algo->supports != NULL && !algo->supports(on, op, nranks, &why)))
+            || (algo->supports != NULL && !algo->supports(topo, op, nranks, &why)))
             return cs_cli_usage_error(error, prog, "--algo %s cannot run %s on %d ranks of %s: %s",
                                       algo->name, cs_op_name(op), nranks, cs_topo_name(topo),
                                       why != NULL ? why : "not supported");
