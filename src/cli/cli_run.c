@@ -499,14 +499,13 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
 
 /* ---- NCCL's own cost model (--model nccl[:VERSION]) ---- */
 
-/* Labels for NCCL algorithms that collsim does not simulate (CollNet, PAT): the report names
+/* Labels for NCCL algorithms that collsim does not simulate (CollNet): the report names
  * a prediction by its CsAlgo, and these only ever carry NCCL-model times. */
 static const CsAlgo nccl_only_algos[CS_NCCL_N_ALGOS] = {
     [CS_NCCL_ALGO_COLLNET_DIRECT]
     = { .name = "collnet_direct", .summary = "NCCL CollNet Direct (NCCL cost model only)" },
     [CS_NCCL_ALGO_COLLNET_CHAIN]
     = { .name = "collnet_chain", .summary = "NCCL CollNet Chain (NCCL cost model only)" },
-    [CS_NCCL_ALGO_PAT] = { .name = "pat", .summary = "NCCL PAT (NCCL cost model only)" },
 };
 
 /* One size under NCCL's analytical model, as a CsPrediction the report can print: the
