@@ -153,6 +153,16 @@ test_ranks_subset(void)
     g_auto(CsTestRun) e = cs_test_run_collsim(NULL, explain);
     g_assert_cmpint(e.status, ==, 0);
     g_assert_true(g_str_has_prefix(e.out, "nvls allreduce of 64 MiB"));
+
+    /* --nodes as select places it: 16 ranks on 16 nodes is one GPU per node, where NCCL 2.28
+     * picks PAT for a 64 KiB all-gather (tuning.cc; tests/test-algo-pat.c derives it). */
+    const char *const spread[] = { "--topo", "hgx-h100x8-16n", "--ranks", "16",  "--nodes", "16",
+                                   "--op",   "allgather",      "-b",      "64K", "-e",      "64K",
+                                   NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim(NULL, spread);
+    g_assert_cmpint(s.status, ==, 0);
+    g_assert_nonnull(strstr(s.out, "# nodes: 16\n"));
+    g_assert_nonnull(strstr(s.out, "  pat  "));
 }
 
 /* Every row obeys nccl-tests' definitions, up to the printed rounding:

@@ -341,22 +341,27 @@ cs_cli_split_sets(const char *prog, char **sets, GError **error)
 
 /**
  * cs_cli_shape_topo:
- * `--ranks N` on run and explain: the communicator of the first N ranks on a topology of just
- * those GPUs, the same helper select uses for its shapes, so every command sees the same
+ * `--ranks N [--nodes M]` on run and explain: the communicator of that shape on a topology of
+ * just its GPUs, through the helper select uses for its shapes, so every command sees the same
  * machine for the same ranks.
  */
 gboolean
-cs_cli_shape_topo(CsTopo **topo, int nranks, GError **error)
+cs_cli_shape_topo(const char *prog, CsTopo **topo, int *nranks, int nnodes, GError **error)
 {
-    g_return_val_if_fail(topo != NULL && *topo != NULL, FALSE);
-    if (nranks == cs_topo_n_ranks(*topo))
-        return TRUE;
-    const CsSelectShape shape = { .nranks = nranks, .nnodes = 0 };
-    CsTopo *sub = cs_select_shape_topo(*topo, &shape, NULL, error);
-    if (sub == NULL)
-        return FALSE;
+    g_return_val_if_fail(topo != NULL && *topo != NULL && nranks != NULL, FALSE);
+    const CsSelectShape shape = { .nranks = *nranks, .nnodes = nnodes };
+    CsSelectShape resolved;
+    g_autoptr(GError) cause = NULL;
+    CsTopo *sub = cs_select_shape_topo(*topo, &shape, &resolved, &cause);
+    if (sub == NULL) {
+        g_autofree char *r = *nranks > 0 ? g_strdup_printf("--ranks %d", *nranks) : NULL;
+        g_autofree char *n = nnodes > 0 ? g_strdup_printf("--nodes %d", nnodes) : NULL;
+        g_autofree char *flags = g_strjoin(" ", r != NULL ? r : n, r != NULL ? n : NULL, NULL);
+        return cs_cli_usage_error(error, prog, "%s: %s", flags, cause->message);
+    }
     cs_topo_unref(*topo);
     *topo = sub;
+    *nranks = resolved.nranks;
     return TRUE;
 }
 

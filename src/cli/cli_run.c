@@ -117,6 +117,7 @@ typedef struct {
     char *pick; /* "fastest", "nccl" or "nccl:VERSION" */
     char *format;
     gint64 ranks;
+    gint64 nodes;
     char *layout;
     char *plot;
     char *ignored[21]; /* the value of each of ignored_flags[], NULL when not given */
@@ -705,6 +706,10 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Use the first N ranks of the topology, on a topology of just those GPUs (default all)",
           "N" },
+        { "nodes", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
+          "Spread the ranks over the first M nodes, N / M on each (as 'collsim select'); alone, "
+          "every rank of those nodes",
+          "M" },
         { "layout", 0, 0, G_OPTION_ARG_STRING, &o.layout,
           "Table widths: classic (default, most published logs) or current (recent "
           "nccl-tests)",
@@ -716,8 +721,13 @@ cs_cli_run(int argc, char **argv, GError **error)
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
-        { "minbytes", &o.min_bytes },   { "maxbytes", &o.max_bytes }, { "stepfactor", &factor },
-        { "stepbytes", &o.step_bytes }, { "ranks", &o.ranks },        { NULL, NULL },
+        { "minbytes", &o.min_bytes },
+        { "maxbytes", &o.max_bytes },
+        { "stepfactor", &factor },
+        { "stepbytes", &o.step_bytes },
+        { "ranks", &o.ranks },
+        { "nodes", &o.nodes },
+        { NULL, NULL },
     };
     g_autoptr(GArray) all_entries = entries_with_ignored(entries, &o);
     if (!cs_cli_parse_units(&argc, &argv, (const GOptionEntry *)all_entries->data, targets, "",
@@ -844,15 +854,11 @@ cs_cli_run(int argc, char **argv, GError **error)
     if (topo == NULL)
         return FALSE;
     int topo_ranks = cs_topo_n_ranks(topo);
-    int nranks = topo_ranks;
-    if (o.ranks > 0) {
-        if (o.ranks > topo_ranks)
-            return cs_cli_usage_error(error, prog,
-                                      "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
-                                      cs_topo_name(topo), topo_ranks);
-        nranks = (int)o.ranks;
-    }
-    if (!cs_cli_shape_topo(&topo, nranks, error))
+    if (o.ranks > topo_ranks)
+        return cs_cli_usage_error(error, prog, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks",
+                                  o.ranks, cs_topo_name(topo), topo_ranks);
+    int nranks = (int)o.ranks;
+    if (!cs_cli_shape_topo(prog, &topo, &nranks, (int)MIN(o.nodes, G_MAXINT), error))
         return FALSE;
     if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks))
         return cs_cli_usage_error(error, prog, "-r %d: the root must be a rank in 0..%d", o.root,
