@@ -375,7 +375,6 @@ ag_next(PatGen *g, PatStep *ps)
  * where it sits in the slot. */
 typedef struct {
     gint64 id;     /* elements: inpIx (reduce-scatter) or outIx (all-gather) */
-    gint64 nelem;  /* elements */
     gint64 at;     /* bytes: into the slot */
     gboolean done; /* written by this rank already (pass 2) */
 } SlotBlock;
@@ -452,9 +451,9 @@ plan_rank(gboolean rs, int rank, int P, gint64 count, gint64 first, gint64 n, gi
     PatGen g;
     gen_init(&g, rs, chunk_count * ts, ts, first, first + n, count, chunk_count, rank, P);
     int send_step[32] = { 0 };
-    /* Each chunk takes fewer than 4 x 2^ceil(log2 P) + 16 steps (phases of at most
-     * 2^ceil(log2 P) steps, padded to the parallel factor); a generator past that would not
-     * end. */
+    /* A chunk takes about 2 x 2^ceil(log2 P) steps plus a few phases of at most P / 2, each
+     * padded to the parallel factor (16); a generator past 8 x (2^ceil(log2 P) + 16) per chunk
+     * would not end. */
     const gint64 max_steps = (n / chunk_count + 1) * (8 * ((gint64)g.nr_pow2 + PAT_MAX_PARALLEL));
     gint64 n_steps = 0;
     for (;;) {
@@ -470,7 +469,7 @@ plan_rank(gboolean rs, int rank, int P, gint64 count, gint64 first, gint64 n, gi
             if (d >= 0) {
                 Slot *s = slot_at(plan, d, send_step[d] + (rs ? ps.step_offset : 0));
                 if (slot_find(s, step_id(rs, &ps)) == NULL) {
-                    SlotBlock b = { step_id(rs, &ps), ps.nelem, s->bytes, FALSE };
+                    SlotBlock b = { step_id(rs, &ps), s->bytes, FALSE };
                     g_array_append_val(s->blocks, b);
                     s->bytes += ps.nelem * ts;
                 }
@@ -699,7 +698,7 @@ pat_build(const CsAlgoArgs *args, GError **error)
         for (int r = 0; r < P; r++)
             plan_rank(rs, r, P, count, first, n, chunk_count, ts, &plans[(gsize)c * P + r]);
         for (int r = 0; r < P; r++) {
-            for (int d = 0; d < 32; d++) {
+            for (int d = 0; d < 31 && (1 << d) < P; d++) {
                 const int peer = mod(rs ? r - (1 << d) : r + (1 << d), P);
                 const GArray *own = plans[(gsize)c * P + r].slots[d];
                 const GArray *in = plans[(gsize)c * P + peer].slots[d];
