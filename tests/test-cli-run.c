@@ -118,6 +118,53 @@ trace_of(const CsTestRun *r)
     return trace;
 }
 
+/* --ranks 8 on a 2-node machine of 8-GPU nodes is the first node: run and explain give the
+ * algorithms a topology of just those GPUs (cs_cli_shape_topo(), as select does), so NVLS,
+ * whose 8 GPUs share one NVSwitch, is a candidate and NCCL's pick, and the times are the 8-GPU
+ * machine's. Before, the algorithms saw no machine at --ranks below its size: no NVLS, and
+ * a different pick and time. */
+static void
+test_ranks_subset(void)
+{
+    const char *const part[] = { "--topo",  "hgx-h100x8-2n",
+                                 "--ranks", "8",
+                                 "--op",    "allreduce",
+                                 "-b",      "1M",
+                                 "-e",      "1G",
+                                 "-f",      "32",
+                                 NULL };
+    const char *const whole[]
+        = { "--topo", "dgx-h100x8", "--op", "allreduce", "-b", "1M", "-e", "1G", "-f", "32", NULL };
+    g_auto(CsTestRun) a = cs_test_run_collsim(NULL, part);
+    g_auto(CsTestRun) b = cs_test_run_collsim(NULL, whole);
+    g_assert_cmpint(a.status, ==, 0);
+    g_assert_cmpint(b.status, ==, 0);
+    g_autoptr(CsTrace) ta = trace_of(&a);
+    g_autoptr(CsTrace) tb = trace_of(&b);
+    g_assert_cmpuint(cs_trace_n_rows(ta), ==, 3);
+    g_assert_cmpuint(cs_trace_n_rows(ta), ==, cs_trace_n_rows(tb));
+    for (gsize i = 0; i < cs_trace_n_rows(ta); i++)
+        g_assert_cmpfloat(cs_trace_row(ta, i)->out_of_place.time_us, ==,
+                          cs_trace_row(tb, i)->out_of_place.time_us);
+    g_assert_nonnull(strstr(a.out, "  nvls  "));
+
+    const char *const explain[] = { "explain", "--topo",    "hgx-h100x8-2n", "--ranks", "8",
+                                    "--op",    "allreduce", "--size",        "64M",     NULL };
+    g_auto(CsTestRun) e = cs_test_run_collsim(NULL, explain);
+    g_assert_cmpint(e.status, ==, 0);
+    g_assert_true(g_str_has_prefix(e.out, "nvls allreduce of 64 MiB"));
+
+    /* --nodes as select places it: 16 ranks on 16 nodes is one GPU per node, where NCCL 2.28
+     * picks PAT for a 64 KiB all-gather (tuning.cc; tests/test-algo-pat.c derives it). */
+    const char *const spread[] = { "--topo", "hgx-h100x8-16n", "--ranks", "16",  "--nodes", "16",
+                                   "--op",   "allgather",      "-b",      "64K", "-e",      "64K",
+                                   NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim(NULL, spread);
+    g_assert_cmpint(s.status, ==, 0);
+    g_assert_nonnull(strstr(s.out, "# nodes: 16\n"));
+    g_assert_nonnull(strstr(s.out, "  pat  "));
+}
+
 /* Every row obeys nccl-tests' definitions, up to the printed rounding:
  * algbw = size / time (bytes per us = 1e-3 GB/s), busbw = algbw * 2(P-1)/P = 1.5 algbw on 4
  * ranks; the in-place half repeats the out-of-place one and #wrong is N/A. */
@@ -1023,6 +1070,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/golden/seed-h100x4-g4", test_golden_seed_h100);
     g_test_add_func("/cli-run/golden/explain-mst-broadcast-6", test_golden_explain_mst);
     g_test_add_func("/cli-run/table/is-trace", test_table_is_trace);
+    g_test_add_func("/cli-run/ranks/subset-of-machine", test_ranks_subset);
     g_test_add_func("/cli-run/table/columns-per-op", test_columns_per_op);
     g_test_add_func("/cli-run/sweep/increment", test_sweep_increment);
     g_test_add_func("/cli-run/gpus-per-thread", test_gpus_per_thread);

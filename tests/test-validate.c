@@ -42,7 +42,8 @@ static const SettingsCase settings_cases[] = {
     { "gpus-per-thread-zero", NULL, NULL, "all_reduce_perf -g 0", NULL, NULL, 1 },
     /* Lists and exclusions leave NCCL a choice (cs_validate_trace_masks()): nothing forced. */
     { "algo-list", NULL, "NCCL_ALGO=Tree,Ring NCCL_PROTO=^LL128", NULL, NULL, NULL, 1 },
-    /* An algorithm collsim does not simulate is no forced collsim algorithm. */
+    /* An algorithm that does not implement the trace's collective (PAT, all-gather and
+     * reduce-scatter only, on this all-reduce) is no forced collsim algorithm. */
     { "algo-pat", NULL, "NCCL_ALGO=PAT NCCL_PROTO=Simple", NULL, NULL, "Simple", 1 },
 };
 
@@ -261,8 +262,8 @@ test_pick_forced_algo(void)
 }
 
 /* NCCL_ALGO=^Ring,NVLS leaves NCCL tree and NVLS tree (and what collsim does not simulate):
- * no row is ring or NVLS. NCCL_ALGO=PAT leaves nothing collsim simulates: every row is
- * collsim's fastest, and the report counts them. */
+ * no row is ring or NVLS. NCCL_ALGO=PAT leaves NCCL nothing for an all-reduce (PAT serves
+ * all-gather and reduce-scatter): every row is collsim's fastest, and the report counts them. */
 static void
 test_pick_within_nccl_algo(void)
 {

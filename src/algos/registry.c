@@ -13,6 +13,7 @@ extern const CsAlgo cs_algo_nvls;
 extern const CsAlgo cs_algo_nvls_tree;
 extern const CsAlgo cs_algo_collnet_direct;
 extern const CsAlgo cs_algo_collnet_chain;
+extern const CsAlgo cs_algo_pat;
 extern const CsAlgo cs_algo_recursive_doubling;
 extern const CsAlgo cs_algo_rhd;
 extern const CsAlgo cs_algo_bruck;
@@ -27,6 +28,7 @@ static const CsAlgo *const algos[] = {
     &cs_algo_nvls_tree,
     &cs_algo_collnet_direct,
     &cs_algo_collnet_chain,
+    &cs_algo_pat,
     &cs_algo_hierarchical,
     &cs_algo_mst,
     &cs_algo_recursive_doubling,

@@ -89,7 +89,7 @@ cs_validate_trace_masks(const CsTrace *trace, guint *algo_mask, guint *proto_mas
  * The algorithm and protocol a trace forced, when it forced one each (collsim's names), and
  * the GPUs one thread drove (nccl-tests -g). A list or an exclusion forces nothing here: NCCL
  * picks among what it leaves (cs_validate_trace_masks()); so does an algorithm collsim does not
- * simulate (CollNet, PAT).
+ * simulate or that does not implement the trace's collective (PAT on an all-reduce).
  */
 void
 cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int *gpus_per_thread)
@@ -111,7 +111,13 @@ cs_validate_trace_settings(const CsTrace *trace, char **algo, char **proto, int 
     cs_validate_trace_masks(trace, &algo_mask, &proto_mask);
     const int one_algo = single_bit(algo_mask);
     const char *collsim_algo = one_algo >= 0 ? cs_nccl_algo_collsim_name(one_algo) : NULL;
-    if (*algo == NULL && collsim_algo != NULL && cs_algo_lookup(collsim_algo, NULL) != NULL)
+    const CsAlgo *forced = collsim_algo != NULL ? cs_algo_lookup(collsim_algo, NULL) : NULL;
+    CsOp op;
+    /* NCCL_ALGO=PAT on an all-reduce forces nothing collsim could run: NCCL picks among
+     * what it leaves, which is nothing, and the rows are collsim's fastest. */
+    if (forced != NULL && cs_trace_op(trace, &op) && (forced->ops & CS_OP_BIT(op)) == 0)
+        forced = NULL;
+    if (*algo == NULL && forced != NULL)
         *algo = g_strdup(collsim_algo);
     const int one_proto = single_bit(proto_mask);
     if (*proto == NULL && one_proto >= 0)

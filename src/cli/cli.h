@@ -130,6 +130,14 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
  * an edit that does not apply is CS_TOPO_ERROR_EDIT "PROG: --set PATH=VALUE: what is wrong";
  * other topology errors as cs_topo_load(). Returns: (transfer full) (nullable). */
 CsTopo *cs_cli_load_topo(const char *prog, const char *name_or_path, char **sets, GError **error);
+/* Narrows *@topo to the ranks a run of --ranks *@nranks (0: not given) and --nodes @nnodes (0:
+ * not given) uses, as select, plan and validate place them (cs_select_shape_topo(): the first
+ * N ranks, or N / M on each of the first M nodes, on a topology of just those GPUs, so that
+ * rings, trees, NVLS and NCCL's model see the nodes and links they have); *@nranks gets the
+ * count. *@topo is unchanged when that is all of it. A shape the machine does not have is a
+ * usage error "PROG: --ranks N --nodes M: why". */
+gboolean cs_cli_shape_topo(const char *prog, CsTopo **topo, int *nranks, int nnodes,
+                           GError **error);
 /* The edits @sets stand for, each list of values split ("a=1,2" -> "a=1", "a=2"), checked:
  * (transfer full) an array of GStrv, one per --set; a usage error "PROG: --set ...: why". */
 GPtrArray *cs_cli_split_sets(const char *prog, char **sets, GError **error);

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "base/fileio.h"
 #include "base/units.h"
+#include "predict/select.h"
 #include "topo/topo.h"
 
 G_DEFINE_QUARK(cs_cli_error_quark, cs_cli_error)
@@ -360,6 +361,32 @@ cs_cli_split_sets(const char *prog, char **sets, GError **error)
         g_ptr_array_add(out, values);
     }
     return g_steal_pointer(&out);
+}
+
+/**
+ * cs_cli_shape_topo:
+ * `--ranks N [--nodes M]` on run and explain: the communicator of that shape on a topology of
+ * just its GPUs, through the helper select uses for its shapes, so every command sees the same
+ * machine for the same ranks.
+ */
+gboolean
+cs_cli_shape_topo(const char *prog, CsTopo **topo, int *nranks, int nnodes, GError **error)
+{
+    g_return_val_if_fail(topo != NULL && *topo != NULL && nranks != NULL, FALSE);
+    const CsSelectShape shape = { .nranks = *nranks, .nnodes = nnodes };
+    CsSelectShape resolved;
+    g_autoptr(GError) cause = NULL;
+    CsTopo *sub = cs_select_shape_topo(*topo, &shape, &resolved, &cause);
+    if (sub == NULL) {
+        g_autofree char *r = *nranks > 0 ? g_strdup_printf("--ranks %d", *nranks) : NULL;
+        g_autofree char *n = nnodes > 0 ? g_strdup_printf("--nodes %d", nnodes) : NULL;
+        g_autofree char *flags = g_strjoin(" ", r != NULL ? r : n, r != NULL ? n : NULL, NULL);
+        return cs_cli_usage_error(error, prog, "%s: %s", flags, cause->message);
+    }
+    cs_topo_unref(*topo);
+    *topo = sub;
+    *nranks = resolved.nranks;
+    return TRUE;
 }
 
 /**

@@ -381,6 +381,7 @@ typedef struct {
     char *dtype;
     char *redop;
     gint64 ranks;
+    gint64 nodes;
     gint64 size;
     int root;
     int channels;
@@ -424,7 +425,12 @@ cs_cli_explain(int argc, char **argv, GError **error)
         { "proto", 0, 0, G_OPTION_ARG_STRING, &o.proto,
           "Protocol: LL, LL128, Simple (default: the best for the algorithm)", "P" },
         { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
-          "Use the first P ranks of the topology (default all)", "P" },
+          "Use the first P ranks of the topology, on a topology of just those GPUs (default all)",
+          "P" },
+        { "nodes", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
+          "Spread the ranks over the first M nodes, P / M on each (as 'collsim select'); alone, "
+          "every rank of those nodes",
+          "M" },
         { "size", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Size in nccl-tests' convention (default 1M)", "S" },
         { "root", 'r', 0, G_OPTION_ARG_INT, &o.root, "Root rank (default 0)", "R" },
@@ -449,6 +455,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
     };
     const CsCliUnitTarget targets[] = {
         { "ranks", &o.ranks },
+        { "nodes", &o.nodes },
         { "size", &o.size },
         { NULL, NULL },
     };
@@ -509,16 +516,15 @@ cs_cli_explain(int argc, char **argv, GError **error)
         = cs_cli_load_topo(argv[0], o.topo != NULL ? o.topo : "dgx-h100x4", o.sets, error);
     if (topo == NULL)
         return FALSE;
-    int nranks = cs_topo_n_ranks(topo);
-    if (o.ranks > 0) {
-        if (o.ranks > nranks) {
-            g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                        "collsim explain: --ranks %" G_GINT64_FORMAT ": %s has only %d ranks",
-                        o.ranks, cs_topo_name(topo), nranks);
-            return FALSE;
-        }
-        nranks = (int)o.ranks;
+    if (o.ranks > cs_topo_n_ranks(topo)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
+                    "collsim explain: --ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
+                    cs_topo_name(topo), cs_topo_n_ranks(topo));
+        return FALSE;
     }
+    int nranks = (int)o.ranks;
+    if (!cs_cli_shape_topo("collsim explain", &topo, &nranks, (int)MIN(o.nodes, G_MAXINT), error))
+        return FALSE;
     if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks)) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
                     "collsim explain: -r %d: the root must be a rank in 0..%d", o.root, nranks - 1);

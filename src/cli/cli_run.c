@@ -14,6 +14,7 @@
 #include "models/nccl.h"
 #include "models/netmodel.h"
 #include "predict/predict.h"
+#include "predict/select.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "topo/topo.h"
@@ -117,6 +118,7 @@ typedef struct {
     char *pick; /* "fastest", "nccl" or "nccl:VERSION" */
     char *format;
     gint64 ranks;
+    gint64 nodes;
     char *layout;
     char *plot;
     char *timeline;
@@ -462,9 +464,7 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
         if ((algo->ops & CS_OP_BIT(op)) == 0)
             continue;
         const char *why = NULL;
-        /* As predict.c: the algorithm sees the machine only when it runs on all of it. */
-        const CsTopo *seen = nranks == cs_topo_n_ranks(topo) ? topo : NULL;
-        if (algo->supports != NULL && !algo->supports(seen, op, nranks, &why)) {
+        if (algo->supports != NULL && !algo->supports(topo, op, nranks, &why)) {
             cs_report_begin_block(report, algo->name, FALSE);
             g_autofree char *note = g_strdup_printf("%s: not applicable: %s", algo->name,
                                                     why != NULL ? why : "refused");
@@ -539,14 +539,13 @@ write_timeline(const char *path, const CsTopo *topo, CsOp op, gint64 size, const
 
 /* ---- NCCL's own cost model (--model nccl[:VERSION]) ---- */
 
-/* Labels for NCCL algorithms that collsim does not simulate (CollNet, PAT): the report names
+/* Labels for NCCL algorithms that collsim does not simulate (CollNet): the report names
  * a prediction by its CsAlgo, and these only ever carry NCCL-model times. */
 static const CsAlgo nccl_only_algos[CS_NCCL_N_ALGOS] = {
     [CS_NCCL_ALGO_COLLNET_DIRECT]
     = { .name = "collnet_direct", .summary = "NCCL CollNet Direct (NCCL cost model only)" },
     [CS_NCCL_ALGO_COLLNET_CHAIN]
     = { .name = "collnet_chain", .summary = "NCCL CollNet Chain (NCCL cost model only)" },
-    [CS_NCCL_ALGO_PAT] = { .name = "pat", .summary = "NCCL PAT (NCCL cost model only)" },
 };
 
 /* One size under NCCL's analytical model, as a CsPrediction the report can print: the
@@ -744,7 +743,12 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
         { "ranks", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
-          "Use the first N ranks of the topology (default all)", "N" },
+          "Use the first N ranks of the topology, on a topology of just those GPUs (default all)",
+          "N" },
+        { "nodes", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
+          "Spread the ranks over the first M nodes, N / M on each (as 'collsim select'); alone, "
+          "every rank of those nodes",
+          "M" },
         { "layout", 0, 0, G_OPTION_ARG_STRING, &o.layout,
           "Table widths: classic (default, most published logs) or current (recent "
           "nccl-tests)",
@@ -768,6 +772,7 @@ cs_cli_run(int argc, char **argv, GError **error)
         { "stepbytes", &o.step_bytes },
         { "ranks", &o.ranks },
         { "timeline-size", &o.timeline_size },
+        { "nodes", &o.nodes },
         { NULL, NULL },
     };
     g_autoptr(GArray) all_entries = entries_with_ignored(entries, &o);
@@ -904,14 +909,12 @@ cs_cli_run(int argc, char **argv, GError **error)
     if (topo == NULL)
         return FALSE;
     int topo_ranks = cs_topo_n_ranks(topo);
-    int nranks = topo_ranks;
-    if (o.ranks > 0) {
-        if (o.ranks > topo_ranks)
-            return cs_cli_usage_error(error, prog,
-                                      "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks", o.ranks,
-                                      cs_topo_name(topo), topo_ranks);
-        nranks = (int)o.ranks;
-    }
+    if (o.ranks > topo_ranks)
+        return cs_cli_usage_error(error, prog, "--ranks %" G_GINT64_FORMAT ": %s has only %d ranks",
+                                  o.ranks, cs_topo_name(topo), topo_ranks);
+    int nranks = (int)o.ranks;
+    if (!cs_cli_shape_topo(prog, &topo, &nranks, (int)MIN(o.nodes, G_MAXINT), error))
+        return FALSE;
     if (cs_op_has_root(op) && (o.root < 0 || o.root >= nranks))
         return cs_cli_usage_error(error, prog, "-r %d: the root must be a rank in 0..%d", o.root,
                                   nranks - 1);
@@ -948,10 +951,8 @@ cs_cli_run(int argc, char **argv, GError **error)
     /* A forced algorithm the machine cannot run is a request to change, not a failure. */
     if (algo != NULL) {
         const char *why = NULL;
-        /* As predict.c builds it: the machine only when every rank of it takes part. */
-        const CsTopo *on = nranks == cs_topo_n_ranks(topo) ? topo : NULL;
         if (!cs_algo_supports_ops(algo->ops, op, "it does not implement that collective", &why)
-            || (algo->supports != NULL && !algo->supports(on, op, nranks, &why)))
+            || (algo->supports != NULL && !algo->supports(topo, op, nranks, &why)))
             return cs_cli_usage_error(error, prog, "--algo %s cannot run %s on %d ranks of %s: %s",
                                       algo->name, cs_op_name(op), nranks, cs_topo_name(topo),
                                       why != NULL ? why : "not supported");

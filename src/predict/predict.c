@@ -258,7 +258,8 @@ spans_nvlink_domains(const CsTopo *topo, int nranks)
 /* Whether an nccl-tests run of @op on @nranks ranks of @topo could execute @algo, as NCCL
  * 2.2x's algorithm tables allow (src/enqueue.cc, src/graph/tuning.cc):
  * - broadcast and reduce: Ring only (NCCL has no tree or NVLS broadcast/reduce);
- * - all-gather and reduce-scatter: Ring and NVLS (PAT is not modelled);
+ * - all-gather and reduce-scatter: Ring, NVLS and PAT (2.23+; its supports() asks for one
+ *   rank per node, as tuning.cc ncclPatEnable does);
  * - all-reduce: Ring, Tree, NVLS, NVLSTree only across nodes (tuning.cc: "Disable NVLS
  *   Tree on a single node") and NVLink domains (on one domain it is NVLS), and CollNet Direct
  *   and Chain (their supports() ask for a SHARP switch and several nodes);
@@ -281,7 +282,7 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
         return na == CS_NCCL_ALGO_RING;
     case CS_OP_ALL_GATHER:
     case CS_OP_REDUCE_SCATTER:
-        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_NVLS;
+        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_NVLS || na == CS_NCCL_ALGO_PAT;
     case CS_OP_ALL_REDUCE:
         /* On one NVLink domain of several nodes (an NVL72 rack) NVLSTree is NVLS itself
          * (nvls_tree.c), already a candidate: weighing it twice only doubles the work. */
@@ -1111,8 +1112,8 @@ is_refusal(const GError *error)
 /* NCCL's pick under options->nccl, simulated: 1 with @out set, 0 when NCCL has no model for
  * @op or allows nothing collsim simulates (the caller then takes the fastest), -1 with
  * @error. NCCL picks among what NCCL_ALGO (options->nccl_algo_mask, @algo_filter) and
- * NCCL_PROTO (@proto_filter) leave; where its pick is not simulated (PAT) or collsim
- * refuses it, NCCL's next choice is taken. */
+ * NCCL_PROTO (@proto_filter) leave; where collsim does not simulate its pick or refuses it,
+ * NCCL's next choice is taken. */
 static int
 predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
                   int proto_filter, const CsPredictOptions *options, CsPrediction *out,

@@ -24,7 +24,7 @@ typedef struct _CsPointCache CsPointCache;
  * Who chooses the algorithm and protocol that cs_predict_best() does not have forced.
  * @CS_PICK_FASTEST: collsim, the fastest candidate (what a tuner should set).
  * @CS_PICK_NCCL: NCCL's own tuning model (CsPredictOptions.nccl), what NCCL runs when nothing
- *   is forced; the fastest where NCCL's pick is not simulated (PAT).
+ *   is forced; the fastest where collsim does not simulate NCCL's pick.
  * @CS_PICK_AUTO: for traces (validate, calibrate): NCCL's pick for a trace NCCL measured on
  *   GPUs its model knows, the fastest otherwise. cs_predict_best() treats it as
  *   @CS_PICK_NCCL when a model is set.
