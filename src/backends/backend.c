@@ -114,6 +114,16 @@ cs_backend_measure(const CsBackend *backend, const CsMeasureArgs *args, CsTrace 
     return backend->measure(args, trace, error);
 }
 
+gboolean
+cs_backend_multi_process(void)
+{
+#ifdef HAVE_MPI
+    return cs_mpi_backend_launched();
+#else
+    return FALSE;
+#endif
+}
+
 /**
  * cs_backend_reporting:
  * Whether this process reports: always, except under MPI in ranks other than 0.

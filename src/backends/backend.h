@@ -98,6 +98,9 @@ const CsBackend *cs_backend_lookup(const char *name, GError **error);
 /* Runs @args on @backend, or fails with CS_BACKEND_ERROR_UNAVAILABLE and its @missing text. */
 gboolean cs_backend_measure(const CsBackend *backend, const CsMeasureArgs *args, CsTrace **trace,
                             GError **error);
+/* Whether an MPI launcher started this process as one of several (known before MPI_Init);
+ * FALSE in a build without MPI. */
+gboolean cs_backend_multi_process(void);
 /* FALSE in the processes of a multi-process run other than rank 0, which reports. */
 gboolean cs_backend_reporting(void);
 /* Releases process-wide state a backend set up (MPI_Finalize when collsim called MPI_Init). */

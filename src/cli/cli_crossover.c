@@ -195,9 +195,7 @@ bench_measure(const CsSelectChoice *choice, gint64 size_bytes, gboolean first, d
     }
     if (trace == NULL || cs_trace_n_rows(trace) != 1) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
-                    PROG ": the %s backend gave this process no times (a multi-process run of "
-                         "it is not supported here; run one process)",
-                    b->backend->name);
+                    PROG ": the %s backend gave this process no times", b->backend->name);
         return FALSE;
     }
     const CsTraceRow *row = cs_trace_row(trace, 0);
@@ -627,7 +625,12 @@ check_traces_dir(const char *dir, GError **error)
 {
     if (dir == NULL)
         return TRUE;
-    if (g_mkdir_with_parents(dir, 0777) != 0 || !g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+    if (g_file_test(dir, G_FILE_TEST_EXISTS) && !g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
+                    PROG ": --traces %s: exists and is not a directory", dir);
+        return FALSE;
+    }
+    if (g_mkdir_with_parents(dir, 0777) != 0) {
         int e = errno;
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, PROG ": --traces %s: %s", dir,
                     g_strerror(e));
@@ -717,10 +720,20 @@ crossover(Options *o, const char *command, GError **error)
     }
     if (!cs_cli_check_output(PROG, "--output", o->output, error))
         return FALSE;
+    /* Before MPI starts, so that every process fails alike. */
+    if (!check_traces_dir(o->traces, error))
+        return FALSE;
     if (!backend->available) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_UNAVAILABLE, PROG ": %s", backend->missing);
         return FALSE;
     }
+    /* Every process must see the same times to choose the same next size: the mpi backend
+     * shares rank 0's; cuda and nccl measure in one process. */
+    if (strcmp(backend->name, "mpi") != 0 && cs_backend_multi_process())
+        return cs_cli_usage_error(error, PROG,
+                                  "--backend %s measures in one process (every local GPU): "
+                                  "run it without mpirun",
+                                  backend->name);
     g_autoptr(CsTopo) full = cs_cli_load_topo(PROG, o->topo, o->sets, error);
     if (full == NULL)
         return FALSE;
@@ -789,8 +802,6 @@ crossover(Options *o, const char *command, GError **error)
     g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
     g_autofree char *calib_summary = NULL;
     gboolean reporting = cs_backend_reporting();
-    if (ok && reporting && o->traces != NULL)
-        ok = check_traces_dir(o->traces, error);
     if (ok)
         ok = write_traces(&bench, reporting ? o->traces : NULL, traces, paths, error);
     if (ok && reporting && o->calibrate && traces->len > 0)
