@@ -273,6 +273,18 @@ test_unmeasurable(Fixture *f, gconstpointer data)
     g_assert_cmpint(f->lines.samples, ==, 0);
 }
 
+/* A prediction past the largest size to measure is listed, not measured at the edge. */
+static void
+test_past_max(Fixture *f, gconstpointer data)
+{
+    (void)data;
+    f->options.max_bytes = 2048;
+    g_autoptr(CsXoverResult) r = run(f);
+    g_assert_cmpint(r->status, ==, CS_XOVER_UNMEASURABLE);
+    g_assert_cmpstr(r->why, ==, "predicted at 4000 B, past the largest size measured (2048 B)");
+    g_assert_cmpint(f->lines.samples, ==, 0);
+}
+
 /* The source's failure is the search's, with no result. */
 static void
 test_source_fails(Fixture *f, gconstpointer data)
@@ -450,6 +462,8 @@ main(int argc, char **argv)
     g_test_add("/crossover/search/from-throughout", Fixture, NULL, fixture_setup,
                test_from_throughout, fixture_teardown);
     g_test_add("/crossover/search/unmeasurable", Fixture, NULL, fixture_setup, test_unmeasurable,
+               fixture_teardown);
+    g_test_add("/crossover/search/past-max", Fixture, NULL, fixture_setup, test_past_max,
                fixture_teardown);
     g_test_add("/crossover/search/source-fails", Fixture, NULL, fixture_setup, test_source_fails,
                fixture_teardown);

@@ -419,6 +419,14 @@ cs_xover_measure(CsOp op, const CsSelectCrossover *predicted, const CsXoverOptio
         }
     }
 
+    if (predicted->size_bytes > options->max_bytes) {
+        r->status = CS_XOVER_UNMEASURABLE;
+        r->why = g_strdup_printf("predicted at %" G_GINT64_FORMAT
+                                 " B, past the largest size measured (%" G_GINT64_FORMAT " B)",
+                                 predicted->size_bytes, options->max_bytes);
+        *result = g_steal_pointer(&r);
+        return TRUE;
+    }
     gint64 start = round_size(&s, (double)predicted->size_bytes);
     CsXoverVerdict v;
     if (!measure_point(&s, start, &v, error))

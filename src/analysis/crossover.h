@@ -84,7 +84,8 @@ typedef struct {
  * @CS_XOVER_TIE: no measured point told the two apart: within noise over the whole bracket.
  * @CS_XOVER_FROM_THROUGHOUT: the upper choice never won inside the window.
  * @CS_XOVER_TO_THROUGHOUT: the lower choice never won inside the window.
- * @CS_XOVER_UNMEASURABLE: the source cannot run one of the two (@why says which and why).
+ * @CS_XOVER_UNMEASURABLE: the source cannot run one of the two, or the prediction lies past
+ *   the largest size to measure (@why says which and why).
  */
 typedef enum {
     CS_XOVER_MEASURED,
