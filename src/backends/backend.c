@@ -114,6 +114,30 @@ cs_backend_measure(const CsBackend *backend, const CsMeasureArgs *args, CsTrace 
     return backend->measure(args, trace, error);
 }
 
+gboolean
+cs_backend_multi_process(void)
+{
+#ifdef HAVE_MPI
+    return cs_mpi_backend_launched();
+#else
+    return FALSE;
+#endif
+}
+
+/**
+ * cs_backend_reporting:
+ * Whether this process reports: always, except under MPI in ranks other than 0.
+ */
+gboolean
+cs_backend_reporting(void)
+{
+#ifdef HAVE_MPI
+    return cs_mpi_backend_rank() == 0;
+#else
+    return TRUE;
+#endif
+}
+
 /**
  * cs_backend_shutdown:
  * Finalises MPI when a backend initialised it; harmless otherwise. Call once at exit.
@@ -314,7 +338,7 @@ cs_backend_trace_add(CsTrace *trace, const CsMeasureArgs *args, const CsOpSize *
     g_strlcpy(row.redop, cs_op_reduces(args->op) ? cs_redop_name(args->redop) : "none",
               sizeof row.redop);
     cs_trace_add_row(trace, &row);
-    if (args->on_row != NULL)
+    if (args->on_row != NULL && cs_backend_reporting())
         args->on_row(trace, args->on_row_data);
 }
 

@@ -58,6 +58,8 @@ typedef struct {
     const char *command;     /* (nullable) the command line, for the trace header */
     CsMeasureRowFunc on_row; /* (nullable) after each row, in the reporting process */
     gpointer on_row_data;
+    gboolean every_rank; /* mpi: every process gets the trace, with rank 0's times (a loop
+                          * that decides what to measure next from them stays in step) */
 } CsMeasureArgs;
 
 /* Defaults as nccl-tests: -b 32M -e 32M -f 2 -n 20 -w 1, float sum, root 0, check on. */
@@ -96,6 +98,11 @@ const CsBackend *cs_backend_lookup(const char *name, GError **error);
 /* Runs @args on @backend, or fails with CS_BACKEND_ERROR_UNAVAILABLE and its @missing text. */
 gboolean cs_backend_measure(const CsBackend *backend, const CsMeasureArgs *args, CsTrace **trace,
                             GError **error);
+/* Whether an MPI launcher started this process as one of several (known before MPI_Init);
+ * FALSE in a build without MPI. */
+gboolean cs_backend_multi_process(void);
+/* FALSE in the processes of a multi-process run other than rank 0, which reports. */
+gboolean cs_backend_reporting(void);
 /* Releases process-wide state a backend set up (MPI_Finalize when collsim called MPI_Init). */
 void cs_backend_shutdown(void);
 

@@ -38,6 +38,7 @@ gboolean cs_cli_select(int argc, char **argv, GError **error);
 gboolean cs_cli_validate(int argc, char **argv, GError **error);
 gboolean cs_cli_calibrate(int argc, char **argv, GError **error);
 gboolean cs_cli_measure(int argc, char **argv, GError **error);
+gboolean cs_cli_crossover(int argc, char **argv, GError **error);
 gboolean cs_cli_plan(int argc, char **argv, GError **error);
 gboolean cs_cli_workload(int argc, char **argv, GError **error);
 

@@ -34,6 +34,7 @@ static const Subcommand subcommands[] = {
     { "validate", cs_cli_validate, "predicted vs measured nccl-tests traces" },
     { "calibrate", cs_cli_calibrate, "fit a topology's parameters to traces" },
     { "measure", cs_cli_measure, "run collectives for real (cuda, nccl, mpi backends)" },
+    { "crossover", cs_cli_crossover, "measure the predicted crossovers on a real backend" },
     { "topo", cs_cli_topo, "show or check topology files" },
     { "plan", cs_cli_plan, "a workload's step on candidate topologies (planning a purchase)" },
     { "workload", cs_cli_workload, "import a workload from NCCL's log of a run" },

@@ -47,6 +47,20 @@ cs_mpi_backend_init(GError **error)
     return TRUE;
 }
 
+int
+cs_mpi_backend_rank(void)
+{
+    int up = 0;
+    int down = 0;
+    int rank = 0;
+
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
 void
 cs_mpi_backend_finalize(void)
 {
@@ -497,6 +511,10 @@ measure_size(const CsMeasureArgs *args, const CsAlgo *algo, int rank, int P, gin
     double seconds = (MPI_Wtime() - t0) / args->iters;
     MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     seconds /= P;
+    /* The standard does not promise every rank the same bits from MPI_Allreduce; a caller
+     * that branches on the times (collsim crossover) needs them. */
+    if (args->every_rank)
+        MPI_Bcast(&seconds, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
     if (trace != NULL)
         cs_backend_trace_add(trace, args, cs_schedule_size(sched), P, seconds, wrong, NAN, -1);
@@ -594,7 +612,7 @@ cs_mpi_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GError **erro
     MPI_Allreduce(&first_on_node, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 
     g_autoptr(CsTrace) t = NULL;
-    if (rank == 0) {
+    if (rank == 0 || args->every_rank) {
         t = cs_backend_trace_new(args, "mpi", P);
         describe(args, P, nodes, t);
     }

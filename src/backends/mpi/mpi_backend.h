@@ -15,6 +15,8 @@ gboolean cs_mpi_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GErr
 
 /* Initialises MPI once (later calls do nothing). FALSE with CS_BACKEND_ERROR_RUNTIME. */
 gboolean cs_mpi_backend_init(GError **error);
+/* This process's rank in MPI_COMM_WORLD; 0 when MPI is not (or no longer) initialised. */
+int cs_mpi_backend_rank(void);
 /* Finalises MPI if cs_mpi_backend_init() initialised it. */
 void cs_mpi_backend_finalize(void);
 /* Whether an MPI launcher (mpirun, mpiexec, srun with PMI) started this process as one of
