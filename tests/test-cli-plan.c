@@ -442,6 +442,59 @@ test_prices(void)
     g_assert_nonnull(strstr(m.err, "2 --price for 1 candidates"));
 }
 
+/* Setup: a phase of compute alone (5.5 s, no collectives) before an overlapped one (11 s of
+ * compute over a 256 MiB all-reduce on 4 ranks); a phase with neither; compute of 2 days; the
+ * shipped 256-GPU workload on an 8-GPU box. Expectation: the step is 5.5 + 11 s (the all-reduce
+ * hidden); no collectives and no compute is exit 2 naming the path, 2 days too; the shipped
+ * file parses (the error is the layout's 256 ranks, not the file). */
+static void
+test_compute_phases(void)
+{
+    g_autofree char *path = write_workload(
+        "fwd.json",
+        "{ \"name\": \"dp4\", \"layout\": { \"tp\": 1, \"dp\": 4 }, \"phases\": [\n"
+        "  { \"name\": \"fwd\", \"compute\": \"5.5 s\", \"collectives\": [] },\n"
+        "  { \"name\": \"bwd\", \"compute\": \"11 s\", \"overlap\": true, \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"256 MiB\", \"group\": \"dp\" } ] } ] }\n");
+    g_autoptr(cJSON) plan = plan_json(path, "dgx-h100x8");
+    const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
+    g_assert_cmpfloat_with_epsilon(number(cand, "step_us"), 16.5e6, 1e-6);
+    const cJSON *fwd = at(cJSON_GetObjectItem(cand, "phases"), 0);
+    g_assert_cmpfloat(number(fwd, "comm_us"), ==, 0);
+    g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItem(fwd, "collectives")), ==, 0);
+
+    static const struct {
+        const char *phase;
+        const char *fragment;
+    } bad[] = {
+        { "{ \"name\": \"p\", \"collectives\": [] }",
+          "phases[0].collectives: a phase lists at least one collective, or gives its "
+          "\"compute\" time" },
+        { "{ \"name\": \"p\", \"compute\": \"2 days\", \"collectives\": [] }",
+          "phases[0].compute: \"2 days\" is not a compute time of 0 to 1 day" },
+        { "{ \"name\": \"p\", \"compute\": \"90000 s\", \"collectives\": [] }",
+          "phases[0].compute: \"90000 s\" is not a compute time of 0 to 1 day" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *json = g_strdup_printf(
+            "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ %s ] }",
+            bad[i].phase);
+        g_autofree char *name = g_strdup_printf("compute-bad-%" G_GSIZE_FORMAT ".json", i);
+        g_autofree char *bpath = write_workload(name, json);
+        const char *args[] = { "--workload", bpath, "--topo", "dgx-h100x8", NULL };
+        g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_nonnull(strstr(r.err, bad[i].fragment));
+    }
+
+    g_autofree char *shipped = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                     "dp-70b-256gpu.json", NULL);
+    const char *args[] = { "--workload", shipped, "--topo", "dgx-h100x8", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+    g_assert_cmpint(r.status, ==, 2);
+    g_assert_nonnull(strstr(r.err, "tp 1 x dp 256 x pp 1 = 256"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -456,6 +509,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
     g_test_add_func("/cli/plan/bottlenecks", test_bottlenecks);
     g_test_add_func("/cli/plan/prices", test_prices);
+    g_test_add_func("/cli/plan/compute-phases", test_compute_phases);
     int status = g_test_run();
     g_autoptr(GDir) dir = g_dir_open(scratch, 0, NULL);
     for (const char *entry = dir != NULL ? g_dir_read_name(dir) : NULL; entry != NULL;

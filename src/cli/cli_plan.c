@@ -162,6 +162,31 @@ parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Coll
     return FALSE;
 }
 
+/* A phase's "compute": a time with units, which unlike a machine's latencies may run to
+ * seconds (a training step's backward pass); more than a day is a unit slip. */
+#define MAX_COMPUTE_S 86400.0
+
+static gboolean
+get_compute(const CsJsonCtx *ctx, const cJSON *node, const char *path, double *seconds,
+            GError **error)
+{
+    const char *text = NULL;
+    if (!cs_json_get_string(ctx, node, path, "compute", FALSE, &text, error))
+        return FALSE;
+    if (text == NULL)
+        return TRUE;
+    g_autoptr(GError) local = NULL;
+    double v = 0;
+    if (!cs_units_parse_time(text, &v, &local) || v < 0 || v > MAX_COMPUTE_S) {
+        g_autofree char *where = cs_json_path_member(path, "compute");
+        cs_json_set_error(ctx, error, where, "\"%s\" is not a compute time of 0 to 1 day (%s)",
+                          text, local != NULL ? local->message : "out of range");
+        return FALSE;
+    }
+    *seconds = v;
+    return TRUE;
+}
+
 static Phase *
 parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **error)
 {
@@ -173,7 +198,7 @@ parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **
     double compute_s = 0;
     gboolean overlap = FALSE;
     if (!cs_json_get_string(ctx, node, path, "name", TRUE, &name, error)
-        || !cs_json_get_time(ctx, node, path, "compute", FALSE, &compute_s, error)
+        || !get_compute(ctx, node, path, &compute_s, error)
         || !cs_json_get_bool(ctx, node, path, "overlap", FALSE, &overlap, error)
         || !cs_json_get_array(ctx, node, path, "collectives", TRUE, &colls, error))
         return NULL;
@@ -196,8 +221,11 @@ parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **
         }
         g_array_append_val(list, coll);
     }
-    if (list->len == 0) {
-        cs_json_set_error(ctx, error, colls_path, "a phase lists at least one collective");
+    /* A phase of compute alone (a forward pass whose communication is elsewhere) is fine. */
+    if (list->len == 0 && cs_json_member(node, "compute") == NULL) {
+        cs_json_set_error(ctx, error, colls_path,
+                          "a phase lists at least one collective, or gives its \"compute\" "
+                          "time");
         g_array_unref(list);
         return NULL;
     }
