@@ -294,12 +294,19 @@ read_network(const CsJsonCtx *ctx, const cJSON *root, int nodes, Network *net, G
                           net->nodes_per_pod, net->nodes_per_leaf);
         return FALSE;
     }
-    /* The slowest lane the template makes, a pod spine's uplink: the same floor as any link's. */
+    /* The slowest lanes the template makes, spine and core uplinks: the same floor as any
+     * link's. */
+    if (net->nic_Bps * net->nic_efficiency / net->oversubscription < CS_TOPO_MIN_USABLE_BPS) {
+        cs_json_set_error(ctx, error, "network",
+                          "nic_bandwidth x nic_efficiency / oversubscription is below 1 MB/s "
+                          "(a spine link that slow would swamp every prediction)");
+        return FALSE;
+    }
     if (net->nic_Bps * net->nic_efficiency / net->oversubscription / net->pod_oversubscription
         < CS_TOPO_MIN_USABLE_BPS) {
-        cs_json_set_error(ctx, error, "network",
+        cs_json_set_error(ctx, error, "network.pod_oversubscription",
                           "nic_bandwidth x nic_efficiency / oversubscription / "
-                          "pod_oversubscription is below 1 MB/s (a spine link that slow would "
+                          "pod_oversubscription is below 1 MB/s (a core link that slow would "
                           "swamp every prediction)");
         return FALSE;
     }
