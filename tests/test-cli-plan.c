@@ -371,6 +371,12 @@ test_bottlenecks(void)
     g_assert_cmpint(s.status, ==, 0);
     g_assert_nonnull(strstr(s.out, "net 25.0 GB/s\n"));
     g_assert_nonnull(strstr(s.out, "bottlenecks:\n  ranks 0-15: NIC 50.0 GB/s shared by 2 GPUs"));
+    /* CPU ranks are named as such. */
+    const char *cpus[] = { "show", "eth-cpu-8n", NULL };
+    g_auto(CsTestRun) e = cs_test_run_collsim("topo", cpus);
+    g_assert_cmpint(e.status, ==, 0);
+    g_assert_nonnull(strstr(e.out, "ranks 0-7: NIC 1.25 GB/s: the NIC binds at 1.25 GB/s per CPU, "
+                                   "nothing narrower in front"));
 }
 
 /* Setup: the 16-GPU example on two what-if candidates, priced 3 and 2.5 per GPU-hour, 1000

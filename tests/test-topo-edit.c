@@ -363,6 +363,16 @@ test_net_path_binds(void)
     g_assert_cmpint(spine->n_uplinked, ==, 0);
     g_assert_cmpstr(cs_topo_device(thin, spine->example)->name, ==, "spine");
 
+    /* An NVL72 rack's NVLink switches are outside every node but no tier of the network: the
+     * tiers are the network's switches alone. */
+    g_autoptr(CsTopo) racks = load_edited("gb200-nvl72-2rack-ib", NULL);
+    g_autoptr(GArray) rack_tiers = cs_topo_fabric_tiers(racks);
+    g_assert_cmpuint(rack_tiers->len, ==, 2);
+    const CsFabricTier *rails = &g_array_index(rack_tiers, CsFabricTier, 0);
+    g_assert_cmpint(rails->n_switches, ==, 4);
+    g_assert_cmpstr(cs_topo_device(racks, rails->example)->name, ==, "rail0");
+    assert_close(rails->ratio_max, 1.0);
+
     /* One node: no way out over a network. */
     g_autoptr(CsTopo) box = load_edited("dgx-h100x8", NULL);
     g_assert_false(cs_topo_net_path(box, 0, &p));

@@ -22,7 +22,7 @@ kind_label(CsLinkKind kind)
 
 /* The statement for @rank's way out, with no device names, so that ranks alike share it. */
 static char *
-net_statement(const CsTopo *topo, const CsNetPath *p)
+net_statement(const CsTopo *topo, const CsNetPath *p, const char *noun)
 {
     g_autofree char *port = cs_units_format_bandwidth(p->port_Bps);
     g_autofree char *nics = p->used == 1 ? g_strdup_printf("NIC %s", port)
@@ -30,7 +30,7 @@ net_statement(const CsTopo *topo, const CsNetPath *p)
     g_autofree char *shared = NULL;
     if (p->sharing > 1) {
         g_autofree char *each = cs_units_format_bandwidth(p->ports_Bps);
-        shared = g_strdup_printf(" shared by %d GPUs (%s each)", p->sharing, each);
+        shared = g_strdup_printf(" shared by %d %ss (%s each)", p->sharing, noun, each);
     }
     g_autofree char *rate = cs_units_format_bandwidth(p->rate_Bps);
     if (p->front_link >= 0) {
@@ -43,9 +43,9 @@ net_statement(const CsTopo *topo, const CsNetPath *p)
                                kind_label(l->kind), unused);
     }
     if (p->sharing > 1)
-        return g_strdup_printf("%s%s: the shared NIC binds at %s per GPU", nics, shared, rate);
-    return g_strdup_printf("%s: the NIC binds at %s per GPU, nothing narrower in front", nics,
-                           rate);
+        return g_strdup_printf("%s%s: the shared NIC binds at %s per %s", nics, shared, rate, noun);
+    return g_strdup_printf("%s: the NIC binds at %s per %s, nothing narrower in front", nics, rate,
+                           noun);
 }
 
 /* " (rank 0: n0/gpu0 -> n0/nic0)": where the statement of @p was seen first. */
@@ -129,7 +129,8 @@ cs_cli_bottlenecks(const CsTopo *topo)
         CsNetPath p;
         if (!cs_topo_net_path(topo, r, &p))
             continue;
-        g_autofree char *text = net_statement(topo, &p);
+        const CsDeviceKind kind = cs_topo_device(topo, cs_topo_rank_device(topo, r))->kind;
+        g_autofree char *text = net_statement(topo, &p, kind == CS_DEVICE_CPU ? "CPU" : "GPU");
         guint i = 0;
         while (i < texts->len && strcmp(g_ptr_array_index(texts, i), text) != 0)
             i++;

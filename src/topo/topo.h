@@ -264,9 +264,10 @@ gboolean cs_topo_net_path(const CsTopo *topo, int rank, CsNetPath *out);
 
 /**
  * CsFabricTier:
- * One tier of the switches outside the nodes: tier 1 holds those linked to a node's device,
- * tier t + 1 those linked to tier t and not nearer. Per switch, "down" is the bandwidth into it
- * from the tier below (or the nodes), "up" the bandwidth out of it to the tier above.
+ * One tier of the switches outside the nodes, over network links: tier 1 holds those linked
+ * to a node's device, tier t + 1 those linked to tier t and not nearer. Per switch, "down" is the
+ * bandwidth into it from the tier below (or the nodes), "up" the bandwidth out of it to the tier
+ * above.
  */
 typedef struct {
     int tier;         /* 1, 2, ... */

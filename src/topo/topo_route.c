@@ -1103,7 +1103,8 @@ cs_topo_fabric_tiers(const CsTopo *topo)
         if (tier[d] == 0)
             g_array_append_val(queue, d);
     }
-    /* Breadth first from the nodes' devices over links both ways into the fabric. */
+    /* Breadth first from the nodes' devices over network links, both ways, into the fabric
+     * (an NVL72 rack's NVLink switches are outside every node but are no tier of it). */
     int top = 0;
     for (guint h = 0; h < queue->len; h++) {
         const int u = g_array_index(queue, int, h);
@@ -1113,7 +1114,7 @@ cs_topo_fabric_tiers(const CsTopo *topo)
             for (int k = start[u]; k < start[u + 1]; k++) {
                 const CsLink *l = link_at(topo, links[k]);
                 const int v = dir ? l->src : l->dst;
-                if (tier[v] >= 0)
+                if (tier[v] >= 0 || cs_link_kind_class(l->kind) != CS_LINK_CLASS_NET)
                     continue;
                 tier[v] = tier[u] + 1;
                 top = MAX(top, tier[v]);
@@ -1129,12 +1130,13 @@ cs_topo_fabric_tiers(const CsTopo *topo)
             double down = 0, up = 0;
             for (int k = topo->in_start[d]; k < topo->in_start[d + 1]; k++) {
                 const CsLink *l = link_at(topo, topo->in_links[k]);
-                if (tier[l->src] < t)
+                if (tier[l->src] >= 0 && tier[l->src] < t
+                    && cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
                     down += l->bw_Bps;
             }
             for (int k = topo->out_start[d]; k < topo->out_start[d + 1]; k++) {
                 const CsLink *l = link_at(topo, topo->out_links[k]);
-                if (tier[l->dst] > t)
+                if (tier[l->dst] > t && cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
                     up += l->bw_Bps;
             }
             if (ft.n_switches++ == 0) {
