@@ -187,7 +187,7 @@ test_csv_and_table(void)
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     g_auto(GStrv) header = g_strsplit(lines[0], ",", -1);
     const guint n_fields = g_strv_length(header);
-    g_assert_cmpuint(n_fields, ==, 15);
+    g_assert_cmpuint(n_fields, ==, 19);
     int collectives = 0, phases = 0, steps = 0;
     for (int i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
@@ -251,6 +251,8 @@ static const BadCase bad_cases[] = {
       "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\", "
       "\"count\": 0 } ] } ] }",
       "phases[0].collectives[0].count" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"steps\": 2.5, \"phases\": [] }",
+      "steps: 2.5 is not a whole number of steps" },
     { "{ \"name\": \"x\", \"layout\": ", ":1:" },
 };
 
@@ -295,6 +297,210 @@ test_too_few_ranks(void)
     g_assert_nonnull(strstr(u.err, "--workload FILE is required"));
 }
 
+/* `collsim plan` with @args (NULL-terminated, after "plan"), --format json, parsed; asserts
+ * exit 0 and nothing on stderr. (transfer full) */
+static cJSON *
+plan_json_args(const char *const *args)
+{
+    g_autoptr(GPtrArray) all = g_ptr_array_new();
+    for (int i = 0; args[i] != NULL; i++)
+        g_ptr_array_add(all, (gpointer)args[i]);
+    g_ptr_array_add(all, "--format");
+    g_ptr_array_add(all, "json");
+    g_ptr_array_add(all, NULL);
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", (const char **)all->pdata);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_cmpint(r.status, ==, 0);
+    cJSON *root = cJSON_Parse(r.out);
+    g_assert_nonnull(root);
+    return root;
+}
+
+/* Whether one of @cand's "bottlenecks" contains @fragment. */
+static gboolean
+says(const cJSON *cand, const char *fragment)
+{
+    const cJSON *line = NULL;
+    cJSON_ArrayForEach(line, cJSON_GetObjectItem(cand, "bottlenecks"))
+    {
+        if (strstr(line->valuestring, fragment) != NULL)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* Setup: hgx-h100x8-2n (a 400 Gb/s NIC per GPU behind PCIe Gen5 x16, 48.0 GB/s usable) as
+ * what-ifs: the NIC at 800 Gb/s, 4 NICs per node, the leaves 2:1 oversubscribed. Expectation:
+ * each candidate names what binds: the PCIe link with 52.0 GB/s of the NIC unused; two GPUs
+ * sharing each NIC at 25.0 GB/s each; the rail leaves 2:1; the table prints the same lines,
+ * and so does `topo show`. */
+static void
+test_bottlenecks(void)
+{
+    g_autofree char *path = write_workload(
+        "dp16.json",
+        "{ \"name\": \"dp16\", \"layout\": { \"tp\": 1, \"dp\": 16 }, \"phases\": [\n"
+        "  { \"name\": \"g\", \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" } ] } ] }\n");
+    const char *args[]
+        = { "--workload", path, "--topo", "hgx-h100x8-2n", "--set", "network.nic_bandwidth=800Gb/s",
+            NULL };
+    g_autoptr(cJSON) fast = plan_json_args(args);
+    const cJSON *c = at(cJSON_GetObjectItem(fast, "candidates"), 0);
+    g_assert_true(says(c, "ranks 0-15: NIC 100 GB/s behind PCIe 48.0 GB/s: the PCIe link binds, "
+                          "52.0 GB/s of the NIC rate unused (rank 0: n0/gpu0 -> n0/nic0)"));
+    args[5] = "network.nics_per_node=4";
+    g_autoptr(cJSON) four = plan_json_args(args);
+    c = at(cJSON_GetObjectItem(four, "candidates"), 0);
+    g_assert_true(says(c, "NIC 50.0 GB/s shared by 2 GPUs (25.0 GB/s each): the shared NIC "
+                          "binds at 25.0 GB/s per GPU"));
+    g_assert_false(says(c, "PCIe link binds"));
+    args[5] = "network.oversubscription=2";
+    g_autoptr(cJSON) thin = plan_json_args(args);
+    c = at(cJSON_GetObjectItem(thin, "candidates"), 0);
+    g_assert_true(says(c, "tier 1 (8 switches, e.g. rail0): 100 GB/s down, 50.0 GB/s up, 2:1, "
+                          "oversubscribed"));
+    g_assert_true(says(c, "tier 2 (1 switch, spine): the top tier"));
+
+    args[5] = "network.nics_per_node=4";
+    g_auto(CsTestRun) t = cs_test_run_collsim("plan", args);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_nonnull(strstr(t.out, "\n# bottleneck: ranks 0-15: NIC 50.0 GB/s shared by 2 GPUs"));
+    const char *show[] = { "show", "hgx-h100x8-2n", "--set", "network.nics_per_node=4", NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim("topo", show);
+    g_assert_cmpint(s.status, ==, 0);
+    g_assert_nonnull(strstr(s.out, "net 25.0 GB/s\n"));
+    g_assert_nonnull(strstr(s.out, "bottlenecks:\n  ranks 0-15: NIC 50.0 GB/s shared by 2 GPUs"));
+    /* CPU ranks are named as such. */
+    const char *cpus[] = { "show", "eth-cpu-8n", NULL };
+    g_auto(CsTestRun) e = cs_test_run_collsim("topo", cpus);
+    g_assert_cmpint(e.status, ==, 0);
+    g_assert_nonnull(strstr(e.out, "ranks 0-7: NIC 1.25 GB/s: the NIC binds at 1.25 GB/s per CPU, "
+                                   "nothing narrower in front"));
+}
+
+/* Setup: the 16-GPU example on two what-if candidates, priced 3 and 2.5 per GPU-hour, 1000
+ * steps; then one price per node-hour for both, and the workload's own "steps".
+ * Expectation: cost per hour = price x 16 GPUs (or x 2 nodes); per step = per hour x step /
+ * 3600 s; per run = per step x steps; steps per unit = 1 / per step; the CSV's step rows carry
+ * the same numbers; a bad price or a count that is neither 1 nor the candidates' is exit 2. */
+static void
+test_prices(void)
+{
+    g_autofree char *path = write_workload(
+        "priced.json",
+        "{ \"name\": \"dp16\", \"layout\": { \"tp\": 1, \"dp\": 16 }, \"steps\": 500, "
+        "\"phases\": [\n  { \"name\": \"g\", \"compute\": \"1 s\", \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" } ] } ] }\n");
+    const char *args[] = { "--workload", path,
+                           "--topo",     "hgx-h100x8-2n",
+                           "--set",      "network.nics_per_node=8,4",
+                           "--price",    "3/gpu-hour",
+                           "--price",    "2.5/gpu-hour",
+                           "--steps",    "1000",
+                           NULL };
+    g_autoptr(cJSON) plan = plan_json_args(args);
+    const double prices[] = { 3, 2.5 };
+    for (int k = 0; k < 2; k++) {
+        const cJSON *c = at(cJSON_GetObjectItem(plan, "candidates"), k);
+        const cJSON *cost = cJSON_GetObjectItem(c, "cost");
+        g_assert_nonnull(cost);
+        const double step_s = number(c, "step_us") * 1e-6;
+        g_assert_cmpfloat(step_s, >, 1.0);
+        g_assert_cmpfloat_with_epsilon(number(cost, "per_hour"), prices[k] * 16, 1e-9);
+        g_assert_cmpfloat_with_epsilon(number(cost, "per_step"), prices[k] * 16 * step_s / 3600,
+                                       1e-12);
+        g_assert_cmpfloat_with_epsilon(number(cost, "per_run"),
+                                       1000 * prices[k] * 16 * step_s / 3600, 1e-9);
+        g_assert_cmpfloat_with_epsilon(number(cost, "steps_per_cost"),
+                                       3600 / (prices[k] * 16 * step_s), 1e-6);
+    }
+    /* Per node-hour, one price for both; the run from the workload's "steps". */
+    const char *node_args[]
+        = { "--workload", path,  "--topo", "hgx-h100x8-2n", "--price", "$40/node-hour",
+            "--format",   "csv", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", node_args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    gboolean seen = FALSE;
+    for (int i = 1; lines[i] != NULL; i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        if (g_strv_length(f) < 19 || strcmp(f[1], "step") != 0)
+            continue;
+        const double step_s = g_ascii_strtod(f[14], NULL) * 1e-6;
+        g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[15], NULL), 80, 1e-9);
+        g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[16], NULL), 80 * step_s / 3600, 1e-6);
+        g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[17], NULL), 500 * 80 * step_s / 3600, 1e-3);
+        seen = TRUE;
+    }
+    g_assert_true(seen);
+
+    const char *bad[]
+        = { "--workload", path, "--topo", "hgx-h100x8-2n", "--price", "3/gpu-day", NULL };
+    g_auto(CsTestRun) b = cs_test_run_collsim("plan", bad);
+    g_assert_cmpint(b.status, ==, 2);
+    g_assert_nonnull(strstr(b.err, "--price \"3/gpu-day\""));
+    const char *three[]
+        = { "--workload", path,         "--topo", "hgx-h100x8-2n", "--price", "1/gpu-hour",
+            "--price",    "2/gpu-hour", NULL };
+    g_auto(CsTestRun) m = cs_test_run_collsim("plan", three);
+    g_assert_cmpint(m.status, ==, 2);
+    g_assert_nonnull(strstr(m.err, "2 --price for 1 candidates"));
+}
+
+/* Setup: a phase of compute alone (5.5 s, no collectives) before an overlapped one (11 s of
+ * compute over a 256 MiB all-reduce on 4 ranks); a phase with neither; compute of 2 days; the
+ * shipped 256-GPU workload on an 8-GPU box. Expectation: the step is 5.5 + 11 s (the all-reduce
+ * hidden); no collectives and no compute is exit 2 naming the path, 2 days too; the shipped
+ * file parses (the error is the layout's 256 ranks, not the file). */
+static void
+test_compute_phases(void)
+{
+    g_autofree char *path = write_workload(
+        "fwd.json",
+        "{ \"name\": \"dp4\", \"layout\": { \"tp\": 1, \"dp\": 4 }, \"phases\": [\n"
+        "  { \"name\": \"fwd\", \"compute\": \"5.5 s\", \"collectives\": [] },\n"
+        "  { \"name\": \"bwd\", \"compute\": \"11 s\", \"overlap\": true, \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"256 MiB\", \"group\": \"dp\" } ] } ] }\n");
+    g_autoptr(cJSON) plan = plan_json(path, "dgx-h100x8");
+    const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
+    g_assert_cmpfloat_with_epsilon(number(cand, "step_us"), 16.5e6, 1e-6);
+    const cJSON *fwd = at(cJSON_GetObjectItem(cand, "phases"), 0);
+    g_assert_cmpfloat(number(fwd, "comm_us"), ==, 0);
+    g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItem(fwd, "collectives")), ==, 0);
+
+    static const struct {
+        const char *phase;
+        const char *fragment;
+    } bad[] = {
+        { "{ \"name\": \"p\", \"collectives\": [] }",
+          "phases[0].collectives: a phase lists at least one collective, or gives its "
+          "\"compute\" time" },
+        { "{ \"name\": \"p\", \"compute\": \"2 days\", \"collectives\": [] }",
+          "phases[0].compute: \"2 days\" is not a compute time of 0 to 1 day" },
+        { "{ \"name\": \"p\", \"compute\": \"90000 s\", \"collectives\": [] }",
+          "phases[0].compute: \"90000 s\" is not a compute time of 0 to 1 day" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *json = g_strdup_printf(
+            "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ %s ] }",
+            bad[i].phase);
+        g_autofree char *name = g_strdup_printf("compute-bad-%" G_GSIZE_FORMAT ".json", i);
+        g_autofree char *bpath = write_workload(name, json);
+        const char *args[] = { "--workload", bpath, "--topo", "dgx-h100x8", NULL };
+        g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_nonnull(strstr(r.err, bad[i].fragment));
+    }
+
+    g_autofree char *shipped = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                     "dp-70b-256gpu.json", NULL);
+    const char *args[] = { "--workload", shipped, "--topo", "dgx-h100x8", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+    g_assert_cmpint(r.status, ==, 2);
+    g_assert_nonnull(strstr(r.err, "tp 1 x dp 256 x pp 1 = 256"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -307,6 +513,9 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/csv-table", test_csv_and_table);
     g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);
     g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
+    g_test_add_func("/cli/plan/bottlenecks", test_bottlenecks);
+    g_test_add_func("/cli/plan/prices", test_prices);
+    g_test_add_func("/cli/plan/compute-phases", test_compute_phases);
     int status = g_test_run();
     g_autoptr(GDir) dir = g_dir_open(scratch, 0, NULL);
     for (const char *entry = dir != NULL ? g_dir_read_name(dir) : NULL; entry != NULL;

@@ -316,12 +316,75 @@ test_template_nics_override(void)
     g_assert_cmpint(cs_topo_n_links(set), ==, cs_topo_n_links(topo));
 }
 
+static void
+test_net_path_binds(void)
+{
+    g_test_summary("Setup: hgx-h100x8-2n (each GPU on its own 400 Gb/s NIC, 50 GB/s, behind a "
+                   "PCIe Gen5 x16 link, 63 GB/s x 0.762 = 48.0 GB/s) with what-ifs. Expectation: "
+                   "at 800 Gb/s the PCIe link binds at 48.0 GB/s with 52.0 GB/s of the NIC unused; "
+                   "with 4 NICs per node two GPUs share each NIC, so 25 GB/s each, and the net "
+                   "injection bandwidth counts that sharing (25 GB/s, not 48); with "
+                   "oversubscription 2 the rail leaves (tier 1) are 2:1, the spine the top tier");
+    static const char *const fast[] = { "network.nic_bandwidth=800Gb/s", NULL };
+    g_autoptr(CsTopo) topo = load_edited("hgx-h100x8-2n", fast);
+    CsNetPath p;
+    g_assert_true(cs_topo_net_path(topo, 3, &p));
+    g_assert_cmpint(p.used, ==, 1);
+    g_assert_cmpint(p.sharing, ==, 1);
+    assert_close(p.port_Bps, 100e9);
+    g_assert_cmpint(p.front_link, >=, 0);
+    g_assert_cmpint(cs_topo_link(topo, p.front_link)->kind, ==, CS_LINK_PCIE);
+    assert_close(p.front_Bps, 63e9 * 0.762);
+    assert_close(p.rate_Bps, 63e9 * 0.762);
+    g_assert_cmpstr(cs_topo_device(topo, p.nic)->name, ==, "n0/nic3");
+
+    static const char *const four[] = { "network.nics_per_node=4", NULL };
+    g_autoptr(CsTopo) shared = load_edited("hgx-h100x8-2n", four);
+    g_assert_true(cs_topo_net_path(shared, 5, &p));
+    g_assert_cmpint(p.sharing, ==, 2);
+    g_assert_cmpint(p.front_link, ==, -1);
+    assert_close(p.port_Bps, 50e9);
+    assert_close(p.rate_Bps, 25e9);
+    assert_close(cs_topo_injection_bw(shared, 5, CS_LINK_CLASS_NET), 25e9);
+
+    static const char *const over[] = { "network.oversubscription=2", NULL };
+    g_autoptr(CsTopo) thin = load_edited("hgx-h100x8-2n", over);
+    g_autoptr(GArray) tiers = cs_topo_fabric_tiers(thin);
+    g_assert_cmpuint(tiers->len, ==, 2);
+    const CsFabricTier *leaf = &g_array_index(tiers, CsFabricTier, 0);
+    g_assert_cmpint(leaf->n_switches, ==, 8);
+    g_assert_cmpint(leaf->n_uplinked, ==, 8);
+    assert_close(leaf->ratio_min, 2.0);
+    assert_close(leaf->ratio_max, 2.0);
+    assert_close(leaf->down_Bps, 100e9);
+    assert_close(leaf->up_Bps, 50e9);
+    const CsFabricTier *spine = &g_array_index(tiers, CsFabricTier, 1);
+    g_assert_cmpint(spine->n_switches, ==, 1);
+    g_assert_cmpint(spine->n_uplinked, ==, 0);
+    g_assert_cmpstr(cs_topo_device(thin, spine->example)->name, ==, "spine");
+
+    /* An NVL72 rack's NVLink switches are outside every node but no tier of the network: the
+     * tiers are the network's switches alone. */
+    g_autoptr(CsTopo) racks = load_edited("gb200-nvl72-2rack-ib", NULL);
+    g_autoptr(GArray) rack_tiers = cs_topo_fabric_tiers(racks);
+    g_assert_cmpuint(rack_tiers->len, ==, 2);
+    const CsFabricTier *rails = &g_array_index(rack_tiers, CsFabricTier, 0);
+    g_assert_cmpint(rails->n_switches, ==, 4);
+    g_assert_cmpstr(cs_topo_device(racks, rails->example)->name, ==, "rail0");
+    assert_close(rails->ratio_max, 1.0);
+
+    /* One node: no way out over a network. */
+    g_autoptr(CsTopo) box = load_edited("dgx-h100x8", NULL);
+    g_assert_false(cs_topo_net_path(box, 0, &p));
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/topo/edit/same-as-edited-file", test_same_as_edited_file);
     g_test_add_func("/topo/edit/template-named-node", test_named_node);
+    g_test_add_func("/topo/edit/net-path-binds", test_net_path_binds);
     g_test_add_func("/topo/edit/index-forms", test_index_forms);
     g_test_add_func("/topo/edit/value-types", test_value_types);
     for (gsize i = 0; i < G_N_ELEMENTS(error_cases); i++) {

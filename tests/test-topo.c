@@ -737,6 +737,58 @@ test_template_leaf_spine(void)
 }
 
 static void
+test_template_pods(void)
+{
+    g_autoptr(CsTopo) topo = load_fixture("template_pods.json");
+
+    g_test_summary("8 nodes, 2 per leaf, 4 per pod, 100 Gb/s NICs (12.5 GB/s): a pod's leaves "
+                   "uplink to its spine at 2 ports x 12.5 = 25 GB/s each (1:1); each pod spine "
+                   "to the core at 4 ports x 12.5 / 4 = 12.5 GB/s (4:1). Routes inside a pod stay "
+                   "under its spine, between pods they cross the core; the bisection (ranks 0-3 "
+                   "vs 4-7, one pod each) is one pod uplink, 12.5 GB/s; tiers 1:1, 4:1, top");
+    g_assert_nonnull(topo);
+    g_assert_cmpint(cs_topo_find_device(topo, "spine"), ==, -1);
+    g_assert_cmpint(cs_topo_find_device(topo, "pod1/spine"), >=, 0);
+    g_assert_cmpint(cs_topo_find_device(topo, "core"), >=, 0);
+    g_autofree char *r02 = route_names(topo, 0, 2);
+    g_assert_cmpstr(r02, ==, "n0/nic0 leaf0 pod0/spine leaf1 n2/nic0 n2/cpu0");
+    g_autofree char *r04 = route_names(topo, 0, 4);
+    g_assert_cmpstr(r04, ==, "n0/nic0 leaf0 pod0/spine core pod1/spine leaf2 n4/nic0 n4/cpu0");
+    g_autofree char *r75 = route_names(topo, 7, 5);
+    g_assert_cmpstr(r75, ==, "n7/nic0 leaf3 pod1/spine leaf2 n5/nic0 n5/cpu0");
+    const CsRoute *r = cs_topo_route(topo, 0, 4);
+    assert_close(r->bw_Bps, 12.5e9);
+    assert_close(cs_topo_bisection_bw(topo), 12.5e9);
+    g_autoptr(GArray) tiers = cs_topo_fabric_tiers(topo);
+    g_assert_cmpuint(tiers->len, ==, 3);
+    const double ratios[] = { 1.0, 4.0 };
+    const int switches[] = { 4, 2, 1 };
+    for (guint t = 0; t < 3; t++) {
+        const CsFabricTier *ft = &g_array_index(tiers, CsFabricTier, t);
+        g_assert_cmpint(ft->n_switches, ==, switches[t]);
+        if (t < 2) {
+            assert_close(ft->ratio_min, ratios[t]);
+            assert_close(ft->ratio_max, ratios[t]);
+        }
+        else
+            g_assert_cmpint(ft->n_uplinked, ==, 0);
+    }
+    /* Routes of a bigger set: every pair of nodes crosses the core exactly when their pods
+     * differ. */
+    const int core = cs_topo_find_device(topo, "core");
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            if (a == b)
+                continue;
+            const CsRoute *ab = cs_topo_route(topo, a, b);
+            gboolean via_core = FALSE;
+            for (int k = 0; k < ab->n_links; k++)
+                via_core = via_core || cs_topo_link(topo, ab->links[k])->dst == core;
+            g_assert_cmpint(via_core, ==, a / 4 != b / 4);
+        }
+}
+
+static void
 test_template_cpu_cluster(void)
 {
     g_autoptr(CsTopo) topo = load_ok("eth-cpu-8n");
@@ -1199,6 +1251,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo/template/nvlink-domains", test_template_domains);
     g_test_add_func("/topo/template/inline-node-made-nics", test_template_inline);
     g_test_add_func("/topo/template/leaf-spine-oversubscribed", test_template_leaf_spine);
+    g_test_add_func("/topo/template/pods-three-tier", test_template_pods);
     g_test_add_func("/topo/template/cpu-cluster", test_template_cpu_cluster);
     g_test_add_func("/topo/copy-with", test_copy_with);
     g_test_add_func("/topo/adjust", test_adjust);

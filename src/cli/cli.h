@@ -42,6 +42,10 @@ gboolean cs_cli_crossover(int argc, char **argv, GError **error);
 gboolean cs_cli_plan(int argc, char **argv, GError **error);
 gboolean cs_cli_workload(int argc, char **argv, GError **error);
 
+/* What binds each GPU's way out of its node and each fabric tier, one statement a line
+ * (cli_bottleneck.c). (transfer full) NULL-terminated. */
+char **cs_cli_bottlenecks(const CsTopo *topo);
+
 /* ---- Shared option helpers (cli_common.c) ---- */
 
 /*

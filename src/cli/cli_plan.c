@@ -22,6 +22,8 @@
 #define MAX_WORKLOAD_BYTES ((gsize)1 << 20)
 /* A step with more collectives per phase than this is not written by hand. */
 #define MAX_COUNT 1000000
+/* Steps of a training run: 1e12 is past any run (and exact in a double). */
+#define MAX_STEPS 1e12
 
 static const char summary[]
     = "Plan a purchase: run a workload's collectives (the communication of one training\n"
@@ -84,6 +86,7 @@ typedef struct {
     int tp;
     int dp;
     int pp;
+    gint64 steps;      /* steps of a training run; 0 when not given */
     GPtrArray *phases; /* Phase */
 } Workload;
 
@@ -161,6 +164,31 @@ parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Coll
     return FALSE;
 }
 
+/* A phase's "compute": a time with units, which unlike a machine's latencies may run to
+ * seconds (a training step's backward pass); more than a day is a unit slip. */
+#define MAX_COMPUTE_S 86400.0
+
+static gboolean
+get_compute(const CsJsonCtx *ctx, const cJSON *node, const char *path, double *seconds,
+            GError **error)
+{
+    const char *text = NULL;
+    if (!cs_json_get_string(ctx, node, path, "compute", FALSE, &text, error))
+        return FALSE;
+    if (text == NULL)
+        return TRUE;
+    g_autoptr(GError) local = NULL;
+    double v = 0;
+    if (!cs_units_parse_time(text, &v, &local) || v < 0 || v > MAX_COMPUTE_S) {
+        g_autofree char *where = cs_json_path_member(path, "compute");
+        cs_json_set_error(ctx, error, where, "\"%s\" is not a compute time of 0 to 1 day (%s)",
+                          text, local != NULL ? local->message : "out of range");
+        return FALSE;
+    }
+    *seconds = v;
+    return TRUE;
+}
+
 static Phase *
 parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **error)
 {
@@ -172,7 +200,7 @@ parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **
     double compute_s = 0;
     gboolean overlap = FALSE;
     if (!cs_json_get_string(ctx, node, path, "name", TRUE, &name, error)
-        || !cs_json_get_time(ctx, node, path, "compute", FALSE, &compute_s, error)
+        || !get_compute(ctx, node, path, &compute_s, error)
         || !cs_json_get_bool(ctx, node, path, "overlap", FALSE, &overlap, error)
         || !cs_json_get_array(ctx, node, path, "collectives", TRUE, &colls, error))
         return NULL;
@@ -195,8 +223,11 @@ parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **
         }
         g_array_append_val(list, coll);
     }
-    if (list->len == 0) {
-        cs_json_set_error(ctx, error, colls_path, "a phase lists at least one collective");
+    /* A phase of compute alone (a forward pass whose communication is elsewhere) is fine. */
+    if (list->len == 0 && cs_json_member(node, "compute") == NULL) {
+        cs_json_set_error(ctx, error, colls_path,
+                          "a phase lists at least one collective, or gives its \"compute\" "
+                          "time");
         g_array_unref(list);
         return NULL;
     }
@@ -229,7 +260,7 @@ workload_load(const char *path, GError **error)
     if (root == NULL)
         return NULL;
     CsJsonCtx ctx = { .origin = path, .domain = CS_CLI_ERROR, .code = CS_CLI_ERROR_INPUT };
-    static const char *const keys[] = { "name", "notes", "layout", "phases", NULL };
+    static const char *const keys[] = { "name", "notes", "layout", "steps", "phases", NULL };
     if (!cs_json_check_object(&ctx, root, "", keys, error))
         return NULL;
     const char *name = NULL;
@@ -258,6 +289,14 @@ workload_load(const char *path, GError **error)
                           (gint64)w->tp * w->dp * w->pp);
         return NULL;
     }
+    double steps = 0;
+    if (!cs_json_get_number(&ctx, root, "", "steps", FALSE, 1, FALSE, MAX_STEPS, &steps, error))
+        return NULL;
+    if (steps != floor(steps)) {
+        cs_json_set_error(&ctx, error, "steps", "%g is not a whole number of steps", steps);
+        return NULL;
+    }
+    w->steps = (gint64)steps;
     int i = 0;
     for (const cJSON *p = phases->child; p != NULL; p = p->next, i++) {
         g_autofree char *ppath = cs_json_path_element("phases", i);
@@ -296,6 +335,40 @@ group_ranks(const Workload *w, Group g, int *ranks)
     return n;
 }
 
+/* ---- Prices ---- */
+
+/* A price the user gives: so much per GPU-hour or per node-hour, in the user's currency. */
+typedef struct {
+    double amount;     /* per hour of one GPU or node */
+    gboolean per_node; /* per node-hour, else per GPU-hour */
+} Price;
+
+/* Parses "2.50/gpu-hour" or "98.32/node-hour" (a leading currency sign such as "$" is
+ * allowed and dropped). */
+static gboolean
+parse_price(const char *text, Price *out, GError **error)
+{
+    const char *p = text;
+    if (*p == '$')
+        p++;
+    char *end = NULL;
+    double v = g_ascii_strtod(p, &end);
+    if (end != p && isfinite(v) && v > 0 && v < 1e9) {
+        if (g_ascii_strcasecmp(end, "/gpu-hour") == 0 || g_ascii_strcasecmp(end, "/gpu-h") == 0) {
+            *out = (Price){ .amount = v, .per_node = FALSE };
+            return TRUE;
+        }
+        if (g_ascii_strcasecmp(end, "/node-hour") == 0 || g_ascii_strcasecmp(end, "/node-h") == 0) {
+            *out = (Price){ .amount = v, .per_node = TRUE };
+            return TRUE;
+        }
+    }
+    return cs_cli_usage_error(error, prog,
+                              "--price \"%s\": expected a positive amount per GPU-hour or "
+                              "node-hour, e.g. 2.50/gpu-hour or 98.32/node-hour",
+                              text);
+}
+
 /* ---- Predictions ---- */
 
 typedef struct {
@@ -318,11 +391,16 @@ typedef struct {
     GPtrArray *colls;      /* CollResult per phase's collective, in order */
     GArray *phases;        /* PhaseResult */
     double step_s;
+    char **bottlenecks; /* cs_cli_bottlenecks() of the topology */
+    int n_gpus;         /* the ranks the layout uses */
+    int n_nodes;        /* the nodes they are on */
+    const Price *price; /* nullable */
 } Candidate;
 
 static void
 candidate_clear(Candidate *c)
 {
+    g_strfreev(c->bottlenecks);
     for (int g = 0; g < N_GROUPS; g++)
         if (c->sub[g] != NULL)
             cs_topo_unref(c->sub[g]);
@@ -408,6 +486,15 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
                     prog, label, have, w->tp, w->dp, w->pp, need);
         return FALSE;
     }
+    c->n_gpus = need;
+    c->n_nodes = 0;
+    g_autofree gboolean *on_node = g_new0(gboolean, cs_topo_n_nodes(c->topo));
+    for (int r = 0; r < need; r++) {
+        const int node = cs_topo_rank_node(c->topo, r);
+        c->n_nodes += !on_node[node];
+        on_node[node] = TRUE;
+    }
+    c->bottlenecks = cs_cli_bottlenecks(c->topo);
     int *ranks = g_new(int, need);
     for (int g = 0; g < N_GROUPS; g++) {
         c->n_ranks[g] = group_ranks(w, (Group)g, ranks);
@@ -447,8 +534,35 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
 static const char concurrency_note[]
     = "each group simulated alone: concurrent groups sharing links are not modelled yet";
 
+/* What one hour of the candidate's GPUs (or nodes) costs; 0 without a price. */
+static double
+cost_per_hour(const Candidate *c)
+{
+    if (c->price == NULL)
+        return 0;
+    return c->price->amount * (c->price->per_node ? c->n_nodes : c->n_gpus);
+}
+
+static double
+cost_per_step(const Candidate *c)
+{
+    return cost_per_hour(c) * c->step_s / 3600.0;
+}
+
+/* "2.5 per GPU-hour x 256 GPUs = 640 per hour". (transfer full) */
+static char *
+price_text(const Candidate *c)
+{
+    const gboolean node = c->price->per_node;
+    const int units = node ? c->n_nodes : c->n_gpus;
+    return g_strdup_printf("%.6g per %s-hour x %d %s%s = %.6g per hour", c->price->amount,
+                           node ? "node" : "GPU", units, node ? "node" : "GPU",
+                           units == 1 ? "" : "s", cost_per_hour(c));
+}
+
 static void
-print_table(GString *s, const Workload *w, char **topos, const Candidate *cands, int n)
+print_table(GString *s, const Workload *w, char **topos, const Candidate *cands, int n,
+            gint64 steps)
 {
     g_string_append_printf(s, "# workload: %s, layout tp %d x dp %d x pp %d = %d ranks\n", w->name,
                            w->tp, w->dp, w->pp, w->tp * w->dp * w->pp);
@@ -466,6 +580,22 @@ print_table(GString *s, const Workload *w, char **topos, const Candidate *cands,
         if (k > 0 && cands[0].step_s > 0)
             g_string_append_printf(s, ", %.3fx the first", c->step_s / cands[0].step_s);
         g_string_append(s, "\n");
+        for (int b = 0; c->bottlenecks[b] != NULL; b++)
+            g_string_append_printf(s, "# bottleneck: %s\n", c->bottlenecks[b]);
+        if (c->price != NULL) {
+            g_autofree char *price = price_text(c);
+            g_string_append_printf(s, "# cost: %s; %.6g per step", price, cost_per_step(c));
+            if (steps > 0)
+                g_string_append_printf(s, ", %.6g per run of %" G_GINT64_FORMAT " steps",
+                                       cost_per_step(c) * (double)steps, steps);
+            if (cost_per_step(c) > 0)
+                g_string_append_printf(s, ", %.6g steps per unit of currency",
+                                       1.0 / cost_per_step(c));
+            if (k > 0 && cands[0].price != NULL && cost_per_step(&cands[0]) > 0)
+                g_string_append_printf(s, ", %.3fx the first's cost per step",
+                                       cost_per_step(c) / cost_per_step(&cands[0]));
+            g_string_append(s, "\n");
+        }
         g_string_append_printf(s, "%-16s %-14s %-6s %5s %12s %6s %-16s %12s %10s\n", "# phase",
                                "op", "group", "ranks", "bytes", "count", "algo/proto", "time(us)",
                                "busbw(GB/s)");
@@ -495,10 +625,11 @@ print_table(GString *s, const Workload *w, char **topos, const Candidate *cands,
 }
 
 static void
-print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, int n)
+print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, int n, gint64 steps)
 {
     g_string_append(s, "topology,row,phase,op,group,ranks,bytes,count,algo_proto,time_us,"
-                       "busbw_GBps,comm_us,compute_us,exposed_us,total_us\n");
+                       "busbw_GBps,comm_us,compute_us,exposed_us,total_us,cost_per_hour,"
+                       "cost_per_step,cost_per_run,steps_per_cost\n");
     for (int k = 0; k < n; k++) {
         const Candidate *c = &cands[k];
         guint idx = 0;
@@ -508,22 +639,33 @@ print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, i
                 const Collective *coll = &g_array_index(p->colls, Collective, j);
                 const CollResult *r = g_ptr_array_index(c->colls, idx);
                 g_string_append_printf(
-                    s, "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT ",%d,%s,%.3f,%.3f,,,,\n",
+                    s, "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT ",%d,%s,%.3f,%.3f,,,,,,,,\n",
                     topos[k], p->name, cs_op_name(coll->op), group_names[coll->group],
                     c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
                     r->busbw_GBps);
             }
             const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
-            g_string_append_printf(s, "%s,phase,%s,,,,,,,,,%.3f,%.3f,%.3f,%.3f\n", topos[k],
+            g_string_append_printf(s, "%s,phase,%s,,,,,,,,,%.3f,%.3f,%.3f,%.3f,,,,\n", topos[k],
                                    p->name, pr->comm_s * 1e6, p->compute_s * 1e6,
                                    pr->exposed_s * 1e6, pr->total_s * 1e6);
         }
-        g_string_append_printf(s, "%s,step,,,,,,,,,,,,,%.3f\n", topos[k], c->step_s * 1e6);
+        g_string_append_printf(s, "%s,step,,,,,,,,,,,,,%.3f", topos[k], c->step_s * 1e6);
+        if (c->price == NULL)
+            g_string_append(s, ",,,,\n");
+        else {
+            g_string_append_printf(s, ",%.6g,%.6g,", cost_per_hour(c), cost_per_step(c));
+            if (steps > 0)
+                g_string_append_printf(s, "%.6g", cost_per_step(c) * (double)steps);
+            g_string_append(s, ",");
+            if (cost_per_step(c) > 0)
+                g_string_append_printf(s, "%.6g", 1.0 / cost_per_step(c));
+            g_string_append(s, "\n");
+        }
     }
 }
 
 static char *
-print_json(const Workload *w, char **topos, const Candidate *cands, int n)
+print_json(const Workload *w, char **topos, const Candidate *cands, int n, gint64 steps)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "workload", w->name);
@@ -540,6 +682,23 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n)
         cJSON_AddStringToObject(cand, "topology", topos[k]);
         cJSON_AddStringToObject(cand, "name", cs_topo_name(c->topo));
         cJSON_AddNumberToObject(cand, "step_us", c->step_s * 1e6);
+        cJSON *binds = cJSON_AddArrayToObject(cand, "bottlenecks");
+        for (int b = 0; c->bottlenecks[b] != NULL; b++)
+            cJSON_AddItemToArray(binds, cJSON_CreateString(c->bottlenecks[b]));
+        if (c->price != NULL) {
+            cJSON *cost = cJSON_AddObjectToObject(cand, "cost");
+            cJSON_AddNumberToObject(cost, "price", c->price->amount);
+            cJSON_AddStringToObject(cost, "per", c->price->per_node ? "node-hour" : "gpu-hour");
+            cJSON_AddNumberToObject(cost, "units", c->price->per_node ? c->n_nodes : c->n_gpus);
+            cJSON_AddNumberToObject(cost, "per_hour", cost_per_hour(c));
+            cJSON_AddNumberToObject(cost, "per_step", cost_per_step(c));
+            if (steps > 0) {
+                cJSON_AddNumberToObject(cost, "steps", (double)steps);
+                cJSON_AddNumberToObject(cost, "per_run", cost_per_step(c) * (double)steps);
+            }
+            if (cost_per_step(c) > 0)
+                cJSON_AddNumberToObject(cost, "steps_per_cost", 1.0 / cost_per_step(c));
+        }
         cJSON *phases = cJSON_AddArrayToObject(cand, "phases");
         guint idx = 0;
         for (guint i = 0; i < w->phases->len; i++) {
@@ -696,6 +855,8 @@ cs_cli_plan(int argc, char **argv, GError **error)
     g_autofree char *format = NULL;
     g_autofree char *plot = NULL;
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
+    g_auto(GStrv) prices = NULL;
+    gint64 steps_arg = 0;
     const GOptionEntry entries[]
         = { { "workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload_path,
               "The workload: layout and phases of collectives (docs/workloads.md)", "FILE" },
@@ -706,6 +867,14 @@ cs_cli_plan(int argc, char **argv, GError **error)
               "(docs/what-if.md); a list V1,V2,... makes a candidate of each value (with "
               "several lists, of each combination); repeatable",
               "PATH=VALUE" },
+            { "price", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prices,
+              "What a candidate costs, AMOUNT/gpu-hour or AMOUNT/node-hour (your currency, your "
+              "quote); once for every candidate, or once per candidate in order",
+              "PRICE" },
+            { "steps", 0, 0, G_OPTION_ARG_INT64, &steps_arg,
+              "Steps of a training run, for the cost of a run (default: the workload's "
+              "\"steps\")",
+              "N" },
             { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default), csv or json", "F" },
             { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
               "Also draw each candidate's step as a bar into FILE (.svg, .png or .pdf), stacked "
@@ -727,6 +896,14 @@ cs_cli_plan(int argc, char **argv, GError **error)
     if (plot != NULL && !cs_cli_check_plot(prog, plot, error))
         return FALSE;
 
+    if (steps_arg < 0 || steps_arg > (gint64)MAX_STEPS)
+        return cs_cli_usage_error(error, prog, "--steps %" G_GINT64_FORMAT ": 1 to 1e12",
+                                  steps_arg);
+    const int n_prices = prices == NULL ? 0 : (int)g_strv_length(prices);
+    g_autofree Price *price = g_new0(Price, MAX(n_prices, 1));
+    for (int i = 0; i < n_prices; i++)
+        if (!parse_price(prices[i], &price[i], error))
+            return FALSE;
     g_autoptr(GPtrArray) split = cs_cli_split_sets(prog, sets, error);
     if (split == NULL)
         return FALSE;
@@ -744,9 +921,15 @@ cs_cli_plan(int argc, char **argv, GError **error)
             " combinations of --set values): more than %d",
             at_least, n_all, g_strv_length(topos), at_least, combos, MAX_CANDIDATES);
 
+    if (n_prices > 1 && n_prices != n_all)
+        return cs_cli_usage_error(error, prog,
+                                  "%d --price for %" G_GINT64_FORMAT
+                                  " candidates: give one price for all, or one per candidate",
+                                  n_prices, n_all);
     g_autoptr(Workload) w = workload_load(workload_path, error);
     if (w == NULL)
         return FALSE;
+    const gint64 steps = steps_arg > 0 ? steps_arg : w->steps;
     const int n = (int)n_all;
     Candidate *cands = g_new0(Candidate, n);
     g_auto(GStrv) labels = g_new0(char *, n + 1);
@@ -757,6 +940,8 @@ cs_cli_plan(int argc, char **argv, GError **error)
         labels[k] = candidate_label(topos[k / combos], edits);
         bars[k] = bar_label(topos[k / combos], edits, g_strv_length(topos) == 1);
         ok = plan_candidate(w, topos[k / combos], edits, labels[k], &cands[k], error);
+        if (n_prices > 0)
+            cands[k].price = &price[n_prices == 1 ? 0 : k];
     }
     /* The picture first: a file that cannot be written fails before anything is printed. */
     if (ok && plot != NULL)
@@ -764,13 +949,13 @@ cs_cli_plan(int argc, char **argv, GError **error)
     g_autofree char *text = NULL;
     if (ok) {
         if (format != NULL && strcmp(format, "json") == 0)
-            text = print_json(w, labels, cands, n);
+            text = print_json(w, labels, cands, n, steps);
         else {
             GString *s = g_string_new(NULL);
             if (format != NULL && strcmp(format, "csv") == 0)
-                print_csv(s, w, labels, cands, n);
+                print_csv(s, w, labels, cands, n, steps);
             else
-                print_table(s, w, labels, cands, n);
+                print_table(s, w, labels, cands, n, steps);
             text = g_string_free(s, FALSE);
         }
     }

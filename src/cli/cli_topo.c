@@ -269,6 +269,12 @@ show_bandwidth(const CsTopo *topo)
     }
     printf("\n");
     show_nics(topo, shown);
+    g_auto(GStrv) binds = cs_cli_bottlenecks(topo);
+    if (binds[0] != NULL) {
+        printf("bottlenecks:\n");
+        for (int i = 0; binds[i] != NULL; i++)
+            printf("  %s\n", binds[i]);
+    }
     const CsTransport *transport = cs_topo_transport(topo);
     if (transport->kind != NULL && cs_topo_n_nodes(topo) > 1) {
         g_autofree char *lat = cs_units_format_time(transport->latency_s);

@@ -238,6 +238,52 @@ gboolean cs_topo_has_sharp(const CsTopo *topo);
 /* Aggregate bandwidth out of one GPU over its links of @link_class, bytes/s (computed on first
  * use). */
 double cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class);
+/**
+ * CsNetPath:
+ * What binds a rank's traffic out of its node: the NICs its channels use (NCCL's netsPerGpu),
+ * each NIC's port shared by the GPUs that count it as local (NCCL's localGpuCount), and the
+ * links in front of the NICs (PCIe). Traffic is spread evenly over the used NICs, as NCCL's
+ * channels are, so a link crossed by k of n channels carries k/n of it.
+ */
+typedef struct {
+    int used;         /* NICs its channels use */
+    int sharing;      /* GPUs of its node that count its first NIC as local */
+    int nic;          /* device: channel 0's NIC */
+    int port_link;    /* link: channel 0's NIC port, the first network link */
+    double port_Bps;  /* bytes/s: one NIC port */
+    double ports_Bps; /* bytes/s: the used NICs' ports, each divided by its sharers */
+    int front_link;   /* link: the narrowest link before a NIC port (bound on the spread
+                         traffic), -1 when none is narrower than the ports */
+    double front_Bps; /* bytes/s: what that link lets through (its rate x n / k) */
+    double rate_Bps;  /* bytes/s: min(ports, front) */
+} CsNetPath;
+
+/* Fills @out for @rank's way out of its node over the network; FALSE when its node has none
+ * (one node, or links out that are not network links). */
+gboolean cs_topo_net_path(const CsTopo *topo, int rank, CsNetPath *out);
+
+/**
+ * CsFabricTier:
+ * One tier of the switches outside the nodes, over network links: tier 1 holds those linked
+ * to a node's device, tier t + 1 those linked to tier t and not nearer. Per switch, "down" is the
+ * bandwidth into it from the tier below (or the nodes), "up" the bandwidth out of it to the tier
+ * above.
+ */
+typedef struct {
+    int tier;         /* 1, 2, ... */
+    int n_switches;   /* switches in the tier */
+    int example;      /* device: the tier's first switch */
+    int n_uplinked;   /* of them, those with links up */
+    double ratio_min; /* down / up over the switches with links up (oversubscription) */
+    double ratio_max;
+    double down_Bps; /* bytes/s: the example switch's down bandwidth */
+    double up_Bps;   /* bytes/s: its up bandwidth (0 in the top tier) */
+} CsFabricTier;
+
+/* The tiers of the fabric, nearest the nodes first. (transfer full): an array of CsFabricTier,
+ * empty when there is no switch outside the nodes. */
+GArray *cs_topo_fabric_tiers(const CsTopo *topo);
+
 /* Bisection bandwidth between the two halves of the ranks (min cut, bytes/s, one direction). */
 double cs_topo_bisection_bw(const CsTopo *topo);
 

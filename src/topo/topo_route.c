@@ -920,13 +920,31 @@ cs_topo_check_connected(const CsTopo *topo, const CsJsonCtx *ctx, GError **error
 
 /* ---- Injection bandwidth ---- */
 
+/* A rank over the network from @rank: of the first node in another NVLink domain; else (one
+ * domain of several nodes) of the next node; -1 on one node. */
+static int
+other_node_rank(const CsTopo *topo, int rank)
+{
+    const CsRouteState *rs = topo->routes;
+    const int node = topo->rank_node[rank];
+    int other = -1;
+    for (int r = 0; r < topo->n_ranks && other < 0; r++)
+        if (rs->domain[topo->rank_node[r]] != rs->domain[node])
+            other = r;
+    for (int r = 0; r < topo->n_ranks && other < 0; r++)
+        if (topo->rank_node[r] == (node + 1) % topo->n_nodes && topo->rank_node[r] != node)
+            other = r;
+    return other;
+}
+
 /**
  * cs_topo_injection_bw:
  * How fast @rank can push data into links of @link_class: over @rank's routes to the other
  * ranks of its node and, on every NIC its channels use, to a rank of the next node, the first
  * link of that class each route takes, counted once per distinct link, each at the bottleneck
- * of the route up to and including it; summed. 0 when no such route crosses that class (a
- * single box has no NET injection even if it has NICs). Computed on first use.
+ * of the route up to and including it (a NIC's port divided among the GPUs that count that NIC
+ * as local, NCCL's localGpuCount: they all send through it); summed. 0 when no such route crosses
+ * that class (a single box has no NET injection even if it has NICs). Computed on first use.
  */
 double
 cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
@@ -939,20 +957,13 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
     g_mutex_lock(&rs->lock);
     gboolean done = !isnan(slot[0]);
     int used = done ? 0 : MAX(1, exit_plan(topo, rs, rank, EXIT_NET)->per_gpu);
+    int sharing = done ? 1 : MAX(1, exit_plan(topo, rs, rank, EXIT_NET)->sharing);
     g_mutex_unlock(&rs->lock);
     if (done)
         return slot[link_class];
 
-    /* Over the network: a rank of the first node in another NVLink domain; else (one domain
-     * of several nodes) of the next node. */
     const int node = topo->rank_node[rank];
-    int other = -1;
-    for (int r = 0; r < topo->n_ranks && other < 0; r++)
-        if (rs->domain[topo->rank_node[r]] != rs->domain[node])
-            other = r;
-    for (int r = 0; r < topo->n_ranks && other < 0; r++)
-        if (topo->rank_node[r] == (node + 1) % topo->n_nodes && topo->rank_node[r] != node)
-            other = r;
+    const int other = other_node_rank(topo, rank);
     g_autoptr(GPtrArray) routes = g_ptr_array_new();
     for (int t = 0; t < topo->n_ranks; t++)
         if (t != rank && topo->rank_node[t] == node)
@@ -973,8 +984,11 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
             double prefix = INFINITY;
             for (int k = 0; k < r->n_links; k++) {
                 const CsLink *l = link_at(topo, r->links[k]);
-                prefix = MIN(prefix, l->bw_Bps);
-                if ((int)cs_link_kind_class(l->kind) != c)
+                const gboolean first = (int)cs_link_kind_class(l->kind) == c;
+                /* A NIC's port is shared by the GPUs that count the NIC as local. */
+                prefix = MIN(prefix,
+                             first && c == CS_LINK_CLASS_NET ? l->bw_Bps / sharing : l->bw_Bps);
+                if (!first)
                     continue;
                 guint j = 0;
                 while (j < firsts->len && g_array_index(firsts, int, j) != r->links[k])
@@ -995,6 +1009,157 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
     memcpy(slot, sums, sizeof sums);
     g_mutex_unlock(&rs->lock);
     return sums[link_class];
+}
+
+/* ---- What binds the way out ---- */
+
+/**
+ * cs_topo_net_path:
+ * See CsNetPath. Channel c of the used NICs crosses the links of cs_topo_route_channel() to a
+ * rank of another node up to and including the first network link (the NIC's port).
+ */
+gboolean
+cs_topo_net_path(const CsTopo *topo, int rank, CsNetPath *out)
+{
+    g_return_val_if_fail(rank >= 0 && rank < topo->n_ranks, FALSE);
+    CsRouteState *rs = topo->routes;
+    memset(out, 0, sizeof *out);
+    out->front_link = -1;
+    const int other = other_node_rank(topo, rank);
+    if (other < 0)
+        return FALSE;
+    g_mutex_lock(&rs->lock);
+    const ExitPlan *p = exit_plan(topo, rs, rank, EXIT_NET);
+    const int used = p->n_exits == 0 ? 0 : MIN(p->per_gpu, p->n_exits);
+    const int sharing = MAX(1, p->sharing);
+    g_mutex_unlock(&rs->lock);
+    if (used == 0)
+        return FALSE;
+    out->used = used;
+    out->sharing = sharing;
+    /* Links before the ports, with the channels crossing each; ports counted once each. */
+    g_autoptr(GArray) front = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) crossed = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int c = 0; c < used; c++) {
+        const CsRoute *r = cs_topo_route_channel(topo, rank, other, c);
+        int k = 0;
+        while (k < r->n_links
+               && cs_link_kind_class(link_at(topo, r->links[k])->kind) != CS_LINK_CLASS_NET)
+            k++;
+        if (k == r->n_links)
+            return FALSE;
+        const int port = r->links[k];
+        if (c == 0) {
+            out->port_link = port;
+            out->nic = link_at(topo, port)->src;
+            out->port_Bps = link_at(topo, port)->bw_Bps;
+        }
+        guint j = 0;
+        while (j < ports->len && g_array_index(ports, int, j) != port)
+            j++;
+        if (j == ports->len) {
+            g_array_append_val(ports, port);
+            out->ports_Bps += link_at(topo, port)->bw_Bps / sharing;
+        }
+        for (int i = 0; i < k; i++) {
+            guint f = 0;
+            while (f < front->len && g_array_index(front, int, f) != r->links[i])
+                f++;
+            if (f == front->len) {
+                const int one = 0;
+                g_array_append_val(front, r->links[i]);
+                g_array_append_val(crossed, one);
+            }
+            g_array_index(crossed, int, f)++;
+        }
+    }
+    out->rate_Bps = out->ports_Bps;
+    out->front_Bps = INFINITY;
+    for (guint f = 0; f < front->len; f++) {
+        const int li = g_array_index(front, int, f);
+        const double through = link_at(topo, li)->bw_Bps * used / g_array_index(crossed, int, f);
+        if (through < out->front_Bps) {
+            out->front_Bps = through;
+            out->front_link = li;
+        }
+    }
+    if (out->front_Bps >= out->ports_Bps)
+        out->front_link = -1;
+    out->rate_Bps = MIN(out->ports_Bps, out->front_Bps);
+    if (out->front_link < 0)
+        out->front_Bps = 0;
+    return TRUE;
+}
+
+/**
+ * cs_topo_fabric_tiers:
+ * See CsFabricTier. A link between two switches of one tier counts as neither down nor up.
+ */
+GArray *
+cs_topo_fabric_tiers(const CsTopo *topo)
+{
+    const int n_dev = (int)topo->devices->len;
+    GArray *tiers = g_array_new(FALSE, TRUE, sizeof(CsFabricTier));
+    g_autofree int *tier = g_new(int, MAX(n_dev, 1));
+    g_autoptr(GArray) queue = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int d = 0; d < n_dev; d++) {
+        tier[d] = node_of(topo, d) >= 0 ? 0 : -1;
+        if (tier[d] == 0)
+            g_array_append_val(queue, d);
+    }
+    /* Breadth first from the nodes' devices over network links, both ways, into the fabric
+     * (an NVL72 rack's NVLink switches are outside every node but are no tier of it). */
+    int top = 0;
+    for (guint h = 0; h < queue->len; h++) {
+        const int u = g_array_index(queue, int, h);
+        for (int dir = 0; dir < 2; dir++) {
+            const int *start = dir ? topo->in_start : topo->out_start;
+            const int *links = dir ? topo->in_links : topo->out_links;
+            for (int k = start[u]; k < start[u + 1]; k++) {
+                const CsLink *l = link_at(topo, links[k]);
+                const int v = dir ? l->src : l->dst;
+                if (tier[v] >= 0 || cs_link_kind_class(l->kind) != CS_LINK_CLASS_NET)
+                    continue;
+                tier[v] = tier[u] + 1;
+                top = MAX(top, tier[v]);
+                g_array_append_val(queue, v);
+            }
+        }
+    }
+    for (int t = 1; t <= top; t++) {
+        CsFabricTier ft = { .tier = t, .example = -1, .ratio_min = INFINITY, .ratio_max = 0 };
+        for (int d = 0; d < n_dev; d++) {
+            if (tier[d] != t)
+                continue;
+            double down = 0, up = 0;
+            for (int k = topo->in_start[d]; k < topo->in_start[d + 1]; k++) {
+                const CsLink *l = link_at(topo, topo->in_links[k]);
+                if (tier[l->src] >= 0 && tier[l->src] < t
+                    && cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
+                    down += l->bw_Bps;
+            }
+            for (int k = topo->out_start[d]; k < topo->out_start[d + 1]; k++) {
+                const CsLink *l = link_at(topo, topo->out_links[k]);
+                if (tier[l->dst] > t && cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
+                    up += l->bw_Bps;
+            }
+            if (ft.n_switches++ == 0) {
+                ft.example = d;
+                ft.down_Bps = down;
+                ft.up_Bps = up;
+            }
+            if (up > 0) {
+                ft.n_uplinked++;
+                ft.ratio_min = MIN(ft.ratio_min, down / up);
+                ft.ratio_max = MAX(ft.ratio_max, down / up);
+            }
+        }
+        if (ft.n_uplinked == 0)
+            ft.ratio_min = 0;
+        g_array_append_val(tiers, ft);
+    }
+    return tiers;
 }
 
 /**

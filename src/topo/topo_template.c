@@ -14,6 +14,15 @@
  *    NIC of group g goes to "leaf" ("leaf<g>"). With more than one leaf, every leaf has an
  *    uplink to one "spine" whose capacity is the leaf's down-port capacity divided by the
  *    oversubscription (a non-blocking spine layer shown as one device).
+ *  - Pods (nodes_per_pod, whole leaf groups): a third tier. Each pod's leaves uplink to the
+ *    pod's own spine "pod<p>/spine", and every pod spine to one "core" with its down capacity
+ *    divided by pod_oversubscription: a three-tier Clos (fat tree) as NVIDIA describes it
+ *    (InfiniBand Cluster Bring-up Procedure v1.0, "Acronyms", 2024-05-28: LEAF, SPINE and CORE
+ *    tiers, a Spine-Leaf Group per pod, "Super Spine" for the core; NVIDIA Enterprise RA, NVL72
+ *    AI Factory, "Network Logical Architecture": super-spine, spine and leaf for larger design
+ *    points) and as Meta builds RoCE clusters (Gangidi et al., "RDMA over Ethernet for
+ *    Distributed AI Training at Meta Scale", SIGCOMM 2024: RTSW leaves and CTSW spines form a
+ *    non-blocking AI zone, an oversubscribed ATSW layer joins zones).
  *  - Latency: a link entering a switch costs nic_alpha + switch_alpha (NIC to leaf) or
  *    switch_alpha (between switches); a link leaving towards a NIC costs nic_alpha.
  */
@@ -37,6 +46,8 @@ static const char *const network_keys[] = {
     "rail_optimized",
     "nodes_per_leaf",
     "oversubscription",
+    "nodes_per_pod",
+    "pod_oversubscription",
     "sharp",
     "nic_link",
     "transport",
@@ -57,6 +68,8 @@ typedef struct {
     gboolean rail_optimized;
     int nodes_per_leaf;
     double oversubscription;
+    int nodes_per_pod;           /* a multiple of nodes_per_leaf; all nodes: no core tier */
+    double pod_oversubscription; /* a pod spine's down / up capacity to the core */
     gboolean sharp;
     const cJSON *nic_link; /* (nullable) */
 } Network;
@@ -247,6 +260,8 @@ read_network(const CsJsonCtx *ctx, const cJSON *root, int nodes, Network *net, G
         .nic_efficiency = 1.0,
         .nodes_per_leaf = nodes,
         .oversubscription = 1.0,
+        .nodes_per_pod = nodes,
+        .pod_oversubscription = 1.0,
     };
     if (!(read_link_kind(ctx, obj, "network", "kind", TRUE, &net->kind, error)
           && cs_json_get_int(ctx, obj, "network", "nics_per_node", FALSE, 1, 1 << 16,
@@ -263,15 +278,36 @@ read_network(const CsJsonCtx *ctx, const cJSON *root, int nodes, Network *net, G
                              &net->nodes_per_leaf, error)
           && cs_json_get_number(ctx, obj, "network", "oversubscription", FALSE, 1.0, FALSE, 1e6,
                                 &net->oversubscription, error)
+          && cs_json_get_int(ctx, obj, "network", "nodes_per_pod", FALSE, 1, nodes,
+                             &net->nodes_per_pod, error)
+          && cs_json_get_number(ctx, obj, "network", "pod_oversubscription", FALSE, 1.0, FALSE, 1e6,
+                                &net->pod_oversubscription, error)
           && cs_json_get_bool(ctx, obj, "network", "sharp", FALSE, &net->sharp, error)
           && cs_json_get_object(ctx, obj, "network", "nic_link", FALSE, &net->nic_link, error)
           && cs_json_get_string(ctx, obj, "network", "source", FALSE, &source, error)))
         return FALSE;
-    /* The slowest link the template makes, a spine uplink: the same floor as any link's. */
+    /* Pods hold whole leaf groups (one pod, the default, holds every node). */
+    if (net->nodes_per_pod < nodes && net->nodes_per_pod % net->nodes_per_leaf != 0) {
+        cs_json_set_error(ctx, error, "network.nodes_per_pod",
+                          "%d nodes per pod: a pod holds whole leaf groups of nodes_per_leaf = "
+                          "%d nodes",
+                          net->nodes_per_pod, net->nodes_per_leaf);
+        return FALSE;
+    }
+    /* The slowest lanes the template makes, spine and core uplinks: the same floor as any
+     * link's. */
     if (net->nic_Bps * net->nic_efficiency / net->oversubscription < CS_TOPO_MIN_USABLE_BPS) {
         cs_json_set_error(ctx, error, "network",
                           "nic_bandwidth x nic_efficiency / oversubscription is below 1 MB/s "
                           "(a spine link that slow would swamp every prediction)");
+        return FALSE;
+    }
+    if (net->nic_Bps * net->nic_efficiency / net->oversubscription / net->pod_oversubscription
+        < CS_TOPO_MIN_USABLE_BPS) {
+        cs_json_set_error(ctx, error, "network.pod_oversubscription",
+                          "nic_bandwidth x nic_efficiency / oversubscription / "
+                          "pod_oversubscription is below 1 MB/s (a core link that slow would "
+                          "swamp every prediction)");
         return FALSE;
     }
     return TRUE;
@@ -640,17 +676,38 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
                      net.nic_efficiency, net.nic_alpha_s + net.switch_alpha_s, net.nic_alpha_s);
         }
     }
+    /* One spine, or with pods a spine per pod ("pod<p>/spine") under one "core". */
+    const int pods = (nodes + net.nodes_per_pod - 1) / net.nodes_per_pod;
+    const int groups_per_pod = pods == 1 ? groups : net.nodes_per_pod / net.nodes_per_leaf;
     if (groups * leaves_per_group > 1) {
-        int spine = add_switch(topo, ctx, "spine", -1, CS_DEVICE_SWITCH, net.sharp, error);
-        if (spine < 0)
-            return FALSE;
-        for (int g = 0; g < groups; g++) {
-            int in_group = MIN(net.nodes_per_leaf, nodes - g * net.nodes_per_leaf);
-            int down_ports = in_group * (net.rail_optimized ? 1 : nics);
-            for (int j = 0; j < leaves_per_group; j++)
-                add_pair(topo, leaf[g * leaves_per_group + j], spine, net.kind,
-                         net.nic_Bps / net.oversubscription, down_ports, net.nic_efficiency,
-                         net.switch_alpha_s, net.switch_alpha_s);
+        int core = -1;
+        if (pods > 1) {
+            core = add_switch(topo, ctx, "core", -1, CS_DEVICE_SWITCH, net.sharp, error);
+            if (core < 0)
+                return FALSE;
+        }
+        for (int p = 0; p < pods; p++) {
+            g_autofree char *name
+                = pods == 1 ? g_strdup("spine") : g_strdup_printf("pod%d/spine", p);
+            int spine = add_switch(topo, ctx, name, -1, CS_DEVICE_SWITCH, net.sharp, error);
+            if (spine < 0)
+                return FALSE;
+            int pod_ports = 0;
+            for (int g = p * groups_per_pod; g < MIN(groups, (p + 1) * groups_per_pod); g++) {
+                int in_group = MIN(net.nodes_per_leaf, nodes - g * net.nodes_per_leaf);
+                int down_ports = in_group * (net.rail_optimized ? 1 : nics);
+                for (int j = 0; j < leaves_per_group; j++) {
+                    add_pair(topo, leaf[g * leaves_per_group + j], spine, net.kind,
+                             net.nic_Bps / net.oversubscription, down_ports, net.nic_efficiency,
+                             net.switch_alpha_s, net.switch_alpha_s);
+                    pod_ports += down_ports;
+                }
+            }
+            /* The pod's uplinks: its spine's down capacity / pod_oversubscription. */
+            if (core >= 0)
+                add_pair(topo, spine, core, net.kind,
+                         net.nic_Bps / net.oversubscription / net.pod_oversubscription, pod_ports,
+                         net.nic_efficiency, net.switch_alpha_s, net.switch_alpha_s);
         }
     }
     topo->template_sharp = net.sharp;
