@@ -113,6 +113,22 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
     "with NCCL or naming no library, on GPUs its model knows; collsim's fastest otherwise), "      \
     "nccl or fastest"
 
+/* ---- Threads (--jobs) ---- */
+
+/* Where --jobs was not given: the default (cs_parallel_default_jobs()). */
+#define CS_CLI_JOBS_UNSET G_MININT
+#define CS_CLI_JOBS_HELP                                                                           \
+    "Threads that share the sizes and candidates (default: the processors); the output is "        \
+    "the same for every N"
+/* The --jobs entry; @target is an int set to CS_CLI_JOBS_UNSET before parsing. */
+#define CS_CLI_JOBS_ENTRY(target)                                                                  \
+    {                                                                                              \
+        "jobs", 'j', 0, G_OPTION_ARG_INT, (target), CS_CLI_JOBS_HELP, "N"                          \
+    }
+/* @jobs as given (or unset) checked and resolved into @out: 1 ... CS_PARALLEL_MAX_JOBS, or a
+ * usage error "PROG: --jobs N: why". */
+gboolean cs_cli_resolve_jobs(const char *prog, int jobs, int *out, GError **error);
+
 /* ---- Topologies and what-ifs (--set) ---- */
 
 #define CS_CLI_SET_HELP                                                                            \
@@ -144,7 +160,7 @@ gboolean cs_cli_check_gpus_per_thread(const char *prog, int gpus_per_thread, int
 /* ---- The command line ---- */
 
 /* @argv joined with spaces, arguments with shell characters quoted: the command as typed, for
- * report headers and plot subtitles. (transfer full) */
+ * report headers and plot subtitles, less --jobs (it changes no result). (transfer full) */
 char *cs_cli_command_line(int argc, char **argv);
 
 /* ---- Output files (--output, --timeline, --plot) ---- */
