@@ -199,14 +199,19 @@ typedef struct {
     int total; /* steps */
     int done;
     CsCliProgressMode mode;
-    gboolean tty;   /* stderr is a terminal */
-    gboolean shown; /* a line is on the terminal, to clear */
-    gint64 t0;      /* us, monotonic */
+    gboolean tty;     /* stderr is a terminal */
+    gboolean shown;   /* a line is on the terminal, to clear */
+    gint64 t0;        /* us, monotonic */
+    const char *unit; /* (nullable) what a step is, plural: NULL "sizes" */
 } CsCliProgress;
 
 void cs_cli_progress_init(CsCliProgress *p, const char *prog, int total, CsCliProgressMode mode);
 /* One more step done, the size it was for. */
 void cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes);
+/* One more step done, @what it was ("ring/LL"). */
+void cs_cli_progress_step_text(CsCliProgress *p, const char *what);
+/* Starts a new phase of @total steps of @unit (plural, static): the count and clock restart. */
+void cs_cli_progress_restart(CsCliProgress *p, int total, const char *unit);
 /* Clears a line left on the terminal. */
 void cs_cli_progress_finish(CsCliProgress *p);
 

@@ -100,6 +100,9 @@ typedef struct {
     gboolean nccl_only;
     gboolean exact;
     gboolean whole;
+    gboolean progress;
+    gboolean quiet;
+    int jobs;
     char *min_gain;
 } SelectOptions;
 
@@ -122,6 +125,26 @@ select_options_clear(SelectOptions *o)
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SelectOptions, select_options_clear)
 
 static const char *prog = "collsim select";
+
+/* Progress per collective: the candidates whose grid sizes are predicted. */
+typedef struct {
+    CsCliProgress line;
+    int op; /* the collective counted, -1 before the first */
+    char unit[64];
+} SelectProgress;
+
+static void
+select_progress(CsOp op, guint done, guint total, const char *label, gpointer data)
+{
+    SelectProgress *p = data;
+    (void)done;
+    if (p->op != (int)op) {
+        p->op = (int)op;
+        g_snprintf(p->unit, sizeof p->unit, "%s candidates", cs_op_name(op));
+        cs_cli_progress_restart(&p->line, (int)total, p->unit);
+    }
+    cs_cli_progress_step_text(&p->line, label);
+}
 
 /* @text, a comma list of whole numbers of at least 1, appended to @out (int). */
 static gboolean
@@ -211,7 +234,7 @@ parse_shapes(const char *ranks, const char *nodes, GError **error)
 gboolean
 cs_cli_select(int argc, char **argv, GError **error)
 {
-    g_auto(SelectOptions) o = { 0 };
+    g_auto(SelectOptions) o = { .jobs = CS_CLI_JOBS_UNSET };
     CsSelectOptions sopts;
     GError *cause = NULL;
 
@@ -268,6 +291,12 @@ cs_cli_select(int argc, char **argv, GError **error)
           "PCT" },
         { "max-events", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
           "Extrapolate past sizes whose simulation exceeds N events (default 40000)", "N" },
+        CS_CLI_JOBS_ENTRY(&o.jobs),
+        { "progress", 0, 0, G_OPTION_ARG_NONE, &o.progress,
+          "Print progress with an estimate of the time left on stderr, a line per candidate "
+          "(by default only on a terminal, in place, once a second has passed)",
+          NULL },
+        { "quiet", 0, 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress", NULL },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
@@ -338,6 +367,10 @@ cs_cli_select(int argc, char **argv, GError **error)
     sopts.exact = o.exact;
     sopts.predict.whole = o.whole;
     sopts.max_events = o.max_events;
+    if (!cs_cli_resolve_jobs(prog, o.jobs, &sopts.jobs, error))
+        return FALSE;
+    if (o.progress && o.quiet)
+        return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
 
     /* --model: an engine network model, or NCCL's cost model. */
     if (o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0) {
@@ -394,6 +427,13 @@ cs_cli_select(int argc, char **argv, GError **error)
         g_ptr_array_add(topos, sub);
     }
 
+    SelectProgress progress = { .op = -1 };
+    cs_cli_progress_init(&progress.line, prog, 0,
+                         o.quiet      ? CS_CLI_PROGRESS_QUIET
+                         : o.progress ? CS_CLI_PROGRESS_FORCE
+                                      : CS_CLI_PROGRESS_AUTO);
+    sopts.progress = select_progress;
+    sopts.progress_data = &progress;
     g_autoptr(GPtrArray) sels = g_ptr_array_new_with_free_func((GDestroyNotify)cs_selection_free);
     for (guint i = 0; i < topos->len; i++) {
         const CsTopo *sub = g_ptr_array_index(topos, i);
@@ -403,6 +443,8 @@ cs_cli_select(int argc, char **argv, GError **error)
             sel = cs_select_compare(sub, &sopts, o.compare, error);
         else
             sel = cs_select_run(sub, &sopts, error);
+        progress.op = -1; /* the next shape counts again */
+        cs_cli_progress_finish(&progress.line);
         if (sel == NULL) {
             /* Options the selection refuses (nothing to select under NCCL's model, sizes) are
              * usage errors; anything else keeps its domain. */

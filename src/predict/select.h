@@ -40,6 +40,12 @@ typedef struct {
     double min_gain_pct;      /* percent: 0 = the fastest per size; > 0 = NCCL's own pick
                                * unless the fastest gains more than this over it, and a range's
                                * choice kept while within this of the fastest (hysteresis) */
+    int jobs;                 /* threads the candidates are spread over (<= 1: none); the
+                               * selection is the same for every count */
+    /* (nullable) told, on the calling thread, each time a candidate's grid sizes of @op are
+     * predicted (@done of @total, in whatever order threads end them; @label "ring/LL") */
+    void (*progress)(CsOp op, guint done, guint total, const char *label, gpointer data);
+    gpointer progress_data;
 } CsSelectOptions;
 
 void cs_select_options_init(CsSelectOptions *options);
