@@ -20,9 +20,11 @@
  *
  * Threads (options->jobs): each candidate's grid sizes, cap included, depend on that candidate
  * alone, so they are predicted first, one candidate per task on a pool of threads
- * (cs_parallel_for()); the search that follows (argmin per size, bisections, gains) runs on
- * the calling thread over those memoised times, in one order. The selection is the same for
- * every thread count. */
+ * (cs_parallel_for()). The search that follows (argmin per size, bisections, gains) runs on
+ * the calling thread in one order; each argmin first has the candidates not yet predicted at
+ * its size predicted on the threads (fill()), then reads the memoised times. A time depends
+ * only on its candidate and size (the point cache returns a point's own events), so the
+ * selection is the same for every thread count. */
 #include "config.h"
 
 #include "predict/select.h"
