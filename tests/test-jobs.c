@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* --jobs: the threads of run, select and plan change no byte of their output (issue 28,
+/* --jobs: the threads of run, select, plan and validate change no byte of their output (issue 28,
  * DESIGN §11 "Output never depends on the degree of parallelism"), and cs_parallel_for() runs
  * every item once. The commands run as users run them ($COLLSIM_BIN) with 1, 2 and 3 threads
  * on small machines (4 GPUs in a box, 2 x 8 GPUs over InfiniBand). */
@@ -118,33 +118,38 @@ static const Case cases[] = {
       0 },
     { "plan/json",
       "plan",
-      { "--workload", "@WORKLOADS@/megatron-tp8-dp2.json", "--topo", "hgx-h100x8-2n", "--set",
-        "network.nic_bandwidth=400Gb/s,200Gb/s", "--format", "json", NULL },
+      { "--workload", "@SRC@/examples/workloads/megatron-tp8-dp2.json", "--topo", "hgx-h100x8-2n",
+        "--set", "network.nic_bandwidth=400Gb/s,200Gb/s", "--format", "json", NULL },
       0 },
     { "plan/table",
       "plan",
-      { "--workload", "@WORKLOADS@/dp-gradient-buckets.json", "--topo", "hgx-h100x8-2n", "--set",
-        "network.nic_bandwidth=400Gb/s,100Gb/s", NULL },
+      { "--workload", "@SRC@/examples/workloads/dp-gradient-buckets.json", "--topo",
+        "hgx-h100x8-2n", "--set", "network.nic_bandwidth=400Gb/s,100Gb/s", NULL },
+      0 },
+    { "validate/table-2n",
+      "validate",
+      { "--topo", "aws-p4de-a100x8-2n-efa", "--model", "nccl",
+        "@SRC@/traces/a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt",
+        "@SRC@/traces/a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt", NULL },
       0 },
     /* The second candidate cannot hold the layout: the same error, whatever ran first. */
     { "plan/error",
       "plan",
-      { "--workload", "@WORKLOADS@/megatron-tp8-dp2.json", "--topo", "hgx-h100x8-2n", "--topo",
-        "dgx-h100x4", "--topo", "hgx-h100x8-2n", NULL },
+      { "--workload", "@SRC@/examples/workloads/megatron-tp8-dp2.json", "--topo", "hgx-h100x8-2n",
+        "--topo", "dgx-h100x4", "--topo", "hgx-h100x8-2n", NULL },
       2 },
 };
 
-/* @c's arguments with --jobs @jobs appended (and the shipped workloads' folder filled in).
- * (transfer full) */
+/* @c's arguments with --jobs @jobs appended, @SRC@ the source tree. (transfer full) */
 static char **
 case_args(const Case *c, int jobs)
 {
-    g_autofree char *workloads
-        = g_build_filename(g_getenv("COLLSIM_SOURCE_ROOT"), "examples", "workloads", NULL);
+    const char *src = g_getenv("COLLSIM_SOURCE_ROOT");
     GPtrArray *args = g_ptr_array_new();
+    g_assert_nonnull(src);
     for (int i = 0; c->args[i] != NULL; i++) {
-        if (g_str_has_prefix(c->args[i], "@WORKLOADS@"))
-            g_ptr_array_add(args, g_strconcat(workloads, c->args[i] + strlen("@WORKLOADS@"), NULL));
+        if (g_str_has_prefix(c->args[i], "@SRC@"))
+            g_ptr_array_add(args, g_strconcat(src, c->args[i] + strlen("@SRC@"), NULL));
         else
             g_ptr_array_add(args, g_strdup(c->args[i]));
     }

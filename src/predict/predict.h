@@ -63,6 +63,9 @@ typedef struct {
                               * schedule would be large is extended linearly from three
                               * smaller simulated sizes on one line (the pipeline's steady
                               * state), or simulated whole when they are not */
+    int jobs;                /* threads for callers that predict many points at once
+                              * (validate's rows); each cs_predict_*() call runs on one.
+                              * <= 1: none */
     gboolean exhaustive;     /* cs_predict_best simulates every candidate, also one whose
                               * lower bound (cs_predict_lower_bound) a faster one already
                               * beats; the answer is the same, only slower (tests compare) */
