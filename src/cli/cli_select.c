@@ -126,7 +126,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SelectOptions, select_options_clear)
 
 static const char *prog = "collsim select";
 
-/* Progress per collective: the candidates whose grid sizes are predicted. */
+/* Progress per collective: the candidates whose grid sizes are predicted, then the grid
+ * intervals searched for crossovers. */
 typedef struct {
     CsCliProgress line;
     int op; /* the collective counted, -1 before the first */
@@ -140,7 +141,7 @@ select_progress(CsOp op, guint done, guint total, const char *label, gpointer da
     (void)done;
     if (p->op != (int)op) {
         p->op = (int)op;
-        g_snprintf(p->unit, sizeof p->unit, "%s candidates", cs_op_name(op));
+        g_snprintf(p->unit, sizeof p->unit, "%s steps", cs_op_name(op));
         cs_cli_progress_restart(&p->line, (int)total, p->unit);
     }
     cs_cli_progress_step_text(&p->line, label);
@@ -293,8 +294,9 @@ cs_cli_select(int argc, char **argv, GError **error)
           "Extrapolate past sizes whose simulation exceeds N events (default 40000)", "N" },
         CS_CLI_JOBS_ENTRY(&o.jobs),
         { "progress", 0, 0, G_OPTION_ARG_NONE, &o.progress,
-          "Print progress with an estimate of the time left on stderr, a line per candidate "
-          "(by default only on a terminal, in place, once a second has passed)",
+          "Print progress with an estimate of the time left on stderr, a line per step (each "
+          "candidate's grid sizes, then each grid interval's crossover search; by default "
+          "only on a terminal, in place, once a second has passed)",
           NULL },
         { "quiet", 0, 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress", NULL },
         G_OPTION_ENTRY_NULL,

@@ -153,6 +153,8 @@ typedef struct {
     gint64 unserved;          /* a grid size no candidate runs (the table is then empty), or 0 */
     const char *unserved_why; /* (nullable) interned: why the first candidate fails there */
     GMutex lock;              /* guards @cache: candidates are predicted on threads */
+    guint progress_done;      /* steps told to options->progress: candidates, then the */
+    guint progress_total;     /* grid intervals searched for crossovers, per table */
 } Search;
 
 static Eval evaluate(Search *s, int c, gint64 size, int channels);
@@ -637,10 +639,18 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     }
 
     Bisect b = { s, mask, g, t->crossovers, FALSE };
-    for (guint i = 0; i + 1 < bests->len; i++)
+    for (guint i = 0; i + 1 < bests->len; i++) {
         (s->margin > 0.0 ? segment_margin : segment)(
             &b, g_array_index(grid, gint64, i), g_array_index(bests, Best, i),
             g_array_index(grid, gint64, i + 1), g_array_index(bests, Best, i + 1), 0);
+        if (s->o->progress != NULL) {
+            g_autofree char *from = cs_units_format_size(g_array_index(grid, gint64, i));
+            g_autofree char *to = cs_units_format_size(g_array_index(grid, gint64, i + 1));
+            g_autofree char *label = g_strdup_printf("crossovers %s .. %s", from, to);
+            s->o->progress(s->op, ++s->progress_done, s->progress_total, label,
+                           s->o->progress_data);
+        }
+    }
     if (b.truncated)
         t->note = g_strdup_printf("more than %d crossovers: the list is cut", MAX_CROSSOVERS);
 
@@ -861,7 +871,8 @@ prefetch_done(guint done, guint c, gpointer data)
                             cand->algo != NULL ? cand->algo->name
                                                : cs_nccl_algo_name((CsNcclAlgo)cand->nccl_algo),
                             cs_proto_name(cand->proto));
-    s->o->progress(s->op, done, s->cands->len, label, s->o->progress_data);
+    s->progress_done = done;
+    s->o->progress(s->op, done, s->progress_total, label, s->o->progress_data);
 }
 
 /* Caps and grid times of every candidate (the @used ones' grid times), on options->jobs
@@ -1069,6 +1080,9 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
             used[c] = all_mask[c] || (func >= 0 && nccl_mask[c]);
         }
         const gint64 t_grid = g_get_monotonic_time();
+        /* Progress: each candidate's grid sizes, then each interval of each table. */
+        const guint n_tables = func >= 0 && differ ? 2 : 1;
+        s.progress_total = s.cands->len + n_tables * (r->grid->len - 1);
         prefetch(&s, r->grid, sel->max_events, used);
         g_debug("select: %s: %u candidates at %u grid sizes in %.3f s", cs_op_name(s.op),
                 s.cands->len, r->grid->len, (g_get_monotonic_time() - t_grid) / 1e6);
