@@ -53,7 +53,11 @@ cs_parallel_for(guint n, int jobs, CsParallelFunc func, CsParallelDone done, gpo
     Loop loop = { func, data, { 0 }, { 0 }, g_array_new(FALSE, FALSE, sizeof(guint)) };
     g_mutex_init(&loop.lock);
     g_cond_init(&loop.cond);
-    /* Exclusive threads of our own: a shared pool could run the items of two loops at once. */
+    /* Exclusive threads of our own: a shared pool could run the items of two loops at once.
+     * None kept once a loop ends: each loop's threads start after its data is written and are
+     * joined before it is read, which ThreadSanitizer sees (GLib hands a kept thread its next
+     * pool through its own futex-based locks, which it does not). */
+    g_thread_pool_set_max_unused_threads(0);
     GThreadPool *pool = g_thread_pool_new(run_item, &loop, (int)MIN((guint)jobs, n), TRUE, NULL);
     g_assert(pool != NULL); /* exclusive pools only fail to start threads: GLib aborts then */
     for (guint i = 0; i < n; i++)

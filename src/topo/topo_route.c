@@ -933,10 +933,12 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
 
     g_mutex_lock(&rs->lock);
     gboolean done = !isnan(slot[0]);
+    /* Read under the lock: another thread may be storing the same figures (TSAN). */
+    const double known = done ? slot[link_class] : 0.0;
     int used = done ? 0 : MAX(1, exit_plan(topo, rs, rank, EXIT_NET)->per_gpu);
     g_mutex_unlock(&rs->lock);
     if (done)
-        return slot[link_class];
+        return known;
 
     /* Over the network: a rank of the first node in another NVLink domain; else (one domain
      * of several nodes) of the next node. */
