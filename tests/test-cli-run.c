@@ -52,12 +52,15 @@ check_golden(const char *name, const char *const *args)
 /* ---- Golden ---- */
 
 /* --progress: a line per size on stderr, "k/N sizes (SIZE)", and standard output as without
- * it (but for the command it echoes); --quiet: nothing on stderr. */
+ * it (but for the command it echoes); --quiet: nothing on stderr. On one thread the sizes end
+ * in order; on several, a line still counts each size as it ends. */
 static void
 test_progress(void)
 {
-    const char *loud[]
-        = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "1M", "-f", "4", "--progress", NULL };
+    const char *loud[] = { "--topo", "dgx-h100x4", "-b",         "1K",     "-e", "1M",
+                           "-f",     "4",          "--progress", "--jobs", "1",  NULL };
+    const char *threads[] = { "--topo", "dgx-h100x4", "-b",         "1K",     "-e", "1M",
+                              "-f",     "4",          "--progress", "--jobs", "2",  NULL };
     const char *quiet[]
         = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "1M", "-f", "4", "--quiet", NULL };
     g_auto(CsTestRun) a = cs_test_run_collsim(NULL, loud);
@@ -70,6 +73,15 @@ test_progress(void)
     g_assert_nonnull(strstr(lines[5], "collsim: 6/6 sizes (1 MiB), "));
     g_assert_nonnull(strstr(lines[5], "about 0 s left"));
     g_assert_cmpstr(b.err, ==, "");
+    g_auto(CsTestRun) c = cs_test_run_collsim(NULL, threads);
+    g_assert_cmpint(c.status, ==, 0);
+    g_auto(GStrv) counted = g_strsplit(c.err, "\n", -1);
+    g_assert_cmpuint(g_strv_length(counted), ==, 6 + 1);
+    for (int i = 0; i < 6; i++) {
+        g_autofree char *k = g_strdup_printf("collsim: %d/6 sizes (", i + 1);
+        g_assert_nonnull(strstr(counted[i], k));
+    }
+    g_assert_cmpstr(c.out, ==, a.out);
     g_autoptr(GRegex) command = g_regex_new("^# command: .*$", G_REGEX_MULTILINE, 0, NULL);
     g_autofree char *a_out = g_regex_replace_literal(command, a.out, -1, 0, "", 0, NULL);
     g_autofree char *b_out = g_regex_replace_literal(command, b.out, -1, 0, "", 0, NULL);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algos/registry.h"
+#include "base/parallel.h"
 
 /* ---- Reading what the trace forced ---- */
 
@@ -384,6 +385,29 @@ validate_row(const CsTopo *topo, CsOp op, const CsTraceRow *row, const CsTraceSe
     out->nccl_algo = NULL;
     out->nccl_proto = NULL;
     return TRUE;
+}
+
+/* One row of a trace to predict (--jobs): its options, its result or why it has none. */
+typedef struct {
+    const CsTraceRow *row;
+    CsPredictOptions opts;
+    CsValidateRow v;
+    GError *error;
+} RowJob;
+
+typedef struct {
+    const CsTopo *topo;
+    CsOp op;
+    const CsTraceSetup *setup;
+    RowJob *rows;
+} RowsJob;
+
+static void
+row_job_item(guint i, gpointer data)
+{
+    RowsJob *all = data;
+    RowJob *job = &all->rows[i];
+    validate_row(all->topo, all->op, job->row, all->setup, &job->opts, &job->v, &job->error);
 }
 
 /* NCCL's own cost model for @v's row: its pick among what the trace's NCCL_ALGO / NCCL_PROTO
@@ -824,7 +848,11 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         opts.cache = points;
     }
 
-    for (gsize i = 0; i < cs_trace_n_rows(trace); i++) {
+    /* Each row's options first (a column collsim cannot read is an error), then the rows
+     * predicted on options->jobs threads, each into its own slot, then kept in trace order. */
+    const gsize n_rows = cs_trace_n_rows(trace);
+    g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(RowJob));
+    for (gsize i = 0; i < n_rows; i++) {
         const CsTraceRow *row = cs_trace_row(trace, i);
         if (row->size_bytes <= 0 || !(row->out_of_place.time_us > 0))
             continue;
@@ -856,17 +884,25 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         }
         if (cs_op_has_root(op) && row->root >= 0)
             opts.root = row->root;
+        RowJob job = { row, opts, { 0 }, NULL };
+        g_array_append_val(rows, job);
+    }
+    RowsJob all = { topo, op, &setup, (RowJob *)rows->data };
+    cs_parallel_for(rows->len, options != NULL ? options->jobs : 1, row_job_item, NULL, &all);
+    for (guint i = 0; i < rows->len; i++) {
+        RowJob *job = &g_array_index(rows, RowJob, i);
         /* A row collsim cannot predict (a schedule too large to hold, say) is said, and
          * the others still come out. */
-        CsValidateRow v;
-        if (!validate_row(topo, op, row, &setup, &opts, &v, &local)) {
-            g_ptr_array_add(report->unpredicted,
-                            g_strdup_printf("%s:%d: %s", origin, row->line, local->message));
+        if (job->error != NULL) {
+            g_ptr_array_add(
+                report->unpredicted,
+                g_strdup_printf("%s:%d: %s", origin, job->row->line, job->error->message));
+            g_clear_error(&job->error);
             continue;
         }
         if (nccl_model != NULL)
-            nccl_row(nccl_model, op, nranks, algo_mask, proto_mask, &v);
-        g_array_append_val(report->rows, v);
+            nccl_row(nccl_model, op, nranks, algo_mask, proto_mask, &job->v);
+        g_array_append_val(report->rows, job->v);
     }
     if (report->rows->len == 0 && report->unpredicted->len > 0) {
         g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_EMPTY, "%s",

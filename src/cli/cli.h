@@ -118,6 +118,22 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
     "with NCCL or naming no library, on GPUs its model knows; collsim's fastest otherwise), "      \
     "nccl or fastest"
 
+/* ---- Threads (--jobs) ---- */
+
+/* Where --jobs was not given: the default (cs_parallel_default_jobs()). */
+#define CS_CLI_JOBS_UNSET G_MININT
+#define CS_CLI_JOBS_HELP                                                                           \
+    "Threads that share the sizes and candidates (default: the processors); the output is "        \
+    "the same for every N"
+/* The --jobs entry; @target is an int set to CS_CLI_JOBS_UNSET before parsing. */
+#define CS_CLI_JOBS_ENTRY(target)                                                                  \
+    {                                                                                              \
+        "jobs", 'j', 0, G_OPTION_ARG_INT, (target), CS_CLI_JOBS_HELP, "N"                          \
+    }
+/* @jobs as given (or unset) checked and resolved into @out: 1 ... CS_PARALLEL_MAX_JOBS, or a
+ * usage error "PROG: --jobs N: why". */
+gboolean cs_cli_resolve_jobs(const char *prog, int jobs, int *out, GError **error);
+
 /* ---- Topologies and what-ifs (--set) ---- */
 
 #define CS_CLI_SET_HELP                                                                            \
@@ -162,7 +178,7 @@ char *cs_cli_human_size(gint64 bytes);
 /* ---- The command line ---- */
 
 /* @argv joined with spaces, arguments with shell characters quoted: the command as typed, for
- * report headers and plot subtitles. (transfer full) */
+ * report headers and plot subtitles, less --jobs (it changes no result). (transfer full) */
 char *cs_cli_command_line(int argc, char **argv);
 
 /* ---- Output files (--output, --timeline, --plot) ---- */
@@ -201,14 +217,19 @@ typedef struct {
     int total; /* steps */
     int done;
     CsCliProgressMode mode;
-    gboolean tty;   /* stderr is a terminal */
-    gboolean shown; /* a line is on the terminal, to clear */
-    gint64 t0;      /* us, monotonic */
+    gboolean tty;     /* stderr is a terminal */
+    gboolean shown;   /* a line is on the terminal, to clear */
+    gint64 t0;        /* us, monotonic */
+    const char *unit; /* (nullable) what a step is, plural: NULL "sizes" */
 } CsCliProgress;
 
 void cs_cli_progress_init(CsCliProgress *p, const char *prog, int total, CsCliProgressMode mode);
 /* One more step done, the size it was for. */
 void cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes);
+/* One more step done, @what it was ("ring/LL"). */
+void cs_cli_progress_step_text(CsCliProgress *p, const char *what);
+/* Starts a new phase of @total steps of @unit (plural, static): the count and clock restart. */
+void cs_cli_progress_restart(CsCliProgress *p, int total, const char *unit);
 /* Clears a line left on the terminal. */
 void cs_cli_progress_finish(CsCliProgress *p);
 

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "base/fileio.h"
+#include "base/parallel.h"
 #include "base/units.h"
 #include "predict/select.h"
 #include "topo/topo.h"
@@ -88,6 +89,24 @@ cs_cli_parse_count_arg(const char *option_name, const char *value, gpointer data
 
     g_return_val_if_fail(target != NULL, FALSE);
     return prefix_flag(cs_units_parse_count(value, target, error), option_name, error);
+}
+
+/**
+ * cs_cli_resolve_jobs:
+ * --jobs: a thread count from 1 to CS_PARALLEL_MAX_JOBS; unset, the processors.
+ */
+gboolean
+cs_cli_resolve_jobs(const char *prog, int jobs, int *out, GError **error)
+{
+    if (jobs == CS_CLI_JOBS_UNSET) {
+        *out = cs_parallel_default_jobs();
+        return TRUE;
+    }
+    if (jobs < 1 || jobs > CS_PARALLEL_MAX_JOBS)
+        return cs_cli_usage_error(error, prog, "--jobs %d: threads are 1 to %d", jobs,
+                                  CS_PARALLEL_MAX_JOBS);
+    *out = jobs;
+    return TRUE;
 }
 
 /**
@@ -245,6 +264,13 @@ cs_cli_command_line(int argc, char **argv)
 {
     GString *s = g_string_new(argv[0]);
     for (int i = 1; i < argc; i++) {
+        /* --jobs changes no result: the output is the same for every N. */
+        if (strcmp(argv[i], "--jobs") == 0 || strcmp(argv[i], "-j") == 0) {
+            i++;
+            continue;
+        }
+        if (g_str_has_prefix(argv[i], "--jobs="))
+            continue;
         gboolean plain = argv[i][0] != '\0' && strpbrk(argv[i], " \t'\"\\$`*?;&|<>()") == NULL;
         g_autofree char *quoted = plain ? g_strdup(argv[i]) : g_shell_quote(argv[i]);
         g_string_append_printf(s, " %s", quoted);

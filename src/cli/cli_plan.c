@@ -12,6 +12,7 @@
 #include "base/json_util.h"
 #include "base/op.h"
 #include "analysis/plot.h"
+#include "base/parallel.h"
 #include "base/units.h"
 #include "cli/cli.h"
 #include "models/nccl.h"
@@ -469,7 +470,8 @@ predict_collective(const CsTopo *sub, int n, const Collective *c, CollResult *ou
     return TRUE;
 }
 
-/* The candidate @label: topology @topo_name with @edits (nullable, single values) applied. */
+/* The candidate @label: topology @topo_name with @edits (nullable, single values) applied,
+ * its groups cut out, a slot for each collective's result (plan_predict() fills them). */
 static gboolean
 plan_candidate(const Workload *w, const char *topo_name, char **edits, const char *label,
                Candidate *c, GError **error)
@@ -503,28 +505,96 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
     g_free(ranks);
     c->colls = g_ptr_array_new_with_free_func(coll_result_free);
     c->phases = g_array_new(FALSE, TRUE, sizeof(PhaseResult));
-    c->step_s = 0;
     for (guint i = 0; i < w->phases->len; i++) {
         const Phase *p = g_ptr_array_index(w->phases, i);
-        PhaseResult pr = { 0 };
+        for (guint j = 0; j < p->colls->len; j++)
+            g_ptr_array_add(c->colls, g_new0(CollResult, 1));
+    }
+    return TRUE;
+}
+
+/* Every collective of every candidate, one item each (--jobs): item k is collective k % n of
+ * candidate k / n, n the workload's collectives; each writes its own slot and error. */
+typedef struct {
+    const Workload *w;
+    Candidate *cands;
+    char **labels;
+    const Collective **colls; /* the workload's collectives, in order */
+    const Phase **phase_of;   /* the phase of each */
+    guint n_colls;
+    GError **errors; /* per item */
+} PlanJob;
+
+static void
+plan_item(guint k, gpointer data)
+{
+    PlanJob *j = data;
+    const guint cand = k / j->n_colls;
+    const guint idx = k % j->n_colls;
+    Candidate *c = &j->cands[cand];
+    const Collective *coll = j->colls[idx];
+    CollResult *r = g_ptr_array_index(c->colls, idx);
+    if (!predict_collective(c->sub[coll->group], c->n_ranks[coll->group], coll, r, &j->errors[k]))
+        g_prefix_error(
+            &j->errors[k],
+            "%s: --topo %s: phase \"%s\", %s of %" G_GINT64_FORMAT " bytes on group %s: ", prog,
+            j->labels[cand], j->phase_of[idx]->name, cs_op_name(coll->op), coll->bytes,
+            group_names[coll->group]);
+}
+
+/* Predicts the collectives of the first @n candidates on @jobs threads, then adds up each
+ * candidate's phases in order. The first error in candidate and collective order, as one
+ * thread would meet it. */
+static gboolean
+plan_predict(const Workload *w, Candidate *cands, char **labels, int n, int jobs, GError **error)
+{
+    g_autoptr(GPtrArray) colls = g_ptr_array_new();
+    g_autoptr(GPtrArray) phase_of = g_ptr_array_new();
+    for (guint i = 0; i < w->phases->len; i++) {
+        const Phase *p = g_ptr_array_index(w->phases, i);
         for (guint j = 0; j < p->colls->len; j++) {
-            const Collective *coll = &g_array_index(p->colls, Collective, j);
-            CollResult *r = g_new0(CollResult, 1);
-            g_ptr_array_add(c->colls, r);
-            if (!predict_collective(c->sub[coll->group], c->n_ranks[coll->group], coll, r, error)) {
-                g_prefix_error(error,
-                               "%s: --topo %s: phase \"%s\", %s of %" G_GINT64_FORMAT
-                               " bytes on group %s: ",
-                               prog, label, p->name, cs_op_name(coll->op), coll->bytes,
-                               group_names[coll->group]);
-                return FALSE;
-            }
-            pr.comm_s += r->time_s * coll->count;
+            g_ptr_array_add(colls, &g_array_index(p->colls, Collective, j));
+            g_ptr_array_add(phase_of, (gpointer)p);
         }
-        pr.exposed_s = p->overlap ? MAX(0.0, pr.comm_s - p->compute_s) : pr.comm_s;
-        pr.total_s = p->compute_s + pr.exposed_s;
-        c->step_s += pr.total_s;
-        g_array_append_val(c->phases, pr);
+    }
+    const guint n_items = (guint)n * colls->len;
+    PlanJob job = { w,
+                    cands,
+                    labels,
+                    (const Collective **)colls->pdata,
+                    (const Phase **)phase_of->pdata,
+                    colls->len,
+                    g_new0(GError *, MAX(n_items, 1)) };
+    if (colls->len > 0)
+        cs_parallel_for(n_items, jobs, plan_item, NULL, &job);
+    gboolean ok = TRUE;
+    for (guint k = 0; k < n_items; k++) {
+        if (job.errors[k] != NULL && ok) {
+            g_propagate_error(error, g_steal_pointer(&job.errors[k]));
+            ok = FALSE;
+        }
+        g_clear_error(&job.errors[k]);
+    }
+    g_free(job.errors);
+    if (!ok)
+        return FALSE;
+    for (int k = 0; k < n; k++) {
+        Candidate *c = &cands[k];
+        guint idx = 0;
+        c->step_s = 0;
+        for (guint i = 0; i < w->phases->len; i++) {
+            const Phase *p = g_ptr_array_index(w->phases, i);
+            PhaseResult pr = { 0 };
+            for (guint j = 0; j < p->colls->len; j++, idx++) {
+                const Collective *coll = &g_array_index(p->colls, Collective, j);
+                const CollResult *r = g_ptr_array_index(c->colls, idx);
+                pr.comm_s += r->time_s * coll->count;
+            }
+            pr.exposed_s = p->overlap ? MAX(0.0, pr.comm_s - p->compute_s) : pr.comm_s;
+            pr.total_s = p->compute_s + pr.exposed_s;
+            c->step_s += pr.total_s;
+            g_array_append_val(c->phases, pr);
+        }
     }
     return TRUE;
 }
@@ -857,6 +927,7 @@ cs_cli_plan(int argc, char **argv, GError **error)
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
     g_auto(GStrv) prices = NULL;
     gint64 steps_arg = 0;
+    int jobs_arg = CS_CLI_JOBS_UNSET;
     const GOptionEntry entries[]
         = { { "workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload_path,
               "The workload: layout and phases of collectives (docs/workloads.md)", "FILE" },
@@ -880,6 +951,7 @@ cs_cli_plan(int argc, char **argv, GError **error)
               "Also draw each candidate's step as a bar into FILE (.svg, .png or .pdf), stacked "
               "by phase: compute, then each collective's exposed time",
               "FILE" },
+            CS_CLI_JOBS_ENTRY(&jobs_arg),
             G_OPTION_ENTRY_NULL };
     if (!cs_cli_parse(&argc, &argv, entries, "", summary, description, error))
         return FALSE;
@@ -904,6 +976,9 @@ cs_cli_plan(int argc, char **argv, GError **error)
     for (int i = 0; i < n_prices; i++)
         if (!parse_price(prices[i], &price[i], error))
             return FALSE;
+    int jobs;
+    if (!cs_cli_resolve_jobs(prog, jobs_arg, &jobs, error))
+        return FALSE;
     g_autoptr(GPtrArray) split = cs_cli_split_sets(prog, sets, error);
     if (split == NULL)
         return FALSE;
@@ -934,14 +1009,25 @@ cs_cli_plan(int argc, char **argv, GError **error)
     Candidate *cands = g_new0(Candidate, n);
     g_auto(GStrv) labels = g_new0(char *, n + 1);
     g_auto(GStrv) bars = g_new0(char *, n + 1);
-    gboolean ok = TRUE;
-    for (int k = 0; k < n && ok; k++) {
-        g_autofree char **edits = candidate_edits(split, k % combos);
-        labels[k] = candidate_label(topos[k / combos], edits);
-        bars[k] = bar_label(topos[k / combos], edits, g_strv_length(topos) == 1);
-        ok = plan_candidate(w, topos[k / combos], edits, labels[k], &cands[k], error);
+    /* Loaded one after the other; a candidate that fails to load ends the list, after the
+     * collectives of those before it are predicted (an error there comes first, as it
+     * would one candidate at a time). */
+    int loaded = 0;
+    g_autoptr(GError) load_error = NULL;
+    for (; loaded < n; loaded++) {
+        g_autofree char **edits = candidate_edits(split, loaded % combos);
+        labels[loaded] = candidate_label(topos[loaded / combos], edits);
+        bars[loaded] = bar_label(topos[loaded / combos], edits, g_strv_length(topos) == 1);
+        if (!plan_candidate(w, topos[loaded / combos], edits, labels[loaded], &cands[loaded],
+                            &load_error))
+            break;
         if (n_prices > 0)
-            cands[k].price = &price[n_prices == 1 ? 0 : k];
+            cands[loaded].price = &price[n_prices == 1 ? 0 : loaded];
+    }
+    gboolean ok = plan_predict(w, cands, labels, loaded, jobs, error);
+    if (ok && load_error != NULL) {
+        g_propagate_error(error, g_steal_pointer(&load_error));
+        ok = FALSE;
     }
     /* The picture first: a file that cannot be written fails before anything is printed. */
     if (ok && plot != NULL)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Progress of a long command on stderr: "collsim: 12/31 sizes (64 MiB), 35 s, about 40 s left".
+/* Progress of a long command on stderr: "collsim: 12/31 sizes (64 MiB), 35 s, about 40 s left"
+ * (select: "collsim select: 3/9 allreduce candidates (ring/LL), 2.0 s, about 4 s left").
  * On a terminal, once a second has passed, one line rewritten in place and cleared at the end;
  * forced (--progress), a line per step wherever stderr goes; --quiet, nothing. The estimate is
  * the time per step so far times the steps left: sizes cost more as they grow, so it is low
@@ -24,8 +25,19 @@ cs_cli_progress_init(CsCliProgress *p, const char *prog, int total, CsCliProgres
     };
 }
 
+/* A new phase of @total steps counted in @unit ("allreduce candidates"): the count and the
+ * clock start again, the line stays. */
 void
-cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes)
+cs_cli_progress_restart(CsCliProgress *p, int total, const char *unit)
+{
+    p->total = total;
+    p->done = 0;
+    p->unit = unit;
+    p->t0 = g_get_monotonic_time();
+}
+
+void
+cs_cli_progress_step_text(CsCliProgress *p, const char *what)
 {
     p->done++;
     if (p->mode == CS_CLI_PROGRESS_QUIET || (p->mode == CS_CLI_PROGRESS_AUTO && !p->tty))
@@ -34,12 +46,19 @@ cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes)
     if (p->mode == CS_CLI_PROGRESS_AUTO && elapsed < 1.0)
         return;
     const double left = elapsed / p->done * (p->total - p->done);
-    g_autofree char *size = cs_units_format_size(size_bytes);
     const gboolean in_place = p->tty && p->mode == CS_CLI_PROGRESS_AUTO;
-    fprintf(stderr, "%s%s: %d/%d sizes (%s), %.1f s, about %.0f s left%s", in_place ? "\r" : "",
-            p->prog, p->done, p->total, size, elapsed, left, in_place ? "\033[K" : "\n");
+    fprintf(stderr, "%s%s: %d/%d %s (%s), %.1f s, about %.0f s left%s", in_place ? "\r" : "",
+            p->prog, p->done, p->total, p->unit != NULL ? p->unit : "sizes", what, elapsed, left,
+            in_place ? "\033[K" : "\n");
     p->shown = in_place;
     fflush(stderr);
+}
+
+void
+cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes)
+{
+    g_autofree char *size = cs_units_format_size(size_bytes);
+    cs_cli_progress_step_text(p, size);
 }
 
 void

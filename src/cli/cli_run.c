@@ -18,6 +18,7 @@
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "topo/topo.h"
+#include "base/parallel.h"
 #include "base/units.h"
 
 /* The default sweep: 8 B to 8 GiB by doubling. nccl-tests' own default is one 32 MiB size;
@@ -114,6 +115,7 @@ typedef struct {
     gboolean textbook;
     gboolean progress;
     gboolean quiet;
+    int jobs;
     char *model;
     char *pick; /* "fastest", "nccl" or "nccl:VERSION" */
     char *format;
@@ -403,60 +405,163 @@ verify_point(const CsTopo *topo, CsOp op, const CsPrediction *pred, const CsPred
     return TRUE;
 }
 
+/* ---- Threads (--jobs) ----
+ *
+ * Each size (and block) is predicted on its own (cs_parallel_for()), into its own slot; the
+ * report is then written from the slots in order, so the output is the same for every --jobs.
+ * The point cache is shared and locks. */
+
+/* The points of one block at every size: predictions or why each failed. */
+typedef struct {
+    const CsTopo *topo;
+    CsOp op;
+    const GArray *sizes;
+    const CsAlgo *algo; /* (nullable) --algo for the best block, the block's own otherwise */
+    int proto;
+    const CsPredictOptions *popts;
+    const CsPredictOptions *fastest_opts; /* (nullable) collsim's fastest beside NCCL's pick */
+    gboolean best;                        /* cs_predict_best(), not cs_predict_one() */
+    CsPrediction *pred;
+    CsPrediction *fastest;
+    GError **errors; /* per size: the first error, or NULL */
+    CsCliProgress *progress;
+} SizesJob;
+
+static void
+sizes_job_item(guint i, gpointer data)
+{
+    SizesJob *j = data;
+    const gint64 size = g_array_index(j->sizes, gint64, i);
+    if (!j->best) {
+        cs_predict_one(j->topo, j->op, size, j->algo, (CsProto)j->proto, j->popts, &j->pred[i],
+                       &j->errors[i]);
+        return;
+    }
+    if (!cs_predict_best(j->topo, j->op, size, j->algo, j->proto, j->popts, &j->pred[i],
+                         &j->errors[i]))
+        return;
+    if (j->fastest_opts != NULL)
+        cs_predict_best(j->topo, j->op, size, j->algo, j->proto, j->fastest_opts, &j->fastest[i],
+                        &j->errors[i]);
+}
+
+static void
+sizes_job_done(guint done, guint i, gpointer data)
+{
+    SizesJob *j = data;
+    (void)done;
+    if (j->progress != NULL)
+        cs_cli_progress_step(j->progress, g_array_index(j->sizes, gint64, i));
+}
+
+/* Fills @j's slots for every size on @jobs threads; free with sizes_job_clear(). */
+static void
+sizes_job_run(SizesJob *j, int jobs)
+{
+    const guint n = j->sizes->len;
+    j->pred = g_new0(CsPrediction, MAX(n, 1));
+    j->fastest = g_new0(CsPrediction, MAX(n, 1));
+    j->errors = g_new0(GError *, MAX(n, 1));
+    cs_parallel_for(n, jobs, sizes_job_item, sizes_job_done, j);
+}
+
+static void
+sizes_job_clear(SizesJob *j)
+{
+    for (guint i = 0; j->errors != NULL && i < j->sizes->len; i++)
+        g_clear_error(&j->errors[i]);
+    g_clear_pointer(&j->pred, g_free);
+    g_clear_pointer(&j->fastest, g_free);
+    g_clear_pointer(&j->errors, g_free);
+}
+
 static gboolean
 predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
-                   const CsAlgo *algo, int proto, const CsPredictOptions *popts, GString *verified,
-                   CsCliProgress *progress, GError **error)
+                   const CsAlgo *algo, int proto, const CsPredictOptions *popts, int jobs,
+                   GString *verified, CsCliProgress *progress, GError **error)
 {
     /* Under NCCL's pick, collsim's fastest goes beside it (same candidates, same engine). */
     CsPredictOptions fastest_opts = *popts;
     fastest_opts.pick = CS_PICK_FASTEST;
     fastest_opts.nccl = NULL;
+    SizesJob j = {
+        topo,
+        op,
+        sizes,
+        algo,
+        proto,
+        popts,
+        popts->pick == CS_PICK_NCCL ? &fastest_opts : NULL,
+        TRUE,
+        NULL,
+        NULL,
+        NULL,
+        progress,
+    };
+    sizes_job_run(&j, jobs);
+    gboolean ok = TRUE;
     cs_report_begin_block(report, "best", TRUE);
-    for (guint i = 0; i < sizes->len; i++) {
+    for (guint i = 0; i < sizes->len && ok; i++) {
         gint64 size = g_array_index(sizes, gint64, i);
-        CsPrediction pred;
-        if (!cs_predict_best(topo, op, size, algo, proto, popts, &pred, error)) {
-            g_prefix_error(error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog, cs_op_name(op),
-                           size);
-            return FALSE;
+        const CsPrediction *pred = &j.pred[i];
+        if (j.errors[i] != NULL) {
+            g_propagate_prefixed_error(error, g_steal_pointer(&j.errors[i]),
+                                       "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
+                                       cs_op_name(op), size);
+            ok = FALSE;
+            break;
         }
-        cs_report_add(report, &pred);
-        if (popts->pick == CS_PICK_NCCL) {
-            CsPrediction fastest;
-            if (!cs_predict_best(topo, op, size, algo, proto, &fastest_opts, &fastest, error)) {
-                g_prefix_error(error, "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
-                               cs_op_name(op), size);
-                return FALSE;
-            }
-            cs_report_set_alternative(report, &fastest);
-        }
-        if (pred.n_unsimulated > 0) {
-            g_autofree char *more = pred.n_unsimulated > 1
-                                        ? g_strdup_printf(" and %d more", pred.n_unsimulated - 1)
+        cs_report_add(report, pred);
+        if (j.fastest_opts != NULL)
+            cs_report_set_alternative(report, &j.fastest[i]);
+        if (pred->n_unsimulated > 0) {
+            g_autofree char *more = pred->n_unsimulated > 1
+                                        ? g_strdup_printf(" and %d more", pred->n_unsimulated - 1)
                                         : g_strdup("");
             g_autofree char *note = g_strdup_printf(
                 "%" G_GINT64_FORMAT " bytes: %s/%s%s not simulated (schedule beyond "
                 "%" G_GSIZE_FORMAT " steps); the best of the others is shown",
-                size, pred.unsimulated_algo->name, cs_proto_name(pred.unsimulated_proto), more,
+                size, pred->unsimulated_algo->name, cs_proto_name(pred->unsimulated_proto), more,
                 CS_SCHEDULE_MAX_STEPS);
             cs_report_add_note(report, note);
         }
-        if (verified != NULL && !verify_point(topo, op, &pred, popts, verified, error))
-            return FALSE;
-        cs_cli_progress_step(progress, size);
+        if (verified != NULL && !verify_point(topo, op, pred, popts, verified, error))
+            ok = FALSE;
     }
-    return TRUE;
+    sizes_job_clear(&j);
+    return ok;
+}
+
+/* One block of --all: an algorithm x protocol, or an algorithm that cannot run here. */
+typedef struct {
+    const CsAlgo *algo;
+    int proto;       /* -1: not applicable, @why says why */
+    const char *why; /* (nullable) */
+    SizesJob job;
+} AllBlock;
+
+typedef struct {
+    AllBlock *blocks;
+    guint n_sizes;
+} AllJob;
+
+static void
+all_job_item(guint k, gpointer data)
+{
+    AllJob *a = data;
+    AllBlock *b = &a->blocks[k / a->n_sizes];
+    sizes_job_item(k % a->n_sizes, &b->job);
 }
 
 /* One block per algorithm x protocol; what cannot run becomes a note, not a failure. */
 static gboolean
 predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
                    const CsAlgo *algo_filter, int proto_filter, const CsPredictOptions *popts,
-                   GString *verified, GError **error)
+                   int jobs, GString *verified, GError **error)
 {
     int nranks = popts->nranks;
     gsize n_rows = 0;
+    g_autoptr(GArray) blocks = g_array_new(FALSE, TRUE, sizeof(AllBlock));
     for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
         const CsAlgo *algo = *a;
         if (algo_filter != NULL && algo != algo_filter)
@@ -465,41 +570,73 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
             continue;
         const char *why = NULL;
         if (algo->supports != NULL && !algo->supports(topo, op, nranks, &why)) {
-            cs_report_begin_block(report, algo->name, FALSE);
-            g_autofree char *note = g_strdup_printf("%s: not applicable: %s", algo->name,
-                                                    why != NULL ? why : "refused");
-            cs_report_add_note(report, note);
+            AllBlock b = { algo, -1, why, { 0 } };
+            g_array_append_val(blocks, b);
             continue;
         }
         for (int p = 0; p < CS_N_PROTOS; p++) {
             if (proto_filter >= 0 && p != proto_filter)
                 continue;
-            g_autofree char *label
-                = g_strdup_printf("%s/%s", algo->name, cs_proto_name((CsProto)p));
-            cs_report_begin_block(report, label, FALSE);
-            g_autofree char *last_note = NULL;
-            for (guint i = 0; i < sizes->len; i++) {
-                gint64 size = g_array_index(sizes, gint64, i);
-                CsPrediction pred;
-                g_autoptr(GError) local = NULL;
-                if (cs_predict_one(topo, op, size, algo, (CsProto)p, popts, &pred, &local)) {
-                    cs_report_add(report, &pred);
-                    n_rows++;
-                    if (verified != NULL && !verify_point(topo, op, &pred, popts, verified, error))
-                        return FALSE;
-                    continue;
-                }
-                /* The same refusal for every size is said once. */
-                if (g_strcmp0(last_note, local->message) != 0) {
-                    g_autofree char *note = g_strdup_printf("%s: %" G_GINT64_FORMAT " bytes: %s",
-                                                            label, size, local->message);
-                    cs_report_add_note(report, note);
-                    g_free(last_note);
-                    last_note = g_strdup(local->message);
-                }
-            }
+            AllBlock b = { algo, p, NULL, { 0 } };
+            b.job = (SizesJob){
+                topo, op, sizes, algo, p, popts, NULL, FALSE, NULL, NULL, NULL, NULL
+            };
+            b.job.pred = g_new0(CsPrediction, MAX(sizes->len, 1));
+            b.job.errors = g_new0(GError *, MAX(sizes->len, 1));
+            g_array_append_val(blocks, b);
         }
     }
+    /* Every size of every block, the blocks' slots filled on @jobs threads. */
+    g_autoptr(GArray) runnable = g_array_new(FALSE, TRUE, sizeof(AllBlock));
+    for (guint b = 0; b < blocks->len; b++)
+        if (g_array_index(blocks, AllBlock, b).proto >= 0)
+            g_array_append_val(runnable, g_array_index(blocks, AllBlock, b));
+    AllJob all = { (AllBlock *)runnable->data, sizes->len };
+    cs_parallel_for(runnable->len * sizes->len, jobs, all_job_item, NULL, &all);
+
+    gboolean ok = TRUE;
+    guint next = 0;
+    for (guint b = 0; b < blocks->len; b++) {
+        const AllBlock *block = &g_array_index(blocks, AllBlock, b);
+        if (block->proto < 0) {
+            if (!ok)
+                continue;
+            cs_report_begin_block(report, block->algo->name, FALSE);
+            g_autofree char *note = g_strdup_printf("%s: not applicable: %s", block->algo->name,
+                                                    block->why != NULL ? block->why : "refused");
+            cs_report_add_note(report, note);
+            continue;
+        }
+        SizesJob *j = &g_array_index(runnable, AllBlock, next++).job;
+        g_autofree char *label
+            = g_strdup_printf("%s/%s", block->algo->name, cs_proto_name((CsProto)block->proto));
+        if (ok)
+            cs_report_begin_block(report, label, FALSE);
+        g_autofree char *last_note = NULL;
+        for (guint i = 0; i < sizes->len && ok; i++) {
+            gint64 size = g_array_index(sizes, gint64, i);
+            if (j->errors[i] == NULL) {
+                cs_report_add(report, &j->pred[i]);
+                n_rows++;
+                if (verified != NULL
+                    && !verify_point(topo, op, &j->pred[i], popts, verified, error))
+                    ok = FALSE;
+                continue;
+            }
+            /* The same refusal for every size is said once. */
+            const char *message = j->errors[i]->message;
+            if (g_strcmp0(last_note, message) != 0) {
+                g_autofree char *note
+                    = g_strdup_printf("%s: %" G_GINT64_FORMAT " bytes: %s", label, size, message);
+                cs_report_add_note(report, note);
+                g_free(last_note);
+                last_note = g_strdup(message);
+            }
+        }
+        sizes_job_clear(j);
+    }
+    if (!ok)
+        return FALSE;
     if (n_rows == 0) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED,
                     "%s: no algorithm x protocol can run %s on %d ranks of %s", prog,
@@ -651,6 +788,7 @@ cs_cli_run(int argc, char **argv, GError **error)
         .nthreads = 1,
         .ngpus = 1,
         .step_bytes = -1, /* -i not given; -i 0 is an error */
+        .jobs = CS_CLI_JOBS_UNSET,
     };
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
     prog = argv[0];
@@ -729,6 +867,7 @@ cs_cli_run(int argc, char **argv, GError **error)
           "default only on a terminal, once a run has taken a second)",
           NULL },
         { "quiet", 0, 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress", NULL },
+        CS_CLI_JOBS_ENTRY(&o.jobs),
         { "textbook", 0, 0, G_OPTION_ARG_NONE, &o.textbook,
           "Hockney's cost model in the engine: each message costs its sender alpha + n/B, "
           "nothing else (no launch, protocol, chunking or overlap); ring all-reduce then takes "
@@ -766,14 +905,10 @@ cs_cli_run(int argc, char **argv, GError **error)
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
-        { "minbytes", &o.min_bytes },
-        { "maxbytes", &o.max_bytes },
-        { "stepfactor", &factor },
-        { "stepbytes", &o.step_bytes },
-        { "ranks", &o.ranks },
-        { "timeline-size", &o.timeline_size },
-        { "nodes", &o.nodes },
-        { NULL, NULL },
+        { "minbytes", &o.min_bytes }, { "maxbytes", &o.max_bytes },
+        { "stepfactor", &factor },    { "stepbytes", &o.step_bytes },
+        { "ranks", &o.ranks },        { "timeline-size", &o.timeline_size },
+        { "nodes", &o.nodes },        { NULL, NULL },
     };
     g_autoptr(GArray) all_entries = entries_with_ignored(entries, &o);
     if (!cs_cli_parse_units(&argc, &argv, (const GOptionEntry *)all_entries->data, targets, "",
@@ -1018,6 +1153,9 @@ cs_cli_run(int argc, char **argv, GError **error)
     g_autoptr(GString) verified = o.verify ? g_string_new(NULL) : NULL;
     if (o.progress && o.quiet)
         return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
+    int jobs;
+    if (!cs_cli_resolve_jobs(prog, o.jobs, &jobs, error))
+        return FALSE;
     CsCliProgress progress;
     cs_cli_progress_init(&progress, prog, (int)sizes->len,
                          o.quiet      ? CS_CLI_PROGRESS_QUIET
@@ -1025,10 +1163,10 @@ cs_cli_run(int argc, char **argv, GError **error)
                                       : CS_CLI_PROGRESS_AUTO);
     gboolean ok = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all,
                                                    model, &popts, error)
-                  : o.all    ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts,
-                                                  verified, error)
-                             : predict_best_block(report, topo, op, sizes, algo, proto, &popts,
-                                                  verified, &progress, error);
+                  : o.all ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, jobs,
+                                               verified, error)
+                          : predict_best_block(report, topo, op, sizes, algo, proto, &popts, jobs,
+                                               verified, &progress, error);
     cs_cli_progress_finish(&progress);
     if (!ok)
         return FALSE;

@@ -102,6 +102,9 @@ typedef struct {
     gboolean nccl_only;
     gboolean exact;
     gboolean whole;
+    gboolean progress;
+    gboolean quiet;
+    int jobs;
     char *min_gain;
     char *plot;
 } SelectOptions;
@@ -126,6 +129,27 @@ select_options_clear(SelectOptions *o)
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SelectOptions, select_options_clear)
 
 static const char *prog = "collsim select";
+
+/* Progress per collective: the candidates whose grid sizes are predicted, then the grid
+ * intervals searched for crossovers. */
+typedef struct {
+    CsCliProgress line;
+    int op; /* the collective counted, -1 before the first */
+    char unit[64];
+} SelectProgress;
+
+static void
+select_progress(CsOp op, guint done, guint total, const char *label, gpointer data)
+{
+    SelectProgress *p = data;
+    (void)done;
+    if (p->op != (int)op) {
+        p->op = (int)op;
+        g_snprintf(p->unit, sizeof p->unit, "%s steps", cs_op_name(op));
+        cs_cli_progress_restart(&p->line, (int)total, p->unit);
+    }
+    cs_cli_progress_step_text(&p->line, label);
+}
 
 /* @text, a comma list of whole numbers of at least 1, appended to @out (int). */
 static gboolean
@@ -215,7 +239,7 @@ parse_shapes(const char *ranks, const char *nodes, GError **error)
 gboolean
 cs_cli_select(int argc, char **argv, GError **error)
 {
-    g_auto(SelectOptions) o = { 0 };
+    g_auto(SelectOptions) o = { .jobs = CS_CLI_JOBS_UNSET };
     CsSelectOptions sopts;
     GError *cause = NULL;
 
@@ -277,6 +301,13 @@ cs_cli_select(int argc, char **argv, GError **error)
           "Also draw the choices along the size axis into FILE (.svg, .png or .pdf): a band "
           "per collective for collsim's choice and one for NCCL's pick, the crossovers marked",
           "FILE" },
+        CS_CLI_JOBS_ENTRY(&o.jobs),
+        { "progress", 0, 0, G_OPTION_ARG_NONE, &o.progress,
+          "Print progress with an estimate of the time left on stderr, a line per step (each "
+          "candidate's grid sizes, then each grid interval's crossover search; by default "
+          "only on a terminal, in place, once a second has passed)",
+          NULL },
+        { "quiet", 0, 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress", NULL },
         G_OPTION_ENTRY_NULL,
     };
     const CsCliUnitTarget targets[] = {
@@ -347,6 +378,10 @@ cs_cli_select(int argc, char **argv, GError **error)
     sopts.exact = o.exact;
     sopts.predict.whole = o.whole;
     sopts.max_events = o.max_events;
+    if (!cs_cli_resolve_jobs(prog, o.jobs, &sopts.jobs, error))
+        return FALSE;
+    if (o.progress && o.quiet)
+        return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
 
     /* --model: an engine network model, or NCCL's cost model. */
     if (o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0) {
@@ -405,6 +440,13 @@ cs_cli_select(int argc, char **argv, GError **error)
         g_ptr_array_add(topos, sub);
     }
 
+    SelectProgress progress = { .op = -1 };
+    cs_cli_progress_init(&progress.line, prog, 0,
+                         o.quiet      ? CS_CLI_PROGRESS_QUIET
+                         : o.progress ? CS_CLI_PROGRESS_FORCE
+                                      : CS_CLI_PROGRESS_AUTO);
+    sopts.progress = select_progress;
+    sopts.progress_data = &progress;
     g_autoptr(GPtrArray) sels = g_ptr_array_new_with_free_func((GDestroyNotify)cs_selection_free);
     for (guint i = 0; i < topos->len; i++) {
         const CsTopo *sub = g_ptr_array_index(topos, i);
@@ -414,6 +456,8 @@ cs_cli_select(int argc, char **argv, GError **error)
             sel = cs_select_compare(sub, &sopts, o.compare, error);
         else
             sel = cs_select_run(sub, &sopts, error);
+        progress.op = -1; /* the next shape counts again */
+        cs_cli_progress_finish(&progress.line);
         if (sel == NULL) {
             /* Options the selection refuses (nothing to select under NCCL's model, sizes) are
              * usage errors; anything else keeps its domain. */

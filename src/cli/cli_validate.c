@@ -222,6 +222,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
     int gpus_per_thread = 0;
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
     g_autofree char *threads = NULL;
+    int jobs = CS_CLI_JOBS_UNSET;
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology: a shipped name or a JSON file (required)", "T" },
@@ -247,6 +248,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
           "Also draw every trace into FILE (.svg, .png or .pdf): measured busbw over the "
           "predicted line, each row's error below, the regimes shaded",
           "FILE" },
+        CS_CLI_JOBS_ENTRY(&jobs),
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &traces, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -341,6 +343,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
     options.engine.net_model = model;
     options.engine.gpus_per_thread = gpus_per_thread;
     options.pick = pick;
+    if (!cs_cli_resolve_jobs(argv[0], jobs, &options.jobs, error))
+        return FALSE;
 
     g_autoptr(GPtrArray) reports
         = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);

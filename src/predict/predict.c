@@ -60,7 +60,11 @@ cs_pick_from_name(const char *name, CsPick *pick, GError **error)
  * their extension points, not every whole replay of a point that is never on a line. */
 #define POINT_CACHE_MAX_STEPS (8 * 1000 * 1000)
 
+/* One lock guards the tables and counters, so that threads predicting points of one
+ * topology (--jobs) share the cache; simulations run outside it. Two threads that miss the
+ * same point both simulate it and get the same answer: the engine is deterministic. */
 struct _CsPointCache {
+    GMutex lock;
     CsTopo *topo;          /* (nullable) the topology the points are for */
     CsTopo *structure;     /* (nullable) the first one bound: cached schedules are built on it */
     GHashTable *schedules; /* (nullable) schedule key -> CsSchedule */
@@ -75,6 +79,7 @@ CsPointCache *
 cs_point_cache_new(gboolean keep_schedules)
 {
     CsPointCache *cache = g_new0(CsPointCache, 1);
+    g_mutex_init(&cache->lock);
     if (keep_schedules)
         cache->schedules = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                                  (GDestroyNotify)cs_schedule_free);
@@ -110,6 +115,7 @@ cs_point_cache_free(CsPointCache *cache)
     g_clear_pointer(&cache->schedules, g_hash_table_unref);
     g_clear_pointer(&cache->topo, cs_topo_unref);
     g_clear_pointer(&cache->structure, cs_topo_unref);
+    g_mutex_clear(&cache->lock);
     g_free(cache);
 }
 
@@ -117,10 +123,12 @@ void
 cs_point_cache_stats(const CsPointCache *cache, gint64 *misses, gint64 *hits)
 {
     g_return_if_fail(cache != NULL);
+    g_mutex_lock((GMutex *)&cache->lock);
     if (misses != NULL)
         *misses = cache->misses;
     if (hits != NULL)
         *hits = cache->hits;
+    g_mutex_unlock((GMutex *)&cache->lock);
 }
 
 /* Everything a schedule depends on besides the machine's structure. */
@@ -151,7 +159,9 @@ build_schedule(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
     if (!cache_serves(topo, options) || cache->schedules == NULL)
         return *owned = cs_algo_build(algo, args, error);
     g_autofree char *key = schedule_key(algo, args);
+    g_mutex_lock(&cache->lock);
     CsSchedule *sched = g_hash_table_lookup(cache->schedules, key);
+    g_mutex_unlock(&cache->lock);
     if (sched != NULL)
         return sched;
     /* Ring orders break ties between equal-hop neighbours by route bandwidth, which a
@@ -164,10 +174,16 @@ build_schedule(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
     if (sched == NULL)
         return NULL;
     const gsize steps = cs_schedule_n_steps(sched);
-    if (cache->schedule_steps + steps > POINT_CACHE_MAX_STEPS)
+    g_mutex_lock(&cache->lock);
+    /* Kept schedules live as long as the cache: another thread's, built meanwhile, stays. */
+    if (cache->schedule_steps + steps > POINT_CACHE_MAX_STEPS
+        || g_hash_table_contains(cache->schedules, key)) {
+        g_mutex_unlock(&cache->lock);
         return *owned = sched;
+    }
     cache->schedule_steps += steps;
     g_hash_table_insert(cache->schedules, g_steal_pointer(&key), sched);
+    g_mutex_unlock(&cache->lock);
     return sched;
 }
 
@@ -639,13 +655,19 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
 
     args.size_bytes = size_bytes;
     g_autofree char *key = point_key(topo, algo, &args, options);
-    const CsPrediction *known
-        = key != NULL ? g_hash_table_lookup(options->cache->points, key) : NULL;
-    if (known != NULL) {
-        options->cache->hits++;
-        *out = *known;
-        out->result.n_events = 0; /* none replayed for this answer */
-        return TRUE;
+    if (key != NULL) {
+        CsPointCache *cache = options->cache;
+        g_mutex_lock(&cache->lock);
+        const CsPrediction *known = g_hash_table_lookup(cache->points, key);
+        if (known != NULL) {
+            cache->hits++;
+            /* With the events its simulation replayed: whether a point was simulated first
+             * here or earlier (another size, another thread) decides nothing. */
+            *out = *known;
+        }
+        g_mutex_unlock(&cache->lock);
+        if (known != NULL)
+            return TRUE;
     }
     g_autoptr(CsSchedule) owned = NULL;
     g_autoptr(CsResult) res = NULL;
@@ -709,9 +731,11 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     out->algbw_GBps = cs_result_algbw_GBps(res, &out->size);
     out->busbw_GBps = cs_result_busbw_GBps(res, &out->size, op, nranks);
     if (key != NULL) {
-        options->cache->misses++;
-        g_hash_table_insert(options->cache->points, g_steal_pointer(&key),
-                            g_memdup2(out, sizeof *out));
+        CsPointCache *cache = options->cache;
+        g_mutex_lock(&cache->lock);
+        cache->misses++;
+        g_hash_table_insert(cache->points, g_steal_pointer(&key), g_memdup2(out, sizeof *out));
+        g_mutex_unlock(&cache->lock);
     }
     return TRUE;
 }

@@ -63,6 +63,9 @@ typedef struct {
                               * schedule would be large is extended linearly from three
                               * smaller simulated sizes on one line (the pipeline's steady
                               * state), or simulated whole when they are not */
+    int jobs;                /* threads for callers that predict many points at once
+                              * (validate's rows); each cs_predict_*() call runs on one.
+                              * <= 1: none */
     gboolean exhaustive;     /* cs_predict_best simulates every candidate, also one whose
                               * lower bound (cs_predict_lower_bound) a faster one already
                               * beats; the answer is the same, only slower (tests compare) */
@@ -153,7 +156,10 @@ gboolean cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int 
 
 /* A cache for callers that predict the same points many times. Simulated points are kept
  * for the topology last bound: rows of a trace that extend from the same three simulated
- * sizes simulate them once (an answer from the cache replays no event: n_events 0). With
+ * sizes simulate them once. An answer from the cache is the simulated one, its n_events
+ * included (the events its simulation replayed), so no decision depends on which size or
+ * thread simulated a point first. Threads may share a cache (it locks); binding is for one
+ * thread, between predictions. With
  * @keep_schedules, schedules (up to about 8 M steps in all) are built once, on the first
  * topology bound, and kept across topologies too, for callers whose topologies differ only in
  * parameter values (calibration: one cs_topo_adjust() of one topology per parameter vector,

@@ -16,7 +16,15 @@
  * linearly from its last two simulated grid sizes (same channel count): a pipelined schedule
  * is linear in its chunk count once the pipeline is full. Below that, a large size is
  * predicted as cs_predict_one() does, extended where its own pipeline is on a line. --exact
- * turns both off. */
+ * turns both off.
+ *
+ * Threads (options->jobs): each candidate's grid sizes, cap included, depend on that candidate
+ * alone, so they are predicted first, one candidate per task on a pool of threads
+ * (cs_parallel_for()). The search that follows (argmin per size, bisections, gains) runs on
+ * the calling thread in one order; each argmin first has the candidates not yet predicted at
+ * its size predicted on the threads (fill()), then reads the memoised times. A time depends
+ * only on its candidate and size (the point cache returns a point's own events), so the
+ * selection is the same for every thread count. */
 #include "config.h"
 
 #include "predict/select.h"
@@ -26,6 +34,7 @@
 
 #include "algos/registry.h"
 #include "base/json_util.h"
+#include "base/parallel.h"
 #include "base/units.h"
 
 /* clang-format off */
@@ -106,6 +115,7 @@ typedef struct {
     int peer_channels;
     gint64 events;
     gboolean extrapolated;
+    const char *why; /* (nullable) interned: why the prediction failed */
 } Eval;
 
 static guint
@@ -134,14 +144,17 @@ typedef struct {
     double margin;                 /* min_gain_pct / 100; 0: the plain argmin */
     CsOp op;
     int nranks;
-    GArray *cands;        /* Cand */
-    GHashTable *cache;    /* EvalKey -> Eval */
-    CsPointCache *points; /* simulated points, shared by sizes extended from them */
-    gint64 *cap;          /* per candidate: first grid size past max_events, 0 */
-    gint64 *cap_below;    /* per candidate: the grid size before it */
-    int n_sims;
-    gint64 unserved;   /* a grid size no candidate runs (the table is then empty), or 0 */
-    char *first_error; /* why the first simulation that failed did */
+    GArray *cands;            /* Cand */
+    GHashTable *cache;        /* EvalKey -> Eval */
+    CsPointCache *points;     /* simulated points, shared by sizes extended from them */
+    gint64 *cap;              /* per candidate: first grid size past max_events, 0 */
+    gint64 *cap_below;        /* per candidate: the grid size before it */
+    int n_sims;               /* atomic */
+    gint64 unserved;          /* a grid size no candidate runs (the table is then empty), or 0 */
+    const char *unserved_why; /* (nullable) interned: why the first candidate fails there */
+    GMutex lock;              /* guards @cache: candidates are predicted on threads */
+    guint progress_done;      /* steps told to options->progress: candidates, then the */
+    guint progress_total;     /* grid intervals searched for crossovers, per table */
 } Search;
 
 static Eval evaluate(Search *s, int c, gint64 size, int channels);
@@ -153,7 +166,22 @@ remember(Search *s, int c, gint64 size, int channels, const Eval *e)
     k->cand = c;
     k->channels = channels;
     k->size = size;
+    g_mutex_lock(&s->lock);
     g_hash_table_insert(s->cache, k, g_memdup2(e, sizeof(*e)));
+    g_mutex_unlock(&s->lock);
+}
+
+/* The memoised time of @c at @size with @channels: TRUE with @e, or FALSE. */
+static gboolean
+recall(Search *s, int c, gint64 size, int channels, Eval *e)
+{
+    const EvalKey key = { c, channels, size };
+    g_mutex_lock(&s->lock);
+    const Eval *hit = g_hash_table_lookup(s->cache, &key);
+    if (hit != NULL)
+        *e = *hit;
+    g_mutex_unlock(&s->lock);
+    return hit != NULL;
 }
 
 static Eval
@@ -183,11 +211,10 @@ simulate(Search *s, int c, gint64 size, int channels)
         popts.n_channels = channels;
     CsPrediction pred;
     g_autoptr(GError) error = NULL;
-    s->n_sims++;
+    g_atomic_int_inc(&s->n_sims);
     /* A refusal (protocol, size) only removes the candidate at this size. */
     if (!cs_predict_one(s->topo, s->op, size, cand->algo, cand->proto, &popts, &pred, &error)) {
-        if (s->first_error == NULL)
-            s->first_error = g_strdup(error->message);
+        e.why = g_intern_string(error->message);
         return e;
     }
     e.ok = TRUE;
@@ -220,21 +247,16 @@ extrapolate(Search *s, int c, gint64 size, int channels)
 static Eval
 evaluate(Search *s, int c, gint64 size, int channels)
 {
-    const EvalKey key = { c, channels, size };
-    const Eval *hit = g_hash_table_lookup(s->cache, &key);
-    if (hit != NULL)
-        return *hit;
-
     Eval e;
-    if (s->cap[c] > 0 && size > s->cap[c])
-        e = extrapolate(s, c, size, channels);
-    else
-        e = simulate(s, c, size, channels);
-    remember(s, c, size, channels, &e);
-    /* The predictor's own channel count, forced, is the same prediction. */
-    if (channels == 0 && e.ok && e.channels > 0) {
-        const EvalKey forced = { c, e.channels, size };
-        if (g_hash_table_lookup(s->cache, &forced) == NULL)
+    if (!recall(s, c, size, channels, &e)) {
+        if (s->cap[c] > 0 && size > s->cap[c])
+            e = extrapolate(s, c, size, channels);
+        else
+            e = simulate(s, c, size, channels);
+        remember(s, c, size, channels, &e);
+        /* The predictor's own channel count, forced, is the same prediction. */
+        Eval known;
+        if (channels == 0 && e.ok && e.channels > 0 && !recall(s, c, size, e.channels, &known))
             remember(s, c, size, e.channels, &e);
     }
     return e;
@@ -255,11 +277,45 @@ best_same(const Best *a, const Best *b)
     return a->cand == b->cand;
 }
 
+/* The candidates of @mask not yet predicted at one size, predicted on options->jobs threads
+ * before best_at() reads them in its own order. */
+typedef struct {
+    Search *s;
+    gint64 size;
+    const int *cands;
+} Fill;
+
+static void
+fill_item(guint i, gpointer data)
+{
+    const Fill *f = data;
+    evaluate(f->s, f->cands[i], f->size, 0);
+}
+
+static void
+fill(Search *s, const gboolean *mask, gint64 size)
+{
+    /* NCCL's model answers in microseconds: not worth a thread. */
+    if (s->o->jobs <= 1 || s->nccl_model != NULL)
+        return;
+    g_autofree int *todo = g_new(int, MAX(1, s->cands->len));
+    guint n = 0;
+    for (guint c = 0; c < s->cands->len; c++) {
+        Eval e;
+        if (mask[c] && !recall(s, (int)c, size, 0, &e))
+            todo[n++] = (int)c;
+    }
+    const Fill f = { s, size, todo };
+    if (n >= 2)
+        cs_parallel_for(n, s->o->jobs, fill_item, NULL, (gpointer)&f);
+}
+
 /* The argmin over the candidates of @mask (ties to the lower index: deterministic). */
 static Best
 best_at(Search *s, const gboolean *mask, gint64 size)
 {
     Best b = { -1, 0, G_MAXDOUBLE, FALSE };
+    fill(s, mask, size);
     for (guint c = 0; c < s->cands->len; c++) {
         if (!mask[c])
             continue;
@@ -549,8 +605,13 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
         if (b.cand < 0) {
             t->note = g_strdup_printf("no candidate runs %s of %" G_GINT64_FORMAT " bytes",
                                       cs_op_name(s->op), size);
-            if (s->unserved == 0)
+            if (s->unserved == 0) {
                 s->unserved = size;
+                /* Why the first candidate fails there: the same for every thread count. */
+                for (guint c = 0; c < s->cands->len && s->unserved_why == NULL; c++)
+                    if (mask[c])
+                        s->unserved_why = evaluate(s, (int)c, size, 0).why;
+            }
             g_array_set_size(t->points, 0);
             return;
         }
@@ -578,10 +639,18 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     }
 
     Bisect b = { s, mask, g, t->crossovers, FALSE };
-    for (guint i = 0; i + 1 < bests->len; i++)
+    for (guint i = 0; i + 1 < bests->len; i++) {
         (s->margin > 0.0 ? segment_margin : segment)(
             &b, g_array_index(grid, gint64, i), g_array_index(bests, Best, i),
             g_array_index(grid, gint64, i + 1), g_array_index(bests, Best, i + 1), 0);
+        if (s->o->progress != NULL) {
+            g_autofree char *from = cs_units_format_size(g_array_index(grid, gint64, i));
+            g_autofree char *to = cs_units_format_size(g_array_index(grid, gint64, i + 1));
+            g_autofree char *label = g_strdup_printf("crossovers %s .. %s", from, to);
+            s->o->progress(s->op, ++s->progress_done, s->progress_total, label,
+                           s->o->progress_data);
+        }
+    }
     if (b.truncated)
         t->note = g_strdup_printf("more than %d crossovers: the list is cut", MAX_CROSSOVERS);
 
@@ -726,48 +795,93 @@ collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *n
     return cands;
 }
 
-/* Each candidate's simulation cap: the first grid size whose simulation replays more than
+/* Candidate @c's simulation cap: the first grid size whose simulation replays more than
  * @max_events events, provided the line through it and the size before is already the
  * bandwidth regime (intercept at most a tenth of the time) and the channel count no longer
  * changes up to the largest size. Otherwise simulation goes on. */
 static void
-set_caps(Search *s, const GArray *grid, gint64 max_events)
+set_cap(Search *s, guint c, const GArray *grid, gint64 max_events)
 {
     const gint64 largest = g_array_index(grid, gint64, grid->len - 1);
-    for (guint c = 0; c < s->cands->len; c++) {
-        const Cand *cand = &g_array_index(s->cands, Cand, c);
-        const int last_channels
-            = s->o->predict.n_channels > 0
-                  ? s->o->predict.n_channels
-                  : cs_predict_default_channels(s->topo, cand->algo, s->op, cand->proto, largest,
-                                                s->nranks);
-        for (guint i = 2; i < grid->len; i++) {
-            const gint64 size = g_array_index(grid, gint64, i);
-            const gint64 below = g_array_index(grid, gint64, i - 1);
-            const gint64 below2 = g_array_index(grid, gint64, i - 2);
-            const Eval e = evaluate(s, (int)c, size, 0);
-            if (!e.ok || e.events <= max_events)
-                continue;
-            const Eval p = evaluate(s, (int)c, below, 0);
-            const Eval q = evaluate(s, (int)c, below2, 0);
-            if (!p.ok || !q.ok || p.channels != e.channels || e.channels != last_channels
-                || p.peer_channels != e.peer_channels
-                || e.peer_channels
-                       != cs_predict_peer_channels(s->topo, cand->algo, s->op, cand->proto, largest,
-                                                   s->nranks))
-                continue;
-            const double slope = (e.time_ps - p.time_ps) / (double)(size - below);
-            const double slope_before = (p.time_ps - q.time_ps) / (double)(below - below2);
-            const double intercept = e.time_ps - slope * (double)size;
-            /* Linear already: the last two slopes agree and latency is a small part. */
-            if (slope <= 0.0 || intercept > 0.1 * e.time_ps
-                || fabs(slope - slope_before) > 0.002 * slope)
-                continue;
-            s->cap[c] = size;
-            s->cap_below[c] = below;
-            break;
-        }
+    const Cand *cand = &g_array_index(s->cands, Cand, c);
+    const int last_channels = s->o->predict.n_channels > 0
+                                  ? s->o->predict.n_channels
+                                  : cs_predict_default_channels(s->topo, cand->algo, s->op,
+                                                                cand->proto, largest, s->nranks);
+    for (guint i = 2; i < grid->len; i++) {
+        const gint64 size = g_array_index(grid, gint64, i);
+        const gint64 below = g_array_index(grid, gint64, i - 1);
+        const gint64 below2 = g_array_index(grid, gint64, i - 2);
+        const Eval e = evaluate(s, (int)c, size, 0);
+        if (!e.ok || e.events <= max_events)
+            continue;
+        const Eval p = evaluate(s, (int)c, below, 0);
+        const Eval q = evaluate(s, (int)c, below2, 0);
+        if (!p.ok || !q.ok || p.channels != e.channels || e.channels != last_channels
+            || p.peer_channels != e.peer_channels
+            || e.peer_channels
+                   != cs_predict_peer_channels(s->topo, cand->algo, s->op, cand->proto, largest,
+                                               s->nranks))
+            continue;
+        const double slope = (e.time_ps - p.time_ps) / (double)(size - below);
+        const double slope_before = (p.time_ps - q.time_ps) / (double)(below - below2);
+        const double intercept = e.time_ps - slope * (double)size;
+        /* Linear already: the last two slopes agree and latency is a small part. */
+        if (slope <= 0.0 || intercept > 0.1 * e.time_ps
+            || fabs(slope - slope_before) > 0.002 * slope)
+            continue;
+        s->cap[c] = size;
+        s->cap_below[c] = below;
+        break;
     }
+}
+
+/* Everything of one candidate that the search reads at the grid sizes: its cap, then its
+ * time at each size. */
+typedef struct {
+    Search *s;
+    const GArray *grid;
+    gint64 max_events;
+    const gboolean *used; /* per candidate: in a table's mask */
+} Prefetch;
+
+static void
+prefetch_candidate(guint c, gpointer data)
+{
+    Prefetch *p = data;
+    Search *s = p->s;
+    if (s->nccl_model == NULL && !s->o->exact)
+        set_cap(s, c, p->grid, p->max_events);
+    if (!p->used[c])
+        return;
+    for (guint i = 0; i < p->grid->len; i++)
+        evaluate(s, (int)c, g_array_index(p->grid, gint64, i), 0);
+}
+
+static void
+prefetch_done(guint done, guint c, gpointer data)
+{
+    Prefetch *p = data;
+    Search *s = p->s;
+    const Cand *cand = &g_array_index(s->cands, Cand, c);
+    g_autofree char *label = NULL;
+    if (s->o->progress == NULL)
+        return;
+    label = g_strdup_printf("%s/%s",
+                            cand->algo != NULL ? cand->algo->name
+                                               : cs_nccl_algo_name((CsNcclAlgo)cand->nccl_algo),
+                            cs_proto_name(cand->proto));
+    s->progress_done = done;
+    s->o->progress(s->op, done, s->progress_total, label, s->o->progress_data);
+}
+
+/* Caps and grid times of every candidate (the @used ones' grid times), on options->jobs
+ * threads. */
+static void
+prefetch(Search *s, const GArray *grid, gint64 max_events, const gboolean *used)
+{
+    Prefetch p = { s, grid, max_events, used };
+    cs_parallel_for(s->cands->len, s->o->jobs, prefetch_candidate, prefetch_done, &p);
 }
 
 /* NCCL's own candidates for @op: every usable entry of its tables among the GPUs' default
@@ -934,6 +1048,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
                       ? nccl_candidates(sel->nccl, s.op, cs_topo_default_protos(topo, nranks))
                       : collsim_candidates(topo, s.op, nranks, sel->nccl);
         s.cache = g_hash_table_new_full(eval_key_hash, eval_key_equal, g_free, g_free);
+        g_mutex_init(&s.lock);
         s.cap = g_new0(gint64, MAX(1, s.cands->len));
         s.cap_below = g_new0(gint64, MAX(1, s.cands->len));
         if (s.cands->len >= 2048) {
@@ -942,6 +1057,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
                         cs_op_name(s.op));
             g_array_unref(s.cands);
             g_hash_table_unref(s.cache);
+            g_mutex_clear(&s.lock);
             g_free(s.cap);
             g_free(s.cap_below);
             return NULL;
@@ -952,18 +1068,24 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         r->grid = g_steal_pointer(&grid);
         const gint64 g = granularity(s.op, o->predict.dtype, nranks);
 
-        if (s.nccl_model == NULL && !o->exact)
-            set_caps(&s, r->grid, sel->max_events);
-
         g_autofree gboolean *all_mask = g_new0(gboolean, MAX(1, s.cands->len));
         g_autofree gboolean *nccl_mask = g_new0(gboolean, MAX(1, s.cands->len));
+        g_autofree gboolean *used = g_new0(gboolean, MAX(1, s.cands->len));
         gboolean differ = FALSE;
         for (guint c = 0; c < s.cands->len; c++) {
             const Cand *cand = &g_array_index(s.cands, Cand, c);
             all_mask[c] = !o->nccl_only || cand->nccl_ok;
             nccl_mask[c] = cand->nccl_ok;
             differ |= all_mask[c] != nccl_mask[c];
+            used[c] = all_mask[c] || (func >= 0 && nccl_mask[c]);
         }
+        const gint64 t_grid = g_get_monotonic_time();
+        /* Progress: each candidate's grid sizes, then each interval of each table. */
+        const guint n_tables = func >= 0 && differ ? 2 : 1;
+        s.progress_total = s.cands->len + n_tables * (r->grid->len - 1);
+        prefetch(&s, r->grid, sel->max_events, used);
+        g_debug("select: %s: %u candidates at %u grid sizes in %.3f s", cs_op_name(s.op),
+                s.cands->len, r->grid->len, (g_get_monotonic_time() - t_grid) / 1e6);
         r->measures = g_array_new(FALSE, TRUE, sizeof(Measure));
         build_table(&s, all_mask, r->grid, g, sel->nccl_only, &r->full,
                     differ || func < 0 ? NULL : r->measures);
@@ -982,10 +1104,11 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         /* A grid size that nothing runs (beyond the engine's size or clock) would leave the
          * collective without a table: the asked grid is wrong, not the machine. */
         const gint64 unserved = s.unserved;
-        g_autofree char *why = g_steal_pointer(&s.first_error);
+        const char *why = s.unserved_why;
         sel->n_sims += s.n_sims;
         g_array_unref(s.cands);
         g_hash_table_unref(s.cache);
+        g_mutex_clear(&s.lock);
         g_free(s.cap);
         g_free(s.cap_below);
         if (unserved > 0) {

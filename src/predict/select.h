@@ -40,6 +40,14 @@ typedef struct {
     double min_gain_pct;      /* percent: 0 = the fastest per size; > 0 = NCCL's own pick
                                * unless the fastest gains more than this over it, and a range's
                                * choice kept while within this of the fastest (hysteresis) */
+    int jobs;                 /* threads the candidates are spread over (<= 1: none); the
+                               * selection is the same for every count */
+    /* (nullable) told, on the calling thread, of each step of @op's selection: each
+     * candidate's grid sizes predicted (in whatever order threads end them; @label
+     * "ring/LL"), then each interval between grid sizes searched for crossovers, per table
+     * (@label "crossovers 64 KiB .. 128 KiB"); @done of @total steps */
+    void (*progress)(CsOp op, guint done, guint total, const char *label, gpointer data);
+    gpointer progress_data;
 } CsSelectOptions;
 
 void cs_select_options_init(CsSelectOptions *options);

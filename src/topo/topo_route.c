@@ -956,11 +956,13 @@ cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class)
 
     g_mutex_lock(&rs->lock);
     gboolean done = !isnan(slot[0]);
+    /* Read under the lock: another thread may be storing the same figures (TSAN). */
+    const double known = done ? slot[link_class] : 0.0;
     int used = done ? 0 : MAX(1, exit_plan(topo, rs, rank, EXIT_NET)->per_gpu);
     int sharing = done ? 1 : MAX(1, exit_plan(topo, rs, rank, EXIT_NET)->sharing);
     g_mutex_unlock(&rs->lock);
     if (done)
-        return slot[link_class];
+        return known;
 
     const int node = topo->rank_node[rank];
     const int other = other_node_rank(topo, rank);
