@@ -69,7 +69,11 @@ static atomic_long n_logged;
 static atomic_long n_warned;
 static atomic_long n_wrong;
 
-/* NCCL's logger may be called from any thread: it formats into its own buffer. */
+/* NCCL's logger may be called from any thread: it formats into its own buffer. printf-like,
+ * as NCCL's is. */
+static void logger(CsNcclLogLevel level, unsigned long flags, const char *file, int line,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 static void
 logger(CsNcclLogLevel level, unsigned long flags, const char *file, int line, const char *fmt, ...)
 {
