@@ -1839,8 +1839,13 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         CsRoute *route = &conn->route;
         CsRoute *read = &conn->read;
         gsize n = (gsize)(route->n_links + read->n_links);
-        memcpy(&e->route_links[n_links], route->links, sizeof(int) * route->n_links);
-        memcpy(&e->route_links[n_links + route->n_links], read->links, sizeof(int) * read->n_links);
+        /* An unstaged route has no read leg (links NULL): memcpy from NULL is undefined even
+         * for 0 bytes (UBSan). */
+        if (route->n_links > 0)
+            memcpy(&e->route_links[n_links], route->links, sizeof(int) * route->n_links);
+        if (read->n_links > 0)
+            memcpy(&e->route_links[n_links + route->n_links], read->links,
+                   sizeof(int) * read->n_links);
         route->links = &e->route_links[n_links];
         read->links = route->links + route->n_links;
         n_links += n;
