@@ -1408,41 +1408,6 @@ not_periodic(const Engine *e, int rank, gsize i, GError **error)
                 rank, i, e->n_ranks);
 }
 
-/* Whether the arrays the run still allocates fit the memory budget beside those it holds: the
- * schedule, its steps in cursor order and the connections (set up), then per connection its
- * message slots and packed routes (at most 2 x 8 links each way), per cursor its events and
- * per rank its constants. A schedule with many connections of few messages each (a
- * personalised all-to-all) costs here what its steps do not say. */
-static gboolean
-memory_fits(const Engine *e, GError **error)
-{
-    guint64 slots = 0;
-    for (int i = 0; i < e->n_conns; i++) {
-        gint32 k = 1;
-        while (k < MIN(e->conns[i].n_msgs, CS_NCCL_STEPS))
-            k *= 2;
-        slots += (guint64)k;
-    }
-    const guint64 held = (guint64)e->n_steps
-                             * (sizeof(CsStep) + sizeof(EStep) + sizeof(gint32)
-                                + (e->any_flags ? sizeof(gint32) : 0))
-                         + (guint64)e->conns_cap * (sizeof(Conn) + sizeof(gint32))
-                         + (guint64)e->n_cursors * (sizeof(Cursor) + sizeof(Multicast));
-    const guint64 more = slots * sizeof(Msg) + (guint64)e->n_conns * 2 * 2 * 8 * sizeof(int)
-                         + (guint64)e->n_cursors * (2 + 4 * (1 + N_RUNS)) * sizeof(CsEvent)
-                         + (guint64)e->n_ranks * sizeof(RankInfo);
-    const guint64 budget = cs_membudget_bytes();
-    if (held + more <= budget)
-        return TRUE;
-    g_autofree char *need = cs_membudget_format(held + more);
-    g_autofree char *have = cs_membudget_format(budget);
-    g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE,
-                "schedule of %d steps, %d connections and %" G_GUINT64_FORMAT
-                " message slots: %s of memory to simulate, beyond the memory budget of %s (%s)",
-                e->n_steps, e->n_conns, slots, need, have, cs_membudget_source());
-    return FALSE;
-}
-
 /* Copies the steps into cursor order and builds the connections: two sequential passes
  * over the schedule (count, then copy and connect). A connection whose two ends disagree on
  * the number of messages can never complete. */
@@ -1839,8 +1804,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         CsRoute *route = &conn->route;
         CsRoute *read = &conn->read;
         gsize n = (gsize)(route->n_links + read->n_links);
-        /* An unstaged route has no read leg (links NULL): memcpy from NULL is undefined even
-         * for 0 bytes (UBSan). */
+        /* An empty leg may have no array: memcpy from NULL is undefined even for 0 bytes. */
         if (route->n_links > 0)
             memcpy(&e->route_links[n_links], route->links, sizeof(int) * route->n_links);
         if (read->n_links > 0)
@@ -1951,6 +1915,41 @@ check_finished(const Engine *e, GError **error)
         return FALSE;
     }
     return TRUE;
+}
+
+/* Whether the arrays the run still allocates fit the memory budget beside those it holds: the
+ * schedule, its steps in cursor order and the connections (set up), then per connection its
+ * message slots and packed routes (at most 2 x 8 links each way), per cursor its events and
+ * per rank its constants. A schedule with many connections of few messages each (a
+ * personalised all-to-all) costs here what its steps do not say. */
+static gboolean
+memory_fits(const Engine *e, GError **error)
+{
+    guint64 slots = 0;
+    for (int i = 0; i < e->n_conns; i++) {
+        gint32 k = 1;
+        while (k < MIN(e->conns[i].n_msgs, CS_NCCL_STEPS))
+            k *= 2;
+        slots += (guint64)k;
+    }
+    const guint64 held = (guint64)e->n_steps
+                             * (sizeof(CsStep) + sizeof(EStep) + sizeof(gint32)
+                                + (e->any_flags ? sizeof(gint32) : 0))
+                         + (guint64)e->conns_cap * (sizeof(Conn) + sizeof(gint32))
+                         + (guint64)e->n_cursors * (sizeof(Cursor) + sizeof(Multicast));
+    const guint64 more = slots * sizeof(Msg) + (guint64)e->n_conns * 2 * 2 * 8 * sizeof(int)
+                         + (guint64)e->n_cursors * (2 + 4 * (1 + N_RUNS)) * sizeof(CsEvent)
+                         + (guint64)e->n_ranks * sizeof(RankInfo);
+    const guint64 budget = cs_membudget_bytes();
+    if (held + more <= budget)
+        return TRUE;
+    g_autofree char *need = cs_membudget_format(held + more);
+    g_autofree char *have = cs_membudget_format(budget);
+    g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE,
+                "schedule of %d steps, %d connections and %" G_GUINT64_FORMAT
+                " message slots: %s of memory to simulate, beyond the memory budget of %s (%s)",
+                e->n_steps, e->n_conns, slots, need, have, cs_membudget_source());
+    return FALSE;
 }
 
 /**
