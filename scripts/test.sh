@@ -8,7 +8,9 @@
 #      (build-clang, scripts/clang-sanitize-setup.sh): the unit suite but test-select (too slow
 #      there: suite clang-slow), then each input parser fuzzed for COLLSIM_FUZZ_SECONDS
 #      (default 30) seconds (scripts/fuzz.sh). Skipped, with a line saying so, where clang or
-#      its libFuzzer is missing.
+#      its libFuzzer is missing;
+#   4. the tuner plugin and tests/test-tuner-threads.c under the thread sanitizer
+#      (scripts/tsan-tuner.sh, seconds): concurrent communicators and getCollInfo calls.
 # Under CI (CI=true) warnings are errors. The last line is the plain "N passed, N failed" (the
 # line before it "N skipped ..."), counted over individual test cases (TAP lines), and the exit
 # status is non-zero on a failure.
@@ -70,6 +72,14 @@ elif [ $clang_status -ne 77 ]; then
     echo "collsim: the clang sanitizer build failed" >&2
     status=1
     build_failures=$((build_failures + 1))
+fi
+
+echo "== thread sanitizer: the tuner plugin under concurrent calls (build-tsan) =="
+scripts/tsan-tuner.sh build-tsan
+tsan_status=$?
+if [ $tsan_status -ne 0 ] && [ $tsan_status -ne 77 ]; then
+    echo "collsim: the tuner plugin's thread-sanitizer run failed (exit $tsan_status)" >&2
+    status=1
 fi
 
 python3 scripts/test-summary.py --build-failures "$build_failures" "${logs[@]}" || status=1

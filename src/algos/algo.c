@@ -155,13 +155,18 @@ cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
      * than a schedule may hold is refused before it fills memory. */
     CsAlgoBound bound;
     const gint64 chunk = cs_algo_step_chunk(algo, args);
+    const gint64 max_steps = (gint64)cs_schedule_max_steps();
+    double est_steps = 0; /* the steps it would hold, where estimated; 0: unknown */
     gboolean too_large = algo->bound != NULL && algo->bound(args, &bound)
-                         && bound.bytes_sent / MAX(chunk, 1) > (gint64)CS_SCHEDULE_MAX_STEPS;
+                         && bound.bytes_sent / MAX(chunk, 1) > max_steps;
+    if (too_large)
+        est_steps = (double)(bound.bytes_sent / MAX(chunk, 1));
     /* One period of ranks holds that share of the steps (asked only then: a ring's period
      * costs its orders). */
-    if (too_large && args->period_min > 0)
-        too_large = bound.bytes_sent / MAX(chunk, 1) / (args->nranks / cs_algo_period(algo, args))
-                    > (gint64)CS_SCHEDULE_MAX_STEPS;
+    if (too_large && args->period_min > 0) {
+        est_steps /= args->nranks / cs_algo_period(algo, args);
+        too_large = est_steps > (double)max_steps;
+    }
     /* Past 16 loops every loop adds the same steps (the predictor extends sizes on that
      * line): one loop's schedule, times the whole loops, is a count the whole one reaches. */
     const gint64 loop = cs_algo_loop_bytes(algo, args);
@@ -171,8 +176,8 @@ cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
         probe_args.chunk_bytes = chunk;
         CsSchedule *probe = algo->build(&probe_args, NULL);
         if (probe != NULL) {
-            too_large = (double)cs_schedule_n_steps(probe) * (double)(args->size_bytes / loop)
-                        > (double)CS_SCHEDULE_MAX_STEPS;
+            est_steps = (double)cs_schedule_n_steps(probe) * (double)(args->size_bytes / loop);
+            too_large = est_steps > (double)max_steps;
             cs_schedule_free(probe);
         }
     }
@@ -183,12 +188,12 @@ cs_algo_build(const CsAlgo *algo, const CsAlgoArgs *args, GError **error)
         too_large = TRUE;
     }
     if (too_large) {
+        g_autofree char *reason = cs_schedule_limit_reason(est_steps);
         g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE,
                     "%s %s of %" G_GINT64_FORMAT " bytes on %d ranks and %d channels in chunks "
-                    "of %" G_GINT64_FORMAT " bytes: more than %" G_GSIZE_FORMAT
-                    " steps, too many to hold in memory",
+                    "of %" G_GINT64_FORMAT " bytes: %s",
                     algo->name, cs_op_name(args->op), args->size_bytes, args->nranks,
-                    args->n_channels, chunk, CS_SCHEDULE_MAX_STEPS);
+                    args->n_channels, chunk, reason);
         return NULL;
     }
     if (sched == NULL) {

@@ -11,6 +11,8 @@
 
 #include <stdlib.h>
 
+#include "base/membudget.h"
+
 /* ---- NCCL's trees ---- */
 
 /**
@@ -349,7 +351,8 @@ typedef struct {
 struct _CsStepSink {
     int n_ranks;
     GArray **programs; /* per rank, of TimedStep */
-    gsize n_held;      /* steps held, all ranks: at most CS_SCHEDULE_MAX_STEPS */
+    gsize n_held;      /* steps held, all ranks: at most max_steps */
+    gsize max_steps;   /* what the memory budget holds of these and the schedule made of them */
     gboolean overflowed;
 };
 
@@ -359,6 +362,11 @@ cs_step_sink_new(int n_ranks)
     CsStepSink *sink = g_new0(CsStepSink, 1);
 
     sink->n_ranks = n_ranks;
+    /* Its GArrays hold up to twice their steps (they double), beside the schedule built from
+     * them. */
+    sink->max_steps
+        = (gsize)MIN(cs_membudget_bytes() / (2 * sizeof(TimedStep) + CS_SCHEDULE_STEP_PEAK_BYTES),
+                     (guint64)CS_SCHEDULE_MAX_STEPS);
     sink->programs = g_new(GArray *, n_ranks);
     for (int r = 0; r < n_ranks; r++)
         sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
@@ -386,7 +394,7 @@ cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order, 
 
     if (step->bytes == 0)
         return;
-    if (sink->n_held >= CS_SCHEDULE_MAX_STEPS) {
+    if (sink->n_held >= sink->max_steps) {
         sink->overflowed = TRUE;
         return;
     }

@@ -518,11 +518,12 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
             g_autofree char *more = pred->n_unsimulated > 1
                                         ? g_strdup_printf(" and %d more", pred->n_unsimulated - 1)
                                         : g_strdup("");
+            g_autofree char *reason = cs_schedule_limit_reason(0);
             g_autofree char *note = g_strdup_printf(
-                "%" G_GINT64_FORMAT " bytes: %s/%s%s not simulated (schedule beyond "
-                "%" G_GSIZE_FORMAT " steps); the best of the others is shown",
+                "%" G_GINT64_FORMAT " bytes: %s/%s%s not simulated (schedule of %s); the best "
+                "of the others is shown",
                 size, pred->unsimulated_algo->name, cs_proto_name(pred->unsimulated_proto), more,
-                CS_SCHEDULE_MAX_STEPS);
+                reason);
             cs_report_add_note(report, note);
         }
         if (verified != NULL && !verify_point(topo, op, pred, popts, verified, error))

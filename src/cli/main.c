@@ -16,6 +16,7 @@
 #include "base/fileio.h"
 #include "base/units.h"
 #include "base/op.h"
+#include "base/membudget.h"
 #include "sched/schedule.h"
 
 typedef struct {
@@ -82,6 +83,9 @@ exit_status_for(const GError *error)
         return error->code == CS_CLI_ERROR_INPUT ? 2 : 1;
     if (error->domain == CS_TOPO_ERROR || error->domain == CS_TRACE_ERROR
         || error->domain == CS_UNITS_ERROR || error->domain == CS_OP_ERROR)
+        return 2;
+    /* A point beyond what memory holds is refused, as a size beyond 1 PiB is. */
+    if (g_error_matches(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE))
         return 2;
     return 1;
 }
@@ -189,7 +193,8 @@ main(int argc, char **argv)
 
     g_autoptr(GError) error = NULL;
     stdout_prog = prog;
-    gboolean ok = sub->func(sub_argc, args, &error);
+    /* A bad COLLSIM_MEMORY_LIMIT is said before anything runs. */
+    gboolean ok = cs_membudget_init(&error) && sub->func(sub_argc, args, &error);
     g_free(args);
     if (ok)
         return finish(0, prog);

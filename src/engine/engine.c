@@ -123,6 +123,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/membudget.h"
 #include "engine/engine-private.h"
 #include "engine/engine.h"
 #include "models/netmodel.h"
@@ -1898,6 +1899,41 @@ check_finished(const Engine *e, GError **error)
     return TRUE;
 }
 
+/* Whether the arrays the run still allocates fit the memory budget beside those it holds: the
+ * schedule, its steps in cursor order and the connections (set up), then per connection its
+ * message slots and packed routes (at most 2 x 8 links each way), per cursor its events and
+ * per rank its constants. A schedule with many connections of few messages each (a
+ * personalised all-to-all) costs here what its steps do not say. */
+static gboolean
+memory_fits(const Engine *e, GError **error)
+{
+    guint64 slots = 0;
+    for (int i = 0; i < e->n_conns; i++) {
+        gint32 k = 1;
+        while (k < MIN(e->conns[i].n_msgs, CS_NCCL_STEPS))
+            k *= 2;
+        slots += (guint64)k;
+    }
+    const guint64 held = (guint64)e->n_steps
+                             * (sizeof(CsStep) + sizeof(EStep) + sizeof(gint32)
+                                + (e->any_flags ? sizeof(gint32) : 0))
+                         + (guint64)e->conns_cap * (sizeof(Conn) + sizeof(gint32))
+                         + (guint64)e->n_cursors * (sizeof(Cursor) + sizeof(Multicast));
+    const guint64 more = slots * sizeof(Msg) + (guint64)e->n_conns * 2 * 2 * 8 * sizeof(int)
+                         + (guint64)e->n_cursors * (2 + 4 * (1 + N_RUNS)) * sizeof(CsEvent)
+                         + (guint64)e->n_ranks * sizeof(RankInfo);
+    const guint64 budget = cs_membudget_bytes();
+    if (held + more <= budget)
+        return TRUE;
+    g_autofree char *need = cs_membudget_format(held + more);
+    g_autofree char *have = cs_membudget_format(budget);
+    g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE,
+                "schedule of %d steps, %d connections and %" G_GUINT64_FORMAT
+                " message slots: %s of memory to simulate, beyond the memory budget of %s (%s)",
+                e->n_steps, e->n_conns, slots, need, have, cs_membudget_source());
+    return FALSE;
+}
+
 /**
  * cs_engine_run:
  * @sched: a sealed schedule
@@ -1950,7 +1986,7 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
         e.conn_peer = g_new(gint32, 1); /* grown with the connections (conn_find()) */
     }
     clock_t t_setup = clock();
-    if (!setup_programs(&e, error) || !setup_costs(&e, options, error)) {
+    if (!setup_programs(&e, error) || !memory_fits(&e, error) || !setup_costs(&e, options, error)) {
         engine_clear(&e);
         return NULL;
     }

@@ -638,8 +638,10 @@ cs_predict_no_shared_protocol(const CsTopo *topo, int nranks)
  * (PREDICT_LOOSE_TOLERANCE): a few percent at most, where replaying it costs minutes. */
 #define PREDICT_STEP_HARD_LIMIT (64.0 * PREDICT_STEP_BUDGET)
 /* The largest point of the three simulated to extend a larger one has at most this many
- * steps (a quarter of CS_SCHEDULE_MAX_STEPS: about 2.5 GB in the engine). */
-#define PREDICT_WINDOW_MAX_STEPS ((double)CS_SCHEDULE_MAX_STEPS / 4)
+ * steps (a quarter of CS_SCHEDULE_MAX_STEPS: about 2.5 GB in the engine), and no more than
+ * the memory budget holds (cs_schedule_max_steps()). */
+#define PREDICT_WINDOW_MAX_STEPS                                                                   \
+    MIN((double)CS_SCHEDULE_MAX_STEPS / 4, (double)cs_schedule_max_steps())
 /* Three points are on one line when their two slopes differ by at most this share. */
 #define PREDICT_LINEAR_TOLERANCE 0.005
 /* Past the hard step limit a point is extended when its slopes agree within this share. */

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "base/membudget.h"
+
 G_DEFINE_QUARK(cs_schedule_error_quark, cs_schedule_error)
 
 /* Steps reserved per rank while building: small enough for 4,096 ranks of a tiny schedule
@@ -32,8 +34,39 @@ struct _CsSchedule {
     gsize *first;      /* sealed: nranks + 1 offsets into @steps */
     gsize n_steps;
     gsize n_added;       /* steps appended so far, all ranks */
-    gboolean overflowed; /* steps were dropped past CS_SCHEDULE_MAX_STEPS */
+    gsize max_steps;     /* cs_schedule_max_steps() when it was started */
+    gboolean overflowed; /* steps were dropped past max_steps */
 };
+
+/* ---- Limits ---- */
+
+gsize
+cs_schedule_max_steps(void)
+{
+    guint64 by_memory = cs_membudget_bytes() / CS_SCHEDULE_STEP_PEAK_BYTES;
+    return (gsize)MIN(by_memory, (guint64)CS_SCHEDULE_MAX_STEPS);
+}
+
+char *
+cs_schedule_limit_reason(double est_steps)
+{
+    gsize max = cs_schedule_max_steps();
+    if (max >= CS_SCHEDULE_MAX_STEPS)
+        return g_strdup_printf("more than %" G_GSIZE_FORMAT " steps, too many to hold in memory",
+                               max);
+    g_autofree char *budget = cs_membudget_format(cs_membudget_bytes());
+    if (est_steps <= (double)max)
+        return g_strdup_printf("more than %" G_GSIZE_FORMAT
+                               " steps: over %s of memory at %" G_GSIZE_FORMAT
+                               " B a step, beyond the memory budget (%s)",
+                               max, budget, CS_SCHEDULE_STEP_PEAK_BYTES, cs_membudget_source());
+    g_autofree char *need
+        = cs_membudget_format((guint64)MIN(est_steps * CS_SCHEDULE_STEP_PEAK_BYTES, 1e19));
+    return g_strdup_printf("about %.0f steps: %s of memory at %" G_GSIZE_FORMAT
+                           " B a step, beyond the memory budget of %s (%s)",
+                           est_steps, need, CS_SCHEDULE_STEP_PEAK_BYTES, budget,
+                           cs_membudget_source());
+}
 
 /* ---- Life cycle ---- */
 
@@ -67,6 +100,7 @@ cs_schedule_new(CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype,
     sched->n_channels = n_channels;
     sched->size = cs_op_size(op, size_bytes, dtype, nranks);
     sched->period = nranks;
+    sched->max_steps = cs_schedule_max_steps();
     sched->building = g_new(GArray *, nranks);
     for (int r = 0; r < nranks; r++)
         sched->building[r] = g_array_sized_new(FALSE, FALSE, sizeof(CsStep), STEPS_RESERVE);
@@ -222,7 +256,7 @@ cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
         g_return_if_fail(region_ok(sched, step->dst_buf, step->dst_offset, step->bytes));
     g_return_if_fail(flags_ok(kind, step->flags));
 
-    if (sched->n_added >= CS_SCHEDULE_MAX_STEPS) {
+    if (sched->n_added >= sched->max_steps) {
         sched->overflowed = TRUE;
         return;
     }
@@ -258,7 +292,7 @@ cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps)
     guint len = program->len;
 
     /* Steps that will be dropped get no room. */
-    if (n_steps > CS_SCHEDULE_MAX_STEPS - MIN(sched->n_added, CS_SCHEDULE_MAX_STEPS))
+    if (n_steps > sched->max_steps - MIN(sched->n_added, sched->max_steps))
         return;
     /* GArray keeps its allocation when it shrinks. */
     g_array_set_size(program, len + (guint)n_steps);

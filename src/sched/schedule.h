@@ -18,7 +18,7 @@ typedef enum {
     CS_SCHEDULE_ERROR_DEADLOCK,     /* a receive never matched */
     CS_SCHEDULE_ERROR_WRONG_RESULT, /* runs, but does not compute the collective */
     CS_SCHEDULE_ERROR_UNSUPPORTED,  /* the algorithm cannot build this case */
-    CS_SCHEDULE_ERROR_TOO_LARGE,    /* more than CS_SCHEDULE_MAX_STEPS steps */
+    CS_SCHEDULE_ERROR_TOO_LARGE,    /* more than cs_schedule_max_steps() steps */
 } CsScheduleError;
 
 /**
@@ -158,7 +158,23 @@ int cs_schedule_period(const CsSchedule *sched);
  * schedule is marked (cs_schedule_overflowed()); cs_algo_build() then refuses it. */
 #define CS_SCHEDULE_MAX_STEPS ((gsize)100000000)
 
-/* Whether steps were dropped past CS_SCHEDULE_MAX_STEPS (by cs_schedule_add(), or by a
+/* Bytes of memory one step may cost at the peak of a point: while it is built, a rank's
+ * GArray holds up to twice its steps (it doubles) and cs_schedule_seal() copies them into one
+ * array beside it (3 x 48 B); the engine then adds 24 B a step to the sealed 48. */
+#define CS_SCHEDULE_STEP_PEAK_BYTES ((gsize)(3 * sizeof(CsStep)))
+
+/* The most steps a schedule built now may hold: CS_SCHEDULE_MAX_STEPS, or fewer where the
+ * memory budget (base/membudget.h) divided by CS_SCHEDULE_STEP_PEAK_BYTES is smaller. */
+gsize cs_schedule_max_steps(void);
+
+/* Why a schedule of more than cs_schedule_max_steps() steps is refused, for an error message:
+ * "more than 100000000 steps, too many to hold in memory" where the memory budget holds
+ * those; else what @est_steps steps (0 or less: unknown) need, beside the budget and where it
+ * comes from ("about 12000000 steps: 1.6 GiB of memory at 144 B a step, beyond the memory
+ * budget of 1.0 GiB (COLLSIM_MEMORY_LIMIT=1G)"). (transfer full) */
+char *cs_schedule_limit_reason(double est_steps);
+
+/* Whether steps were dropped past cs_schedule_max_steps() (by cs_schedule_add(), or by a
  * builder's own buffer: cs_schedule_mark_overflowed()). */
 gboolean cs_schedule_overflowed(const CsSchedule *sched);
 void cs_schedule_mark_overflowed(CsSchedule *sched);
