@@ -1101,7 +1101,9 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
     g_autofree char *method = g_strdup_printf(
         "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the relative time error "
         "of every row, %s, with a Gaussian prior in log space toward the datasheet values "
-        "(weight %g per e-fold); 1-sigma uncertainties from the heteroskedasticity-consistent "
+        "(weight %g per e-fold), each parameter clamped to its physical range (min, max, "
+        "range_source; bound where the rows push against it); 1-sigma uncertainties from the "
+        "heteroskedasticity-consistent "
         "(HC3 sandwich) covariance, on a Jacobian of difference quotients over 1%% of each "
         "value taken on the smooth side of the simulation's jumps; none for a parameter fewer "
         "than 2 rows' worth of the data see (rows_seen)",
