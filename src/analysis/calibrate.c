@@ -655,6 +655,9 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
  * by 100 ps) and far below what a fit resolves. */
 #define SIGMA_STEP 0.01
 
+/* A parameter within this (in log space, 0.1%) of a bound of its range is on it. */
+#define BOUND_TOL 1e-3
+
 /* The rows' residuals at @theta with free parameter @j moved by @dtheta, into @f. */
 static gboolean
 residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_vector *f)
@@ -681,7 +684,9 @@ residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_
  * So every entry here is a difference quotient over SIGMA_STEP on the side where the
  * response is smooth: on each side the quotients over one and two steps must agree (a jump
  * inside either interval makes them differ by at least half the jump over the step); the
- * central quotient where both sides agree, else the side that agrees better. The prior's rows
+ * central quotient where both sides agree, else the side that agrees better. A parameter on a
+ * bound of its range (within BOUND_TOL) has one side only, the inward one: outward the clamped
+ * value does not move and the flat quotients would read as "no row sees it". The prior's rows
  * are exact: prior_weight on the diagonal. */
 static gboolean
 sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_matrix *jac)
@@ -697,6 +702,9 @@ sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_m
 
     gsl_matrix_set_zero(jac);
     for (int j = 0; j < p && ok; j++) {
+        const double t = gsl_vector_get(theta, j);
+        const gboolean at_upper = t >= theta_max(ctx, j) - BOUND_TOL;
+        const gboolean at_lower = !at_upper && t <= theta_min(ctx, j) + BOUND_TOL;
         ok = residuals_moved(ctx, theta, j, h, fp1) && residuals_moved(ctx, theta, j, 2 * h, fp2)
              && residuals_moved(ctx, theta, j, -h, fm1)
              && residuals_moved(ctx, theta, j, -2 * h, fm2);
@@ -712,7 +720,11 @@ sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_m
              * 1% step; 1e-4 absorbs the picosecond rounding of a 1 us time. */
             const double tol = 0.05 * (fabs(up1) + fabs(down1)) + 1e-4;
             double d;
-            if (bend_up <= tol && bend_down <= tol)
+            if (at_upper)
+                d = down1;
+            else if (at_lower)
+                d = up1;
+            else if (bend_up <= tol && bend_down <= tol)
                 d = 0.5 * (up1 + down1);
             else
                 d = bend_up <= bend_down ? up1 : down1;
@@ -914,7 +926,13 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         return NULL;
     }
 
-    const gsl_vector *theta = gsl_multifit_nlinear_position(w);
+    /* The fit's position, each parameter clamped to its range as the residuals saw it (the
+     * prior may leave theta a hair past a bound the rows push against). */
+    gsl_vector *theta = gsl_vector_alloc(p);
+    gsl_vector_memcpy(theta, gsl_multifit_nlinear_position(w));
+    for (int j = 0; j < p; j++)
+        gsl_vector_set(theta, j,
+                       CLAMP(gsl_vector_get(theta, j), theta_min(&ctx, j), theta_max(&ctx, j)));
     /* The rows' residuals, without the prior's. */
     gsl_vector_const_view f_rows
         = gsl_vector_const_subvector(gsl_multifit_nlinear_residual(w), 0, n);
@@ -925,6 +943,7 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
     gsl_matrix *covar = gsl_matrix_alloc(p, p);
     gsl_matrix *jac = gsl_matrix_alloc(n + p, p);
     if (!sigma_jacobian(&ctx, theta, f, jac)) {
+        gsl_vector_free(theta);
         gsl_matrix_free(jac);
         gsl_matrix_free(covar);
         gsl_multifit_nlinear_free(w);
@@ -976,6 +995,7 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         g_array_index(cal->params, CsCalibParam, i).fitted = values[i];
     cal->topo = apply_params(topo, cal->params, values);
 
+    gsl_vector_free(theta);
     gsl_matrix_free(covar);
     gsl_multifit_nlinear_free(w);
     g_free(ctx.free_index);
