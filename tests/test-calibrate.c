@@ -523,7 +523,10 @@ resample_rows(const char *text, GRand *rand)
  * samples agree within a factor of two; and holding parameters fixed never widens another's
  * 1-sigma. Before the Jacobian behind the uncertainties took its quotients on the smooth side
  * of the simulation's jumps, LL.hop.nvlink's 1-sigma was 258 ps with every parameter free and
- * 240 ns with four held: about 1000 times below its bootstrap spread. */
+ * 240 ns with four held: about 1000 times below its bootstrap spread. Since the physical
+ * ranges, LL.hop.nvlink's 1-sigma interval (0.93 e-folds) reaches below NCCL's least LL NVLink
+ * latency (0.6 us, its lower bound): the bound, not the rows, limits it, the samples' fits
+ * pile up on it (their spread 0.42), and it has no 1-sigma; two parameters are compared. */
 static void
 test_sigma_matches_bootstrap(void)
 {
@@ -591,7 +594,9 @@ test_sigma_matches_bootstrap(void)
         g_assert_cmpfloat(sigma_log, >=, 0.5 * spread);
         compared++;
     }
-    g_assert_cmpint(compared, >=, 3);
+    g_assert_cmpint(compared, >=, 2);
+    const CsCalibParam *ll = find_param(cal, "LL.hop.nvlink");
+    g_assert_true(ll->free && isnan(ll->sigma));
 }
 
 int

@@ -973,9 +973,16 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact";
          * beyond one e-fold in log space the linearised sigma means nothing either: the
          * data cannot tell this parameter from another. And a parameter one row determines
-         * is fitted to that row: no spread of rows is left to say how far it may be off. */
+         * is fitted to that row: no spread of rows is left to say how far it may be off.
+         * Nor does it where the 1-sigma interval reaches past the parameter's range: the
+         * bound, not the rows, limits it there (a bootstrap's fits pile up on the bound, and
+         * their spread is the truncated one), so the data do not determine it within its
+         * range. */
         cp->rows_seen = seen[j];
-        cp->sigma = sigma_log > 0 && sigma_log < 1.0 && seen[j] >= CS_CALIB_MIN_ROWS_SEEN
+        const double tj = gsl_vector_get(theta, j);
+        const gboolean within
+            = tj - sigma_log >= theta_min(&ctx, j) && tj + sigma_log <= theta_max(&ctx, j);
+        cp->sigma = sigma_log > 0 && sigma_log < 1.0 && within && seen[j] >= CS_CALIB_MIN_ROWS_SEEN
                         ? values[ctx.free_index[j]] * sigma_log
                         : NAN;
         /* At a bound (within 0.1%) that the rows push against: the data want it beyond its
