@@ -19,11 +19,13 @@
 #include "algos/registry.h"
 #include "analysis/validate.h"
 #include "base/json_util.h"
+#include "base/units.h"
 
 G_DEFINE_QUARK(cs_calibrate_error_quark, cs_calibrate_error)
 
-/* Parameters move at most e^4 (55x) either way: beyond that the data say the model is wrong,
- * not that the hardware is that different, and the engine would crawl. */
+/* A parameter with no physical bound on one side moves at most e^4 (55x) that way (its range,
+ * param_range(), says so): beyond that the data say the model is wrong, not that the hardware
+ * is that different, and the engine would crawl. */
 #define THETA_LIMIT 4.0
 
 /* ---- Loss ---- */
@@ -201,7 +203,8 @@ add_param(GArray *params, CsParamKind kind, int index, double initial, const cha
                        .initial = initial,
                        .fitted = initial,
                        .sigma = NAN,
-                       .max = INFINITY,
+                       .min = initial * exp(-THETA_LIMIT),
+                       .max = initial * exp(THETA_LIMIT),
                        .free = TRUE };
     va_list ap;
     va_start(ap, fmt);
@@ -216,6 +219,138 @@ hop_latency(const CsTopo *topo, int proto, CsLinkClass cls)
 {
     double s = cs_topo_hop_latency_override(topo, proto, cls);
     return s >= 0 ? s : cs_proto_info((CsProto)proto)->hop_latency_s[cls];
+}
+
+/* ---- Physical ranges ---- */
+
+#define US 1e-6
+#define NS 1e-9
+
+/* NCCL 2.30.7 src/graph/tuning.cc, ncclTunerConstantsDefaults.hwLatencies[hw][algo][proto] in
+ * us, hw NVLINK, PCI, NET (the order of CsLinkClass); algo Tree, Ring, CollNetDirect,
+ * CollNetChain, NVLS, NVLSTree, PAT; proto LL, LL128, Simple (the order of CsProto); 0: NCCL has
+ * no such pair. */
+static const double nccl_hw_latency_us[CS_N_LINK_CLASSES][7][CS_N_PROTOS] = {
+    { { 0.6, 1.25, 4.0 },
+      { 0.6, 1.9, 3.4 },
+      { 0, 0, 3.7 },
+      { 0, 0, 2.8 },
+      { 0, 0, 25 },
+      { 0, 0, 25 },
+      { 0, 0, 4.0 } },
+    { { 1.0, 1.9, 4.0 },
+      { 1.0, 2.5, 5.7 },
+      { 0, 0, 3.7 },
+      { 0, 0, 2.8 },
+      { 0, 0, 0 },
+      { 0, 0, 0 },
+      { 0, 0, 4.0 } },
+    { { 5.0, 8.5, 14 },
+      { 2.7, 4.0, 14.0 },
+      { 0, 0, 31 },
+      { 0, 0, 30 },
+      { 0, 0, 18 },
+      { 0, 0, 20.9 },
+      { 0, 0, 14 } },
+};
+
+/* The largest base latency in NCCL 2.30.7 tuning.cc (baseLatencies, LL128 Tree and Ring): all
+ * the fixed cost NCCL's own model charges a collective, launch included. */
+#define NCCL_MAX_BASE_LATENCY_US 14.0
+
+/* Declares @p's physical range [lo, hi] with its @source; a bound of 0 (lo) or INFINITY (hi)
+ * leaves that side at the fit's domain (e^4 from the topology's value), said in the source.
+ * A topology whose own value lies outside the range widens it to that value: the fit starts
+ * where the file says, and the source says the range was widened. */
+static void
+declare_range(CsCalibParam *p, double lo, double hi, const char *source)
+{
+    GString *text = g_string_new(source);
+    if (lo > 0)
+        p->min = lo;
+    if (isfinite(hi))
+        p->max = hi;
+    if (p->initial < p->min || p->initial > p->max) {
+        p->min = MIN(p->min, p->initial);
+        p->max = MAX(p->max, p->initial);
+        g_string_append(text, "; widened to the topology's own value");
+    }
+    g_strlcpy(p->range_source, text->str, sizeof p->range_source);
+    g_string_free(text, TRUE);
+}
+
+/* Every candidate's range, by kind. @raw_bw is a link kind's mean line rate (LINK_BW only);
+ * @cpu_ranks: the ranks are CPUs (the "launch" is an MPI call). docs/calibration.md lists the
+ * ranges with their sources. */
+static void
+param_range(CsCalibParam *p, double raw_bw, gboolean cpu_ranks)
+{
+    switch (p->kind) {
+    case CS_PARAM_LINK_BW:
+        /* A link carries at most its signalling rate: the datasheet figure before the usable
+         * fraction (efficiency) the file applies. */
+        declare_range(p, 0, raw_bw,
+                      "up to the datasheet line rate (no link carries more than it signals); "
+                      "no physical floor (a shared or throttled link delivers any fraction): "
+                      "down to 1/55 of the file's figure");
+        break;
+    case CS_PARAM_LINK_ALPHA:
+        declare_range(p, 10 * NS, 10 * US,
+                      "10 ns: 2 m of cable at 5 ns/m, no hop beats its wire; 10 us: above "
+                      "a store-and-forward hop of a 9,000 B frame at 10 Gb/s (7.2 us)");
+        break;
+    case CS_PARAM_HOP_LATENCY: {
+        const int proto = p->index / CS_N_LINK_CLASSES;
+        const int cls = p->index % CS_N_LINK_CLASSES;
+        double lo = INFINITY;
+        double hi = 0;
+        for (int hw = 0; hw < CS_N_LINK_CLASSES; hw++)
+            for (int a = 0; a < 7; a++) {
+                const double v = nccl_hw_latency_us[hw][a][proto];
+                if (v <= 0)
+                    continue;
+                hi = MAX(hi, v);
+                if (hw == cls)
+                    lo = MIN(lo, v);
+            }
+        g_autofree char *source = g_strdup_printf(
+            "NCCL 2.30.7 tuning.cc hwLatencies for %s: the least on %s (%g us) to the most "
+            "on any hardware (%g us)",
+            cs_proto_name((CsProto)proto), cs_link_class_name((CsLinkClass)cls), lo, hi);
+        declare_range(p, lo * US, hi * US, source);
+        break;
+    }
+    case CS_PARAM_LAUNCH:
+        if (cpu_ranks)
+            declare_range(p, 0, INFINITY,
+                          "an MPI call on CPU ranks, no published bound: the fit's domain, "
+                          "1/55 to 55x the file's figure");
+        else
+            declare_range(p, 0.5 * US, NCCL_MAX_BASE_LATENCY_US * US,
+                          "0.5 us: a CUDA graph replay's exposed launch (NVIDIA, Getting "
+                          "Started with CUDA Graphs, 2019); 14 us: NCCL 2.30.7 tuning.cc's "
+                          "largest base latency, all its fixed cost per collective");
+        break;
+    case CS_PARAM_STEP_OVERHEAD:
+        declare_range(p, 0, 5.7 * US,
+                      "up to 5.7 us, NCCL 2.30.7 tuning.cc's largest intra-node hop latency "
+                      "(PCI, Ring, Simple), of which a step's fence and flag are a part; no "
+                      "published floor: down to 1/55 of the file's figure");
+        break;
+    case CS_PARAM_REDUCE_BW:
+        declare_range(p, 0, 3 * p->initial,
+                      "up to 3x the file's figure, the memory bandwidth it is derived from "
+                      "(two reads and a write per byte); no floor: down to 1/55");
+        break;
+    case CS_PARAM_COPY_BW:
+        declare_range(p, 0, 2 * p->initial,
+                      "up to 2x the file's figure, the memory bandwidth it is derived from "
+                      "(a read and a write per byte); no floor: down to 1/55");
+        break;
+    case CS_N_PARAM_KINDS:
+    default:
+        g_assert_not_reached();
+    }
 }
 
 /* Candidates: what the rows can see. Link kinds on the routes between the ranks used, the
@@ -258,9 +393,8 @@ candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
             continue;
         const char *kind = cs_link_kind_name((CsLinkKind)k);
         add_param(params, CS_PARAM_LINK_BW, k, bw_sum[k] / n_kind[k], "%s.bandwidth", kind);
-        /* A link carries at most its signalling rate: the datasheet figure before the usable
-         * fraction (efficiency) the file applies. */
-        g_array_index(params, CsCalibParam, params->len - 1).max = raw_sum[k] / n_kind[k];
+        param_range(&g_array_index(params, CsCalibParam, params->len - 1), raw_sum[k] / n_kind[k],
+                    FALSE);
         /* A kind whose alpha is 0 everywhere has no scale to fit. */
         if (alpha_sum[k] > 0)
             add_param(params, CS_PARAM_LINK_ALPHA, k, alpha_sum[k] / n_kind[k], "%s.alpha", kind);
@@ -284,6 +418,13 @@ candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
         add_param(params, CS_PARAM_REDUCE_BW, 0, gpu->reduce_Bps, "gpu.reduce_bandwidth");
     if (gpu->copy_Bps > 0)
         add_param(params, CS_PARAM_COPY_BW, 0, gpu->copy_Bps, "gpu.copy_bandwidth");
+    const gboolean cpu_ranks
+        = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->kind == CS_DEVICE_CPU;
+    for (guint i = 0; i < params->len; i++) {
+        CsCalibParam *p = &g_array_index(params, CsCalibParam, i);
+        if (p->kind != CS_PARAM_LINK_BW)
+            param_range(p, 0, cpu_ranks);
+    }
 }
 
 /* The topology for parameter values @values (one per params entry). */
@@ -326,17 +467,25 @@ apply_params(const CsTopo *base, const GArray *params, const double *values)
     return cs_topo_adjust(base, &adj);
 }
 
-/* The largest log-space move free parameter @j may make: THETA_LIMIT, or less where physics
- * caps the parameter (CsCalibParam.max). */
+/* The log-space range of free parameter @j: its physical range [min, max] (param_range()). */
+static double
+theta_min(const FitCtx *ctx, int j)
+{
+    const CsCalibParam *p = &g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]);
+    return log(p->min / p->initial);
+}
+
 static double
 theta_max(const FitCtx *ctx, int j)
 {
     const CsCalibParam *p = &g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]);
-    return isfinite(p->max) && p->max > 0 ? MIN(THETA_LIMIT, log(p->max / p->initial))
-                                          : THETA_LIMIT;
+    return log(p->max / p->initial);
 }
 
-/* Parameter values for free-parameter vector @theta (fixed ones at their initial value). */
+/* Parameter values for free-parameter vector @theta (fixed ones at their initial value), each
+ * clamped to its range. Beyond a bound the rows see no change and the prior, which grows with
+ * theta itself, pulls it back: the fit settles on the bound (clamping with a prior, the
+ * projected form of a box constraint). */
 static void
 values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
 {
@@ -344,7 +493,7 @@ values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
         values[i] = g_array_index(ctx->params, CsCalibParam, i).initial;
     for (int j = 0; j < ctx->n_free; j++) {
         const int i = ctx->free_index[j];
-        values[i] *= exp(CLAMP(gsl_vector_get(theta, j), -THETA_LIMIT, theta_max(ctx, j)));
+        values[i] *= exp(CLAMP(gsl_vector_get(theta, j), theta_min(ctx, j), theta_max(ctx, j)));
     }
 }
 
@@ -506,6 +655,9 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
  * by 100 ps) and far below what a fit resolves. */
 #define SIGMA_STEP 0.01
 
+/* A parameter within this (in log space, 0.1%) of a bound of its range is on it. */
+#define BOUND_TOL 1e-3
+
 /* The rows' residuals at @theta with free parameter @j moved by @dtheta, into @f. */
 static gboolean
 residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_vector *f)
@@ -532,7 +684,9 @@ residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_
  * So every entry here is a difference quotient over SIGMA_STEP on the side where the
  * response is smooth: on each side the quotients over one and two steps must agree (a jump
  * inside either interval makes them differ by at least half the jump over the step); the
- * central quotient where both sides agree, else the side that agrees better. The prior's rows
+ * central quotient where both sides agree, else the side that agrees better. A parameter on a
+ * bound of its range (within BOUND_TOL) has one side only, the inward one: outward the clamped
+ * value does not move and the flat quotients would read as "no row sees it". The prior's rows
  * are exact: prior_weight on the diagonal. */
 static gboolean
 sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_matrix *jac)
@@ -548,6 +702,9 @@ sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_m
 
     gsl_matrix_set_zero(jac);
     for (int j = 0; j < p && ok; j++) {
+        const double t = gsl_vector_get(theta, j);
+        const gboolean at_upper = t >= theta_max(ctx, j) - BOUND_TOL;
+        const gboolean at_lower = !at_upper && t <= theta_min(ctx, j) + BOUND_TOL;
         ok = residuals_moved(ctx, theta, j, h, fp1) && residuals_moved(ctx, theta, j, 2 * h, fp2)
              && residuals_moved(ctx, theta, j, -h, fm1)
              && residuals_moved(ctx, theta, j, -2 * h, fm2);
@@ -563,7 +720,11 @@ sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_m
              * 1% step; 1e-4 absorbs the picosecond rounding of a 1 us time. */
             const double tol = 0.05 * (fabs(up1) + fabs(down1)) + 1e-4;
             double d;
-            if (bend_up <= tol && bend_down <= tol)
+            if (at_upper)
+                d = down1;
+            else if (at_lower)
+                d = up1;
+            else if (bend_up <= tol && bend_down <= tol)
                 d = 0.5 * (up1 + down1);
             else
                 d = bend_up <= bend_down ? up1 : down1;
@@ -765,7 +926,13 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         return NULL;
     }
 
-    const gsl_vector *theta = gsl_multifit_nlinear_position(w);
+    /* The fit's position, each parameter clamped to its range as the residuals saw it (the
+     * prior may leave theta a hair past a bound the rows push against). */
+    gsl_vector *theta = gsl_vector_alloc(p);
+    gsl_vector_memcpy(theta, gsl_multifit_nlinear_position(w));
+    for (int j = 0; j < p; j++)
+        gsl_vector_set(theta, j,
+                       CLAMP(gsl_vector_get(theta, j), theta_min(&ctx, j), theta_max(&ctx, j)));
     /* The rows' residuals, without the prior's. */
     gsl_vector_const_view f_rows
         = gsl_vector_const_subvector(gsl_multifit_nlinear_residual(w), 0, n);
@@ -776,6 +943,7 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
     gsl_matrix *covar = gsl_matrix_alloc(p, p);
     gsl_matrix *jac = gsl_matrix_alloc(n + p, p);
     if (!sigma_jacobian(&ctx, theta, f, jac)) {
+        gsl_vector_free(theta);
         gsl_matrix_free(jac);
         gsl_matrix_free(covar);
         gsl_multifit_nlinear_free(w);
@@ -783,10 +951,16 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         g_free(ctx.free_index);
         return NULL;
     }
-    /* Rows' worth of information per parameter, before the Jacobian goes. */
+    /* Rows' worth of information per parameter, and which way the rows pull it (the
+     * gradient of their half sum of squares, sum_i f_i J_ij: negative when a larger value
+     * would fit them better), before the Jacobian goes. */
     g_autofree double *seen = g_new(double, p);
-    for (int j = 0; j < p; j++)
+    g_autofree double *pull = g_new0(double, p);
+    for (int j = 0; j < p; j++) {
         seen[j] = rows_seen(jac, n, j);
+        for (int i = 0; i < n; i++)
+            pull[j] += gsl_vector_get(f, i) * gsl_matrix_get(jac, i, j);
+    }
     sandwich_covariance(jac, f, covar);
     gsl_matrix_free(jac);
 
@@ -799,18 +973,36 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact";
          * beyond one e-fold in log space the linearised sigma means nothing either: the
          * data cannot tell this parameter from another. And a parameter one row determines
-         * is fitted to that row: no spread of rows is left to say how far it may be off. */
+         * is fitted to that row: no spread of rows is left to say how far it may be off.
+         * Nor does it where the 1-sigma interval reaches past the parameter's range: the
+         * bound, not the rows, limits it there (a bootstrap's fits pile up on the bound, and
+         * their spread is the truncated one), so the data do not determine it within its
+         * range. */
         cp->rows_seen = seen[j];
-        cp->sigma = sigma_log > 0 && sigma_log < 1.0 && seen[j] >= CS_CALIB_MIN_ROWS_SEEN
+        const double tj = gsl_vector_get(theta, j);
+        const gboolean within
+            = tj - sigma_log >= theta_min(&ctx, j) && tj + sigma_log <= theta_max(&ctx, j);
+        cp->sigma = sigma_log > 0 && sigma_log < 1.0 && within && seen[j] >= CS_CALIB_MIN_ROWS_SEEN
                         ? values[ctx.free_index[j]] * sigma_log
                         : NAN;
-        const double t = gsl_vector_get(theta, j);
-        cp->at_bound = t <= -THETA_LIMIT + 1e-9 || t >= theta_max(&ctx, j) - 1e-9;
+        /* At a bound (within 0.1%) that the rows push against: the data want it beyond its
+         * physical range. A parameter that merely starts on a bound (NCCL's Simple NET hop
+         * latency is the least of its range) and that the rows pull inward, or not at all, is
+         * not flagged. Its one-sided uncertainty is no 1-sigma. */
+        const double t = CLAMP(gsl_vector_get(theta, j), theta_min(&ctx, j), theta_max(&ctx, j));
+        const double tol = 1e-3;
+        cp->bound = t >= theta_max(&ctx, j) - tol && pull[j] < 0   ? 1
+                    : t <= theta_min(&ctx, j) + tol && pull[j] > 0 ? -1
+                                                                   : 0;
+        cp->at_bound = cp->bound != 0;
+        if (cp->at_bound)
+            cp->sigma = NAN;
     }
     for (guint i = 0; i < cal->params->len; i++)
         g_array_index(cal->params, CsCalibParam, i).fitted = values[i];
     cal->topo = apply_params(topo, cal->params, values);
 
+    gsl_vector_free(theta);
     gsl_matrix_free(covar);
     gsl_multifit_nlinear_free(w);
     g_free(ctx.free_index);
@@ -855,8 +1047,14 @@ cs_calibration_params_to_json(const CsCalibration *calibration)
         cJSON_AddBoolToObject(o, "held", p->held);
         cJSON_AddBoolToObject(o, "excluded", p->excluded);
         cJSON_AddBoolToObject(o, "at_bound", p->at_bound);
-        if (isfinite(p->max))
-            cJSON_AddNumberToObject(o, "max", p->max);
+        cJSON_AddNumberToObject(o, "min", p->min);
+        cJSON_AddNumberToObject(o, "max", p->max);
+        cJSON_AddStringToObject(o, "range_source", p->range_source);
+        if (p->at_bound) {
+            cJSON_AddStringToObject(o, "bound", p->bound > 0 ? "upper" : "lower");
+            g_autofree char *note = cs_calib_param_bound_note(p);
+            cJSON_AddStringToObject(o, "bound_note", note);
+        }
         cJSON_AddStringToObject(o, "unit",
                                 p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
                                         || p->kind == CS_PARAM_COPY_BW
@@ -865,6 +1063,30 @@ cs_calibration_params_to_json(const CsCalibration *calibration)
         cJSON_AddItemToArray(params, o);
     }
     return params;
+}
+
+/**
+ * cs_calib_param_bound_note:
+ * "gpu.launch at its upper bound 14 us (...): the traces want more; ...".
+ */
+char *
+cs_calib_param_bound_note(const CsCalibParam *p)
+{
+    if (!p->at_bound)
+        return NULL;
+    const gboolean bw = p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
+                        || p->kind == CS_PARAM_COPY_BW;
+    const double v = p->bound > 0 ? p->max : p->min;
+    g_autofree char *value = bw ? cs_units_format_bandwidth(v) : cs_units_format_time(v);
+    /* More time wanted (a latency up, a bandwidth down) is a cost the model leaves out; less
+     * is one it charges that the machine does not pay, or pays in parallel. */
+    const gboolean slower = (p->bound > 0) != bw;
+    return g_strdup_printf(
+        "%s at its %s bound %s (%s): the traces want %s; %s", p->name,
+        p->bound > 0 ? "upper" : "lower", value, p->range_source, p->bound > 0 ? "more" : "less",
+        slower ? "something the model leaves out costs these rows time"
+               : "the model charges these rows a cost the machine does not pay, or pays in "
+                 "parallel");
 }
 
 /**
@@ -906,7 +1128,9 @@ cs_calibration_to_json(const CsCalibration *calibration, const CsTopo *datasheet
     g_autofree char *method = g_strdup_printf(
         "GSL multifit_nlinear (trust region, Levenberg-Marquardt) on the relative time error "
         "of every row, %s, with a Gaussian prior in log space toward the datasheet values "
-        "(weight %g per e-fold); 1-sigma uncertainties from the heteroskedasticity-consistent "
+        "(weight %g per e-fold), each parameter clamped to its physical range (min, max, "
+        "range_source; bound where the rows push against it); 1-sigma uncertainties from the "
+        "heteroskedasticity-consistent "
         "(HC3 sandwich) covariance, on a Jacobian of difference quotients over 1%% of each "
         "value taken on the smooth side of the simulation's jumps; none for a parameter fewer "
         "than 2 rows' worth of the data see (rows_seen)",

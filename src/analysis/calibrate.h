@@ -35,25 +35,31 @@ typedef enum {
 
 /**
  * CsCalibParam:
- * One free parameter, fitted in log space so it stays positive.
+ * One free parameter, fitted in log space so it stays positive, inside its physical range
+ * [@min, @max] (declared per kind in calibrate.c with its source, @range_source).
  */
 typedef struct {
     CsParamKind kind;
-    int index;         /* CsLinkKind, or proto * CS_N_LINK_CLASSES + class */
-    char name[48];     /* "nvswitch.bandwidth", "Simple.hop.nvlink", "gpu.launch" */
-    double initial;    /* the topology's value (s or bytes/s) */
-    double fitted;     /* after the fit */
-    double sigma;      /* 1-sigma uncertainty of @fitted, same unit; NaN if not
-                        * identifiable from the data, or seen by one row only */
-    gboolean free;     /* FALSE: kept at @initial, because no row depends on it or ... */
-    gboolean held;     /* ... the rows are no more than the parameters they see, and
-                        * others are better determined */
-    double max;        /* the largest value physics allows (a link's datasheet line rate:
-                        * no link carries more than it signals), INFINITY when none */
-    gboolean at_bound; /* the fit ran into @max, or into the e^4 (55x) limit of its range */
-    gboolean excluded; /* not among the parameters asked for (--params): kept at @initial */
-    double rows_seen;  /* rows' worth of the data it draws on (participation ratio of its
-                        * sensitivities); below CS_CALIB_MIN_ROWS_SEEN it has no @sigma */
+    int index;      /* CsLinkKind, or proto * CS_N_LINK_CLASSES + class */
+    char name[48];  /* "nvswitch.bandwidth", "Simple.hop.nvlink", "gpu.launch" */
+    double initial; /* the topology's value (s or bytes/s) */
+    double fitted;  /* after the fit */
+    double sigma;   /* 1-sigma uncertainty of @fitted, same unit; NaN if not
+                     * identifiable from the data, seen by one row only, or held at a bound */
+    gboolean free;  /* FALSE: kept at @initial, because no row depends on it or ... */
+    gboolean held;  /* ... the rows are no more than the parameters they see, and
+                     * others are better determined */
+    double min;     /* the smallest value physics allows (or the fit's domain, initial / e^4,
+                     * where nothing physical bounds it), never above @initial */
+    double max;     /* the largest (a link's datasheet line rate: no link carries more than
+                     * it signals), never below @initial */
+    char range_source[224]; /* where [@min, @max] comes from, one line */
+    int bound;              /* +1: the rows push it past @max and the fit holds it there; -1: past
+                             * @min; 0: inside its range, or at a bound the rows do not push on */
+    gboolean at_bound;      /* @bound != 0 */
+    gboolean excluded;      /* not among the parameters asked for (--params): kept at @initial */
+    double rows_seen;       /* rows' worth of the data it draws on (participation ratio of its
+                             * sensitivities); below CS_CALIB_MIN_ROWS_SEEN it has no @sigma */
 } CsCalibParam;
 
 /* A parameter fitted to fewer rows' worth of data than this (rows_seen) is what those rows
@@ -112,9 +118,15 @@ CsCalibration *cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int 
                                 double prior_weight, const char *const *only, GError **error);
 void cs_calibration_free(CsCalibration *calibration);
 
-/* Every parameter (datasheet, fitted, sigma, free/held/at_bound, unit) as a JSON array; for
+/* Every parameter (datasheet, fitted, sigma, range and its source, free/held/bound, unit) as a
+ * JSON array; for
  * the fitted topology's record and `collsim calibrate --format json`. (transfer full) */
 cJSON *cs_calibration_params_to_json(const CsCalibration *calibration);
+
+/* One line on what a parameter held at a bound of its range means ("gpu.launch at its upper
+ * bound 14 us (...): the traces want more; the model leaves out a cost these rows pay"),
+ * NULL when @p is not at one. (transfer full) (nullable) */
+char *cs_calib_param_bound_note(const CsCalibParam *p);
 
 /* The fitted topology as JSON, with a `calibrated_from` record of @traces and a `calibration`
  * record of every parameter (datasheet value, fitted value, uncertainty). (transfer full) */

@@ -47,28 +47,37 @@ trace_error(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *op
 static void
 print_params(const CsCalibration *cal)
 {
-    printf("# %-24s %14s %14s %14s %9s\n", "parameter", "datasheet", "fitted", "1-sigma", "change");
+    printf("# %-24s %14s %14s %14s %9s  %s\n", "parameter", "datasheet", "fitted", "1-sigma",
+           "change", "range");
     for (guint i = 0; i < cal->params->len; i++) {
         const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
         g_autofree char *a = format_value(p, p->initial);
         g_autofree char *b = format_value(p, p->fitted);
-        g_autofree char *s = p->free && isnan(p->sigma) && p->rows_seen < CS_CALIB_MIN_ROWS_SEEN
+        g_autofree char *lo = format_value(p, p->min);
+        g_autofree char *hi = format_value(p, p->max);
+        g_autofree char *s = p->at_bound ? g_strdup(p->bound > 0 ? "at upper" : "at lower")
+                             : p->free && isnan(p->sigma) && p->rows_seen < CS_CALIB_MIN_ROWS_SEEN
                                  ? g_strdup("1 row")
                              : p->free     ? format_value(p, p->sigma)
                              : p->excluded ? g_strdup("excluded")
                              : p->held     ? g_strdup("held")
                                            : g_strdup("fixed");
-        printf("  %-24s %14s %14s %14s %+8.1f%%%s\n", p->name, a, b, s,
-               100 * (p->fitted / p->initial - 1),
-               !p->at_bound ? ""
-               : isfinite(p->max) && p->fitted >= p->max * (1 - 1e-9)
-                   ? "  (at the datasheet line rate: the data ask for more)"
-                   : "  (at the fit's 55x bound)");
+        printf("  %-24s %14s %14s %14s %+8.1f%%  [%s, %s]\n", p->name, a, b, s,
+               100 * (p->fitted / p->initial - 1), lo, hi);
     }
     printf("# '?': the data cannot separate this parameter from another (its 1-sigma exceeds "
            "an e-fold); '1 row': fitted to what one row says, no spread of rows to give it a "
            "1-sigma; 'fixed': no row depends on it; 'held': no more rows than parameters, and "
-           "the rows determine the others better; 'excluded': not among --params\n");
+           "the rows determine the others better; 'excluded': not among --params; 'at upper', "
+           "'at lower': the rows push it past its physical range (below); range: where physics "
+           "(or, where nothing physical bounds it, the fit's 55x domain) keeps it, "
+           "--format json gives each range's source\n");
+    for (guint i = 0; i < cal->params->len; i++) {
+        g_autofree char *note
+            = cs_calib_param_bound_note(&g_array_index(cal->params, CsCalibParam, i));
+        if (note != NULL)
+            printf("# %s\n", note);
+    }
 }
 
 /**
