@@ -233,4 +233,16 @@ void cs_cli_progress_restart(CsCliProgress *p, int total, const char *unit);
 /* Clears a line left on the terminal. */
 void cs_cli_progress_finish(CsCliProgress *p);
 
+/* The groups of a workload's parallel layout a collective runs on (docs/workloads.md): `plan`
+ * reads them, `workload import` writes them. */
+typedef enum {
+    CS_GROUP_NONE = -1,
+    CS_GROUP_TP,
+    CS_GROUP_DP,
+    CS_GROUP_WORLD,
+    CS_N_GROUPS,
+} CsGroup;
+
+extern const char *const cs_group_names[CS_N_GROUPS];
+
 G_END_DECLS

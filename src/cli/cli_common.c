@@ -440,3 +440,5 @@ cs_cli_load_topo(const char *prog, const char *name_or_path, char **sets, GError
         g_prefix_error(error, "%s: --set ", prog);
     return topo;
 }
+
+const char *const cs_group_names[CS_N_GROUPS] = { "tp", "dp", "world" };

@@ -59,20 +59,11 @@ static const char *prog = "collsim plan";
 
 /* ---- The workload ---- */
 
-typedef enum {
-    GROUP_TP,
-    GROUP_DP,
-    GROUP_WORLD,
-    N_GROUPS,
-} Group;
-
-static const char *const group_names[N_GROUPS] = { "tp", "dp", "world" };
-
 typedef struct {
     CsOp op;
     gint64 bytes;
     int count;
-    Group group;
+    CsGroup group;
 } Collective;
 
 typedef struct {
@@ -155,9 +146,9 @@ parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Coll
         return FALSE;
     if (!cs_json_get_string(ctx, node, path, "group", TRUE, &group, error))
         return FALSE;
-    for (int g = 0; g < N_GROUPS; g++)
-        if (strcmp(group, group_names[g]) == 0) {
-            c->group = (Group)g;
+    for (int g = 0; g < CS_N_GROUPS; g++)
+        if (strcmp(group, cs_group_names[g]) == 0) {
+            c->group = (CsGroup)g;
             return TRUE;
         }
     g_autofree char *where = cs_json_path_member(path, "group");
@@ -316,15 +307,15 @@ workload_load(const char *path, GError **error)
 /* The ranks of the first group of kind @g (rails first: rank = (pp x dp + d) x tp + t);
  * returns their count. */
 static int
-group_ranks(const Workload *w, Group g, int *ranks)
+group_ranks(const Workload *w, CsGroup g, int *ranks)
 {
     int n = 0;
     switch (g) {
-    case GROUP_TP:
+    case CS_GROUP_TP:
         for (int t = 0; t < w->tp; t++)
             ranks[n++] = t;
         break;
-    case GROUP_DP:
+    case CS_GROUP_DP:
         for (int d = 0; d < w->dp; d++)
             ranks[n++] = d * w->tp;
         break;
@@ -387,10 +378,10 @@ typedef struct {
 
 typedef struct {
     CsTopo *topo;
-    CsTopo *sub[N_GROUPS]; /* the first group of each kind, alone */
-    int n_ranks[N_GROUPS]; /* its ranks */
-    GPtrArray *colls;      /* CollResult per phase's collective, in order */
-    GArray *phases;        /* PhaseResult */
+    CsTopo *sub[CS_N_GROUPS]; /* the first group of each kind, alone */
+    int n_ranks[CS_N_GROUPS]; /* its ranks */
+    GPtrArray *colls;         /* CollResult per phase's collective, in order */
+    GArray *phases;           /* PhaseResult */
     double step_s;
     char **bottlenecks; /* cs_cli_bottlenecks() of the topology */
     int n_gpus;         /* the ranks the layout uses */
@@ -402,7 +393,7 @@ static void
 candidate_clear(Candidate *c)
 {
     g_strfreev(c->bottlenecks);
-    for (int g = 0; g < N_GROUPS; g++)
+    for (int g = 0; g < CS_N_GROUPS; g++)
         if (c->sub[g] != NULL)
             cs_topo_unref(c->sub[g]);
     if (c->topo != NULL)
@@ -498,8 +489,8 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
     }
     c->bottlenecks = cs_cli_bottlenecks(c->topo);
     int *ranks = g_new(int, need);
-    for (int g = 0; g < N_GROUPS; g++) {
-        c->n_ranks[g] = group_ranks(w, (Group)g, ranks);
+    for (int g = 0; g < CS_N_GROUPS; g++) {
+        c->n_ranks[g] = group_ranks(w, (CsGroup)g, ranks);
         c->sub[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g]);
     }
     g_free(ranks);
@@ -539,7 +530,7 @@ plan_item(guint k, gpointer data)
             &j->errors[k],
             "%s: --topo %s: phase \"%s\", %s of %" G_GINT64_FORMAT " bytes on group %s: ", prog,
             j->labels[cand], j->phase_of[idx]->name, cs_op_name(coll->op), coll->bytes,
-            group_names[coll->group]);
+            cs_group_names[coll->group]);
 }
 
 /* Predicts the collectives of the first @n candidates on @jobs threads, then adds up each
@@ -677,7 +668,7 @@ print_table(GString *s, const Workload *w, char **topos, const Candidate *cands,
                 const CollResult *r = g_ptr_array_index(c->colls, idx);
                 g_string_append_printf(
                     s, "  %-14s %-14s %-6s %5d %12" G_GINT64_FORMAT " %6d %-16s %12.2f %10.2f\n",
-                    p->name, cs_op_name(coll->op), group_names[coll->group],
+                    p->name, cs_op_name(coll->op), cs_group_names[coll->group],
                     c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
                     r->busbw_GBps);
             }
@@ -710,7 +701,7 @@ print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, i
                 const CollResult *r = g_ptr_array_index(c->colls, idx);
                 g_string_append_printf(
                     s, "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT ",%d,%s,%.3f,%.3f,,,,,,,,\n",
-                    topos[k], p->name, cs_op_name(coll->op), group_names[coll->group],
+                    topos[k], p->name, cs_op_name(coll->op), cs_group_names[coll->group],
                     c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
                     r->busbw_GBps);
             }
@@ -788,7 +779,7 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n, gint6
                 cJSON *o = cJSON_CreateObject();
                 cJSON_AddItemToArray(colls, o);
                 cJSON_AddStringToObject(o, "op", cs_op_name(coll->op));
-                cJSON_AddStringToObject(o, "group", group_names[coll->group]);
+                cJSON_AddStringToObject(o, "group", cs_group_names[coll->group]);
                 cJSON_AddNumberToObject(o, "ranks", c->n_ranks[coll->group]);
                 cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
                 cJSON_AddNumberToObject(o, "count", coll->count);
@@ -827,7 +818,7 @@ plot_plan(const Workload *w, char **labels, const Candidate *cands, int n, const
             g_autofree char *size = cs_units_format_size(coll->bytes);
             g_ptr_array_add(parts,
                             g_strdup_printf("%s: %s %s x%d (%s)", p->name, cs_op_name(coll->op),
-                                            size, coll->count, group_names[coll->group]));
+                                            size, coll->count, cs_group_names[coll->group]));
             g_array_append_val(compute, no);
         }
     }

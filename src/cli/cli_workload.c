@@ -77,20 +77,10 @@ imported_op(const char *name)
 
 /* ---- Communicators to groups ---- */
 
-typedef enum {
-    GROUP_NONE = -1,
-    GROUP_TP,
-    GROUP_DP,
-    GROUP_WORLD,
-    N_GROUPS,
-} Group;
-
-static const char *const group_names[N_GROUPS] = { "tp", "dp", "world" };
-
 typedef struct {
     const CsNcclLogComm *comm;
     gint64 imported; /* calls the workload takes */
-    Group group;
+    CsGroup group;
     gboolean named; /* by --group */
 } CommMap;
 
@@ -126,11 +116,11 @@ apply_group_flag(const char *flag, const char *rank, CommMap *maps, guint n, GEr
                                   "--group \"%s\": expected 0xADDR=tp, 0xADDR=dp or 0xADDR=world "
                                   "(ADDR a communicator as the log prints it)",
                                   flag);
-    Group g = GROUP_NONE;
-    for (int k = 0; k < N_GROUPS; k++)
-        if (strcmp(eq + 1, group_names[k]) == 0)
-            g = (Group)k;
-    if (g == GROUP_NONE)
+    CsGroup g = CS_GROUP_NONE;
+    for (int k = 0; k < CS_N_GROUPS; k++)
+        if (strcmp(eq + 1, cs_group_names[k]) == 0)
+            g = (CsGroup)k;
+    if (g == CS_GROUP_NONE)
         return cs_cli_usage_error(error, prog, "--group \"%s\": \"%s\" is not tp, dp or world",
                                   flag, eq + 1);
     for (guint i = 0; i < n; i++)
@@ -169,7 +159,7 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
                 error, "communicator 0x%" G_GINT64_MODIFIER "x has %d ranks, more than --world %d",
                 maps[i].comm->comm, maps[i].comm->nranks, world);
     /* The sizes named by --group, and those left to infer. */
-    int named[N_GROUPS] = { 0, 0, 0 };
+    int named[CS_N_GROUPS] = { 0, 0, 0 };
     GArray *sizes = g_array_new(FALSE, FALSE, sizeof(int));
     for (guint i = 0; i < n; i++) {
         const int r = maps[i].comm->nranks;
@@ -177,7 +167,7 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
             if (named[maps[i].group] != 0 && named[maps[i].group] != r) {
                 g_array_unref(sizes);
                 return input_error(error, "--group names communicators of %d and %d ranks %s",
-                                   named[maps[i].group], r, group_names[maps[i].group]);
+                                   named[maps[i].group], r, cs_group_names[maps[i].group]);
             }
             named[maps[i].group] = r;
             continue;
@@ -191,22 +181,22 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
             g_array_append_val(sizes, r);
     }
     /* tp: --tp, a communicator named tp, or the smallest size left (not dp's). */
-    int tp = tp_flag > 0 ? tp_flag : named[GROUP_TP];
+    int tp = tp_flag > 0 ? tp_flag : named[CS_GROUP_TP];
     if (tp == 0) {
         for (guint k = 0; k < sizes->len; k++) {
             const int s = g_array_index(sizes, int, k);
-            if (s != named[GROUP_DP] && (tp == 0 || s < tp))
+            if (s != named[CS_GROUP_DP] && (tp == 0 || s < tp))
                 tp = s;
         }
         if (tp == 0)
             tp = 1;
     }
-    if (named[GROUP_TP] != 0 && named[GROUP_TP] != tp) {
+    if (named[CS_GROUP_TP] != 0 && named[CS_GROUP_TP] != tp) {
         g_array_unref(sizes);
         return input_error(error, "--tp %d, but --group names a communicator of %d ranks tp", tp,
-                           named[GROUP_TP]);
+                           named[CS_GROUP_TP]);
     }
-    int dp = named[GROUP_DP];
+    int dp = named[CS_GROUP_DP];
     GString *others = g_string_new(NULL);
     for (guint k = 0; k < sizes->len; k++) {
         const int s = g_array_index(sizes, int, k);
@@ -241,7 +231,7 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
     lay->dp = dp;
     lay->pp = world / (tp * dp);
 
-    const int size_of[N_GROUPS] = { tp, dp, world };
+    const int size_of[CS_N_GROUPS] = { tp, dp, world };
     for (guint i = 0; i < n; i++) {
         CommMap *m = &maps[i];
         const int r = m->comm->nranks;
@@ -250,16 +240,16 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
                 return input_error(error,
                                    "--group 0x%" G_GINT64_MODIFIER
                                    "x=%s: the communicator has %d ranks, the layout's %s %d",
-                                   m->comm->comm, group_names[m->group], r, group_names[m->group],
-                                   size_of[m->group]);
+                                   m->comm->comm, cs_group_names[m->group], r,
+                                   cs_group_names[m->group], size_of[m->group]);
             continue;
         }
         if (m->imported == 0 || (r == 1 && world > 1)) {
-            m->group = GROUP_NONE;
+            m->group = CS_GROUP_NONE;
             continue;
         }
         if (r == world)
-            m->group = GROUP_WORLD;
+            m->group = CS_GROUP_WORLD;
         else if (r == tp && r == dp)
             return input_error(error,
                                "communicator 0x%" G_GINT64_MODIFIER
@@ -267,9 +257,9 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
                                "--group 0x%" G_GINT64_MODIFIER "x=tp or =dp",
                                m->comm->comm, r, m->comm->comm);
         else if (r == tp)
-            m->group = GROUP_TP;
+            m->group = CS_GROUP_TP;
         else
-            m->group = GROUP_DP; /* r == dp: every other size was refused above */
+            m->group = CS_GROUP_DP; /* r == dp: every other size was refused above */
     }
     return TRUE;
 }
@@ -279,7 +269,7 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
 /* One collective of @comm's phase, or FALSE with the error when it does not fit a workload. */
 static gboolean
 add_collective(cJSON *list, GHashTable *index, const CsNcclLogComm *comm, const CsNcclLogCall *call,
-               int steps, Group group, gint64 *rounded, GError **error)
+               int steps, CsGroup group, gint64 *rounded, GError **error)
 {
     const int k = imported_op(call->name);
     const gint64 elem = cs_nccl_log_datatype_size(call->datatype);
@@ -337,7 +327,7 @@ add_collective(cJSON *list, GHashTable *index, const CsNcclLogComm *comm, const 
     cJSON_AddStringToObject(c, "op", op);
     cJSON_AddStringToObject(c, "bytes", text);
     cJSON_AddNumberToObject(c, "count", (double)count);
-    cJSON_AddStringToObject(c, "group", group_names[group]);
+    cJSON_AddStringToObject(c, "group", cs_group_names[group]);
     return TRUE;
 }
 
@@ -383,7 +373,7 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
     for (guint i = 0; i < n; i++) {
         const CsNcclLogComm *c = g_ptr_array_index(rank->comms, i);
         maps[i].comm = c;
-        maps[i].group = GROUP_NONE;
+        maps[i].group = CS_GROUP_NONE;
         for (guint j = 0; j < c->call_list->len; j++) {
             const CsNcclLogCall *call = &g_array_index(c->call_list, CsNcclLogCall, j);
             if (imported_op(call->name) >= 0 && call->count > 0)
@@ -417,14 +407,14 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
     cJSON_AddNumberToObject(layout, "pp", lay.pp);
     cJSON *phases = cJSON_AddArrayToObject(root, "phases");
     gint64 rounded = 0;
-    int per_group[N_GROUPS] = { 0, 0, 0 };
+    int per_group[CS_N_GROUPS] = { 0, 0, 0 };
     g_string_append_printf(report, "%s: rank %s: layout tp %d x dp %d x pp %d = %d ranks\n", prog,
                            rank->label, lay.tp, lay.dp, lay.pp, lay.world);
     for (guint i = 0; i < n; i++) {
         const CsNcclLogComm *c = maps[i].comm;
         g_autofree char *pname = NULL;
-        if (maps[i].group != GROUP_NONE)
-            pname = g_strdup_printf("%s comm %d", group_names[maps[i].group],
+        if (maps[i].group != CS_GROUP_NONE)
+            pname = g_strdup_printf("%s comm %d", cs_group_names[maps[i].group],
                                     ++per_group[maps[i].group]);
         g_autofree char *line = g_strdup_printf(
             "comm 0x%" G_GINT64_MODIFIER "x (%d ranks, opCount %" G_GINT64_MODIFIER
@@ -432,12 +422,12 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
             c->comm, c->nranks, c->first_op, c->last_op, c->calls,
             pname != NULL ? pname : "left out");
         g_string_append_printf(notes, " %s%s.", line,
-                               maps[i].group == GROUP_NONE
+                               maps[i].group == CS_GROUP_NONE
                                    ? (maps[i].imported == 0 ? " (no call the format takes)"
                                                             : " (one rank: no communication)")
                                    : "");
         g_string_append_printf(report, "%s:   %s\n", prog, line);
-        if (maps[i].group == GROUP_NONE)
+        if (maps[i].group == CS_GROUP_NONE)
             continue;
         cJSON *phase = cJSON_CreateObject();
         cJSON_AddStringToObject(phase, "name", pname);
