@@ -683,7 +683,9 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
                                 args.n_channels, args.peer_channels, args.topo != NULL)
               : NULL;
     if (period_key != NULL) {
+        g_mutex_lock(&options->cache->lock);
         const int held = GPOINTER_TO_INT(g_hash_table_lookup(options->cache->periods, period_key));
+        g_mutex_unlock(&options->cache->lock);
         asymmetric = held == nranks;
         args.period_min = MAX(args.period_min, held);
     }
@@ -696,9 +698,12 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         res = cs_engine_run(sched, topo, &options->engine, &local);
         if (res != NULL) {
             /* A period that held, or the whole replay after every shorter one failed. */
-            if (period_key != NULL && (cs_schedule_period(sched) < nranks || asymmetric))
+            if (period_key != NULL && (cs_schedule_period(sched) < nranks || asymmetric)) {
+                g_mutex_lock(&options->cache->lock);
                 g_hash_table_insert(options->cache->periods, g_strdup(period_key),
                                     GINT_TO_POINTER(cs_schedule_period(sched)));
+                g_mutex_unlock(&options->cache->lock);
+            }
             break;
         }
         /* One period of ranks where the machine does not repeat likewise: a longer period,
