@@ -94,19 +94,10 @@ static const Case cases[] = {
       { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-e", "64M", "--emit", "json",
         NULL },
       0 },
-    { "select/env",
-      "select",
-      { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-e", "64M", "--emit", "env", NULL },
-      0 },
     { "select/nccl-tuner-csv",
       "select",
       { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-e", "64M", "--emit",
         "nccl-tuner-csv", NULL },
-      0 },
-    { "select/nccl-measurements-csv",
-      "select",
-      { "--topo", "dgx-h100x4", "--op", "allreduce,allgather", "-e", "64M", "--emit",
-        "nccl-measurements-csv", NULL },
       0 },
     { "select/compare-2n",
       "select",
@@ -120,11 +111,6 @@ static const Case cases[] = {
       "plan",
       { "--workload", "@SRC@/examples/workloads/megatron-tp8-dp2.json", "--topo", "hgx-h100x8-2n",
         "--set", "network.nic_bandwidth=400Gb/s,200Gb/s", "--format", "json", NULL },
-      0 },
-    { "plan/table",
-      "plan",
-      { "--workload", "@SRC@/examples/workloads/dp-gradient-buckets.json", "--topo",
-        "hgx-h100x8-2n", "--set", "network.nic_bandwidth=400Gb/s,100Gb/s", NULL },
       0 },
     { "validate/table-2n",
       "validate",
@@ -166,8 +152,12 @@ test_same_output(gconstpointer data)
     g_autofree char *want = NULL;
     g_autofree char *want_err = NULL;
 
-    g_test_summary("The command prints the same bytes with 1, 2 and 3 threads.");
-    for (int jobs = 1; jobs <= 3; jobs++) {
+    g_test_summary("The command prints the same bytes with 1 and 3 threads.");
+    /* One thread, and more threads than the two cores a CI machine has (the orders in which
+     * threads finish vary most); 2 adds little but time under the sanitizers. */
+    static const int counts[] = { 1, 3 };
+    for (gsize k = 0; k < G_N_ELEMENTS(counts); k++) {
+        const int jobs = counts[k];
         g_auto(GStrv) args = case_args(c, jobs);
         g_auto(CsTestRun) r = cs_test_run_collsim(c->subcommand, (const char *const *)args);
         if (r.status != c->status)
