@@ -287,11 +287,16 @@ label_axis(PLINT axis, PLFLT value, PLCHAR_NC_VECTOR label, PLINT length, PLPoin
     g_strlcpy(label, text, (gsize)length);
 }
 
-/* A tick every 1, 2, 3, 5 or 10 doublings, at most 11 labels; the range widened to whole
- * ticks so both ends are labelled. Returns the tick. */
+/* A tick every 1, 2, 3, 5 or 10 doublings, at most 11 labels; the range widened to at
+ * least two doublings about its middle, then to whole ticks so both ends are labelled.
+ * Returns the tick. */
 static double
 log2_range(double *xmin, double *xmax)
 {
+    if (*xmax - *xmin < 2.0) {
+        *xmin -= 1.0;
+        *xmax += 1.0;
+    }
     static const double steps[] = { 1, 2, 3, 5, 10 };
     double step = 10.0;
     for (gsize i = 0; i < G_N_ELEMENTS(steps); i++) {
@@ -607,10 +612,6 @@ cs_plot_report(const CsReport *report, const char *title, const char *subtitle, 
             ymax = MAX(ymax, SY(s, i));
         }
     }
-    if (xmax - xmin < 2.0) {
-        xmin -= 1.0;
-        xmax += 1.0;
-    }
     double xtick = log2_range(&xmin, &xmax);
     ymax = ymax > 0.0 ? ymax * 1.08 : 1.0;
 
@@ -846,10 +847,6 @@ cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *ti
         g_set_error(error, CS_PLOT_ERROR, CS_PLOT_ERROR_FAILED,
                     "%s: nothing to plot (no row above 0 bytes was predicted)", path);
         return FALSE;
-    }
-    if (xmax - xmin < 2.0) {
-        xmin -= 1.0;
-        xmax += 1.0;
     }
     double xtick = log2_range(&xmin, &xmax);
     ymax = ymax > 0.0 ? ymax * 1.08 : 1.0;
@@ -1134,10 +1131,6 @@ cs_plot_select(const CsSelection *selection, const char *title, const char *subt
         return FALSE;
     }
     /* Each collective's bands cover its own grid; the axis widens to whole ticks. */
-    if (xmax - xmin < 2.0) {
-        xmin -= 1.0;
-        xmax += 1.0;
-    }
     double xtick = log2_range(&xmin, &xmax);
 
     /* Tall enough for the panels and for the key beside them. */
@@ -1255,10 +1248,6 @@ cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *afte
         g_set_error(error, CS_PLOT_ERROR, CS_PLOT_ERROR_FAILED,
                     "%s: nothing to plot (no row above 0 bytes was predicted)", path);
         return FALSE;
-    }
-    if (xmax - xmin < 2.0) {
-        xmin -= 1.0;
-        xmax += 1.0;
     }
     double xtick = log2_range(&xmin, &xmax);
 

@@ -179,15 +179,22 @@ cs_topo_shift_orbits(const CsTopo *topo, int nranks, int period, const int *pair
          * flows that meet on it in the whole replay are the images of the flows that meet on
          * its orbit's link here, in the same order. Flows of several shifts on one link (an
          * all-to-all's into one GPU) would meet here in another order, which a network model
-         * that serves simultaneous flows in turn may answer differently. */
+         * that serves simultaneous flows in turn may answer differently. And a route that
+         * crosses two links of one orbit would meet itself on the one link charged for both. */
         g_autofree int *shift_of = g_new(int, MAX(n_links, 1));
         for (int l = 0; l < n_links; l++)
             shift_of[l] = -1;
-        for (int i = 0; i < n_charged && *why == NULL; i++) {
+        for (int i = 0; i < n_pairs && *why == NULL; i++) {
             const CsRoute *r
                 = cs_topo_route_channel(topo, pairs[3 * i], pairs[3 * i + 1], pairs[3 * i + 2]);
             for (int h = 0; h < r->n_links && *why == NULL; h++) {
                 const int l = r->links[h];
+                for (int k = h + 1; k < r->n_links && *why == NULL; k++)
+                    if (rep[r->links[k]] == rep[l])
+                        *why = g_strdup_printf("rank %d -> %d crosses two images of one link",
+                                               pairs[3 * i], pairs[3 * i + 1]);
+                if (i >= n_charged || *why != NULL)
+                    continue;
                 if (shift_of[rep[l]] < 0)
                     shift_of[rep[l]] = offs[l];
                 else if (shift_of[rep[l]] != offs[l])
@@ -196,19 +203,6 @@ cs_topo_shift_orbits(const CsTopo *topo, int nranks, int period, const int *pair
                                            cs_topo_device(topo, cs_topo_link(topo, l)->src)->name,
                                            cs_topo_device(topo, cs_topo_link(topo, l)->dst)->name);
             }
-        }
-        /* A route that crosses two links of one orbit would meet itself on the one link
-         * charged for both. */
-        for (int i = 0; i < n_pairs && *why == NULL; i++) {
-            const CsRoute *r
-                = cs_topo_route_channel(topo, pairs[3 * i], pairs[3 * i + 1], pairs[3 * i + 2]);
-            for (int a = 0; a < r->n_links && *why == NULL; a++)
-                for (int b = a + 1; b < r->n_links; b++)
-                    if (rep[r->links[a]] == rep[r->links[b]]) {
-                        *why = g_strdup_printf("rank %d -> %d crosses two images of one link",
-                                               pairs[3 * i], pairs[3 * i + 1]);
-                        break;
-                    }
         }
         if (*why != NULL)
             g_clear_pointer(&rep, g_free);
