@@ -205,7 +205,7 @@ test_csv_and_table(void)
     const char *table_args[] = { "--workload", src, "--topo", "hgx-h100x8-2n", NULL };
     g_auto(CsTestRun) t = cs_test_run_collsim("plan", table_args);
     g_assert_cmpint(t.status, ==, 0);
-    g_assert_nonnull(strstr(t.out, "concurrent groups sharing links are not modelled"));
+    g_assert_nonnull(strstr(t.out, "every group of a kind runs its collective at once"));
     g_assert_nonnull(strstr(t.out, "## hgx-h100x8-2n"));
 
     /* The Megatron example: TP all-reduces inside a node, the DP one across the two. */
@@ -314,6 +314,32 @@ plan_json_args(const char *const *args)
     cJSON *root = cJSON_Parse(r.out);
     g_assert_nonnull(root);
     return root;
+}
+
+/* The eight DP groups of tp 8 x dp 2 all-reduce at once: with one NIC per GPU each has its
+ * own rail and the time is one group's; with 4 NICs two GPUs share each NIC and the DP
+ * all-reduce takes about twice as long (before concurrent groups were run together, the two
+ * candidates printed the same time). The TP all-reduces, inside each node, do not change. */
+static void
+test_concurrent_groups(void)
+{
+    g_autofree char *mega = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                  "megatron-tp8-dp2.json", NULL);
+    const char *args[]
+        = { "--workload", mega, "--topo", "hgx-h100x8-2n", "--set", "network.nics_per_node=8,4",
+            NULL };
+    g_autoptr(cJSON) plan = plan_json_args(args);
+    const cJSON *cands = cJSON_GetObjectItem(plan, "candidates");
+    double dp_us[2], tp_us[2];
+    for (int c = 0; c < 2; c++) {
+        const cJSON *bwd = cJSON_GetObjectItem(at(cJSON_GetObjectItem(at(cands, c), "phases"), 1),
+                                               "collectives");
+        tp_us[c] = number(at(bwd, 0), "time_us");
+        dp_us[c] = number(at(bwd, 1), "time_us");
+    }
+    g_assert_cmpfloat(tp_us[1], ==, tp_us[0]);
+    g_assert_cmpfloat(dp_us[1], >, 1.6 * dp_us[0]);
+    g_assert_cmpfloat(dp_us[1], <, 2.2 * dp_us[0]);
 }
 
 /* Whether one of @cand's "bottlenecks" contains @fragment. */
@@ -511,6 +537,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/matches-run", test_matches_run);
     g_test_add_func("/cli/plan/overlap-one-rank", test_overlap_and_one_rank);
     g_test_add_func("/cli/plan/csv-table", test_csv_and_table);
+    g_test_add_func("/cli/plan/concurrent-groups", test_concurrent_groups);
     g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);
     g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
     g_test_add_func("/cli/plan/bottlenecks", test_bottlenecks);

@@ -39,10 +39,11 @@ static const char description[]
       "ranks with the same TP index across TP groups, PP stages come last.\n"
       "\n"
       "Each collective is predicted as 'collsim run' predicts it (NCCL's pick where NCCL runs\n"
-      "it on GPUs its model knows, collsim's fastest otherwise), on a topology made of the\n"
-      "first group of its kind (tp: ranks 0..tp-1; dp: ranks 0, tp, 2tp...; world: every rank\n"
-      "of the layout). Each group is simulated alone: groups of the same kind that run at the\n"
-      "same time and share links (DP groups sharing NICs, for instance) are not modelled yet.\n"
+      "it on GPUs its model knows, collsim's fastest otherwise), picked for the first group of\n"
+      "its kind (tp: ranks 0..tp-1; dp: ranks 0, tp, 2tp...; world: every rank of the layout)\n"
+      "and run by every group of that kind at once (the DP groups of all TP ranks and stages\n"
+      "together), sharing the links they share: two GPUs behind one NIC halve each other's\n"
+      "network bandwidth. The time is the last group's.\n"
       "\n"
       "A phase's communication time is the sum of its collectives' times x count; its exposed\n"
       "time is that minus the compute time when the phase overlaps, else all of it; the step\n"
@@ -304,27 +305,35 @@ workload_load(const char *path, GError **error)
     return g_steal_pointer(&w);
 }
 
-/* The ranks of the first group of kind @g (rails first: rank = (pp x dp + d) x tp + t);
- * returns their count. */
+/* The ranks of every group of kind @g, group after group (rails first: rank = (pp x dp + d)
+ * x tp + t): the tensor-parallel groups of each (stage, replica), the data-parallel groups of
+ * each (stage, tensor rank), or the world. Returns the ranks of one group; @n_groups gets the
+ * number of groups. */
 static int
-group_ranks(const Workload *w, CsGroup g, int *ranks)
+group_ranks(const Workload *w, CsGroup g, int *ranks, int *n_groups)
 {
     int n = 0;
     switch (g) {
     case CS_GROUP_TP:
-        for (int t = 0; t < w->tp; t++)
-            ranks[n++] = t;
-        break;
+        *n_groups = w->pp * w->dp;
+        for (int p = 0; p < w->pp; p++)
+            for (int d = 0; d < w->dp; d++)
+                for (int t = 0; t < w->tp; t++)
+                    ranks[n++] = (p * w->dp + d) * w->tp + t;
+        return w->tp;
     case CS_GROUP_DP:
-        for (int d = 0; d < w->dp; d++)
-            ranks[n++] = d * w->tp;
-        break;
+        *n_groups = w->pp * w->tp;
+        for (int p = 0; p < w->pp; p++)
+            for (int t = 0; t < w->tp; t++)
+                for (int d = 0; d < w->dp; d++)
+                    ranks[n++] = (p * w->dp + d) * w->tp + t;
+        return w->dp;
     default:
+        *n_groups = 1;
         for (int r = 0; r < w->tp * w->dp * w->pp; r++)
             ranks[n++] = r;
-        break;
+        return n;
     }
-    return n;
 }
 
 /* ---- Prices ---- */
@@ -380,8 +389,10 @@ typedef struct {
     CsTopo *topo;
     CsTopo *sub[CS_N_GROUPS]; /* the first group of each kind, alone */
     int n_ranks[CS_N_GROUPS]; /* its ranks */
-    GPtrArray *colls;         /* CollResult per phase's collective, in order */
-    GArray *phases;           /* PhaseResult */
+    CsTopo *all[CS_N_GROUPS]; /* every group of the kind, group after group */
+    int n_groups[CS_N_GROUPS];
+    GPtrArray *colls; /* CollResult per phase's collective, in order */
+    GArray *phases;   /* PhaseResult */
     double step_s;
     char **bottlenecks; /* cs_cli_bottlenecks() of the topology */
     int n_gpus;         /* the ranks the layout uses */
@@ -396,6 +407,9 @@ candidate_clear(Candidate *c)
     for (int g = 0; g < CS_N_GROUPS; g++)
         if (c->sub[g] != NULL)
             cs_topo_unref(c->sub[g]);
+    for (int g = 0; g < CS_N_GROUPS; g++)
+        if (c->all[g] != NULL)
+            cs_topo_unref(c->all[g]);
     if (c->topo != NULL)
         cs_topo_unref(c->topo);
     if (c->colls != NULL)
@@ -423,9 +437,12 @@ nccl_knows(const CsTopo *topo, int nranks)
     return !system.arch_guessed;
 }
 
-/* One collective on @sub (all its @n ranks), as `collsim run` predicts it by default. */
+/* One collective on @sub (all its @n ranks), as `collsim run` predicts it by default, run by
+ * @n_groups groups at once on @all (nullable with one group), each group's rank j on rank
+ * i x n + j: NCCL's pick is one group's, the time the last group's. */
 static gboolean
-predict_collective(const CsTopo *sub, int n, const Collective *c, CollResult *out, GError **error)
+predict_collective(const CsTopo *sub, int n, const CsTopo *all, int n_groups, const Collective *c,
+                   CollResult *out, GError **error)
 {
     if (n < 2) {
         out->bytes = c->bytes;
@@ -437,6 +454,8 @@ predict_collective(const CsTopo *sub, int n, const Collective *c, CollResult *ou
     CsPredictOptions popts;
     cs_predict_options_init(&popts);
     popts.nranks = n;
+    popts.concurrent = n_groups;
+    popts.concurrent_topo = all;
     g_autoptr(CsNcclModel) nccl = NULL;
     if (cs_nccl_func_from_op(c->op) >= 0 && nccl_knows(sub, n)) {
         nccl = cs_nccl_model_new_for_topo(sub, n, "nccl", error);
@@ -490,8 +509,10 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
     c->bottlenecks = cs_cli_bottlenecks(c->topo);
     int *ranks = g_new(int, need);
     for (int g = 0; g < CS_N_GROUPS; g++) {
-        c->n_ranks[g] = group_ranks(w, (CsGroup)g, ranks);
+        c->n_ranks[g] = group_ranks(w, (CsGroup)g, ranks, &c->n_groups[g]);
         c->sub[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g]);
+        if (c->n_groups[g] > 1)
+            c->all[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g] * c->n_groups[g]);
     }
     g_free(ranks);
     c->colls = g_ptr_array_new_with_free_func(coll_result_free);
@@ -525,7 +546,8 @@ plan_item(guint k, gpointer data)
     Candidate *c = &j->cands[cand];
     const Collective *coll = j->colls[idx];
     CollResult *r = g_ptr_array_index(c->colls, idx);
-    if (!predict_collective(c->sub[coll->group], c->n_ranks[coll->group], coll, r, &j->errors[k]))
+    if (!predict_collective(c->sub[coll->group], c->n_ranks[coll->group], c->all[coll->group],
+                            c->n_groups[coll->group], coll, r, &j->errors[k]))
         g_prefix_error(
             &j->errors[k],
             "%s: --topo %s: phase \"%s\", %s of %" G_GINT64_FORMAT " bytes on group %s: ", prog,
@@ -593,7 +615,8 @@ plan_predict(const Workload *w, Candidate *cands, char **labels, int n, int jobs
 /* ---- Output ---- */
 
 static const char concurrency_note[]
-    = "each group simulated alone: concurrent groups sharing links are not modelled yet";
+    = "every group of a kind runs its collective at once, sharing links; the time is the last "
+      "group's";
 
 /* What one hour of the candidate's GPUs (or nodes) costs; 0 without a price. */
 static double

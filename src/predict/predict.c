@@ -200,8 +200,9 @@ point_key(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
     CsAlgoArgs any_period = *args;
     any_period.period_min = 0;
     g_autofree char *sched = schedule_key(algo, &any_period);
-    return g_strdup_printf("%s/%s/%d/%d/%d", sched, e->net_model != NULL ? e->net_model : "",
-                           e->gpus_per_thread, e->no_launch, e->textbook);
+    return g_strdup_printf("%s/%s/%d/%d/%d/%d", sched, e->net_model != NULL ? e->net_model : "",
+                           e->gpus_per_thread, e->no_launch, e->textbook,
+                           MAX(options->concurrent, 1));
 }
 
 /* ---- Channels ---- */
@@ -672,9 +673,16 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
             return TRUE;
     }
     g_autoptr(CsSchedule) owned = NULL;
+    g_autoptr(CsSchedule) copies = NULL;
     g_autoptr(CsResult) res = NULL;
     const CsSchedule *sched = NULL;
     gboolean asymmetric = FALSE;
+    /* Concurrent communicators: each copy's schedule whole, the copies replayed as one
+     * period of the machine where it repeats from copy to copy, every copy otherwise. */
+    const gboolean concurrent = options->concurrent > 1 && options->concurrent_topo != NULL;
+    gboolean copies_periodic = concurrent && options->engine.observer == NULL && !options->whole;
+    if (concurrent)
+        args.period_min = 0;
     /* The periods the machine was found not to repeat under, for every size of this choice
      * (the routes of a ring or an exchange do not depend on its size). */
     g_autofree char *period_key
@@ -691,10 +699,33 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     }
     for (;;) {
         g_autoptr(GError) local = NULL;
-        g_clear_pointer(&owned, cs_schedule_free);
-        sched = build_schedule(topo, algo, &args, options, &owned, error);
-        if (sched == NULL)
-            return FALSE;
+        /* The copies' retry replays the same schedule of one copy. */
+        if (sched == NULL || !concurrent) {
+            g_clear_pointer(&owned, cs_schedule_free);
+            sched = build_schedule(topo, algo, &args, options, &owned, error);
+            if (sched == NULL)
+                return FALSE;
+        }
+        if (concurrent) {
+            g_clear_pointer(&copies, cs_schedule_free);
+            copies = cs_schedule_replicate(sched, options->concurrent, copies_periodic, error);
+            if (copies == NULL)
+                return FALSE;
+            res = cs_engine_run(copies, options->concurrent_topo, &options->engine, &local);
+            if (res == NULL && copies_periodic
+                && g_error_matches(local, CS_ENGINE_ERROR, CS_ENGINE_ERROR_ASYMMETRIC)) {
+                g_debug("%s/%s %" G_GINT64_FORMAT " B, %d copies: %s", algo->name,
+                        cs_proto_name(args.proto), size_bytes, options->concurrent, local->message);
+                copies_periodic = FALSE;
+                asymmetric = TRUE;
+                continue;
+            }
+            if (res == NULL) {
+                g_propagate_error(error, g_steal_pointer(&local));
+                return FALSE;
+            }
+            break;
+        }
         res = cs_engine_run(sched, topo, &options->engine, &local);
         if (res != NULL) {
             /* A period that held, or the whole replay after every shorter one failed. */
@@ -730,8 +761,9 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         .peer_channels = args.peer_channels,
         .size = *cs_schedule_size(sched),
         .result = *res,
-        .replayed_ranks = cs_schedule_period(sched),
-        .asymmetric = asymmetric && cs_schedule_period(sched) == nranks,
+        .replayed_ranks = cs_schedule_period(concurrent ? copies : sched),
+        .asymmetric
+        = asymmetric && (concurrent ? !copies_periodic : cs_schedule_period(sched) == nranks),
     };
     out->result.rank_finish = NULL;
     out->time_us = cs_result_time_us(res);

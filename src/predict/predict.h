@@ -44,31 +44,36 @@ typedef struct {
     CsDtype dtype;
     CsRedop redop;
     int root;
-    int nranks;              /* 0 = every rank of the topology */
-    int n_channels;          /* 0 = chosen per topology, algorithm and size */
-    gboolean any_algorithm;  /* cs_predict_best without a filter: FALSE (default) weighs
-                              * what an nccl-tests run can execute (NCCL's algorithms:
-                              * ring, tree, nvls; grouped send/recv for scatter, gather,
-                              * all-to-all), TRUE every registered algorithm */
-    CsPick pick;             /* see CsPick; default CS_PICK_FASTEST */
-    const CsNcclModel *nccl; /* (nullable) NCCL's model for CS_PICK_NCCL / CS_PICK_AUTO */
-    guint nccl_algo_mask;    /* the algorithms NCCL may pick (1 << CsNcclAlgo), as NCCL_ALGO
-                              * lists or excludes them; 0: every one */
-    guint nccl_proto_mask;   /* the protocols, as NCCL_PROTO allows them; 0: the GPUs'
-                              * default protocols (the topology's default_protocols) */
-    gboolean whole;          /* replay every rank even where the schedule and the machine
-                              * repeat under a shift of ranks (by default one period is
-                              * replayed there: the same answer, engine.c "Symmetry") */
-    gboolean exact;          /* simulate every chunk of every size; by default a size whose
-                              * schedule would be large is extended linearly from three
-                              * smaller simulated sizes on one line (the pipeline's steady
-                              * state), or simulated whole when they are not */
-    int jobs;                /* threads for callers that predict many points at once
-                              * (validate's rows); each cs_predict_*() call runs on one.
-                              * <= 1: none */
-    gboolean exhaustive;     /* cs_predict_best simulates every candidate, also one whose
-                              * lower bound (cs_predict_lower_bound) a faster one already
-                              * beats; the answer is the same, only slower (tests compare) */
+    int nranks;                    /* 0 = every rank of the topology */
+    int n_channels;                /* 0 = chosen per topology, algorithm and size */
+    gboolean any_algorithm;        /* cs_predict_best without a filter: FALSE (default) weighs
+                                    * what an nccl-tests run can execute (NCCL's algorithms:
+                                    * ring, tree, nvls; grouped send/recv for scatter, gather,
+                                    * all-to-all), TRUE every registered algorithm */
+    CsPick pick;                   /* see CsPick; default CS_PICK_FASTEST */
+    const CsNcclModel *nccl;       /* (nullable) NCCL's model for CS_PICK_NCCL / CS_PICK_AUTO */
+    guint nccl_algo_mask;          /* the algorithms NCCL may pick (1 << CsNcclAlgo), as NCCL_ALGO
+                                    * lists or excludes them; 0: every one */
+    guint nccl_proto_mask;         /* the protocols, as NCCL_PROTO allows them; 0: the GPUs'
+                                    * default protocols (the topology's default_protocols) */
+    gboolean whole;                /* replay every rank even where the schedule and the machine
+                                    * repeat under a shift of ranks (by default one period is
+                                    * replayed there: the same answer, engine.c "Symmetry") */
+    gboolean exact;                /* simulate every chunk of every size; by default a size whose
+                                    * schedule would be large is extended linearly from three
+                                    * smaller simulated sizes on one line (the pipeline's steady
+                                    * state), or simulated whole when they are not */
+    int jobs;                      /* threads for callers that predict many points at once
+                                    * (validate's rows); each cs_predict_*() call runs on one.
+                                    * <= 1: none */
+    int concurrent;                /* > 1: so many communicators of nranks run the collective at
+                                    * once, copy i's rank j on rank i x nranks + j of
+                                    * concurrent_topo, sharing its links (the data-parallel groups
+                                    * of a training step); the time is the last copy's */
+    const CsTopo *concurrent_topo; /* (nullable) the copies' machine, with concurrent */
+    gboolean exhaustive;           /* cs_predict_best simulates every candidate, also one whose
+                                    * lower bound (cs_predict_lower_bound) a faster one already
+                                    * beats; the answer is the same, only slower (tests compare) */
 } CsPredictOptions;
 
 void cs_predict_options_init(CsPredictOptions *options);

@@ -374,6 +374,65 @@ cs_schedule_seal(CsSchedule *sched)
     g_clear_pointer(&sched->building, g_free);
 }
 
+/**
+ * cs_schedule_replicate:
+ * @sched, sealed and holding every rank's program, run by @copies communicators at once (the
+ * data-parallel groups of a training step, one per tensor-parallel rank, all-reduce their
+ * gradients together): copy i's rank j is rank i x n + j of the result and sends to and
+ * receives from its own copy's ranks only. With @periodic the result holds copy 0's steps
+ * and declares the period n, which the engine replays once where the machine repeats under a
+ * shift of n ranks and refuses otherwise (engine.c, "Symmetry"); without, every copy's steps.
+ * Sizes, channels, NIC lanes, protocol and algorithm stay @sched's: each copy is the same
+ * collective of n ranks.
+ * Returns: (transfer full): the sealed schedule, or NULL with CS_SCHEDULE_ERROR_TOO_LARGE
+ * where the copies exceed cs_schedule_max_steps().
+ */
+CsSchedule *
+cs_schedule_replicate(const CsSchedule *sched, int copies, gboolean periodic, GError **error)
+{
+    g_return_val_if_fail(sched != NULL && sched->building == NULL, NULL);
+    g_return_val_if_fail(sched->period == sched->nranks, NULL);
+    g_return_val_if_fail(copies >= 1 && sched->nranks <= G_MAXINT / copies, NULL);
+
+    const int n = sched->nranks;
+    const int stored = periodic ? 1 : copies;
+    const double steps = (double)sched->n_steps * stored;
+    if (steps > (double)cs_schedule_max_steps()) {
+        g_autofree char *why = cs_schedule_limit_reason(steps);
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE,
+                    "%d concurrent copies of a %s schedule of %d ranks: %s", copies,
+                    cs_schedule_algo(sched), n, why);
+        return NULL;
+    }
+    CsSchedule *out = g_new0(CsSchedule, 1);
+    *out = *sched;
+    out->nranks = n * copies;
+    out->period = periodic ? n : n * copies;
+    out->nic_lanes = sched->nic_lanes != NULL
+                         ? g_memdup2(sched->nic_lanes, sizeof(int) * (gsize)sched->n_channels)
+                         : NULL;
+    out->n_steps = sched->n_steps * (gsize)stored;
+    out->n_added = out->n_steps;
+    out->steps = g_new(CsStep, MAX(out->n_steps, 1));
+    out->first = g_new(gsize, (gsize)out->nranks + 1);
+    for (int c = 0; c < stored; c++) {
+        CsStep *dst = out->steps + (gsize)c * sched->n_steps;
+        memcpy(dst, sched->steps, sched->n_steps * sizeof(CsStep));
+        for (gsize i = 0; c > 0 && i < sched->n_steps; i++) {
+            if (dst[i].send_peer >= 0)
+                dst[i].send_peer += c * n;
+            if (dst[i].recv_peer >= 0)
+                dst[i].recv_peer += c * n;
+        }
+        for (int r = 0; r < n; r++)
+            out->first[c * n + r] = (gsize)c * sched->n_steps + sched->first[r];
+    }
+    /* Ranks past the stored copies hold no steps of their own: the period repeats them. */
+    for (int r = stored * n; r <= out->nranks; r++)
+        out->first[r] = out->n_steps;
+    return out;
+}
+
 /* ---- Accessors ---- */
 
 CsOp

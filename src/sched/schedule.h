@@ -196,6 +196,9 @@ void cs_schedule_step(CsSchedule *sched, int rank, int channel, CsStepKind kind,
 
 /* Packs the per-rank programs into one array; no more steps may be added. */
 void cs_schedule_seal(CsSchedule *sched);
+/* @copies communicators running @sched at once, on ranks i x n + j (see schedule.c). */
+CsSchedule *cs_schedule_replicate(const CsSchedule *sched, int copies, gboolean periodic,
+                                  GError **error);
 
 CsOp cs_schedule_op(const CsSchedule *sched);
 int cs_schedule_n_ranks(const CsSchedule *sched);
