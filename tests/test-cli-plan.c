@@ -231,16 +231,20 @@ static const BadCase bad_cases[] = {
       "] }",
       "phases[0].collectives[0].op: \"allreduse\" is not a collective" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
-      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"ep\" } ] } "
+      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"pp\" } ] } "
       "] }",
-      "phases[0].collectives[0].group: \"ep\" is not a group" },
+      "phases[0].collectives[0].group: \"pp\" is not a group" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"ep\": 3, \"dp\": 8 }, \"phases\": [ "
+      "{ \"name\": \"p\", \"collectives\": [ { \"op\": \"alltoall\", \"bytes\": \"1 MiB\", "
+      "\"group\": \"ep\" } ] } ] }",
+      "layout.ep: ep 3 does not divide dp 8" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
       "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 furlong\", \"group\": \"dp\" } "
       "] } ] }",
       "phases[0].collectives[0].bytes" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 0, \"dp\": 2 }, \"phases\": [] }", "layout.tp" },
-    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2, \"ep\": 2 }, \"phases\": [] }",
-      "layout: unknown key \"ep\"" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2, \"sp\": 2 }, \"phases\": [] }",
+      "layout: unknown key \"sp\"" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [] }",
       "phases: a workload has at least one phase" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
@@ -340,6 +344,85 @@ test_concurrent_groups(void)
     g_assert_cmpfloat(tp_us[1], ==, tp_us[0]);
     g_assert_cmpfloat(dp_us[1], >, 1.6 * dp_us[0]);
     g_assert_cmpfloat(dp_us[1], <, 2.2 * dp_us[0]);
+}
+
+/* The groups of a tp 2 x cp 2 x dp 4 (ep 2) layout in Megatron-LM's order tp-cp-ep-dp-pp:
+ * rank = t + 2 (c + 2 d), so TP pairs are consecutive, CP pairs two apart, DP groups four
+ * apart and an EP group the first two of a DP group; each kind's groups together cover every
+ * rank. The EP all-to-all and the CP all-gather run on 2 ranks, the DP all-reduce on 4. */
+static void
+test_layout_groups(void)
+{
+    g_autofree char *path = write_workload(
+        "cp-ep.json",
+        "{ \"name\": \"x\", \"layout\": { \"tp\": 2, \"cp\": 2, \"ep\": 2, \"dp\": 4 }, "
+        "\"phases\": [ { \"name\": \"p\", \"collectives\": [ "
+        "{ \"op\": \"alltoall\", \"bytes\": \"1 MiB\", \"group\": \"ep\" }, "
+        "{ \"op\": \"allgather\", \"bytes\": \"1 MiB\", \"group\": \"cp\" }, "
+        "{ \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" }, "
+        "{ \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"tp\" } ] } ] }");
+    const char *args[] = { "--workload", path, "--topo", "hgx-h100x8-2n", NULL };
+    g_autoptr(cJSON) plan = plan_json_args(args);
+    static const struct {
+        const char *kind;
+        int ranks, groups, first[4];
+    } want[] = {
+        { "tp", 2, 8, { 0, 1 } },
+        { "cp", 2, 8, { 0, 2 } },
+        { "ep", 2, 8, { 0, 4 } },
+        { "dp", 4, 4, { 0, 4, 8, 12 } },
+    };
+    const cJSON *groups = cJSON_GetObjectItem(plan, "groups");
+    for (gsize i = 0; i < G_N_ELEMENTS(want); i++) {
+        const cJSON *kind = cJSON_GetObjectItem(groups, want[i].kind);
+        g_assert_nonnull(kind);
+        g_assert_cmpfloat(number(kind, "ranks"), ==, want[i].ranks);
+        g_assert_cmpfloat(number(kind, "groups"), ==, want[i].groups);
+        const cJSON *first = cJSON_GetObjectItem(kind, "first");
+        g_assert_cmpint(cJSON_GetArraySize(first), ==, want[i].ranks);
+        for (int j = 0; j < want[i].ranks; j++)
+            g_assert_cmpint(cJSON_GetArrayItem(first, j)->valueint, ==, want[i].first[j]);
+    }
+    g_assert_null(cJSON_GetObjectItem(groups, "world"));
+    const cJSON *colls = cJSON_GetObjectItem(
+        at(cJSON_GetObjectItem(at(cJSON_GetObjectItem(plan, "candidates"), 0), "phases"), 0),
+        "collectives");
+    const double ranks[] = { 2, 2, 4, 2 };
+    for (int j = 0; j < 4; j++)
+        g_assert_cmpfloat(number(at(colls, j), "ranks"), ==, ranks[j]);
+}
+
+/* Every shipped workload plans on a machine with enough ranks (the 256-GPU one is covered by
+ * test_compute_phases). The MoE example's all-to-alls run on EP groups of 8 ranks two apart,
+ * so half of them are across the two nodes: slower than the TP all-reduce inside a pair. */
+static void
+test_shipped_workloads(void)
+{
+    static const struct {
+        const char *file, *topo;
+    } shipped[] = {
+        { "moe-tp2-ep8.json", "hgx-h100x8-2n" },
+        { "fsdp-70b-64gpu.json", "hgx-h100x8-16n" },
+        { "dp-gradient-buckets.json", "hgx-h100x8-2n" },
+        { "megatron-tp8-dp2.json", "hgx-h100x8-2n" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(shipped); i++) {
+        g_autofree char *path = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
+                                                      shipped[i].file, NULL);
+        g_autoptr(cJSON) plan = plan_json(path, shipped[i].topo);
+        const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
+        g_assert_cmpfloat(number(cand, "step_us"), >, 0);
+        if (i == 0) {
+            const cJSON *groups = cJSON_GetObjectItem(plan, "groups");
+            g_assert_cmpfloat(number(cJSON_GetObjectItem(groups, "ep"), "ranks"), ==, 8);
+            g_assert_cmpfloat(number(cJSON_GetObjectItem(groups, "ep"), "groups"), ==, 2);
+            const cJSON *fwd
+                = cJSON_GetObjectItem(at(cJSON_GetObjectItem(cand, "phases"), 0), "collectives");
+            g_assert_cmpstr(cJSON_GetObjectItem(at(fwd, 1), "op")->valuestring, ==, "alltoall");
+            g_assert_cmpfloat(number(at(fwd, 1), "busbw_GBps"), <,
+                              number(at(fwd, 0), "busbw_GBps"));
+        }
+    }
 }
 
 /* Whether one of @cand's "bottlenecks" contains @fragment. */
@@ -538,6 +621,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/overlap-one-rank", test_overlap_and_one_rank);
     g_test_add_func("/cli/plan/csv-table", test_csv_and_table);
     g_test_add_func("/cli/plan/concurrent-groups", test_concurrent_groups);
+    g_test_add_func("/cli/plan/layout-groups", test_layout_groups);
+    g_test_add_func("/cli/plan/shipped-workloads", test_shipped_workloads);
     g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);
     g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
     g_test_add_func("/cli/plan/bottlenecks", test_bottlenecks);

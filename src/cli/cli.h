@@ -240,6 +240,8 @@ typedef enum {
     CS_GROUP_TP,
     CS_GROUP_DP,
     CS_GROUP_WORLD,
+    CS_GROUP_CP, /* context-parallel: plan's layouts only, not written by workload import */
+    CS_GROUP_EP, /* expert-parallel, carved out of dp */
     CS_N_GROUPS,
 } CsGroup;
 

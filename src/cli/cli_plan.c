@@ -32,11 +32,12 @@ static const char summary[]
       "each phase's communication and exposed time, and the step time.";
 
 static const char description[]
-    = "The workload file (docs/workloads.md) names a parallel layout (tp, dp, optional pp) and\n"
-      "phases, each a list of collectives on the group \"tp\", \"dp\" or \"world\" of that\n"
-      "layout, with an optional compute time and whether communication overlaps it. Ranks are\n"
-      "laid out TP-major, rails first: TP groups are consecutive ranks, a DP group takes the\n"
-      "ranks with the same TP index across TP groups, PP stages come last.\n"
+    = "The workload file (docs/workloads.md) names a parallel layout (tp, dp, optional cp, ep,\n"
+      "pp) and phases, each a list of collectives on the group \"tp\", \"cp\", \"ep\", \"dp\" or\n"
+      "\"world\" of that layout, with an optional compute time and whether communication\n"
+      "overlaps it. Ranks are laid out in Megatron-LM's order tp-cp-ep-dp-pp, rails first: TP\n"
+      "groups are consecutive ranks, a DP group takes the ranks with the same TP and CP index,\n"
+      "an EP group consecutive ones of a DP group, PP stages come last.\n"
       "\n"
       "Each collective is predicted as 'collsim run' predicts it (NCCL's pick where NCCL runs\n"
       "it on GPUs its model knows, collsim's fastest otherwise), picked for the first group of\n"
@@ -77,6 +78,8 @@ typedef struct {
 typedef struct {
     char *name;
     int tp;
+    int cp; /* context-parallel size, 1 when not given */
+    int ep; /* expert-parallel size, a divisor of dp, 1 when not given */
     int dp;
     int pp;
     gint64 steps;      /* steps of a training run; 0 when not given */
@@ -153,7 +156,7 @@ parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Coll
             return TRUE;
         }
     g_autofree char *where = cs_json_path_member(path, "group");
-    cs_json_set_error(ctx, error, where, "\"%s\" is not a group (tp, dp or world)", group);
+    cs_json_set_error(ctx, error, where, "\"%s\" is not a group (tp, cp, ep, dp or world)", group);
     return FALSE;
 }
 
@@ -266,20 +269,30 @@ workload_load(const char *path, GError **error)
         || !cs_json_get_object(&ctx, root, "", "layout", TRUE, &layout, error)
         || !cs_json_get_array(&ctx, root, "", "phases", TRUE, &phases, error))
         return NULL;
-    static const char *const layout_keys[] = { "tp", "dp", "pp", NULL };
+    static const char *const layout_keys[] = { "tp", "cp", "ep", "dp", "pp", NULL };
     g_autoptr(Workload) w = g_new0(Workload, 1);
     w->name = g_strdup(name);
     w->phases = g_ptr_array_new_with_free_func(phase_free);
-    w->pp = 1;
+    w->cp = w->ep = w->pp = 1;
     if (!cs_json_check_object(&ctx, layout, "layout", layout_keys, error)
         || !cs_json_get_int(&ctx, layout, "layout", "tp", TRUE, 1, 65536, &w->tp, error)
+        || !cs_json_get_int(&ctx, layout, "layout", "cp", FALSE, 1, 65536, &w->cp, error)
+        || !cs_json_get_int(&ctx, layout, "layout", "ep", FALSE, 1, 65536, &w->ep, error)
         || !cs_json_get_int(&ctx, layout, "layout", "dp", TRUE, 1, 65536, &w->dp, error)
         || !cs_json_get_int(&ctx, layout, "layout", "pp", FALSE, 1, 65536, &w->pp, error))
         return NULL;
-    if ((gint64)w->tp * w->dp * w->pp > 65536) {
+    if ((gint64)w->tp * w->cp * w->dp * w->pp > 65536) {
         cs_json_set_error(&ctx, error, "layout",
-                          "tp x dp x pp = %" G_GINT64_FORMAT " ranks: more than 65536",
-                          (gint64)w->tp * w->dp * w->pp);
+                          "tp x cp x dp x pp = %" G_GINT64_FORMAT " ranks: more than 65536",
+                          (gint64)w->tp * w->cp * w->dp * w->pp);
+        return NULL;
+    }
+    /* Megatron-LM carves its expert-parallel groups out of the data-parallel ranks. */
+    if (w->dp % w->ep != 0) {
+        cs_json_set_error(&ctx, error, "layout.ep",
+                          "ep %d does not divide dp %d (expert-parallel groups are carved out "
+                          "of the data-parallel ranks)",
+                          w->ep, w->dp);
         return NULL;
     }
     double steps = 0;
@@ -305,35 +318,63 @@ workload_load(const char *path, GError **error)
     return g_steal_pointer(&w);
 }
 
-/* The ranks of every group of kind @g, group after group (rails first: rank = (pp x dp + d)
- * x tp + t): the tensor-parallel groups of each (stage, replica), the data-parallel groups of
- * each (stage, tensor rank), or the world. Returns the ranks of one group; @n_groups gets the
- * number of groups. */
+/* The layout's ranks: tp x cp x dp x pp. */
+static int
+layout_ranks(const Workload *w)
+{
+    return w->tp * w->cp * w->dp * w->pp;
+}
+
+/* "tp 8 x dp 2 x pp 1 = 16", with cp and ep where the layout has them. (transfer full) */
+static char *
+layout_text(const Workload *w)
+{
+    g_autofree char *cp = w->cp > 1 ? g_strdup_printf(" x cp %d", w->cp) : g_strdup("");
+    g_autofree char *ep = w->ep > 1 ? g_strdup_printf(" (ep %d)", w->ep) : g_strdup("");
+    return g_strdup_printf("tp %d%s x dp %d%s x pp %d = %d", w->tp, cp, w->dp, ep, w->pp,
+                           layout_ranks(w));
+}
+
+/* The ranks of every group of kind @g, group after group, in Megatron-LM's order
+ * "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py, RankGenerator): rank = t + tp x (c + cp
+ * x (d + dp x p)), the expert-parallel index the fastest part of d. A group of kind @g is
+ * its size n of ranks @stride apart: tp (tp, 1), cp (cp, tp), ep (ep, tp x cp), dp (dp,
+ * tp x cp), world (every rank, 1); the groups are listed by their first rank. Returns n;
+ * @n_groups gets the number of groups. */
 static int
 group_ranks(const Workload *w, CsGroup g, int *ranks, int *n_groups)
 {
-    int n = 0;
+    const int all = layout_ranks(w);
+    int n = all, stride = 1;
     switch (g) {
     case CS_GROUP_TP:
-        *n_groups = w->pp * w->dp;
-        for (int p = 0; p < w->pp; p++)
-            for (int d = 0; d < w->dp; d++)
-                for (int t = 0; t < w->tp; t++)
-                    ranks[n++] = (p * w->dp + d) * w->tp + t;
-        return w->tp;
+        n = w->tp;
+        break;
+    case CS_GROUP_CP:
+        n = w->cp;
+        stride = w->tp;
+        break;
+    case CS_GROUP_EP:
+        n = w->ep;
+        stride = w->tp * w->cp;
+        break;
     case CS_GROUP_DP:
-        *n_groups = w->pp * w->tp;
-        for (int p = 0; p < w->pp; p++)
-            for (int t = 0; t < w->tp; t++)
-                for (int d = 0; d < w->dp; d++)
-                    ranks[n++] = (p * w->dp + d) * w->tp + t;
-        return w->dp;
+        n = w->dp;
+        stride = w->tp * w->cp;
+        break;
     default:
-        *n_groups = 1;
-        for (int r = 0; r < w->tp * w->dp * w->pp; r++)
-            ranks[n++] = r;
-        return n;
+        break;
     }
+    int k = 0;
+    *n_groups = 0;
+    for (int r = 0; r < all; r++) {
+        if ((r / stride) % n != 0)
+            continue;
+        (*n_groups)++;
+        for (int j = 0; j < n; j++)
+            ranks[k++] = r + j * stride;
+    }
+    return n;
 }
 
 /* ---- Prices ---- */
@@ -489,13 +530,13 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
     c->topo = cs_cli_load_topo(prog, topo_name, edits, error);
     if (c->topo == NULL)
         return FALSE;
-    const int need = w->tp * w->dp * w->pp;
+    const int need = layout_ranks(w);
     const int have = cs_topo_n_ranks(c->topo);
     if (need > have) {
+        g_autofree char *layout = layout_text(w);
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
-                    "%s: --topo %s has %d ranks; the workload's layout needs tp %d x dp %d x "
-                    "pp %d = %d",
-                    prog, label, have, w->tp, w->dp, w->pp, need);
+                    "%s: --topo %s has %d ranks; the workload's layout needs %s", prog, label, have,
+                    layout);
         return FALSE;
     }
     c->n_gpus = need;
@@ -648,8 +689,8 @@ static void
 print_table(GString *s, const Workload *w, char **topos, const Candidate *cands, int n,
             gint64 steps)
 {
-    g_string_append_printf(s, "# workload: %s, layout tp %d x dp %d x pp %d = %d ranks\n", w->name,
-                           w->tp, w->dp, w->pp, w->tp * w->dp * w->pp);
+    g_autofree char *layout = layout_text(w);
+    g_string_append_printf(s, "# workload: %s, layout %s ranks\n", w->name, layout);
     g_string_append_printf(s, "# %s\n", concurrency_note);
     for (int k = 0; k < n; k++) {
         const Candidate *c = &cands[k];
@@ -755,8 +796,29 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n, gint6
     cJSON_AddStringToObject(root, "workload", w->name);
     cJSON *layout = cJSON_AddObjectToObject(root, "layout");
     cJSON_AddNumberToObject(layout, "tp", w->tp);
+    cJSON_AddNumberToObject(layout, "cp", w->cp);
+    cJSON_AddNumberToObject(layout, "ep", w->ep);
     cJSON_AddNumberToObject(layout, "dp", w->dp);
     cJSON_AddNumberToObject(layout, "pp", w->pp);
+    /* Each kind of group the workload uses: its size, how many run at once, the first. */
+    cJSON *groups = cJSON_AddObjectToObject(root, "groups");
+    g_autofree int *ranks = g_new(int, layout_ranks(w));
+    for (int g = 0; g < CS_N_GROUPS; g++) {
+        gboolean used = FALSE;
+        for (guint i = 0; i < w->phases->len && !used; i++) {
+            const Phase *p = g_ptr_array_index(w->phases, i);
+            for (guint j = 0; j < p->colls->len && !used; j++)
+                used = g_array_index(p->colls, Collective, j).group == (CsGroup)g;
+        }
+        if (!used)
+            continue;
+        int n_groups = 0;
+        const int size = group_ranks(w, (CsGroup)g, ranks, &n_groups);
+        cJSON *kind = cJSON_AddObjectToObject(groups, cs_group_names[g]);
+        cJSON_AddNumberToObject(kind, "ranks", size);
+        cJSON_AddNumberToObject(kind, "groups", n_groups);
+        cJSON_AddItemToObject(kind, "first", cJSON_CreateIntArray(ranks, size));
+    }
     cJSON_AddStringToObject(root, "note", concurrency_note);
     cJSON *list = cJSON_AddArrayToObject(root, "candidates");
     for (int k = 0; k < n; k++) {

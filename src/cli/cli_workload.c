@@ -117,7 +117,7 @@ apply_group_flag(const char *flag, const char *rank, CommMap *maps, guint n, GEr
                                   "(ADDR a communicator as the log prints it)",
                                   flag);
     CsGroup g = CS_GROUP_NONE;
-    for (int k = 0; k < CS_N_GROUPS; k++)
+    for (int k = 0; k <= CS_GROUP_WORLD; k++)
         if (strcmp(eq + 1, cs_group_names[k]) == 0)
             g = (CsGroup)k;
     if (g == CS_GROUP_NONE)
@@ -159,7 +159,7 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
                 error, "communicator 0x%" G_GINT64_MODIFIER "x has %d ranks, more than --world %d",
                 maps[i].comm->comm, maps[i].comm->nranks, world);
     /* The sizes named by --group, and those left to infer. */
-    int named[CS_N_GROUPS] = { 0, 0, 0 };
+    int named[CS_N_GROUPS] = { 0 };
     GArray *sizes = g_array_new(FALSE, FALSE, sizeof(int));
     for (guint i = 0; i < n; i++) {
         const int r = maps[i].comm->nranks;
@@ -231,7 +231,7 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
     lay->dp = dp;
     lay->pp = world / (tp * dp);
 
-    const int size_of[CS_N_GROUPS] = { tp, dp, world };
+    const int size_of[CS_N_GROUPS] = { tp, dp, world, 1, 1 };
     for (guint i = 0; i < n; i++) {
         CommMap *m = &maps[i];
         const int r = m->comm->nranks;
@@ -407,7 +407,7 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
     cJSON_AddNumberToObject(layout, "pp", lay.pp);
     cJSON *phases = cJSON_AddArrayToObject(root, "phases");
     gint64 rounded = 0;
-    int per_group[CS_N_GROUPS] = { 0, 0, 0 };
+    int per_group[CS_N_GROUPS] = { 0 };
     g_string_append_printf(report, "%s: rank %s: layout tp %d x dp %d x pp %d = %d ranks\n", prog,
                            rank->label, lay.tp, lay.dp, lay.pp, lay.world);
     for (guint i = 0; i < n; i++) {
