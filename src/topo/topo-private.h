@@ -80,6 +80,15 @@ struct _CsTopo {
 
 /* topo.c */
 CsTopo *cs_topo_new_empty(const char *name, const char *path);
+/* The file format's names of device and link kinds, by CsDeviceKind and CsLinkKind (topo.c). */
+extern const char *const cs_topo_device_kind_names[CS_N_DEVICE_KINDS];
+extern const char *const cs_topo_link_kind_names[CS_N_LINK_KINDS];
+/* The index of @name among @n @names (topo.c). */
+gboolean cs_topo_lookup_name(const char *const *names, int n, const char *name, int *index);
+/* "a, b or c". (transfer full) */
+char *cs_topo_joined_names(const char *const *names, int n);
+/* The index of the device named @name, -1 if none (topo_load.c). */
+int cs_topo_device_index(const CsTopo *topo, const char *name);
 /* A copy of @topo's devices, links, rank order, transport and overrides, to finish. */
 CsTopo *cs_topo_copy_unfinished(const CsTopo *topo);
 /* cs_topo_finish() on such a copy, which cannot fail. (transfer full: @copy) */
