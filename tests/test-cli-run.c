@@ -491,6 +491,16 @@ compare_spans(gconstpointer a, gconstpointer b)
     return 0;
 }
 
+/* Whether @e is an operation of a switch (NVLS, SHARP) rather than a GPU's step. */
+static gboolean
+is_switch_op(const cJSON *e)
+{
+    const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+    return cat != NULL
+           && (strcmp(cat->valuestring, "multicast") == 0
+               || strcmp(cat->valuestring, "reduce") == 0);
+}
+
 /* Whether @e is a span of a whole collective or of its launch rather than a step. */
 static gboolean
 is_span(const cJSON *e)
@@ -521,7 +531,8 @@ assert_spans(const cJSON *root, int nranks, const char *op)
     {
         const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
         int pid = cJSON_GetObjectItem(e, "pid")->valueint;
-        g_assert_cmpint(pid, <, nranks);
+        if (pid >= nranks)
+            continue; /* the links' and the switches' processes */
         if (strcmp(ph, "M") == 0 && cJSON_GetObjectItem(e, "tid") != NULL
             && strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring,
                       "collective")
@@ -635,7 +646,7 @@ assert_flows(const cJSON *root)
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
     {
         const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
-        if (strcmp(ph, "X") == 0 && !is_span(e)) {
+        if (strcmp(ph, "X") == 0 && !is_span(e) && !is_switch_op(e)) {
             const cJSON *args = cJSON_GetObjectItem(e, "args");
             double t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
             Mark m = { t0, t0 + cJSON_GetObjectItem(e, "dur")->valuedouble, n_steps++ };
@@ -683,6 +694,314 @@ assert_flows(const cJSON *root)
     }
     assert_marks_inside(start_marks, send_steps);
     assert_marks_inside(end_marks, recv_steps);
+}
+
+/* Each "C" event of a timeline of @nranks GPUs on @topo: on the process named "links
+ * (utilization)" (pid @nranks), category "link", named after a link of @topo ("SRC -> DST",
+ * its devices' names), with one argument, a numeric "utilization" between 0 and 1 (1e-9 over
+ * for rounding); a track's times increase, its first value is above 0 and its last is 0.
+ * Returns each track's bytes: the utilization integrated over time, times the link's
+ * bandwidth (name -> double, transfer full). */
+static GHashTable *
+assert_link_counters(const cJSON *root, const CsTopo *topo, int nranks)
+{
+    g_autoptr(GHashTable) links = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (int l = 0; l < cs_topo_n_links(topo); l++) {
+        const CsLink *link = cs_topo_link(topo, l);
+        g_hash_table_insert(links,
+                            g_strdup_printf("%s -> %s", cs_topo_device(topo, link->src)->name,
+                                            cs_topo_device(topo, link->dst)->name),
+                            GINT_TO_POINTER(l + 1));
+    }
+    GHashTable *bytes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    /* Per track: its last time and value. */
+    g_autoptr(GHashTable) last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    gboolean named = FALSE;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "M") == 0 && cJSON_GetObjectItem(e, "pid")->valueint == nranks
+            && strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_name") == 0) {
+            const cJSON *args = cJSON_GetObjectItem(e, "args");
+            g_assert_cmpstr(cJSON_GetObjectItem(args, "name")->valuestring, ==,
+                            "links (utilization)");
+            named = TRUE;
+        }
+        if (strcmp(ph, "C") != 0)
+            continue;
+        g_assert_cmpint(cJSON_GetObjectItem(e, "pid")->valueint, ==, nranks);
+        g_assert_cmpstr(cJSON_GetObjectItem(e, "cat")->valuestring, ==, "link");
+        const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+        int l = GPOINTER_TO_INT(g_hash_table_lookup(links, name)) - 1;
+        g_assert_cmpint(l, >=, 0);
+        const cJSON *args = cJSON_GetObjectItem(e, "args");
+        g_assert_cmpint(cJSON_GetArraySize(args), ==, 1);
+        const cJSON *u = cJSON_GetObjectItem(args, "utilization");
+        g_assert_true(cJSON_IsNumber(u));
+        g_assert_cmpfloat(u->valuedouble, >=, 0.0);
+        g_assert_cmpfloat(u->valuedouble, <=, 1.0 + 1e-9);
+        double t = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        double *prev = g_hash_table_lookup(last, name);
+        double *sum = g_hash_table_lookup(bytes, name);
+        if (prev == NULL) {
+            g_assert_cmpfloat(u->valuedouble, >, 0.0);
+            prev = g_new(double, 2);
+            sum = g_new0(double, 1);
+            g_hash_table_insert(last, g_strdup(name), prev);
+            g_hash_table_insert(bytes, g_strdup(name), sum);
+        }
+        else {
+            g_assert_cmpfloat(t, >, prev[0]);
+            *sum += prev[1] * (t - prev[0]) * 1e-6 * cs_topo_link(topo, l)->bw_Bps;
+        }
+        prev[0] = t;
+        prev[1] = u->valuedouble;
+    }
+    g_assert_true(named);
+    g_assert_cmpuint(g_hash_table_size(bytes), >, 0);
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, last);
+    while (g_hash_table_iter_next(&it, &key, &value))
+        g_assert_cmpfloat(((double *)value)[1], ==, 0.0);
+    return bytes;
+}
+
+/* The trace-event file @path, parsed (transfer full). */
+static cJSON *
+load_timeline(const char *path)
+{
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    g_assert_true(cJSON_IsArray(cJSON_GetObjectItem(root, "traceEvents")));
+    return root;
+}
+
+/* Setup: ring all-reduce of 4 MiB, Simple (wire bytes = bytes), on the 8 x H100 box under
+ * each network model, with --timeline.
+ * Expectation: the counters of assert_link_counters(), one for each GPU's link to the
+ * NVSwitch and back, 16 in all; integrated, each GPU's up-link carried what its send steps
+ * sent and its down-link what its receive steps received (to 1e-6). */
+static void
+test_explain_timeline_links(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x8");
+    const char *const models[] = { "reservation", "maxmin" };
+    for (gsize m = 0; m < G_N_ELEMENTS(models); m++) {
+        g_autofree char *dir = g_dir_make_tmp("collsim-explain-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+        const char *const args[]
+            = { "explain", "--topo",     "dgx-h100x8", "--op",   "allreduce", "--algo",
+                "ring",    "--proto",    "simple",     "--size", "4M",        "--model",
+                models[m], "--timeline", path,         NULL };
+        g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+        g_assert_cmpstr(r.err, ==, "");
+        g_assert_cmpint(r.status, ==, 0);
+        g_autoptr(cJSON) root = load_timeline(path);
+        g_autoptr(GHashTable) bytes = assert_link_counters(root, topo, 8);
+        g_assert_cmpuint(g_hash_table_size(bytes), ==, 16);
+        double sent[8] = { 0 };
+        double received[8] = { 0 };
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+        {
+            if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0 || is_span(e))
+                continue;
+            const cJSON *a = cJSON_GetObjectItem(e, "args");
+            int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+            double b = cJSON_GetObjectItem(a, "bytes")->valuedouble;
+            if (cJSON_GetObjectItem(a, "send_peer")->valueint >= 0)
+                sent[pid] += b;
+            if (cJSON_GetObjectItem(a, "recv_peer")->valueint >= 0)
+                received[pid] += b;
+        }
+        for (int g = 0; g < 8; g++) {
+            g_autofree char *up = g_strdup_printf("gpu%d -> nvswitch", g);
+            g_autofree char *down = g_strdup_printf("nvswitch -> gpu%d", g);
+            double *u = g_hash_table_lookup(bytes, up);
+            double *d = g_hash_table_lookup(bytes, down);
+            g_assert_nonnull(u);
+            g_assert_nonnull(d);
+            g_assert_cmpfloat(sent[g], >, 0.0);
+            g_assert_cmpfloat(fabs(*u - sent[g]), <=, 1e-6 * sent[g]);
+            g_assert_cmpfloat(fabs(*d - received[g]), <=, 1e-6 * received[g]);
+        }
+        assert_flows(root);
+        g_remove(path);
+        g_rmdir(dir);
+    }
+}
+
+/* Setup: NVLS all-reduce of 4 MiB on the 8 x H100 box (its NVSwitch reduces and multicasts),
+ * with --timeline.
+ * Expectation: a process named "nvswitch" holds the switch's operations, "multicast from GPU
+ * j" and "reduce into GPU j", as many of each; no arrow goes from GPU to GPU; a multicast
+ * has one arrow in and one out to each of its 7 receivers, a reduction one in from each of
+ * its 7 senders and one out; every arrow's end lies inside a slice of its process and
+ * thread, and no arrow runs back in time; the GPUs' arrows leave from every send but the
+ * multicast's shared ones (flag SHARED_FIRST_HOP); the links' counters are as always; a
+ * second run writes the same bytes. */
+static void
+test_explain_timeline_nvls(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x8");
+    g_autofree char *dir = g_dir_make_tmp("collsim-explain-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const args[]
+        = { "explain", "--topo", "dgx-h100x8", "--op",       "allreduce", "--algo",
+            "nvls",    "--size", "4M",         "--timeline", path,        NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_cmpint(r.status, ==, 0);
+    g_autoptr(cJSON) root = load_timeline(path);
+    g_autoptr(GHashTable) bytes = assert_link_counters(root, topo, 8);
+    assert_spans(root, 8, "allreduce");
+
+    int switch_pid = -1;
+    int n_multicast = 0, n_reduce = 0, n_leading_sends = 0;
+    /* Slices per "pid/tid": their [start, end] pairs; the switch's by name too. */
+    g_autoptr(GHashTable) slices
+        = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        if (strcmp(ph, "M") == 0
+            && strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_name") == 0
+            && strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring,
+                      "nvswitch")
+                   == 0)
+            switch_pid = pid;
+        if (strcmp(ph, "X") != 0 || is_span(e))
+            continue;
+        const cJSON *a = cJSON_GetObjectItem(e, "args");
+        if (is_switch_op(e)) {
+            gboolean mc = strcmp(cJSON_GetObjectItem(e, "cat")->valuestring, "multicast") == 0;
+            const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+            g_assert_true(g_str_has_prefix(name, mc ? "multicast from GPU " : "reduce into GPU "));
+            g_assert_cmpint(cJSON_GetObjectItem(a, "messages")->valueint, ==, 7);
+            if (mc)
+                n_multicast++;
+            else
+                n_reduce++;
+        }
+        else {
+            g_assert_cmpint(pid, <, 8);
+            const cJSON *flags = cJSON_GetObjectItem(a, "flags");
+            if (cJSON_GetObjectItem(a, "send_peer")->valueint >= 0
+                && (flags == NULL || !(flags->valueint & 1))) /* CS_STEP_FLAG_SHARED_FIRST_HOP */
+                n_leading_sends++;
+        }
+        g_autofree char *key
+            = g_strdup_printf("%d/%d", pid, cJSON_GetObjectItem(e, "tid")->valueint);
+        GArray *list = g_hash_table_lookup(slices, key);
+        if (list == NULL) {
+            list = g_array_new(FALSE, FALSE, sizeof(double) * 2);
+            g_hash_table_insert(slices, g_strdup(key), list);
+        }
+        double t0 = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        double span[2] = { t0, t0 + cJSON_GetObjectItem(e, "dur")->valuedouble };
+        g_array_append_val(list, span);
+    }
+    g_assert_cmpint(switch_pid, >, 8);
+    g_assert_cmpint(n_multicast, >, 0);
+    g_assert_cmpint(n_multicast, ==, n_reduce);
+
+    /* The arrows: pair their ends by id. */
+    g_autoptr(GHashTable) starts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) ends = g_hash_table_new(g_direct_hash, g_direct_equal);
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "s") != 0 && strcmp(ph, "f") != 0)
+            continue;
+        GHashTable *table = ph[0] == 's' ? starts : ends;
+        gpointer id = GINT_TO_POINTER(cJSON_GetObjectItem(e, "id")->valueint + 1);
+        g_assert_false(g_hash_table_contains(table, id));
+        g_hash_table_insert(table, id, (gpointer)e);
+        /* Inside a slice of its own thread. */
+        g_autofree char *key = g_strdup_printf("%d/%d", cJSON_GetObjectItem(e, "pid")->valueint,
+                                               cJSON_GetObjectItem(e, "tid")->valueint);
+        GArray *list = g_hash_table_lookup(slices, key);
+        g_assert_nonnull(list);
+        double t = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        gboolean inside = FALSE;
+        for (guint i = 0; i < list->len && !inside; i++) {
+            const double *span = &g_array_index(list, double, 2 * i);
+            inside = t >= span[0] - 1e-6 && t <= span[1] + 1e-6;
+        }
+        g_assert_true(inside);
+    }
+    g_assert_cmpuint(g_hash_table_size(starts), ==, g_hash_table_size(ends));
+    int gpu_out = 0, into_switch = 0, out_of_switch = 0;
+    GHashTableIter it;
+    gpointer id, value;
+    g_hash_table_iter_init(&it, starts);
+    while (g_hash_table_iter_next(&it, &id, &value)) {
+        const cJSON *s = value;
+        const cJSON *f = g_hash_table_lookup(ends, id);
+        g_assert_nonnull(f);
+        g_assert_cmpfloat(cJSON_GetObjectItem(f, "ts")->valuedouble, >=,
+                          cJSON_GetObjectItem(s, "ts")->valuedouble);
+        int from = cJSON_GetObjectItem(s, "pid")->valueint;
+        int to = cJSON_GetObjectItem(f, "pid")->valueint;
+        g_assert_true((from == switch_pid) != (to == switch_pid)); /* never GPU to GPU */
+        if (from < 8)
+            gpu_out++;
+        if (to == switch_pid)
+            into_switch++;
+        else
+            out_of_switch++;
+    }
+    g_assert_cmpint(gpu_out, ==, n_leading_sends);
+    g_assert_cmpint(into_switch, ==, n_multicast + 7 * n_reduce);
+    g_assert_cmpint(out_of_switch, ==, 7 * n_multicast + n_reduce);
+
+    /* Once more: the same bytes. */
+    g_autofree char *first = NULL;
+    g_assert_true(g_file_get_contents(path, &first, NULL, NULL));
+    g_auto(CsTestRun) again = cs_test_run_collsim(NULL, args);
+    g_assert_cmpint(again.status, ==, 0);
+    g_autofree char *second = NULL;
+    g_assert_true(g_file_get_contents(path, &second, NULL, NULL));
+    g_assert_cmpstr(first, ==, second);
+    g_remove(path);
+    g_rmdir(dir);
+}
+
+/* Setup: ring all-reduce of 4 MiB on two 8 x H100 nodes over 400 Gb/s NDR (rail-optimized),
+ * with --timeline.
+ * Expectation: steps, arrows and spans as on one node (assert_flows(), assert_spans()); the
+ * counters of assert_link_counters(), among them links to and from the NICs. */
+static void
+test_explain_timeline_cluster(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-2n");
+    g_autofree char *dir = g_dir_make_tmp("collsim-explain-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    const char *const args[]
+        = { "explain", "--topo", "hgx-h100x8-2n", "--op", "allreduce", "--algo", "ring",
+            "--size",  "4M",     "--timeline",    path,   NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, args);
+    g_assert_cmpstr(r.err, ==, "");
+    g_assert_cmpint(r.status, ==, 0);
+    g_autoptr(cJSON) root = load_timeline(path);
+    g_autoptr(GHashTable) bytes = assert_link_counters(root, topo, 16);
+    gboolean network = FALSE;
+    GHashTableIter it;
+    gpointer name;
+    g_hash_table_iter_init(&it, bytes);
+    while (g_hash_table_iter_next(&it, &name, NULL))
+        network = network || strstr(name, "nic") != NULL;
+    g_assert_true(network);
+    assert_flows(root);
+    assert_spans(root, 16, "allreduce");
+    g_remove(path);
+    g_rmdir(dir);
 }
 
 /* The timeline holds one complete event per step, inside the predicted time; ranks 1..5 of an
@@ -850,14 +1169,16 @@ timeline_end_us(const cJSON *root)
 
 /* Setup: collsim run on the 4 x H100 box, 1 KiB .. 1 MiB simulated whole (--exact), with
  * --timeline, then with --timeline-size 64K.
- * Expectation: the timeline of the largest size, then of 64 KiB: steps, flows and spans as
- * explain writes them (assert_flows, assert_spans), the last GPU's collective ending at the
- * table's time for that size (to the CSV's 1e-6 us); the table is printed as without it. */
+ * Expectation: the timeline of the largest size, then of 64 KiB: steps, flows, spans and
+ * link counters as explain writes them (assert_flows, assert_spans, assert_link_counters), the last
+ * GPU's collective ending at the table's time for that size (to the CSV's 1e-6 us); the table is
+ * printed as without it. */
 static void
 test_run_timeline(void)
 {
     g_autofree char *dir = g_dir_make_tmp("collsim-run-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "timeline.json", NULL);
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x4");
     const char *const plain[]
         = { "--topo", "dgx-h100x4", "-b", "1K", "-e", "1M", "--exact", "--format", "csv", NULL };
     g_auto(CsTestRun) p = cs_test_run_collsim(NULL, plain);
@@ -879,6 +1200,7 @@ test_run_timeline(void)
         g_assert_nonnull(root);
         assert_flows(root);
         assert_spans(root, 4, "allreduce");
+        g_autoptr(GHashTable) carried = assert_link_counters(root, topo, 4);
         g_assert_cmpfloat_with_epsilon(timeline_end_us(root), csv_time_us(p.out, bytes[k]), 2e-6);
         g_remove(path);
     }
@@ -1094,6 +1416,9 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/explain/timeline-p2p", test_explain_timeline_p2p);
     g_test_add_func("/cli-run/explain/timeline-flows", test_explain_timeline_flows);
     g_test_add_func("/cli-run/run/timeline", test_run_timeline);
+    g_test_add_func("/cli-run/explain/timeline-links", test_explain_timeline_links);
+    g_test_add_func("/cli-run/explain/timeline-nvls", test_explain_timeline_nvls);
+    g_test_add_func("/cli-run/explain/timeline-cluster", test_explain_timeline_cluster);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/textbook", test_textbook);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);

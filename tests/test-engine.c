@@ -777,6 +777,129 @@ test_staged_chain(gconstpointer data)
     g_assert_cmpint(a->time, >, b->time);
 }
 
+/* ---- Link loads (CsObserver.link_load) ---- */
+
+/* One piece of a link's load. */
+typedef struct {
+    CsTime t;
+    double rate_Bps; /* negative: the piece ends */
+} LoadEdge;
+
+typedef struct {
+    GArray **edges;     /* per link: LoadEdge */
+    double *load_bytes; /* per link: the pieces' rate x duration */
+    double *busy_bytes; /* per link: link_busy's bytes */
+    CsTime last;        /* ps: the latest end of a piece */
+} LoadLog;
+
+static void
+log_load(gpointer user_data, int link, CsTime start, CsTime end, double rate_Bps)
+{
+    LoadLog *log = user_data;
+    g_assert_cmpint(start, >=, 0);
+    g_assert_cmpint(end, >, start);
+    g_assert_cmpfloat(rate_Bps, >, 0.0);
+    LoadEdge up = { start, rate_Bps };
+    LoadEdge down = { end, -rate_Bps };
+    g_array_append_val(log->edges[link], up);
+    g_array_append_val(log->edges[link], down);
+    log->load_bytes[link] += rate_Bps * (double)(end - start) / CS_TIME_PS_PER_S;
+    log->last = MAX(log->last, end);
+}
+
+static void
+log_busy(gpointer user_data, int link, gint64 bytes, CsTime start, CsTime end)
+{
+    (void)start;
+    (void)end;
+    ((LoadLog *)user_data)->busy_bytes[link] += (double)bytes;
+}
+
+static int
+compare_load_edges(gconstpointer a, gconstpointer b)
+{
+    const LoadEdge *x = a;
+    const LoadEdge *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : 0;
+}
+
+/* An incast: ranks 1 .. @nranks - 1 each send rank 0 one message on each of @n_channels
+ * channels at once, of 100, 200 or 300 kB by rank and channel, Simple (wire bytes = bytes). */
+static CsSchedule *
+incast(int nranks, int n_channels)
+{
+    CsSchedule *s = cs_schedule_new(CS_OP_ALL_REDUCE, nranks, 0, 300000, CS_DTYPE_INT8,
+                                    CS_REDOP_SUM, CS_PROTO_SIMPLE, n_channels);
+    for (int c = 0; c < n_channels; c++) {
+        for (int r = 1; r < nranks; r++) {
+            gint64 bytes = 100000 * (1 + (r + c) % 3);
+            cs_schedule_send(s, r, c, 0, CS_BUF_INPUT, 0, bytes, c);
+            cs_schedule_recv(s, 0, c, r, CS_BUF_OUTPUT, 0, bytes, c);
+        }
+    }
+    cs_schedule_seal(s);
+    return s;
+}
+
+/* Setup: an incast (incast()) on a PCIe star (one-lane links, which the flows of an instant
+ * share under reservation) and on the 8 x H100 box (NVLink bonds of 18 lanes; 24 channels,
+ * more flows than lanes), under @data's model, observed with link_busy and link_load.
+ * Expectation: each link's pieces carry what link_busy says it carried (rate x duration =
+ * bytes, to 1e-6), at no instant add up to more than its bandwidth, and end by the end of the
+ * run; the run takes as long as without an observer. */
+static void
+test_link_load(gconstpointer data)
+{
+    const char *model = data;
+    g_autoptr(CsTopo) star = cs_test_star(5, "pcie_switch", "pcie", "0.5 us", "0 us", "0 us", NULL);
+    g_autoptr(CsTopo) dgx = cs_test_load_topo("dgx-h100x8");
+    const CsTopo *topos[] = { star, dgx };
+    const int ranks[] = { 5, 8 };
+    const int channels[] = { 2, 24 };
+
+    for (gsize k = 0; k < G_N_ELEMENTS(topos); k++) {
+        const CsTopo *topo = topos[k];
+        int n_links = cs_topo_n_links(topo);
+        g_autoptr(CsSchedule) sched = incast(ranks[k], channels[k]);
+        LoadLog log
+            = { g_new0(GArray *, n_links), g_new0(double, n_links), g_new0(double, n_links), 0 };
+        for (int l = 0; l < n_links; l++)
+            log.edges[l] = g_array_new(FALSE, FALSE, sizeof(LoadEdge));
+        CsObserver obs = { .user_data = &log, .link_busy = log_busy, .link_load = log_load };
+        CsEngineOptions opt = { .net_model = model, .observer = &obs };
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsResult) res = cs_engine_run(sched, topo, &opt, &error);
+        g_assert_no_error(error);
+        g_autoptr(CsResult) plain = run(sched, topo, model, FALSE);
+        g_assert_cmpint(res->time, ==, plain->time);
+        g_assert_cmpint(log.last, <=, res->time);
+        int n_busy = 0;
+        for (int l = 0; l < n_links; l++) {
+            if (log.busy_bytes[l] > 0)
+                n_busy++;
+            g_assert_cmpfloat(fabs(log.load_bytes[l] - log.busy_bytes[l]), <=,
+                              1e-6 * log.busy_bytes[l]);
+            GArray *e = log.edges[l];
+            g_array_sort(e, compare_load_edges);
+            double sum = 0.0;
+            double peak = 0.0;
+            for (guint i = 0; i < e->len;) {
+                CsTime t = g_array_index(e, LoadEdge, i).t;
+                for (; i < e->len && g_array_index(e, LoadEdge, i).t == t; i++)
+                    sum += g_array_index(e, LoadEdge, i).rate_Bps;
+                peak = MAX(peak, sum);
+            }
+            g_assert_cmpfloat(peak, <=, cs_topo_link(topo, l)->bw_Bps * (1 + 1e-9));
+            g_array_unref(e);
+        }
+        /* Each sender's uplink and the switch's link to rank 0 at least. */
+        g_assert_cmpint(n_busy, >=, ranks[k]);
+        g_free(log.edges);
+        g_free(log.load_bytes);
+        g_free(log.busy_bytes);
+    }
+}
+
 /* Seals @s (taking it) and asserts that the engine refuses it on @topo, naming @what. */
 static void
 assert_refused(CsSchedule *s, const CsTopo *topo, const char *what)
@@ -1552,6 +1675,8 @@ main(int argc, char **argv)
         g_test_add_data_func(p3, models[m], test_slots);
         g_test_add_data_func(p4, models[m], test_recv_overlap);
         g_test_add_data_func(p5, models[m], test_observer);
+        g_autofree char *p5l = g_strdup_printf("/engine/observer/link-load/%s", models[m]);
+        g_test_add_data_func(p5l, models[m], test_link_load);
         g_test_add_data_func(p6, models[m], test_sync_per_hop);
         g_test_add_data_func(p7, models[m], test_channel_cap);
         g_autofree char *p11 = g_strdup_printf("/engine/staged/exchange/%s", models[m]);

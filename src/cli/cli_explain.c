@@ -44,7 +44,9 @@ static const char description[]
       "or Perfetto): one process per GPU, one thread per channel (two for grouped send/recv,\n"
       "whose sends and receives run apart) and a thread with the spans of the whole\n"
       "collective and of its launch, and an arrow (a flow event) from each message's send to\n"
-      "its receive.\n"
+      "its receive; a process per switch that reduces or multicasts (NVLS, SHARP) holding\n"
+      "those operations, each message of one drawn through the switch; and a process\n"
+      "\"links (utilization)\" with a counter track of each busy link's utilization.\n"
       "\n"
       "Example (the broadcast of the seed article, on 6 GPUs):\n"
       "  collsim explain --topo dgx-h100x8 --op broadcast --algo mst --ranks 6";
@@ -575,8 +577,9 @@ cs_cli_explain(int argc, char **argv, GError **error)
 
     /* Run the chosen point once more, recording every step the engine executed: the words and
      * the timeline then tell exactly the schedule that was simulated (chunking included). */
-    g_autoptr(GArray) events = g_array_new(FALSE, FALSE, sizeof(CsTimelineStep));
-    CsObserver observer = cs_cli_timeline_observer(events);
+    g_autoptr(CsTimeline) timeline = cs_cli_timeline_new();
+    const GArray *events = timeline->steps;
+    CsObserver observer = cs_cli_timeline_observer(timeline);
     CsPredictOptions traced = popts;
     traced.engine.observer = &observer;
     /* The whole size, chunk by chunk: a size extended from smaller ones would be told as the
@@ -598,7 +601,7 @@ cs_cli_explain(int argc, char **argv, GError **error)
     gboolean split = pred.peer_channels > 0;
     cs_schedule_set_p2p_split(sched, split);
     if (o.timeline != NULL
-        && !cs_cli_timeline_write("collsim explain", o.timeline, events, op, nranks,
+        && !cs_cli_timeline_write("collsim explain", o.timeline, timeline, topo, op, nranks,
                                   pred.n_channels, split, error))
         return FALSE;
 

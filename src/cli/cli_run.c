@@ -660,8 +660,8 @@ write_timeline(const char *path, const CsTopo *topo, CsOp op, gint64 size, const
                        cs_op_name(op), size);
         return FALSE;
     }
-    g_autoptr(GArray) steps = g_array_new(FALSE, FALSE, sizeof(CsTimelineStep));
-    CsObserver observer = cs_cli_timeline_observer(steps);
+    g_autoptr(CsTimeline) timeline = cs_cli_timeline_new();
+    CsObserver observer = cs_cli_timeline_observer(timeline);
     CsPredictOptions traced = *popts;
     traced.engine.observer = &observer;
     traced.exact = TRUE;
@@ -671,7 +671,7 @@ write_timeline(const char *path, const CsTopo *topo, CsOp op, gint64 size, const
                        cs_op_name(op), size);
         return FALSE;
     }
-    return cs_cli_timeline_write(prog, path, steps, op, popts->nranks, pred.n_channels,
+    return cs_cli_timeline_write(prog, path, timeline, topo, op, popts->nranks, pred.n_channels,
                                  pred.peer_channels > 0, error);
 }
 

@@ -1826,6 +1826,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     }
     e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops,
                               e->textbook);
+    if (e->obs != NULL && e->obs->link_load != NULL && e->model->watch != NULL)
+        e->model->watch(e->net, e->obs->link_load, e->obs->user_data);
     return TRUE;
 }
 
@@ -1968,7 +1970,8 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     e.n_channels = MAX(cs_schedule_n_channels(sched), 1);
     e.halves = cs_schedule_p2p_split(sched) ? 2 : 1;
     if (options->observer != NULL
-        && (options->observer->step_done != NULL || options->observer->link_busy != NULL))
+        && (options->observer->step_done != NULL || options->observer->link_busy != NULL
+            || options->observer->link_load != NULL))
         e.obs = options->observer;
     if (e.all_ranks > cs_topo_n_ranks(topo)) {
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,

@@ -34,6 +34,11 @@ typedef struct {
                       CsTime start, CsTime end);
     /* A transfer of @bytes crossed @link between @start and @end. */
     void (*link_busy)(gpointer user_data, int link, gint64 bytes, CsTime start, CsTime end);
+    /* From @start until @end, @link carried @rate_Bps more wire bytes per second (payload
+     * over the protocol's data fraction), as the network model shares it out: a lane's
+     * reservation (reservation), a flow's rate between two of its changes (maxmin). The
+     * pieces of one link never add up to more than its bw_Bps at any time. */
+    void (*link_load)(gpointer user_data, int link, CsTime start, CsTime end, double rate_Bps);
 } CsObserver;
 
 /**

@@ -26,6 +26,7 @@ typedef struct {
     double cap_Bps;   /* bytes/s: its own limit, 0 = none */
     CsTime last;      /* ps: when @remaining was last brought up to date */
     CsTime end;       /* ps: predicted end at the current rate */
+    CsTime since;     /* ps: when the current rate began (watch() only) */
     guint32 mark;     /* visit epoch of the component walk */
     gboolean fixed;   /* rate settled in the current filling */
 } Flow;
@@ -54,8 +55,21 @@ struct _CsNetState {
     int *comp_flows;
     int *seeds; /* links whose flows changed */
     int n_seeds;
-    int *finished; /* flows ending at the current advance() */
+    int *finished;      /* flows ending at the current advance() */
+    CsNetLoadFunc load; /* watch(): NULL when nobody asked */
+    gpointer load_data;
 };
+
+/* Reports flow @f's @rate on each of its links from f->since until @now, where that rate
+ * ends, and starts its next piece at @now. */
+static void
+report_load(const CsNetState *s, Flow *f, double rate, CsTime now)
+{
+    if (rate > 0.0 && now > f->since)
+        for (int h = 0; h < f->n_links; h++)
+            s->load(s->load_data, f->links[h], f->since, now, rate);
+    f->since = now;
+}
 
 /* ---- Completion heap (indexed, keyed by (end, flow id)) ---- */
 
@@ -278,6 +292,8 @@ refill(CsNetState *s, CsTime now)
     for (int i = 0; i < n_flows; i++) {
         int id = s->comp_flows[i];
         Flow *f = &s->flows[id];
+        if (s->load != NULL && f->rate != f->last_rate)
+            report_load(s, f, f->last_rate, now);
         /* An unchanged rate keeps its end: the heap is not touched for most of a large
          * component, whose flows are only walked because they share it. */
         if (f->heap_pos >= 0 && f->rate == f->last_rate)
@@ -345,6 +361,7 @@ maxmin_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_bytes,
     f->cap_Bps = cap_Bps;
     f->rate = 0.0;
     f->last = now;
+    f->since = now;
     f->end = CS_TIME_NEVER;
     for (int h = 0; h < f->n_links; h++) {
         link_add(s, flow, h);
@@ -375,6 +392,8 @@ maxmin_advance(CsNetState *s, CsTime t, CsNetDoneFunc done, gpointer user_data)
             link_remove(s, id, h);
             s->seeds[s->n_seeds++] = f->links[h];
         }
+        if (s->load != NULL)
+            report_load(s, f, f->rate, t);
         f->remaining = 0.0;
         f->rate = 0.0;
         s->finished[n_done++] = id;
@@ -382,6 +401,13 @@ maxmin_advance(CsNetState *s, CsTime t, CsNetDoneFunc done, gpointer user_data)
     refill(s, t);
     for (int i = 0; i < n_done; i++)
         done(user_data, s->finished[i], t);
+}
+
+static void
+maxmin_watch(CsNetState *s, CsNetLoadFunc load, gpointer user_data)
+{
+    s->load = load;
+    s->load_data = user_data;
 }
 
 const CsNetModel cs_net_model_maxmin = {
@@ -393,4 +419,5 @@ const CsNetModel cs_net_model_maxmin = {
     .start = maxmin_start,
     .next_event_time = maxmin_next_event_time,
     .advance = maxmin_advance,
+    .watch = maxmin_watch,
 };

@@ -20,6 +20,13 @@ typedef struct _CsNetState CsNetState;
 /* Reported by CsNetModel.advance() for each flow whose last byte left its source at @t. */
 typedef void (*CsNetDoneFunc)(gpointer user_data, gint32 flow, CsTime t);
 
+/* Reported through CsNetModel.watch(): from @start until @end, @link carried @rate_Bps more
+ * wire bytes per second, as the model accounts for it (a lane's reservation, a flow's fair
+ * share between two of its rate changes). The pieces of one link never add up to more than
+ * its bandwidth. */
+typedef void (*CsNetLoadFunc)(gpointer user_data, int link, CsTime start, CsTime end,
+                              double rate_Bps);
+
 /**
  * CsNetModel:
  * @name:       CLI spelling (`--net-model reservation`).
@@ -46,6 +53,9 @@ typedef void (*CsNetDoneFunc)(gpointer user_data, gint32 flow, CsTime t);
  *              NULL for models that never defer (the engine then skips the call).
  * @advance:    moves the model to @t (== next_event_time()) and calls @done for every flow
  *              that ends at @t, in increasing flow id. @done must not call @start.
+ * @watch:      from now on, reports each link's use to @load, piece by piece, each piece once
+ *              the model has settled it (timelines; the engine calls it only for an observer
+ *              that asks, so a run without one pays nothing).
  *
  * SimGrid's Model::next_occurring_event() / update_actions_state() split (STYLE §4): the
  * engine takes the minimum of its own heap and the model's next event.
@@ -61,6 +71,7 @@ typedef struct {
     void (*settle)(CsNetState *state, CsNetDoneFunc done, gpointer user_data);
     CsTime (*next_event_time)(CsNetState *state);
     void (*advance)(CsNetState *state, CsTime t, CsNetDoneFunc done, gpointer user_data);
+    void (*watch)(CsNetState *state, CsNetLoadFunc load, gpointer user_data);
 } CsNetModel;
 
 /* Serialization of @wire_bytes at @bw_Bps in picoseconds, rounded to the nearest: the one

@@ -67,6 +67,11 @@ struct _CsNetState {
     CsTime *busy_after; /* per link: busy until, once the instant's flows have crossed */
     int *touched;
     int n_touched;
+
+    /* watch(): where each link's reservations go, NULL when nobody asked. */
+    CsNetLoadFunc load;
+    gpointer load_data;
+    CsTime *begin_min; /* per link: the earliest start of the instant's sharers (with load) */
 };
 
 /* Gives the earliest-free of @n lanes (a ring sorted from *@head) the time @t and keeps the
@@ -130,6 +135,7 @@ reservation_create(const CsTopo *topo, int max_flows, int max_hops, gboolean who
     s->ser_max = g_new(CsTime, n_links);
     s->busy_after = g_new(CsTime, n_links);
     s->touched = g_new(int, n_links);
+    s->begin_min = g_new(CsTime, n_links);
     return s;
 }
 
@@ -152,6 +158,7 @@ reservation_destroy(CsNetState *s)
     g_free(s->ser_max);
     g_free(s->busy_after);
     g_free(s->touched);
+    g_free(s->begin_min);
     g_free(s);
 }
 
@@ -192,6 +199,7 @@ count_sharers(CsNetState *s)
                 s->ser_min[l] = ser;
                 s->ser_max[l] = ser;
                 s->busy_after[l] = s->busy_until[s->first_lane[l]];
+                s->begin_min[l] = CS_TIME_NEVER;
             }
             s->next_sharer[at] = s->first_sharer[l];
             s->first_sharer[l] = (int)at;
@@ -219,6 +227,8 @@ cross(CsNetState *s, int p, int h, int l, CsTime *begin)
         /* A lane is held for its own serialization of the bytes, not for the whole flow: a
          * fast link behind a slow one stays free for others meanwhile. */
         lanes_replace_first(lanes, s->n_lanes[l], &s->lane_head[l], *begin + ser);
+        if (s->load != NULL && ser > 0)
+            s->load(s->load_data, l, *begin, *begin + ser, s->lane_Bps[l]);
         return *begin + ser;
     }
 
@@ -232,6 +242,8 @@ cross(CsNetState *s, int p, int h, int l, CsTime *begin)
     }
     *begin = MAX(*begin, lanes[0]);
     s->busy_after[l] = MAX(s->busy_after[l], *begin + s->ser_sum[l]);
+    if (s->load != NULL)
+        s->begin_min[l] = MIN(s->begin_min[l], *begin);
     return *begin + shared;
 }
 
@@ -284,13 +296,26 @@ reservation_settle(CsNetState *s, CsNetDoneFunc done, gpointer user_data)
         s->end_of[p] = reserve(s, p);
     for (int i = 0; i < s->n_touched; i++) {
         int l = s->touched[i];
-        if (s->n_sharing[l] > 1) /* alone there, cross() reserved it at once */
+        if (s->n_sharing[l] > 1) { /* alone there, cross() reserved it at once */
             s->busy_until[s->first_lane[l]] = s->busy_after[l];
+            /* The sharers together hold the link for ser_sum of the time they span. */
+            CsTime span = s->busy_after[l] - s->begin_min[l];
+            if (s->load != NULL && span > 0)
+                s->load(s->load_data, l, s->begin_min[l], s->busy_after[l],
+                        s->lane_Bps[l] * (double)s->ser_sum[l] / (double)span);
+        }
         s->n_sharing[l] = 0;
     }
     s->n_pending = 0;
     for (int p = 0; p < n; p++)
         done(user_data, s->pending[p].flow, s->end_of[p]);
+}
+
+static void
+reservation_watch(CsNetState *s, CsNetLoadFunc load, gpointer user_data)
+{
+    s->load = load;
+    s->load_data = user_data;
 }
 
 const CsNetModel cs_net_model_reservation = {
@@ -304,4 +329,5 @@ const CsNetModel cs_net_model_reservation = {
     .settle = reservation_settle,
     .next_event_time = NULL,
     .advance = NULL,
+    .watch = reservation_watch,
 };
