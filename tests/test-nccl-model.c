@@ -624,6 +624,44 @@ test_from_topo_two_nodes(void)
                       >, 0.0);
 }
 
+/* The tree graph's second search pass (search.cc "increase bwIntra for trees (2 nodes or
+ * collnet)", NCCL 2.19.3-2.28.9) on 2 x p4de: 4 EFA NICs of 12.5 GB/s, Ampere. The ring and the
+ * tree find 4 channels x 12 GB/s (generic inter array); the tree's bwIntra then climbs 15, 18,
+ * 20, 24 while below 2 x 12, and 2-node tuning reads bwIntra: tree/Simple all-reduce gets
+ * 4 x 24 x 0.92 x 0.5 = 44.2 GB/s against ring/Simple's 4 x 12 x 16/30 = 25.6, so NCCL's model
+ * runs the tree at 2 GiB (the trace's 78 GB/s busbw is above the ring's 50 GB/s NIC bound). */
+static void
+test_from_topo_tree_intra_raised(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("aws-p4de-a100x8-2n-efa", &error);
+    CsNcclSystem s;
+
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.19"), &s, &error));
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 4);
+    assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 12.0);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_TREE].n_channels, ==, 4);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_inter_GBps, 12.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_intra_GBps, 24.0);
+
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, 0, "nccl:2.19", &error);
+    g_assert_no_error(error);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_TREE,
+                                              CS_PROTO_SIMPLE),
+                 4 * 24.0 * 0.92 * 0.5);
+    CsNcclPrediction p;
+    g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, G_GINT64_CONSTANT(2) << 30, &p));
+    g_assert_cmpint(p.algo, ==, CS_NCCL_ALGO_TREE);
+
+    /* One node: the ring's channels already fill the GPU, so nothing is raised (DGX H100:
+     * 12 x 30 GB/s; 12 x 40 > 370.8). */
+    g_autoptr(CsTopo) one = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(one, 0, constants("2.28"), &s, &error));
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_intra_GBps, 30.0);
+}
+
 /* NCCL_ALGO / NCCL_PROTO values in NCCL's spellings; names NCCL would skip are errors. */
 static void
 test_env_list(void)
@@ -695,5 +733,6 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/topo/gb200-nvls-heads", test_from_topo_gb200_nvls_heads);
     g_test_add_func("/nccl-model/time/pick-dgx-h100x8-sweep", test_pick_dgx_h100x8_sweep);
     g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
+    g_test_add_func("/nccl-model/topo/tree-intra-raised", test_from_topo_tree_intra_raised);
     return g_test_run();
 }
