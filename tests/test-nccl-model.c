@@ -654,6 +654,28 @@ test_from_topo_tree_intra_raised(void)
     g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, G_GINT64_CONSTANT(2) << 30, &p));
     g_assert_cmpint(p.algo, ==, CS_NCCL_ALGO_TREE);
 
+    /* One GPU per node, one 100 Gb/s NIC each: no GPU-to-GPU path bounds the raise, so the
+     * tree ends at 24/12 beside a 12/12 ring, as NCCL 2.28.9 logs it on two one-GPU nodes
+     * whose GPU reaches its NIC at 12 GB/s ("Pattern 4, nChannels 1, bw 12.000000/12.000000",
+     * "Pattern 3, nChannels 1, bw 24.000000/12.000000"; NVIDIA developer forum thread
+     * 366266, dual DGX Spark). */
+    g_autoptr(CsTopo) pair = cs_topo_load_data(
+        "{\"name\": \"h100-1pn-2\", \"nodes\": 2, \"node\": {\"gpu\": {\"model\": \"H100 SXM5 "
+        "80GB\", \"launch\": \"4.5 us\", \"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": "
+        "\"1116.7 GB/s\", \"copy_bandwidth\": \"1675 GB/s\"}, \"devices\": [{\"name\": "
+        "\"gpu0\", \"kind\": \"gpu\"}], \"links\": []}, \"network\": {\"kind\": \"roce\", "
+        "\"nics_per_node\": 1, \"nic_bandwidth\": \"100 Gb/s\", \"nic_alpha\": \"1 us\", "
+        "\"switch_alpha\": \"0.5 us\", \"nic_link\": {\"kind\": \"pcie\", \"bandwidth\": "
+        "\"63 GB/s\", \"alpha\": \"0.2 us\"}}}",
+        "inline", &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(pair, 0, constants("2.28"), &s, &error));
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 1);
+    assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 12.0);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_TREE].n_channels, ==, 1);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_intra_GBps, 24.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_inter_GBps, 12.0);
+
     /* One node: the ring's channels already fill the GPU, so nothing is raised (DGX H100:
      * 12 x 30 GB/s; 12 x 40 > 370.8). */
     g_autoptr(CsTopo) one = cs_topo_load("dgx-h100x8", &error);
