@@ -787,9 +787,9 @@ dup_channels(CsNcclGraph *g, CsNcclArch arch, int max_channels)
  * stays. The inter speed after duplication must be an array entry (tmpGraph.bwIntra ==
  * graph->bwIntra), or nothing is raised. A GPU-to-GPU path carries bwIntra per channel: the
  * search fails once @max_path or the GPU's @total_GBps over its channels is exceeded. The
- * tuning reads bwIntra for 2 nodes or fewer (tuning.cc "nNodes <= 2 || collnet ? bwIntra :
- * bwInter"), so on 2 nodes the tree's model bandwidth can reach twice the ring's per
- * channel: each node's NICs carry half the data a ring's do. */
+ * tuning reads bwIntra for 2 nodes or fewer and for CollNet (tuning.cc "nNodes <= 2 ||
+ * collnet ? bwIntra : bwInter"), so on 2 nodes the tree's model bandwidth can reach twice the
+ * ring's per channel: each node's NICs carry half the data a ring's do. */
 static void
 raise_tree_intra(CsNcclGraph *g, SpeedArray s, double max_path, double total_GBps)
 {
@@ -817,7 +817,8 @@ raise_tree_intra(CsNcclGraph *g, SpeedArray s, double max_path, double total_GBp
  *     one GPU-to-GPU path carries, and the ring gets as many channels as the GPU's total
  *     bandwidth feeds at that speed (capped at MAXCHANNELS/2); across nodes the speed also fits
  *     one NIC and the NICs of a node bound the channels;
- *   - ncclTopoDupChannels then doubles fast channels; tree graphs equal ring graphs; NVLS uses
+ *   - ncclTopoDupChannels then doubles fast channels; tree graphs equal ring graphs but for
+ *     the second pass that raises their intra speed (raise_tree_intra); NVLS uses
  *     NCCL_NVLS_NCHANNELS channels; CollNet exists only with SHARP, one channel per NIC.
  * NCCL's real search is a timed backtracking search and may settle elsewhere on irregular
  * machines; NCCL_GRAPH_DUMP_FILE shows what it found.
@@ -980,6 +981,9 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         cn.n_channels = MAX(system->n_nics, 1);
         cn.bw_intra_GBps = cn.bw_inter_GBps
             = first_speed(speed_array(arch, constants, TRUE), nic_GBps, nic_GBps);
+        /* The CollNet graphs (TREE and COLLNET_DIRECT patterns) take the same second pass,
+         * and the tuning reads their bwIntra at any node count. */
+        raise_tree_intra(&cn, speed_array(arch, constants, TRUE), max_path, total_intra);
         system->graphs[CS_NCCL_ALGO_COLLNET_DIRECT] = cn;
         system->graphs[CS_NCCL_ALGO_COLLNET_CHAIN] = cn;
     }
