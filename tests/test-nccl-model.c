@@ -676,6 +676,22 @@ test_from_topo_tree_intra_raised(void)
     assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_intra_GBps, 24.0);
     assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_inter_GBps, 12.0);
 
+    /* CollNet graphs take the same pass (init.cc: TREE and COLLNET_DIRECT patterns): SHARP
+     * over 8 NICs of 100 Gb/s, one channel per NIC at 12 GB/s, raised to 24 (8 x 24 <=
+     * 370.8). At 400 Gb/s the search starts at the array's top, 48, and nothing is raised. */
+    char *slow[] = { "network.nic_bandwidth=100 Gb/s", NULL };
+    g_autoptr(CsTopo) sharp = cs_topo_load_edited("hgx-h100x8-2n-sharp", slow, &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(sharp, 0, constants("2.28"), &s, &error));
+    g_assert_true(s.collnet);
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_CHAIN].bw_inter_GBps, 12.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_CHAIN].bw_intra_GBps, 24.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_DIRECT].bw_intra_GBps, 24.0);
+    g_autoptr(CsTopo) fast = cs_topo_load("hgx-h100x8-2n-sharp", &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(fast, 0, constants("2.28"), &s, &error));
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_CHAIN].bw_intra_GBps, 48.0);
+
     /* One node: the ring's channels already fill the GPU, so nothing is raised (DGX H100:
      * 12 x 30 GB/s; 12 x 40 > 370.8). */
     g_autoptr(CsTopo) one = cs_topo_load("dgx-h100x8", &error);
