@@ -36,7 +36,7 @@ cases=(
     # Multi-node machines collsim was not tuned on (docs/accuracy-multinode.md): each at its
     # measured datasheet error rounded up to the next 5%, a ceiling, not a goal.
     "h100-sxm-8gpu-x2-efa-p5-32x100g_allreduce_ncclunknown.txt aws-p5-h100x8-2n-efa 15"
-    "a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt aws-p4de-a100x8-2n-efa 90"
+    "a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt aws-p4de-a100x8-2n-efa 75"
     "h100-sxm-8gpu-x2-oci-roce-16x200g_allreduce_nccl2.21.5_partial.txt oci-h100x8-2n-roce 5"
     "h100-sxm-8gpu-x2-gcp-a3mega-tcpxo-8x200g_allreduce_ncclunknown.txt gcp-a3mega-h100x8-2n-tcpxo 190"
     "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt gb200-nvl72-2rack-ib 10"

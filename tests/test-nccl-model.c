@@ -624,6 +624,82 @@ test_from_topo_two_nodes(void)
                       >, 0.0);
 }
 
+/* The tree graph's second search pass (search.cc "increase bwIntra for trees (2 nodes or
+ * collnet)", NCCL 2.19.3-2.28.9) on 2 x p4de: 4 EFA NICs of 12.5 GB/s, Ampere. The ring and the
+ * tree find 4 channels x 12 GB/s (generic inter array); the tree's bwIntra then climbs 15, 18,
+ * 20, 24 while below 2 x 12, and 2-node tuning reads bwIntra: tree/Simple all-reduce gets
+ * 4 x 24 x 0.92 x 0.5 = 44.2 GB/s against ring/Simple's 4 x 12 x 16/30 = 25.6, so NCCL's model
+ * runs the tree at 2 GiB (the trace's 78 GB/s busbw is above the ring's 50 GB/s NIC bound). */
+static void
+test_from_topo_tree_intra_raised(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("aws-p4de-a100x8-2n-efa", &error);
+    CsNcclSystem s;
+
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.19"), &s, &error));
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 4);
+    assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 12.0);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_TREE].n_channels, ==, 4);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_inter_GBps, 12.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_intra_GBps, 24.0);
+
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new_for_topo(topo, 0, "nccl:2.19", &error);
+    g_assert_no_error(error);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, CS_NCCL_FUNC_ALL_REDUCE, CS_NCCL_ALGO_TREE,
+                                              CS_PROTO_SIMPLE),
+                 4 * 24.0 * 0.92 * 0.5);
+    CsNcclPrediction p;
+    g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, G_GINT64_CONSTANT(2) << 30, &p));
+    g_assert_cmpint(p.algo, ==, CS_NCCL_ALGO_TREE);
+
+    /* One GPU per node, one 100 Gb/s NIC each: no GPU-to-GPU path bounds the raise, so the
+     * tree ends at 24/12 beside a 12/12 ring, as NCCL 2.28.9 logs it on two one-GPU nodes
+     * whose GPU reaches its NIC at 12 GB/s ("Pattern 4, nChannels 1, bw 12.000000/12.000000",
+     * "Pattern 3, nChannels 1, bw 24.000000/12.000000"; NVIDIA developer forum thread
+     * 366266, dual DGX Spark). */
+    g_autoptr(CsTopo) pair = cs_topo_load_data(
+        "{\"name\": \"h100-1pn-2\", \"nodes\": 2, \"node\": {\"gpu\": {\"model\": \"H100 SXM5 "
+        "80GB\", \"launch\": \"4.5 us\", \"step_overhead\": \"0.2 us\", \"reduce_bandwidth\": "
+        "\"1116.7 GB/s\", \"copy_bandwidth\": \"1675 GB/s\"}, \"devices\": [{\"name\": "
+        "\"gpu0\", \"kind\": \"gpu\"}], \"links\": []}, \"network\": {\"kind\": \"roce\", "
+        "\"nics_per_node\": 1, \"nic_bandwidth\": \"100 Gb/s\", \"nic_alpha\": \"1 us\", "
+        "\"switch_alpha\": \"0.5 us\", \"nic_link\": {\"kind\": \"pcie\", \"bandwidth\": "
+        "\"63 GB/s\", \"alpha\": \"0.2 us\"}}}",
+        "inline", &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(pair, 0, constants("2.28"), &s, &error));
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_RING].n_channels, ==, 1);
+    assert_close(s.graphs[CS_NCCL_ALGO_RING].bw_intra_GBps, 12.0);
+    g_assert_cmpint(s.graphs[CS_NCCL_ALGO_TREE].n_channels, ==, 1);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_intra_GBps, 24.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_inter_GBps, 12.0);
+
+    /* CollNet graphs take the same pass (init.cc: TREE and COLLNET_DIRECT patterns): SHARP
+     * over 8 NICs of 100 Gb/s, one channel per NIC at 12 GB/s, raised to 24 (8 x 24 <=
+     * 370.8). At 400 Gb/s the search starts at the array's top, 48, and nothing is raised. */
+    char *slow[] = { "network.nic_bandwidth=100 Gb/s", NULL };
+    g_autoptr(CsTopo) sharp = cs_topo_load_edited("hgx-h100x8-2n-sharp", slow, &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(sharp, 0, constants("2.28"), &s, &error));
+    g_assert_true(s.collnet);
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_CHAIN].bw_inter_GBps, 12.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_CHAIN].bw_intra_GBps, 24.0);
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_DIRECT].bw_intra_GBps, 24.0);
+    g_autoptr(CsTopo) fast = cs_topo_load("hgx-h100x8-2n-sharp", &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(fast, 0, constants("2.28"), &s, &error));
+    assert_close(s.graphs[CS_NCCL_ALGO_COLLNET_CHAIN].bw_intra_GBps, 48.0);
+
+    /* One node: the ring's channels already fill the GPU, so nothing is raised (DGX H100:
+     * 12 x 30 GB/s; 12 x 40 > 370.8). */
+    g_autoptr(CsTopo) one = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(one, 0, constants("2.28"), &s, &error));
+    assert_close(s.graphs[CS_NCCL_ALGO_TREE].bw_intra_GBps, 30.0);
+}
+
 /* NCCL_ALGO / NCCL_PROTO values in NCCL's spellings; names NCCL would skip are errors. */
 static void
 test_env_list(void)
@@ -695,5 +771,6 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/topo/gb200-nvls-heads", test_from_topo_gb200_nvls_heads);
     g_test_add_func("/nccl-model/time/pick-dgx-h100x8-sweep", test_pick_dgx_h100x8_sweep);
     g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
+    g_test_add_func("/nccl-model/topo/tree-intra-raised", test_from_topo_tree_intra_raised);
     return g_test_run();
 }

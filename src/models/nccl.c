@@ -779,6 +779,34 @@ dup_channels(CsNcclGraph *g, CsNcclArch arch, int max_channels)
     g->n_channels = dup;
 }
 
+/* ncclTopoCompute's second pass for a tree graph (search.cc, the same code in NCCL 2.19.3,
+ * 2.20.3, 2.21.5 and 2.28.9): "increase bwIntra for trees (2 nodes or collnet)". Starting
+ * from the array entry of the graph's inter speed (the network array when the system has
+ * NICs), it searches again with the next faster entry as bwIntra, the channel count held
+ * (minChannels = nChannels), while bwIntra < 2 x bwInter and the search succeeds; bwInter
+ * stays. The inter speed after duplication must be an array entry (tmpGraph.bwIntra ==
+ * graph->bwIntra), or nothing is raised. A GPU-to-GPU path carries bwIntra per channel: the
+ * search fails once @max_path or the GPU's @total_GBps over its channels is exceeded. The
+ * tuning reads bwIntra for 2 nodes or fewer and for CollNet (tuning.cc "nNodes <= 2 ||
+ * collnet ? bwIntra : bwInter"), so on 2 nodes the tree's model bandwidth can reach twice the
+ * ring's per channel: each node's NICs carry half the data a ring's do. */
+static void
+raise_tree_intra(CsNcclGraph *g, SpeedArray s, double max_path, double total_GBps)
+{
+    gsize i = 0;
+    while (i < s.n - 1 && s.v[i] > g->bw_inter_GBps)
+        i++;
+    if (fabs(s.v[i] - g->bw_intra_GBps) > 1e-9)
+        return;
+    while (i > 0 && g->bw_intra_GBps < 2.0 * g->bw_inter_GBps) {
+        const double next = s.v[i - 1];
+        if (next > max_path + 1e-9 || g->n_channels * next > total_GBps + 1e-9)
+            return;
+        g->bw_intra_GBps = next;
+        i--;
+    }
+}
+
 /**
  * cs_nccl_system_from_topo:
  * What NCCL's topology search would most likely find on @topo, from the first @nranks ranks.
@@ -789,7 +817,8 @@ dup_channels(CsNcclGraph *g, CsNcclArch arch, int max_channels)
  *     one GPU-to-GPU path carries, and the ring gets as many channels as the GPU's total
  *     bandwidth feeds at that speed (capped at MAXCHANNELS/2); across nodes the speed also fits
  *     one NIC and the NICs of a node bound the channels;
- *   - ncclTopoDupChannels then doubles fast channels; tree graphs equal ring graphs; NVLS uses
+ *   - ncclTopoDupChannels then doubles fast channels; tree graphs equal ring graphs but for
+ *     the second pass that raises their intra speed (raise_tree_intra); NVLS uses
  *     NCCL_NVLS_NCHANNELS channels; CollNet exists only with SHARP, one channel per NIC.
  * NCCL's real search is a timed backtracking search and may settle elsewhere on irregular
  * machines; NCCL_GRAPH_DUMP_FILE shows what it found.
@@ -921,6 +950,8 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     CsNcclGraph tree = ring;
     /* search.cc: from Hopper on, trees across nodes use the plain TREE pattern. */
     tree.tree_pattern = system->n_nodes > 1 && arch >= CS_NCCL_ARCH_HOPPER;
+    raise_tree_intra(&tree, speed_array(arch, constants, system->n_nodes > 1), max_path,
+                     total_intra);
     system->graphs[CS_NCCL_ALGO_TREE] = tree;
     /* 2.23+ runs PAT on the tree graph. */
     system->graphs[CS_NCCL_ALGO_PAT] = tree;
@@ -950,6 +981,9 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         cn.n_channels = MAX(system->n_nics, 1);
         cn.bw_intra_GBps = cn.bw_inter_GBps
             = first_speed(speed_array(arch, constants, TRUE), nic_GBps, nic_GBps);
+        /* The CollNet graphs (TREE and COLLNET_DIRECT patterns) take the same second pass,
+         * and the tuning reads their bwIntra at any node count. */
+        raise_tree_intra(&cn, speed_array(arch, constants, TRUE), max_path, total_intra);
         system->graphs[CS_NCCL_ALGO_COLLNET_DIRECT] = cn;
         system->graphs[CS_NCCL_ALGO_COLLNET_CHAIN] = cn;
     }
