@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(gcc meson ninja-build pkg-config python3 libglib2.0-dev libcjson-dev libgsl-dev
           openmpi-bin libopenmpi-dev clang-format clang
-          libplplot-dev plplot-driver-cairo librsvg2-bin)
+          libplplot-dev plplot-driver-cairo librsvg2-bin graphviz)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -984,6 +984,63 @@ test_dot_cluster(void)
     g_assert_cmpuint(count_lines(r.out, "\\nrank "), ==, 16);
 }
 
+/* Setup: `topo show --plot` of the 4 x H100 box into SVG and PNG, twice; a .gif; no dot on
+ * the PATH. Expectation: with Graphviz's dot installed, an SVG naming each rank that
+ * rsvg-convert renders, the same bytes twice, and a PNG; a .gif is exit 2 naming the
+ * extensions; without dot, exit 1 saying how to install it and nothing written. */
+static void
+test_dot_plot(void)
+{
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "box.svg", NULL);
+    g_autofree char *gif = g_build_filename(dir, "box.gif", NULL);
+    const char *gif_args[] = { "show", "dgx-h100x4", "--plot", gif, NULL };
+    g_auto(CsTestRun) bad = cs_test_run_collsim("topo", gif_args);
+    g_assert_cmpint(bad.status, ==, 2);
+    g_assert_nonnull(strstr(bad.err, "ends in .svg, .png or .pdf"));
+
+    g_autofree char *path = g_strdup(g_getenv("PATH"));
+    g_setenv("PATH", dir, TRUE);
+    const char *svg_args[] = { "show", "dgx-h100x4", "--plot", svg, NULL };
+    g_auto(CsTestRun) none = cs_test_run_collsim("topo", svg_args);
+    g_setenv("PATH", path, TRUE);
+    g_assert_cmpint(none.status, ==, 1);
+    g_assert_nonnull(strstr(none.err, "Graphviz's dot is not installed"));
+    g_assert_false(g_file_test(svg, G_FILE_TEST_EXISTS));
+
+    g_autofree char *dot = g_find_program_in_path("dot");
+    if (dot == NULL) {
+        g_test_message("Graphviz's dot not installed: nothing drawn");
+        rm_dir(dir);
+        return;
+    }
+    g_autofree char *first = NULL;
+    g_autofree char *second = NULL;
+    for (int k = 0; k < 2; k++) {
+        g_auto(CsTestRun) r = cs_test_run_collsim("topo", svg_args);
+        g_assert_cmpint(r.status, ==, 0);
+        g_assert_cmpstr(r.out, ==, "");
+        g_assert_true(g_file_get_contents(svg, k == 0 ? &first : &second, NULL, NULL));
+    }
+    g_assert_cmpstr(first, ==, second);
+    g_assert_nonnull(strstr(first, "<svg"));
+    for (int rank = 0; rank < 4; rank++) {
+        g_autofree char *label = g_strdup_printf(">rank %d<", rank);
+        g_assert_nonnull(strstr(first, label));
+    }
+    assert_svg_renders(dir, svg);
+    g_autofree char *png = g_build_filename(dir, "box.png", NULL);
+    const char *png_args[] = { "show", "dgx-h100x4", "--plot", png, NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("topo", png_args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(png, &data, &len, NULL));
+    g_autoptr(GBytes) bytes = g_bytes_new_take(g_steal_pointer(&data), len);
+    assert_png(bytes, 0, 0);
+    rm_dir(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1001,5 +1058,6 @@ main(int argc, char **argv)
     g_test_add_func("/plot/not-built", test_not_built);
     g_test_add_func("/topo/dot/box", test_dot_box);
     g_test_add_func("/topo/dot/cluster", test_dot_cluster);
+    g_test_add_func("/topo/dot/plot", test_dot_plot);
     return g_test_run();
 }

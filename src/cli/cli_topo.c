@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "cli/cli.h"
 #include "models/protocol.h"
 #include "topo/topo.h"
@@ -527,10 +529,73 @@ topo_to_dot(const CsTopo *topo)
     return g_string_free(out, FALSE);
 }
 
+/* The graph of topo_to_dot() drawn by Graphviz's dot into @path, whose name ends in .svg, .png
+ * or .pdf: dot writes into a scratch folder, and @path gets all of the picture or keeps what it
+ * held. Without dot, CS_CLI_ERROR_UNAVAILABLE says how to get it. */
+static gboolean
+plot_topo(const char *prog, const CsTopo *topo, const char *path, GError **error)
+{
+    static const char *const formats[] = { "svg", "png", "pdf" };
+    const char *ext = strrchr(path, '.');
+    const char *format = NULL;
+    for (gsize i = 0; ext != NULL && i < G_N_ELEMENTS(formats); i++)
+        if (g_ascii_strcasecmp(ext + 1, formats[i]) == 0)
+            format = formats[i];
+    if (format == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
+                    "%s: --plot %s: the file name ends in .svg, .png or .pdf", prog, path);
+        return FALSE;
+    }
+    if (!cs_cli_check_output(prog, "--plot", path, error))
+        return FALSE;
+    g_autofree char *dot = g_find_program_in_path("dot");
+    if (dot == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_UNAVAILABLE,
+                    "%s: --plot %s: Graphviz's dot is not installed (Debian: apt-get install "
+                    "graphviz); --dot prints the graph for it",
+                    prog, path);
+        return FALSE;
+    }
+    g_autoptr(GError) local = NULL;
+    g_autofree char *scratch = g_dir_make_tmp("collsim-dot-XXXXXX", &local);
+    if (scratch == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_WRITE, "%s: --plot %s: %s", prog, path,
+                    local->message);
+        return FALSE;
+    }
+    g_autofree char *in = g_build_filename(scratch, "topology.dot", NULL);
+    g_autofree char *out = g_build_filename(scratch, "picture", NULL);
+    g_autofree char *text = topo_to_dot(topo);
+    g_autofree char *flag = g_strdup_printf("-T%s", format);
+    char *argv[] = { dot, flag, "-o", out, in, NULL };
+    g_autofree char *err = NULL;
+    g_autofree char *picture = NULL;
+    gsize len = 0;
+    int status = 0;
+    gboolean ok = g_file_set_contents(in, text, -1, &local)
+                  && g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                                  &err, &status, &local)
+                  && g_spawn_check_wait_status(status, &local)
+                  && g_file_get_contents(out, &picture, &len, &local);
+    g_unlink(out);
+    g_unlink(in);
+    g_rmdir(scratch);
+    if (!ok) {
+        /* dot's own first line says why (a format its build lacks, say). */
+        const char *why = err != NULL && *err != '\0' ? g_strchomp(g_strdelimit(err, "\n", ' '))
+                                                      : local->message;
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED, "%s: --plot %s: %s failed: %s", prog,
+                    path, dot, why);
+        return FALSE;
+    }
+    return cs_cli_write_output(prog, "--plot", path, picture, (gssize)len, error);
+}
+
 static gboolean
 topo_show(int argc, char **argv, GError **error)
 {
     gboolean json = FALSE, matrix = FALSE, dot = FALSE;
+    g_autofree char *plot = NULL;
     g_auto(GStrv) sets = NULL;
     const GOptionEntry entries[] = {
         CS_CLI_SET_ENTRY(&sets),
@@ -543,6 +608,9 @@ topo_show(int argc, char **argv, GError **error)
           "'dot -Tsvg'): devices by kind, one edge per connection labelled with its kind, "
           "lanes, bandwidth per direction and alpha",
           NULL },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+          "Draw that graph into FILE (.svg, .png or .pdf) with Graphviz's dot, when installed",
+          "FILE" },
         G_OPTION_ENTRY_NULL,
     };
 
@@ -554,7 +622,8 @@ topo_show(int argc, char **argv, GError **error)
                       "Examples:\n"
                       "  collsim topo show hgx-h100x8-2n\n"
                       "  collsim topo show hgx-h100x8-2n --set network.nic_bandwidth=800Gb/s\n"
-                      "  collsim topo show --dot dgx-h100x8 | dot -Tsvg -o dgx-h100x8.svg",
+                      "  collsim topo show --dot dgx-h100x8 | dot -Tsvg -o dgx-h100x8.svg\n"
+                      "  collsim topo show dgx-h100x8 --plot dgx-h100x8.svg",
                       error))
         return FALSE;
     if (argc != 2) {
@@ -576,6 +645,8 @@ topo_show(int argc, char **argv, GError **error)
         g_autofree char *text = topo_to_dot(topo);
         return cs_cli_write_output(argv[0], NULL, NULL, text, -1, error);
     }
+    if (plot != NULL)
+        return plot_topo(argv[0], topo, plot, error);
     show_topo(topo, matrix);
     return TRUE;
 }
