@@ -645,8 +645,9 @@ topo_show(int argc, char **argv, GError **error)
         g_autofree char *text = topo_to_dot(topo);
         return cs_cli_write_output(argv[0], NULL, NULL, text, -1, error);
     }
-    if (plot != NULL)
-        return plot_topo(argv[0], topo, plot, error);
+    /* As every --plot: the picture first, then the usual output. */
+    if (plot != NULL && !plot_topo(argv[0], topo, plot, error))
+        return FALSE;
     show_topo(topo, matrix);
     return TRUE;
 }
