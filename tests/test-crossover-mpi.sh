@@ -6,7 +6,7 @@
 # is reported, with a status the search can give; a measured one with its interval around the
 # measured size and a ratio; the traces written (one per algorithm) read back by validate;
 # --calibrate's re-prediction reported; the ranks other than 0 silent; an NVLS crossover listed
-# as unmeasurable; --emit's tables (table, the example tuner's CSV, json read by collsim's
+# as unmeasurable; --plot's SVG; --emit's tables (table, the example tuner's CSV, json read by collsim's
 # tuner plugin) open each range at the size the same run's report measured (or predicted,
 # where it measured no crossover). Where the measured crossover lies, and whether the calibrated prediction
 # moves toward it, are timings of a shared 2-core machine (4 busy-polling ranks): they are
@@ -30,7 +30,7 @@ trap 'rm -rf "$tmp"' EXIT
 # A small budget: 3 to 4 samples of 5 iterations per side and size, at most 8 sizes each.
 "$mpirun" "$@" -np 4 "$collsim" crossover --backend mpi --topo cpu-host-shm --ranks 4 \
     -n 5 -w 2 --repeats 3,4 --max-points 8 --format csv --traces "$tmp/traces" --calibrate \
-    --emit table --emit-output "$tmp/tuning.txt" >"$tmp/out.csv" 2>"$tmp/err"
+    --emit table --emit-output "$tmp/tuning.txt" --plot "$tmp/xo.svg" >"$tmp/out.csv" 2>"$tmp/err"
 status=$?
 [ $status -eq 0 ] || fail "crossover -np 4 exited $status: $(cat "$tmp/err")"
 [ -s "$tmp/err" ] && fail "stderr not empty: $(cat "$tmp/err")"
@@ -68,6 +68,16 @@ for t in "$tmp/traces"/*.txt; do
     "$collsim" validate --topo cpu-host-shm "$t" >"$tmp/validate" 2>&1 \
         || fail "validate $t: $(cat "$tmp/validate")"
 done
+
+# --plot from the same run: XML, a panel per crossover named by its pair.
+python3 - "$tmp/xo.svg" <<'PY' || fail "--plot: not an SVG with a panel per crossover"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag.endswith("svg"), root.tag
+texts = ["".join(t.itertext()) for t in root.iter() if t.tag.endswith("text")]
+for pair in ("recursive_doubling/Simple/1ch -> rhd/Simple/1ch", "rhd/Simple/1ch -> ring/Simple/2ch"):
+    assert texts.count(pair) == 1, (pair, texts)
+PY
 
 # --emit table from the same run: each crossover's range opens at the measured size where the
 # report has one (marked), at the predicted size otherwise (tie, no crossover in the window,

@@ -14,6 +14,7 @@
 
 #include "analysis/calibrate.h"
 #include "analysis/crossover.h"
+#include "analysis/plot.h"
 #include "backends/backend.h"
 #include "base/json_util.h"
 #include "base/units.h"
@@ -47,6 +48,7 @@ typedef struct {
     gboolean nccl_only;
     char *emit;
     char *emit_output;
+    char *plot;
     char **rest;
 } Options;
 
@@ -69,6 +71,7 @@ options_clear(Options *o)
     g_free(o->traces);
     g_free(o->emit);
     g_free(o->emit_output);
+    g_free(o->plot);
     g_strfreev(o->rest);
 }
 
@@ -838,6 +841,8 @@ crossover(Options *o, const char *command, GError **error)
     /* Before MPI starts, so that every process fails alike. */
     if (!check_traces_dir(o->traces, error))
         return FALSE;
+    if (o->plot != NULL && !cs_cli_check_plot(PROG, o->plot, error))
+        return FALSE;
     if (!backend->available) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_UNAVAILABLE, PROG ": %s", backend->missing);
         return FALSE;
@@ -922,6 +927,20 @@ crossover(Options *o, const char *command, GError **error)
     if (ok && reporting && o->calibrate && traces->len > 0)
         ok = recalibrate(topo, &sopts, (CsTrace *const *)traces->pdata, (int)traces->len, rows,
                          &calib_summary, error);
+    /* The files first: a write that fails leaves no report that looks like success. */
+    if (ok && reporting && o->plot != NULL) {
+        g_autoptr(GPtrArray) results = g_ptr_array_new();
+        for (guint k = 0; k < rows->len; k++)
+            g_ptr_array_add(results, g_array_index(rows, Row, k).result);
+        g_autofree char *title
+            = g_strdup_printf("collsim crossover: %s on %s, %d ranks, backend %s", cs_op_name(op),
+                              o->topo, cs_topo_n_ranks(topo), backend->name);
+        if (!cs_plot_crossovers((CsXoverResult *const *)results->pdata, (int)results->len,
+                                backend->name, title, command, o->plot, error)) {
+            g_prefix_error(error, PROG ": --plot: ");
+            ok = FALSE;
+        }
+    }
     if (ok && reporting && o->emit != NULL) {
         g_autofree char *text = measured_tuning(sel, &bench, rows, &xo, paths, emit);
         ok = cs_cli_write_output(PROG, "--emit-output", o->emit_output, text, -1, error);
@@ -997,6 +1016,10 @@ cs_cli_crossover(int argc, char **argv, GError **error)
           "Write one nccl-tests trace per algorithm into DIR", "DIR" },
         { "calibrate", 0, 0, G_OPTION_ARG_NONE, &o.calibrate,
           "Refit the topology on the measurements and predict the crossovers again", NULL },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
+          "Also draw each crossover's measured times of both sides with their intervals, the "
+          "predicted and the measured crossover into FILE (.svg, .png or .pdf)",
+          "FILE" },
         { "nccl-only", 0, 0, G_OPTION_ARG_NONE, &o.nccl_only,
           "Only the crossovers between algorithms NCCL implements (as --backend nccl)", NULL },
         { "emit", 0, 0, G_OPTION_ARG_STRING, &o.emit,
