@@ -506,6 +506,13 @@ test_errors(void)
     g_assert_cmpstr(s.out, ==, "");
     assert_contains(s.err, "collsim select: --plot");
     g_assert_cmpuint(strchr(s.err, '\n') - s.err + 1, ==, strlen(s.err));
+    /* Refused before any backend starts. */
+    const char *xo_args[] = { "--backend", "mpi", "--topo", "cpu-host-shm", "--plot", txt, NULL };
+    g_auto(CsTestRun) x = cs_test_run_collsim("crossover", xo_args);
+    g_assert_cmpint(x.status, ==, 2);
+    g_assert_cmpstr(x.out, ==, "");
+    assert_contains(x.err, "collsim crossover: --plot");
+    assert_contains(x.err, ".svg, .png or .pdf");
     g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
     g_assert_null(g_dir_read_name(d));
     rm_dir(dir);
