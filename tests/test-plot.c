@@ -13,6 +13,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "algos/registry.h"
 #include "analysis/plot.h"
 #include "base/json_util.h"
 #include "base/units.h"
@@ -505,6 +506,13 @@ test_errors(void)
     g_assert_cmpstr(s.out, ==, "");
     assert_contains(s.err, "collsim select: --plot");
     g_assert_cmpuint(strchr(s.err, '\n') - s.err + 1, ==, strlen(s.err));
+    /* Refused before any backend starts. */
+    const char *xo_args[] = { "--backend", "mpi", "--topo", "cpu-host-shm", "--plot", txt, NULL };
+    g_auto(CsTestRun) x = cs_test_run_collsim("crossover", xo_args);
+    g_assert_cmpint(x.status, ==, 2);
+    g_assert_cmpstr(x.out, ==, "");
+    assert_contains(x.err, "collsim crossover: --plot");
+    assert_contains(x.err, ".svg, .png or .pdf");
     g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
     g_assert_null(g_dir_read_name(d));
     rm_dir(dir);
@@ -783,6 +791,149 @@ test_calibrate_svg(void)
     rm_dir(dir);
 }
 
+/* ---- crossover ---- */
+
+/* A machine of two alpha-beta lines (the lower choice 2 us + 1 ns/B, the upper 10 us +
+ * 0.5 ns/B: equal at 16000 B), 2% noise from a fixed seed; the upper choice refused when
+ * @refuse. */
+typedef struct {
+    const CsSelectChoice *upper;
+    gboolean refuse;
+    GRand *rand;
+} TwoLines;
+
+static gboolean
+two_lines_can_measure(const CsSelectChoice *choice, char **why, gpointer data)
+{
+    TwoLines *l = data;
+    if (l->refuse && cs_select_choice_equal(choice, l->upper)) {
+        *why = g_strdup("needs NVSwitch multicast and in-switch reduction (NVLS), which the mpi "
+                        "backend's point-to-point copies do not have");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+two_lines_measure(const CsSelectChoice *choice, gint64 size, gboolean first, double *time_us,
+                  gpointer data, GError **error)
+{
+    TwoLines *l = data;
+    (void)first;
+    (void)error;
+    const gboolean up = cs_select_choice_equal(choice, l->upper);
+    const double t = up ? 10.0 + 0.5e-3 * (double)size : 2.0 + 1e-3 * (double)size;
+    *time_us = t * (1.0 + 0.02 * (2.0 * g_rand_double(l->rand) - 1.0));
+    return TRUE;
+}
+
+static CsXoverResult *
+measure_two_lines(const CsSelectCrossover *predicted, gboolean refuse)
+{
+    TwoLines l = { &predicted->to, refuse, g_rand_new_with_seed(20261127) };
+    CsXoverSource source = { two_lines_can_measure, two_lines_measure, &l };
+    CsXoverOptions o;
+    cs_xover_options_init(&o);
+    o.granularity = 4;
+    o.min_bytes = 4;
+    CsXoverResult *r = NULL;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(cs_xover_measure(CS_OP_ALL_REDUCE, predicted, &o, &source, &r, &error));
+    g_assert_no_error(error);
+    g_rand_free(l.rand);
+    return r;
+}
+
+/* GMarkup reads the whole file as XML. */
+static void
+assert_xml(const char *text)
+{
+    static const GMarkupParser none = { NULL, NULL, NULL, NULL, NULL };
+    g_autoptr(GMarkupParseContext) ctx = g_markup_parse_context_new(&none, 0, NULL, NULL);
+    g_autoptr(GError) error = NULL;
+    g_markup_parse_context_parse(ctx, text, -1, &error);
+    g_assert_no_error(error);
+    g_markup_parse_context_end_parse(ctx, &error);
+    g_assert_no_error(error);
+}
+
+/* Setup: a crossover predicted at 4000 B on a machine where it lies at 16000 B, measured by
+ * the search, and one whose upper choice cannot run (NVLS on CPU processes).
+ * Expectation: the SVG is XML and the same bytes twice; the measured panel names the pair
+ * and the measured size with its interval as the result holds them, draws both sides through
+ * every measured size (1.7 wide, one point per size) and the measured crossover as one
+ * vertical line (2.4 wide); the unmeasurable panel says so with the reason and draws no
+ * sides; the key names both lines. */
+static void
+test_crossover_svg(void)
+{
+    if (!need_plots())
+        return;
+    CsSelectCrossover predicted = { 0 };
+    predicted.size_bytes = 4000;
+    predicted.below_bytes = 3996;
+    predicted.from
+        = (CsSelectChoice){ cs_algo_lookup("recursive_doubling", NULL), -1, CS_PROTO_SIMPLE, 1 };
+    predicted.to = (CsSelectChoice){ cs_algo_lookup("ring", NULL), -1, CS_PROTO_SIMPLE, 1 };
+    g_autoptr(CsXoverResult) measured = measure_two_lines(&predicted, FALSE);
+    g_autoptr(CsXoverResult) refused = measure_two_lines(&predicted, TRUE);
+    g_assert_cmpint(measured->status, ==, CS_XOVER_MEASURED);
+    g_assert_cmpint(refused->status, ==, CS_XOVER_UNMEASURABLE);
+    /* The search found the lines' crossover within its interval. */
+    g_assert_cmpint(measured->lo_bytes, <, 16000);
+    g_assert_cmpint(measured->hi_bytes, >=, 16000);
+
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "crossover.svg", NULL);
+    CsXoverResult *results[2] = { measured, refused };
+    GBytes *runs[2];
+    for (int i = 0; i < 2; i++) {
+        g_autoptr(GError) error = NULL;
+        g_assert_true(cs_plot_crossovers(results, 2, "mpi", "collsim crossover: test",
+                                         "collsim crossover --plot crossover.svg", svg, &error));
+        g_assert_no_error(error);
+        g_autofree char *data = NULL;
+        gsize len = 0;
+        g_file_get_contents(svg, &data, &len, &error);
+        g_assert_no_error(error);
+        runs[i] = g_bytes_new_take(g_steal_pointer(&data), len);
+    }
+    g_assert_true(g_bytes_equal(runs[0], runs[1]));
+    g_autofree char *text = g_strndup(g_bytes_get_data(runs[0], NULL), g_bytes_get_size(runs[0]));
+    g_bytes_unref(runs[0]);
+    g_bytes_unref(runs[1]);
+    assert_xml(text);
+    g_autofree char *texts = svg_texts(text);
+
+    g_assert_cmpuint(count_equal_lines(texts, "recursive_doubling/Simple/1ch -> ring/Simple/1ch"),
+                     ==, 2);
+    g_autofree char *m = cs_units_format_size(measured->measured_bytes);
+    g_autofree char *lo = cs_units_format_size(measured->lo_bytes);
+    g_autofree char *hi = cs_units_format_size(measured->hi_bytes);
+    g_autofree char *status
+        = g_strdup_printf("\nmeasured %s in [%s, %s], predicted 4000 B\n", m, lo, hi);
+    assert_contains(texts, status);
+    assert_contains(texts, "\ncannot be measured on mpi, predicted 4000 B\n");
+    assert_contains(texts, "\nring/Simple/1ch: needs NVSwitch multicast and in-switch\n");
+    g_assert_cmpuint(count_equal_lines(texts, "predicted crossover"), ==, 2);
+    g_assert_cmpuint(count_equal_lines(texts, "measured crossover"), ==, 1);
+    g_assert_cmpuint(count_equal_lines(texts, "recursive_doubling/Simple/1ch"), ==, 1);
+    g_assert_cmpuint(count_equal_lines(texts, "time (log10 axis)"), ==, 1);
+    assert_contains(texts, "message size (bytes, log2 axis)");
+
+    g_autoptr(GArray) sides = polyline_lengths(text, "1.700000e+00");
+    guint n_data = 0;
+    for (guint i = 0; i < sides->len; i++)
+        if (g_array_index(sides, guint, i) > 2) {
+            g_assert_cmpuint(g_array_index(sides, guint, i), ==, measured->points->len);
+            n_data++;
+        }
+    g_assert_cmpuint(n_data, ==, 2);
+    g_assert_cmpuint(count_vertical_lines(text, "2.400000e+00"), ==, 1);
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
 /* ---- plan ---- */
 
 static gint
@@ -1054,6 +1205,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/select/svg", test_select_svg);
     g_test_add_func("/plot/calibrate/svg", test_calibrate_svg);
     g_test_add_func("/plot/plan/svg", test_plan_svg);
+    g_test_add_func("/plot/crossover/svg", test_crossover_svg);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);
     g_test_add_func("/topo/dot/box", test_dot_box);

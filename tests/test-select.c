@@ -1198,6 +1198,152 @@ test_shapes_equal_single_runs(void)
     }
 }
 
+/* ---- Measured boundaries ---- */
+
+/* The selection of all-reduce on the first 4 ranks of @name, the plain fastest per size. */
+static CsSelection *
+select_shape4(const char *name, gboolean nccl_only)
+{
+    g_autoptr(CsTopo) full = load(name);
+    const CsSelectShape shape = { 4, 0 };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_select_shape_topo(full, &shape, NULL, &error);
+    g_assert_no_error(error);
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = (gint64)1 << 20;
+    o.min_gain_pct = 0.0;
+    o.nccl_only = nccl_only;
+    return run_select(topo, &o);
+}
+
+static CsSelectBoundary
+boundary_of(const CsSelectCrossover *x, gint64 bytes)
+{
+    CsSelectBoundary b = { CS_OP_ALL_REDUCE, x->from, x->to, x->size_bytes, bytes };
+    return b;
+}
+
+static void
+test_move_boundaries(void)
+{
+    g_test_summary("A measured boundary moves the two ranges around it and is marked; one "
+                   "that would reach a neighbouring boundary, or names no boundary of the "
+                   "table, moves nothing; the ranges stay contiguous.");
+    g_autoptr(CsSelection) sel = select_shape4("cpu-host-shm", FALSE);
+    const CsSelectTable *t = table_of(sel, CS_OP_ALL_REDUCE);
+    /* Setup: recursive_doubling -> rhd at 6784 B, rhd -> ring at 65536 B (the prediction
+     * tests/test-crossover-mpi.sh also expects). */
+    g_assert_cmpuint(t->crossovers->len, ==, 2);
+    const CsSelectCrossover *x0 = &g_array_index(t->crossovers, CsSelectCrossover, 0);
+    const CsSelectCrossover *x1 = &g_array_index(t->crossovers, CsSelectCrossover, 1);
+    g_assert_cmpint(x0->size_bytes, ==, 6784);
+    g_assert_cmpint(x1->size_bytes, ==, 65536);
+
+    /* Contradictory: the first to 8192 B and the second to 6000 B, under it (rhd would win
+     * nowhere): both keep the predicted size. */
+    CsSelectBoundary moves[2] = { boundary_of(x0, 8192), boundary_of(x1, 6000) };
+    CsSelectMoved moved[2];
+    cs_selection_move_boundaries(sel, moves, 2, moved);
+    g_assert_true(moved[0].found && moved[0].kept);
+    g_assert_true(moved[1].found && moved[1].kept);
+    /* Neither pair is NCCL's (recursive_doubling, rhd): not in the NCCL table. */
+    g_assert_false(moved[0].in_nccl || moved[1].in_nccl);
+    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 1).min_bytes, ==, 6784);
+    g_assert_cmpint(g_array_index(t->ranges, CsSelectRange, 2).min_bytes, ==, 65536);
+
+    /* The first alone to 8192 B: moved; one at a size no boundary has: not found. */
+    moves[1] = boundary_of(x1, 4096);
+    moves[1].predicted_bytes = 65532;
+    cs_selection_move_boundaries(sel, moves, 2, moved);
+    g_assert_true(moved[0].found && !moved[0].kept);
+    g_assert_false(moved[1].found);
+    /* Then the second onto the first as moved: kept. */
+    moves[0] = boundary_of(x1, 8192);
+    cs_selection_move_boundaries(sel, moves, 1, moved);
+    g_assert_true(moved[0].found && moved[0].kept);
+    const CsSelectRange *r = &g_array_index(t->ranges, CsSelectRange, 0);
+    g_assert_cmpint(r[0].min_bytes, ==, 0);
+    g_assert_cmpint(r[0].max_bytes, ==, 8191);
+    g_assert_cmpint(r[1].min_bytes, ==, 8192);
+    g_assert_true(r[1].min_measured);
+    g_assert_cmpint(r[1].max_bytes, ==, 65535);
+    g_assert_cmpint(r[2].min_bytes, ==, 65536);
+    g_assert_false(r[2].min_measured);
+    g_assert_false(r[0].min_measured);
+
+    g_autofree char *table = cs_selection_to_table(sel);
+    g_assert_nonnull(strstr(table, "8192 - 65535          rhd/Simple/1ch (measured boundary)"));
+    g_autofree char *json = cs_selection_to_json(sel);
+    g_autoptr(cJSON) root = cJSON_Parse(json);
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "collectives"), 0);
+    const cJSON *jr = cJSON_GetObjectItemCaseSensitive(c, "ranges");
+    g_assert_cmpint(json_int(cJSON_GetArrayItem(jr, 1), "min_bytes"), ==, 8192);
+    g_assert_true(
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jr, 1), "min_measured")));
+    g_assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jr, 2), "min_measured"));
+    /* The crossovers stay the prediction's. */
+    const cJSON *jx = cJSON_GetObjectItemCaseSensitive(c, "crossovers");
+    g_assert_cmpint(json_int(cJSON_GetArrayItem(jx, 0), "size_bytes"), ==, 6784);
+}
+
+static void
+test_move_boundaries_nccl(void)
+{
+    g_test_summary("A boundary between NCCL's algorithms moves in the NCCL table, so the tuner "
+                   "CSV and nccl_ranges start the range at the measured size; notes are comment "
+                   "lines the example tuner skips (each under its 256-byte buffer) and JSON "
+                   "notes.");
+    g_autoptr(CsSelection) sel = select_shape4("eth-cpu-8n", TRUE);
+    const CsSelectTable *t = table_of(sel, CS_OP_ALL_REDUCE);
+    /* Setup: tree -> ring at 19724 B on 4 nodes, the only crossover between NCCL's. */
+    g_assert_cmpuint(t->crossovers->len, ==, 1);
+    const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, 0);
+    g_assert_cmpint(x->size_bytes, ==, 19724);
+    const CsSelectBoundary move = boundary_of(x, 32768);
+    CsSelectMoved moved;
+    cs_selection_move_boundaries(sel, &move, 1, &moved);
+    g_assert_true(moved.found && moved.in_nccl && !moved.kept);
+
+    /* A note longer than a line, with a word longer than a line and a newline in it. */
+    g_autoptr(GString) note = g_string_new("trace: /");
+    for (int i = 0; i < 300; i++)
+        g_string_append_c(note, 'a' + i % 26);
+    g_string_append(note, "\n# allreduce,0,1,ring,simple,1,1,4,-1,-1 and then words to wrap");
+    for (int i = 0; i < 40; i++)
+        g_string_append(note, " word");
+    cs_selection_add_note(sel, "boundaries measured");
+    cs_selection_add_note(sel, note->str);
+
+    g_autofree char *csv = cs_selection_to_nccl_tuner_csv(sel);
+    g_autoptr(GPtrArray) rows = csv_rows(csv, NULL); /* asserts every line under 256 bytes */
+    g_assert_cmpuint(rows->len, ==, 2);
+    char **first = g_ptr_array_index(rows, 0);
+    char **second = g_ptr_array_index(rows, 1);
+    g_assert_cmpstr(first[1], ==, "0");
+    g_assert_cmpstr(first[2], ==, "32767");
+    g_assert_cmpstr(first[3], ==, "tree");
+    g_assert_cmpstr(second[1], ==, "32768");
+    g_assert_cmpstr(second[3], ==, "ring");
+    g_assert_nonnull(strstr(csv, "\n# boundaries measured\n"));
+    g_assert_nonnull(strstr(csv, "# next range: from a measured crossover at 32768 B\n"));
+
+    g_autofree char *json = cs_selection_to_json(sel);
+    g_autoptr(cJSON) root = cJSON_Parse(json);
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(root, "notes");
+    g_assert_cmpint(cJSON_GetArraySize(notes), ==, 2);
+    g_autofree char *flat = g_strdup(note->str);
+    g_strdelimit(flat, "\n", '?');
+    g_assert_cmpstr(cJSON_GetArrayItem(notes, 1)->valuestring, ==, flat);
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "collectives"), 0);
+    const cJSON *nr = cJSON_GetObjectItemCaseSensitive(c, "nccl_ranges");
+    g_assert_cmpint(json_int(cJSON_GetArrayItem(nr, 1), "min_bytes"), ==, 32768);
+
+    g_autofree char *env = cs_selection_to_env(sel);
+    g_assert_nonnull(strstr(env, "ring/simple from 32 KiB (measured)"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1224,6 +1370,8 @@ main(int argc, char **argv)
                emit_teardown);
     g_test_add("/select/emit/table", EmitFixture, GINT_TO_POINTER(0), emit_setup, test_emit_table,
                emit_teardown);
+    g_test_add_func("/select/measured/move-boundaries", test_move_boundaries);
+    g_test_add_func("/select/measured/nccl-table", test_move_boundaries_nccl);
     g_test_add_func("/select/compare/nccl-2.19", test_compare);
     g_test_add_func("/select/options/bad", test_bad_options);
     g_test_add_func("/select/min-gain/near-tie", test_min_gain);

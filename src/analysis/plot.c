@@ -1325,6 +1325,236 @@ cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *afte
     return canvas_end(&c, error);
 }
 
+/* ---- Measured crossovers ---- */
+
+#define XO_TOP 128.0
+#define XO_PANEL 250.0
+#define XO_GAP 96.0
+#define XO_BOTTOM 60.0
+
+/* log10 seconds of @us, or -INFINITY for none. */
+static double
+log10_s(double us)
+{
+    return us > 0.0 && isfinite(us) ? log10(us * 1e-6) : -INFINITY;
+}
+
+/* One choice's means, and its 95% interval as error bars where the interval is known. */
+static void
+draw_xover_side(const GArray *points, gboolean from, double ymin, PLINT colour, PLINT symbol)
+{
+    const guint n = points->len;
+    g_autofree PLFLT *xs = g_new(PLFLT, n);
+    g_autofree PLFLT *ys = g_new(PLFLT, n);
+    for (guint i = 0; i < n; i++) {
+        const CsXoverPoint *p = &g_array_index(points, CsXoverPoint, i);
+        const double t = from ? p->from_us : p->to_us;
+        const double ci = from ? p->from_ci_us : p->to_ci_us;
+        xs[i] = log2((double)p->size_bytes);
+        ys[i] = MAX(log10_s(t), ymin);
+        if (isfinite(ci) && ci > 0.0) {
+            PLFLT x = xs[i];
+            PLFLT lo = MAX(log10_s(t - ci), ymin);
+            PLFLT hi = log10_s(t + ci);
+            set_pen(colour, 1, 1.2);
+            plerry(1, &x, &lo, &hi);
+        }
+    }
+    set_pen(colour, 1, 1.7);
+    plline((PLINT)n, xs, ys);
+    plssym(0.0, 0.8);
+    plpoin((PLINT)n, xs, ys, symbol);
+}
+
+gboolean
+cs_plot_crossovers(CsXoverResult *const *results, int n_results, const char *backend,
+                   const char *title, const char *subtitle, const char *path, GError **error)
+{
+    g_return_val_if_fail(results != NULL && backend != NULL && title != NULL && path != NULL,
+                         FALSE);
+    if (n_results < 1) {
+        g_set_error(error, CS_PLOT_ERROR, CS_PLOT_ERROR_FAILED, "%s: nothing to plot", path);
+        return FALSE;
+    }
+    const double height
+        = MAX((double)PAGE_H, XO_TOP + n_results * (XO_PANEL + XO_GAP) - XO_GAP + XO_BOTTOM);
+    const double panel = (height - XO_TOP - XO_BOTTOM + XO_GAP) / n_results - XO_GAP;
+    Canvas c;
+    if (!canvas_begin_sized(&c, path, height, error))
+        return FALSE;
+    for (int k = 0; k < n_results; k++) {
+        const CsXoverResult *r = results[k];
+        const gboolean measured = r->status == CS_XOVER_MEASURED;
+        /* The window: every size measured and the predicted one, a doubling either side. */
+        double xmin = log2((double)r->predicted.size_bytes);
+        double xmax = xmin;
+        double tmin = INFINITY, tmax = 0.0;
+        for (guint i = 0; r->points != NULL && i < r->points->len; i++) {
+            const CsXoverPoint *p = &g_array_index(r->points, CsXoverPoint, i);
+            xmin = MIN(xmin, log2((double)p->size_bytes));
+            xmax = MAX(xmax, log2((double)p->size_bytes));
+            const double lo[2] = { p->from_us - p->from_ci_us, p->to_us - p->to_ci_us };
+            const double hi[2] = { p->from_us + p->from_ci_us, p->to_us + p->to_ci_us };
+            const double mid[2] = { p->from_us, p->to_us };
+            for (int s = 0; s < 2; s++) {
+                if (mid[s] > 0.0 && isfinite(mid[s])) {
+                    tmin = MIN(tmin, mid[s]);
+                    tmax = MAX(tmax, mid[s]);
+                }
+                if (lo[s] > 0.0 && isfinite(lo[s]))
+                    tmin = MIN(tmin, lo[s]);
+                if (isfinite(hi[s]))
+                    tmax = MAX(tmax, hi[s]);
+            }
+        }
+        if (measured) {
+            xmin = MIN(xmin, log2((double)MAX(r->lo_bytes, 1)));
+            xmax = MAX(xmax, log2((double)MAX(r->hi_bytes, 1)));
+        }
+        xmin -= 1.0;
+        xmax += 1.0;
+        const double xtick = log2_range(&xmin, &xmax);
+        if (!(tmax > 0.0)) {
+            tmin = 1.0;
+            tmax = 10.0;
+        }
+        double ymin = floor(log10(tmin * 1e-6) * 4.0) / 4.0;
+        double ymax = ceil(log10(tmax * 1e-6) * 4.0) / 4.0;
+        if (ymax - ymin < 0.5) {
+            ymin -= 0.25;
+            ymax += 0.25;
+        }
+
+        const double top = XO_TOP + k * (panel + XO_GAP);
+        plvpor(0.11, 0.68, 1.0 - (top + panel) / height, 1.0 - top / height);
+        plwind(xmin, xmax, ymin, ymax);
+        if (measured) {
+            /* The interval the crossover lies in, under everything. */
+            const double a = log2((double)MAX(r->lo_bytes, 1));
+            const double b = log2((double)MAX(r->hi_bytes, 1));
+            PLFLT rx[4] = { a, b, b, a };
+            PLFLT ry[4] = { ymin, ymin, ymax, ymax };
+            plcol0(COL_LATENCY);
+            plfill(4, rx, ry);
+        }
+        const gboolean unmeasurable = r->status == CS_XOVER_UNMEASURABLE;
+        /* Nothing measured: no time axis. */
+        draw_axes(xmin, xmax, xtick, ymin, ymax, unmeasurable ? "bc" : "bcnstvo",
+                  ymax - ymin > 2.0 ? 1.0 : 0.25, TRUE);
+        plcol0(COL_FG);
+        plschr(0.0, 0.8);
+        if (!unmeasurable)
+            plmtex("l", 5.6, 0.5, 0.5, "time (log10 axis)");
+        if (k == 0) {
+            /* Centred on the page, not on the panel the key leaves. */
+            plvpor(0.04, 0.96, 1.0 - (top + panel) / height, 1.0 - top / height);
+            draw_heading(title, subtitle, 3.4);
+            plvpor(0.11, 0.68, 1.0 - (top + panel) / height, 1.0 - top / height);
+            plwind(xmin, xmax, ymin, ymax);
+        }
+
+        g_autofree char *from = cs_select_choice_label(&r->predicted.from);
+        g_autofree char *to = cs_select_choice_label(&r->predicted.to);
+        g_autofree char *pred = cs_units_format_size(r->predicted.size_bytes);
+        g_autofree char *status = NULL;
+        switch (r->status) {
+        case CS_XOVER_MEASURED: {
+            g_autofree char *m = cs_units_format_size(r->measured_bytes);
+            g_autofree char *lo = cs_units_format_size(r->lo_bytes);
+            g_autofree char *hi = cs_units_format_size(r->hi_bytes);
+            status = g_strdup_printf("measured %s in [%s, %s], predicted %s", m, lo, hi, pred);
+            break;
+        }
+        case CS_XOVER_TIE:
+            status = g_strdup_printf("tie: within noise at every size, predicted %s", pred);
+            break;
+        case CS_XOVER_FROM_THROUGHOUT:
+            status
+                = g_strdup_printf("no crossover measured: %s never lost, predicted %s", from, pred);
+            break;
+        case CS_XOVER_TO_THROUGHOUT:
+            status
+                = g_strdup_printf("no crossover measured: %s never lost, predicted %s", to, pred);
+            break;
+        case CS_XOVER_UNMEASURABLE:
+            status = g_strdup_printf("cannot be measured on %s, predicted %s", backend, pred);
+            break;
+        }
+        g_autofree char *pair = g_strdup_printf("%s -> %s", from, to);
+        plschr(0.0, 0.75);
+        plmtex("t", 2.5, 0.0, 0.0, pair);
+        plschr(0.0, 0.7);
+        plmtex("t", 0.8, 0.0, 0.0, status);
+
+        if (unmeasurable) {
+            /* The reason, in lines of at most ~60 characters from the middle down. */
+            g_auto(GStrv) words = g_strsplit(r->why != NULL ? r->why : "", " ", -1);
+            g_autoptr(GString) line = g_string_new(NULL);
+            double y = ymin + 0.7 * (ymax - ymin);
+            plschr(0.0, 0.7);
+            plcol0(COL_FG);
+            for (guint i = 0; words[i] != NULL; i++) {
+                if (line->len > 0 && line->len + strlen(words[i]) > 60) {
+                    plptex((xmin + xmax) / 2, y, 1.0, 0.0, 0.5, line->str);
+                    y -= 0.12 * (ymax - ymin);
+                    g_string_truncate(line, 0);
+                }
+                g_string_append_printf(line, "%s%s", line->len > 0 ? " " : "", words[i]);
+            }
+            if (line->len > 0)
+                plptex((xmin + xmax) / 2, y, 1.0, 0.0, 0.5, line->str);
+        }
+        else {
+            draw_xover_side(r->points, TRUE, ymin, COL_SERIES + 0, 4);
+            draw_xover_side(r->points, FALSE, ymin, COL_SERIES + 1, 6);
+        }
+        const double xp = log2((double)r->predicted.size_bytes);
+        set_pen(COL_FG, 2, 1.5);
+        segment(xp, ymin, xp, ymax);
+        if (measured) {
+            const double xm = log2((double)r->measured_bytes);
+            set_pen(COL_SERIES + 2, 1, 2.4);
+            segment(xm, ymin, xm, ymax);
+        }
+        pllsty(1);
+        plwidth(1.0);
+
+        const char *texts[5] = { from, to, "predicted crossover", "measured crossover",
+                                 "95% interval of the crossover" };
+        PLINT opts[5] = { PL_LEGEND_LINE | PL_LEGEND_SYMBOL, PL_LEGEND_LINE | PL_LEGEND_SYMBOL,
+                          PL_LEGEND_LINE, PL_LEGEND_LINE, PL_LEGEND_COLOR_BOX };
+        PLINT text_colours[5] = { COL_FG, COL_FG, COL_FG, COL_FG, COL_FG };
+        PLINT box_colours[5] = { COL_BG, COL_BG, COL_BG, COL_BG, COL_LATENCY };
+        PLINT box_patterns[5] = { 0, 0, 0, 0, 0 };
+        PLFLT box_scales[5] = { 0.8, 0.8, 0.8, 0.8, 0.8 };
+        PLFLT box_widths[5] = { 1.0, 1.0, 1.0, 1.0, 1.0 };
+        PLINT line_colours[5] = { COL_SERIES + 0, COL_SERIES + 1, COL_FG, COL_SERIES + 2, COL_FG };
+        PLINT line_styles[5] = { 1, 1, 2, 1, 1 };
+        PLFLT line_widths[5] = { 1.7, 1.7, 1.5, 2.4, 1.0 };
+        PLINT symbol_colours[5] = { COL_SERIES + 0, COL_SERIES + 1, COL_FG, COL_FG, COL_FG };
+        PLFLT symbol_scales[5] = { 0.8, 0.8, 0.8, 0.8, 0.8 };
+        PLINT symbol_numbers[5] = { 1, 1, 1, 1, 1 };
+        const char *symbols[5] = { "#(840)", "#(841)", "", "", "" };
+        /* Keys first .. first + n: both sides unless unmeasurable, the predicted line, and
+         * the measured one with its interval where there is one. */
+        const int first = unmeasurable ? 2 : 0;
+        const int n_keys = (measured ? 5 : 3) - first;
+        PLFLT w, h;
+        plschr(0.0, 0.7);
+        pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+                 PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.015, 0.0, 0.06, COL_BG, COL_FG, 1, 0, 1,
+                 n_keys, opts + first, 1.0, 0.6, 1.8, 0.0, text_colours + first, texts + first,
+                 box_colours + first, box_patterns + first, box_scales + first, box_widths + first,
+                 line_colours + first, line_styles + first, line_widths + first,
+                 symbol_colours + first, symbol_scales + first, symbol_numbers + first,
+                 symbols + first);
+    }
+    plcol0(COL_FG);
+    plschr(0.0, 0.8);
+    plmtex("b", 3.0, 0.5, 0.5, "message size (bytes, log2 axis)");
+    return canvas_end(&c, error);
+}
+
 /* ---- Stacked times (plan) ---- */
 
 #define BAR_WIDTH 0.56
@@ -1515,6 +1745,18 @@ cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *pa
     (void)compute;
     (void)n_parts;
     (void)times_s;
+    (void)title;
+    (void)subtitle;
+    return cs_plot_check_path(path, NULL, error);
+}
+
+gboolean
+cs_plot_crossovers(CsXoverResult *const *results, int n_results, const char *backend,
+                   const char *title, const char *subtitle, const char *path, GError **error)
+{
+    (void)results;
+    (void)n_results;
+    (void)backend;
     (void)title;
     (void)subtitle;
     return cs_plot_check_path(path, NULL, error);

@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "analysis/crossover.h"
 #include "analysis/report.h"
 #include "analysis/validate.h"
 #include "predict/select.h"
@@ -100,5 +101,19 @@ gboolean cs_plot_stacked_times(const char *const *bars, int n_bars, const char *
  */
 gboolean cs_plot_select(const CsSelection *selection, const char *title, const char *subtitle,
                         const char *path, GError **error);
+
+/**
+ * cs_plot_crossovers:
+ * Draws @n_results measured crossovers (cs_xover_measure()), one panel each, time (log10)
+ * against size (log2): each measured size's mean time of both choices, circles for the lower
+ * choice and squares for the upper one, with their 95% intervals as error bars and a line
+ * through each; the predicted crossover as a dashed vertical line and, where one was
+ * measured, the measured crossover as a solid one over the shaded interval [lo, hi]. A panel's
+ * heading names the pair and the status; a crossover @backend cannot measure gets a panel
+ * with the reason and nothing drawn. As cs_plot_report().
+ */
+gboolean cs_plot_crossovers(CsXoverResult *const *results, int n_results, const char *backend,
+                            const char *title, const char *subtitle, const char *path,
+                            GError **error);
 
 G_END_DECLS

@@ -14,6 +14,7 @@
 
 #include "analysis/calibrate.h"
 #include "analysis/crossover.h"
+#include "analysis/plot.h"
 #include "backends/backend.h"
 #include "base/json_util.h"
 #include "base/units.h"
@@ -44,6 +45,10 @@ typedef struct {
     char *output;
     char *traces;
     gboolean calibrate;
+    gboolean nccl_only;
+    char *emit;
+    char *emit_output;
+    char *plot;
     char **rest;
 } Options;
 
@@ -64,6 +69,9 @@ options_clear(Options *o)
     g_free(o->format);
     g_free(o->output);
     g_free(o->traces);
+    g_free(o->emit);
+    g_free(o->emit_output);
+    g_free(o->plot);
     g_strfreev(o->rest);
 }
 
@@ -552,6 +560,101 @@ to_json(const Bench *b, const GArray *rows, const CsXoverOptions *xo, const char
     return g_strconcat(text, "\n", NULL);
 }
 
+/* ---- Tuning tables with the measured boundaries ---- */
+
+/* One note line on what became of @r's boundary in the tuning table. */
+static char *
+boundary_note(const Bench *b, const CsXoverResult *r, const CsSelectMoved *moved,
+              gboolean nccl_format)
+{
+    g_autofree char *from = cs_select_choice_label(&r->predicted.from);
+    g_autofree char *to = cs_select_choice_label(&r->predicted.to);
+    g_autofree char *pair = g_strdup_printf("%s %s -> %s", cs_op_name(b->op), from, to);
+    const gint64 p = r->predicted.size_bytes;
+    const char *absent = nccl_format && !moved->in_nccl
+                             ? "; not NCCL's algorithms: not in this table, which holds NCCL's"
+                             : "";
+    switch (r->status) {
+    case CS_XOVER_MEASURED:
+        if (moved->kept || !moved->found)
+            return g_strdup_printf("predicted kept: %s at %" G_GINT64_FORMAT
+                                   " B: the measured %" G_GINT64_FORMAT
+                                   " B (interval %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT
+                                   " B) reaches a neighbouring boundary%s",
+                                   pair, p, r->measured_bytes, r->lo_bytes, r->hi_bytes, absent);
+        return g_strdup_printf("measured: %s at %" G_GINT64_FORMAT
+                               " B (95%% interval %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT
+                               " B; predicted %" G_GINT64_FORMAT " B)%s",
+                               pair, r->measured_bytes, r->lo_bytes, r->hi_bytes, p, absent);
+    case CS_XOVER_TIE:
+        return g_strdup_printf("predicted kept: %s at %" G_GINT64_FORMAT
+                               " B: a tie, within noise at every size from %" G_GINT64_FORMAT
+                               " to %" G_GINT64_FORMAT " B%s",
+                               pair, p, r->lo_bytes, r->hi_bytes, absent);
+    case CS_XOVER_FROM_THROUGHOUT:
+    case CS_XOVER_TO_THROUGHOUT:
+        return g_strdup_printf("predicted kept: %s at %" G_GINT64_FORMAT
+                               " B: no measured crossover, %s never lost from %" G_GINT64_FORMAT
+                               " to %" G_GINT64_FORMAT " B%s",
+                               pair, p, r->status == CS_XOVER_FROM_THROUGHOUT ? from : to,
+                               r->lo_bytes, r->hi_bytes, absent);
+    case CS_XOVER_UNMEASURABLE:
+        break;
+    }
+    return g_strdup_printf("predicted kept: %s at %" G_GINT64_FORMAT
+                           " B: cannot be measured on %s: %s%s",
+                           pair, p, b->backend->name, r->why, absent);
+}
+
+/* @sel (the prediction the crossovers came from) as a tuning table in @format, each
+ * measured crossover's boundary moved to its measured size, with notes saying which
+ * boundaries were measured, how, and where the traces are. (transfer full) */
+static char *
+measured_tuning(CsSelection *sel, const Bench *b, const GArray *rows, const CsXoverOptions *xo,
+                const GPtrArray *paths, CsSelectFormat format)
+{
+    const guint n = rows->len;
+    g_autofree CsSelectBoundary *moves = g_new0(CsSelectBoundary, MAX(n, 1));
+    g_autofree CsSelectMoved *moved = g_new0(CsSelectMoved, MAX(n, 1));
+    for (guint i = 0; i < n; i++) {
+        const CsXoverResult *r = g_array_index(rows, Row, i).result;
+        moves[i].op = b->op;
+        moves[i].from = r->predicted.from;
+        moves[i].to = r->predicted.to;
+        moves[i].predicted_bytes = r->predicted.size_bytes;
+        moves[i].bytes = r->status == CS_XOVER_MEASURED ? r->measured_bytes : 0;
+    }
+    cs_selection_move_boundaries(sel, moves, n, moved);
+
+    const gboolean nccl_format
+        = format == CS_SELECT_FORMAT_ENV || format == CS_SELECT_FORMAT_TUNER_CSV;
+    g_autofree char *head = g_strdup_printf(
+        "boundaries measured by collsim crossover --backend %s, %d ranks: a boundary marked "
+        "measured is the measured crossover; every other boundary, the times and the gains "
+        "are predicted",
+        b->backend->name, cs_topo_n_ranks(b->topo));
+    cs_selection_add_note(sel, head);
+    g_autofree char *search = g_strdup_printf(
+        "search: both sides sampled alternately %d to %d times per size (-n %d), 95%% Student-t "
+        "interval of the paired difference, tolerance %.3g%%",
+        xo->min_repeats, xo->max_repeats, b->iters, 100.0 * xo->tolerance);
+    cs_selection_add_note(sel, search);
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *note
+            = boundary_note(b, g_array_index(rows, Row, i).result, &moved[i], nccl_format);
+        cs_selection_add_note(sel, note);
+    }
+    for (guint i = 0; i < paths->len; i++) {
+        g_autofree char *note = g_strdup_printf("trace: %s", (char *)g_ptr_array_index(paths, i));
+        cs_selection_add_note(sel, note);
+    }
+    if (paths->len == 0)
+        cs_selection_add_note(sel, "traces: none written (crossover without --traces DIR)");
+    g_autofree char *command = g_strdup_printf("command: %s", b->command);
+    cs_selection_add_note(sel, command);
+    return cs_selections_emit(&sel, 1, format);
+}
+
 /* ---- The command ---- */
 
 static gboolean
@@ -690,6 +793,20 @@ crossover(Options *o, const char *command, GError **error)
     if (backend == NULL)
         return cs_cli_flag_error(error, PROG, "--backend", g_steal_pointer(&cause));
     const char *format = o->format != NULL ? o->format : "table";
+    CsSelectFormat emit = CS_SELECT_FORMAT_TABLE;
+    if (o->emit != NULL && !cs_select_format_from_name(o->emit, &emit))
+        return cs_cli_usage_error(error, PROG,
+                                  "--emit: \"%s\" is not one of table, json, env, "
+                                  "nccl-tuner-csv",
+                                  o->emit);
+    if (o->emit != NULL && emit == CS_SELECT_FORMAT_MEASUREMENTS_CSV)
+        return cs_cli_usage_error(error, PROG,
+                                  "--emit nccl-measurements-csv: it holds predicted times per "
+                                  "size under a header that must come first, so it cannot say "
+                                  "which boundaries were measured (table, json, env or "
+                                  "nccl-tuner-csv)");
+    if (o->emit == NULL && o->emit_output != NULL)
+        return cs_cli_usage_error(error, PROG, "--emit-output needs --emit FORMAT");
     if (strcmp(format, "table") != 0 && strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
         return cs_cli_usage_error(error, PROG, "--format: \"%s\" (expected table, csv or json)",
                                   format);
@@ -718,10 +835,13 @@ crossover(Options *o, const char *command, GError **error)
             return cs_cli_usage_error(error, PROG, "--ranks: \"%s\" is not a rank count", o->ranks);
         shape.nranks = (int)n;
     }
-    if (!cs_cli_check_output(PROG, "--output", o->output, error))
+    if (!cs_cli_check_output(PROG, "--output", o->output, error)
+        || !cs_cli_check_output(PROG, "--emit-output", o->emit_output, error))
         return FALSE;
     /* Before MPI starts, so that every process fails alike. */
     if (!check_traces_dir(o->traces, error))
+        return FALSE;
+    if (o->plot != NULL && !cs_cli_check_plot(PROG, o->plot, error))
         return FALSE;
     if (!backend->available) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_UNAVAILABLE, PROG ": %s", backend->missing);
@@ -743,7 +863,7 @@ crossover(Options *o, const char *command, GError **error)
 
     /* The fastest per size, as measured: no hysteresis toward NCCL's pick. */
     sopts.min_gain_pct = 0.0;
-    sopts.nccl_only = strcmp(backend->name, "nccl") == 0;
+    sopts.nccl_only = o->nccl_only || strcmp(backend->name, "nccl") == 0;
     sopts.predict.nranks = 0;
     g_autoptr(CsSelection) sel = cs_select_run(topo, &sopts, &cause);
     if (sel == NULL) {
@@ -807,7 +927,26 @@ crossover(Options *o, const char *command, GError **error)
     if (ok && reporting && o->calibrate && traces->len > 0)
         ok = recalibrate(topo, &sopts, (CsTrace *const *)traces->pdata, (int)traces->len, rows,
                          &calib_summary, error);
-    if (ok && reporting) {
+    /* The files first: a write that fails leaves no report that looks like success. */
+    if (ok && reporting && o->plot != NULL) {
+        g_autoptr(GPtrArray) results = g_ptr_array_new();
+        for (guint k = 0; k < rows->len; k++)
+            g_ptr_array_add(results, g_array_index(rows, Row, k).result);
+        g_autofree char *title
+            = g_strdup_printf("collsim crossover: %s on %s, %d ranks, backend %s", cs_op_name(op),
+                              o->topo, cs_topo_n_ranks(topo), backend->name);
+        if (!cs_plot_crossovers((CsXoverResult *const *)results->pdata, (int)results->len,
+                                backend->name, title, command, o->plot, error)) {
+            g_prefix_error(error, PROG ": --plot: ");
+            ok = FALSE;
+        }
+    }
+    if (ok && reporting && o->emit != NULL) {
+        g_autofree char *text = measured_tuning(sel, &bench, rows, &xo, paths, emit);
+        ok = cs_cli_write_output(PROG, "--emit-output", o->emit_output, text, -1, error);
+    }
+    /* With --emit to stdout, the report goes only to --output. */
+    if (ok && reporting && (o->emit == NULL || o->emit_output != NULL || o->output != NULL)) {
         g_autofree char *text = NULL;
         if (strcmp(format, "csv") == 0)
             text = to_csv(&bench, rows);
@@ -877,6 +1016,20 @@ cs_cli_crossover(int argc, char **argv, GError **error)
           "Write one nccl-tests trace per algorithm into DIR", "DIR" },
         { "calibrate", 0, 0, G_OPTION_ARG_NONE, &o.calibrate,
           "Refit the topology on the measurements and predict the crossovers again", NULL },
+        { "plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
+          "Also draw each crossover's measured times of both sides with their intervals, the "
+          "predicted and the measured crossover into FILE (.svg, .png or .pdf)",
+          "FILE" },
+        { "nccl-only", 0, 0, G_OPTION_ARG_NONE, &o.nccl_only,
+          "Only the crossovers between algorithms NCCL implements (as --backend nccl)", NULL },
+        { "emit", 0, 0, G_OPTION_ARG_STRING, &o.emit,
+          "Also write the tuning table with the measured boundaries: table, json, env or "
+          "nccl-tuner-csv (as select --emit)",
+          "FORMAT" },
+        { "emit-output", 0, 0, G_OPTION_ARG_FILENAME, &o.emit_output,
+          "Write the --emit table to FILE (default stdout; the report then goes to --output "
+          "only)",
+          "FILE" },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.rest, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -895,6 +1048,11 @@ cs_cli_crossover(int argc, char **argv, GError **error)
         "the ratio, the noise, and the time lost by following the prediction. A crossover\n"
         "whose two sides are never told apart is a tie; one the backend cannot run (NVLS on\n"
         "CPU processes, an algorithm NCCL does not have) is listed as unmeasurable.\n"
+        "--emit FORMAT writes the prediction's tuning table (as select --emit, --min-gain 0)\n"
+        "with each measured crossover's boundary at its measured size; ties, crossovers the\n"
+        "backend cannot measure and those with no crossover in the window keep the predicted\n"
+        "size, and comment lines (JSON: notes) say which, with the backend, the intervals and\n"
+        "the traces.\n"
         "mpi: mpirun -np P collsim crossover --backend mpi --topo cpu-host-shm --ranks P.\n"
         "See docs/crossovers.md.",
         error);

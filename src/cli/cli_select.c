@@ -69,17 +69,6 @@ static const char description[]
       "  collsim select --topo dgx-h100x8 --op allreduce --compare nccl:2.19\n"
       "  collsim select --topo hgx-h100x8-2n --op allreduce,allgather --plot select.svg";
 
-static const struct {
-    const char *name;
-    CsSelectFormat emit;
-} emits[] = {
-    { "table", CS_SELECT_FORMAT_TABLE },
-    { "json", CS_SELECT_FORMAT_JSON },
-    { "env", CS_SELECT_FORMAT_ENV },
-    { "nccl-tuner-csv", CS_SELECT_FORMAT_TUNER_CSV },
-    { "nccl-measurements-csv", CS_SELECT_FORMAT_MEASUREMENTS_CSV },
-};
-
 /* At most this many shapes in one run: each is a whole selection. */
 #define MAX_SHAPES 64
 
@@ -329,18 +318,11 @@ cs_cli_select(int argc, char **argv, GError **error)
     if (o.dtype != NULL && !cs_dtype_from_name(o.dtype, &sopts.predict.dtype, &cause))
         return cs_cli_flag_error(error, prog, "-d", cause);
     CsSelectFormat emit = CS_SELECT_FORMAT_TABLE;
-    if (o.emit != NULL) {
-        gsize i;
-        for (i = 0; i < G_N_ELEMENTS(emits); i++)
-            if (g_ascii_strcasecmp(o.emit, emits[i].name) == 0)
-                break;
-        if (i == G_N_ELEMENTS(emits))
-            return cs_cli_usage_error(error, prog,
-                                      "--emit: \"%s\" is not one of table, json, env, "
-                                      "nccl-tuner-csv, nccl-measurements-csv",
-                                      o.emit);
-        emit = emits[i].emit;
-    }
+    if (o.emit != NULL && !cs_select_format_from_name(o.emit, &emit))
+        return cs_cli_usage_error(error, prog,
+                                  "--emit: \"%s\" is not one of table, json, env, "
+                                  "nccl-tuner-csv, nccl-measurements-csv",
+                                  o.emit);
     if (o.factor != 0 && o.factor < 2)
         return cs_cli_usage_error(
             error, prog, "-f %" G_GINT64_FORMAT ": the grid factor must be at least 2", o.factor);

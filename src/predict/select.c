@@ -657,7 +657,7 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     /* Ranges: the first choice from 0, each crossover opens the next, the last is open. Each
      * carries the channel count at its largest size: NCCL takes a tuner's count as a maximum
      * and lowers it for smaller operations itself (enqueue.cc thread thresholds). */
-    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best, 0.0 };
+    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best, 0.0, FALSE };
     for (guint i = 0; i < t->crossovers->len; i++) {
         const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
         r.max_bytes = x->size_bytes - 1;
@@ -702,6 +702,7 @@ struct _CsSelection {
     char *compare_spec;  /* (nullable) */
     CsNcclModel *nccl;   /* decides what NCCL implements; NCCL's picks for --compare */
     GPtrArray *ops;      /* OpResult */
+    GPtrArray *notes;    /* (nullable) char *: cs_selection_add_note() lines */
     int n_sims;
     double seconds;
 };
@@ -728,6 +729,7 @@ cs_selection_free(CsSelection *selection)
     g_free(selection->compare_spec);
     g_clear_pointer(&selection->nccl, cs_nccl_model_free);
     g_clear_pointer(&selection->ops, g_ptr_array_unref);
+    g_clear_pointer(&selection->notes, g_ptr_array_unref);
     g_free(selection);
 }
 
@@ -1349,7 +1351,7 @@ nccl_segment(const CsSelection *sel, CsOp op, gint64 g, gint64 a, CsSelectChoice
     const gint64 at = hi * g;
     const CsSelectChoice after = at == b ? cb : nccl_choice_at(sel, op, at);
     g_array_index(ranges, CsSelectRange, ranges->len - 1).max_bytes = at - 1;
-    const CsSelectRange r = { at, -1, after, 0.0 };
+    const CsSelectRange r = { at, -1, after, 0.0, FALSE };
     g_array_append_val(ranges, r);
     /* Each step starts past the last change: at most (b - a) / g of them. */
     if (at < b && depth < 64)
@@ -1372,7 +1374,7 @@ cs_selection_nccl_picks(const CsSelection *selection, CsOp op)
     GArray *ranges = g_array_new(FALSE, FALSE, sizeof(CsSelectRange));
     gint64 prev = g_array_index(r->grid, gint64, 0);
     CsSelectChoice cprev = nccl_choice_at(selection, op, prev);
-    const CsSelectRange first = { prev, -1, cprev, 0.0 };
+    const CsSelectRange first = { prev, -1, cprev, 0.0, FALSE };
     g_array_append_val(ranges, first);
     for (guint i = 1; i < r->grid->len; i++) {
         const gint64 size = g_array_index(r->grid, gint64, i);
@@ -1383,6 +1385,158 @@ cs_selection_nccl_picks(const CsSelection *selection, CsOp op)
     }
     g_array_index(ranges, CsSelectRange, ranges->len - 1).max_bytes = prev;
     return ranges;
+}
+
+/* ---- Measured boundaries ---- */
+
+static gboolean
+same_pair(const CsSelectChoice *a, const CsSelectChoice *b)
+{
+    return a->algo == b->algo && a->nccl_algo == b->nccl_algo && a->proto == b->proto;
+}
+
+/* The index of the range of @t that @m opens, or 0 (range 0 opens at 0, never a boundary). */
+static guint
+boundary_index(const CsSelectTable *t, const CsSelectBoundary *m)
+{
+    for (guint j = 1; t->ranges != NULL && j < t->ranges->len; j++) {
+        const CsSelectRange *below = &g_array_index(t->ranges, CsSelectRange, j - 1);
+        const CsSelectRange *above = &g_array_index(t->ranges, CsSelectRange, j);
+        if (above->min_bytes == m->predicted_bytes && same_pair(&below->choice, &m->from)
+            && same_pair(&above->choice, &m->to))
+            return j;
+    }
+    return 0;
+}
+
+/* Moves the boundaries of @moves that @t has, in size order, each only when it stays strictly
+ * between the boundary below it (as moved) and the one above it (as it will be: the smaller
+ * of its predicted and its requested size), so the ranges stay contiguous and in order. */
+static void
+move_in_table(CsSelectTable *t, const CsSelectBoundary *moves, guint n, CsSelectMoved *results,
+              gboolean nccl)
+{
+    const guint nr = t->ranges != NULL ? t->ranges->len : 0;
+    if (nr < 2)
+        return;
+    g_autofree gint64 *want = g_new0(gint64, nr); /* requested first size per range, 0: none */
+    g_autofree guint *which = g_new0(guint, nr);  /* the move asking for it */
+    for (guint k = 0; k < n; k++) {
+        if (moves[k].op != t->op)
+            continue;
+        const guint j = boundary_index(t, &moves[k]);
+        if (j == 0)
+            continue;
+        results[k].found = TRUE;
+        results[k].in_nccl |= nccl;
+        if (moves[k].bytes > 0) {
+            want[j] = moves[k].bytes;
+            which[j] = k;
+        }
+    }
+    for (guint j = 1; j < nr; j++) {
+        if (want[j] == 0)
+            continue;
+        CsSelectRange *below = &g_array_index(t->ranges, CsSelectRange, j - 1);
+        CsSelectRange *above = &g_array_index(t->ranges, CsSelectRange, j);
+        gint64 upper = G_MAXINT64;
+        if (j + 1 < nr) {
+            upper = g_array_index(t->ranges, CsSelectRange, j + 1).min_bytes;
+            if (want[j + 1] > 0)
+                upper = MIN(upper, want[j + 1]);
+        }
+        if (want[j] <= below->min_bytes || want[j] >= upper) {
+            results[which[j]].kept = TRUE;
+            continue;
+        }
+        below->max_bytes = want[j] - 1;
+        above->min_bytes = want[j];
+        above->min_measured = TRUE;
+    }
+}
+
+/**
+ * cs_selection_move_boundaries:
+ * See select.h. Tables are matched by collective; the NCCL table is moved too when it is a
+ * table of its own (not the full one under nccl_only or NCCL's model).
+ */
+void
+cs_selection_move_boundaries(CsSelection *selection, const CsSelectBoundary *moves, guint n,
+                             CsSelectMoved *results)
+{
+    g_return_if_fail(selection != NULL && (n == 0 || (moves != NULL && results != NULL)));
+    for (guint k = 0; k < n; k++)
+        results[k] = (CsSelectMoved){ FALSE, FALSE, FALSE };
+    if (n == 0)
+        return;
+    for (guint i = 0; i < selection->ops->len; i++) {
+        OpResult *r = g_ptr_array_index(selection->ops, i);
+        move_in_table(&r->full, moves, n, results, r->nccl == &r->full);
+        if (r->nccl == &r->nccl_own)
+            move_in_table(&r->nccl_own, moves, n, results, TRUE);
+    }
+}
+
+/**
+ * cs_selection_add_note:
+ * See select.h. The line is copied.
+ */
+void
+cs_selection_add_note(CsSelection *selection, const char *line)
+{
+    g_return_if_fail(selection != NULL && line != NULL);
+    if (selection->notes == NULL)
+        selection->notes = g_ptr_array_new_with_free_func(g_free);
+    char *copy = g_strdup(line);
+    for (char *c = copy; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    g_ptr_array_add(selection->notes, copy);
+}
+
+/* Where to cut @text (of @len bytes) to keep at most @max: the last space in reach, else
+ * the last UTF-8 character start. */
+static gsize
+wrap_at(const char *text, gsize len, gsize max)
+{
+    if (len <= max)
+        return len;
+    for (gsize i = max; i > max / 2; i--)
+        if (text[i] == ' ')
+            return i;
+    gsize i = max;
+    while (i > 1 && ((unsigned char)text[i] & 0xc0) == 0x80)
+        i--;
+    return i;
+}
+
+/* Longest comment line written, newline included: NCCL's example tuner reads lines with
+ * fgets into a 256-byte buffer (plugins/tuner/example/plugin.c, MAX_LINE_LENGTH, NCCL 2.28),
+ * so a longer comment would go on as a line that does not start with '#'. */
+#define NOTE_LINE_MAX 200
+
+/* The notes as comment lines, each "@prefix" then at most NOTE_LINE_MAX bytes in all; a long
+ * note goes on over lines that start "@prefix  ". */
+static void
+append_notes(GString *out, const CsSelection *sel, const char *prefix)
+{
+    const gsize plen = strlen(prefix);
+    for (guint i = 0; sel->notes != NULL && i < sel->notes->len; i++) {
+        const char *text = g_ptr_array_index(sel->notes, i);
+        gsize len = strlen(text);
+        gboolean first = TRUE;
+        do {
+            const char *lead = first ? "" : "  ";
+            const gsize room = NOTE_LINE_MAX - 1 - plen - strlen(lead);
+            gsize cut = wrap_at(text, len, room);
+            g_string_append_printf(out, "%s%s%.*s\n", prefix, lead, (int)cut, text);
+            if (cut < len && text[cut] == ' ')
+                cut++;
+            text += cut;
+            len -= cut;
+            first = FALSE;
+        } while (len > 0);
+    }
 }
 
 /* ---- Shared pieces of the emitters ---- */
@@ -1527,8 +1681,8 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
                                    ? g_strdup("...")
                                    : g_strdup_printf("%" G_GINT64_FORMAT, r->max_bytes);
         g_autofree char *gain = gain_text(r);
-        g_string_append_printf(out, "#   %14" G_GINT64_FORMAT " - %-14s %s%s\n", r->min_bytes, max,
-                               label, gain);
+        g_string_append_printf(out, "#   %14" G_GINT64_FORMAT " - %-14s %s%s%s\n", r->min_bytes,
+                               max, label, gain, r->min_measured ? " (measured boundary)" : "");
     }
 }
 
@@ -1585,6 +1739,7 @@ cs_selection_to_table(const CsSelection *sel)
     g_autofree char *lo = size_text(sel->min_bytes);
     g_autofree char *hi = size_text(sel->max_bytes);
     g_string_append_printf(out, "# collsim %s select: %s\n", COLLSIM_VERSION, what);
+    append_notes(out, sel, "# ");
     g_string_append_printf(out,
                            "# grid %s ... %s (x%" G_GINT64_FORMAT "); crossovers: where "
                            "the best algorithm/protocol changes, by bisection on the "
@@ -1669,6 +1824,8 @@ ranges_json(const CsSelectTable *t, gboolean nccl_names)
             cJSON_AddNullToObject(o, "gain_pct");
         else
             cJSON_AddNumberToObject(o, "gain_pct", r->gain_pct);
+        if (r->min_measured)
+            cJSON_AddBoolToObject(o, "min_measured", TRUE);
         cJSON_AddItemToArray(ranges, o);
     }
     return ranges;
@@ -1701,6 +1858,11 @@ selection_json(const CsSelection *sel)
     cJSON_AddBoolToObject(grid, "exact", sel->exact);
     cJSON_AddNumberToObject(grid, "max_events", (double)sel->max_events);
     cJSON_AddNumberToObject(grid, "min_gain_pct", sel->min_gain_pct);
+    if (sel->notes != NULL) {
+        cJSON *notes = cJSON_AddArrayToObject(root, "notes");
+        for (guint i = 0; i < sel->notes->len; i++)
+            cJSON_AddItemToArray(notes, cJSON_CreateString(g_ptr_array_index(sel->notes, i)));
+    }
 
     cJSON *colls = cJSON_AddArrayToObject(root, "collectives");
     for (guint i = 0; i < sel->ops->len; i++) {
@@ -1797,9 +1959,10 @@ env_settings(const CsSelection *sel, GString *out, GString *algos, GString *prot
             g_hash_table_add(seen, GINT_TO_POINTER(key));
             g_autofree char *from = size_text(rg->min_bytes);
             g_autofree char *gain = gain_text(rg);
-            g_string_append_printf(pairs, "%s%s/%s from %s%s", pairs->len > 0 ? ", " : "",
+            g_string_append_printf(pairs, "%s%s/%s from %s%s%s", pairs->len > 0 ? ", " : "",
                                    cs_nccl_algo_name((CsNcclAlgo)rg->choice.nccl_algo),
-                                   cs_nccl_proto_name(rg->choice.proto), from, gain);
+                                   cs_nccl_proto_name(rg->choice.proto), from,
+                                   rg->min_measured ? " (measured)" : "", gain);
         }
         const char *name = cs_op_name(t->op);
         g_string_append_printf(algos, "%s%s:", algos->len > 0 ? ";" : "", name);
@@ -1847,6 +2010,7 @@ cs_selection_to_env(const CsSelection *sel)
     g_autoptr(GString) protos = g_string_new(NULL);
 
     g_string_append_printf(out, "# collsim %s select --emit env: %s\n", COLLSIM_VERSION, what);
+    append_notes(out, sel, "# ");
     append_restriction(out, sel, "# ");
     g_string_append(out, "# Per-collective lists need an NCCL whose NCCL_ALGO/NCCL_PROTO take "
                          "them (2.28 does, 2.19 does not).\n");
@@ -1880,6 +2044,10 @@ append_tuner_rows(GString *out, const CsSelection *sel)
             if ((guint64)rg->min_bytes > max)
                 continue;
             /* The example tuner skips lines starting with '#' (plugin.c, NCCL 2.28). */
+            if (rg->min_measured)
+                g_string_append_printf(
+                    out, "# next range: from a measured crossover at %" G_GINT64_FORMAT " B\n",
+                    rg->min_bytes);
             if (rg->gain_pct == 0.0)
                 g_string_append(out, "# next range: NCCL's own pick\n");
             else if (!isnan(rg->gain_pct))
@@ -1903,6 +2071,7 @@ append_tuner_header(GString *out, const CsSelection *sel, const char *what)
 
     g_string_append_printf(out, "# collsim %s select --emit nccl-tuner-csv\n", COLLSIM_VERSION);
     g_string_append_printf(out, "# %s\n", what);
+    append_notes(out, sel, "# ");
     g_string_append(out, "# For NCCL's example tuner (ext-tuner/example): "
                          "NCCL_TUNER_CONFIG_FILE=<this file>\n");
     append_restriction(out, sel, "# ");
@@ -2099,6 +2268,32 @@ cs_selection_compare_to_json(const CsSelection *sel)
 }
 
 /* ---- Several communicator shapes ---- */
+
+static const struct {
+    const char *name;
+    CsSelectFormat format;
+} format_names[] = {
+    { "table", CS_SELECT_FORMAT_TABLE },
+    { "json", CS_SELECT_FORMAT_JSON },
+    { "env", CS_SELECT_FORMAT_ENV },
+    { "nccl-tuner-csv", CS_SELECT_FORMAT_TUNER_CSV },
+    { "nccl-measurements-csv", CS_SELECT_FORMAT_MEASUREMENTS_CSV },
+};
+
+/**
+ * cs_select_format_from_name:
+ * The --emit spelling of the single-table emitters, shared by `select` and `crossover`.
+ */
+gboolean
+cs_select_format_from_name(const char *name, CsSelectFormat *format)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(format_names); i++)
+        if (g_ascii_strcasecmp(name, format_names[i].name) == 0) {
+            *format = format_names[i].format;
+            return TRUE;
+        }
+    return FALSE;
+}
 
 /* --emit env for several shapes: the environment is one for every communicator of a process,
  * so NCCL_ALGO/NCCL_PROTO are exported only where every shape's table asks the same; each

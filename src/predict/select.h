@@ -106,9 +106,11 @@ typedef struct {
     gint64 min_bytes;
     gint64 max_bytes;
     CsSelectChoice choice;
-    double gain_pct; /* percent: predicted gain of @choice over NCCL's own pick, the smallest
-                      * over the range's grid sizes (at min_bytes when none lies inside); 0
-                      * where @choice is NCCL's pick; NAN where NCCL's model picks nothing */
+    double gain_pct;       /* percent: predicted gain of @choice over NCCL's own pick, the smallest
+                            * over the range's grid sizes (at min_bytes when none lies inside); 0
+                            * where @choice is NCCL's pick; NAN where NCCL's model picks nothing */
+    gboolean min_measured; /* min_bytes is a measured crossover, moved there by
+                            * cs_selection_move_boundaries(); FALSE: predicted */
 } CsSelectRange;
 
 /**
@@ -184,6 +186,47 @@ const char *cs_selection_nccl_version(const CsSelection *selection);
  * picks nothing has nccl_algo -1. NULL when NCCL has no model of @op. (transfer full) */
 GArray *cs_selection_nccl_picks(const CsSelection *selection, CsOp op);
 
+/* ---- Measured boundaries ---- */
+
+/**
+ * CsSelectBoundary:
+ * A crossover of @op predicted at @predicted_bytes (the first size of @to, as
+ * CsSelectCrossover.size_bytes) and the size @bytes it is to move to.
+ */
+typedef struct {
+    CsOp op;
+    CsSelectChoice from;
+    CsSelectChoice to;
+    gint64 predicted_bytes; /* bytes: the predicted first size of @to */
+    gint64 bytes;           /* bytes: the first size of @to to use instead; <= 0: keep the
+                             * predicted one (the move only looks the boundary up) */
+} CsSelectBoundary;
+
+/**
+ * CsSelectMoved:
+ * What cs_selection_move_boundaries() did with one boundary.
+ */
+typedef struct {
+    gboolean found;   /* a table of the selection has this boundary (same pair, same size) */
+    gboolean in_nccl; /* the NCCL table has it: the NCCL emitters show it */
+    gboolean kept;    /* @bytes lies at or past a neighbouring boundary in some table: the
+                       * predicted size is kept there */
+} CsSelectMoved;
+
+/* Moves each boundary of @moves in every table of @selection (collsim's and NCCL's) whose
+ * ranges change from @from to @to (algorithm and protocol) at @predicted_bytes: the range
+ * below ends at @bytes - 1 and the one above starts at @bytes, marked min_measured. A move
+ * that would reach or pass a neighbouring boundary (as moved) is not made, so the ranges stay
+ * contiguous and in order. The crossovers, points and gains stay the prediction's. @results
+ * (array length=n) says per move what was done. */
+void cs_selection_move_boundaries(CsSelection *selection, const CsSelectBoundary *moves, guint n,
+                                  CsSelectMoved *results);
+
+/* Adds a line every emitter but the measurement CSV prints near its head: a comment line in
+ * the table, env and tuner CSV (wrapped to stay under the example tuner's 256-byte line
+ * buffer), an entry of "notes" in JSON. Control characters in @line become '?'. */
+void cs_selection_add_note(CsSelection *selection, const char *line);
+
 /* ---- Emitters (each returns the whole text, transfer full) ---- */
 
 /* The human table: per collective, the best choice per size and the crossovers. */
@@ -215,6 +258,10 @@ typedef enum {
     CS_SELECT_FORMAT_COMPARE_TABLE, /* selections made by cs_select_compare() */
     CS_SELECT_FORMAT_COMPARE_JSON,
 } CsSelectFormat;
+
+/* The emitter --emit @name names (table, json, env, nccl-tuner-csv, nccl-measurements-csv;
+ * any case), FALSE if none. */
+gboolean cs_select_format_from_name(const char *name, CsSelectFormat *format);
 
 /* Selections of several communicator shapes of one topology in one text: the single
  * emitter's text for one; for several, tables one after the other, a JSON array of the
