@@ -263,11 +263,15 @@ round_outcome(const int *kind, const gint64 *number, CsUnpack *ins, char **repor
                                       r, number[r]);
         }
     }
-    int final = status[0];
+    /* The first error a rank ended with; a rank still in a loop only failed because of it. */
+    int final = 0;
+    for (int r = 0; r < n && final == 0; r++)
+        if (kind[r] == ROUND_END)
+            final = status[r];
+    for (int r = 0; r < n && final == 0; r++)
+        final = status[r];
     GString *out = g_string_new(text[0]);
     for (int r = 1; r < n; r++) {
-        if (final == 0)
-            final = status[r];
         /* A rank that ended well, or as rank 0 did, adds nothing to say. */
         if (status[r] == 0 || (status[r] == status[0] && g_strcmp0(text[r], text[0]) == 0))
             continue;
