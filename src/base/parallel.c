@@ -171,6 +171,28 @@ cs_pack_error(GByteArray *out, const GError *error)
     cs_pack_string(out, error->message);
 }
 
+CsUnpack *
+cs_unpack_new(const guint8 *data, gsize len)
+{
+    g_return_val_if_fail(data != NULL || len == 0, NULL);
+    CsUnpack *in = g_new(CsUnpack, 1);
+    in->p = data;
+    in->left = len;
+    return in;
+}
+
+void
+cs_unpack_free(CsUnpack *in)
+{
+    g_free(in);
+}
+
+gsize
+cs_unpack_left(const CsUnpack *in)
+{
+    return in->left;
+}
+
 static const guint8 *
 take(CsUnpack *in, gsize n)
 {

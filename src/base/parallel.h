@@ -88,6 +88,12 @@ void cs_pack_string(GByteArray *out, const char *s);
 /* @error may be NULL; its domain travels by name. */
 void cs_pack_error(GByteArray *out, const GError *error);
 
+/* A reader of @len bytes at @data (not copied: they must outlive it). (transfer full) */
+CsUnpack *cs_unpack_new(const guint8 *data, gsize len);
+void cs_unpack_free(CsUnpack *in);
+/* The bytes not read yet. */
+gsize cs_unpack_left(const CsUnpack *in);
+
 gint64 cs_unpack_int(CsUnpack *in);
 double cs_unpack_double(CsUnpack *in);
 /* Returns: (transfer full) (nullable). */
