@@ -84,7 +84,7 @@ test_parallel_for_one_rank(void)
     for (int jobs = 1; jobs <= 3; jobs++) {
         g_autofree gint *runs = g_new0(gint, n);
         Count c = { runs, 0, 0, g_thread_self(), FALSE };
-        cs_parallel_for_ranks(n, jobs, count_item, count_done, never_pack, never_unpack, &c);
+        cs_parallel_for_ranks(n, 1, jobs, count_item, count_done, never_pack, never_unpack, &c);
         for (guint i = 0; i < n; i++)
             g_assert_cmpint(runs[i], ==, 1);
         g_assert_cmpuint(c.n_done, ==, n);

@@ -944,7 +944,7 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         g_array_append_val(rows, job);
     }
     RowsJob all = { topo, op, &setup, (RowJob *)rows->data };
-    cs_parallel_for_ranks(rows->len, options != NULL ? options->jobs : 1, row_job_item, NULL,
+    cs_parallel_for_ranks(rows->len, 1, options != NULL ? options->jobs : 1, row_job_item, NULL,
                           row_job_pack, row_job_unpack, &all);
     for (guint i = 0; i < rows->len; i++) {
         RowJob *job = &g_array_index(rows, RowJob, i);

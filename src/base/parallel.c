@@ -373,11 +373,12 @@ share_done(guint done, guint k, gpointer data)
 
 /**
  * cs_parallel_for_ranks:
- * Item i runs on rank i mod n_ranks: the items of a loop are its sizes or candidates in
- * order, so each rank gets small and large ones alike. See parallel.h.
+ * Items go to the ranks in runs of @grain, run k to rank k mod n_ranks: with @grain 1 the
+ * sizes or candidates of a loop are dealt in order, so each rank gets small and large ones
+ * alike. See parallel.h.
  */
 void
-cs_parallel_for_ranks(guint n, int jobs, CsParallelFunc func, CsParallelDone done,
+cs_parallel_for_ranks(guint n, guint grain, int jobs, CsParallelFunc func, CsParallelDone done,
                       CsParallelPack pack, CsParallelUnpack unpack, gpointer data)
 {
     g_return_if_fail(func != NULL && pack != NULL && unpack != NULL);
@@ -386,10 +387,12 @@ cs_parallel_for_ranks(guint n, int jobs, CsParallelFunc func, CsParallelDone don
         return;
     }
     const guint n_ranks = (guint)world.n_ranks;
-    g_autofree guint *items = g_new(guint, n / n_ranks + 1);
+    g_autofree guint *items = g_new(guint, MAX(n, 1));
     guint count = 0;
-    for (guint i = (guint)world.rank; i < n; i += n_ranks)
-        items[count++] = i;
+    grain = MAX(grain, 1);
+    for (guint i = 0; i < n; i++)
+        if ((i / grain) % n_ranks == (guint)world.rank)
+            items[count++] = i;
     g_debug("rank %d of %d: %u of %u items", world.rank, world.n_ranks, count, n);
     const Share share = { func, done, data, items };
     cs_parallel_for(count, jobs, share_item, share_done, (gpointer)&share);
@@ -426,7 +429,7 @@ cs_parallel_for_ranks(guint n, int jobs, CsParallelFunc func, CsParallelDone don
         while (ins[r].left > 0) {
             const gint64 index = cs_unpack_int(&ins[r]);
             const gint64 len = cs_unpack_int(&ins[r]);
-            g_assert(index >= 0 && index < (gint64)n && index % n_ranks == r);
+            g_assert(index >= 0 && index < (gint64)n && (index / grain) % n_ranks == r);
             CsUnpack item = { take(&ins[r], (gsize)len), (gsize)len };
             unpack((guint)index, &item, data);
             g_assert(item.left == 0);

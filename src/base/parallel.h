@@ -30,7 +30,7 @@ void cs_parallel_for(guint n, int jobs, CsParallelFunc func, CsParallelDone done
 /* ---- Ranks of a study (mpirun) ----
  *
  * Under `mpirun -np N` every rank runs the same command. cs_parallel_for_ranks() gives each
- * rank a share of a loop's items (item i to rank i mod N, each share on --jobs threads), packs
+ * rank a share of a loop's items (dealt in order, each share on --jobs threads), packs
  * what each item computed and gathers every item to every rank, so each rank goes on with the
  * results of all items and every rank takes the same path through the command; rank 0 alone
  * prints and writes files. Without ranks (a single process) it is cs_parallel_for(). */
@@ -61,12 +61,13 @@ typedef struct _CsUnpack CsUnpack;
 typedef void (*CsParallelUnpack)(guint index, CsUnpack *in, gpointer data);
 
 /* cs_parallel_for() over the ranks of the study: this rank runs its share of 0 .. @n - 1 on
- * @jobs threads, then every item's results are packed (@pack) and unpacked (@unpack) on every
- * other rank, so all ranks return with every item done. @done (nullable) is told of every
- * item, this rank's as they end, the others' as they arrive. Every rank must call it with the
- * same @n at the same point; a rank that left the study meanwhile (an error only it met) ends
- * this one through the CsParallelLeave. */
-void cs_parallel_for_ranks(guint n, int jobs, CsParallelFunc func, CsParallelDone done,
+ * @jobs threads (the items are dealt to the ranks in runs of @grain: items that reuse each
+ * other's simulated points through the point cache, which is per process, stay on one rank), then
+ * every item's results are packed (@pack) and unpacked (@unpack) on every other rank, so all ranks
+ * return with every item done. @done (nullable) is told of every item, this rank's as they end, the
+ * others' as they arrive. Every rank must call it with the same @n at the same point; a rank that
+ * left the study meanwhile (an error only it met) ends this one through the CsParallelLeave. */
+void cs_parallel_for_ranks(guint n, guint grain, int jobs, CsParallelFunc func, CsParallelDone done,
                            CsParallelPack pack, CsParallelUnpack unpack, gpointer data);
 
 /* The last round of a study: every rank tells its exit @status and error @message (nullable).

@@ -587,7 +587,7 @@ plan_predict(const Workload *w, Candidate *cands, char **labels, int n, int jobs
                     colls->len,
                     g_new0(GError *, MAX(n_items, 1)) };
     if (colls->len > 0)
-        cs_parallel_for_ranks(n_items, jobs, plan_item, NULL, plan_pack, plan_unpack, &job);
+        cs_parallel_for_ranks(n_items, 1, jobs, plan_item, NULL, plan_pack, plan_unpack, &job);
     gboolean ok = TRUE;
     for (guint k = 0; k < n_items; k++) {
         if (job.errors[k] != NULL && ok) {

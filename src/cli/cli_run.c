@@ -487,8 +487,8 @@ sizes_job_run(SizesJob *j, int jobs)
     j->pred = g_new0(CsPrediction, MAX(n, 1));
     j->fastest = g_new0(CsPrediction, MAX(n, 1));
     j->errors = g_new0(GError *, MAX(n, 1));
-    cs_parallel_for_ranks(n, jobs, sizes_job_item, sizes_job_done, sizes_job_pack, sizes_job_unpack,
-                          j);
+    cs_parallel_for_ranks(n, 1, jobs, sizes_job_item, sizes_job_done, sizes_job_pack,
+                          sizes_job_unpack, j);
 }
 
 static void
@@ -632,9 +632,11 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
     for (guint b = 0; b < blocks->len; b++)
         if (g_array_index(blocks, AllBlock, b).proto >= 0)
             g_array_append_val(runnable, g_array_index(blocks, AllBlock, b));
+    /* Over mpirun's ranks a block's sizes stay together: its large sizes extend from the
+     * same simulated points (the point cache is per process). */
     AllJob all = { (AllBlock *)runnable->data, sizes->len };
-    cs_parallel_for_ranks(runnable->len * sizes->len, jobs, all_job_item, NULL, all_job_pack,
-                          all_job_unpack, &all);
+    cs_parallel_for_ranks(runnable->len * sizes->len, sizes->len, jobs, all_job_item, NULL,
+                          all_job_pack, all_job_unpack, &all);
 
     gboolean ok = TRUE;
     guint next = 0;

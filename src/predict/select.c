@@ -409,7 +409,8 @@ fill(Search *s, const gboolean *mask, gint64 size)
     }
     const Fill f = { s, size, todo };
     if (n >= 2)
-        cs_parallel_for_ranks(n, s->o->jobs, fill_item, NULL, fill_pack, fill_unpack, (gpointer)&f);
+        cs_parallel_for_ranks(n, 1, s->o->jobs, fill_item, NULL, fill_pack, fill_unpack,
+                              (gpointer)&f);
 }
 
 /* The argmin over the candidates of @mask (ties to the lower index: deterministic). */
@@ -1002,7 +1003,7 @@ static void
 prefetch(Search *s, const GArray *grid, gint64 max_events, const gboolean *used)
 {
     Prefetch p = { s, grid, max_events, used };
-    cs_parallel_for_ranks(s->cands->len, s->o->jobs, prefetch_candidate, prefetch_done,
+    cs_parallel_for_ranks(s->cands->len, 1, s->o->jobs, prefetch_candidate, prefetch_done,
                           prefetch_pack, prefetch_unpack, &p);
 }
 

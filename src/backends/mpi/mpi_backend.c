@@ -106,6 +106,16 @@ cs_mpi_backend_allgather(GBytes *mine)
     const int my_len = (int)len;
     g_autofree int *lens = g_new(int, n);
     g_autofree int *offsets = g_new(int, n);
+    /* A rank that ends its share first waits here. MPI's collectives wait by polling, which
+     * takes a core from the ranks still computing wherever ranks share cores (mpirun
+     * --oversubscribe, a loaded machine): the wait is a barrier tested between sleeps that
+     * double from 50 us to 5 ms instead. */
+    MPI_Request arrived;
+    MPI_Ibarrier(MPI_COMM_WORLD, &arrived);
+    int done = 0;
+    for (gulong nap_us = 50; MPI_Test(&arrived, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done;
+         nap_us = MIN(2 * nap_us, 5000))
+        g_usleep(nap_us);
     MPI_Allgather(&my_len, 1, MPI_INT, lens, 1, MPI_INT, MPI_COMM_WORLD);
     gint64 total = 0;
     for (int r = 0; r < n; r++) {
