@@ -102,6 +102,7 @@ exit_status_for(const GError *error)
 
 /* ---- A study over mpirun's ranks ---- */
 
+#ifdef HAVE_MPI
 /* A rank whose others left the study ends here (cs_parallel_for_ranks()). */
 static void
 leave_study(int status, const char *report)
@@ -110,6 +111,7 @@ leave_study(int status, const char *report)
         fputs(report, stderr);
     exit(status);
 }
+#endif
 
 /* Under mpirun with several ranks (an MPI build), makes this process one rank of the study:
  * ranks other than 0 print nothing (rank 0 reports their errors in the last round). A single
