@@ -90,7 +90,7 @@ grep -q 'rank 0 of 3: 6 of 18 items' "$tmp/debug" \
 # Output files: written once, by rank 0, the same bytes as one process writes.
 "$collsim" select --topo dgx-h100x4 --op allreduce -e 1M --output "$tmp/one.txt" >/dev/null 2>&1
 "$mpirun" $flags -np 3 "$collsim" select --topo dgx-h100x4 --op allreduce -e 1M \
-    --output "$tmp/np.txt" >"$tmp/np.stdout" 2>&1
+    --output "$tmp/np.txt" >"$tmp/np.stdout" 2>"$tmp/np.stderr"
 cmp -s "$tmp/one.txt" "$tmp/np.txt" || fail "--output under -np 3 differs from one process's"
 [ -s "$tmp/np.stdout" ] && fail "--output under -np 3 printed on stdout: $(head -3 "$tmp/np.stdout")"
 
