@@ -24,7 +24,9 @@
  * the calling thread in one order; each argmin first has the candidates not yet predicted at
  * its size predicted on the threads (fill()), then reads the memoised times. A time depends
  * only on its candidate and size (the point cache returns a point's own events), so the
- * selection is the same for every thread count. */
+ * selection is the same for every thread count. Under mpirun the same two loops are dealt to
+ * the ranks as well (cs_parallel_for_ranks(); fill() then runs even with one thread) and the
+ * times each item memoised go to every rank, so every rank's search takes the same path. */
 #include "config.h"
 
 #include "predict/select.h"
