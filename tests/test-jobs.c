@@ -59,6 +59,42 @@ test_parallel_for(void)
     g_assert_cmpuint(none.n_done, ==, 0);
 }
 
+static void
+never_pack(guint index, GByteArray *out, gpointer data)
+{
+    (void)index, (void)out, (void)data;
+    g_assert_not_reached();
+}
+
+static void
+never_unpack(guint index, CsUnpack *in, gpointer data)
+{
+    (void)index, (void)in, (void)data;
+    g_assert_not_reached();
+}
+
+static void
+test_parallel_for_one_rank(void)
+{
+    g_test_summary("Without mpirun's ranks, cs_parallel_for_ranks() is cs_parallel_for(): every "
+                   "item once, each told once, nothing packed (test-study-mpi.sh covers ranks).");
+    g_assert_cmpint(cs_parallel_n_ranks(), ==, 1);
+    g_assert_cmpint(cs_parallel_rank(), ==, 0);
+    const guint n = 100;
+    for (int jobs = 1; jobs <= 3; jobs++) {
+        g_autofree gint *runs = g_new0(gint, n);
+        Count c = { runs, 0, 0, g_thread_self(), FALSE };
+        cs_parallel_for_ranks(n, 1, jobs, count_item, count_done, never_pack, never_unpack, &c);
+        for (guint i = 0; i < n; i++)
+            g_assert_cmpint(runs[i], ==, 1);
+        g_assert_cmpuint(c.n_done, ==, n);
+    }
+    /* The last round of a single process hands back its own status and text. */
+    g_autofree char *report = NULL;
+    g_assert_cmpint(cs_parallel_ranks_end(2, "collsim: bad\n", &report), ==, 2);
+    g_assert_cmpstr(report, ==, "collsim: bad\n");
+}
+
 /* ---- The commands ---- */
 
 typedef struct {
@@ -203,6 +239,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/jobs/parallel-for", test_parallel_for);
+    g_test_add_func("/jobs/parallel-for-one-rank", test_parallel_for_one_rank);
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *path = g_strdup_printf("/jobs/%s", cases[i].name);
         g_test_add_data_func(path, &cases[i], test_same_output);

@@ -17,6 +17,7 @@
 #include <plplot.h>
 #endif
 
+#include "base/parallel.h"
 #include "base/units.h"
 #include "models/nccl.h"
 
@@ -556,6 +557,9 @@ cs_plot_report(const CsReport *report, const char *title, const char *subtitle, 
                GError **error)
 {
     g_return_val_if_fail(report != NULL && title != NULL && path != NULL, FALSE);
+    /* Under mpirun, rank 0 alone writes files (every rank holds the same results). */
+    if (cs_parallel_rank() > 0)
+        return TRUE;
 
     /* The best blocks make one line in size order (NCCL's pick comes in several blocks). */
     g_autoptr(GPtrArray) series = g_ptr_array_new_with_free_func((GDestroyNotify)series_free);
@@ -828,6 +832,9 @@ cs_plot_validate(CsValidateReport *const *reports, int n_reports, const char *ti
                  const char *subtitle, const char *path, GError **error)
 {
     g_return_val_if_fail(reports != NULL && title != NULL && path != NULL, FALSE);
+    /* Under mpirun, rank 0 alone writes files (every rank holds the same results). */
+    if (cs_parallel_rank() > 0)
+        return TRUE;
     double xmin = INFINITY, xmax = -INFINITY, ymax = 0.0, emax = 0.0;
     for (int k = 0; k < n_reports; k++) {
         const GArray *rows = reports[k]->rows;
@@ -1114,6 +1121,9 @@ cs_plot_select(const CsSelection *selection, const char *title, const char *subt
                const char *path, GError **error)
 {
     g_return_val_if_fail(selection != NULL && title != NULL && path != NULL, FALSE);
+    /* Under mpirun, rank 0 alone writes files (every rank holds the same results). */
+    if (cs_parallel_rank() > 0)
+        return TRUE;
     guint n = cs_selection_n_tables(selection);
     double xmin = INFINITY, xmax = -INFINITY;
     for (guint t = 0; t < n; t++) {
@@ -1567,6 +1577,9 @@ cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *pa
     g_return_val_if_fail(bars != NULL && parts != NULL && compute != NULL && times_s != NULL
                              && title != NULL && path != NULL && n_bars > 0,
                          FALSE);
+    /* Under mpirun, rank 0 alone writes files (every rank holds the same results). */
+    if (cs_parallel_rank() > 0)
+        return TRUE;
     g_autofree double *totals = g_new0(double, n_bars);
     double tmax = 0.0;
     for (int b = 0; b < n_bars; b++) {

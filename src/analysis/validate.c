@@ -410,6 +410,62 @@ row_job_item(guint i, gpointer data)
     validate_row(all->topo, all->op, job->row, all->setup, &job->opts, &job->v, &job->error);
 }
 
+/* Row @i's slot, for the other ranks of a study: its error, or every field of its row. */
+static void
+row_job_pack(guint i, GByteArray *out, gpointer data)
+{
+    const RowsJob *all = data;
+    const RowJob *job = &all->rows[i];
+    cs_pack_error(out, job->error);
+    if (job->error != NULL)
+        return;
+    const CsValidateRow *v = &job->v;
+    cs_pack_int(out, v->size_bytes);
+    cs_pack_int(out, v->line);
+    cs_pack_double(out, v->measured_us);
+    cs_pack_double(out, v->predicted_us);
+    cs_pack_double(out, v->measured_busbw_GBps);
+    cs_pack_double(out, v->predicted_busbw_GBps);
+    cs_pack_double(out, v->time_error);
+    cs_pack_double(out, v->busbw_error);
+    cs_pack_string(out, v->algo);
+    cs_pack_string(out, v->proto);
+    cs_pack_int(out, v->nccl_picked);
+    cs_pack_double(out, v->nccl_us);
+    cs_pack_double(out, v->nccl_time_error);
+    cs_pack_double(out, v->nccl_busbw_error);
+    cs_pack_string(out, v->nccl_algo);
+    cs_pack_string(out, v->nccl_proto);
+}
+
+static void
+row_job_unpack(guint i, CsUnpack *in, gpointer data)
+{
+    RowsJob *all = data;
+    RowJob *job = &all->rows[i];
+    job->error = cs_unpack_error(in);
+    if (job->error != NULL)
+        return;
+    CsValidateRow *v = &job->v;
+    v->size_bytes = cs_unpack_int(in);
+    v->line = (int)cs_unpack_int(in);
+    v->measured_us = cs_unpack_double(in);
+    v->predicted_us = cs_unpack_double(in);
+    v->measured_busbw_GBps = cs_unpack_double(in);
+    v->predicted_busbw_GBps = cs_unpack_double(in);
+    v->time_error = cs_unpack_double(in);
+    v->busbw_error = cs_unpack_double(in);
+    /* Static strings (algorithm and protocol names): interned ones live as long. */
+    v->algo = cs_unpack_interned(in);
+    v->proto = cs_unpack_interned(in);
+    v->nccl_picked = (gboolean)cs_unpack_int(in);
+    v->nccl_us = cs_unpack_double(in);
+    v->nccl_time_error = cs_unpack_double(in);
+    v->nccl_busbw_error = cs_unpack_double(in);
+    v->nccl_algo = cs_unpack_interned(in);
+    v->nccl_proto = cs_unpack_interned(in);
+}
+
 /* NCCL's own cost model for @v's row: its pick among what the trace's NCCL_ALGO / NCCL_PROTO
  * allowed (everything when they are not set), timed by lat + nBytes / bw. */
 static void
@@ -888,7 +944,8 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         g_array_append_val(rows, job);
     }
     RowsJob all = { topo, op, &setup, (RowJob *)rows->data };
-    cs_parallel_for(rows->len, options != NULL ? options->jobs : 1, row_job_item, NULL, &all);
+    cs_parallel_for_ranks(rows->len, 1, options != NULL ? options->jobs : 1, row_job_item, NULL,
+                          row_job_pack, row_job_unpack, &all);
     for (guint i = 0; i < rows->len; i++) {
         RowJob *job = &g_array_index(rows, RowJob, i);
         /* A row collsim cannot predict (a schedule too large to hold, say) is said, and

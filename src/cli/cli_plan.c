@@ -596,6 +596,36 @@ plan_item(guint k, gpointer data)
             cs_group_names[coll->group]);
 }
 
+/* Item @k's slot, for the other ranks of a study: its error, or its result. */
+static void
+plan_pack(guint k, GByteArray *out, gpointer data)
+{
+    const PlanJob *j = data;
+    cs_pack_error(out, j->errors[k]);
+    if (j->errors[k] != NULL)
+        return;
+    const CollResult *r = g_ptr_array_index(j->cands[k / j->n_colls].colls, k % j->n_colls);
+    cs_pack_int(out, r->bytes);
+    cs_pack_double(out, r->time_s);
+    cs_pack_double(out, r->busbw_GBps);
+    cs_pack_string(out, r->choice);
+}
+
+static void
+plan_unpack(guint k, CsUnpack *in, gpointer data)
+{
+    PlanJob *j = data;
+    j->errors[k] = cs_unpack_error(in);
+    if (j->errors[k] != NULL)
+        return;
+    CollResult *r = g_ptr_array_index(j->cands[k / j->n_colls].colls, k % j->n_colls);
+    r->bytes = cs_unpack_int(in);
+    r->time_s = cs_unpack_double(in);
+    r->busbw_GBps = cs_unpack_double(in);
+    g_free(r->choice);
+    r->choice = cs_unpack_string(in);
+}
+
 /* Predicts the collectives of the first @n candidates on @jobs threads, then adds up each
  * candidate's phases in order. The first error in candidate and collective order, as one
  * thread would meet it. */
@@ -620,7 +650,7 @@ plan_predict(const Workload *w, Candidate *cands, char **labels, int n, int jobs
                     colls->len,
                     g_new0(GError *, MAX(n_items, 1)) };
     if (colls->len > 0)
-        cs_parallel_for(n_items, jobs, plan_item, NULL, &job);
+        cs_parallel_for_ranks(n_items, 1, jobs, plan_item, NULL, plan_pack, plan_unpack, &job);
     gboolean ok = TRUE;
     for (guint k = 0; k < n_items; k++) {
         if (job.errors[k] != NULL && ok) {

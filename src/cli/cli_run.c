@@ -445,6 +445,31 @@ sizes_job_item(guint i, gpointer data)
                         &j->errors[i]);
 }
 
+/* Size @i's slots, for the other ranks of a study: its error, or its prediction(s). */
+static void
+sizes_job_pack(guint i, GByteArray *out, gpointer data)
+{
+    const SizesJob *j = data;
+    cs_pack_error(out, j->errors[i]);
+    if (j->errors[i] != NULL)
+        return;
+    cs_prediction_pack(&j->pred[i], out);
+    if (j->best && j->fastest_opts != NULL)
+        cs_prediction_pack(&j->fastest[i], out);
+}
+
+static void
+sizes_job_unpack(guint i, CsUnpack *in, gpointer data)
+{
+    SizesJob *j = data;
+    j->errors[i] = cs_unpack_error(in);
+    if (j->errors[i] != NULL)
+        return;
+    cs_prediction_unpack(in, &j->pred[i]);
+    if (j->best && j->fastest_opts != NULL)
+        cs_prediction_unpack(in, &j->fastest[i]);
+}
+
 static void
 sizes_job_done(guint done, guint i, gpointer data)
 {
@@ -462,7 +487,8 @@ sizes_job_run(SizesJob *j, int jobs)
     j->pred = g_new0(CsPrediction, MAX(n, 1));
     j->fastest = g_new0(CsPrediction, MAX(n, 1));
     j->errors = g_new0(GError *, MAX(n, 1));
-    cs_parallel_for(n, jobs, sizes_job_item, sizes_job_done, j);
+    cs_parallel_for_ranks(n, 1, jobs, sizes_job_item, sizes_job_done, sizes_job_pack,
+                          sizes_job_unpack, j);
 }
 
 static void
@@ -554,6 +580,20 @@ all_job_item(guint k, gpointer data)
     sizes_job_item(k % a->n_sizes, &b->job);
 }
 
+static void
+all_job_pack(guint k, GByteArray *out, gpointer data)
+{
+    AllJob *a = data;
+    sizes_job_pack(k % a->n_sizes, out, &a->blocks[k / a->n_sizes].job);
+}
+
+static void
+all_job_unpack(guint k, CsUnpack *in, gpointer data)
+{
+    AllJob *a = data;
+    sizes_job_unpack(k % a->n_sizes, in, &a->blocks[k / a->n_sizes].job);
+}
+
 /* One block per algorithm x protocol; what cannot run becomes a note, not a failure. */
 static gboolean
 predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *sizes,
@@ -592,8 +632,11 @@ predict_all_blocks(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
     for (guint b = 0; b < blocks->len; b++)
         if (g_array_index(blocks, AllBlock, b).proto >= 0)
             g_array_append_val(runnable, g_array_index(blocks, AllBlock, b));
+    /* Over mpirun's ranks a block's sizes stay together: its large sizes extend from the
+     * same simulated points (the point cache is per process). */
     AllJob all = { (AllBlock *)runnable->data, sizes->len };
-    cs_parallel_for(runnable->len * sizes->len, jobs, all_job_item, NULL, &all);
+    cs_parallel_for_ranks(runnable->len * sizes->len, sizes->len, jobs, all_job_item, NULL,
+                          all_job_pack, all_job_unpack, &all);
 
     gboolean ok = TRUE;
     guint next = 0;

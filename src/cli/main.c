@@ -3,6 +3,7 @@
  * that prints errors and picks the exit status. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <gsl/gsl_errno.h>
 #include <locale.h>
 #include <stdio.h>
@@ -17,28 +18,37 @@
 #include "base/units.h"
 #include "base/op.h"
 #include "base/membudget.h"
+#include "base/parallel.h"
 #include "sched/schedule.h"
+#ifdef HAVE_MPI
+#include "backends/mpi/mpi_backend.h"
+#endif
 
 typedef struct {
     const char *name;
     CsCliFunc func;
     const char *description;
+    gboolean study; /* spreads its points over the ranks of mpirun (cs_parallel_for_ranks()) */
 } Subcommand;
 
 static const Subcommand subcommands[] = {
-    { "run", cs_cli_run, "predict a collective, nccl-tests style (the default command)" },
-    { "select", cs_cli_select, "best algorithm/protocol per size, crossovers, tuning tables" },
-    { "explain", cs_cli_explain, "a schedule round by round, time split into alpha/beta/gamma" },
-    { "model", cs_cli_model, "the alpha + n*beta table for one link" },
-    { "algos", cs_cli_algos, "which algorithm serves which collective" },
-    { "verify", cs_cli_verify, "prove schedules compute their collective (semantic checker)" },
-    { "validate", cs_cli_validate, "predicted vs measured nccl-tests traces" },
-    { "calibrate", cs_cli_calibrate, "fit a topology's parameters to traces" },
-    { "measure", cs_cli_measure, "run collectives for real (cuda, nccl, mpi backends)" },
-    { "crossover", cs_cli_crossover, "measure the predicted crossovers on a real backend" },
-    { "topo", cs_cli_topo, "show or check topology files" },
-    { "plan", cs_cli_plan, "a workload's step on candidate topologies (planning a purchase)" },
-    { "workload", cs_cli_workload, "import a workload from NCCL's log of a run" },
+    { "run", cs_cli_run, "predict a collective, nccl-tests style (the default command)", TRUE },
+    { "select", cs_cli_select, "best algorithm/protocol per size, crossovers, tuning tables",
+      TRUE },
+    { "explain", cs_cli_explain, "a schedule round by round, time split into alpha/beta/gamma",
+      FALSE },
+    { "model", cs_cli_model, "the alpha + n*beta table for one link", FALSE },
+    { "algos", cs_cli_algos, "which algorithm serves which collective", FALSE },
+    { "verify", cs_cli_verify, "prove schedules compute their collective (semantic checker)",
+      FALSE },
+    { "validate", cs_cli_validate, "predicted vs measured nccl-tests traces", TRUE },
+    { "calibrate", cs_cli_calibrate, "fit a topology's parameters to traces", FALSE },
+    { "measure", cs_cli_measure, "run collectives for real (cuda, nccl, mpi backends)", FALSE },
+    { "crossover", cs_cli_crossover, "measure the predicted crossovers on a real backend", FALSE },
+    { "topo", cs_cli_topo, "show or check topology files", FALSE },
+    { "plan", cs_cli_plan, "a workload's step on candidate topologies (planning a purchase)",
+      TRUE },
+    { "workload", cs_cli_workload, "import a workload from NCCL's log of a run", FALSE },
 };
 
 static void
@@ -88,6 +98,50 @@ exit_status_for(const GError *error)
     if (g_error_matches(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE))
         return 2;
     return 1;
+}
+
+/* ---- A study over mpirun's ranks ---- */
+
+#ifdef HAVE_MPI
+/* A rank whose others left the study ends here (cs_parallel_for_ranks()). */
+static void
+leave_study(int status, const char *report)
+{
+    if (report != NULL)
+        fputs(report, stderr);
+    exit(status);
+}
+#endif
+
+/* Under mpirun with several ranks (an MPI build), makes this process one rank of the study:
+ * ranks other than 0 print nothing (rank 0 reports their errors in the last round). A single
+ * process, or a build without MPI, stays as it is. */
+static gboolean
+join_study(GError **error)
+{
+#ifdef HAVE_MPI
+    if (!cs_mpi_backend_launched())
+        return TRUE;
+    if (!cs_mpi_backend_init(error))
+        return FALSE;
+    atexit(cs_mpi_backend_finalize);
+    const int n_ranks = cs_mpi_backend_n_ranks();
+    const int rank = cs_mpi_backend_rank();
+    if (n_ranks <= 1)
+        return TRUE;
+    cs_parallel_set_ranks(rank, n_ranks, cs_mpi_backend_allgather, leave_study);
+    if (rank > 0) {
+        const int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+            close(null);
+        }
+    }
+#else
+    (void)error;
+#endif
+    return TRUE;
 }
 
 /* Whether main() has already checked stdout (and reported a failure) on its way out. */
@@ -194,17 +248,28 @@ main(int argc, char **argv)
     g_autoptr(GError) error = NULL;
     stdout_prog = prog;
     /* A bad COLLSIM_MEMORY_LIMIT is said before anything runs. */
-    gboolean ok = cs_membudget_init(&error) && sub->func(sub_argc, args, &error);
+    gboolean ok = (!sub->study || join_study(&error)) && cs_membudget_init(&error)
+                  && sub->func(sub_argc, args, &error);
     g_free(args);
+    g_autofree char *text = NULL;
+    int status = 0;
     if (ok)
-        return finish(0, prog);
-    g_assert(error != NULL);
-    /* What was printed before the error goes out first, as before. */
-    int status = finish(exit_status_for(error), prog);
-    /* Every error line says who speaks; messages about a file start with its name. */
-    fprintf(stderr, "%s%s\n",
-            g_str_has_prefix(error->message, "collsim") ? "" : "collsim: ", error->message);
-    if (is_usage_error(error))
-        fprintf(stderr, "Try '%s --help'\n", prog);
+        status = finish(0, prog);
+    else {
+        g_assert(error != NULL);
+        /* What was printed before the error goes out first, as before. */
+        status = finish(exit_status_for(error), prog);
+        /* Every error line says who speaks; messages about a file start with its name. */
+        text = g_strdup_printf(
+            "%s%s\n%s%s%s",
+            g_str_has_prefix(error->message, "collsim") ? "" : "collsim: ", error->message,
+            is_usage_error(error) ? "Try '" : "", is_usage_error(error) ? prog : "",
+            is_usage_error(error) ? " --help'\n" : "");
+    }
+    /* Under mpirun every rank ends here; rank 0 speaks for all of them. */
+    g_autofree char *report = NULL;
+    status = cs_parallel_ranks_end(status, text, &report);
+    if (report != NULL)
+        fputs(report, stderr);
     return status;
 }

@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "algos/algo.h"
+#include "base/parallel.h"
 #include "engine/engine.h"
 #include "models/nccl.h"
 #include "topo/topo.h"
@@ -107,6 +108,12 @@ typedef struct {
     gboolean asymmetric; /* the schedule repeats but the machine does not on its routes:
                           * every rank was replayed */
 } CsPrediction;
+
+/* Appends @pred to @out for another rank of a study (cs_parallel_for_ranks()): its plain
+ * fields, its algorithms by name. */
+void cs_prediction_pack(const CsPrediction *pred, GByteArray *out);
+/* Reads what cs_prediction_pack() wrote into @pred (rank_finish NULL, as it was). */
+void cs_prediction_unpack(CsUnpack *in, CsPrediction *pred);
 
 /* The channels NCCL's p2p plan stripes each peer's message over for @op at @size_bytes
  * (grouped send/recv on GPU ranks, see cs_predict_default_channels()); 0 for every other

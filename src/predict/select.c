@@ -24,7 +24,9 @@
  * the calling thread in one order; each argmin first has the candidates not yet predicted at
  * its size predicted on the threads (fill()), then reads the memoised times. A time depends
  * only on its candidate and size (the point cache returns a point's own events), so the
- * selection is the same for every thread count. */
+ * selection is the same for every thread count. Under mpirun the same two loops are dealt to
+ * the ranks as well (cs_parallel_for_ranks(); fill() then runs even with one thread) and the
+ * times each item memoised go to every rank, so every rank's search takes the same path. */
 #include "config.h"
 
 #include "predict/select.h"
@@ -277,6 +279,70 @@ best_same(const Best *a, const Best *b)
     return a->cand == b->cand;
 }
 
+/* ---- Memoised times between the ranks of a study (mpirun) ----
+ *
+ * A loop's item fills the memo of its own candidate; the entries it made travel to the other
+ * ranks (cs_parallel_for_ranks()), so every rank holds the same memo and the search after it
+ * takes the same path everywhere. */
+
+static void
+pack_eval(GByteArray *out, const EvalKey *k, const Eval *e)
+{
+    cs_pack_int(out, k->channels);
+    cs_pack_int(out, k->size);
+    cs_pack_int(out, e->ok);
+    cs_pack_double(out, e->time_ps);
+    cs_pack_int(out, e->channels);
+    cs_pack_int(out, e->peer_channels);
+    cs_pack_int(out, e->events);
+    cs_pack_int(out, e->extrapolated);
+    cs_pack_string(out, e->why);
+}
+
+/* Reads @n entries of candidate @c into the memo; an entry this rank holds already is the
+ * same time (a time depends only on its candidate and size). */
+static void
+unpack_evals(Search *s, int c, gint64 n, CsUnpack *in)
+{
+    for (gint64 i = 0; i < n; i++) {
+        const int channels = (int)cs_unpack_int(in);
+        const gint64 size = cs_unpack_int(in);
+        Eval e = { 0 };
+        e.ok = (gboolean)cs_unpack_int(in);
+        e.time_ps = cs_unpack_double(in);
+        e.channels = (int)cs_unpack_int(in);
+        e.peer_channels = (int)cs_unpack_int(in);
+        e.events = cs_unpack_int(in);
+        e.extrapolated = (gboolean)cs_unpack_int(in);
+        e.why = cs_unpack_interned(in);
+        Eval known;
+        if (!recall(s, c, size, channels, &known))
+            remember(s, c, size, channels, &e);
+    }
+}
+
+/* Every memoised entry of candidate @c, preceded by their count. */
+static void
+pack_candidate_evals(Search *s, int c, GByteArray *out)
+{
+    g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(EvalKey));
+    g_autoptr(GArray) evals = g_array_new(FALSE, FALSE, sizeof(Eval));
+    GHashTableIter it;
+    gpointer k, v;
+    g_mutex_lock(&s->lock);
+    g_hash_table_iter_init(&it, s->cache);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        if (((const EvalKey *)k)->cand != c)
+            continue;
+        g_array_append_val(keys, *(const EvalKey *)k);
+        g_array_append_val(evals, *(const Eval *)v);
+    }
+    g_mutex_unlock(&s->lock);
+    cs_pack_int(out, keys->len);
+    for (guint i = 0; i < keys->len; i++)
+        pack_eval(out, &g_array_index(keys, EvalKey, i), &g_array_index(evals, Eval, i));
+}
+
 /* The candidates of @mask not yet predicted at one size, predicted on options->jobs threads
  * before best_at() reads them in its own order. */
 typedef struct {
@@ -292,11 +358,49 @@ fill_item(guint i, gpointer data)
     evaluate(f->s, f->cands[i], f->size, 0);
 }
 
+/* What fill_item() memoised for its candidate at the size: the predictor's channels and
+ * the same forced, and, past the candidate's cap, the two grid sizes it extends from. */
+static void
+fill_pack(guint i, GByteArray *out, gpointer data)
+{
+    const Fill *f = data;
+    Search *s = f->s;
+    const int c = f->cands[i];
+    const gint64 sizes[3] = { f->size, s->cap[c], s->cap_below[c] };
+    g_autoptr(GByteArray) entries = g_byte_array_new();
+    gint64 n = 0;
+    for (int k = 0; k < 3; k++) {
+        if (sizes[k] <= 0 || (k > 0 && sizes[k] == f->size))
+            continue;
+        Eval e0;
+        if (!recall(s, c, sizes[k], 0, &e0))
+            continue;
+        const EvalKey key0 = { c, 0, sizes[k] };
+        pack_eval(entries, &key0, &e0);
+        n++;
+        Eval e;
+        if (e0.channels > 0 && recall(s, c, sizes[k], e0.channels, &e)) {
+            const EvalKey key = { c, e0.channels, sizes[k] };
+            pack_eval(entries, &key, &e);
+            n++;
+        }
+    }
+    cs_pack_int(out, n);
+    g_byte_array_append(out, entries->data, entries->len);
+}
+
+static void
+fill_unpack(guint i, CsUnpack *in, gpointer data)
+{
+    const Fill *f = data;
+    unpack_evals(f->s, f->cands[i], cs_unpack_int(in), in);
+}
+
 static void
 fill(Search *s, const gboolean *mask, gint64 size)
 {
-    /* NCCL's model answers in microseconds: not worth a thread. */
-    if (s->o->jobs <= 1 || s->nccl_model != NULL)
+    /* NCCL's model answers in microseconds: not worth a thread, nor a rank. */
+    if ((s->o->jobs <= 1 && cs_parallel_n_ranks() <= 1) || s->nccl_model != NULL)
         return;
     g_autofree int *todo = g_new(int, MAX(1, s->cands->len));
     guint n = 0;
@@ -307,7 +411,8 @@ fill(Search *s, const gboolean *mask, gint64 size)
     }
     const Fill f = { s, size, todo };
     if (n >= 2)
-        cs_parallel_for(n, s->o->jobs, fill_item, NULL, (gpointer)&f);
+        cs_parallel_for_ranks(n, 1, s->o->jobs, fill_item, NULL, fill_pack, fill_unpack,
+                              (gpointer)&f);
 }
 
 /* The argmin over the candidates of @mask (ties to the lower index: deterministic). */
@@ -877,13 +982,33 @@ prefetch_done(guint done, guint c, gpointer data)
     s->o->progress(s->op, done, s->progress_total, label, s->o->progress_data);
 }
 
+/* Candidate @c's cap and every time memoised for it, for the other ranks of a study. */
+static void
+prefetch_pack(guint c, GByteArray *out, gpointer data)
+{
+    const Prefetch *p = data;
+    cs_pack_int(out, p->s->cap[c]);
+    cs_pack_int(out, p->s->cap_below[c]);
+    pack_candidate_evals(p->s, (int)c, out);
+}
+
+static void
+prefetch_unpack(guint c, CsUnpack *in, gpointer data)
+{
+    const Prefetch *p = data;
+    p->s->cap[c] = cs_unpack_int(in);
+    p->s->cap_below[c] = cs_unpack_int(in);
+    unpack_evals(p->s, (int)c, cs_unpack_int(in), in);
+}
+
 /* Caps and grid times of every candidate (the @used ones' grid times), on options->jobs
- * threads. */
+ * threads and over the ranks of a study. */
 static void
 prefetch(Search *s, const GArray *grid, gint64 max_events, const gboolean *used)
 {
     Prefetch p = { s, grid, max_events, used };
-    cs_parallel_for(s->cands->len, s->o->jobs, prefetch_candidate, prefetch_done, &p);
+    cs_parallel_for_ranks(s->cands->len, 1, s->o->jobs, prefetch_candidate, prefetch_done,
+                          prefetch_pack, prefetch_unpack, &p);
 }
 
 /* NCCL's own candidates for @op: every usable entry of its tables among the GPUs' default

@@ -17,6 +17,11 @@ gboolean cs_mpi_backend_measure(const CsMeasureArgs *args, CsTrace **trace, GErr
 gboolean cs_mpi_backend_init(GError **error);
 /* This process's rank in MPI_COMM_WORLD; 0 when MPI is not (or no longer) initialised. */
 int cs_mpi_backend_rank(void);
+/* The ranks in MPI_COMM_WORLD; 1 when MPI is not (or no longer) initialised. */
+int cs_mpi_backend_n_ranks(void);
+/* A CsParallelAllgather (base/parallel.h) over MPI_COMM_WORLD, for a study under mpirun.
+ * Returns: (transfer full). */
+GPtrArray *cs_mpi_backend_allgather(GBytes *mine);
 /* Finalises MPI if cs_mpi_backend_init() initialised it. */
 void cs_mpi_backend_finalize(void);
 /* Whether an MPI launcher (mpirun, mpiexec, srun with PMI) started this process as one of
