@@ -337,6 +337,7 @@ check_engine_crossovers(const char *topo_name, CsOp op, gint64 max_bytes)
     o.ops = CS_OP_BIT(op);
     o.max_bytes = max_bytes;
     o.exact = TRUE;
+    o.predict.any_algorithm = TRUE; /* independent_best() weighs every algorithm */
     g_autoptr(CsSelection) sel = run_select(topo, &o);
     const CsSelectTable *t = table_of(sel, op);
 
@@ -390,6 +391,89 @@ static void
 test_engine_broadcast_pcie(void)
 {
     check_engine_crossovers("rtx2080ti-x2-pcie3-shm", CS_OP_BROADCAST, (gint64)16 << 20);
+}
+
+/* ---- select and run weigh the same candidates ---- */
+
+/* cs_predict_best()'s fastest (collsim run --pick fastest) at @size. */
+static CsPrediction
+run_best(const CsTopo *topo, CsOp op, gint64 size, gboolean any_algorithm)
+{
+    CsPredictOptions popts;
+    cs_predict_options_init(&popts);
+    popts.any_algorithm = any_algorithm;
+    CsPrediction pred;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(cs_predict_best(topo, op, size, NULL, -1, &popts, &pred, &error));
+    g_assert_no_error(error);
+    return pred;
+}
+
+typedef struct {
+    const char *topo;
+    CsOp op;
+    gboolean any_algorithm;
+    const char *excluded;  /* an algorithm the default leaves out here, or NULL */
+    gboolean classic_wins; /* an algorithm NCCL lacks is the best somewhere */
+} SameCase;
+
+static const SameCase same_cases[] = {
+    /* dgx-h100x8: recursive doubling (all-reduce, below 16 KiB) and the binomial tree (mst,
+     * broadcast, below 13 KiB) were select's picks, which no nccl-tests run executes. */
+    { "dgx-h100x8", CS_OP_ALL_REDUCE, FALSE, "recursive_doubling", FALSE },
+    { "dgx-h100x8", CS_OP_BROADCAST, FALSE, "mst", FALSE },
+    { "dgx-h100x8", CS_OP_ALL_TO_ALL, FALSE, "bruck", FALSE },
+    { "dgx-h100x8", CS_OP_ALL_REDUCE, TRUE, NULL, TRUE },
+    /* CPU ranks: an MPI library runs them, every algorithm is a candidate for both (pairwise
+     * exchange, direct, stays the best all-to-all there). */
+    { "cpu-host-shm", CS_OP_ALL_REDUCE, FALSE, NULL, TRUE },
+    { "cpu-host-shm", CS_OP_ALL_TO_ALL, FALSE, NULL, FALSE },
+    { "eth-cpu-8n", CS_OP_BROADCAST, FALSE, NULL, TRUE },
+};
+
+static void
+test_same_candidates(gconstpointer data)
+{
+    const SameCase *c = data;
+    g_test_summary("issue 30: collsim select and collsim run weigh the same candidates by "
+                   "default (cs_predict_default_candidate()): every grid point's best and both "
+                   "sides of every crossover of a plain-fastest table (--min-gain 0) are "
+                   "cs_predict_best()'s fastest at that size. Before, select weighed every "
+                   "algorithm on GPUs (recursive doubling on dgx-h100x8 below 16 KiB) while run "
+                   "weighed NCCL's.");
+    g_autoptr(CsTopo) topo = load(c->topo);
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(c->op);
+    o.max_bytes = (gint64)16 << 20;
+    o.predict.any_algorithm = c->any_algorithm;
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    const CsSelectTable *t = table_of(sel, c->op);
+    g_assert_cmpuint(t->points->len, >, 0);
+    gboolean non_nccl = FALSE;
+    for (guint i = 0; i < t->points->len; i++) {
+        const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
+        const CsPrediction b = run_best(topo, c->op, p->size_bytes, c->any_algorithm);
+        if (b.algo != p->best.algo || b.proto != p->best.proto)
+            g_error("%s %s at %" G_GINT64_FORMAT ": select %s/%s, run %s/%s", c->topo,
+                    cs_op_name(c->op), p->size_bytes, p->best.algo->name,
+                    cs_proto_name(p->best.proto), b.algo->name, cs_proto_name(b.proto));
+        if (c->excluded != NULL)
+            g_assert_cmpstr(p->best.algo->name, !=, c->excluded);
+        non_nccl |= p->best.nccl_algo < 0 && strcmp(p->best.algo->name, "direct") != 0;
+    }
+    for (guint i = 0; i < t->crossovers->len; i++) {
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+        const CsPrediction below = run_best(topo, c->op, x->below_bytes, c->any_algorithm);
+        const CsPrediction at = run_best(topo, c->op, x->size_bytes, c->any_algorithm);
+        g_assert_true(below.algo == x->from.algo);
+        g_assert_cmpint(below.proto, ==, x->from.proto);
+        g_assert_true(at.algo == x->to.algo);
+        g_assert_cmpint(at.proto, ==, x->to.proto);
+    }
+    /* Where every algorithm is weighed, an MPI classic wins somewhere (recursive doubling or
+     * the binomial tree at small sizes); where NCCL's are, none does. */
+    g_assert_cmpint(non_nccl, ==, c->classic_wins);
 }
 
 /* A topology's default_protocols bound the candidates: on mi300x-x8-xgmi (RCCL leaves LL128
@@ -913,6 +997,23 @@ static const CliCase cli_cases[] = {
       "\n# next range: " },
     { "min-gain-env", "select --topo dgx-h100x8 --op allreduce -e 64K --emit env", 0,
       "over NCCL's pick)" },
+    /* One candidate rule with collsim run (issue 30), named in the header and in JSON. */
+    { "candidates-gpu", "select --topo dgx-h100x8 --op allreduce -e 64K", 0,
+      "# candidates: what an nccl-tests run can execute" },
+    { "candidates-cpu", "select --topo cpu-host-shm --op allreduce -e 64K", 0,
+      "# candidates: every algorithm collsim knows (CPU ranks: an MPI library runs them, no "
+      "NCCL)" },
+    { "candidates-cpu-no-nccl-pick", "select --topo eth-cpu-8n --op allreduce -e 64K", 0,
+      "float, collsim engine (reservation), a range's choice kept while within 5% of the "
+      "fastest\n" },
+    { "candidates-any", "select --topo dgx-h100x8 --op allreduce -e 64 --any-algorithm", 0,
+      "recursive_doubling/LL" },
+    { "candidates-json", "select --topo dgx-h100x8 --op allreduce -e 64 --emit json", 0,
+      "\"candidates\":\t\"nccl-tests\"" },
+    { "candidates-any-nccl-only", "select --topo dgx-h100x8 --any-algorithm --nccl-only", 2,
+      "--any-algorithm weighs every algorithm; --nccl-only keeps NCCL's" },
+    { "candidates-any-nccl-model", "select --topo dgx-h100x8 --any-algorithm --model nccl", 2,
+      "--any-algorithm needs collsim's engine" },
 };
 
 static void
@@ -1210,6 +1311,13 @@ main(int argc, char **argv)
     g_test_add_func("/select/engine/allgather-exact", test_engine_allgather);
     g_test_add_func("/select/engine/broadcast-pcie-exact", test_engine_broadcast_pcie);
     g_test_add_func("/select/engine/nccl-only", test_nccl_only);
+    for (gsize i = 0; i < G_N_ELEMENTS(same_cases); i++) {
+        const SameCase *c = &same_cases[i];
+        g_autofree char *path
+            = g_strdup_printf("/select/candidates/same-as-run/%s/%s%s", c->topo, cs_op_name(c->op),
+                              c->any_algorithm ? "/any-algorithm" : "");
+        g_test_add_data_func(path, c, test_same_candidates);
+    }
     g_test_add_func("/select/engine/default-protocols", test_default_protocols);
     g_test_add_func("/select/engine/extrapolation", test_extrapolation);
     g_test_add("/select/emit/json", EmitFixture, GINT_TO_POINTER(0), emit_setup, test_emit_json,

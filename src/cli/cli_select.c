@@ -36,6 +36,12 @@ static const char description[]
       "what NCCL's model picks, collsim's time for that pick and for collsim's own pick, and\n"
       "the loss.\n"
       "\n"
+      "The candidates are collsim run's: on GPU ranks what an nccl-tests run can execute\n"
+      "(NCCL's algorithms per collective, grouped send/recv with the protocol NCCL's p2p plan\n"
+      "takes), on CPU ranks, which an MPI library runs, every algorithm collsim knows (and no\n"
+      "NCCL pick to keep); --any-algorithm weighs every algorithm on GPUs too (MPI classics:\n"
+      "recursive doubling, Rabenseifner, Bruck, binomial trees, hierarchical).\n"
+      "\n"
       "--min-gain PCT (default 5) keeps NCCL's own pick (its tuning model, the version the\n"
       "machine's GPUs suggest) at a size unless collsim's fastest is predicted more than PCT\n"
       "percent faster, and keeps a range's choice while it is within PCT of the fastest, so\n"
@@ -100,6 +106,7 @@ typedef struct {
     gint64 channels;
     gint64 max_events;
     gboolean nccl_only;
+    gboolean any_algorithm;
     gboolean exact;
     gboolean whole;
     gboolean progress;
@@ -284,6 +291,10 @@ cs_cli_select(int argc, char **argv, GError **error)
           "FILE" },
         { "nccl-only", 0, 0, G_OPTION_ARG_NONE, &o.nccl_only,
           "Only algorithms NCCL implements, in every output", NULL },
+        { "any-algorithm", 0, 0, G_OPTION_ARG_NONE, &o.any_algorithm,
+          "Weigh every algorithm collsim knows (MPI classics too), not only what NCCL runs "
+          "(the default on GPU ranks, as collsim run)",
+          NULL },
         { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole,
           "Replay every rank (default: where the schedule and the machine repeat under a shift "
           "of ranks, one period is replayed, which gives the same times)",
@@ -375,6 +386,16 @@ cs_cli_select(int argc, char **argv, GError **error)
         sopts.min_gain_pct = v;
     }
     sopts.nccl_only = o.nccl_only;
+    if (o.any_algorithm && o.nccl_only)
+        return cs_cli_usage_error(error, prog,
+                                  "--any-algorithm weighs every algorithm; --nccl-only keeps "
+                                  "NCCL's");
+    if (o.any_algorithm && o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0)
+        return cs_cli_usage_error(error, prog,
+                                  "--model %s selects among NCCL's cost-table entries; "
+                                  "--any-algorithm needs collsim's engine",
+                                  o.model);
+    sopts.predict.any_algorithm = o.any_algorithm;
     sopts.exact = o.exact;
     sopts.predict.whole = o.whole;
     sopts.max_events = o.max_events;

@@ -209,6 +209,13 @@ simulate(Search *s, int c, gint64 size, int channels)
         popts.cache = s->points;
     if (channels > 0)
         popts.n_channels = channels;
+    /* The candidate rule's protocol half, as collsim run applies it: grouped send/recv on GPUs
+     * takes the protocol NCCL's p2p plan picks at this size. */
+    if (!cs_predict_default_proto(s->topo, cand->algo, s->op, cand->proto, size, s->nranks,
+                                  s->o->predict.any_algorithm)) {
+        e.why = g_intern_static_string("not the protocol NCCL's p2p plan takes at this size");
+        return e;
+    }
     CsPrediction pred;
     g_autoptr(GError) error = NULL;
     g_atomic_int_inc(&s->n_sims);
@@ -697,11 +704,13 @@ struct _CsSelection {
     double min_gain_pct; /* the margin (0: the plain fastest) */
     int forced_channels; /* --channels, 0 when channels follow the size */
     gboolean nccl_only;
-    char *model;         /* "reservation", "maxmin", "nccl:2.28" */
-    gboolean nccl_model; /* selected under NCCL's model */
-    char *compare_spec;  /* (nullable) */
-    CsNcclModel *nccl;   /* decides what NCCL implements; NCCL's picks for --compare */
-    GPtrArray *ops;      /* OpResult */
+    gboolean any_algorithm; /* every algorithm weighed, not cs_predict_default_candidate()'s */
+    gboolean mpi;           /* CPU ranks: an MPI library runs them, no NCCL pick to keep */
+    char *model;            /* "reservation", "maxmin", "nccl:2.28" */
+    gboolean nccl_model;    /* selected under NCCL's model */
+    char *compare_spec;     /* (nullable) */
+    CsNcclModel *nccl;      /* decides what NCCL implements; NCCL's picks for --compare */
+    GPtrArray *ops;         /* OpResult */
     int n_sims;
     double seconds;
 };
@@ -762,11 +771,14 @@ granularity(CsOp op, CsDtype dtype, int nranks)
     }
 }
 
-/* Collsim's candidates for @op: every registered algorithm that serves it here, with every
- * protocol the GPUs' library picks from by default (the topology's default_protocols; the
- * predictor refuses illegal protocols size by size). */
+/* Collsim's candidates for @op: the algorithms collsim run weighs by default
+ * (cs_predict_default_candidate(): NCCL's on GPU ranks, every one on CPU ranks, every one
+ * with @any_algorithm) that serve it here, with every protocol the GPUs' library picks from
+ * by default (the topology's default_protocols; the predictor refuses illegal protocols, and
+ * simulate() those NCCL's p2p plan does not take, size by size). */
 static GArray *
-collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *nccl)
+collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *nccl,
+                   gboolean any_algorithm)
 {
     GArray *cands = g_array_new(FALSE, TRUE, sizeof(Cand));
     const int func = cs_nccl_func_from_op(op);
@@ -775,6 +787,8 @@ collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *n
         const CsAlgo *algo = *a;
         const char *why = NULL;
         if ((algo->ops & CS_OP_BIT(op)) == 0)
+            continue;
+        if (!cs_predict_default_candidate(algo, op, topo, nranks, any_algorithm))
             continue;
         /* As the predictor asks: the machine only when all of it runs. */
         if (algo->supports != NULL
@@ -1002,6 +1016,8 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     sel->min_gain_pct = o->nccl_spec != NULL ? 0.0 : MAX(0.0, o->min_gain_pct);
     sel->nccl_model = o->nccl_spec != NULL;
     sel->nccl_only = o->nccl_only || sel->nccl_model;
+    sel->any_algorithm = o->predict.any_algorithm;
+    sel->mpi = cs_predict_cpu_ranks(topo, nranks);
     sel->compare_spec = g_strdup(compare_spec);
     sel->ops = g_ptr_array_new_with_free_func(op_result_free);
 
@@ -1040,13 +1056,15 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         s.o = o;
         s.nccl_model = sel->nccl_model ? sel->nccl : NULL;
         /* Under NCCL's own model the pick is NCCL's: no gain to weigh. */
-        s.baseline = sel->nccl_model ? NULL : sel->nccl;
+        /* No NCCL runs on CPU ranks (cs_predict_cpu_ranks()): no NCCL pick to keep there,
+         * the margin is hysteresis only, as collsim run picks the fastest there. */
+        s.baseline = sel->nccl_model || sel->mpi ? NULL : sel->nccl;
         s.margin = sel->nccl_model ? 0.0 : MAX(0.0, o->min_gain_pct) / 100.0;
         s.op = (CsOp)op;
         s.nranks = nranks;
         s.cands = sel->nccl_model
                       ? nccl_candidates(sel->nccl, s.op, cs_topo_default_protos(topo, nranks))
-                      : collsim_candidates(topo, s.op, nranks, sel->nccl);
+                      : collsim_candidates(topo, s.op, nranks, sel->nccl, o->predict.any_algorithm);
         s.cache = g_hash_table_new_full(eval_key_hash, eval_key_equal, g_free, g_free);
         g_mutex_init(&s.lock);
         s.cap = g_new0(gint64, MAX(1, s.cands->len));
@@ -1396,13 +1414,40 @@ describe(const CsSelection *sel)
               ? g_strdup_printf("NCCL %s cost model", cs_nccl_model_constants(sel->nccl)->version)
               : g_strdup_printf("collsim engine (%s)", sel->model);
     g_autofree char *margin
-        = sel->min_gain_pct > 0.0
-              ? g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %g%%",
-                                cs_nccl_model_constants(sel->nccl)->version, sel->min_gain_pct)
-              : g_strdup("");
+        = sel->min_gain_pct <= 0.0 ? g_strdup("")
+          : sel->mpi
+              ? g_strdup_printf(", a range's choice kept while within %g%% of the fastest",
+                                sel->min_gain_pct)
+              : g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %g%%",
+                                cs_nccl_model_constants(sel->nccl)->version, sel->min_gain_pct);
     return g_strdup_printf("%s, %d rank%s on %d node%s, %s, %s%s", cs_topo_name(sel->topo),
                            sel->nranks, plural(sel->nranks), sel->nnodes, plural(sel->nnodes),
                            cs_dtype_name(sel->dtype), model, margin);
+}
+
+/* The candidate rule that applied (cs_predict_default_candidate()): its JSON name and the
+ * table's words. */
+static const char *
+candidates_name(const CsSelection *sel)
+{
+    if (sel->nccl_model)
+        return "nccl-model";
+    if (sel->any_algorithm)
+        return "any-algorithm";
+    return sel->mpi ? "mpi" : "nccl-tests";
+}
+
+static const char *
+candidates_text(const CsSelection *sel)
+{
+    if (sel->nccl_model)
+        return "the entries of NCCL's cost tables";
+    if (sel->any_algorithm)
+        return "every algorithm collsim knows (--any-algorithm)";
+    if (sel->mpi)
+        return "every algorithm collsim knows (CPU ranks: an MPI library runs them, no NCCL)";
+    return "what an nccl-tests run can execute (NCCL's algorithms; --any-algorithm weighs "
+           "every one)";
 }
 
 /* " (gain 12.3% over NCCL's pick)", " (NCCL's pick)" or "" (no NCCL pick to weigh). */
@@ -1595,6 +1640,7 @@ cs_selection_to_table(const CsSelection *sel)
     else
         g_string_append(out, "# channels follow the size (NCCL lowers them for small "
                              "operations); a range's count is the one at its largest size\n");
+    g_string_append_printf(out, "# candidates: %s\n", candidates_text(sel));
     if (sel->nccl_model)
         append_nccl_tables(out, sel->nccl);
     else if (sel->nccl_only)
@@ -1690,6 +1736,7 @@ selection_json(const CsSelection *sel)
     cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
     cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
     cJSON_AddStringToObject(root, "model", sel->nccl_model ? sel->model : "collsim");
+    cJSON_AddStringToObject(root, "candidates", candidates_name(sel));
     if (!sel->nccl_model)
         cJSON_AddStringToObject(root, "net_model", sel->model);
     cJSON_AddStringToObject(root, "nccl_version", cs_nccl_model_constants(sel->nccl)->version);
