@@ -128,6 +128,8 @@ report_json(const CsValidateReport *r)
     cJSON_AddStringToObject(o, "collective", cs_op_name(r->op));
     cJSON_AddNumberToObject(o, "ranks", r->nranks);
     cJSON_AddStringToObject(o, "placement", r->placement);
+    /* The class select's default margins are per (scripts/accuracy.py --margins groups by it). */
+    cJSON_AddStringToObject(o, "machine_class", r->machine_class);
     cJSON *placed = cJSON_AddArrayToObject(o, "topology_ranks");
     for (int i = 0; i < r->nranks; i++)
         cJSON_AddItemToArray(placed, cJSON_CreateNumber(r->topo_ranks[i]));
