@@ -93,7 +93,8 @@ def margins(args):
                     if r[regime].get("rows", 0) > 0
                     and r[regime].get("geomean_abs_busbw_error") is not None]
             errs.append("%.1f" % (100 * sum(vals) / len(vals)) if vals else "-1.0")
-        out.append("/* %s */" % ", ".join(name for name, _ in traces))
+        names = [name for name, _ in traces]
+        out.append("/* " + ",\n * ".join(names) + " */")
         out.append('{ "%s", %d, { %s } },' % (klass, len(traces), ", ".join(errs)))
     with open(args.margins, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")

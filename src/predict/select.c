@@ -139,9 +139,11 @@ eval_key_equal(gconstpointer a, gconstpointer b)
 typedef struct {
     const CsTopo *topo;
     const CsSelectOptions *o;
-    const CsNcclModel *nccl_model; /* selection under NCCL's model when non-NULL */
-    const CsNcclModel *baseline;   /* NCCL's own pick, what a margin is measured against */
-    double margin;                 /* min_gain_pct / 100; 0: the plain argmin */
+    const CsNcclModel *nccl_model;    /* selection under NCCL's model when non-NULL */
+    const CsNcclModel *baseline;      /* NCCL's own pick, what a margin is measured against */
+    double margin[CS_N_REGIMES];      /* per size regime, a fraction; 0: the plain argmin */
+    gboolean validated[CS_N_REGIMES]; /* the model is validated there for this machine */
+    gint64 grid_end;                  /* bytes: the grid's largest size */
     CsOp op;
     int nranks;
     GArray *cands;            /* Cand */
@@ -477,9 +479,10 @@ static Best
 decide(Search *s, const gboolean *mask, gint64 size, const Best *incumbent)
 {
     const Best b = best_at(s, mask, size);
-    if (s->margin <= 0.0 || b.cand < 0)
+    const double margin = s->margin[cs_regime_of_size(size)];
+    if (margin <= 0.0 || b.cand < 0)
         return b;
-    const double m = 1.0 + s->margin;
+    const double m = 1.0 + margin;
     const Best nb = nccl_pick_at(s, mask, size);
     const Best in = best_of_one(s, mask, incumbent != NULL ? incumbent->cand : -1, size);
     if (in.cand >= 0 && in.time_ps <= m * b.time_ps
@@ -582,6 +585,14 @@ range_gains(Search *s, const gboolean *mask, const GArray *grid, gint64 g, CsSel
         if (isnan(gain))
             gain = gain_at(s, mask, &r->choice, MAX(r->min_bytes, g));
         r->gain_pct = gain;
+        /* The margin and validation of the regimes it overlaps, up to the grid's end. */
+        const gint64 top = r->max_bytes < 0 ? MAX(r->min_bytes, s->grid_end) : r->max_bytes;
+        r->margin_pct = 0.0;
+        r->validated = TRUE;
+        for (int k = cs_regime_of_size(r->min_bytes); k <= (int)cs_regime_of_size(top); k++) {
+            r->margin_pct = MAX(r->margin_pct, 100.0 * s->margin[k]);
+            r->validated = r->validated && s->validated[k];
+        }
     }
 }
 
@@ -646,8 +657,11 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     }
 
     Bisect b = { s, mask, g, t->crossovers, FALSE };
+    gboolean margin = FALSE;
+    for (int k = 0; k < CS_N_REGIMES; k++)
+        margin |= s->margin[k] > 0.0;
     for (guint i = 0; i + 1 < bests->len; i++) {
-        (s->margin > 0.0 ? segment_margin : segment)(
+        (margin ? segment_margin : segment)(
             &b, g_array_index(grid, gint64, i), g_array_index(bests, Best, i),
             g_array_index(grid, gint64, i + 1), g_array_index(bests, Best, i + 1), 0);
         if (s->o->progress != NULL) {
@@ -664,7 +678,7 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     /* Ranges: the first choice from 0, each crossover opens the next, the last is open. Each
      * carries the channel count at its largest size: NCCL takes a tuner's count as a maximum
      * and lowers it for smaller operations itself (enqueue.cc thread thresholds). */
-    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best, 0.0 };
+    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best, 0.0, 0.0, FALSE };
     for (guint i = 0; i < t->crossovers->len; i++) {
         const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
         r.max_bytes = x->size_bytes - 1;
@@ -701,8 +715,12 @@ struct _CsSelection {
     gint64 step_factor;
     gboolean exact;
     gint64 max_events;
-    double min_gain_pct; /* the margin (0: the plain fastest) */
-    int forced_channels; /* --channels, 0 when channels follow the size */
+    double min_gain_pct; /* --min-gain's margin (0: the plain fastest); see validated_margin */
+    gboolean validated_margin;        /* margins per regime from the validated errors */
+    double margin_pct[CS_N_REGIMES];  /* the margin applied per regime, percent */
+    gboolean validated[CS_N_REGIMES]; /* the model validated there for this machine class */
+    const char *machine_class;        /* cs_validated_class() */
+    int forced_channels;              /* --channels, 0 when channels follow the size */
     gboolean nccl_only;
     gboolean any_algorithm; /* every algorithm weighed, not cs_predict_default_candidate()'s */
     gboolean mpi;           /* CPU ranks: an MPI library runs them, no NCCL pick to keep */
@@ -1014,6 +1032,17 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     sel->forced_channels = o->predict.n_channels;
     sel->max_events = o->max_events > 0 ? o->max_events : DEFAULT_MAX_EVENTS;
     sel->min_gain_pct = o->nccl_spec != NULL ? 0.0 : MAX(0.0, o->min_gain_pct);
+    /* The margin per size regime: --min-gain, or (the default) the model's validated error
+     * for this machine class there, at least 5%. Under NCCL's own model there is none. */
+    sel->machine_class = cs_validated_class(topo, nranks);
+    sel->validated_margin = o->validated_margin && o->nccl_spec == NULL;
+    for (int k = 0; k < CS_N_REGIMES; k++) {
+        const double v
+            = cs_validated_margin_pct(sel->machine_class, (CsRegime)k, &sel->validated[k]);
+        sel->margin_pct[k] = o->nccl_spec != NULL    ? 0.0
+                             : sel->validated_margin ? v
+                                                     : sel->min_gain_pct;
+    }
     sel->nccl_model = o->nccl_spec != NULL;
     sel->nccl_only = o->nccl_only || sel->nccl_model;
     sel->any_algorithm = o->predict.any_algorithm;
@@ -1059,7 +1088,10 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         /* No NCCL runs on CPU ranks (cs_predict_cpu_ranks()): no NCCL pick to keep there,
          * the margin is hysteresis only, as collsim run picks the fastest there. */
         s.baseline = sel->nccl_model || sel->mpi ? NULL : sel->nccl;
-        s.margin = sel->nccl_model ? 0.0 : MAX(0.0, o->min_gain_pct) / 100.0;
+        for (int k = 0; k < CS_N_REGIMES; k++) {
+            s.margin[k] = sel->margin_pct[k] / 100.0;
+            s.validated[k] = sel->validated[k];
+        }
         s.op = (CsOp)op;
         s.nranks = nranks;
         s.cands = sel->nccl_model
@@ -1084,6 +1116,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         OpResult *r = g_new0(OpResult, 1);
         g_ptr_array_add(sel->ops, r);
         r->grid = g_steal_pointer(&grid);
+        s.grid_end = g_array_index(r->grid, gint64, r->grid->len - 1);
         const gint64 g = granularity(s.op, o->predict.dtype, nranks);
 
         g_autofree gboolean *all_mask = g_new0(gboolean, MAX(1, s.cands->len));
@@ -1319,6 +1352,22 @@ cs_selection_compare_rows(const CsSelection *selection, CsOp op)
     return r != NULL ? r->compare : NULL;
 }
 
+double
+cs_selection_margin_pct(const CsSelection *selection, CsRegime regime, gboolean *validated)
+{
+    g_return_val_if_fail(selection != NULL && regime < CS_N_REGIMES, 0.0);
+    if (validated != NULL)
+        *validated = selection->validated[regime];
+    return selection->margin_pct[regime];
+}
+
+const char *
+cs_selection_machine_class(const CsSelection *selection)
+{
+    g_return_val_if_fail(selection != NULL, NULL);
+    return selection->machine_class;
+}
+
 const char *
 cs_selection_nccl_version(const CsSelection *selection)
 {
@@ -1367,7 +1416,7 @@ nccl_segment(const CsSelection *sel, CsOp op, gint64 g, gint64 a, CsSelectChoice
     const gint64 at = hi * g;
     const CsSelectChoice after = at == b ? cb : nccl_choice_at(sel, op, at);
     g_array_index(ranges, CsSelectRange, ranges->len - 1).max_bytes = at - 1;
-    const CsSelectRange r = { at, -1, after, 0.0 };
+    const CsSelectRange r = { at, -1, after, 0.0, 0.0, FALSE };
     g_array_append_val(ranges, r);
     /* Each step starts past the last change: at most (b - a) / g of them. */
     if (at < b && depth < 64)
@@ -1390,7 +1439,7 @@ cs_selection_nccl_picks(const CsSelection *selection, CsOp op)
     GArray *ranges = g_array_new(FALSE, FALSE, sizeof(CsSelectRange));
     gint64 prev = g_array_index(r->grid, gint64, 0);
     CsSelectChoice cprev = nccl_choice_at(selection, op, prev);
-    const CsSelectRange first = { prev, -1, cprev, 0.0 };
+    const CsSelectRange first = { prev, -1, cprev, 0.0, 0.0, FALSE };
     g_array_append_val(ranges, first);
     for (guint i = 1; i < r->grid->len; i++) {
         const gint64 size = g_array_index(r->grid, gint64, i);
@@ -1413,13 +1462,14 @@ describe(const CsSelection *sel)
         = sel->nccl_model
               ? g_strdup_printf("NCCL %s cost model", cs_nccl_model_constants(sel->nccl)->version)
               : g_strdup_printf("collsim engine (%s)", sel->model);
+    g_autofree char *amount = sel->validated_margin ? g_strdup("the margin")
+                                                    : g_strdup_printf("%g%%", sel->min_gain_pct);
     g_autofree char *margin
-        = sel->min_gain_pct <= 0.0 ? g_strdup("")
+        = !sel->validated_margin && sel->min_gain_pct <= 0.0 ? g_strdup("")
           : sel->mpi
-              ? g_strdup_printf(", a range's choice kept while within %g%% of the fastest",
-                                sel->min_gain_pct)
-              : g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %g%%",
-                                cs_nccl_model_constants(sel->nccl)->version, sel->min_gain_pct);
+              ? g_strdup_printf(", a range's choice kept while within %s of the fastest", amount)
+              : g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %s",
+                                cs_nccl_model_constants(sel->nccl)->version, amount);
     return g_strdup_printf("%s, %d rank%s on %d node%s, %s, %s%s", cs_topo_name(sel->topo),
                            sel->nranks, plural(sel->nranks), sel->nnodes, plural(sel->nnodes),
                            cs_dtype_name(sel->dtype), model, margin);
@@ -1450,15 +1500,53 @@ candidates_text(const CsSelection *sel)
            "every one)";
 }
 
-/* " (gain 12.3% over NCCL's pick)", " (NCCL's pick)" or "" (no NCCL pick to weigh). */
+/* The margin's line: per regime the margin used, and where it comes from. (transfer full) */
+static char *
+margin_text(const CsSelection *sel)
+{
+    if (sel->nccl_model)
+        return g_strdup("none (NCCL's own model picks)");
+    if (!sel->validated_margin && sel->min_gain_pct <= 0.0)
+        return g_strdup("none: the fastest per size");
+    const CsValidatedError *e = cs_validated_error(sel->machine_class);
+    GString *out = g_string_new(NULL);
+    if (sel->validated_margin && e == NULL)
+        g_string_append_printf(
+            out, "no trace of %s machines is validated (%s): the %g%% floor:", sel->machine_class,
+            cs_validated_source(), CS_VALIDATED_MIN_MARGIN_PCT);
+    else if (sel->validated_margin)
+        g_string_append_printf(out,
+                               "the validated error of %s machines (%d trace%s, %s), at least "
+                               "%g%%:",
+                               sel->machine_class, e->n_traces, plural(e->n_traces),
+                               cs_validated_source(), CS_VALIDATED_MIN_MARGIN_PCT);
+    else
+        g_string_append_printf(out,
+                               "--min-gain %g%% in every regime (%s machines):", sel->min_gain_pct,
+                               sel->machine_class);
+    for (int k = 0; k < CS_N_REGIMES; k++) {
+        g_string_append_printf(out, "%s %s %.1f%%", k > 0 ? "," : "", cs_regime_name((CsRegime)k),
+                               sel->margin_pct[k]);
+        if (!sel->validated[k])
+            g_string_append(out, " (not validated)");
+        else if (!sel->validated_margin || e->error_pct[k] < CS_VALIDATED_MIN_MARGIN_PCT)
+            g_string_append_printf(out, " (validated error %.1f%%)", e->error_pct[k]);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* " (+12.3% over NCCL's pick; margin 14.9%, validated)", " (NCCL's pick)", or the margin
+ * alone where there is no NCCL pick to weigh. */
 static char *
 gain_text(const CsSelectRange *r)
 {
+    g_autofree char *margin = g_strdup_printf("margin %.1f%%, %s", r->margin_pct,
+                                              r->validated ? "validated" : "not validated");
     if (isnan(r->gain_pct))
-        return g_strdup("");
+        return r->margin_pct > 0.0 ? g_strdup_printf(" (%s)", margin) : g_strdup("");
     if (r->gain_pct == 0.0)
         return g_strdup(" (NCCL's pick)");
-    return g_strdup_printf(" (%+.1f%% over NCCL's pick)", r->gain_pct);
+    return g_strdup_printf(" (%+.1f%% over NCCL's pick; %s)", r->gain_pct, margin);
 }
 
 /* The algorithm names of candidates NCCL does not have, for the restriction comment. */
@@ -1641,6 +1729,8 @@ cs_selection_to_table(const CsSelection *sel)
         g_string_append(out, "# channels follow the size (NCCL lowers them for small "
                              "operations); a range's count is the one at its largest size\n");
     g_string_append_printf(out, "# candidates: %s\n", candidates_text(sel));
+    g_autofree char *margin = margin_text(sel);
+    g_string_append_printf(out, "# margin: %s\n", margin);
     if (sel->nccl_model)
         append_nccl_tables(out, sel->nccl);
     else if (sel->nccl_only)
@@ -1715,6 +1805,8 @@ ranges_json(const CsSelectTable *t, gboolean nccl_names)
             cJSON_AddNullToObject(o, "gain_pct");
         else
             cJSON_AddNumberToObject(o, "gain_pct", r->gain_pct);
+        cJSON_AddNumberToObject(o, "margin_pct", r->margin_pct);
+        cJSON_AddBoolToObject(o, "validated", r->validated);
         cJSON_AddItemToArray(ranges, o);
     }
     return ranges;
@@ -1748,6 +1840,25 @@ selection_json(const CsSelection *sel)
     cJSON_AddBoolToObject(grid, "exact", sel->exact);
     cJSON_AddNumberToObject(grid, "max_events", (double)sel->max_events);
     cJSON_AddNumberToObject(grid, "min_gain_pct", sel->min_gain_pct);
+    /* The margin per regime and where it comes from (docs/formats.md). */
+    cJSON *margin = cJSON_AddObjectToObject(root, "margin");
+    cJSON_AddStringToObject(margin, "source",
+                            sel->nccl_model         ? "none"
+                            : sel->validated_margin ? "validated"
+                                                    : "min-gain");
+    cJSON_AddStringToObject(margin, "machine_class", sel->machine_class);
+    cJSON_AddStringToObject(margin, "validated_by", cs_validated_source());
+    cJSON_AddNumberToObject(margin, "floor_pct", CS_VALIDATED_MIN_MARGIN_PCT);
+    const CsValidatedError *e = cs_validated_error(sel->machine_class);
+    for (int k = 0; k < CS_N_REGIMES; k++) {
+        cJSON *rg = cJSON_AddObjectToObject(margin, cs_regime_name((CsRegime)k));
+        cJSON_AddNumberToObject(rg, "margin_pct", sel->margin_pct[k]);
+        cJSON_AddBoolToObject(rg, "validated", sel->validated[k]);
+        if (sel->validated[k])
+            cJSON_AddNumberToObject(rg, "validated_error_pct", e->error_pct[k]);
+        else
+            cJSON_AddNullToObject(rg, "validated_error_pct");
+    }
 
     cJSON *colls = cJSON_AddArrayToObject(root, "collectives");
     for (guint i = 0; i < sel->ops->len; i++) {
@@ -1894,6 +2005,8 @@ cs_selection_to_env(const CsSelection *sel)
     g_autoptr(GString) protos = g_string_new(NULL);
 
     g_string_append_printf(out, "# collsim %s select --emit env: %s\n", COLLSIM_VERSION, what);
+    g_autofree char *margin = margin_text(sel);
+    g_string_append_printf(out, "# margin: %s\n", margin);
     append_restriction(out, sel, "# ");
     g_string_append(out, "# Per-collective lists need an NCCL whose NCCL_ALGO/NCCL_PROTO take "
                          "them (2.28 does, 2.19 does not).\n");
@@ -1930,8 +2043,11 @@ append_tuner_rows(GString *out, const CsSelection *sel)
             if (rg->gain_pct == 0.0)
                 g_string_append(out, "# next range: NCCL's own pick\n");
             else if (!isnan(rg->gain_pct))
-                g_string_append_printf(out, "# next range: %+.1f%% over NCCL's own pick\n",
-                                       rg->gain_pct);
+                g_string_append_printf(out,
+                                       "# next range: %+.1f%% over NCCL's own pick (margin "
+                                       "%.1f%%, %s)\n",
+                                       rg->gain_pct, rg->margin_pct,
+                                       rg->validated ? "validated" : "not validated");
             g_string_append_printf(
                 out, "%s,%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d,%d,%d,-1,-1\n",
                 cs_op_name(t->op), rg->min_bytes, max,
@@ -1942,14 +2058,18 @@ append_tuner_rows(GString *out, const CsSelection *sel)
     }
 }
 
-/* The comment lines that open the CSV: @what, the restriction, the columns. */
+/* The comment lines that open the CSV: @what, @sel's margin (with @margin), the restriction,
+ * the columns. */
 static void
-append_tuner_header(GString *out, const CsSelection *sel, const char *what)
+append_tuner_header(GString *out, const CsSelection *sel, const char *what, gboolean margin)
 {
     const gboolean past_32 = (guint64)sel->max_bytes > CSV_END_32;
 
     g_string_append_printf(out, "# collsim %s select --emit nccl-tuner-csv\n", COLLSIM_VERSION);
     g_string_append_printf(out, "# %s\n", what);
+    g_autofree char *margins = margin ? margin_text(sel) : NULL;
+    if (margins != NULL)
+        g_string_append_printf(out, "# margin: %s\n", margins);
     g_string_append(out, "# For NCCL's example tuner (ext-tuner/example): "
                          "NCCL_TUNER_CONFIG_FILE=<this file>\n");
     append_restriction(out, sel, "# ");
@@ -1972,7 +2092,7 @@ cs_selection_to_nccl_tuner_csv(const CsSelection *sel)
     g_return_val_if_fail(sel != NULL, NULL);
     GString *out = g_string_new(NULL);
     g_autofree char *what = describe(sel);
-    append_tuner_header(out, sel, what);
+    append_tuner_header(out, sel, what, TRUE);
     append_tuner_rows(out, sel);
     return g_string_free(out, FALSE);
 }
@@ -2171,7 +2291,8 @@ shapes_env(CsSelection *const *sels, guint n)
         g_autofree char *what = describe(sels[i]);
         g_autoptr(GString) algos = g_string_new(NULL);
         g_autoptr(GString) protos = g_string_new(NULL);
-        g_string_append_printf(out, "#\n# %s\n", what);
+        g_autofree char *margin = margin_text(sels[i]);
+        g_string_append_printf(out, "#\n# %s\n# margin: %s\n", what, margin);
         env_settings(sels[i], out, algos, protos);
         if (algos->len > 0) {
             g_string_append_printf(out, "#   NCCL_ALGO=\"%s\"\n", algos->str);
@@ -2263,10 +2384,11 @@ cs_selections_emit(CsSelection *const *selections, guint n, CsSelectFormat forma
         g_autofree char *what = g_strdup_printf("%u communicator shapes of %s; the lines of each "
                                                 "carry its nNodes and nRanks",
                                                 n, cs_topo_name(selections[0]->topo));
-        append_tuner_header(out, selections[0], what);
+        append_tuner_header(out, selections[0], what, FALSE);
         for (guint i = 0; i < n; i++) {
             g_autofree char *shape = describe(selections[i]);
-            g_string_append_printf(out, "# ---- %s\n", shape);
+            g_autofree char *margin = margin_text(selections[i]);
+            g_string_append_printf(out, "# ---- %s\n# margin: %s\n", shape, margin);
             append_tuner_rows(out, selections[i]);
         }
         return g_string_free(out, FALSE);
