@@ -1181,7 +1181,7 @@ static const CliCase cli_cases[] = {
     { "candidates-any", "select --topo dgx-h100x8 --op allreduce -e 64 --any-algorithm", 0,
       "recursive_doubling/LL" },
     { "candidates-json", "select --topo dgx-h100x8 --op allreduce -e 64 --emit json", 0,
-      "\"candidates\":\t\"nccl-tests\"" },
+      "\"candidate_rule\":\t\"nccl-tests\"" },
     { "candidates-any-nccl-only", "select --topo dgx-h100x8 --any-algorithm --nccl-only", 2,
       "--any-algorithm weighs every algorithm; --nccl-only keeps NCCL's" },
     { "candidates-any-nccl-model", "select --topo dgx-h100x8 --any-algorithm --model nccl", 2,

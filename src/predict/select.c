@@ -1828,7 +1828,7 @@ selection_json(const CsSelection *sel)
     cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
     cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
     cJSON_AddStringToObject(root, "model", sel->nccl_model ? sel->model : "collsim");
-    cJSON_AddStringToObject(root, "candidates", candidates_name(sel));
+    cJSON_AddStringToObject(root, "candidate_rule", candidates_name(sel));
     if (!sel->nccl_model)
         cJSON_AddStringToObject(root, "net_model", sel->model);
     cJSON_AddStringToObject(root, "nccl_version", cs_nccl_model_constants(sel->nccl)->version);
