@@ -391,6 +391,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
 
     if (json) {
         cJSON *root = cJSON_CreateObject();
+        cs_json_add_schema(root, "collsim-validate", CS_JSON_SCHEMA_VERSION);
         cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
         cJSON_AddStringToObject(root, "topology", cs_topo_name(topo));
         cJSON *arr = cJSON_AddArrayToObject(root, "traces");

@@ -1820,6 +1820,7 @@ static cJSON *
 selection_json(const CsSelection *sel)
 {
     cJSON *root = cJSON_CreateObject();
+    cs_json_add_schema(root, "collsim-select", CS_JSON_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "format", "collsim-select");
     cJSON_AddNumberToObject(root, "format_version", 1);
     cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
@@ -2210,6 +2211,7 @@ static cJSON *
 compare_json(const CsSelection *sel)
 {
     cJSON *root = cJSON_CreateObject();
+    cs_json_add_schema(root, "collsim-select-compare", CS_JSON_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "format", "collsim-compare");
     cJSON_AddNumberToObject(root, "format_version", 1);
     cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
