@@ -217,6 +217,9 @@ grep -Eq '"status":[[:space:]]*"unmeasurable"' "$tmp/nvls.json" || fail "NVLS cr
 grep -Eq '"why":[[:space:]]*"nvls/Simple/16ch: needs NVSwitch multicast' "$tmp/nvls.json" \
     || fail "NVLS crossover without its reason"
 grep -Eq '"status":[[:space:]]*"measured"' "$tmp/nvls.json" && fail "an NVLS crossover was measured"
+# Its schema (docs/formats.md, collsim-crossover), as tests/test-cli-json.c checks the others.
+tr -d ' \t\n' <"$tmp/nvls.json" | grep -q '^{"schema":{"name":"collsim-crossover","version":1}' \
+    || fail "the JSON does not start with its schema"
 
 if [ $failures -ne 0 ]; then
     echo "$failures failure(s)"

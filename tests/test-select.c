@@ -15,6 +15,7 @@
 
 #include "algos/registry.h"
 #include "base/json_util.h"
+#include "analysis/validate.h"
 #include "predict/select.h"
 
 /* ---- Helpers ---- */
@@ -133,6 +134,163 @@ test_min_gain(void)
     g_assert_cmpuint(count_overrides(ts, &gs), >, 0);
     g_assert_cmpfloat(gs, >, 20.0);
 }
+
+/* ---- The default margin: the validated error of the machine class ---- */
+
+/* The default margin of @topo's class in every regime is the larger of 5% and the validated
+ * error there; the selection, its table header and its JSON say so. */
+static void
+check_validated_margins(const CsSelection *sel, const char *topo_name, const char *klass)
+{
+    g_assert_cmpstr(cs_selection_machine_class(sel), ==, klass);
+    const CsValidatedError *e = cs_validated_error(klass);
+    g_assert_nonnull(e);
+    g_autofree char *json = cs_selection_to_json(sel);
+    g_autoptr(cJSON) root = cJSON_Parse(json);
+    g_assert_nonnull(root);
+    const cJSON *margin = cJSON_GetObjectItem(root, "margin");
+    g_assert_cmpstr(cJSON_GetStringValue(cJSON_GetObjectItem(margin, "source")), ==, "validated");
+    g_assert_cmpstr(cJSON_GetStringValue(cJSON_GetObjectItem(margin, "machine_class")), ==, klass);
+    g_autofree char *table = cs_selection_to_table(sel);
+    for (int k = 0; k < CS_N_REGIMES; k++) {
+        gboolean validated = FALSE;
+        const double m = cs_selection_margin_pct(sel, (CsRegime)k, &validated);
+        g_assert_true(validated == (e->error_pct[k] >= 0.0));
+        g_assert_cmpfloat_with_epsilon(m, MAX(5.0, e->error_pct[k]), 1e-12);
+        const cJSON *rg = cJSON_GetObjectItem(margin, cs_regime_name((CsRegime)k));
+        g_assert_cmpfloat_with_epsilon(cJSON_GetNumberValue(cJSON_GetObjectItem(rg, "margin_pct")),
+                                       m, 1e-12);
+        g_autofree char *said = g_strdup_printf(" %s %.1f%%", cs_regime_name((CsRegime)k), m);
+        if (strstr(table, said) == NULL)
+            g_error("%s: the table header does not say \"%s\"", topo_name, said);
+    }
+}
+
+static void
+test_margin_by_class(void)
+{
+    g_test_summary("issue 30: --min-gain's default is the model's validated error in the size "
+                   "regime for the machine class (validated-errors.inc, written by "
+                   "scripts/accuracy.py --margins), at least 5%. A class validated with a larger "
+                   "error (single-node NVSwitch in the latency regime, against MI300X xGMI) gets "
+                   "a larger margin there, and the table header and JSON say which.");
+    g_autoptr(CsTopo) dgx = load("dgx-h100x8");
+    g_autoptr(CsTopo) mi300 = load("mi300x-x8-xgmi");
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = 64 << 10;
+    o.validated_margin = TRUE;
+    g_autoptr(CsSelection) a = run_select(dgx, &o);
+    g_autoptr(CsSelection) b = run_select(mi300, &o);
+    check_validated_margins(a, "dgx-h100x8", "single-node-nvswitch");
+    check_validated_margins(b, "mi300x-x8-xgmi", "single-node-xgmi");
+    /* The premise, from the table: NVSwitch machines are validated with the larger latency
+     * error, above the floor. */
+    const double ea = cs_validated_error("single-node-nvswitch")->error_pct[CS_REGIME_LATENCY];
+    const double eb = cs_validated_error("single-node-xgmi")->error_pct[CS_REGIME_LATENCY];
+    g_assert_cmpfloat(ea, >, eb);
+    g_assert_cmpfloat(ea, >, 5.0);
+    g_assert_cmpfloat(cs_selection_margin_pct(a, CS_REGIME_LATENCY, NULL), >,
+                      cs_selection_margin_pct(b, CS_REGIME_LATENCY, NULL));
+    /* --min-gain overrides it in every regime. */
+    o.validated_margin = FALSE;
+    o.min_gain_pct = 7.0;
+    g_autoptr(CsSelection) c = run_select(dgx, &o);
+    for (int k = 0; k < CS_N_REGIMES; k++)
+        g_assert_cmpfloat(cs_selection_margin_pct(c, (CsRegime)k, NULL), ==, 7.0);
+}
+
+/* Whether @choice is NCCL's own pick at @size (cs_selection_nccl_picks()). */
+static gboolean
+is_nccl_pick(const GArray *picks, const CsSelectChoice *choice, gint64 size)
+{
+    for (guint i = 0; i < picks->len; i++) {
+        const CsSelectRange *r = &g_array_index(picks, CsSelectRange, i);
+        if (size >= r->min_bytes && (r->max_bytes < 0 || size <= r->max_bytes))
+            return r->choice.nccl_algo == choice->nccl_algo && r->choice.proto == choice->proto;
+    }
+    return FALSE;
+}
+
+/* NCCL's pick at @size timed by the engine, us. */
+static double
+nccl_pick_us(const CsTopo *topo, const GArray *picks, CsOp op, gint64 size)
+{
+    for (guint i = 0; i < picks->len; i++) {
+        const CsSelectRange *r = &g_array_index(picks, CsSelectRange, i);
+        if (size < r->min_bytes || (r->max_bytes >= 0 && size > r->max_bytes))
+            continue;
+        for (const CsAlgo *const *a = cs_algo_registry(); *a != NULL; a++) {
+            CsNcclAlgo na;
+            if (!cs_nccl_algo_from_collsim((*a)->name, &na) || (int)na != r->choice.nccl_algo)
+                continue;
+            CsPredictOptions popts;
+            cs_predict_options_init(&popts);
+            CsPrediction pred;
+            g_autoptr(GError) error = NULL;
+            g_assert_true(
+                cs_predict_one(topo, op, size, *a, r->choice.proto, &popts, &pred, &error));
+            return pred.result.time / 1e6;
+        }
+    }
+    g_error("no NCCL pick at %" G_GINT64_FORMAT, size);
+    return 0.0;
+}
+
+static void
+test_margin_keeps_nccl(void)
+{
+    g_test_summary("issue 30: at every grid size where collsim's fastest gains no more than the "
+                   "default margin of its regime over NCCL's pick, the default table keeps "
+                   "NCCL's pick; on dgx-h100x8 all-reduce that happens at a size where --min-gain "
+                   "5 overrides NCCL (ring/LL128 around 4 MiB gains about 10% in the knee, whose "
+                   "validated error is larger), so the default margin changes the table.");
+    g_autoptr(CsTopo) topo = load("dgx-h100x8");
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = (gint64)32 << 20;
+    g_autoptr(CsSelection) fastest = run_select(topo, &o);
+    o.min_gain_pct = 5.0;
+    g_autoptr(CsSelection) five = run_select(topo, &o);
+    o.min_gain_pct = 0.0;
+    o.validated_margin = TRUE;
+    g_autoptr(CsSelection) def = run_select(topo, &o);
+    g_autoptr(GArray) picks = cs_selection_nccl_picks(def, CS_OP_ALL_REDUCE);
+    const CsSelectTable *tf = table_of(fastest, CS_OP_ALL_REDUCE);
+    const CsSelectTable *t5 = table_of(five, CS_OP_ALL_REDUCE);
+    const CsSelectTable *td = table_of(def, CS_OP_ALL_REDUCE);
+    assert_ranges(td);
+    g_assert_cmpuint(tf->points->len, ==, td->points->len);
+    guint kept = 0;
+    for (guint i = 0; i < td->points->len; i++) {
+        const CsSelectPoint *pf = &g_array_index(tf->points, CsSelectPoint, i);
+        const CsSelectPoint *p5 = &g_array_index(t5->points, CsSelectPoint, i);
+        const CsSelectPoint *pd = &g_array_index(td->points, CsSelectPoint, i);
+        const double gain
+            = 100.0
+              * (nccl_pick_us(topo, picks, CS_OP_ALL_REDUCE, pf->size_bytes) / pf->time_us - 1.0);
+        const double margin = cs_selection_margin_pct(def, cs_regime_of_size(pd->size_bytes), NULL);
+        if (gain <= margin)
+            g_assert_true(is_nccl_pick(picks, &pd->best, pd->size_bytes));
+        if (gain > 5.0 && gain <= margin && !is_nccl_pick(picks, &p5->best, p5->size_bytes))
+            kept++;
+    }
+    g_assert_cmpuint(kept, >, 0);
+    /* Every range the default table overrides NCCL in says its margin and is validated. */
+    for (guint i = 0; i < td->ranges->len; i++) {
+        const CsSelectRange *r = &g_array_index(td->ranges, CsSelectRange, i);
+        if (r->gain_pct != 0.0) {
+            g_assert_cmpfloat(r->margin_pct, >=, 5.0);
+            g_assert_true(r->validated);
+        }
+    }
+}
+
+/* The regimes are validate's (the figures the margins come from are per these). */
+G_STATIC_ASSERT(CS_VALIDATE_LATENCY_MAX_BYTES == CS_REGIME_LATENCY_MAX_BYTES);
+G_STATIC_ASSERT(CS_VALIDATE_BANDWIDTH_MIN_BYTES == CS_REGIME_KNEE_MAX_BYTES);
 
 /* ---- NCCL's own pick as ranges (select --plot's lower band) ---- */
 
@@ -337,6 +495,7 @@ check_engine_crossovers(const char *topo_name, CsOp op, gint64 max_bytes)
     o.ops = CS_OP_BIT(op);
     o.max_bytes = max_bytes;
     o.exact = TRUE;
+    o.predict.any_algorithm = TRUE; /* independent_best() weighs every algorithm */
     g_autoptr(CsSelection) sel = run_select(topo, &o);
     const CsSelectTable *t = table_of(sel, op);
 
@@ -390,6 +549,89 @@ static void
 test_engine_broadcast_pcie(void)
 {
     check_engine_crossovers("rtx2080ti-x2-pcie3-shm", CS_OP_BROADCAST, (gint64)16 << 20);
+}
+
+/* ---- select and run weigh the same candidates ---- */
+
+/* cs_predict_best()'s fastest (collsim run --pick fastest) at @size. */
+static CsPrediction
+run_best(const CsTopo *topo, CsOp op, gint64 size, gboolean any_algorithm)
+{
+    CsPredictOptions popts;
+    cs_predict_options_init(&popts);
+    popts.any_algorithm = any_algorithm;
+    CsPrediction pred;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(cs_predict_best(topo, op, size, NULL, -1, &popts, &pred, &error));
+    g_assert_no_error(error);
+    return pred;
+}
+
+typedef struct {
+    const char *topo;
+    CsOp op;
+    gboolean any_algorithm;
+    const char *excluded;  /* an algorithm the default leaves out here, or NULL */
+    gboolean classic_wins; /* an algorithm NCCL lacks is the best somewhere */
+} SameCase;
+
+static const SameCase same_cases[] = {
+    /* dgx-h100x8: recursive doubling (all-reduce, below 16 KiB) and the binomial tree (mst,
+     * broadcast, below 13 KiB) were select's picks, which no nccl-tests run executes. */
+    { "dgx-h100x8", CS_OP_ALL_REDUCE, FALSE, "recursive_doubling", FALSE },
+    { "dgx-h100x8", CS_OP_BROADCAST, FALSE, "mst", FALSE },
+    { "dgx-h100x8", CS_OP_ALL_TO_ALL, FALSE, "bruck", FALSE },
+    { "dgx-h100x8", CS_OP_ALL_REDUCE, TRUE, NULL, TRUE },
+    /* CPU ranks: an MPI library runs them, every algorithm is a candidate for both (pairwise
+     * exchange, direct, stays the best all-to-all there). */
+    { "cpu-host-shm", CS_OP_ALL_REDUCE, FALSE, NULL, TRUE },
+    { "cpu-host-shm", CS_OP_ALL_TO_ALL, FALSE, NULL, FALSE },
+    { "eth-cpu-8n", CS_OP_BROADCAST, FALSE, NULL, TRUE },
+};
+
+static void
+test_same_candidates(gconstpointer data)
+{
+    const SameCase *c = data;
+    g_test_summary("issue 30: collsim select and collsim run weigh the same candidates by "
+                   "default (cs_predict_default_candidate()): every grid point's best and both "
+                   "sides of every crossover of a plain-fastest table (--min-gain 0) are "
+                   "cs_predict_best()'s fastest at that size. Before, select weighed every "
+                   "algorithm on GPUs (recursive doubling on dgx-h100x8 below 16 KiB) while run "
+                   "weighed NCCL's.");
+    g_autoptr(CsTopo) topo = load(c->topo);
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(c->op);
+    o.max_bytes = (gint64)16 << 20;
+    o.predict.any_algorithm = c->any_algorithm;
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    const CsSelectTable *t = table_of(sel, c->op);
+    g_assert_cmpuint(t->points->len, >, 0);
+    gboolean non_nccl = FALSE;
+    for (guint i = 0; i < t->points->len; i++) {
+        const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
+        const CsPrediction b = run_best(topo, c->op, p->size_bytes, c->any_algorithm);
+        if (b.algo != p->best.algo || b.proto != p->best.proto)
+            g_error("%s %s at %" G_GINT64_FORMAT ": select %s/%s, run %s/%s", c->topo,
+                    cs_op_name(c->op), p->size_bytes, p->best.algo->name,
+                    cs_proto_name(p->best.proto), b.algo->name, cs_proto_name(b.proto));
+        if (c->excluded != NULL)
+            g_assert_cmpstr(p->best.algo->name, !=, c->excluded);
+        non_nccl |= p->best.nccl_algo < 0 && strcmp(p->best.algo->name, "direct") != 0;
+    }
+    for (guint i = 0; i < t->crossovers->len; i++) {
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+        const CsPrediction below = run_best(topo, c->op, x->below_bytes, c->any_algorithm);
+        const CsPrediction at = run_best(topo, c->op, x->size_bytes, c->any_algorithm);
+        g_assert_true(below.algo == x->from.algo);
+        g_assert_cmpint(below.proto, ==, x->from.proto);
+        g_assert_true(at.algo == x->to.algo);
+        g_assert_cmpint(at.proto, ==, x->to.proto);
+    }
+    /* Where every algorithm is weighed, an MPI classic wins somewhere (recursive doubling or
+     * the binomial tree at small sizes); where NCCL's are, none does. */
+    g_assert_cmpint(non_nccl, ==, c->classic_wins);
 }
 
 /* A topology's default_protocols bound the candidates: on mi300x-x8-xgmi (RCCL leaves LL128
@@ -904,15 +1146,46 @@ static const CliCase cli_cases[] = {
       "# channels forced to 2 (--channels)\n" },
     /* --min-gain's default and each emitted format's gain (issue 30). */
     { "min-gain-default", "select --topo dgx-h100x8 --op allreduce -e 64K", 0,
-      "NCCL 2.28's pick unless collsim's gains more than 5%" },
+      "NCCL 2.28's pick unless collsim's gains more than the margin\n# grid" },
     { "min-gain-table", "select --topo dgx-h100x8 --op allreduce -e 64K --min-gain 2.5", 0,
-      "over NCCL's pick)\n" },
+      "over NCCL's pick; margin 2.5%, validated)\n" },
+    /* The default margin per regime from the validated errors, said in every format. */
+    { "margin-table", "select --topo dgx-h100x8 --op allreduce -e 64K", 0,
+      "# margin: the validated error of single-node-nvswitch machines (" },
+    { "margin-env", "select --topo dgx-h100x8 --op allreduce -e 64K --emit env", 0,
+      "# margin: the validated error of single-node-nvswitch machines (" },
+    { "margin-csv", "select --topo dgx-h100x8 --op allreduce -e 64K --emit nccl-tuner-csv", 0,
+      "# margin: the validated error of single-node-nvswitch machines (" },
+    { "margin-json", "select --topo dgx-h100x8 --op allreduce -e 64K --emit json", 0,
+      "\"source\":\t\"validated\",\n\t\t\"machine_class\":\t\"single-node-nvswitch\"" },
+    { "margin-min-gain", "select --topo dgx-h100x8 --op allreduce -e 64K --min-gain 7", 0,
+      "# margin: --min-gain 7% in every regime (single-node-nvswitch machines): latency 7.0% "
+      "(validated error " },
+    { "margin-cpu-not-validated", "select --topo cpu-host-shm --op allreduce -e 64K", 0,
+      "# margin: no trace of cpu machines is validated (" },
     { "min-gain-json", "select --topo dgx-h100x8 --op allreduce -e 64K --emit json", 0,
       "\"gain_pct\":" },
     { "min-gain-csv", "select --topo dgx-h100x8 --op allreduce -e 64K --emit nccl-tuner-csv", 0,
       "\n# next range: " },
     { "min-gain-env", "select --topo dgx-h100x8 --op allreduce -e 64K --emit env", 0,
-      "over NCCL's pick)" },
+      "over NCCL's pick; margin " },
+    /* One candidate rule with collsim run (issue 30), named in the header and in JSON. */
+    { "candidates-gpu", "select --topo dgx-h100x8 --op allreduce -e 64K", 0,
+      "# candidates: what an nccl-tests run can execute" },
+    { "candidates-cpu", "select --topo cpu-host-shm --op allreduce -e 64K", 0,
+      "# candidates: every algorithm collsim knows (CPU ranks: an MPI library runs them, no "
+      "NCCL)" },
+    { "candidates-cpu-no-nccl-pick", "select --topo eth-cpu-8n --op allreduce -e 64K", 0,
+      "float, collsim engine (reservation), a range's choice kept while within the margin of "
+      "the fastest\n" },
+    { "candidates-any", "select --topo dgx-h100x8 --op allreduce -e 64 --any-algorithm", 0,
+      "recursive_doubling/LL" },
+    { "candidates-json", "select --topo dgx-h100x8 --op allreduce -e 64 --emit json", 0,
+      "\"candidate_rule\":\t\"nccl-tests\"" },
+    { "candidates-any-nccl-only", "select --topo dgx-h100x8 --any-algorithm --nccl-only", 2,
+      "--any-algorithm weighs every algorithm; --nccl-only keeps NCCL's" },
+    { "candidates-any-nccl-model", "select --topo dgx-h100x8 --any-algorithm --model nccl", 2,
+      "--any-algorithm needs collsim's engine" },
 };
 
 static void
@@ -1351,11 +1624,20 @@ main(int argc, char **argv)
 
     g_test_add_func("/select/nccl-model/crossovers-by-hand", test_nccl_model_crossovers);
     g_test_add_func("/select/nccl-picks/exact", test_nccl_picks);
+    g_test_add_func("/select/margin/by-machine-class", test_margin_by_class);
+    g_test_add_func("/select/margin/keeps-nccl-below-it", test_margin_keeps_nccl);
     g_test_add_func("/select/nccl-model/granularity", test_nccl_model_granularity);
     g_test_add_func("/select/engine/allreduce-exact", test_engine_allreduce);
     g_test_add_func("/select/engine/allgather-exact", test_engine_allgather);
     g_test_add_func("/select/engine/broadcast-pcie-exact", test_engine_broadcast_pcie);
     g_test_add_func("/select/engine/nccl-only", test_nccl_only);
+    for (gsize i = 0; i < G_N_ELEMENTS(same_cases); i++) {
+        const SameCase *c = &same_cases[i];
+        g_autofree char *path
+            = g_strdup_printf("/select/candidates/same-as-run/%s/%s%s", c->topo, cs_op_name(c->op),
+                              c->any_algorithm ? "/any-algorithm" : "");
+        g_test_add_data_func(path, c, test_same_candidates);
+    }
     g_test_add_func("/select/engine/default-protocols", test_default_protocols);
     g_test_add_func("/select/engine/extrapolation", test_extrapolation);
     g_test_add("/select/emit/json", EmitFixture, GINT_TO_POINTER(0), emit_setup, test_emit_json,

@@ -503,6 +503,7 @@ static char *
 to_json(const CsReport *report)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
+    cs_json_add_schema(root, "collsim-run", CS_JSON_SCHEMA_VERSION);
     cJSON *headers = cJSON_AddObjectToObject(root, "headers");
     for (guint i = 0; i < report->keys->len; i++)
         add_header_json(headers, g_ptr_array_index(report->keys, i),

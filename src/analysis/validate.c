@@ -848,6 +848,7 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         placed = cs_topo_subset(topo, report->topo_ranks, nranks);
     if (placed != NULL)
         topo = placed;
+    report->machine_class = cs_validated_class(topo, nranks);
 
     g_autoptr(CsNcclModel) nccl_model = NULL;
     if (nccl_spec != NULL && cs_nccl_func_from_op(op) >= 0) {

@@ -6,14 +6,15 @@
 #include <glib.h>
 
 #include "predict/predict.h"
+#include "predict/validated.h"
 #include "topo/topo.h"
 #include "base/trace.h"
 
 G_BEGIN_DECLS
 
-/* Size regimes of the per-trace summary. */
-#define CS_VALIDATE_LATENCY_MAX_BYTES (G_GINT64_CONSTANT(64) * 1024)          /* < 64 KiB */
-#define CS_VALIDATE_BANDWIDTH_MIN_BYTES (G_GINT64_CONSTANT(64) * 1024 * 1024) /* >= 64 MiB */
+/* Size regimes of the per-trace summary, the regimes select's default margins are per. */
+#define CS_VALIDATE_LATENCY_MAX_BYTES CS_REGIME_LATENCY_MAX_BYTES /* < 64 KiB */
+#define CS_VALIDATE_BANDWIDTH_MIN_BYTES CS_REGIME_KNEE_MAX_BYTES  /* >= 64 MiB */
 
 /**
  * CsValidateRow:
@@ -70,6 +71,7 @@ typedef struct {
     char *placement;             /* where the trace's ranks sit on the topology, in words */
     gboolean placement_said;     /* worth printing: fewer ranks than the topology, or moved */
     int *topo_ranks;             /* nranks entries: the topology rank each trace rank ran on */
+    const char *machine_class;   /* cs_validated_class() of the ranks it ran on (static) */
     GPtrArray *warnings;         /* char *: what a reader must know (unknown GPU models) */
     GPtrArray *unpredicted;      /* char *: rows collsim could not predict, each with why */
     char *nccl_model;            /* (nullable) "NCCL 2.28's cost model" when held beside */

@@ -508,6 +508,15 @@ cs_json_make_utf8(cJSON *root)
  * cJSON_Print() (@formatted) or cJSON_PrintUnformatted() of @root after
  * cs_json_make_utf8(). Returns: (transfer full): free with cJSON_free() or free().
  */
+void
+cs_json_add_schema(cJSON *root, const char *name, int version)
+{
+    g_return_if_fail(root != NULL && name != NULL && version > 0);
+    cJSON *schema = cJSON_AddObjectToObject(root, "schema");
+    cJSON_AddStringToObject(schema, "name", name);
+    cJSON_AddNumberToObject(schema, "version", version);
+}
+
 char *
 cs_json_print(cJSON *root, gboolean formatted)
 {

@@ -30,6 +30,13 @@ cJSON *cs_json_parse(const char *text, const char *origin, GQuark domain, int pa
  * before printing a document built from outside text, so the output is valid JSON. */
 void cs_json_make_utf8(cJSON *root);
 
+/* Adds "schema": {"name": @name, "version": @version} to @root: every document collsim
+ * prints with --format json (--emit json) names its schema this way, first, and
+ * docs/formats.md documents each one's fields. A version changes when a field is removed,
+ * renamed or changes meaning or unit; added fields keep it. */
+#define CS_JSON_SCHEMA_VERSION 1
+void cs_json_add_schema(cJSON *root, const char *name, int version);
+
 /* cJSON_Print() (@formatted) or cJSON_PrintUnformatted() after cs_json_make_utf8(): every
  * JSON output goes through it. Returns: (transfer full): free with cJSON_free(). */
 char *cs_json_print(cJSON *root, gboolean formatted);

@@ -320,6 +320,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
 
     if (json) {
         cJSON *root = cJSON_CreateObject();
+        cs_json_add_schema(root, "collsim-calibrate", CS_JSON_SCHEMA_VERSION);
         cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
         cJSON_AddStringToObject(root, "topology", cs_topo_name(topo));
         cJSON_AddNumberToObject(root, "rows", cal->n_rows);

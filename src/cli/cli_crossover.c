@@ -485,6 +485,7 @@ to_json(const Bench *b, const GArray *rows, const CsXoverOptions *xo, const char
         const GPtrArray *paths)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
+    cs_json_add_schema(root, "collsim-crossover", CS_JSON_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "collsim", COLLSIM_VERSION);
     cJSON_AddStringToObject(root, "topology", topo_name);
     cJSON_AddNumberToObject(root, "ranks", cs_topo_n_ranks(b->topo));

@@ -138,6 +138,7 @@ print_json(const Row *rows, gsize n_rows, double alpha_s, double bw_Bps)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
 
+    cs_json_add_schema(root, "collsim-model", CS_JSON_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "model", "hockney");
     cJSON_AddNumberToObject(root, "alpha_s", alpha_s);
     cJSON_AddNumberToObject(root, "bandwidth_Bps", bw_Bps);

@@ -823,6 +823,7 @@ static char *
 print_json(const Workload *w, char **topos, const Candidate *cands, int n, gint64 steps)
 {
     g_autoptr(cJSON) root = cJSON_CreateObject();
+    cs_json_add_schema(root, "collsim-plan", CS_JSON_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "workload", w->name);
     cJSON *layout = cJSON_AddObjectToObject(root, "layout");
     cJSON_AddNumberToObject(layout, "tp", w->tp);

@@ -55,9 +55,11 @@ static const char description[]
       "all-reduce: ring, tree, NVLS (one NVLink domain) and NVLSTree (more than one node and\n"
       "NVLink domain);\n"
       "scatter, gather and all-to-all: grouped send/recv (direct). NVLS needs an NVSwitch with\n"
-      "NVLink SHARP; on CPU ranks only the Simple protocol applies. --any-algorithm weighs\n"
-      "every algorithm collsim knows (MPI classics too: binomial tree, recursive doubling,\n"
-      "Rabenseifner, Bruck, pairwise; hierarchical); --algo forces one. --all prints one block\n"
+      "NVLink SHARP. On CPU ranks no NCCL runs: an MPI library does, so every algorithm collsim\n"
+      "knows is a candidate there, with the Simple protocol. --any-algorithm weighs every\n"
+      "algorithm on GPUs too (MPI classics: binomial tree, recursive doubling, Rabenseifner,\n"
+      "Bruck, pairwise; hierarchical); --algo forces one. collsim select weighs the same\n"
+      "candidates. --all prints one block\n"
       "per algorithm x protocol instead.\n"
       "\n"
       "-g G is nccl-tests' GPUs per thread: one thread driving G GPUs launches their kernels one\n"
@@ -345,6 +347,9 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
         choice = g_strdup_printf("NCCL %s's pick per size (its tuning model), timed by the "
                                  "engine (see the table after the block)",
                                  nccl_version);
+    else if (cs_predict_cpu_ranks(topo, nranks))
+        choice = g_strdup("the fastest per size among every algorithm collsim knows (CPU ranks: "
+                          "an MPI library runs them; see the table after the block)");
     else
         choice = g_strdup("the fastest per size among what NCCL runs (see the table after the "
                           "block)");

@@ -36,12 +36,23 @@ static const char description[]
       "what NCCL's model picks, collsim's time for that pick and for collsim's own pick, and\n"
       "the loss.\n"
       "\n"
-      "--min-gain PCT (default 5) keeps NCCL's own pick (its tuning model, the version the\n"
-      "machine's GPUs suggest) at a size unless collsim's fastest is predicted more than PCT\n"
-      "percent faster, and keeps a range's choice while it is within PCT of the fastest, so\n"
-      "ranges do not alternate on near-ties; every emitted range carries its predicted gain\n"
-      "over NCCL's pick. --min-gain 0 tabulates the plain fastest per size, as --compare does\n"
-      "unless --min-gain is given.\n"
+      "The candidates are collsim run's: on GPU ranks what an nccl-tests run can execute\n"
+      "(NCCL's algorithms per collective, grouped send/recv with the protocol NCCL's p2p plan\n"
+      "takes), on CPU ranks, which an MPI library runs, every algorithm collsim knows (and no\n"
+      "NCCL pick to keep); --any-algorithm weighs every algorithm on GPUs too (MPI classics:\n"
+      "recursive doubling, Rabenseifner, Bruck, binomial trees, hierarchical).\n"
+      "\n"
+      "A margin keeps NCCL's own pick (its tuning model, the version the machine's GPUs\n"
+      "suggest) at a size unless collsim's fastest is predicted more than the margin faster,\n"
+      "and keeps a range's choice while it is within the margin of the fastest, so ranges do\n"
+      "not alternate on near-ties. By default the margin of each size regime (latency below\n"
+      "64 KiB, knee, bandwidth from 64 MiB) is the model's validated error there for this\n"
+      "machine class (single-node NVSwitch, multi-node InfiniBand, ...: collsim validate on\n"
+      "the shipped traces, scripts/accuracy.py --margins), at least 5%; --min-gain PCT sets\n"
+      "one margin for every regime, --min-gain 0 tabulates the plain fastest per size, as\n"
+      "--compare does unless --min-gain is given. The header's margin line says which applied;\n"
+      "every emitted range carries its predicted gain over NCCL's pick, its margin and whether\n"
+      "its regimes are validated for this machine class.\n"
       "\n"
       "--ranks N,N... and --nodes M,M... select for several communicator shapes in one run\n"
       "(paired value by value, a single value going with all): N/M ranks on each of the\n"
@@ -89,6 +100,7 @@ typedef struct {
     gint64 channels;
     gint64 max_events;
     gboolean nccl_only;
+    gboolean any_algorithm;
     gboolean exact;
     gboolean whole;
     gboolean progress;
@@ -273,6 +285,10 @@ cs_cli_select(int argc, char **argv, GError **error)
           "FILE" },
         { "nccl-only", 0, 0, G_OPTION_ARG_NONE, &o.nccl_only,
           "Only algorithms NCCL implements, in every output", NULL },
+        { "any-algorithm", 0, 0, G_OPTION_ARG_NONE, &o.any_algorithm,
+          "Weigh every algorithm collsim knows (MPI classics too), not only what NCCL runs "
+          "(the default on GPU ranks, as collsim run)",
+          NULL },
         { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole,
           "Replay every rank (default: where the schedule and the machine repeat under a shift "
           "of ranks, one period is replayed, which gives the same times)",
@@ -281,7 +297,8 @@ cs_cli_select(int argc, char **argv, GError **error)
           "Simulate every size (no extrapolation of large sizes)", NULL },
         { "min-gain", 0, 0, G_OPTION_ARG_STRING, &o.min_gain,
           "Keep NCCL's own pick unless collsim's fastest gains more than PCT percent over it, "
-          "and keep a range's choice while it is within PCT of the fastest (default 5; 0: the "
+          "and keep a range's choice while it is within PCT of the fastest (default: per size "
+          "regime the model's validated error for this machine class, at least 5; 0: the "
           "fastest per size)",
           "PCT" },
         { "max-events", 0, 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_count_arg),
@@ -340,10 +357,10 @@ cs_cli_select(int argc, char **argv, GError **error)
     if (o.channels > 64)
         return cs_cli_usage_error(error, prog, "--channels %" G_GINT64_FORMAT ": at most 64",
                                   o.channels);
-    /* The default margin: collsim's engine is not proven closer than a few percent to a
-     * measured run anywhere (docs/accuracy.md), so a smaller predicted gain is not one. */
-    sopts.min_gain_pct = o.compare != NULL ? 0.0 : 5.0; /* --compare: NCCL's loss against the
-                                                         * plain fastest */
+    /* The default margin: per size regime the model's validated error for this machine
+     * class, at least 5% (validated.h; docs/tuning.md): a smaller predicted gain is not one.
+     * --compare shows NCCL's loss against the plain fastest. */
+    sopts.validated_margin = o.compare == NULL && o.min_gain == NULL;
     if (o.min_gain != NULL) {
         char *end = NULL;
         errno = 0;
@@ -357,6 +374,16 @@ cs_cli_select(int argc, char **argv, GError **error)
         sopts.min_gain_pct = v;
     }
     sopts.nccl_only = o.nccl_only;
+    if (o.any_algorithm && o.nccl_only)
+        return cs_cli_usage_error(error, prog,
+                                  "--any-algorithm weighs every algorithm; --nccl-only keeps "
+                                  "NCCL's");
+    if (o.any_algorithm && o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0)
+        return cs_cli_usage_error(error, prog,
+                                  "--model %s selects among NCCL's cost-table entries; "
+                                  "--any-algorithm needs collsim's engine",
+                                  o.model);
+    sopts.predict.any_algorithm = o.any_algorithm;
     sopts.exact = o.exact;
     sopts.predict.whole = o.whole;
     sopts.max_events = o.max_events;

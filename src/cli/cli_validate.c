@@ -128,6 +128,8 @@ report_json(const CsValidateReport *r)
     cJSON_AddStringToObject(o, "collective", cs_op_name(r->op));
     cJSON_AddNumberToObject(o, "ranks", r->nranks);
     cJSON_AddStringToObject(o, "placement", r->placement);
+    /* The class select's default margins are per (scripts/accuracy.py --margins groups by it). */
+    cJSON_AddStringToObject(o, "machine_class", r->machine_class);
     cJSON *placed = cJSON_AddArrayToObject(o, "topology_ranks");
     for (int i = 0; i < r->nranks; i++)
         cJSON_AddItemToArray(placed, cJSON_CreateNumber(r->topo_ranks[i]));
@@ -389,6 +391,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
 
     if (json) {
         cJSON *root = cJSON_CreateObject();
+        cs_json_add_schema(root, "collsim-validate", CS_JSON_SCHEMA_VERSION);
         cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
         cJSON_AddStringToObject(root, "topology", cs_topo_name(topo));
         cJSON *arr = cJSON_AddArrayToObject(root, "traces");

@@ -407,6 +407,33 @@ algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
     }
 }
 
+/* Whether a rank of the first @nranks of @topo is a CPU: no NCCL runs such a communicator. */
+gboolean
+cs_predict_cpu_ranks(const CsTopo *topo, int nranks)
+{
+    g_return_val_if_fail(topo != NULL, FALSE);
+    const int n = nranks > 0 ? MIN(nranks, cs_topo_n_ranks(topo)) : cs_topo_n_ranks(topo);
+    for (int r = 0; r < n; r++)
+        if (cs_topo_device(topo, cs_topo_rank_device(topo, r))->kind == CS_DEVICE_CPU)
+            return TRUE;
+    return FALSE;
+}
+
+/* The one candidate rule of cs_predict_best() and cs_select_run() (predict.h): on GPU ranks
+ * what an nccl-tests run can execute (algo_in_nccl_tests()); on CPU ranks, which an MPI
+ * library runs (and collsim's mpi backend, which runs collsim's own schedules), every
+ * algorithm, as Open MPI's and MPICH's collective tuning choose among recursive doubling,
+ * Rabenseifner, Bruck, ring and trees; with @any_algorithm every algorithm anywhere. */
+gboolean
+cs_predict_default_candidate(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks,
+                             gboolean any_algorithm)
+{
+    g_return_val_if_fail(algo != NULL && topo != NULL, FALSE);
+    if (any_algorithm || cs_predict_cpu_ranks(topo, nranks))
+        return TRUE;
+    return algo_in_nccl_tests(algo, op, topo, nranks);
+}
+
 /* NCCL's collective channel count before small operations drop some: enough channels to use
  * every lane of a GPU's fastest class of links, since a channel drives one lane at a time
  * (engine.c): the lane count rounded up to a power of two between 2 and 32 (NCCL's channel
@@ -682,6 +709,19 @@ proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto pro
 {
     P2pPlan plan;
     return !p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan) || proto == plan.proto;
+}
+
+/* The protocol half of the candidate rule (predict.h): on GPU ranks grouped send/recv carries
+ * only the protocol NCCL's p2p plan takes at @size_bytes; any protocol on CPU ranks or with
+ * @any_algorithm. */
+gboolean
+cs_predict_default_proto(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                         gint64 size_bytes, int nranks, gboolean any_algorithm)
+{
+    g_return_val_if_fail(topo != NULL && algo != NULL, FALSE);
+    if (any_algorithm || cs_predict_cpu_ranks(topo, nranks))
+        return TRUE;
+    return proto_in_nccl_tests(topo, algo, op, proto, size_bytes, nranks);
 }
 
 /* The protocols a run picks from when it forces none: NCCL_PROTO's list where the run set one
@@ -1376,7 +1416,9 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             return found_pick > 0;
     }
     nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
-    gboolean any = options != NULL && options->any_algorithm;
+    /* On CPU ranks every algorithm and protocol is a candidate (cs_predict_default_candidate). */
+    gboolean any
+        = (options != NULL && options->any_algorithm) || cs_predict_cpu_ranks(topo, nranks);
     const guint allowed_protos = unforced_protos(topo, options);
     if (proto_filter < 0 && allowed_protos == 0) {
         g_autofree char *why = cs_predict_no_shared_protocol(topo, nranks);
@@ -1397,7 +1439,7 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             continue;
         if ((algo->ops & CS_OP_BIT(op)) == 0)
             continue;
-        if (algo_filter == NULL && !any && !algo_in_nccl_tests(algo, op, topo, nranks))
+        if (algo_filter == NULL && !cs_predict_default_candidate(algo, op, topo, nranks, any))
             continue;
         op_has_algo = TRUE;
         if (algo->supports != NULL

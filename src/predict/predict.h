@@ -48,9 +48,9 @@ typedef struct {
     int nranks;                    /* 0 = every rank of the topology */
     int n_channels;                /* 0 = chosen per topology, algorithm and size */
     gboolean any_algorithm;        /* cs_predict_best without a filter: FALSE (default) weighs
-                                    * what an nccl-tests run can execute (NCCL's algorithms:
-                                    * ring, tree, nvls; grouped send/recv for scatter, gather,
-                                    * all-to-all), TRUE every registered algorithm */
+                                    * the candidates of cs_predict_default_candidate() (on GPU
+                                    * ranks what an nccl-tests run can execute, on CPU ranks every
+                                    * algorithm), TRUE every registered algorithm */
     CsPick pick;                   /* see CsPick; default CS_PICK_FASTEST */
     const CsNcclModel *nccl;       /* (nullable) NCCL's model for CS_PICK_NCCL / CS_PICK_AUTO */
     guint nccl_algo_mask;          /* the algorithms NCCL may pick (1 << CsNcclAlgo), as NCCL_ALGO
@@ -145,6 +145,23 @@ CsSchedule *cs_predict_schedule(const CsTopo *topo, CsOp op, gint64 size_bytes, 
  * default_protocols share none; a CPU rank allows Simple only), or NULL when they do.
  * Returns: (transfer full) (nullable). */
 char *cs_predict_no_shared_protocol(const CsTopo *topo, int nranks);
+
+/* Whether one of the first @nranks ranks of @topo (0: all) is a CPU: no NCCL runs such a
+ * communicator, an MPI library does. */
+gboolean cs_predict_cpu_ranks(const CsTopo *topo, int nranks);
+
+/* The candidates collsim weighs when nothing is forced, one rule for cs_predict_best() (collsim
+ * run, explain) and cs_select_run() (collsim select): on GPU ranks what an nccl-tests run can
+ * execute (NCCL 2.2x's algorithms per collective: ring for broadcast and reduce; ring, NVLS
+ * and PAT for all-gather and reduce-scatter; ring, tree, NVLS, NVLSTree and CollNet for
+ * all-reduce; grouped send/recv, "direct", for scatter, gather and all-to-all), carried by the
+ * protocol NCCL's p2p plan takes for grouped send/recv; on CPU ranks, which an MPI library
+ * runs, every algorithm and protocol; with @any_algorithm (--any-algorithm) every one. The
+ * algorithm's own supports() still decides whether the machine allows it. */
+gboolean cs_predict_default_candidate(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks,
+                                      gboolean any_algorithm);
+gboolean cs_predict_default_proto(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                                  gint64 size_bytes, int nranks, gboolean any_algorithm);
 
 /* Predicts every legal algorithm x protocol for one size and returns the fastest, or, with
  * options->pick and options->nccl, the one NCCL's tuning model picks.

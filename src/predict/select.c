@@ -141,9 +141,11 @@ eval_key_equal(gconstpointer a, gconstpointer b)
 typedef struct {
     const CsTopo *topo;
     const CsSelectOptions *o;
-    const CsNcclModel *nccl_model; /* selection under NCCL's model when non-NULL */
-    const CsNcclModel *baseline;   /* NCCL's own pick, what a margin is measured against */
-    double margin;                 /* min_gain_pct / 100; 0: the plain argmin */
+    const CsNcclModel *nccl_model;    /* selection under NCCL's model when non-NULL */
+    const CsNcclModel *baseline;      /* NCCL's own pick, what a margin is measured against */
+    double margin[CS_N_REGIMES];      /* per size regime, a fraction; 0: the plain argmin */
+    gboolean validated[CS_N_REGIMES]; /* the model is validated there for this machine */
+    gint64 grid_end;                  /* bytes: the grid's largest size */
     CsOp op;
     int nranks;
     GArray *cands;            /* Cand */
@@ -211,6 +213,13 @@ simulate(Search *s, int c, gint64 size, int channels)
         popts.cache = s->points;
     if (channels > 0)
         popts.n_channels = channels;
+    /* The candidate rule's protocol half, as collsim run applies it: grouped send/recv on GPUs
+     * takes the protocol NCCL's p2p plan picks at this size. */
+    if (!cs_predict_default_proto(s->topo, cand->algo, s->op, cand->proto, size, s->nranks,
+                                  s->o->predict.any_algorithm)) {
+        e.why = g_intern_static_string("not the protocol NCCL's p2p plan takes at this size");
+        return e;
+    }
     CsPrediction pred;
     g_autoptr(GError) error = NULL;
     g_atomic_int_inc(&s->n_sims);
@@ -575,9 +584,10 @@ static Best
 decide(Search *s, const gboolean *mask, gint64 size, const Best *incumbent)
 {
     const Best b = best_at(s, mask, size);
-    if (s->margin <= 0.0 || b.cand < 0)
+    const double margin = s->margin[cs_regime_of_size(size)];
+    if (margin <= 0.0 || b.cand < 0)
         return b;
-    const double m = 1.0 + s->margin;
+    const double m = 1.0 + margin;
     const Best nb = nccl_pick_at(s, mask, size);
     const Best in = best_of_one(s, mask, incumbent != NULL ? incumbent->cand : -1, size);
     if (in.cand >= 0 && in.time_ps <= m * b.time_ps
@@ -680,6 +690,14 @@ range_gains(Search *s, const gboolean *mask, const GArray *grid, gint64 g, CsSel
         if (isnan(gain))
             gain = gain_at(s, mask, &r->choice, MAX(r->min_bytes, g));
         r->gain_pct = gain;
+        /* The margin and validation of the regimes it overlaps, up to the grid's end. */
+        const gint64 top = r->max_bytes < 0 ? MAX(r->min_bytes, s->grid_end) : r->max_bytes;
+        r->margin_pct = 0.0;
+        r->validated = TRUE;
+        for (int k = cs_regime_of_size(r->min_bytes); k <= (int)cs_regime_of_size(top); k++) {
+            r->margin_pct = MAX(r->margin_pct, 100.0 * s->margin[k]);
+            r->validated = r->validated && s->validated[k];
+        }
     }
 }
 
@@ -744,8 +762,11 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     }
 
     Bisect b = { s, mask, g, t->crossovers, FALSE };
+    gboolean margin = FALSE;
+    for (int k = 0; k < CS_N_REGIMES; k++)
+        margin |= s->margin[k] > 0.0;
     for (guint i = 0; i + 1 < bests->len; i++) {
-        (s->margin > 0.0 ? segment_margin : segment)(
+        (margin ? segment_margin : segment)(
             &b, g_array_index(grid, gint64, i), g_array_index(bests, Best, i),
             g_array_index(grid, gint64, i + 1), g_array_index(bests, Best, i + 1), 0);
         if (s->o->progress != NULL) {
@@ -762,7 +783,8 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
     /* Ranges: the first choice from 0, each crossover opens the next, the last is open. Each
      * carries the channel count at its largest size: NCCL takes a tuner's count as a maximum
      * and lowers it for smaller operations itself (enqueue.cc thread thresholds). */
-    CsSelectRange r = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best, 0.0, FALSE };
+    CsSelectRange r
+        = { 0, -1, g_array_index(t->points, CsSelectPoint, 0).best, 0.0, 0.0, FALSE, FALSE };
     for (guint i = 0; i < t->crossovers->len; i++) {
         const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
         r.max_bytes = x->size_bytes - 1;
@@ -799,15 +821,21 @@ struct _CsSelection {
     gint64 step_factor;
     gboolean exact;
     gint64 max_events;
-    double min_gain_pct; /* the margin (0: the plain fastest) */
-    int forced_channels; /* --channels, 0 when channels follow the size */
+    double min_gain_pct; /* --min-gain's margin (0: the plain fastest); see validated_margin */
+    gboolean validated_margin;        /* margins per regime from the validated errors */
+    double margin_pct[CS_N_REGIMES];  /* the margin applied per regime, percent */
+    gboolean validated[CS_N_REGIMES]; /* the model validated there for this machine class */
+    const char *machine_class;        /* cs_validated_class() */
+    int forced_channels;              /* --channels, 0 when channels follow the size */
     gboolean nccl_only;
-    char *model;         /* "reservation", "maxmin", "nccl:2.28" */
-    gboolean nccl_model; /* selected under NCCL's model */
-    char *compare_spec;  /* (nullable) */
-    CsNcclModel *nccl;   /* decides what NCCL implements; NCCL's picks for --compare */
-    GPtrArray *ops;      /* OpResult */
-    GPtrArray *notes;    /* (nullable) char *: cs_selection_add_note() lines */
+    gboolean any_algorithm; /* every algorithm weighed, not cs_predict_default_candidate()'s */
+    gboolean mpi;           /* CPU ranks: an MPI library runs them, no NCCL pick to keep */
+    char *model;            /* "reservation", "maxmin", "nccl:2.28" */
+    gboolean nccl_model;    /* selected under NCCL's model */
+    char *compare_spec;     /* (nullable) */
+    CsNcclModel *nccl;      /* decides what NCCL implements; NCCL's picks for --compare */
+    GPtrArray *ops;         /* OpResult */
+    GPtrArray *notes;       /* (nullable) char *: cs_selection_add_note() lines */
     int n_sims;
     double seconds;
 };
@@ -869,11 +897,14 @@ granularity(CsOp op, CsDtype dtype, int nranks)
     }
 }
 
-/* Collsim's candidates for @op: every registered algorithm that serves it here, with every
- * protocol the GPUs' library picks from by default (the topology's default_protocols; the
- * predictor refuses illegal protocols size by size). */
+/* Collsim's candidates for @op: the algorithms collsim run weighs by default
+ * (cs_predict_default_candidate(): NCCL's on GPU ranks, every one on CPU ranks, every one
+ * with @any_algorithm) that serve it here, with every protocol the GPUs' library picks from
+ * by default (the topology's default_protocols; the predictor refuses illegal protocols, and
+ * simulate() those NCCL's p2p plan does not take, size by size). */
 static GArray *
-collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *nccl)
+collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *nccl,
+                   gboolean any_algorithm)
 {
     GArray *cands = g_array_new(FALSE, TRUE, sizeof(Cand));
     const int func = cs_nccl_func_from_op(op);
@@ -882,6 +913,8 @@ collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *n
         const CsAlgo *algo = *a;
         const char *why = NULL;
         if ((algo->ops & CS_OP_BIT(op)) == 0)
+            continue;
+        if (!cs_predict_default_candidate(algo, op, topo, nranks, any_algorithm))
             continue;
         /* As the predictor asks: the machine only when all of it runs. */
         if (algo->supports != NULL
@@ -1127,8 +1160,21 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     sel->forced_channels = o->predict.n_channels;
     sel->max_events = o->max_events > 0 ? o->max_events : DEFAULT_MAX_EVENTS;
     sel->min_gain_pct = o->nccl_spec != NULL ? 0.0 : MAX(0.0, o->min_gain_pct);
+    /* The margin per size regime: --min-gain, or (the default) the model's validated error
+     * for this machine class there, at least 5%. Under NCCL's own model there is none. */
+    sel->machine_class = cs_validated_class(topo, nranks);
+    sel->validated_margin = o->validated_margin && o->nccl_spec == NULL;
+    for (int k = 0; k < CS_N_REGIMES; k++) {
+        const double v
+            = cs_validated_margin_pct(sel->machine_class, (CsRegime)k, &sel->validated[k]);
+        sel->margin_pct[k] = o->nccl_spec != NULL    ? 0.0
+                             : sel->validated_margin ? v
+                                                     : sel->min_gain_pct;
+    }
     sel->nccl_model = o->nccl_spec != NULL;
     sel->nccl_only = o->nccl_only || sel->nccl_model;
+    sel->any_algorithm = o->predict.any_algorithm;
+    sel->mpi = cs_predict_cpu_ranks(topo, nranks);
     sel->compare_spec = g_strdup(compare_spec);
     sel->ops = g_ptr_array_new_with_free_func(op_result_free);
 
@@ -1167,13 +1213,18 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         s.o = o;
         s.nccl_model = sel->nccl_model ? sel->nccl : NULL;
         /* Under NCCL's own model the pick is NCCL's: no gain to weigh. */
-        s.baseline = sel->nccl_model ? NULL : sel->nccl;
-        s.margin = sel->nccl_model ? 0.0 : MAX(0.0, o->min_gain_pct) / 100.0;
+        /* No NCCL runs on CPU ranks (cs_predict_cpu_ranks()): no NCCL pick to keep there,
+         * the margin is hysteresis only, as collsim run picks the fastest there. */
+        s.baseline = sel->nccl_model || sel->mpi ? NULL : sel->nccl;
+        for (int k = 0; k < CS_N_REGIMES; k++) {
+            s.margin[k] = sel->margin_pct[k] / 100.0;
+            s.validated[k] = sel->validated[k];
+        }
         s.op = (CsOp)op;
         s.nranks = nranks;
         s.cands = sel->nccl_model
                       ? nccl_candidates(sel->nccl, s.op, cs_topo_default_protos(topo, nranks))
-                      : collsim_candidates(topo, s.op, nranks, sel->nccl);
+                      : collsim_candidates(topo, s.op, nranks, sel->nccl, o->predict.any_algorithm);
         s.cache = g_hash_table_new_full(eval_key_hash, eval_key_equal, g_free, g_free);
         g_mutex_init(&s.lock);
         s.cap = g_new0(gint64, MAX(1, s.cands->len));
@@ -1193,6 +1244,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         OpResult *r = g_new0(OpResult, 1);
         g_ptr_array_add(sel->ops, r);
         r->grid = g_steal_pointer(&grid);
+        s.grid_end = g_array_index(r->grid, gint64, r->grid->len - 1);
         const gint64 g = granularity(s.op, o->predict.dtype, nranks);
 
         g_autofree gboolean *all_mask = g_new0(gboolean, MAX(1, s.cands->len));
@@ -1428,6 +1480,22 @@ cs_selection_compare_rows(const CsSelection *selection, CsOp op)
     return r != NULL ? r->compare : NULL;
 }
 
+double
+cs_selection_margin_pct(const CsSelection *selection, CsRegime regime, gboolean *validated)
+{
+    g_return_val_if_fail(selection != NULL && regime < CS_N_REGIMES, 0.0);
+    if (validated != NULL)
+        *validated = selection->validated[regime];
+    return selection->margin_pct[regime];
+}
+
+const char *
+cs_selection_machine_class(const CsSelection *selection)
+{
+    g_return_val_if_fail(selection != NULL, NULL);
+    return selection->machine_class;
+}
+
 const char *
 cs_selection_nccl_version(const CsSelection *selection)
 {
@@ -1476,7 +1544,7 @@ nccl_segment(const CsSelection *sel, CsOp op, gint64 g, gint64 a, CsSelectChoice
     const gint64 at = hi * g;
     const CsSelectChoice after = at == b ? cb : nccl_choice_at(sel, op, at);
     g_array_index(ranges, CsSelectRange, ranges->len - 1).max_bytes = at - 1;
-    const CsSelectRange r = { at, -1, after, 0.0, FALSE };
+    const CsSelectRange r = { at, -1, after, 0.0, 0.0, FALSE, FALSE };
     g_array_append_val(ranges, r);
     /* Each step starts past the last change: at most (b - a) / g of them. */
     if (at < b && depth < 64)
@@ -1499,7 +1567,7 @@ cs_selection_nccl_picks(const CsSelection *selection, CsOp op)
     GArray *ranges = g_array_new(FALSE, FALSE, sizeof(CsSelectRange));
     gint64 prev = g_array_index(r->grid, gint64, 0);
     CsSelectChoice cprev = nccl_choice_at(selection, op, prev);
-    const CsSelectRange first = { prev, -1, cprev, 0.0, FALSE };
+    const CsSelectRange first = { prev, -1, cprev, 0.0, 0.0, FALSE, FALSE };
     g_array_append_val(ranges, first);
     for (guint i = 1; i < r->grid->len; i++) {
         const gint64 size = g_array_index(r->grid, gint64, i);
@@ -1674,25 +1742,91 @@ describe(const CsSelection *sel)
         = sel->nccl_model
               ? g_strdup_printf("NCCL %s cost model", cs_nccl_model_constants(sel->nccl)->version)
               : g_strdup_printf("collsim engine (%s)", sel->model);
+    g_autofree char *amount = sel->validated_margin ? g_strdup("the margin")
+                                                    : g_strdup_printf("%g%%", sel->min_gain_pct);
     g_autofree char *margin
-        = sel->min_gain_pct > 0.0
-              ? g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %g%%",
-                                cs_nccl_model_constants(sel->nccl)->version, sel->min_gain_pct)
-              : g_strdup("");
+        = !sel->validated_margin && sel->min_gain_pct <= 0.0 ? g_strdup("")
+          : sel->mpi
+              ? g_strdup_printf(", a range's choice kept while within %s of the fastest", amount)
+              : g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %s",
+                                cs_nccl_model_constants(sel->nccl)->version, amount);
     return g_strdup_printf("%s, %d rank%s on %d node%s, %s, %s%s", cs_topo_name(sel->topo),
                            sel->nranks, plural(sel->nranks), sel->nnodes, plural(sel->nnodes),
                            cs_dtype_name(sel->dtype), model, margin);
 }
 
-/* " (gain 12.3% over NCCL's pick)", " (NCCL's pick)" or "" (no NCCL pick to weigh). */
+/* The candidate rule that applied (cs_predict_default_candidate()): its JSON name and the
+ * table's words. */
+static const char *
+candidates_name(const CsSelection *sel)
+{
+    if (sel->nccl_model)
+        return "nccl-model";
+    if (sel->any_algorithm)
+        return "any-algorithm";
+    return sel->mpi ? "mpi" : "nccl-tests";
+}
+
+static const char *
+candidates_text(const CsSelection *sel)
+{
+    if (sel->nccl_model)
+        return "the entries of NCCL's cost tables";
+    if (sel->any_algorithm)
+        return "every algorithm collsim knows (--any-algorithm)";
+    if (sel->mpi)
+        return "every algorithm collsim knows (CPU ranks: an MPI library runs them, no NCCL)";
+    return "what an nccl-tests run can execute (NCCL's algorithms; --any-algorithm weighs "
+           "every one)";
+}
+
+/* The margin's line: per regime the margin used, and where it comes from. (transfer full) */
+static char *
+margin_text(const CsSelection *sel)
+{
+    if (sel->nccl_model)
+        return g_strdup("none (NCCL's own model picks)");
+    if (!sel->validated_margin && sel->min_gain_pct <= 0.0)
+        return g_strdup("none: the fastest per size");
+    const CsValidatedError *e = cs_validated_error(sel->machine_class);
+    GString *out = g_string_new(NULL);
+    if (sel->validated_margin && e == NULL)
+        g_string_append_printf(
+            out, "no trace of %s machines is validated (%s): the %g%% floor:", sel->machine_class,
+            cs_validated_source(), CS_VALIDATED_MIN_MARGIN_PCT);
+    else if (sel->validated_margin)
+        g_string_append_printf(out,
+                               "the validated error of %s machines (%d trace%s, %s), at least "
+                               "%g%%:",
+                               sel->machine_class, e->n_traces, plural(e->n_traces),
+                               cs_validated_source(), CS_VALIDATED_MIN_MARGIN_PCT);
+    else
+        g_string_append_printf(out,
+                               "--min-gain %g%% in every regime (%s machines):", sel->min_gain_pct,
+                               sel->machine_class);
+    for (int k = 0; k < CS_N_REGIMES; k++) {
+        g_string_append_printf(out, "%s %s %.1f%%", k > 0 ? "," : "", cs_regime_name((CsRegime)k),
+                               sel->margin_pct[k]);
+        if (!sel->validated[k])
+            g_string_append(out, " (not validated)");
+        else if (!sel->validated_margin || e->error_pct[k] < CS_VALIDATED_MIN_MARGIN_PCT)
+            g_string_append_printf(out, " (validated error %.1f%%)", e->error_pct[k]);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* " (+12.3% over NCCL's pick; margin 14.9%, validated)", " (NCCL's pick)", or the margin
+ * alone where there is no NCCL pick to weigh. */
 static char *
 gain_text(const CsSelectRange *r)
 {
+    g_autofree char *margin = g_strdup_printf("margin %.1f%%, %s", r->margin_pct,
+                                              r->validated ? "validated" : "not validated");
     if (isnan(r->gain_pct))
-        return g_strdup("");
+        return r->margin_pct > 0.0 ? g_strdup_printf(" (%s)", margin) : g_strdup("");
     if (r->gain_pct == 0.0)
         return g_strdup(" (NCCL's pick)");
-    return g_strdup_printf(" (%+.1f%% over NCCL's pick)", r->gain_pct);
+    return g_strdup_printf(" (%+.1f%% over NCCL's pick; %s)", r->gain_pct, margin);
 }
 
 /* The algorithm names of candidates NCCL does not have, for the restriction comment. */
@@ -1875,6 +2009,9 @@ cs_selection_to_table(const CsSelection *sel)
     else
         g_string_append(out, "# channels follow the size (NCCL lowers them for small "
                              "operations); a range's count is the one at its largest size\n");
+    g_string_append_printf(out, "# candidates: %s\n", candidates_text(sel));
+    g_autofree char *margin = margin_text(sel);
+    g_string_append_printf(out, "# margin: %s\n", margin);
     if (sel->nccl_model)
         append_nccl_tables(out, sel->nccl);
     else if (sel->nccl_only)
@@ -1949,6 +2086,8 @@ ranges_json(const CsSelectTable *t, gboolean nccl_names)
             cJSON_AddNullToObject(o, "gain_pct");
         else
             cJSON_AddNumberToObject(o, "gain_pct", r->gain_pct);
+        cJSON_AddNumberToObject(o, "margin_pct", r->margin_pct);
+        cJSON_AddBoolToObject(o, "validated", r->validated);
         if (r->min_measured)
             cJSON_AddBoolToObject(o, "min_measured", TRUE);
         cJSON_AddItemToArray(ranges, o);
@@ -1964,6 +2103,7 @@ static cJSON *
 selection_json(const CsSelection *sel)
 {
     cJSON *root = cJSON_CreateObject();
+    cs_json_add_schema(root, "collsim-select", CS_JSON_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "format", "collsim-select");
     cJSON_AddNumberToObject(root, "format_version", 1);
     cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
@@ -1972,6 +2112,7 @@ selection_json(const CsSelection *sel)
     cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
     cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
     cJSON_AddStringToObject(root, "model", sel->nccl_model ? sel->model : "collsim");
+    cJSON_AddStringToObject(root, "candidate_rule", candidates_name(sel));
     if (!sel->nccl_model)
         cJSON_AddStringToObject(root, "net_model", sel->model);
     cJSON_AddStringToObject(root, "nccl_version", cs_nccl_model_constants(sel->nccl)->version);
@@ -1987,6 +2128,25 @@ selection_json(const CsSelection *sel)
         cJSON *notes = cJSON_AddArrayToObject(root, "notes");
         for (guint i = 0; i < sel->notes->len; i++)
             cJSON_AddItemToArray(notes, cJSON_CreateString(g_ptr_array_index(sel->notes, i)));
+    }
+    /* The margin per regime and where it comes from (docs/formats.md). */
+    cJSON *margin = cJSON_AddObjectToObject(root, "margin");
+    cJSON_AddStringToObject(margin, "source",
+                            sel->nccl_model         ? "none"
+                            : sel->validated_margin ? "validated"
+                                                    : "min-gain");
+    cJSON_AddStringToObject(margin, "machine_class", sel->machine_class);
+    cJSON_AddStringToObject(margin, "validated_by", cs_validated_source());
+    cJSON_AddNumberToObject(margin, "floor_pct", CS_VALIDATED_MIN_MARGIN_PCT);
+    const CsValidatedError *e = cs_validated_error(sel->machine_class);
+    for (int k = 0; k < CS_N_REGIMES; k++) {
+        cJSON *rg = cJSON_AddObjectToObject(margin, cs_regime_name((CsRegime)k));
+        cJSON_AddNumberToObject(rg, "margin_pct", sel->margin_pct[k]);
+        cJSON_AddBoolToObject(rg, "validated", sel->validated[k]);
+        if (sel->validated[k])
+            cJSON_AddNumberToObject(rg, "validated_error_pct", e->error_pct[k]);
+        else
+            cJSON_AddNullToObject(rg, "validated_error_pct");
     }
 
     cJSON *colls = cJSON_AddArrayToObject(root, "collectives");
@@ -2136,6 +2296,8 @@ cs_selection_to_env(const CsSelection *sel)
 
     g_string_append_printf(out, "# collsim %s select --emit env: %s\n", COLLSIM_VERSION, what);
     append_notes(out, sel, "# ");
+    g_autofree char *margin = margin_text(sel);
+    g_string_append_printf(out, "# margin: %s\n", margin);
     append_restriction(out, sel, "# ");
     g_string_append(out, "# Per-collective lists need an NCCL whose NCCL_ALGO/NCCL_PROTO take "
                          "them (2.28 does, 2.19 does not).\n");
@@ -2176,8 +2338,11 @@ append_tuner_rows(GString *out, const CsSelection *sel)
             if (rg->gain_pct == 0.0)
                 g_string_append(out, "# next range: NCCL's own pick\n");
             else if (!isnan(rg->gain_pct))
-                g_string_append_printf(out, "# next range: %+.1f%% over NCCL's own pick\n",
-                                       rg->gain_pct);
+                g_string_append_printf(out,
+                                       "# next range: %+.1f%% over NCCL's own pick (margin "
+                                       "%.1f%%, %s)\n",
+                                       rg->gain_pct, rg->margin_pct,
+                                       rg->validated ? "validated" : "not validated");
             g_string_append_printf(
                 out, "%s,%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s,%s,%d,%d,%d,-1,-1\n",
                 cs_op_name(t->op), rg->min_bytes, max,
@@ -2188,15 +2353,19 @@ append_tuner_rows(GString *out, const CsSelection *sel)
     }
 }
 
-/* The comment lines that open the CSV: @what, the restriction, the columns. */
+/* The comment lines that open the CSV: @what, @sel's margin (with @margin), the restriction,
+ * the columns. */
 static void
-append_tuner_header(GString *out, const CsSelection *sel, const char *what)
+append_tuner_header(GString *out, const CsSelection *sel, const char *what, gboolean margin)
 {
     const gboolean past_32 = (guint64)sel->max_bytes > CSV_END_32;
 
     g_string_append_printf(out, "# collsim %s select --emit nccl-tuner-csv\n", COLLSIM_VERSION);
     g_string_append_printf(out, "# %s\n", what);
     append_notes(out, sel, "# ");
+    g_autofree char *margins = margin ? margin_text(sel) : NULL;
+    if (margins != NULL)
+        g_string_append_printf(out, "# margin: %s\n", margins);
     g_string_append(out, "# For NCCL's example tuner (ext-tuner/example): "
                          "NCCL_TUNER_CONFIG_FILE=<this file>\n");
     append_restriction(out, sel, "# ");
@@ -2219,7 +2388,7 @@ cs_selection_to_nccl_tuner_csv(const CsSelection *sel)
     g_return_val_if_fail(sel != NULL, NULL);
     GString *out = g_string_new(NULL);
     g_autofree char *what = describe(sel);
-    append_tuner_header(out, sel, what);
+    append_tuner_header(out, sel, what, TRUE);
     append_tuner_rows(out, sel);
     return g_string_free(out, FALSE);
 }
@@ -2337,6 +2506,7 @@ static cJSON *
 compare_json(const CsSelection *sel)
 {
     cJSON *root = cJSON_CreateObject();
+    cs_json_add_schema(root, "collsim-select-compare", CS_JSON_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "format", "collsim-compare");
     cJSON_AddNumberToObject(root, "format_version", 1);
     cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
@@ -2444,7 +2614,8 @@ shapes_env(CsSelection *const *sels, guint n)
         g_autofree char *what = describe(sels[i]);
         g_autoptr(GString) algos = g_string_new(NULL);
         g_autoptr(GString) protos = g_string_new(NULL);
-        g_string_append_printf(out, "#\n# %s\n", what);
+        g_autofree char *margin = margin_text(sels[i]);
+        g_string_append_printf(out, "#\n# %s\n# margin: %s\n", what, margin);
         env_settings(sels[i], out, algos, protos);
         if (algos->len > 0) {
             g_string_append_printf(out, "#   NCCL_ALGO=\"%s\"\n", algos->str);
@@ -2536,10 +2707,11 @@ cs_selections_emit(CsSelection *const *selections, guint n, CsSelectFormat forma
         g_autofree char *what = g_strdup_printf("%u communicator shapes of %s; the lines of each "
                                                 "carry its nNodes and nRanks",
                                                 n, cs_topo_name(selections[0]->topo));
-        append_tuner_header(out, selections[0], what);
+        append_tuner_header(out, selections[0], what, FALSE);
         for (guint i = 0; i < n; i++) {
             g_autofree char *shape = describe(selections[i]);
-            g_string_append_printf(out, "# ---- %s\n", shape);
+            g_autofree char *margin = margin_text(selections[i]);
+            g_string_append_printf(out, "# ---- %s\n# margin: %s\n", shape, margin);
             append_tuner_rows(out, selections[i]);
         }
         return g_string_free(out, FALSE);

@@ -10,6 +10,7 @@
 
 #include "models/nccl.h"
 #include "predict/predict.h"
+#include "predict/validated.h"
 
 G_BEGIN_DECLS
 
@@ -29,19 +30,22 @@ typedef enum {
  */
 typedef struct {
     CsOpMask ops;
-    gint64 min_bytes;         /* bytes: first grid size */
-    gint64 max_bytes;         /* bytes: last grid size */
-    gint64 step_factor;       /* grid: x factor (>= 2) */
-    CsPredictOptions predict; /* datatype, ranks, engine network model, forced channels */
-    const char *nccl_spec;    /* NULL: collsim's engine; "nccl[:VERSION]": NCCL's model */
-    gboolean nccl_only;       /* only algorithms NCCL implements (NCCL emitters force it) */
-    gboolean exact;           /* simulate every size (no extrapolation past the cap) */
-    gint64 max_events;        /* extrapolation cap: events of one simulation (0 = default) */
-    double min_gain_pct;      /* percent: 0 = the fastest per size; > 0 = NCCL's own pick
-                               * unless the fastest gains more than this over it, and a range's
-                               * choice kept while within this of the fastest (hysteresis) */
-    int jobs;                 /* threads the candidates are spread over (<= 1: none); the
-                               * selection is the same for every count */
+    gint64 min_bytes;          /* bytes: first grid size */
+    gint64 max_bytes;          /* bytes: last grid size */
+    gint64 step_factor;        /* grid: x factor (>= 2) */
+    CsPredictOptions predict;  /* datatype, ranks, engine network model, forced channels */
+    const char *nccl_spec;     /* NULL: collsim's engine; "nccl[:VERSION]": NCCL's model */
+    gboolean nccl_only;        /* only algorithms NCCL implements (NCCL emitters force it) */
+    gboolean exact;            /* simulate every size (no extrapolation past the cap) */
+    gint64 max_events;         /* extrapolation cap: events of one simulation (0 = default) */
+    double min_gain_pct;       /* percent: 0 = the fastest per size; > 0 = NCCL's own pick
+                                * unless the fastest gains more than this over it, and a range's
+                                * choice kept while within this of the fastest (hysteresis) */
+    gboolean validated_margin; /* instead of min_gain_pct, per size regime the larger of 5% and
+                                * the model's validated error for this machine class
+                                * (cs_validated_margin_pct()): collsim select's default */
+    int jobs;                  /* threads the candidates are spread over (<= 1: none); the
+                                * selection is the same for every count */
     /* (nullable) told, on the calling thread, of each step of @op's selection: each
      * candidate's grid sizes predicted (in whatever order threads end them; @label
      * "ring/LL"), then each interval between grid sizes searched for crossovers, per table
@@ -106,9 +110,14 @@ typedef struct {
     gint64 min_bytes;
     gint64 max_bytes;
     CsSelectChoice choice;
-    double gain_pct;       /* percent: predicted gain of @choice over NCCL's own pick, the smallest
-                            * over the range's grid sizes (at min_bytes when none lies inside); 0
-                            * where @choice is NCCL's pick; NAN where NCCL's model picks nothing */
+    double gain_pct;       /* percent: predicted gain of @choice over NCCL's own pick, the
+                            * smallest over the range's grid sizes (at min_bytes when none lies
+                            * inside); 0 where @choice is NCCL's pick; NAN where NCCL's model
+                            * picks nothing */
+    double margin_pct;     /* percent: the largest margin over the size regimes the range
+                            * overlaps up to the grid's end (0 without a margin) */
+    gboolean validated;    /* every regime it overlaps has validated traces of this machine
+                            * class (cs_validated_error()) */
     gboolean min_measured; /* min_bytes is a measured crossover, moved there by
                             * cs_selection_move_boundaries(); FALSE: predicted */
 } CsSelectRange;
@@ -177,6 +186,11 @@ const CsSelectTable *cs_selection_nccl_table(const CsSelection *selection, CsOp 
 /* Compare rows of @op (CsSelectCompareRow), NULL without --compare. (transfer none) */
 const GArray *cs_selection_compare_rows(const CsSelection *selection, CsOp op);
 
+/* The margin in @regime, percent (0: the plain fastest), and whether the model is validated
+ * there for this machine class (@validated nullable). */
+double cs_selection_margin_pct(const CsSelection *selection, CsRegime regime, gboolean *validated);
+/* The machine class the validated margins are of (cs_validated_class()). (transfer none) */
+const char *cs_selection_machine_class(const CsSelection *selection);
 /* The NCCL release whose cost model gives NCCL's picks ("2.28"). (transfer none) */
 const char *cs_selection_nccl_version(const CsSelection *selection);
 /* NCCL's own pick for @op (its tuning model, cs_nccl_model_pick()) from the first to the last
