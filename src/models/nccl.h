@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* NCCL's own analytical cost model (NVIDIA/nccl src/graph/tuning.cc), with one constant set per
  * NCCL release, so collsim can say what NCCL would pick for a size and how far that choice is
- * from the engine's best ("why did NCCL pick tree here, and was it right?"). */
+ * from the engine's best ("why did NCCL pick tree here, and was it right?").
+ * nccl_constants.c holds the constant sets, nccl_system.c the system from a topology,
+ * nccl_names.c the names and NCCL_ALGO/NCCL_PROTO lists, nccl.c the model and its pick. */
 #pragma once
 
 #include <glib.h>
@@ -166,7 +168,7 @@ gboolean cs_nccl_parse_spec(const char *spec, const CsNcclConstants **constants,
 void cs_nccl_system_init(CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch arch);
 /* Emulates NCCL's topology search (search.cc) on the first @nranks ranks of @topo (0 = all):
  * NVLink bandwidth as NCCL assumes it per generation, the speed arrays, channel duplication.
- * An approximation of the search, documented in nccl.c. */
+ * An approximation of the search, documented in nccl_system.c. */
 gboolean cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *constants,
                                   CsNcclSystem *system, GError **error);
 /* The generation a GPU model string names ("H100 SXM5" -> Hopper); unknown -> Hopper with
@@ -240,9 +242,9 @@ const char *cs_nccl_algo_collsim_name(CsNcclAlgo algo);
 gboolean cs_nccl_algo_from_collsim(const char *collsim_name, CsNcclAlgo *algo);
 /* "ll", "ll128", "simple" (tuner CSV spelling). */
 const char *cs_nccl_proto_name(CsProto proto);
-/* An NCCL_ALGO / NCCL_PROTO value checked and in NCCL's spellings (see nccl.c). */
+/* An NCCL_ALGO / NCCL_PROTO value checked and in NCCL's spellings (see nccl_names.c). */
 char *cs_nccl_env_list(const char *value, gboolean is_proto, GError **error);
-/* What an NCCL_ALGO / NCCL_PROTO value allows collective @func (see nccl.c). */
+/* What an NCCL_ALGO / NCCL_PROTO value allows collective @func (see nccl_names.c). */
 guint cs_nccl_list_mask(const char *value, gboolean is_proto, int func);
 /* The NCCL collective of @op, or -1 (scatter, gather, all-to-all). */
 int cs_nccl_func_from_op(CsOp op);
