@@ -6,8 +6,8 @@
  * (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp): a CPU op "record_param_comms" whose
  * args are "Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype",
  * "Process Group Name", "Process Group Ranks" (the keys of torch/csrc/profiler/util.h,
- * kCommsName ... kGroupRanks); since PyTorch 2.1 Kineto copies them onto the NCCL kernel the
- * op launched (libkineto, CuptiActivityProfiler). inNelems and outNelems are numel() of the
+ * kCommsName ... kGroupRanks); newer Kineto versions copy them onto the NCCL kernel the op
+ * launched. inNelems and outNelems are numel() of the
  * input and output tensors: for "_reduce_scatter_base" the input is the whole buffer and the
  * output one rank's share; for "all_to_allv" both are whole buffers; for the coalesced calls
  * the sum over their tensors.
@@ -329,7 +329,7 @@ read_rec(Scan *s, gsize off, const char *where, const cJSON *args, Rec *r, GErro
     if (v != NULL)
         r->pg = g_strdup(v->valuestring);
     else {
-        /* Before PyTorch 2.2 the group was a number, "Process Group ID". */
+        /* Older traces (HTA's tests/data/ns_resolution_trace) carry a number instead. */
         double id = 0;
         v = cJSON_GetObjectItemCaseSensitive(args, "Process Group ID");
         if (v != NULL && !whole(v, 0, MAX_NELEMS, &id))

@@ -50,7 +50,7 @@ gboolean cs_kineto_looks_like_trace(const char *path);
  * cs_kineto_add_file:
  * Reads the trace at @path (a regular file of at most CS_KINETO_MAX_BYTES, mapped) and adds the
  * collectives of its one rank to @log: the GPU kernels whose args carry "Collective name"
- * (PyTorch 2.1 and later), or where no kernel does, the CPU ops "record_param_comms". Fills @info.
+ * (newer Kineto versions), or where no kernel does, the CPU ops "record_param_comms". Fills @info.
  * Errors are CS_KINETO_ERROR, "PATH:LINE:COL: what" (IO: "PATH: why"), or CS_NCCL_LOG_ERROR from
  * @log's limits.
  */
