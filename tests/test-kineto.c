@@ -152,6 +152,27 @@ test_real_cpu_ops(void)
 }
 
 static void
+test_real_old_format(void)
+{
+    g_test_summary("HTA's ns_resolution trace (V100, 1 rank, older format): the group is "
+                   "\"Process Group ID\" 0, read as process group \"0\"; one ProfilerStep#, "
+                   "one step; the 1-rank world is the world group, as for a log");
+    g_autofree char *trace = data_path("hta-v100-1gpu-cpu-ops.json");
+    g_autofree char *err = NULL;
+    const char *args[] = { "import", trace, NULL };
+    g_autoptr(cJSON) w = import_ok(args, &err);
+    g_assert_cmpint(member(member(w, "layout"), "dp")->valueint, ==, 1);
+    g_assert_cmpint(cJSON_GetArraySize(member(at(member(w, "phases"), 0), "collectives")), ==, 7);
+    assert_coll(w, 0, 0, "broadcast", "212480", 1, "world");
+    assert_coll(w, 0, 6, "allreduce", "9724160", 1, "world");
+    g_assert_nonnull(strstr(err, "10 events; 9 collectives of rank 0 on record_param_comms CPU "
+                                 "ops; 1 ProfilerStep# spans: 1 step\n"));
+    g_assert_nonnull(strstr(err, "process group \"0\" (1 ranks [0], collectives 1 to 9, 9 "
+                                 "calls): world comm 1\n"));
+    g_assert_nonnull(strstr(err, "left out 2 wait"));
+}
+
+static void
 test_plan_takes_it(void)
 {
     g_test_summary("`collsim plan` predicts the imported trace's all-reduces on 2 GPUs of a "
@@ -406,6 +427,7 @@ main(int argc, char **argv)
     g_assert_nonnull(scratch);
     g_test_add_func("/kineto/real/kernels", test_real_kernels);
     g_test_add_func("/kineto/real/cpu-ops", test_real_cpu_ops);
+    g_test_add_func("/kineto/real/old-format", test_real_old_format);
     g_test_add_func("/kineto/real/plan-takes-it", test_plan_takes_it);
     g_test_add_func("/kineto/mapping/tp-dp-world", test_mapping);
     g_test_add_func("/kineto/errors/one-line", test_errors);

@@ -531,13 +531,13 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, const CsKinetoIn
         g_string_append_printf(
             notes,
             "Imported by collsim workload import from the PyTorch profiler trace %s: the "
-            "%" G_GINT64_FORMAT
-            " collectives of rank %s (%s, their record_param_comms args), as %d "
+            "%" G_GINT64_FORMAT " collectives of rank %s (%s), as %d "
             "step%s (%d ProfilerStep# spans in the trace). Layout: world %d ranks = tp %d x dp "
             "%d x pp %d.",
             files, trace->collectives, rank->label,
-            trace->from_kernels ? "NCCL kernels" : "record_param_comms CPU ops", steps,
-            steps == 1 ? "" : "s", trace->profiler_steps, lay.world, lay.tp, lay.dp, lay.pp);
+            trace->from_kernels ? "record_param_comms args of NCCL kernels"
+                                : "record_param_comms CPU ops",
+            steps, steps == 1 ? "" : "s", trace->profiler_steps, lay.world, lay.tp, lay.dp, lay.pp);
     else
         g_string_append_printf(
             notes,
