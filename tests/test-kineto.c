@@ -15,7 +15,7 @@
 
 #include "base/json_util.h"
 #include "base/kineto.h"
-#include "test-util.h"
+#include "test-workload-util.h"
 
 static char *scratch;
 
@@ -28,24 +28,7 @@ data_path(const char *name)
 static char *
 write_scratch(const char *name, const char *text)
 {
-    char *path = g_build_filename(scratch, name, NULL);
-    g_autoptr(GError) error = NULL;
-    g_file_set_contents(path, text, -1, &error);
-    g_assert_no_error(error);
-    return path;
-}
-
-static cJSON *
-import_ok(const char *const *args, char **err)
-{
-    g_auto(CsTestRun) r = cs_test_run_collsim("workload", args);
-    if (r.status != 0)
-        g_error("workload import exited %d: %s", r.status, r.err);
-    cJSON *root = cJSON_Parse(r.out);
-    g_assert_nonnull(root);
-    if (err != NULL)
-        *err = g_strdup(r.err);
-    return root;
+    return cs_test_write_file(scratch, name, text);
 }
 
 /* Fails with exit 2, nothing on stdout, and stderr exactly @want (one line). */
@@ -58,53 +41,29 @@ import_fails_exactly(const char *const *args, const char *want)
     g_assert_cmpstr(r.err, ==, want);
 }
 
-static const cJSON *
-member(const cJSON *o, const char *key)
-{
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
-    g_assert_nonnull(m);
-    return m;
-}
-
-static const cJSON *
-at(const cJSON *array, int i)
-{
-    const cJSON *item = cJSON_GetArrayItem(array, i);
-    g_assert_nonnull(item);
-    return item;
-}
-
-static void
-assert_coll(const cJSON *w, int p, int c, const char *op, const char *bytes, int count,
-            const char *group)
-{
-    const cJSON *coll = at(member(at(member(w, "phases"), p), "collectives"), c);
-    g_assert_cmpstr(member(coll, "op")->valuestring, ==, op);
-    g_assert_cmpstr(member(coll, "bytes")->valuestring, ==, bytes);
-    g_assert_cmpint(member(coll, "count")->valueint, ==, count);
-    g_assert_cmpstr(member(coll, "group")->valuestring, ==, group);
-}
-
 /* The HTA trace's one step, on either record: per ProfilerStep#, two broadcasts (DDP's
  * initial sync of 53120 Float and 53 Long elements) and five gradient-bucket all-reduces of
  * Float, each on process group "0" of ranks [0, 1]. */
 static void
 assert_hta_step(const cJSON *w)
 {
-    const cJSON *layout = member(w, "layout");
-    g_assert_cmpint(member(layout, "tp")->valueint, ==, 1);
-    g_assert_cmpint(member(layout, "dp")->valueint, ==, 2);
-    g_assert_cmpint(member(layout, "pp")->valueint, ==, 1);
-    g_assert_cmpint(cJSON_GetArraySize(member(w, "phases")), ==, 1);
-    g_assert_cmpstr(member(at(member(w, "phases"), 0), "name")->valuestring, ==, "world comm 1");
-    g_assert_cmpint(cJSON_GetArraySize(member(at(member(w, "phases"), 0), "collectives")), ==, 7);
-    assert_coll(w, 0, 0, "broadcast", "212480", 1, "world");   /* 53120 x 4 */
-    assert_coll(w, 0, 1, "broadcast", "424", 1, "world");      /* 53 Long x 8 */
-    assert_coll(w, 0, 2, "allreduce", "8196000", 1, "world");  /* 2049000 x 4 */
-    assert_coll(w, 0, 3, "allreduce", "31502336", 1, "world"); /* 7875584 x 4 */
-    assert_coll(w, 0, 4, "allreduce", "26255360", 1, "world"); /* 6563840 x 4 */
-    assert_coll(w, 0, 5, "allreduce", "26550272", 1, "world"); /* 6637568 x 4 */
-    assert_coll(w, 0, 6, "allreduce", "9724160", 1, "world");  /* 2431040 x 4 */
+    const cJSON *layout = cs_test_member(w, "layout");
+    g_assert_cmpint(cs_test_member(layout, "tp")->valueint, ==, 1);
+    g_assert_cmpint(cs_test_member(layout, "dp")->valueint, ==, 2);
+    g_assert_cmpint(cs_test_member(layout, "pp")->valueint, ==, 1);
+    g_assert_cmpint(cJSON_GetArraySize(cs_test_member(w, "phases")), ==, 1);
+    g_assert_cmpstr(cs_test_member(cs_test_at(cs_test_member(w, "phases"), 0), "name")->valuestring,
+                    ==, "world comm 1");
+    g_assert_cmpint(cJSON_GetArraySize(
+                        cs_test_member(cs_test_at(cs_test_member(w, "phases"), 0), "collectives")),
+                    ==, 7);
+    cs_test_assert_coll(w, 0, 0, "broadcast", "212480", 1, "world");   /* 53120 x 4 */
+    cs_test_assert_coll(w, 0, 1, "broadcast", "424", 1, "world");      /* 53 Long x 8 */
+    cs_test_assert_coll(w, 0, 2, "allreduce", "8196000", 1, "world");  /* 2049000 x 4 */
+    cs_test_assert_coll(w, 0, 3, "allreduce", "31502336", 1, "world"); /* 7875584 x 4 */
+    cs_test_assert_coll(w, 0, 4, "allreduce", "26255360", 1, "world"); /* 6563840 x 4 */
+    cs_test_assert_coll(w, 0, 5, "allreduce", "26550272", 1, "world"); /* 6637568 x 4 */
+    cs_test_assert_coll(w, 0, 6, "allreduce", "9724160", 1, "world");  /* 2431040 x 4 */
 }
 
 /* ---- Real excerpts ---- */
@@ -118,9 +77,10 @@ test_real_kernels(void)
     g_autofree char *trace = data_path("hta-ddp-2gpu-kernels.json");
     g_autofree char *err = NULL;
     const char *args[] = { "import", trace, NULL };
-    g_autoptr(cJSON) w = import_ok(args, &err);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, &err);
     assert_hta_step(w);
-    g_assert_null(cJSON_GetObjectItemCaseSensitive(at(member(w, "phases"), 0), "compute"));
+    g_assert_null(
+        cJSON_GetObjectItemCaseSensitive(cs_test_at(cs_test_member(w, "phases"), 0), "compute"));
     g_assert_nonnull(strstr(err, "28 events; 21 collectives of rank 0 on NCCL kernels; 3 "
                                  "ProfilerStep# spans: 3 steps\n"));
     g_assert_nonnull(strstr(err, "process group \"0\" (2 ranks [0, 1], collectives 1 to 21, 21 "
@@ -128,13 +88,13 @@ test_real_kernels(void)
     /* The 4 other kernels: 3.744 + 3.552 + 2.464 + 461.914 us, none overlapping, over 3
      * steps = 157.2 us. */
     g_assert_nonnull(strstr(err, "other GPU kernels busy 157.2 us per step"));
-    const char *notes = member(w, "notes")->valuestring;
+    const char *notes = cs_test_member(w, "notes")->valuestring;
     g_assert_nonnull(strstr(notes, "busy 157.2 us per step"));
 
     /* --steps overrides the ProfilerStep# spans: 21 calls in one step. */
     const char *one[] = { "import", "--steps", "1", trace, NULL };
-    g_autoptr(cJSON) w1 = import_ok(one, NULL);
-    assert_coll(w1, 0, 2, "allreduce", "8196000", 3, "world");
+    g_autoptr(cJSON) w1 = cs_test_import_ok(one, NULL);
+    cs_test_assert_coll(w1, 0, 2, "allreduce", "8196000", 3, "world");
 }
 
 static void
@@ -145,7 +105,7 @@ test_real_cpu_ops(void)
     g_autofree char *trace = data_path("hta-ddp-2gpu-cpu-ops.json");
     g_autofree char *err = NULL;
     const char *args[] = { "import", trace, NULL };
-    g_autoptr(cJSON) w = import_ok(args, &err);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, &err);
     assert_hta_step(w);
     g_assert_nonnull(strstr(err, "27 collectives of rank 0 on record_param_comms CPU ops"));
     g_assert_nonnull(strstr(err, "left out 6 wait (no such operation in a workload)"));
@@ -160,11 +120,13 @@ test_real_old_format(void)
     g_autofree char *trace = data_path("hta-v100-1gpu-cpu-ops.json");
     g_autofree char *err = NULL;
     const char *args[] = { "import", trace, NULL };
-    g_autoptr(cJSON) w = import_ok(args, &err);
-    g_assert_cmpint(member(member(w, "layout"), "dp")->valueint, ==, 1);
-    g_assert_cmpint(cJSON_GetArraySize(member(at(member(w, "phases"), 0), "collectives")), ==, 7);
-    assert_coll(w, 0, 0, "broadcast", "212480", 1, "world");
-    assert_coll(w, 0, 6, "allreduce", "9724160", 1, "world");
+    g_autoptr(cJSON) w = cs_test_import_ok(args, &err);
+    g_assert_cmpint(cs_test_member(cs_test_member(w, "layout"), "dp")->valueint, ==, 1);
+    g_assert_cmpint(cJSON_GetArraySize(
+                        cs_test_member(cs_test_at(cs_test_member(w, "phases"), 0), "collectives")),
+                    ==, 7);
+    cs_test_assert_coll(w, 0, 0, "broadcast", "212480", 1, "world");
+    cs_test_assert_coll(w, 0, 6, "allreduce", "9724160", 1, "world");
     g_assert_nonnull(strstr(err, "10 events; 9 collectives of rank 0 on record_param_comms CPU "
                                  "ops; 1 ProfilerStep# spans: 1 step\n"));
     g_assert_nonnull(strstr(err, "process group \"0\" (1 ranks [0], collectives 1 to 9, 9 "
@@ -190,19 +152,20 @@ test_plan_takes_it(void)
     g_assert_cmpint(r.status, ==, 0);
     g_autoptr(cJSON) root = cJSON_Parse(r.out);
     g_assert_nonnull(root);
-    const cJSON *phase = at(member(at(member(root, "candidates"), 0), "phases"), 0);
-    g_assert_cmpint(cJSON_GetArraySize(member(phase, "collectives")), ==, 7);
+    const cJSON *phase = cs_test_at(
+        cs_test_member(cs_test_at(cs_test_member(root, "candidates"), 0), "phases"), 0);
+    g_assert_cmpint(cJSON_GetArraySize(cs_test_member(phase, "collectives")), ==, 7);
     double sum = 0;
     for (int i = 0; i < 7; i++) {
-        const cJSON *c = at(member(phase, "collectives"), i);
-        g_assert_cmpint(member(c, "ranks")->valueint, ==, 2);
-        g_assert_cmpfloat(member(c, "time_us")->valuedouble, >, 0);
-        sum += member(c, "time_us")->valuedouble * member(c, "count")->valuedouble;
+        const cJSON *c = cs_test_at(cs_test_member(phase, "collectives"), i);
+        g_assert_cmpint(cs_test_member(c, "ranks")->valueint, ==, 2);
+        g_assert_cmpfloat(cs_test_member(c, "time_us")->valuedouble, >, 0);
+        sum += cs_test_member(c, "time_us")->valuedouble * cs_test_member(c, "count")->valuedouble;
     }
-    const cJSON *c3 = at(member(phase, "collectives"), 3);
-    g_assert_cmpstr(member(c3, "op")->valuestring, ==, "allreduce");
-    g_assert_cmpfloat(member(c3, "bytes")->valuedouble, ==, 31502336);
-    g_assert_cmpfloat_with_epsilon(member(phase, "comm_us")->valuedouble, sum, 1e-6);
+    const cJSON *c3 = cs_test_at(cs_test_member(phase, "collectives"), 3);
+    g_assert_cmpstr(cs_test_member(c3, "op")->valuestring, ==, "allreduce");
+    g_assert_cmpfloat(cs_test_member(c3, "bytes")->valuedouble, ==, 31502336);
+    g_assert_cmpfloat_with_epsilon(cs_test_member(phase, "comm_us")->valuedouble, sum, 1e-6);
 }
 
 /* ---- Written traces: the mapping of each collective ---- */
@@ -249,27 +212,27 @@ test_mapping(void)
     g_autofree char *path = write_scratch("tp4dp2.json", text);
     g_autofree char *err = NULL;
     const char *args[] = { "import", path, NULL };
-    g_autoptr(cJSON) w = import_ok(args, &err);
-    const cJSON *layout = member(w, "layout");
-    g_assert_cmpint(member(layout, "tp")->valueint, ==, 4);
-    g_assert_cmpint(member(layout, "dp")->valueint, ==, 2);
-    g_assert_cmpint(member(layout, "pp")->valueint, ==, 1);
-    g_assert_cmpint(cJSON_GetArraySize(member(w, "phases")), ==, 3);
-    assert_coll(w, 0, 0, "allreduce", "2048", 1, "tp");      /* 1024 x 2 */
-    assert_coll(w, 0, 1, "alltoall", "8192", 1, "tp");       /* 4096 / 4 x 2 x 4 */
-    assert_coll(w, 1, 0, "reducescatter", "16000", 1, "dp"); /* 2000 x 4 x 2 */
-    assert_coll(w, 1, 1, "allgather", "16000", 1, "dp");     /* 2000 x 4 x 2 */
-    assert_coll(w, 2, 0, "allreduce", "8", 1, "world");      /* 1 x 8 */
+    g_autoptr(cJSON) w = cs_test_import_ok(args, &err);
+    const cJSON *layout = cs_test_member(w, "layout");
+    g_assert_cmpint(cs_test_member(layout, "tp")->valueint, ==, 4);
+    g_assert_cmpint(cs_test_member(layout, "dp")->valueint, ==, 2);
+    g_assert_cmpint(cs_test_member(layout, "pp")->valueint, ==, 1);
+    g_assert_cmpint(cJSON_GetArraySize(cs_test_member(w, "phases")), ==, 3);
+    cs_test_assert_coll(w, 0, 0, "allreduce", "2048", 1, "tp");      /* 1024 x 2 */
+    cs_test_assert_coll(w, 0, 1, "alltoall", "8192", 1, "tp");       /* 4096 / 4 x 2 x 4 */
+    cs_test_assert_coll(w, 1, 0, "reducescatter", "16000", 1, "dp"); /* 2000 x 4 x 2 */
+    cs_test_assert_coll(w, 1, 1, "allgather", "16000", 1, "dp");     /* 2000 x 4 x 2 */
+    cs_test_assert_coll(w, 2, 0, "allreduce", "8", 1, "world");      /* 1 x 8 */
     g_assert_nonnull(strstr(err, "left out 1 Send"));
     g_assert_nonnull(strstr(err, "process group \"2\" (2 ranks [0, 4], collectives 2 to 3, 2 "
                                  "calls): dp comm 1"));
 
     /* --group PG=G names a process group by its name. */
     const char *named[] = { "import", "--group", "2=tp", "--group", "1=dp", path, NULL };
-    g_autoptr(cJSON) w2 = import_ok(named, NULL);
-    g_assert_cmpint(member(member(w2, "layout"), "tp")->valueint, ==, 2);
-    g_assert_cmpint(member(member(w2, "layout"), "dp")->valueint, ==, 4);
-    assert_coll(w2, 0, 0, "allreduce", "2048", 1, "dp");
+    g_autoptr(cJSON) w2 = cs_test_import_ok(named, NULL);
+    g_assert_cmpint(cs_test_member(cs_test_member(w2, "layout"), "tp")->valueint, ==, 2);
+    g_assert_cmpint(cs_test_member(cs_test_member(w2, "layout"), "dp")->valueint, ==, 4);
+    cs_test_assert_coll(w2, 0, 0, "allreduce", "2048", 1, "dp");
 }
 
 /* ---- Bad traces ---- */
