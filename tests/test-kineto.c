@@ -227,6 +227,14 @@ test_mapping(void)
     g_assert_nonnull(strstr(err, "process group \"2\" (2 ranks [0, 4], collectives 2 to 3, 2 "
                                  "calls): dp comm 1"));
 
+    /* Without distributedInfo the world is the largest group (8), not the first one read. */
+    g_autofree char *bare = trace_text(NULL, events);
+    g_autofree char *bare_path = write_scratch("tp4dp2-bare.json", bare);
+    const char *bare_args[] = { "import", bare_path, NULL };
+    g_autoptr(cJSON) wb = cs_test_import_ok(bare_args, NULL);
+    g_assert_cmpint(cs_test_member(cs_test_member(wb, "layout"), "tp")->valueint, ==, 4);
+    g_assert_cmpint(cs_test_member(cs_test_member(wb, "layout"), "dp")->valueint, ==, 2);
+
     /* --group PG=G names a process group by its name. */
     const char *named[] = { "import", "--group", "2=tp", "--group", "1=dp", path, NULL };
     g_autoptr(cJSON) w2 = cs_test_import_ok(named, NULL);

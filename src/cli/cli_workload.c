@@ -371,8 +371,9 @@ static int
 tp_from_ranks(const CommMap *maps, guint n, int world_flag, GString *report)
 {
     int world = world_flag;
-    for (guint i = 0; world <= 0 && i < n; i++)
-        world = MAX(world, maps[i].comm->nranks);
+    if (world <= 0)
+        for (guint i = 0; i < n; i++)
+            world = MAX(world, maps[i].comm->nranks);
     int tp = 0;
     const CsNcclLogComm *which = NULL;
     for (guint i = 0; i < n; i++) {
