@@ -673,21 +673,18 @@ cs_kineto_looks_like_trace(const char *path)
 }
 
 gboolean
-cs_kineto_add_file(CsNcclLog *log, const char *path, CsKinetoInfo *info, GError **error)
+cs_kineto_add_data(CsNcclLog *log, const char *origin, const char *buf, gsize len,
+                   CsKinetoInfo *info, GError **error)
 {
-    g_return_val_if_fail(log != NULL && path != NULL && info != NULL, FALSE);
+    g_return_val_if_fail(log != NULL && origin != NULL && (buf != NULL || len == 0), FALSE);
+    g_return_val_if_fail(info != NULL, FALSE);
     memset(info, 0, sizeof(*info));
-    g_autoptr(GMappedFile) mapped = NULL;
-    const char *buf = NULL;
-    gsize len = 0;
-    if (!open_trace(path, &mapped, &buf, &len, error))
-        return FALSE;
     if (len >= 2 && (guchar)buf[0] == 0x1f && (guchar)buf[1] == 0x8b) {
         g_set_error(error, CS_KINETO_ERROR, CS_KINETO_ERROR_IO,
-                    "%s: gzip data: decompress it first (gunzip -k %s)", path, path);
+                    "%s: gzip data: decompress it first (gunzip -k %s)", origin, origin);
         return FALSE;
     }
-    Scan s = { .buf = buf, .len = len, .path = path, .line = 1 };
+    Scan s = { .buf = len > 0 ? buf : "", .len = len, .path = origin, .line = 1 };
     Collect c = { .kernels = g_array_new(FALSE, TRUE, sizeof(Rec)),
                   .cpu_ops = g_array_new(FALSE, TRUE, sizeof(Rec)),
                   .compute = g_array_new(FALSE, FALSE, sizeof(Span)),
@@ -701,7 +698,7 @@ cs_kineto_add_file(CsNcclLog *log, const char *path, CsKinetoInfo *info, GError 
         int rank = c.dist_rank;
         if (rank < 0 && recs->len > 0)
             rank = g_array_index(recs, Rec, 0).rank;
-        info->rank = rank >= 0 ? g_strdup_printf("%d", rank) : g_strdup(path);
+        info->rank = rank >= 0 ? g_strdup_printf("%d", rank) : g_strdup(origin);
         info->world_size = c.world_size;
         info->profiler_steps = (int)g_hash_table_size(c.steps);
         info->from_kernels = c.kernels->len > 0;
@@ -716,4 +713,17 @@ cs_kineto_add_file(CsNcclLog *log, const char *path, CsKinetoInfo *info, GError 
     g_array_unref(c.compute);
     g_hash_table_unref(c.steps);
     return ok;
+}
+
+gboolean
+cs_kineto_add_file(CsNcclLog *log, const char *path, CsKinetoInfo *info, GError **error)
+{
+    g_return_val_if_fail(log != NULL && path != NULL && info != NULL, FALSE);
+    memset(info, 0, sizeof(*info));
+    g_autoptr(GMappedFile) mapped = NULL;
+    const char *buf = NULL;
+    gsize len = 0;
+    if (!open_trace(path, &mapped, &buf, &len, error))
+        return FALSE;
+    return cs_kineto_add_data(log, path, buf, len, info, error);
 }

@@ -56,4 +56,12 @@ gboolean cs_kineto_looks_like_trace(const char *path);
  */
 gboolean cs_kineto_add_file(CsNcclLog *log, const char *path, CsKinetoInfo *info, GError **error);
 
+/**
+ * cs_kineto_add_data:
+ * As cs_kineto_add_file(), on the @len bytes at @buf (need not end in a NUL), named @origin
+ * in messages.
+ */
+gboolean cs_kineto_add_data(CsNcclLog *log, const char *origin, const char *buf, gsize len,
+                            CsKinetoInfo *info, GError **error);
+
 G_END_DECLS
