@@ -55,7 +55,10 @@ typedef enum {
     COUNT_IN_SPLIT, /* the input's over the group: AlltoAll, whose count is per peer */
 } CountRule;
 
-/* ProcessGroupNCCL.cpp's collective names and the NCCL call each makes. */
+/* ProcessGroupNCCL.cpp's collective names (as RECORD_PARAM_COMMS_DATA records them) of the
+ * calls a workload takes, and the NCCL call each makes. Any other name (send, recv, reduce,
+ * gather, scatter, barrier, wait...) is added under its own name and left out by the
+ * workload. */
 static const struct {
     const char *torch;
     const char *nccl;
@@ -64,8 +67,7 @@ static const struct {
     { "allreduce", "AllReduce", COUNT_IN },
     { "allreduce_coalesced", "AllReduce", COUNT_IN },
     { "broadcast", "Broadcast", COUNT_IN },
-    { "_broadcast_oop", "Broadcast", COUNT_IN },
-    { "allgather", "AllGather", COUNT_IN },
+    { "all_gather", "AllGather", COUNT_IN },
     { "_allgather_base", "AllGather", COUNT_IN },
     { "allgather_into_tensor_coalesced", "AllGather", COUNT_IN },
     { "reduce_scatter", "ReduceScatter", COUNT_OUT },
@@ -73,13 +75,6 @@ static const struct {
     { "reduce_scatter_tensor_coalesced", "ReduceScatter", COUNT_OUT },
     { "all_to_all", "AlltoAll", COUNT_IN_SPLIT },
     { "all_to_allv", "AlltoAll", COUNT_IN_SPLIT },
-    { "alltoall_base", "AlltoAll", COUNT_IN_SPLIT },
-    { "reduce", "Reduce", COUNT_IN },
-    { "_reduce_oop", "Reduce", COUNT_IN },
-    { "gather", "Gather", COUNT_IN },
-    { "scatter", "Scatter", COUNT_IN },
-    { "send", "Send", COUNT_IN },
-    { "recv", "Recv", COUNT_IN },
 };
 
 /* c10::toString(ScalarType) and the ncclDataType_t ProcessGroupNCCL.cpp's ncclDataType map
