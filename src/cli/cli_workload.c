@@ -337,8 +337,8 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
 }
 
 /* The step between the ranks a trace lists for a process group ("[0, 1, 2, 3]" -> 1, "[0, 4]"
- * -> 4; PyTorch cuts a long list to its first 29 and last rank with ", ...", and the first
- * ones are read), or 0 when they are fewer than two or not evenly spaced. */
+ * -> 4; a long list may be cut short with ", ...", and the ranks before it are read), or 0
+ * when they are fewer than two or not evenly spaced. */
 static int
 ranks_stride(const char *ranks)
 {
