@@ -12,7 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "base/json_util.h"
-#include "test-util.h"
+#include "test-workload-util.h"
 
 static char *scratch;
 
@@ -26,26 +26,7 @@ data_path(const char *name)
 static char *
 write_scratch(const char *name, const char *text)
 {
-    char *path = g_build_filename(scratch, name, NULL);
-    g_autoptr(GError) error = NULL;
-    g_file_set_contents(path, text, -1, &error);
-    g_assert_no_error(error);
-    return path;
-}
-
-/* `collsim workload import ARGS...` that succeeds, its workload parsed; its stderr summary in
- * @err when non-NULL. (transfer full) */
-static cJSON *
-import_ok(const char *const *args, char **err)
-{
-    g_auto(CsTestRun) r = cs_test_run_collsim("workload", args);
-    if (r.status != 0)
-        g_error("workload import exited %d: %s", r.status, r.err);
-    cJSON *root = cJSON_Parse(r.out);
-    g_assert_nonnull(root);
-    if (err != NULL)
-        *err = g_strdup(r.err);
-    return root;
+    return cs_test_write_file(scratch, name, text);
 }
 
 /* `collsim workload import ARGS...` that fails: exit 2, stderr holding @want, nothing on
@@ -60,53 +41,26 @@ import_fails(const char *const *args, const char *want)
         g_error("stderr \"%s\" does not say \"%s\"", r.err, want);
 }
 
-static const cJSON *
-member(const cJSON *o, const char *key)
-{
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
-    g_assert_nonnull(m);
-    return m;
-}
-
-static const cJSON *
-at(const cJSON *array, int i)
-{
-    const cJSON *item = cJSON_GetArrayItem(array, i);
-    g_assert_nonnull(item);
-    return item;
-}
-
 static void
 assert_layout(const cJSON *w, int tp, int dp, int pp)
 {
-    const cJSON *layout = member(w, "layout");
-    g_assert_cmpint(member(layout, "tp")->valueint, ==, tp);
-    g_assert_cmpint(member(layout, "dp")->valueint, ==, dp);
-    g_assert_cmpint(member(layout, "pp")->valueint, ==, pp);
-}
-
-/* Phase @p's collective @c is @op of @bytes, @count times, on @group. */
-static void
-assert_coll(const cJSON *w, int p, int c, const char *op, const char *bytes, int count,
-            const char *group)
-{
-    const cJSON *coll = at(member(at(member(w, "phases"), p), "collectives"), c);
-    g_assert_cmpstr(member(coll, "op")->valuestring, ==, op);
-    g_assert_cmpstr(member(coll, "bytes")->valuestring, ==, bytes);
-    g_assert_cmpint(member(coll, "count")->valueint, ==, count);
-    g_assert_cmpstr(member(coll, "group")->valuestring, ==, group);
+    const cJSON *layout = cs_test_member(w, "layout");
+    g_assert_cmpint(cs_test_member(layout, "tp")->valueint, ==, tp);
+    g_assert_cmpint(cs_test_member(layout, "dp")->valueint, ==, dp);
+    g_assert_cmpint(cs_test_member(layout, "pp")->valueint, ==, pp);
 }
 
 static int
 n_phases(const cJSON *w)
 {
-    return cJSON_GetArraySize(member(w, "phases"));
+    return cJSON_GetArraySize(cs_test_member(w, "phases"));
 }
 
 static int
 n_colls(const cJSON *w, int p)
 {
-    return cJSON_GetArraySize(member(at(member(w, "phases"), p), "collectives"));
+    return cJSON_GetArraySize(
+        cs_test_member(cs_test_at(cs_test_member(w, "phases"), p), "collectives"));
 }
 
 /* ---- Real excerpts ---- */
@@ -119,24 +73,25 @@ test_real_allreduce(void)
     g_autofree char *log = data_path("nccl-203-tensorflow-2gpu.log");
     g_autofree char *err = NULL;
     const char *args[] = { "import", log, NULL };
-    g_autoptr(cJSON) w = import_ok(args, &err);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, &err);
     assert_layout(w, 1, 2, 1);
     g_assert_cmpint(n_phases(w), ==, 1);
-    g_assert_cmpstr(member(at(member(w, "phases"), 0), "name")->valuestring, ==, "world comm 1");
+    g_assert_cmpstr(cs_test_member(cs_test_at(cs_test_member(w, "phases"), 0), "name")->valuestring,
+                    ==, "world comm 1");
     g_assert_cmpint(n_colls(w, 0), ==, 3);
-    assert_coll(w, 0, 0, "allreduce", "256", 1, "world");     /* 64 x 4 */
-    assert_coll(w, 0, 1, "allreduce", "948736", 1, "world");  /* 237184 x 4 */
-    assert_coll(w, 0, 2, "allreduce", "1546240", 1, "world"); /* 386560 x 4 */
+    cs_test_assert_coll(w, 0, 0, "allreduce", "256", 1, "world");     /* 64 x 4 */
+    cs_test_assert_coll(w, 0, 1, "allreduce", "948736", 1, "world");  /* 237184 x 4 */
+    cs_test_assert_coll(w, 0, 2, "allreduce", "1546240", 1, "world"); /* 386560 x 4 */
     g_assert_nonnull(strstr(err, "7 collective lines of 2 ranks; other lines skipped: 1"));
     g_assert_nonnull(strstr(err, "comm 0x7f0c741162f0 (2 ranks, opCount 1a to 1c, 3 calls)"));
-    const char *notes = member(w, "notes")->valuestring;
+    const char *notes = cs_test_member(w, "notes")->valuestring;
     g_assert_nonnull(strstr(notes, "those of rank gpu1:13135:0 taken"));
 
     /* The other device's rank has the fourth call, opCount 1d: 8192 x 4 bytes. */
     const char *args1[] = { "import", "--rank", "gpu1:13135:1", log, NULL };
-    g_autoptr(cJSON) w1 = import_ok(args1, NULL);
+    g_autoptr(cJSON) w1 = cs_test_import_ok(args1, NULL);
     g_assert_cmpint(n_colls(w1, 0), ==, 4);
-    assert_coll(w1, 0, 3, "allreduce", "32768", 1, "world");
+    cs_test_assert_coll(w1, 0, 3, "allreduce", "32768", 1, "world");
 
     const char *bad_rank[] = { "import", "--rank", "gpu1:13135:7", log, NULL };
     import_fails(bad_rank, "--rank gpu1:13135:7: not in the log (its ranks: gpu1:13135:0, "
@@ -150,20 +105,20 @@ test_real_tp_gather_scatter(void)
                    "count is per rank, so bytes = count x 4 x 2 ranks; identical calls counted");
     g_autofree char *log = data_path("torchtitan-1369-tp2.log");
     const char *args[] = { "import", log, NULL };
-    g_autoptr(cJSON) w = import_ok(args, NULL);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, NULL);
     /* rank hopper01:191370:1: AllGather (opCount d), ReduceScatter (e), AllGather (f) */
     g_assert_cmpint(n_colls(w, 0), ==, 2);
-    assert_coll(w, 0, 0, "allgather", "16777216", 2, "world");
-    assert_coll(w, 0, 1, "reducescatter", "16777216", 1, "world");
+    cs_test_assert_coll(w, 0, 0, "allgather", "16777216", 2, "world");
+    cs_test_assert_coll(w, 0, 1, "reducescatter", "16777216", 1, "world");
 
     /* rank hopper01:191369:0 (two threads): ReduceScatter, AllGather, 2 AllReduce of one
      * float32 */
     const char *args0[] = { "import", "--rank", "hopper01:191369:0", log, NULL };
-    g_autoptr(cJSON) w0 = import_ok(args0, NULL);
+    g_autoptr(cJSON) w0 = cs_test_import_ok(args0, NULL);
     g_assert_cmpint(n_colls(w0, 0), ==, 3);
-    assert_coll(w0, 0, 0, "reducescatter", "16777216", 1, "world");
-    assert_coll(w0, 0, 1, "allgather", "16777216", 1, "world");
-    assert_coll(w0, 0, 2, "allreduce", "4", 2, "world");
+    cs_test_assert_coll(w0, 0, 0, "reducescatter", "16777216", 1, "world");
+    cs_test_assert_coll(w0, 0, 1, "allgather", "16777216", 1, "world");
+    cs_test_assert_coll(w0, 0, 2, "allreduce", "4", 2, "world");
 }
 
 static void
@@ -175,34 +130,34 @@ test_real_prefixes(void)
     const char *args[]
         = { "import", "--rank", "r24-02-22-23-29-0066-raycluster-lv52c-worker-l4-8-srrss:22754:5",
             ray, NULL };
-    g_autoptr(cJSON) w = import_ok(args, NULL);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, NULL);
     assert_layout(w, 1, 128, 1);
-    assert_coll(w, 0, 0, "allreduce", "29528912", 1, "world"); /* 7382228 x 4 */
-    assert_coll(w, 0, 1, "allreduce", "28266288", 1, "world"); /* 7066572 x 4 */
+    cs_test_assert_coll(w, 0, 0, "allreduce", "29528912", 1, "world"); /* 7382228 x 4 */
+    cs_test_assert_coll(w, 0, 1, "allreduce", "28266288", 1, "world"); /* 7066572 x 4 */
 
     /* Rank learnfair062:32617:1: an int64 broadcast of 53 (424 bytes) then a float16 one of
      * 25503912 (51007824 bytes); rank 32629:7 is read from the line that holds two prefixes. */
     g_autofree char *ddp = data_path("nccl-147-ddp-interleaved.log");
     g_autofree char *err = NULL;
     const char *args1[] = { "import", "--rank", "learnfair062:32617:1", ddp, NULL };
-    g_autoptr(cJSON) w1 = import_ok(args1, &err);
+    g_autoptr(cJSON) w1 = cs_test_import_ok(args1, &err);
     assert_layout(w1, 1, 8, 1);
-    assert_coll(w1, 0, 0, "broadcast", "424", 1, "world");
-    assert_coll(w1, 0, 1, "broadcast", "51007824", 1, "world");
+    cs_test_assert_coll(w1, 0, 0, "broadcast", "424", 1, "world");
+    cs_test_assert_coll(w1, 0, 1, "broadcast", "51007824", 1, "world");
     g_assert_nonnull(strstr(err, "6 collective lines of 5 ranks; other lines skipped: 2"));
     const char *args2[] = { "import", "--rank", "learnfair062:32629:7", ddp, NULL };
-    g_autoptr(cJSON) w2 = import_ok(args2, NULL);
-    assert_coll(w2, 0, 0, "broadcast", "424", 1, "world");
+    g_autoptr(cJSON) w2 = cs_test_import_ok(args2, NULL);
+    cs_test_assert_coll(w2, 0, 0, "broadcast", "424", 1, "world");
 
     /* One uint8 all-reduce (1 byte) and an int8 all-gather of 8 per rank (32 bytes on 4
      * ranks): written as plan's smallest sizes, 4 bytes and 16 x 4 = 64 bytes, and said so. */
     g_autofree char *bracket = data_path("nccl-1352-bracket-rank.log");
     const char *args3[] = { "import", bracket, NULL };
-    g_autoptr(cJSON) w3 = import_ok(args3, NULL);
+    g_autoptr(cJSON) w3 = cs_test_import_ok(args3, NULL);
     assert_layout(w3, 1, 4, 1);
-    assert_coll(w3, 0, 0, "allreduce", "4", 2, "world");
-    assert_coll(w3, 0, 1, "allgather", "64", 1, "world");
-    g_assert_nonnull(strstr(member(w3, "notes")->valuestring,
+    cs_test_assert_coll(w3, 0, 0, "allreduce", "4", 2, "world");
+    cs_test_assert_coll(w3, 0, 1, "allgather", "64", 1, "world");
+    g_assert_nonnull(strstr(cs_test_member(w3, "notes")->valuestring,
                             "3 calls smaller than collsim plan's smallest size"));
 }
 
@@ -213,12 +168,13 @@ test_steps(void)
                    "divide, naming the call and its opCount range");
     g_autofree char *log = data_path("nccl-1238-nranks1.log");
     const char *args[] = { "import", "--steps", "4", log, NULL };
-    g_autoptr(cJSON) w = import_ok(args, NULL);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, NULL);
     assert_layout(w, 1, 1, 1);
-    assert_coll(w, 0, 0, "allreduce", "134217728", 1, "world"); /* 33554432 x 4, 4 calls / 4 */
+    cs_test_assert_coll(w, 0, 0, "allreduce", "134217728", 1,
+                        "world"); /* 33554432 x 4, 4 calls / 4 */
     const char *args2[] = { "import", "--steps", "2", log, NULL };
-    g_autoptr(cJSON) w2 = import_ok(args2, NULL);
-    assert_coll(w2, 0, 0, "allreduce", "134217728", 2, "world");
+    g_autoptr(cJSON) w2 = cs_test_import_ok(args2, NULL);
+    cs_test_assert_coll(w2, 0, 0, "allreduce", "134217728", 2, "world");
     const char *bad[] = { "import", "--steps", "3", log, NULL };
     import_fails(bad, "AllReduce of count 33554432 ncclFloat32 (comm 0x5631f0816b40, opCount 0 "
                       "to 0) is called 4 times, not a multiple of --steps 3");
@@ -313,42 +269,44 @@ test_groups(void)
     /* Sizes below the world: 2 (dp's communicator) and 8: the smaller, 2, is taken as tp by
      * default; --tp 8 puts them right. */
     const char *args[] = { "import", "--steps", "2", "--tp", "8", log, NULL };
-    g_autoptr(cJSON) w = import_ok(args, &err);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, &err);
     assert_layout(w, 8, 2, 1);
     g_assert_cmpint(n_phases(w), ==, 3);
-    g_assert_cmpstr(member(at(member(w, "phases"), 0), "name")->valuestring, ==, "tp comm 1");
-    assert_coll(w, 0, 0, "allreduce", "50331648", 2, "tp");    /* 25165824 x 2 bytes */
-    assert_coll(w, 1, 0, "reducescatter", "4000000", 1, "dp"); /* 1e6 x 2 x 2 ranks */
-    assert_coll(w, 1, 1, "allgather", "4000000", 1, "dp");
-    assert_coll(w, 2, 0, "allreduce", "4", 1, "world");
+    g_assert_cmpstr(cs_test_member(cs_test_at(cs_test_member(w, "phases"), 0), "name")->valuestring,
+                    ==, "tp comm 1");
+    cs_test_assert_coll(w, 0, 0, "allreduce", "50331648", 2, "tp");    /* 25165824 x 2 bytes */
+    cs_test_assert_coll(w, 1, 0, "reducescatter", "4000000", 1, "dp"); /* 1e6 x 2 x 2 ranks */
+    cs_test_assert_coll(w, 1, 1, "allgather", "4000000", 1, "dp");
+    cs_test_assert_coll(w, 2, 0, "allreduce", "4", 1, "world");
     g_assert_nonnull(strstr(err, "layout tp 8 x dp 2 x pp 1 = 16 ranks"));
     g_assert_nonnull(strstr(err, "comm 0xd000 (2 ranks, opCount 0 to 1, 2 calls): left out"));
     g_assert_nonnull(strstr(err, "left out 2 Send (no such operation in a workload)"));
-    g_assert_nonnull(strstr(member(w, "notes")->valuestring, "Left out (no such operation in "
-                                                             "the format): 2 Send."));
+    g_assert_nonnull(strstr(cs_test_member(w, "notes")->valuestring,
+                            "Left out (no such operation in "
+                            "the format): 2 Send."));
 
     const char *dflt[] = { "import", "--steps", "2", log, NULL };
-    g_autoptr(cJSON) wd = import_ok(dflt, NULL);
+    g_autoptr(cJSON) wd = cs_test_import_ok(dflt, NULL);
     assert_layout(wd, 2, 8, 1);
-    assert_coll(wd, 0, 0, "allreduce", "50331648", 2, "dp");
-    assert_coll(wd, 1, 0, "reducescatter", "4000000", 1, "tp");
+    cs_test_assert_coll(wd, 0, 0, "allreduce", "50331648", 2, "dp");
+    cs_test_assert_coll(wd, 1, 0, "reducescatter", "4000000", 1, "tp");
 
     /* --group names one communicator: the 8-rank one as tp settles both. */
     const char *named[] = { "import", "--steps", "2", "--group", "0xa000=tp", log, NULL };
-    g_autoptr(cJSON) wn = import_ok(named, NULL);
+    g_autoptr(cJSON) wn = cs_test_import_ok(named, NULL);
     assert_layout(wn, 8, 2, 1);
-    assert_coll(wn, 1, 0, "reducescatter", "4000000", 1, "dp");
+    cs_test_assert_coll(wn, 1, 0, "reducescatter", "4000000", 1, "dp");
 
     /* Without the world communicator the job's size is not in the log: --world says it. */
     g_autofree char *text2 = tp_dp_log(FALSE);
     g_autofree char *log2 = write_scratch("tp-dp-noworld.log", text2);
     const char *world[] = { "import", "--steps", "2", "--world", "16", "--tp", "8", log2, NULL };
-    g_autoptr(cJSON) ww = import_ok(world, NULL);
+    g_autoptr(cJSON) ww = cs_test_import_ok(world, NULL);
     assert_layout(ww, 8, 2, 1);
-    assert_coll(ww, 0, 0, "allreduce", "50331648", 2, "tp");
+    cs_test_assert_coll(ww, 0, 0, "allreduce", "50331648", 2, "tp");
     /* ... and with --world 32 the rest is pp 2. */
     const char *pp[] = { "import", "--steps", "2", "--world", "32", "--tp", "8", log2, NULL };
-    g_autoptr(cJSON) wp = import_ok(pp, NULL);
+    g_autoptr(cJSON) wp = cs_test_import_ok(pp, NULL);
     assert_layout(wp, 8, 2, 2);
 }
 
@@ -368,10 +326,10 @@ test_group_errors(void)
     import_fails(amb, "communicator 0xa000 has 4 ranks, the size of both tp and dp: say which "
                       "with --group 0xa000=tp or =dp");
     const char *ok[] = { "import", "--group", "0xa000=tp", "--group", "0xb000=dp", log, NULL };
-    g_autoptr(cJSON) w = import_ok(ok, NULL);
+    g_autoptr(cJSON) w = cs_test_import_ok(ok, NULL);
     assert_layout(w, 4, 4, 1);
-    assert_coll(w, 0, 0, "allreduce", "4096", 1, "tp");
-    assert_coll(w, 1, 0, "allreduce", "8192", 1, "dp");
+    cs_test_assert_coll(w, 0, 0, "allreduce", "4096", 1, "tp");
+    cs_test_assert_coll(w, 1, 0, "allreduce", "8192", 1, "dp");
     const char *nocomm[] = { "import", "--group", "0xe000=tp", log, NULL };
     import_fails(nocomm, "--group \"0xe000=tp\": rank h:1:0 has no communicator 0xe000");
     const char *badg[] = { "import", "--group", "0xa000=ep", log, NULL };
@@ -420,9 +378,9 @@ test_same_bytes_join(void)
     g_autofree char *text = g_string_free(s, FALSE);
     g_autofree char *log = write_scratch("join.log", text);
     const char *args[] = { "import", log, NULL };
-    g_autoptr(cJSON) w = import_ok(args, NULL);
+    g_autoptr(cJSON) w = cs_test_import_ok(args, NULL);
     g_assert_cmpint(n_colls(w, 0), ==, 1);
-    assert_coll(w, 0, 0, "allreduce", "16", 3, "world");
+    cs_test_assert_coll(w, 0, 0, "allreduce", "16", 3, "world");
 }
 
 /* ---- The result in collsim plan ---- */
@@ -446,19 +404,21 @@ test_plan_takes_it(void)
     g_assert_cmpint(r.status, ==, 0);
     g_autoptr(cJSON) root = cJSON_Parse(r.out);
     g_assert_nonnull(root);
-    const cJSON *phase = at(member(at(member(root, "candidates"), 0), "phases"), 0);
-    g_assert_cmpstr(member(phase, "name")->valuestring, ==, "world comm 1");
-    const cJSON *c0 = at(member(phase, "collectives"), 0);
-    g_assert_cmpstr(member(c0, "op")->valuestring, ==, "allgather");
-    g_assert_cmpint(member(c0, "ranks")->valueint, ==, 2);
-    g_assert_cmpfloat(member(c0, "bytes")->valuedouble, ==, 16777216);
-    g_assert_cmpint(member(c0, "count")->valueint, ==, 2);
-    g_assert_cmpfloat(member(c0, "time_us")->valuedouble, >, 0);
+    const cJSON *phase = cs_test_at(
+        cs_test_member(cs_test_at(cs_test_member(root, "candidates"), 0), "phases"), 0);
+    g_assert_cmpstr(cs_test_member(phase, "name")->valuestring, ==, "world comm 1");
+    const cJSON *c0 = cs_test_at(cs_test_member(phase, "collectives"), 0);
+    g_assert_cmpstr(cs_test_member(c0, "op")->valuestring, ==, "allgather");
+    g_assert_cmpint(cs_test_member(c0, "ranks")->valueint, ==, 2);
+    g_assert_cmpfloat(cs_test_member(c0, "bytes")->valuedouble, ==, 16777216);
+    g_assert_cmpint(cs_test_member(c0, "count")->valueint, ==, 2);
+    g_assert_cmpfloat(cs_test_member(c0, "time_us")->valuedouble, >, 0);
     /* comm = 2 x the all-gather + the reduce-scatter */
-    const cJSON *c1 = at(member(phase, "collectives"), 1);
-    g_assert_cmpfloat_with_epsilon(
-        member(phase, "comm_us")->valuedouble,
-        2 * member(c0, "time_us")->valuedouble + member(c1, "time_us")->valuedouble, 1e-6);
+    const cJSON *c1 = cs_test_at(cs_test_member(phase, "collectives"), 1);
+    g_assert_cmpfloat_with_epsilon(cs_test_member(phase, "comm_us")->valuedouble,
+                                   2 * cs_test_member(c0, "time_us")->valuedouble
+                                       + cs_test_member(c1, "time_us")->valuedouble,
+                                   1e-6);
 }
 
 int

@@ -364,6 +364,8 @@ comm_free(gpointer data)
     for (guint i = 0; i < c->call_list->len; i++)
         g_free(g_array_index(c->call_list, CsNcclLogCall, i).name);
     g_array_unref(c->call_list);
+    g_free(c->name);
+    g_free(c->ranks);
     g_free(c);
 }
 
@@ -400,14 +402,14 @@ cs_nccl_log_free(CsNcclLog *log)
 }
 
 static gboolean
-check_room(const CsNcclLog *log, const char *origin, gint64 lineno, GError **error)
+check_room(const CsNcclLog *log, const char *where, GError **error)
 {
     if (g_hash_table_size(log->index) < CS_NCCL_LOG_MAX_ENTRIES)
         return TRUE;
     g_set_error(error, CS_NCCL_LOG_ERROR, CS_NCCL_LOG_ERROR_LIMIT,
-                "%s:%" G_GINT64_FORMAT ": more than %d distinct ranks, communicators and calls: "
-                "not the log of a few training steps (cut it to the steps to import)",
-                origin, lineno, CS_NCCL_LOG_MAX_ENTRIES);
+                "%s: more than %d distinct ranks, communicators and calls: "
+                "not the record of a few training steps (cut it to the steps to import)",
+                where, CS_NCCL_LOG_MAX_ENTRIES);
     return FALSE;
 }
 
@@ -436,6 +438,62 @@ add_call(CsNcclLog *log, CsNcclLogComm *comm, const char *comm_key, const CsNccl
     call->last_op = MAX(call->last_op, l->op_count);
 }
 
+/* Adds the parsed call @l; @where names it in errors. */
+static gboolean
+add_parsed(CsNcclLog *log, const CsNcclLogLine *l, const char *comm_name, const char *comm_ranks,
+           const char *where, GError **error)
+{
+    if (!check_room(log, where, error))
+        return FALSE;
+    g_autofree char *rank_key = g_strconcat("R\x1f", l->rank, NULL);
+    CsNcclLogRank *rank = g_hash_table_lookup(log->index, rank_key);
+    if (rank == NULL) {
+        rank = g_new0(CsNcclLogRank, 1);
+        rank->label = g_strdup(l->rank);
+        rank->comms = g_ptr_array_new_with_free_func(comm_free);
+        g_ptr_array_add(log->ranks, rank);
+        g_hash_table_insert(log->index, g_steal_pointer(&rank_key), rank);
+    }
+    g_autofree char *comm_key
+        = g_strdup_printf("C\x1f%s\x1f%" G_GINT64_MODIFIER "x", l->rank, l->comm);
+    CsNcclLogComm *comm = g_hash_table_lookup(log->index, comm_key);
+    if (comm == NULL) {
+        comm = g_new0(CsNcclLogComm, 1);
+        comm->comm = l->comm;
+        comm->nranks = l->nranks;
+        comm->first_op = l->op_count;
+        comm->last_op = l->op_count;
+        comm->call_list = g_array_new(FALSE, TRUE, sizeof(CsNcclLogCall));
+        comm->name = g_strdup(comm_name);
+        comm->ranks = g_strdup(comm_ranks);
+        g_ptr_array_add(rank->comms, comm);
+        g_hash_table_insert(log->index, g_strdup(comm_key), comm);
+    }
+    else if (comm->nranks != l->nranks) {
+        if (comm->name != NULL)
+            g_set_error(error, CS_NCCL_LOG_ERROR, CS_NCCL_LOG_ERROR_MALFORMED,
+                        "%s: %s of process group \"%s\" of %d ranks, which had %d before "
+                        "(two runs in one trace?)",
+                        where, l->name, comm->name, l->nranks, comm->nranks);
+        else
+            g_set_error(error, CS_NCCL_LOG_ERROR, CS_NCCL_LOG_ERROR_MALFORMED,
+                        "%s: %s line: comm 0x%" G_GINT64_MODIFIER
+                        "x has [nranks=%d] here and %d before (two runs in one log? import each "
+                        "run's log alone)",
+                        where, l->name, l->comm, l->nranks, comm->nranks);
+        return FALSE;
+    }
+    if (!check_room(log, where, error))
+        return FALSE;
+    rank->calls++;
+    comm->calls++;
+    comm->first_op = MIN(comm->first_op, l->op_count);
+    comm->last_op = MAX(comm->last_op, l->op_count);
+    add_call(log, comm, comm_key, l);
+    log->coll_lines++;
+    return TRUE;
+}
+
 gboolean
 cs_nccl_log_add_line(CsNcclLog *log, const char *line, const char *origin, gint64 lineno,
                      GError **error)
@@ -454,47 +512,16 @@ cs_nccl_log_add_line(CsNcclLog *log, const char *line, const char *origin, gint6
     case CS_NCCL_LOG_LINE_COLLECTIVE:
         break;
     }
-    if (!check_room(log, origin, lineno, error))
-        return FALSE;
-    g_autofree char *rank_key = g_strconcat("R\x1f", l.rank, NULL);
-    CsNcclLogRank *rank = g_hash_table_lookup(log->index, rank_key);
-    if (rank == NULL) {
-        rank = g_new0(CsNcclLogRank, 1);
-        rank->label = g_strdup(l.rank);
-        rank->comms = g_ptr_array_new_with_free_func(comm_free);
-        g_ptr_array_add(log->ranks, rank);
-        g_hash_table_insert(log->index, g_steal_pointer(&rank_key), rank);
-    }
-    g_autofree char *comm_key
-        = g_strdup_printf("C\x1f%s\x1f%" G_GINT64_MODIFIER "x", l.rank, l.comm);
-    CsNcclLogComm *comm = g_hash_table_lookup(log->index, comm_key);
-    if (comm == NULL) {
-        comm = g_new0(CsNcclLogComm, 1);
-        comm->comm = l.comm;
-        comm->nranks = l.nranks;
-        comm->first_op = l.op_count;
-        comm->last_op = l.op_count;
-        comm->call_list = g_array_new(FALSE, TRUE, sizeof(CsNcclLogCall));
-        g_ptr_array_add(rank->comms, comm);
-        g_hash_table_insert(log->index, g_strdup(comm_key), comm);
-    }
-    else if (comm->nranks != l.nranks) {
-        g_set_error(error, CS_NCCL_LOG_ERROR, CS_NCCL_LOG_ERROR_MALFORMED,
-                    "%s:%" G_GINT64_FORMAT ": %s line: comm 0x%" G_GINT64_MODIFIER
-                    "x has [nranks=%d] here and %d before (two runs in one log? import each "
-                    "run's log alone)",
-                    origin, lineno, l.name, l.comm, l.nranks, comm->nranks);
-        return FALSE;
-    }
-    if (!check_room(log, origin, lineno, error))
-        return FALSE;
-    rank->calls++;
-    comm->calls++;
-    comm->first_op = MIN(comm->first_op, l.op_count);
-    comm->last_op = MAX(comm->last_op, l.op_count);
-    add_call(log, comm, comm_key, &l);
-    log->coll_lines++;
-    return TRUE;
+    g_autofree char *where = g_strdup_printf("%s:%" G_GINT64_FORMAT, origin, lineno);
+    return add_parsed(log, &l, NULL, NULL, where, error);
+}
+
+gboolean
+cs_nccl_log_add_call(CsNcclLog *log, const CsNcclLogLine *l, const char *comm_name,
+                     const char *comm_ranks, const char *where, GError **error)
+{
+    g_return_val_if_fail(log != NULL && l != NULL && where != NULL, FALSE);
+    return add_parsed(log, l, comm_name, comm_ranks, where, error);
 }
 
 /* Reads @f line by line into @log; a line longer than MAX_LINE (or holding a NUL byte) is

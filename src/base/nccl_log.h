@@ -92,6 +92,8 @@ typedef struct {
     guint64 first_op;  /* smallest opCount */
     guint64 last_op;   /* largest opCount */
     GArray *call_list; /* CsNcclLogCall, in order of first appearance */
+    char *name;        /* a profiler trace's process group name, NULL for a log's */
+    char *ranks;       /* that group's global ranks as the trace prints them, or NULL */
 } CsNcclLogComm;
 
 /**
@@ -126,6 +128,18 @@ gboolean cs_nccl_log_add_file(CsNcclLog *log, const char *path, GError **error);
  */
 gboolean cs_nccl_log_add_line(CsNcclLog *log, const char *line, const char *origin, gint64 lineno,
                               GError **error);
+
+/**
+ * cs_nccl_log_add_call:
+ * Adds one collective read from another record of the run than a log (a PyTorch profiler
+ * trace, kineto.c): @l as a log line would give it, where @l->comm identifies the
+ * communicator within @l->rank. @comm_name (nullable) is its name in that record (a process
+ * group's), @comm_ranks (nullable) its ranks; both are kept from the first call of the
+ * communicator. @where names the call in errors ("trace.json:12:3: traceEvents[40]"). Errors
+ * are CS_NCCL_LOG_ERROR: MALFORMED (the communicator's size changed), LIMIT.
+ */
+gboolean cs_nccl_log_add_call(CsNcclLog *log, const CsNcclLogLine *l, const char *comm_name,
+                              const char *comm_ranks, const char *where, GError **error);
 
 /* The ranks seen, in order of first appearance. (transfer none) */
 const GPtrArray *cs_nccl_log_ranks(const CsNcclLog *log);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* `collsim workload import`: a workload file (docs/workloads.md) from NCCL's own log of the
- * collectives a run called (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL), one phase per
- * communicator, identical calls counted, each communicator mapped to a group of the layout. */
+ * collectives a run called (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) or from a PyTorch profiler
+ * trace (base/kineto.c), one phase per communicator, identical calls counted, each
+ * communicator mapped to a group of the layout. */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "base/json_util.h"
+#include "base/kineto.h"
 #include "base/nccl_log.h"
 #include "base/op.h"
 #include "cli/cli.h"
@@ -18,9 +20,9 @@
 #define MAX_RANKS 65536
 
 static const char summary[]
-    = "Write a workload (docs/workloads.md) from NCCL's log of the collectives a run called:\n"
-      "run it with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL, import one rank's lines, then\n"
-      "'collsim plan --workload W.json --topo T'.";
+    = "Write a workload (docs/workloads.md) from NCCL's log of the collectives a run called\n"
+      "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) or from a PyTorch profiler trace (JSON with\n"
+      "\"traceEvents\"), import one rank's calls, then 'collsim plan --workload W.json --topo T'.";
 
 static const char description[]
     = "Each LOG is read line by line. A collective's INFO line (\"NAME: opCount ... count N\n"
@@ -44,10 +46,19 @@ static const char description[]
       "communicator's group. The ranks the plan then takes are the layout's (TP-major, rails\n"
       "first: docs/workloads.md).\n"
       "\n"
+      "A FILE whose first byte (after blanks) is '{' is a PyTorch profiler (Kineto) trace of\n"
+      "one rank: its NCCL kernels whose args carry PyTorch's \"Collective name\" (or, where\n"
+      "none does, its record_param_comms CPU ops) are its calls, each process group a\n"
+      "communicator (--group PG=tp|dp|world names one). --steps defaults to the trace's\n"
+      "ProfilerStep# spans, --world to its distributedInfo.world_size; the size of the groups\n"
+      "of consecutive ranks is tp. A trace over 2 GiB, gzip'd or malformed is refused with\n"
+      "FILE:LINE:COL (exit 2).\n"
+      "\n"
       "Examples:\n"
       "  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL torchrun ... 2>&1 | tee run.log\n"
       "  collsim workload import run.log --steps 10 -o w.json\n"
       "  collsim workload import run.log --world 16 --tp 8 -o w.json\n"
+      "  collsim workload import rank0.pt.trace.json -o w.json\n"
       "  collsim plan --workload w.json --topo hgx-h100x8-2n";
 
 /* The command as invoked, to start every message. */
@@ -77,6 +88,46 @@ imported_op(const char *name)
 
 /* ---- Communicators to groups ---- */
 
+/* "comm 0x55.." for a log's communicator, "process group \"0\"" for a trace's.
+ * (transfer full) */
+static char *
+comm_text(const CsNcclLogComm *c)
+{
+    if (c->name != NULL)
+        return g_strdup_printf("process group \"%s\"", c->name);
+    return g_strdup_printf("comm 0x%" G_GINT64_MODIFIER "x", c->comm);
+}
+
+/* "communicator 0x55.." or "process group \"0\"", for messages. (transfer full) */
+static char *
+comm_long(const CsNcclLogComm *c)
+{
+    if (c->name != NULL)
+        return g_strdup_printf("process group \"%s\"", c->name);
+    return g_strdup_printf("communicator 0x%" G_GINT64_MODIFIER "x", c->comm);
+}
+
+/* What --group calls @c: "0x55.." or the process group's name. (transfer full) */
+static char *
+comm_flag(const CsNcclLogComm *c)
+{
+    if (c->name != NULL)
+        return g_strdup(c->name);
+    return g_strdup_printf("0x%" G_GINT64_MODIFIER "x", c->comm);
+}
+
+/* "opCount 1a to 1c" of a log's calls, "collectives 3 to 40" of a trace's (in the order the
+ * trace holds them). (transfer full) */
+static char *
+op_range(const CsNcclLogComm *c, guint64 first, guint64 last)
+{
+    if (c->name != NULL)
+        return g_strdup_printf("collectives %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT, first,
+                               last);
+    return g_strdup_printf("opCount %" G_GINT64_MODIFIER "x to %" G_GINT64_MODIFIER "x", first,
+                           last);
+}
+
 typedef struct {
     const CsNcclLogComm *comm;
     gint64 imported; /* calls the workload takes */
@@ -103,6 +154,21 @@ apply_group_flag(const char *flag, const char *rank, CommMap *maps, guint n, GEr
 {
     const char *eq = strchr(flag, '=');
     guint64 addr = 0;
+    /* A trace's process group by its name. */
+    for (guint i = 0; eq != NULL && i < n; i++)
+        if (maps[i].comm->name != NULL && strlen(maps[i].comm->name) == (gsize)(eq - flag)
+            && strncmp(flag, maps[i].comm->name, (gsize)(eq - flag)) == 0) {
+            CsGroup g = CS_GROUP_NONE;
+            for (int k = 0; k <= CS_GROUP_WORLD; k++)
+                if (strcmp(eq + 1, cs_group_names[k]) == 0)
+                    g = (CsGroup)k;
+            if (g == CS_GROUP_NONE)
+                return cs_cli_usage_error(
+                    error, prog, "--group \"%s\": \"%s\" is not tp, dp or world", flag, eq + 1);
+            maps[i].group = g;
+            maps[i].named = TRUE;
+            return TRUE;
+        }
     gboolean ok
         = eq != NULL && flag[0] == '0' && (flag[1] == 'x' || flag[1] == 'X') && eq > flag + 2;
     if (ok) {
@@ -114,7 +180,8 @@ apply_group_flag(const char *flag, const char *rank, CommMap *maps, guint n, GEr
     if (!ok)
         return cs_cli_usage_error(error, prog,
                                   "--group \"%s\": expected 0xADDR=tp, 0xADDR=dp or 0xADDR=world "
-                                  "(ADDR a communicator as the log prints it)",
+                                  "(ADDR a communicator as the log prints it), or PG=tp|dp|world "
+                                  "(PG a process group of the trace)",
                                   flag);
     CsGroup g = CS_GROUP_NONE;
     for (int k = 0; k <= CS_GROUP_WORLD; k++)
@@ -154,10 +221,11 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
         return input_error(error, "a %d-rank job: a workload's layout has at most %d ranks", world,
                            MAX_RANKS);
     for (guint i = 0; i < n; i++)
-        if (maps[i].comm->nranks > world)
-            return input_error(
-                error, "communicator 0x%" G_GINT64_MODIFIER "x has %d ranks, more than --world %d",
-                maps[i].comm->comm, maps[i].comm->nranks, world);
+        if (maps[i].comm->nranks > world) {
+            g_autofree char *what = comm_long(maps[i].comm);
+            return input_error(error, "%s has %d ranks, more than --world %d", what,
+                               maps[i].comm->nranks, world);
+        }
     /* The sizes named by --group, and those left to infer. */
     int named[CS_N_GROUPS] = { 0 };
     GArray *sizes = g_array_new(FALSE, FALSE, sizeof(int));
@@ -236,12 +304,14 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
         CommMap *m = &maps[i];
         const int r = m->comm->nranks;
         if (m->named) {
-            if (r != size_of[m->group])
+            if (r != size_of[m->group]) {
+                g_autofree char *flag = comm_flag(m->comm);
                 return input_error(error,
-                                   "--group 0x%" G_GINT64_MODIFIER
-                                   "x=%s: the communicator has %d ranks, the layout's %s %d",
-                                   m->comm->comm, cs_group_names[m->group], r,
-                                   cs_group_names[m->group], size_of[m->group]);
+                                   "--group %s=%s: the communicator has %d ranks, the layout's %s "
+                                   "%d",
+                                   flag, cs_group_names[m->group], r, cs_group_names[m->group],
+                                   size_of[m->group]);
+            }
             continue;
         }
         if (m->imported == 0 || (r == 1 && world > 1)) {
@@ -250,18 +320,77 @@ map_groups(CommMap *maps, guint n, int world_flag, int tp_flag, Layout *lay, GEr
         }
         if (r == world)
             m->group = CS_GROUP_WORLD;
-        else if (r == tp && r == dp)
+        else if (r == tp && r == dp) {
+            g_autofree char *what = comm_long(m->comm);
+            g_autofree char *flag = comm_flag(m->comm);
             return input_error(error,
-                               "communicator 0x%" G_GINT64_MODIFIER
-                               "x has %d ranks, the size of both tp and dp: say which with "
-                               "--group 0x%" G_GINT64_MODIFIER "x=tp or =dp",
-                               m->comm->comm, r, m->comm->comm);
+                               "%s has %d ranks, the size of both tp and dp: say which with "
+                               "--group %s=tp or =dp",
+                               what, r, flag);
+        }
         else if (r == tp)
             m->group = CS_GROUP_TP;
         else
             m->group = CS_GROUP_DP; /* r == dp: every other size was refused above */
     }
     return TRUE;
+}
+
+/* The step between the ranks a trace lists for a process group ("[0, 1, 2, 3]" -> 1, "[0, 4]"
+ * -> 4; a long list may be cut short with ", ...", and the ranks before it are read), or 0
+ * when they are fewer than two or not evenly spaced. */
+static int
+ranks_stride(const char *ranks)
+{
+    const char *p = ranks;
+    while (*p == ' ' || *p == '[')
+        p++;
+    gint64 prev = 0;
+    gint64 stride = 0;
+    int seen = 0;
+    while (g_ascii_isdigit(*p)) {
+        char *end = NULL;
+        const gint64 r = g_ascii_strtoll(p, &end, 10);
+        if (seen == 1)
+            stride = r - prev;
+        else if (seen > 1 && r - prev != stride)
+            return 0;
+        prev = r;
+        seen++;
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return seen >= 2 && stride > 0 && stride <= G_MAXINT ? (int)stride : 0;
+}
+
+/* A trace names each process group's ranks: when exactly one size below the world is that of
+ * groups of consecutive ranks, it is tp (the plan places tp on consecutive ranks), and the
+ * reason goes to @report. 0 when the ranks do not say. */
+static int
+tp_from_ranks(const CommMap *maps, guint n, int world_flag, GString *report)
+{
+    int world = world_flag;
+    if (world <= 0)
+        for (guint i = 0; i < n; i++)
+            world = MAX(world, maps[i].comm->nranks);
+    int tp = 0;
+    const CsNcclLogComm *which = NULL;
+    for (guint i = 0; i < n; i++) {
+        const CsNcclLogComm *c = maps[i].comm;
+        if (maps[i].named || maps[i].imported == 0 || c->ranks == NULL || c->nranks <= 1
+            || c->nranks >= world || ranks_stride(c->ranks) != 1)
+            continue;
+        if (tp != 0 && tp != c->nranks)
+            return 0;
+        tp = c->nranks;
+        which = c;
+    }
+    if (tp != 0)
+        g_string_append_printf(report,
+                               "%s: tp %d: process group \"%s\" holds consecutive ranks %s\n", prog,
+                               tp, which->name, which->ranks);
+    return tp;
 }
 
 /* ---- The workload ---- */
@@ -272,15 +401,14 @@ add_collective(cJSON *list, GHashTable *index, const CsNcclLogComm *comm, const 
                int steps, CsGroup group, gint64 *rounded, GError **error)
 {
     const int k = imported_op(call->name);
+    g_autofree char *what = comm_text(comm);
     const gint64 elem = cs_nccl_log_datatype_size(call->datatype);
     const gint64 per_call = (gint64)call->count * elem;
     const gint64 mult = imported_ops[k].per_rank ? comm->nranks : 1;
     if (per_call > CS_NCCL_LOG_MAX_BYTES / mult)
-        return input_error(error,
-                           "%s of count %" G_GUINT64_FORMAT
-                           " %s on %d ranks (comm 0x%" G_GINT64_MODIFIER "x): more than 1 PiB",
-                           call->name, call->count, cs_nccl_log_datatype_name(call->datatype),
-                           comm->nranks, comm->comm);
+        return input_error(
+            error, "%s of count %" G_GUINT64_FORMAT " %s on %d ranks (%s): more than 1 PiB",
+            call->name, call->count, cs_nccl_log_datatype_name(call->datatype), comm->nranks, what);
     gint64 bytes = per_call * mult;
     if (bytes == 0)
         return TRUE; /* count 0: NCCL returns at once, nothing moves */
@@ -291,20 +419,21 @@ add_collective(cJSON *list, GHashTable *index, const CsNcclLogComm *comm, const 
         bytes = smallest;
         *rounded += call->calls;
     }
-    if (call->calls % steps != 0)
+    if (call->calls % steps != 0) {
+        g_autofree char *range = op_range(comm, call->first_op, call->last_op);
         return input_error(error,
-                           "%s of count %" G_GUINT64_FORMAT " %s (comm 0x%" G_GINT64_MODIFIER
-                           "x, opCount %" G_GINT64_MODIFIER "x to %" G_GINT64_MODIFIER
-                           "x) is called %" G_GINT64_FORMAT
-                           " times, not a multiple of --steps %d: cut the log to whole steps",
-                           call->name, call->count, cs_nccl_log_datatype_name(call->datatype),
-                           comm->comm, call->first_op, call->last_op, call->calls, steps);
+                           "%s of count %" G_GUINT64_FORMAT
+                           " %s (%s, %s) is called %" G_GINT64_FORMAT
+                           " times, not a multiple of --steps %d: cut the %s to whole steps",
+                           call->name, call->count, cs_nccl_log_datatype_name(call->datatype), what,
+                           range, call->calls, steps, comm->name != NULL ? "trace" : "log");
+    }
     const gint64 count = call->calls / steps;
     if (count > MAX_COUNT)
         return input_error(error,
-                           "%s of count %" G_GUINT64_FORMAT " (comm 0x%" G_GINT64_MODIFIER
-                           "x): %" G_GINT64_FORMAT " calls per step, more than %d (set --steps)",
-                           call->name, call->count, comm->comm, count, MAX_COUNT);
+                           "%s of count %" G_GUINT64_FORMAT " (%s): %" G_GINT64_FORMAT
+                           " calls per step, more than %d (set --steps)",
+                           call->name, call->count, what, count, MAX_COUNT);
     /* The same collective with another datatype but the same bytes joins it. */
     const char *op = cs_op_name(imported_ops[k].op);
     g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, bytes);
@@ -315,9 +444,8 @@ add_collective(cJSON *list, GHashTable *index, const CsNcclLogComm *comm, const 
         const double total = n->valuedouble + (double)count;
         if (total > MAX_COUNT)
             return input_error(error,
-                               "%s of %s bytes (comm 0x%" G_GINT64_MODIFIER
-                               "x): more than %d calls per step (set --steps)",
-                               op, text, comm->comm, MAX_COUNT);
+                               "%s of %s bytes (%s): more than %d calls per step (set --steps)", op,
+                               text, what, MAX_COUNT);
         cJSON_SetNumberValue(n, total);
         return TRUE;
     }
@@ -364,9 +492,9 @@ left_out(const CsNcclLogRank *rank, gint64 *total)
 
 /* The workload of @rank (transfer full), its summary for stderr in @report. */
 static char *
-build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, const char *name,
-               int steps, int world_flag, int tp_flag, char **group_flags, GString *report,
-               GError **error)
+build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, const CsKinetoInfo *trace,
+               char **paths, const char *name, int steps, int world_flag, int tp_flag,
+               char **group_flags, GString *report, GError **error)
 {
     const guint n = rank->comms->len;
     g_autofree CommMap *maps = g_new0(CommMap, n);
@@ -383,24 +511,44 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
     for (char **g = group_flags; g != NULL && *g != NULL; g++)
         if (!apply_group_flag(*g, rank->label, maps, n, error))
             return NULL;
+    gboolean tp_named = FALSE;
+    for (guint i = 0; i < n; i++)
+        tp_named = tp_named || (maps[i].named && maps[i].group == CS_GROUP_TP);
+    if (trace != NULL && tp_flag == 0 && !tp_named)
+        tp_flag = tp_from_ranks(maps, n, world_flag, report);
     Layout lay = { 0 };
     if (!map_groups(maps, n, world_flag, tp_flag, &lay, error))
         return NULL;
 
     g_autoptr(cJSON) root = cJSON_CreateObject();
     g_autofree char *files = g_strjoinv(", ", paths);
-    g_autofree char *default_name = g_strdup_printf("NCCL log %s, rank %s", files, rank->label);
+    g_autofree char *default_name
+        = g_strdup_printf("%s %s, rank %s", trace != NULL ? "PyTorch profiler trace" : "NCCL log",
+                          files, rank->label);
     cJSON_AddStringToObject(root, "name", name != NULL ? name : default_name);
     cJSON_AddStringToObject(root, "notes", ""); /* filled in below, kept after "name" */
     GString *notes = g_string_new(NULL);
-    g_string_append_printf(notes,
-                           "Imported by collsim workload import from the NCCL_DEBUG_SUBSYS=COLL "
-                           "lines of %s: %" G_GINT64_FORMAT " collective lines of %u rank%s, "
-                           "those of rank %s taken, as %d step%s. Layout: world %d ranks = tp "
-                           "%d x dp %d x pp %d.",
-                           files, cs_nccl_log_n_collective_lines(log), cs_nccl_log_ranks(log)->len,
-                           cs_nccl_log_ranks(log)->len == 1 ? "" : "s", rank->label, steps,
-                           steps == 1 ? "" : "s", lay.world, lay.tp, lay.dp, lay.pp);
+    if (trace != NULL)
+        g_string_append_printf(
+            notes,
+            "Imported by collsim workload import from the PyTorch profiler trace %s: the "
+            "%" G_GINT64_FORMAT " collectives of rank %s (%s), as %d "
+            "step%s (%d ProfilerStep# spans in the trace). Layout: world %d ranks = tp %d x dp "
+            "%d x pp %d.",
+            files, trace->collectives, rank->label,
+            trace->from_kernels ? "record_param_comms args of NCCL kernels"
+                                : "record_param_comms CPU ops",
+            steps, steps == 1 ? "" : "s", trace->profiler_steps, lay.world, lay.tp, lay.dp, lay.pp);
+    else
+        g_string_append_printf(
+            notes,
+            "Imported by collsim workload import from the NCCL_DEBUG_SUBSYS=COLL "
+            "lines of %s: %" G_GINT64_FORMAT " collective lines of %u rank%s, "
+            "those of rank %s taken, as %d step%s. Layout: world %d ranks = tp "
+            "%d x dp %d x pp %d.",
+            files, cs_nccl_log_n_collective_lines(log), cs_nccl_log_ranks(log)->len,
+            cs_nccl_log_ranks(log)->len == 1 ? "" : "s", rank->label, steps, steps == 1 ? "" : "s",
+            lay.world, lay.tp, lay.dp, lay.pp);
     cJSON *layout = cJSON_AddObjectToObject(root, "layout");
     cJSON_AddNumberToObject(layout, "tp", lay.tp);
     cJSON_AddNumberToObject(layout, "dp", lay.dp);
@@ -412,14 +560,15 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
                            rank->label, lay.tp, lay.dp, lay.pp, lay.world);
     for (guint i = 0; i < n; i++) {
         const CsNcclLogComm *c = maps[i].comm;
+        g_autofree char *ctext = comm_text(c);
+        g_autofree char *range = op_range(c, c->first_op, c->last_op);
         g_autofree char *pname = NULL;
         if (maps[i].group != CS_GROUP_NONE)
             pname = g_strdup_printf("%s comm %d", cs_group_names[maps[i].group],
                                     ++per_group[maps[i].group]);
         g_autofree char *line = g_strdup_printf(
-            "comm 0x%" G_GINT64_MODIFIER "x (%d ranks, opCount %" G_GINT64_MODIFIER
-            "x to %" G_GINT64_MODIFIER "x, %" G_GINT64_FORMAT " calls): %s",
-            c->comm, c->nranks, c->first_op, c->last_op, c->calls,
+            "%s (%d ranks%s%s, %s, %" G_GINT64_FORMAT " calls): %s", ctext, c->nranks,
+            c->ranks != NULL ? " " : "", c->ranks != NULL ? c->ranks : "", range, c->calls,
             pname != NULL ? pname : "left out");
         g_string_append_printf(notes, " %s%s.", line,
                                maps[i].group == CS_GROUP_NONE
@@ -462,8 +611,20 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
         g_string_append_printf(report, "%s: left out %s (no such operation in a workload)\n", prog,
                                skipped_list);
     }
-    g_string_append(notes, " A log does not say which ranks a communicator holds: the plan "
-                           "places groups TP-major (docs/workloads.md).");
+    if (trace != NULL && trace->compute_kernels > 0)
+        g_string_append_printf(
+            notes,
+            " Its GPU ran %" G_GINT64_FORMAT " other kernels, busy %.1f us per step (the "
+            "union of their spans over %d step%s); not written as a phase's compute: a phase "
+            "here is a process group, and the trace does not say which of its collectives wait "
+            "for which kernels.",
+            trace->compute_kernels, trace->compute_busy_us / steps, steps, steps == 1 ? "" : "s");
+    if (trace != NULL)
+        g_string_append(notes, " The plan places groups TP-major (docs/workloads.md), whatever "
+                               "ranks the trace's process groups held (listed above).");
+    else
+        g_string_append(notes, " A log does not say which ranks a communicator holds: the plan "
+                               "places groups TP-major (docs/workloads.md).");
     cJSON_ReplaceItemInObjectCaseSensitive(root, "notes", cJSON_CreateString(notes->str));
     g_string_free(notes, TRUE);
     if (cJSON_GetArraySize(phases) == 0) {
@@ -482,6 +643,11 @@ build_workload(const CsNcclLog *log, const CsNcclLogRank *rank, char **paths, co
 
 /* ---- The command ---- */
 
+static gboolean import_logs(const CsNcclLog *log, const CsKinetoInfo *traces, guint n_files,
+                            guint n_traces, char **logs, const char *rank_label, const char *name,
+                            int steps, int world, int tp, char **groups, const char *output,
+                            GError **error);
+
 static gboolean
 workload_import(int argc, char **argv, GError **error)
 {
@@ -491,7 +657,7 @@ workload_import(int argc, char **argv, GError **error)
     g_autofree char *name = NULL;
     g_auto(GStrv) groups = NULL;
     g_auto(GStrv) logs = NULL;
-    int steps = 1;
+    int steps = G_MININT; /* unset: 1, or a trace's ProfilerStep# spans */
     int world = 0;
     int tp = 0;
     const GOptionEntry entries[]
@@ -502,13 +668,17 @@ workload_import(int argc, char **argv, GError **error)
               "first in the log)",
               "R" },
             { "steps", 0, 0, G_OPTION_ARG_INT, &steps,
-              "The log holds N training steps: counts are calls / N (default 1)", "N" },
+              "The input holds N training steps: counts are calls / N (default 1, or a trace's "
+              "ProfilerStep# spans)",
+              "N" },
             { "world", 0, 0, G_OPTION_ARG_INT, &world,
               "Ranks in the job (default: the largest communicator)", "N" },
             { "tp", 0, 0, G_OPTION_ARG_INT, &tp,
               "Ranks of the tp group (default: the smallest communicator below the world)", "N" },
             { "group", 0, 0, G_OPTION_ARG_STRING_ARRAY, &groups,
-              "Communicator 0xADDR is group G (tp, dp or world); repeat for more", "0xADDR=G" },
+              "Communicator 0xADDR (a trace's process group PG) is group G (tp, dp or world); "
+              "repeat for more",
+              "0xADDR=G" },
             { "name", 0, 0, G_OPTION_ARG_STRING, &name, "The workload's name", "TEXT" },
             { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &logs, NULL, NULL },
             G_OPTION_ENTRY_NULL };
@@ -516,7 +686,7 @@ workload_import(int argc, char **argv, GError **error)
         return FALSE;
     if (logs == NULL || logs[0] == NULL)
         return cs_cli_usage_error(error, prog, "a LOG file is required (\"-\" for stdin)");
-    if (steps < 1)
+    if (steps != G_MININT && steps < 1)
         return cs_cli_usage_error(error, prog, "--steps %d: at least 1", steps);
     if (world < 0 || world > MAX_RANKS)
         return cs_cli_usage_error(error, prog, "--world %d: 1 to %d", world, MAX_RANKS);
@@ -526,14 +696,45 @@ workload_import(int argc, char **argv, GError **error)
         return FALSE;
 
     g_autoptr(CsNcclLog) log = cs_nccl_log_new();
-    for (char **p = logs; *p != NULL; p++) {
+    const guint n_files = g_strv_length(logs);
+    g_autofree CsKinetoInfo *traces = g_new0(CsKinetoInfo, n_files);
+    guint n_traces = 0;
+    for (guint i = 0; i < n_files; i++) {
         g_autoptr(GError) local = NULL;
-        if (!cs_nccl_log_add_file(log, *p, &local)) {
+        gboolean ok;
+        if (cs_kineto_looks_like_trace(logs[i])) {
+            ok = cs_kineto_add_file(log, logs[i], &traces[i], &local);
+            n_traces++;
+        }
+        else
+            ok = cs_nccl_log_add_file(log, logs[i], &local);
+        if (!ok) {
+            for (guint k = 0; k < n_files; k++)
+                cs_kineto_info_clear(&traces[k]);
             g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, "%s: %s", prog, local->message);
             return FALSE;
         }
     }
+    gboolean ok = import_logs(log, traces, n_files, n_traces, logs, rank_label, name, steps, world,
+                              tp, groups, output, error);
+    for (guint k = 0; k < n_files; k++)
+        cs_kineto_info_clear(&traces[k]);
+    return ok;
+}
+
+/* The rest of workload_import, once every input is read into @log. */
+static gboolean
+import_logs(const CsNcclLog *log, const CsKinetoInfo *traces, guint n_files, guint n_traces,
+            char **logs, const char *rank_label, const char *name, int steps, int world, int tp,
+            char **groups, const char *output, GError **error)
+{
     const GPtrArray *ranks = cs_nccl_log_ranks(log);
+    if (ranks->len == 0 && n_traces > 0)
+        return input_error(error,
+                           "%s: no collective (an NCCL kernel or record_param_comms with a "
+                           "\"Collective name\") in the trace: profile with "
+                           "torch.profiler on a run that uses torch.distributed",
+                           logs[0]);
     if (ranks->len == 0)
         return input_error(error,
                            "%s: no NCCL collective line (\"NCCL INFO AllReduce: opCount ...\") "
@@ -555,14 +756,39 @@ workload_import(int argc, char **argv, GError **error)
                                       rank_label, names);
         }
     }
+    /* The trace the rank comes from, if it does. */
+    const CsKinetoInfo *trace = NULL;
+    for (guint i = 0; i < n_files; i++)
+        if (traces[i].rank != NULL && strcmp(traces[i].rank, rank->label) == 0)
+            trace = &traces[i];
     g_autoptr(GString) report = g_string_new(NULL);
-    g_string_append_printf(report,
-                           "%s: %" G_GINT64_FORMAT " collective lines of %u rank%s; other "
-                           "lines skipped: %" G_GINT64_FORMAT "\n",
-                           prog, cs_nccl_log_n_collective_lines(log), ranks->len,
-                           ranks->len == 1 ? "" : "s", cs_nccl_log_n_other_lines(log));
+    if (trace != NULL) {
+        if (steps == G_MININT)
+            steps = MAX(trace->profiler_steps, 1);
+        if (world == 0)
+            world = trace->world_size;
+        g_string_append_printf(report,
+                               "%s: %" G_GINT64_FORMAT " events; %" G_GINT64_FORMAT
+                               " collectives of rank %s on %s; %d ProfilerStep# spans: %d step%s\n",
+                               prog, trace->events, trace->collectives, rank->label,
+                               trace->from_kernels ? "NCCL kernels" : "record_param_comms CPU ops",
+                               trace->profiler_steps, steps, steps == 1 ? "" : "s");
+        if (trace->compute_kernels > 0)
+            g_string_append_printf(report,
+                                   "%s: other GPU kernels busy %.1f us per step (in the notes, "
+                                   "not as compute)\n",
+                                   prog, trace->compute_busy_us / steps);
+    }
+    else
+        g_string_append_printf(report,
+                               "%s: %" G_GINT64_FORMAT " collective lines of %u rank%s; other "
+                               "lines skipped: %" G_GINT64_FORMAT "\n",
+                               prog, cs_nccl_log_n_collective_lines(log), ranks->len,
+                               ranks->len == 1 ? "" : "s", cs_nccl_log_n_other_lines(log));
+    if (steps == G_MININT)
+        steps = 1;
     g_autofree char *text
-        = build_workload(log, rank, logs, name, steps, world, tp, groups, report, error);
+        = build_workload(log, rank, trace, logs, name, steps, world, tp, groups, report, error);
     if (text == NULL)
         return FALSE;
     if (!cs_cli_write_output(prog, "--output", output, text, -1, error))
@@ -581,6 +807,7 @@ print_usage(const char *prog_name)
            "Commands:\n"
            "  import   a workload from NCCL's log of a run (NCCL_DEBUG=INFO "
            "NCCL_DEBUG_SUBSYS=COLL)\n"
+           "           or from a PyTorch profiler trace (JSON)\n"
            "\n"
            "'%s import --help' describes the options.\n",
            prog_name, prog_name);
