@@ -546,47 +546,67 @@ stamp_later(Stamp x, Stamp y)
     return y.t > x.t ? y : x;
 }
 
-/* How far ahead of the event or flow end being handled its successors' records are fetched:
- * the cursor's lines first, then (once they have arrived) the connections and the next step
- * they name. The cursors of one instant are independent, so their cache misses can overlap
- * instead of queueing one after another along each handler's chain of loads. */
-#define PREFETCH_SLOTS 2
-#define PREFETCH_NEAR 5
-#define PREFETCH_FAR 10
+/* Prefetching. The cursors of one instant are independent, so the cache misses of the next
+ * few can overlap with the work on this one, instead of queueing one after another along
+ * each handler's chain of loads (cursor -> step -> connection -> message slot). The events
+ * of the current instant (in @soon) and the flows a settle model reports (in the order they
+ * started, e->started) are known in advance: a cursor a few places ahead gets its records
+ * fetched in stages, each stage reading what the one before fetched. A flow's end moves its
+ * cursor to the next step, whose connections and slots are fetched too. */
+#define PREFETCH_DEPTH 12
 
+/* Fetches stage @stage of what cursor @id will read (see above). */
 static inline void
-prefetch_far(const Engine *e, gint32 id)
-{
-    const char *c = (const char *)&e->cursors[id];
-    __builtin_prefetch(c);
-    __builtin_prefetch(c + 64);
-}
-
-static inline void
-prefetch_near(const Engine *e, gint32 id)
+prefetch_stage(const Engine *e, gint32 id, int stage)
 {
     const Cursor *c = &e->cursors[id];
-    if (c->cur.conn_out >= 0)
-        __builtin_prefetch(&e->conns[c->cur.conn_out]);
-    if (c->cur.conn_in >= 0)
-        __builtin_prefetch(&e->conns[c->cur.conn_in]);
-    if (c->step + 1 < e->n_steps)
-        __builtin_prefetch(&e->steps[c->step + 1]);
+    const EStep *next = &e->steps[MIN(c->step + 1, e->n_steps - 1)];
+    const EStep *st;
+
+    switch (stage) {
+    case 0:
+        __builtin_prefetch(c);
+        __builtin_prefetch((const char *)c + 64);
+        return;
+    case 1:
+        __builtin_prefetch(next);
+        st = &c->cur;
+        break;
+    case 2:
+        st = next;
+        break;
+    default:
+        return;
+    }
+    if (st->conn_out >= 0)
+        __builtin_prefetch(&e->conns[st->conn_out]);
+    if (st->conn_in >= 0)
+        __builtin_prefetch(&e->conns[st->conn_in]);
+    if (stage == 2) {
+        /* The slots the current step sends into and takes from. */
+        st = &c->cur;
+        if (st->conn_out >= 0) {
+            const Conn *co = &e->conns[st->conn_out];
+            __builtin_prefetch(&e->msgs[co->slot_base + (co->n_sent & co->slot_mask)]);
+        }
+        if (st->conn_in >= 0) {
+            const Conn *ci = &e->conns[st->conn_in];
+            __builtin_prefetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
+        }
+    }
 }
 
-/* The message slots the cursor's step sends into and takes from next. */
+/* Fetches for the cursor @ahead places after the one being handled (@ahead < PREFETCH_DEPTH
+ * of them are queued) the stage that distance calls for. */
 static inline void
-prefetch_slots(Engine *e, gint32 id)
+prefetch_ahead(const Engine *e, gint32 id, int ahead)
 {
-    const Cursor *c = &e->cursors[id];
-    if (c->cur.conn_out >= 0) {
-        const Conn *co = &e->conns[c->cur.conn_out];
-        __builtin_prefetch(conn_msg(e, co, co->n_sent));
-    }
-    if (c->cur.conn_in >= 0) {
-        const Conn *ci = &e->conns[c->cur.conn_in];
-        __builtin_prefetch(conn_msg(e, ci, ci->n_consumed));
-    }
+    if (ahead == PREFETCH_DEPTH)
+        prefetch_stage(e, id, 0);
+    else if (ahead == 2 * PREFETCH_DEPTH / 3)
+        prefetch_stage(e, id, 1);
+    else if (ahead == PREFETCH_DEPTH / 3)
+        prefetch_stage(e, id, 2);
 }
 
 /* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
@@ -691,12 +711,9 @@ next_event(Engine *e, CsEvent *ev)
     *ev = e->soon[e->soon_head];
     e->soon_head = (e->soon_head + 1) & e->soon_mask;
     e->soon_n--;
-    if (e->soon_n > PREFETCH_FAR)
-        prefetch_far(e, e->soon[(e->soon_head + PREFETCH_FAR) & e->soon_mask].cursor);
-    if (e->soon_n > PREFETCH_NEAR)
-        prefetch_near(e, e->soon[(e->soon_head + PREFETCH_NEAR) & e->soon_mask].cursor);
-    if (e->soon_n > PREFETCH_SLOTS)
-        prefetch_slots(e, e->soon[(e->soon_head + PREFETCH_SLOTS) & e->soon_mask].cursor);
+    for (int k = PREFETCH_DEPTH / 3; k <= PREFETCH_DEPTH; k += PREFETCH_DEPTH / 3)
+        if ((gsize)k < e->soon_n)
+            prefetch_ahead(e, e->soon[(e->soon_head + (gsize)k) & e->soon_mask].cursor, k);
     return TRUE;
 }
 
@@ -1121,13 +1138,10 @@ flow_done(gpointer user_data, gint32 flow, CsTime t)
 
     /* A settle model reports the instant's flows in the order they started. */
     if (e->n_started > 0) {
-        int k = e->n_settled++;
-        if (k + PREFETCH_FAR < e->n_started)
-            prefetch_far(e, flow_cursor(e, e->started[k + PREFETCH_FAR]));
-        if (k + PREFETCH_NEAR < e->n_started)
-            prefetch_near(e, flow_cursor(e, e->started[k + PREFETCH_NEAR]));
-        if (k + PREFETCH_SLOTS < e->n_started)
-            prefetch_slots(e, flow_cursor(e, e->started[k + PREFETCH_SLOTS]));
+        int at = e->n_settled++;
+        for (int k = PREFETCH_DEPTH / 3; k <= PREFETCH_DEPTH; k += PREFETCH_DEPTH / 3)
+            if (at + k < e->n_started)
+                prefetch_ahead(e, flow_cursor(e, e->started[at + k]), k);
     }
 
     g_assert(c->wait == WAIT_FLOW);
