@@ -555,58 +555,65 @@ stamp_later(Stamp x, Stamp y)
  * cursor to the next step, whose connections and slots are fetched too. */
 #define PREFETCH_DEPTH 12
 
-/* Fetches stage @stage of what cursor @id will read (see above). */
+/* Fetches the cache line at @p. GCC 12 drops a __builtin_prefetch() whose address it loads
+ * when nothing else uses those loads (it counts the prefetch as no use), which removed every
+ * stage below but the first; an asm statement stays. */
 static inline void
-prefetch_stage(const Engine *e, gint32 id, int stage)
+fetch(const void *p)
 {
-    const Cursor *c = &e->cursors[id];
-    const EStep *next = &e->steps[MIN(c->step + 1, e->n_steps - 1)];
-    const EStep *st;
-
-    switch (stage) {
-    case 0:
-        __builtin_prefetch(c);
-        __builtin_prefetch((const char *)c + 64);
-        return;
-    case 1:
-        __builtin_prefetch(next);
-        st = &c->cur;
-        break;
-    case 2:
-        st = next;
-        break;
-    default:
-        return;
-    }
-    if (st->conn_out >= 0)
-        __builtin_prefetch(&e->conns[st->conn_out]);
-    if (st->conn_in >= 0)
-        __builtin_prefetch(&e->conns[st->conn_in]);
-    if (stage == 2) {
-        /* The slots the current step sends into and takes from. */
-        st = &c->cur;
-        if (st->conn_out >= 0) {
-            const Conn *co = &e->conns[st->conn_out];
-            __builtin_prefetch(&e->msgs[co->slot_base + (co->n_sent & co->slot_mask)]);
-        }
-        if (st->conn_in >= 0) {
-            const Conn *ci = &e->conns[st->conn_in];
-            __builtin_prefetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
-        }
-    }
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p);
+#endif
 }
 
-/* Fetches for the cursor @ahead places after the one being handled (@ahead < PREFETCH_DEPTH
- * of them are queued) the stage that distance calls for. */
+/* Stage 1 of 3, PREFETCH_DEPTH places ahead: the cursor's two lines. */
 static inline void
-prefetch_ahead(const Engine *e, gint32 id, int ahead)
+prefetch_cursor(const Engine *e, gint32 id)
 {
-    if (ahead == PREFETCH_DEPTH)
-        prefetch_stage(e, id, 0);
-    else if (ahead == 2 * PREFETCH_DEPTH / 3)
-        prefetch_stage(e, id, 1);
-    else if (ahead == PREFETCH_DEPTH / 3)
-        prefetch_stage(e, id, 2);
+    const char *c = (const char *)&e->cursors[id];
+
+    fetch(c);
+    fetch(c + 64);
+}
+
+/* Stage 2, 2/3 of the depth ahead: the connections of the cursor's step, and its next step. */
+static inline void
+prefetch_conns(const Engine *e, gint32 id)
+{
+    const Cursor *c = &e->cursors[id];
+
+    if (c->step + 1 < e->n_steps)
+        fetch(&e->steps[c->step + 1]);
+    if (c->cur.conn_out >= 0)
+        fetch(&e->conns[c->cur.conn_out]);
+    if (c->cur.conn_in >= 0)
+        fetch(&e->conns[c->cur.conn_in]);
+}
+
+/* Stage 3, 1/3 of the depth ahead: the message slots the step sends into and takes from,
+ * and the connections of the next step. */
+static inline void
+prefetch_slots(const Engine *e, gint32 id)
+{
+    const Cursor *c = &e->cursors[id];
+
+    if (c->cur.conn_out >= 0) {
+        const Conn *co = &e->conns[c->cur.conn_out];
+        fetch(&e->msgs[co->slot_base + (co->n_sent & co->slot_mask)]);
+    }
+    if (c->cur.conn_in >= 0) {
+        const Conn *ci = &e->conns[c->cur.conn_in];
+        fetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
+    }
+    if (c->step + 1 < e->n_steps) {
+        const EStep *next = &e->steps[c->step + 1];
+        if (next->conn_out >= 0)
+            fetch(&e->conns[next->conn_out]);
+        if (next->conn_in >= 0)
+            fetch(&e->conns[next->conn_in]);
+    }
 }
 
 /* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
@@ -711,9 +718,12 @@ next_event(Engine *e, CsEvent *ev)
     *ev = e->soon[e->soon_head];
     e->soon_head = (e->soon_head + 1) & e->soon_mask;
     e->soon_n--;
-    for (int k = PREFETCH_DEPTH / 3; k <= PREFETCH_DEPTH; k += PREFETCH_DEPTH / 3)
-        if ((gsize)k < e->soon_n)
-            prefetch_ahead(e, e->soon[(e->soon_head + (gsize)k) & e->soon_mask].cursor, k);
+    if (e->soon_n > PREFETCH_DEPTH)
+        prefetch_cursor(e, e->soon[(e->soon_head + PREFETCH_DEPTH) & e->soon_mask].cursor);
+    if (e->soon_n > 2 * PREFETCH_DEPTH / 3)
+        prefetch_conns(e, e->soon[(e->soon_head + 2 * PREFETCH_DEPTH / 3) & e->soon_mask].cursor);
+    if (e->soon_n > PREFETCH_DEPTH / 3)
+        prefetch_slots(e, e->soon[(e->soon_head + PREFETCH_DEPTH / 3) & e->soon_mask].cursor);
     return TRUE;
 }
 
@@ -1139,9 +1149,12 @@ flow_done(gpointer user_data, gint32 flow, CsTime t)
     /* A settle model reports the instant's flows in the order they started. */
     if (e->n_started > 0) {
         int at = e->n_settled++;
-        for (int k = PREFETCH_DEPTH / 3; k <= PREFETCH_DEPTH; k += PREFETCH_DEPTH / 3)
-            if (at + k < e->n_started)
-                prefetch_ahead(e, flow_cursor(e, e->started[at + k]), k);
+        if (at + PREFETCH_DEPTH < e->n_started)
+            prefetch_cursor(e, flow_cursor(e, e->started[at + PREFETCH_DEPTH]));
+        if (at + 2 * PREFETCH_DEPTH / 3 < e->n_started)
+            prefetch_conns(e, flow_cursor(e, e->started[at + 2 * PREFETCH_DEPTH / 3]));
+        if (at + PREFETCH_DEPTH / 3 < e->n_started)
+            prefetch_slots(e, flow_cursor(e, e->started[at + PREFETCH_DEPTH / 3]));
     }
 
     g_assert(c->wait == WAIT_FLOW);
