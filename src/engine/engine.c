@@ -114,9 +114,15 @@
  * Cost: events are ordered by (time, seq), at most one per cursor: those of the current
  * instant wait in a FIFO, the events of a few future times in a FIFO per time (ranks in step
  * push their next events for the same times), the rest in one flat binary heap (see push());
- * each cursor's steps are copied once into a compact array in walking order; messages live
- * in a ring of at most 8 slots per connection. Everything is sized from the schedule before
- * the loop: nothing is allocated per event. */
+ * each cursor's steps are copied once into a compact array in walking order (16 bytes a
+ * step), and a cursor copies its current step into its own first cache line; messages live
+ * in a ring of at most 8 slots per connection, one line each. A run is bound by memory
+ * latency, not arithmetic: a thousand cursors each touch their own cursor, step, connection
+ * and slot lines, more than the caches hold, so the records are laid out by cache line (what
+ * every step reads on the first), the large arrays sit on huge pages where Linux offers them
+ * (one TLB entry for 2 MiB), and the next cursors of the instant have their lines fetched
+ * while the current one runs (see PREFETCH_DEPTH). Everything is sized from the schedule
+ * before the loop: nothing is allocated per event. */
 #undef G_LOG_DOMAIN
 #define G_LOG_DOMAIN "collsim-engine"
 
