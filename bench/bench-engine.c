@@ -7,12 +7,16 @@
  *              one period replayed
  *   sweep      8 B .. 8 GiB x2, every collective x algorithm x protocol on dgx-h100x8
  *   hier1024   1 GiB hierarchical all-reduce on hgx-h100x8-128n
+ *   tree128    1 GiB double binary tree all-reduce on hgx-h100x8-16n (128 ranks), Simple, the
+ *              channels NCCL-like defaults give it
+ *   nvlstree128 the same with NVLS inside each node and the trees across (nvls_tree), the
+ *              costliest candidate of a 128-GPU sweep
  *   best128    `collsim --topo hgx-h100x8-16n`'s work: the best all-reduce candidate at every
  *              size 8 B .. 8 GiB x2 on 128 ranks, with the candidates' lower bounds skipping
  *              the hopeless ones, then with every candidate simulated (the same picks)
  * Targets: >= 20 M events/s on one core, ring1024 < 1 s, sweep < 0.5 s.
  * Usage: bench-engine [--model M] [--max-events N]
- *        [ring1024|period1024|star4096|sweep|hier1024|best128|all]
+ *        [ring1024|period1024|star4096|sweep|hier1024|tree128|nvlstree128|best128|all]
  * (--max-events: the sweep extrapolates sizes past N events per simulation; 0 = none). */
 #include <glib.h>
 #include <stdio.h>
@@ -120,6 +124,7 @@ one_big_on(const char *name, CsTopo *topo, const char *topo_name, const char *al
     return TRUE;
 }
 
+/* @n_channels 0: the channels cs_predict_default_channels() gives the algorithm. */
 static gboolean
 one_big(const char *name, const char *topo_name, const char *algo_name, int n_channels,
         gboolean period, const char *model, GError **error)
@@ -127,6 +132,13 @@ one_big(const char *name, const char *topo_name, const char *algo_name, int n_ch
     g_autoptr(CsTopo) topo = cs_topo_load(topo_name, error);
     if (topo == NULL)
         return FALSE;
+    if (n_channels == 0) {
+        const CsAlgo *algo = cs_algo_lookup(algo_name, error);
+        if (algo == NULL)
+            return FALSE;
+        n_channels = cs_predict_default_channels(topo, algo, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE,
+                                                 (gint64)1 << 30, cs_topo_n_ranks(topo));
+    }
     return one_big_on(name, topo, topo_name, algo_name, n_channels, (gint64)1 << 30, 0, period,
                       model, error);
 }
@@ -299,6 +311,10 @@ main(int argc, char **argv)
         ok = sweep(model, max_events, &error);
     if (ok && (all || strcmp(which, "hier1024") == 0))
         ok = one_big("hier1024", "hgx-h100x8-128n", "hierarchical", 1, FALSE, model, &error);
+    if (ok && (all || strcmp(which, "tree128") == 0))
+        ok = one_big("tree128", "hgx-h100x8-16n", "tree", 0, FALSE, model, &error);
+    if (ok && (all || strcmp(which, "nvlstree128") == 0))
+        ok = one_big("nvlstree128", "hgx-h100x8-16n", "nvls_tree", 0, FALSE, model, &error);
     if (ok && (all || strcmp(which, "best128") == 0))
         ok = best128(model, &error);
     if (!ok) {

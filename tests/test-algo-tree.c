@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Tests of the double binary tree (src/algos/tree.c) and the tree helpers it shares
  * (src/algos/pipetree.c): NCCL's tree shapes, complementarity, trees spanning nodes as
- * chains on multi-node topologies, a single node as one chain, and the semantic checker on
- * every op it serves. */
+ * chains on multi-node topologies, a single node as one chain, the semantic checker on
+ * every op it serves, and the step sink's (time, order) order. */
 #include "config.h"
 
 #include "algos/algo.h"
@@ -390,6 +390,57 @@ test_one_node_chain(void)
     }
 }
 
+/* ---- Step sink ---- */
+
+/* cs_step_sink_flush() hands a rank's steps over sorted by (time, order), ties in the order
+ * they were queued: checked against an insertion sort (stable) on programs queued as many
+ * interleaved runs with many ties, as one sorted run, and as one run backwards. */
+static void
+test_sink_order(void)
+{
+    enum { N = 3000 };
+    static gint64 time[N], order[N];
+    static int expect[N];
+    guint32 lcg = 12345;
+
+    for (int pattern = 0; pattern < 3; pattern++) {
+        g_autoptr(CsStepSink) sink = cs_step_sink_new(2);
+        g_autoptr(CsSchedule) sched = cs_schedule_new(CS_OP_ALL_REDUCE, 2, 0, 4096, CS_DTYPE_FLOAT,
+                                                      CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+        for (int i = 0; i < N; i++) {
+            lcg = lcg * 1103515245u + 12345u;
+            time[i] = pattern == 0 ? (gint64)((lcg >> 16) % 7) : pattern == 1 ? i / 3 : N - i;
+            order[i] = pattern == 0 ? (gint64)((lcg >> 8) % 3) : 0;
+            CsStep step = { .bytes = 4,
+                            .chunk = i,
+                            .send_peer = -1,
+                            .recv_peer = -1,
+                            .kind = CS_STEP_COPY,
+                            .src_buf = CS_BUF_INPUT,
+                            .dst_buf = CS_BUF_OUTPUT };
+            cs_step_sink_add_ordered(sink, 1, time[i], order[i], &step);
+            /* Insert i after every queued step whose key is no greater. */
+            int at = i;
+            while (at > 0
+                   && (time[expect[at - 1]] > time[i]
+                       || (time[expect[at - 1]] == time[i] && order[expect[at - 1]] > order[i]))) {
+                expect[at] = expect[at - 1];
+                at--;
+            }
+            expect[at] = i;
+        }
+        cs_step_sink_flush(sink, sched);
+        cs_schedule_seal(sched);
+        gsize n = 0;
+        const CsStep *steps = cs_schedule_steps(sched, 1, &n);
+        g_assert_cmpuint(n, ==, N);
+        for (int i = 0; i < N; i++)
+            g_assert_cmpint(steps[i].chunk, ==, expect[i]);
+        cs_schedule_steps(sched, 0, &n);
+        g_assert_cmpuint(n, ==, 0);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -420,5 +471,6 @@ main(int argc, char **argv)
     g_test_add_func("/algo/tree/topo/hgx-16n", test_topo_sixteen_nodes);
     g_test_add_func("/algo/tree/rounds/p8", test_rounds);
     g_test_add_func("/algo/tree/topo/one-node-chain", test_one_node_chain);
+    g_test_add_func("/algo/tree/sink/order", test_sink_order);
     return g_test_run();
 }

@@ -10,6 +10,7 @@
 #include "algos/pipetree.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/membudget.h"
 
@@ -341,7 +342,7 @@ cs_node_groups_uniform(const CsNodeGroups *groups)
 
 /* ---- Step sink ---- */
 
-/* Queueing order breaks ties of (time, order): g_array_sort() is stable (GLib >= 2.32). */
+/* Queueing order breaks ties of (time, order) (timed_steps_sort() is stable). */
 typedef struct {
     gint64 time;
     gint64 order;
@@ -434,27 +435,89 @@ cs_step_sink_step(CsStepSink *sink, int rank, gint64 time, int channel, CsStepKi
     cs_step_sink_add(sink, rank, time, &step);
 }
 
-static int
-timed_step_cmp(gconstpointer a, gconstpointer b)
+static inline gboolean
+timed_step_after(const TimedStep *x, const TimedStep *y)
 {
-    const TimedStep *x = a;
-    const TimedStep *y = b;
-
-    if (x->time != y->time)
-        return (x->time > y->time) - (x->time < y->time);
-    return (x->order > y->order) - (x->order < y->order);
+    return x->time > y->time || (x->time == y->time && x->order > y->order);
 }
 
-/* Whether @program is already in (time, order) order: most algorithms queue it so. */
-static gboolean
-timed_steps_sorted(GArray *program)
+/* A run of @program not yet copied: its next step and its end. */
+typedef struct {
+    gsize next;
+    gsize end;
+} StepRun;
+
+/* Whether run @x's next step goes after run @y's: later (time, order), or the same and @x
+ * queued later (runs are disjoint and in queueing order, so the run index breaks ties). */
+static inline gboolean
+run_after(const TimedStep *a, const StepRun *x, const StepRun *y)
 {
-    for (guint i = 1; i < program->len; i++)
-        if (timed_step_cmp(&g_array_index(program, TimedStep, i - 1),
-                           &g_array_index(program, TimedStep, i))
-            > 0)
-            return FALSE;
-    return TRUE;
+    const TimedStep *sx = &a[x->next];
+    const TimedStep *sy = &a[y->next];
+
+    if (sx->time != sy->time)
+        return sx->time > sy->time;
+    if (sx->order != sy->order)
+        return sx->order > sy->order;
+    return x->next > y->next;
+}
+
+static void
+runs_sift_down(const TimedStep *a, StepRun *heap, gsize n, gsize pos)
+{
+    StepRun r = heap[pos];
+
+    for (;;) {
+        gsize child = 2 * pos + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && run_after(a, &heap[child], &heap[child + 1]))
+            child++;
+        if (!run_after(a, &r, &heap[child]))
+            break;
+        heap[pos] = heap[child];
+        pos = child;
+    }
+    heap[pos] = r;
+}
+
+/* Appends @program to rank @rank of @sched sorted by (time, order), stably (queueing order
+ * breaks ties). A program comes as a few sorted runs (one per phase or channel; most often
+ * one, copied as it is), which are merged straight into the schedule through a heap of their
+ * heads: no sort buffer, no record moved but into the schedule. */
+static void
+add_sorted(CsSchedule *sched, int rank, GArray *program)
+{
+    const gsize n = program->len;
+    const TimedStep *a = (const TimedStep *)(gconstpointer)program->data;
+    gsize n_runs = n > 0 ? 1 : 0;
+
+    cs_schedule_reserve(sched, rank, n);
+    for (gsize i = 1; i < n; i++)
+        n_runs += timed_step_after(&a[i - 1], &a[i]);
+    if (n_runs <= 1) {
+        for (gsize i = 0; i < n; i++)
+            cs_schedule_add(sched, rank, &a[i].step);
+        return;
+    }
+    g_autofree StepRun *heap = g_new(StepRun, n_runs);
+    gsize n_heap = 0;
+    gsize start = 0;
+    for (gsize i = 1; i <= n; i++) {
+        if (i < n && !timed_step_after(&a[i - 1], &a[i]))
+            continue;
+        heap[n_heap++] = (StepRun){ .next = start, .end = i };
+        start = i;
+    }
+    for (gsize k = n_heap / 2; k-- > 0;)
+        runs_sift_down(a, heap, n_heap, k);
+    while (n_heap > 0) {
+        cs_schedule_add(sched, rank, &a[heap[0].next].step);
+        if (++heap[0].next == heap[0].end)
+            heap[0] = heap[--n_heap];
+        if (n_heap > 0)
+            runs_sift_down(a, heap, n_heap, 0);
+    }
 }
 
 /* Each rank's queue is freed once copied, so the peak stays the queued steps, not twice. */
@@ -463,11 +526,7 @@ cs_step_sink_flush(CsStepSink *sink, CsSchedule *sched)
 {
     for (int r = 0; r < sink->n_ranks; r++) {
         GArray *program = sink->programs[r];
-        if (!timed_steps_sorted(program))
-            g_array_sort(program, timed_step_cmp);
-        cs_schedule_reserve(sched, r, program->len);
-        for (guint i = 0; i < program->len; i++)
-            cs_schedule_add(sched, r, &g_array_index(program, TimedStep, i).step);
+        add_sorted(sched, r, program);
         g_array_unref(program);
         sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
     }

@@ -114,14 +114,23 @@
  * Cost: events are ordered by (time, seq), at most one per cursor: those of the current
  * instant wait in a FIFO, the events of a few future times in a FIFO per time (ranks in step
  * push their next events for the same times), the rest in one flat binary heap (see push());
- * each cursor's steps are copied once into a compact array in walking order; messages live
- * in a ring of at most 8 slots per connection. Everything is sized from the schedule before
- * the loop: nothing is allocated per event. */
+ * each cursor's steps are copied once into a compact array in walking order (16 bytes a
+ * step), and a cursor copies its current step into its own first cache line; messages live
+ * in a ring of at most 8 slots per connection, one line each. A run is bound by memory
+ * latency, not arithmetic: a thousand cursors each touch their own cursor, step, connection
+ * and slot lines, more than the caches hold, so the records are laid out by cache line (what
+ * every step reads on the first), the large arrays sit on huge pages where Linux offers them
+ * (one TLB entry for 2 MiB), and the next cursors of the instant have their lines fetched
+ * while the current one runs (see PREFETCH_DEPTH). Everything is sized from the schedule
+ * before the loop: nothing is allocated per event. */
 #undef G_LOG_DOMAIN
 #define G_LOG_DOMAIN "collsim-engine"
 
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "base/membudget.h"
 #include "engine/engine-private.h"
@@ -263,6 +272,32 @@ cs_event_heap_pop(CsEventHeap *heap, CsEvent *out)
     return TRUE;
 }
 
+/* ---- Large arrays ---- */
+
+/* Arrays at least this large are backed by huge pages where the system offers them. */
+#define HUGE_PAGE_BYTES ((gsize)2 << 20)
+
+/* Allocates @n records of @size bytes aligned to @align (a power of two, at least the
+ * records' alignment), to be freed with g_aligned_free(). The engine's large arrays (the
+ * steps in walking order, the message slots) are read at a few thousand places at once, one
+ * per cursor: with 4 KiB pages each of those places is a page of its own and most reads
+ * miss the TLB. An array of a huge page or more is aligned to one and advised to use them
+ * (Linux transparent huge pages in madvise mode); elsewhere the advice is left out, with the
+ * same contents. */
+static gpointer
+big_alloc(gsize n, gsize size, gsize align)
+{
+    gsize bytes = MAX(n, 1) * size;
+
+    if (bytes < HUGE_PAGE_BYTES)
+        return g_aligned_alloc(MAX(n, 1), size, align);
+    gpointer p = g_aligned_alloc(MAX(n, 1), size, HUGE_PAGE_BYTES);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    (void)madvise(p, (bytes + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1), MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 /* ---- State ---- */
 
 /* A time with the critical-path parts that led to it; overhead = t - a - b - g. */
@@ -281,8 +316,8 @@ typedef enum {
 
 typedef enum {
     WAIT_NONE, /* an event is pending, or the cursor is done */
-    WAIT_MSG,  /* for the next message of wait_conn */
-    WAIT_SLOT, /* for a free slot on wait_conn */
+    WAIT_MSG,  /* for the next message of the step's conn_in */
+    WAIT_SLOT, /* for a free slot on the step's conn_out */
     WAIT_FLOW, /* for the model to report its flow's end */
 } WaitKind;
 
@@ -323,52 +358,57 @@ step_bytes(const EStep *st)
     return ((gint64)st->bytes_hi << 32) | st->bytes_lo;
 }
 
-/* One (rank, channel) program: its steps are e->steps[step .. end). */
+/* One (rank, channel) program: its steps are e->steps[step .. Engine.ends[id]). Size: two
+ * cache lines, 64-byte aligned: the first is what every step reads and writes, the second
+ * what a forwarding step adds. What only a send, a staged read or an observer needs lives in
+ * per-cursor arrays of Engine (flow_first, read_first, step_start). */
 typedef struct {
-    Stamp ready;       /* when the current phase may proceed */
-    Stamp recv_done;   /* forwarding step: when its receive side is done */
-    Stamp in_last;     /* forwarding step: last input unit arrived and processed */
-    CsTime step_start; /* ps: when the current step began (observer) */
-    CsTime flow_first; /* ps: when the flow in flight began to leave */
-    CsTime read_first; /* ps: when the read out of host memory in flight began */
-    gint32 step;       /* current step, == end when done */
-    gint32 end;
+    EStep cur;   /* e->steps[step], copied when the step begins */
+    Stamp ready; /* when the current phase may proceed */
+    gint32 step; /* current step, == ends[id] when done */
     gint32 rank;
-    gint32 wait_conn;
-    guint8 wait; /* WaitKind */
+    guint8 wait; /* WaitKind: WAIT_MSG waits on cur.conn_in, WAIT_SLOT on cur.conn_out */
     guint8 cut;  /* the current step forwards cut-through: it ends with its send */
+    _Alignas(64) Stamp recv_done; /* forwarding step: when its receive side is done */
+    Stamp in_last;                /* forwarding step: last input unit arrived and processed */
 } Cursor;
 
-/* One direction of one channel between two ranks. */
+G_STATIC_ASSERT(sizeof(Cursor) == 128);
+
+/* One direction of one channel between two ranks. Size: three cache lines, 64-byte aligned:
+ * the first holds what every message reads and writes (counters, latencies, cap), the second
+ * the route a flow takes, the third what staged routes and the set-up read. */
 typedef struct {
-    CsRoute route;    /* a copy; links point into Engine.route_links */
+    _Alignas(64) gint32 n_sent;
+    gint32 n_consumed;
+    gint32 slot_base; /* first of its Msg slots */
+    gint32 slot_mask; /* slots - 1: a power of two, at most CS_NCCL_STEPS */
+    gint32 src_cursor;
+    gint32 dst_cursor;
     CsTime prop_ps;   /* route alpha + protocol hop latency (staged: the write leg's alpha) */
     CsTime credit_ps; /* slot-return latency: the reverse route's alpha */
     CsTime sync_ps;   /* the sender's step overhead: fence and flag before it is seen */
     double cap_Bps;   /* bytes/s: what one channel can drive on this route, 0 = no cap */
+    /* Shared hops (CsStepFlags): the route's first @split links lead into the reducing
+     * switch, the rest out of it; the reverse route (@back, @back_n links, packed after the
+     * route in Engine.route_links) likewise splits at @back_split (receiver -> switch, then
+     * switch -> sender). */
+    gint16 back_n;
+    gint16 back_split;
+    gint16 split;
+    guint8 nvls;   /* the reducing switch is an NVSwitch: flagged traffic gets nvlsEfficiency */
+    CsRoute route; /* a copy; links point into Engine.route_links */
+    const int *back;
+    gint32 n_msgs;  /* messages over the whole run */
+    gint32 n_recvs; /* receives matched to it (set-up check) */
     /* Staged through host memory: @route is the sender's leg into it and @read the leg the
      * receiver's channel reads out (0 links otherwise), with that leg's latency and cap. */
     CsRoute read;
     CsTime read_prop_ps;
     double read_cap_Bps;
-    /* Shared hops (CsStepFlags): the route's first @split links lead into the reducing
-     * switch, the rest out of it; the reverse route (@back, @back_n links, packed after the
-     * route in Engine.route_links) likewise splits at @back_split (receiver -> switch, then
-     * switch -> sender). */
-    const int *back;
-    gint16 back_n;
-    gint16 back_split;
-    gint16 split;
-    guint8 nvls; /* the reducing switch is an NVSwitch: flagged traffic gets nvlsEfficiency */
-    gint32 src_cursor;
-    gint32 dst_cursor;
-    gint32 n_msgs;  /* messages over the whole run */
-    gint32 n_recvs; /* receives matched to it (set-up check) */
-    gint32 n_sent;
-    gint32 n_consumed;
-    gint32 slot_base; /* first of its Msg slots */
-    gint32 slot_mask; /* slots - 1: a power of two, at most CS_NCCL_STEPS */
 } Conn;
+
+G_STATIC_ASSERT(sizeof(Conn) == 192);
 
 /* A message in a slot: sent, arrived, consumed. Size: 64 bytes, one cache line. The first
  * byte's time is needed only until the message is consumed, and the consumption's stamp only
@@ -434,6 +474,10 @@ typedef struct {
     gint32 *local;   /* per EStep: its index in the rank's program (cold) */
     Cursor *cursors; /* ((rank * n_channels + channel) * halves + half), see cursor_of() */
     int n_cursors;
+    gint32 *ends;       /* per cursor: one past its last step */
+    CsTime *flow_first; /* per cursor, ps: when its flow in flight began to leave */
+    CsTime *read_first; /* per cursor, ps: when its read out of host memory began */
+    CsTime *step_start; /* per cursor when observed, ps: when its current step began */
     Conn *conns;
     int n_conns;
     int conns_cap;
@@ -447,11 +491,14 @@ typedef struct {
     Multicast *mc;      /* per cursor when any_flags: its multicast in progress */
 
     CsEventHeap heap;
-    CsEvent *soon;      /* FIFO ring of events at the current time (see push()) */
-    gsize soon_head;    /* next to run */
-    gsize soon_n;       /* queued */
-    gsize soon_mask;    /* ring size - 1, also of each run's */
-    Run runs[N_RUNS];   /* runs of future events, each of one time, in seq order */
+    CsEvent *soon;    /* FIFO ring of events at the current time (see push()) */
+    gsize soon_head;  /* next to run */
+    gsize soon_n;     /* queued */
+    gsize soon_mask;  /* ring size - 1, also of each run's */
+    Run runs[N_RUNS]; /* runs of future events, each of one time, in seq order */
+    gint32 *started;  /* flows started this instant, in order (settle models report them so) */
+    int n_started;
+    int n_settled;      /* of them, reported by the model so far */
     CsTime now;         /* ps: time of the event being handled */
     gboolean unsettled; /* a flow started this instant has no end yet (read by settle models) */
     int eager_depth;    /* steps begun inside one another (step_finished) */
@@ -503,6 +550,76 @@ static inline Stamp
 stamp_later(Stamp x, Stamp y)
 {
     return y.t > x.t ? y : x;
+}
+
+/* Prefetching. The cursors of one instant are independent, so the cache misses of the next
+ * few can overlap with the work on this one, instead of queueing one after another along
+ * each handler's chain of loads (cursor -> step -> connection -> message slot). The events
+ * of the current instant (in @soon) and the flows a settle model reports (in the order they
+ * started, e->started) are known in advance: a cursor a few places ahead gets its records
+ * fetched in stages, each stage reading what the one before fetched. A flow's end moves its
+ * cursor to the next step, whose connections and slots are fetched too. */
+#define PREFETCH_DEPTH 12
+
+/* Fetches the cache line at @p. GCC 12 drops a __builtin_prefetch() whose address it loads
+ * when nothing else uses those loads (it counts the prefetch as no use), which removed every
+ * stage below but the first; an asm statement stays. */
+static inline void
+fetch(const void *p)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p);
+#endif
+}
+
+/* Stage 1 of 3, PREFETCH_DEPTH places ahead: the cursor's two lines. */
+static inline void
+prefetch_cursor(const Engine *e, gint32 id)
+{
+    const char *c = (const char *)&e->cursors[id];
+
+    fetch(c);
+    fetch(c + 64);
+}
+
+/* Stage 2, 2/3 of the depth ahead: the connections of the cursor's step, and its next step. */
+static inline void
+prefetch_conns(const Engine *e, gint32 id)
+{
+    const Cursor *c = &e->cursors[id];
+
+    if (c->step + 1 < e->n_steps)
+        fetch(&e->steps[c->step + 1]);
+    if (c->cur.conn_out >= 0)
+        fetch(&e->conns[c->cur.conn_out]);
+    if (c->cur.conn_in >= 0)
+        fetch(&e->conns[c->cur.conn_in]);
+}
+
+/* Stage 3, 1/3 of the depth ahead: the message slots the step sends into and takes from,
+ * and the connections of the next step. */
+static inline void
+prefetch_slots(const Engine *e, gint32 id)
+{
+    const Cursor *c = &e->cursors[id];
+
+    if (c->cur.conn_out >= 0) {
+        const Conn *co = &e->conns[c->cur.conn_out];
+        fetch(&e->msgs[co->slot_base + (co->n_sent & co->slot_mask)]);
+    }
+    if (c->cur.conn_in >= 0) {
+        const Conn *ci = &e->conns[c->cur.conn_in];
+        fetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
+    }
+    if (c->step + 1 < e->n_steps) {
+        const EStep *next = &e->steps[c->step + 1];
+        if (next->conn_out >= 0)
+            fetch(&e->conns[next->conn_out]);
+        if (next->conn_in >= 0)
+            fetch(&e->conns[next->conn_in]);
+    }
 }
 
 /* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
@@ -607,6 +724,12 @@ next_event(Engine *e, CsEvent *ev)
     *ev = e->soon[e->soon_head];
     e->soon_head = (e->soon_head + 1) & e->soon_mask;
     e->soon_n--;
+    if (e->soon_n > PREFETCH_DEPTH)
+        prefetch_cursor(e, e->soon[(e->soon_head + PREFETCH_DEPTH) & e->soon_mask].cursor);
+    if (e->soon_n > 2 * PREFETCH_DEPTH / 3)
+        prefetch_conns(e, e->soon[(e->soon_head + 2 * PREFETCH_DEPTH / 3) & e->soon_mask].cursor);
+    if (e->soon_n > PREFETCH_DEPTH / 3)
+        prefetch_slots(e, e->soon[(e->soon_head + PREFETCH_DEPTH / 3) & e->soon_mask].cursor);
     return TRUE;
 }
 
@@ -626,12 +749,12 @@ step_finished(Engine *e, gint32 id, Stamp fin)
     if (e->obs != NULL && e->obs->step_done != NULL) {
         gint32 local = e->local[c->step];
         e->obs->step_done(e->obs->user_data, c->rank, (gsize)local, &e->rank_steps[c->rank][local],
-                          c->step_start, fin.t);
+                          e->step_start[id], fin.t);
     }
     /* The next step most likely uses the same connections: fetch the slots it will read (the
      * credit of the message sent 7 before, the next message to take) and the step itself
      * while other events run. */
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     if (st->conn_out >= 0) {
         const Conn *co = &e->conns[st->conn_out];
         __builtin_prefetch(conn_msg(e, co, co->n_sent));
@@ -640,11 +763,15 @@ step_finished(Engine *e, gint32 id, Stamp fin)
         const Conn *ci = &e->conns[st->conn_in];
         __builtin_prefetch(conn_msg(e, ci, ci->n_consumed));
     }
-    if (++c->step == c->end) {
+    if (++c->step == e->ends[id]) {
         e->ranks[c->rank].finish = stamp_later(e->ranks[c->rank].finish, fin);
         return;
     }
-    __builtin_prefetch(&e->steps[c->step]);
+    c->cur = e->steps[c->step];
+    /* The cursor walks its steps in order, one line of four after another, while every other
+     * cursor runs its own step: fetch the line after this one well before it is needed. */
+    if (c->step + 4 < e->ends[id])
+        __builtin_prefetch(&e->steps[c->step + 4]);
     c->ready = fin;
     /* Starting a step only computes times (its send waits for an event at its own time), so
      * it can run now rather than as an event of its own; the depth bound keeps the stack
@@ -675,7 +802,7 @@ consume(Engine *e, const EStep *st, Stamp done, CsTime now)
     e->bytes_moved += step_bytes(st);
 
     Cursor *s = &e->cursors[conn->src_cursor];
-    if (s->wait == WAIT_SLOT && s->wait_conn == st->conn_in
+    if (s->wait == WAIT_SLOT && s->cur.conn_out == st->conn_in
         && conn->n_consumed > conn->n_sent - CS_NCCL_STEPS) {
         s->wait = WAIT_NONE;
         push(e, MAX(now, m->credit.t), conn->src_cursor, EV_SEND);
@@ -701,7 +828,7 @@ static void
 received(Engine *e, gint32 id, Stamp done, Stamp send_ready, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
 
     consume(e, st, done, now);
     if (!(st->does & DOES_SEND)) {
@@ -718,7 +845,7 @@ static void
 land(Engine *e, gint32 id, Stamp arrive, CsTime first, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     const RankInfo *ri = &e->ranks[c->rank];
     Stamp done;
 
@@ -753,7 +880,7 @@ static void
 receive(Engine *e, gint32 id, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     const RankInfo *ri = &e->ranks[c->rank];
     const Conn *conn = &e->conns[st->conn_in];
     const Msg *m = conn_msg(e, conn, conn->n_consumed);
@@ -781,13 +908,13 @@ receive(Engine *e, gint32 id, CsTime now)
 }
 
 /* Cursor @id's read of its staged message left host memory at @end (its first byte at
- * c->read_first): the message is at the receiver once its last byte was also written there
+ * e->read_first[id]): the message is at the receiver once its last byte was also written there
  * and has crossed the read leg. */
 static void
 finish_read(Engine *e, gint32 id, CsTime end, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     const Conn *conn = &e->conns[st->conn_in];
     const Msg *m = conn_msg(e, conn, conn->n_consumed);
     Stamp last = c->ready;
@@ -799,9 +926,9 @@ finish_read(Engine *e, gint32 id, CsTime end, CsTime now)
     last.a += conn->read_prop_ps;
     if (e->obs != NULL && e->obs->link_busy != NULL)
         for (int i = 0; i < conn->read.n_links; i++)
-            e->obs->link_busy(e->obs->user_data, conn->read.links[i], step_bytes(st), c->read_first,
-                              end);
-    land(e, id, last, c->read_first + conn->read_prop_ps, now);
+            e->obs->link_busy(e->obs->user_data, conn->read.links[i], step_bytes(st),
+                              e->read_first[id], end);
+    land(e, id, last, e->read_first[id] + conn->read_prop_ps, now);
 }
 
 /* The receiver of @conn waits for its next message: if that message's arrival is known now,
@@ -812,7 +939,7 @@ wake_receiver(Engine *e, gint32 conn_id, CsTime now)
     Conn *conn = &e->conns[conn_id];
     Cursor *r = &e->cursors[conn->dst_cursor];
 
-    if (r->wait != WAIT_MSG || r->wait_conn != conn_id || conn->n_consumed >= conn->n_sent)
+    if (r->wait != WAIT_MSG || r->cur.conn_in != conn_id || conn->n_consumed >= conn->n_sent)
         return;
     if (conn_msg(e, conn, conn->n_consumed)->arrive.t == CS_TIME_NEVER)
         return;
@@ -920,22 +1047,22 @@ start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime no
     sub.n_links = flow_charged_links(e, c->step, conn, links, &sub.n_branches);
     sub.links = links;
     if (sub.n_links == 0) {
-        c->flow_first = now;
+        e->flow_first[id] = now;
         return now;
     }
     double wire = (double)step_bytes(st) / e->data_fraction
                   * (conn->nvls ? e->ranks[c->rank].nvls_wire : 1.0);
     double cap = e->textbook ? 0.0 : links_cap(e->topo, links, sub.n_links);
-    return e->model->start(e->net, now, &sub, wire, cap, id, &c->flow_first);
+    return e->model->start(e->net, now, &sub, wire, cap, id, &e->flow_first[id]);
 }
 
 /* The flow of cursor @id has left its source completely at @end (its first byte left at
- * c->flow_first): the message's arrival is now known and the step's send side is over. */
+ * e->flow_first[id]): the message's arrival is now known and the step's send side is over. */
 static void
 finish_send(Engine *e, gint32 id, CsTime end)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     Conn *conn = &e->conns[st->conn_out];
     Msg *m = conn_msg(e, conn, conn->n_sent - 1);
 
@@ -947,11 +1074,11 @@ finish_send(Engine *e, gint32 id, CsTime end)
     m->arrive = c->ready;
     m->arrive.t += conn->prop_ps + conn->sync_ps;
     m->arrive.a += conn->prop_ps;
-    m->first = c->flow_first + conn->prop_ps + conn->sync_ps;
+    m->first = e->flow_first[id] + conn->prop_ps + conn->sync_ps;
     if (e->fan != NULL && e->fan[c->step] >= 0 && !(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
         Multicast *mc = &e->mc[id];
         mc->left = c->ready;
-        mc->first = c->flow_first;
+        mc->first = e->flow_first[id];
         mc->next = e->fan[c->step];
     }
     if (e->obs != NULL && e->obs->link_busy != NULL) {
@@ -963,7 +1090,7 @@ finish_send(Engine *e, gint32 id, CsTime end)
             links = charged;
         }
         for (int i = 0; i < n_links; i++)
-            e->obs->link_busy(e->obs->user_data, links[i], step_bytes(st), c->flow_first, end);
+            e->obs->link_busy(e->obs->user_data, links[i], step_bytes(st), e->flow_first[id], end);
     }
     /* The step ends before the receiver's event may be pushed, so that the heap stays within
      * one event per cursor plus the woken ones. */
@@ -975,8 +1102,9 @@ finish_send(Engine *e, gint32 id, CsTime end)
     else
         fin = c->ready;
     c->cut = FALSE;
+    gint32 conn_out = st->conn_out; /* st is the cursor's, which moves on to its next step */
     step_finished(e, id, fin);
-    wake_receiver(e, st->conn_out, end);
+    wake_receiver(e, conn_out, end);
 }
 
 /* Cursor @id's step is a member of the multicast its last leader sent: the switch copied
@@ -987,7 +1115,7 @@ static void
 send_member(Engine *e, gint32 id, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     gint32 conn_id = st->conn_out;
     Conn *conn = &e->conns[conn_id];
     Multicast *mc = &e->mc[id];
@@ -1006,6 +1134,13 @@ send_member(Engine *e, gint32 id, CsTime now)
     wake_receiver(e, conn_id, now);
 }
 
+/* The cursor of flow @flow: its send flow has the cursor's id, its read that id + n_cursors. */
+static inline gint32
+flow_cursor(const Engine *e, gint32 flow)
+{
+    return flow < e->n_cursors ? flow : flow - e->n_cursors;
+}
+
 /* Network-model callback: flow @flow has left its source at @t, which is e->now under
  * model->advance() and may be later under model->settle(): what the receiver does next
  * happens from e->now. A cursor's send flow has the cursor's id, its read out of host memory
@@ -1014,8 +1149,19 @@ static void
 flow_done(gpointer user_data, gint32 flow, CsTime t)
 {
     Engine *e = user_data;
-    gint32 id = flow < e->n_cursors ? flow : flow - e->n_cursors;
+    gint32 id = flow_cursor(e, flow);
     Cursor *c = &e->cursors[id];
+
+    /* A settle model reports the instant's flows in the order they started. */
+    if (e->n_started > 0) {
+        int at = e->n_settled++;
+        if (at + PREFETCH_DEPTH < e->n_started)
+            prefetch_cursor(e, flow_cursor(e, e->started[at + PREFETCH_DEPTH]));
+        if (at + 2 * PREFETCH_DEPTH / 3 < e->n_started)
+            prefetch_conns(e, flow_cursor(e, e->started[at + 2 * PREFETCH_DEPTH / 3]));
+        if (at + PREFETCH_DEPTH / 3 < e->n_started)
+            prefetch_slots(e, flow_cursor(e, e->started[at + PREFETCH_DEPTH / 3]));
+    }
 
     g_assert(c->wait == WAIT_FLOW);
     c->wait = WAIT_NONE;
@@ -1030,13 +1176,12 @@ static void
 try_recv(Engine *e, gint32 id, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    gint32 conn_id = e->steps[c->step].conn_in;
+    gint32 conn_id = c->cur.conn_in;
     Conn *conn = &e->conns[conn_id];
 
     if (conn->n_consumed >= conn->n_sent
         || conn_msg(e, conn, conn->n_consumed)->arrive.t == CS_TIME_NEVER) {
         c->wait = WAIT_MSG;
-        c->wait_conn = conn_id;
         return;
     }
     receive(e, id, now);
@@ -1060,14 +1205,13 @@ static void
 try_send(Engine *e, gint32 id, CsTime now, gboolean own)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     Conn *conn = &e->conns[st->conn_out];
     gint32 k = conn->n_sent;
 
     if (k >= CS_NCCL_STEPS) {
         if (conn->n_consumed <= k - CS_NCCL_STEPS) {
             c->wait = WAIT_SLOT;
-            c->wait_conn = st->conn_out;
             return;
         }
         /* The slot of message k - 8, whose consumption freed it. */
@@ -1090,7 +1234,7 @@ try_send(Engine *e, gint32 id, CsTime now, gboolean own)
     m->arrive.t = CS_TIME_NEVER;
     if (conn->route.n_links == 0) {
         /* To itself: a local copy, no link. */
-        c->flow_first = now;
+        e->flow_first[id] = now;
         end = now
               + local_work(e, c->rank, work_ps(step_bytes(st), e->ranks[c->rank].copy_ps_per_byte));
     }
@@ -1099,11 +1243,14 @@ try_send(Engine *e, gint32 id, CsTime now, gboolean own)
     }
     else {
         double wire = (double)step_bytes(st) / e->data_fraction;
-        end = e->model->start(e->net, now, &conn->route, wire, conn->cap_Bps, id, &c->flow_first);
+        end = e->model->start(e->net, now, &conn->route, wire, conn->cap_Bps, id,
+                              &e->flow_first[id]);
     }
     if (end == CS_TIME_NEVER) {
         c->wait = WAIT_FLOW;
         e->unsettled = TRUE;
+        if (e->model->settle != NULL)
+            e->started[e->n_started++] = id;
         return;
     }
     finish_send(e, id, end);
@@ -1114,7 +1261,7 @@ static void
 run_local(Engine *e, gint32 id)
 {
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     const RankInfo *ri = &e->ranks[c->rank];
     Stamp fin = c->ready;
     CsTime w = 0;
@@ -1136,9 +1283,10 @@ static void
 begin_step(Engine *e, gint32 id, CsTime now)
 {
     Cursor *c = &e->cursors[id];
-    guint8 does = e->steps[c->step].does;
+    guint8 does = c->cur.does;
 
-    c->step_start = c->ready.t;
+    if (e->step_start != NULL)
+        e->step_start[id] = c->ready.t;
     if (does & DOES_RECV)
         try_recv(e, id, now);
     else if (does & DOES_SEND)
@@ -1165,15 +1313,17 @@ on_read(Engine *e, const CsEvent *ev)
 {
     gint32 id = ev->cursor;
     Cursor *c = &e->cursors[id];
-    const EStep *st = &e->steps[c->step];
+    const EStep *st = &c->cur;
     const Conn *conn = &e->conns[st->conn_in];
     double wire = (double)step_bytes(st) / e->data_fraction;
     CsTime end = e->model->start(e->net, ev->time, &conn->read, wire, conn->read_cap_Bps,
-                                 id + e->n_cursors, &c->read_first);
+                                 id + e->n_cursors, &e->read_first[id]);
 
     if (end == CS_TIME_NEVER) {
         c->wait = WAIT_FLOW;
         e->unsettled = TRUE;
+        if (e->model->settle != NULL)
+            e->started[e->n_started++] = id + e->n_cursors;
         return;
     }
     finish_read(e, id, end, ev->time);
@@ -1270,8 +1420,14 @@ conn_find(Engine *e, ConnMap *map, int src, int real_dst, int channel)
     }
     gint32 id = e->n_conns++;
     if (e->n_conns > e->conns_cap) {
-        e->conns_cap = MAX(2 * e->conns_cap, 16);
-        e->conns = g_renew(Conn, e->conns, e->conns_cap);
+        int cap = MAX(2 * e->conns_cap, 16);
+        /* Aligned to cache lines (Conn), so grown by hand: no aligned realloc. */
+        Conn *bigger = g_aligned_alloc(cap, sizeof(Conn), 64);
+        if (id > 0)
+            memcpy(bigger, e->conns, sizeof(Conn) * (gsize)id);
+        g_aligned_free(e->conns);
+        e->conns = bigger;
+        e->conns_cap = cap;
         if (e->conn_peer != NULL)
             e->conn_peer = g_renew(gint32, e->conn_peer, e->conns_cap);
     }
@@ -1292,10 +1448,14 @@ engine_clear(Engine *e)
     if (e->net != NULL)
         e->model->destroy(e->net);
     g_free(e->rank_steps);
-    g_free(e->steps);
+    g_aligned_free(e->steps);
     g_free(e->local);
     g_aligned_free(e->cursors);
-    g_free(e->conns);
+    g_free(e->ends);
+    g_free(e->flow_first);
+    g_free(e->read_first);
+    g_free(e->step_start);
+    g_aligned_free(e->conns);
     g_free(e->conn_peer);
     g_aligned_free(e->msgs);
     g_free(e->ranks);
@@ -1305,6 +1465,7 @@ engine_clear(Engine *e)
     g_free(e->mc);
     cs_event_heap_clear(&e->heap);
     g_free(e->soon);
+    g_free(e->started);
     for (int k = 0; k < N_RUNS; k++)
         g_free(e->runs[k].ev);
 }
@@ -1369,7 +1530,7 @@ setup_multicasts(Engine *e)
         int n = 0;
 
         e->mc[id].next = -1;
-        for (gint32 i = c->step; i < c->end; i++) {
+        for (gint32 i = c->step; i < e->ends[id]; i++) {
             if (!(e->steps[i].does & DOES_SEND))
                 continue;
             const CsStep *st = &prog[e->local[i]];
@@ -1410,13 +1571,18 @@ setup_programs(Engine *e, GError **error)
     e->rank_steps = g_new(const CsStep *, e->n_ranks);
     e->n_cursors = e->n_ranks * e->n_channels * e->halves;
     e->cursors = g_aligned_alloc0(e->n_cursors, sizeof(Cursor), 64);
+    e->ends = g_new0(gint32, MAX(e->n_cursors, 1));
+    e->flow_first = g_new0(CsTime, MAX(e->n_cursors, 1));
+    e->read_first = g_new0(CsTime, MAX(e->n_cursors, 1));
+    if (e->obs != NULL)
+        e->step_start = g_new0(CsTime, MAX(e->n_cursors, 1));
     for (int r = 0; r < e->n_ranks; r++) {
         e->rank_steps[r] = cs_schedule_steps(e->sched, r, &n_steps[r]);
         for (gsize i = 0; i < n_steps[r]; i++) {
             const CsStep *st = &e->rank_steps[r][i];
             if (!step_valid(e, r, i, st, error))
                 return FALSE;
-            e->cursors[cursor_of(e, r, st->channel, kind_does[st->kind])].end++;
+            e->ends[cursor_of(e, r, st->channel, kind_does[st->kind])]++;
         }
         total += n_steps[r];
     }
@@ -1425,7 +1591,7 @@ setup_programs(Engine *e, GError **error)
                     "schedule of %" G_GSIZE_FORMAT " steps is too large to simulate", total);
         return FALSE;
     }
-    e->steps = g_new(EStep, MAX(total, 1));
+    e->steps = big_alloc(total, sizeof(EStep), 16);
     e->local = g_new(gint32, MAX(total, 1));
     e->n_steps = (gint32)total;
     fill = g_new(gint32, e->n_cursors);
@@ -1434,8 +1600,8 @@ setup_programs(Engine *e, GError **error)
         Cursor *c = &e->cursors[i];
         c->rank = cursor_rank(e, i);
         c->step = at;
-        at += c->end;
-        c->end = at;
+        at += e->ends[i];
+        e->ends[i] = at;
         fill[i] = c->step;
     }
 
@@ -1714,7 +1880,7 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     }
     for (int id = 0; id < e->n_cursors; id++) {
         const Cursor *c = &e->cursors[id];
-        if (!talks[c->rank] && c->step < c->end)
+        if (!talks[c->rank] && c->step < e->ends[id])
             e->ranks[c->rank].local_channels++;
     }
 
@@ -1772,7 +1938,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         conn->slot_base = (gint32)n_slots;
         n_slots += (gsize)slots;
     }
-    e->msgs = g_aligned_alloc0(MAX(n_slots, 1), sizeof(Msg), 64);
+    e->msgs = big_alloc(n_slots, sizeof(Msg), 64);
+    memset(e->msgs, 0, MAX(n_slots, 1) * sizeof(Msg));
     gsize n_links = 0;
     for (int i = 0; i < e->n_conns; i++)
         n_links
@@ -1845,7 +2012,9 @@ run_loop(Engine *e)
             /* The flows of this instant are all known once no event of it is left. */
             if (e->soon_n == 0 && next_time(e) > e->now) {
                 e->unsettled = FALSE;
+                e->n_settled = 0;
                 e->model->settle(e->net, flow_done, e);
+                e->n_started = 0;
                 continue;
             }
         }
@@ -1889,7 +2058,7 @@ check_finished(const Engine *e, GError **error)
 
     for (int i = 0; i < e->n_cursors; i++) {
         const Cursor *c = &e->cursors[i];
-        if (c->step == c->end)
+        if (c->step == e->ends[i])
             continue;
         gint32 local = e->local[c->step];
         const CsStep *st = &e->rank_steps[c->rank][local];
@@ -1916,11 +2085,13 @@ memory_fits(const Engine *e, GError **error)
             k *= 2;
         slots += (guint64)k;
     }
-    const guint64 held = (guint64)e->n_steps
-                             * (sizeof(CsStep) + sizeof(EStep) + sizeof(gint32)
-                                + (e->any_flags ? sizeof(gint32) : 0))
-                         + (guint64)e->conns_cap * (sizeof(Conn) + sizeof(gint32))
-                         + (guint64)e->n_cursors * (sizeof(Cursor) + sizeof(Multicast));
+    const guint64 held
+        = (guint64)e->n_steps
+              * (sizeof(CsStep) + sizeof(EStep) + sizeof(gint32)
+                 + (e->any_flags ? sizeof(gint32) : 0))
+          + (guint64)e->conns_cap * (sizeof(Conn) + sizeof(gint32))
+          + (guint64)e->n_cursors
+                * (sizeof(Cursor) + sizeof(Multicast) + sizeof(gint32) + 3 * sizeof(CsTime));
     const guint64 more = slots * sizeof(Msg) + (guint64)e->n_conns * 2 * 2 * 8 * sizeof(int)
                          + (guint64)e->n_cursors * (2 + 4 * (1 + N_RUNS)) * sizeof(CsEvent)
                          + (guint64)e->n_ranks * sizeof(RankInfo);
@@ -2001,14 +2172,17 @@ cs_engine_run(const CsSchedule *sched, const CsTopo *topo, const CsEngineOptions
     while (e.soon_mask < 2 * (gsize)e.n_cursors)
         e.soon_mask *= 2;
     e.soon = g_new(CsEvent, e.soon_mask);
+    /* At most one flow in flight per cursor and one per staged read. */
+    e.started = g_new(gint32, 2 * (gsize)MAX(e.n_cursors, 1));
     for (int k = 0; k < N_RUNS; k++)
         e.runs[k].ev = g_new(CsEvent, e.soon_mask);
     e.soon_mask -= 1;
     e.now = -1;
     for (int i = 0; i < e.n_cursors; i++) {
         Cursor *c = &e.cursors[i];
-        if (c->step == c->end)
+        if (c->step == e.ends[i])
             continue;
+        c->cur = e.steps[c->step];
         c->ready.t = e.ranks[c->rank].launch_ps;
         push(&e, c->ready.t, i, EV_STEP);
     }
