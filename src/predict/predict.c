@@ -1059,11 +1059,11 @@ cs_predict_lower_bound(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsA
  *
  * A large size (more than about 60,000 chunk steps and 16 loops, a loop being ranks x
  * channels x chunk) is not replayed chunk by chunk unless options->exact: three sizes of 1/4,
- * 1/2 and 1 times the largest whole number of loops within that budget (at least 2, 4 and 8
- * loops, at most half the size), at the size's own chunk, are simulated, and when their
+ * 1/2 and 1 times the largest window of 8 x 2^k loops within that budget (at least 2, 4 and
+ * 8 loops, at most half the size), at the size's own chunk, are simulated, and when their
  * times lie on one line (slopes within 0.5%: the pipeline's steady state) the point is
  * extended on it, every part of the time split on its own line (@out->extrapolated).
- * Otherwise the budget doubles and the three points are tried again; a point still beyond
+ * Otherwise the window doubles and the three points are tried again; a point still beyond
  * about 3.8 M steps is extended when the largest three agree within 5%, and otherwise, like
  * every smaller one, simulated whole (slow, never wrong). Sizes above 1 PiB are refused.
  *
