@@ -1021,6 +1021,39 @@ test_extrapolation(void)
     g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 0.01);
 }
 
+/* The windows a large size is extended from lie on a grid of 8 x 2^k loops. Setup: 4 GiB
+ * NVLS all-reduce, Simple, on dgx-h100x4 (16 channels x 4 heads x NCCL's 128 KiB chunk: 8 MiB
+ * a loop). The windows 128 MiB - 512 MiB and 256 MiB - 1 GiB are still filling the pipeline
+ * and fail the line test; 512 MiB - 2 GiB passes. Expectation: within 0.1% of the
+ * chunk-by-chunk replay (17402.1 us). The window the step budget placed before the grid,
+ * 152 - 608 MiB, passed the 0.5% slope test while still filling and extended to 17502.3 us,
+ * 0.58% slow. */
+static void
+test_extrapolation_grid(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    const CsAlgo *nvls = cs_algo_lookup("nvls", NULL);
+    g_assert_nonnull(nvls);
+    CsPredictOptions opt;
+    CsPrediction fast, exact;
+
+    g_test_summary("A size extended from windows on the grid of whole loops lands within 0.1% "
+                   "of its whole replay (4 GiB NVLS all-reduce on 4 x H100).");
+    cs_predict_options_init(&opt);
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)4 << 30, nvls, CS_PROTO_SIMPLE,
+                                 &opt, &fast, &error));
+    g_assert_no_error(error);
+    g_assert_true(fast.extrapolated);
+    opt.exact = TRUE;
+    g_assert_true(cs_predict_one(topo, CS_OP_ALL_REDUCE, (gint64)4 << 30, nvls, CS_PROTO_SIMPLE,
+                                 &opt, &exact, &error));
+    g_assert_no_error(error);
+    g_assert_false(exact.extrapolated);
+    g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 0.001);
+}
+
 /* A sweep shares one cache across its sizes (collsim run): a size extended from smaller ones
  * must get the points of its own plan. NCCL's p2p plan stripes each peer over a number of
  * channels that follows the size, with the same channel count and chunk: keyed without it,
@@ -1296,6 +1329,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/one/figures", test_sizes_and_figures);
     g_test_add_func("/predict/one/zero-time", test_zero_time);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);
+    g_test_add_func("/predict/one/extrapolation-grid", test_extrapolation_grid);
     g_test_add_func("/predict/one/point-cache", test_point_cache);
     g_test_add_func("/predict/one/point-cache-sweep", test_point_cache_sweep);
     g_test_add_func("/predict/sweep/budget", test_sweep);

@@ -992,10 +992,25 @@ on_one_line(const CsPrediction *a, const CsPrediction *b, const CsPrediction *c)
     return on_one_line_within(a, b, c, PREDICT_LINEAR_TOLERANCE);
 }
 
-/* A large point from three smaller ones: 1/4, 1/2 and all of the largest whole number of
- * @loop bytes (cs_algo_loop_bytes()) within the step budget, at least two loops in the
- * smallest, at the chunk of @size_bytes (point_args() pins it). FALSE with no error when the
- * three are not on one line (the caller then simulates the point whole). */
+/* The window whose largest point is @top bytes on the grid of @loop: the largest 8 x 2^k
+ * loops not above @top (at least 8 loops). Every size of one choice (algorithm, protocol,
+ * channels, chunk) places its windows on the same grid, so the point cache serves the windows
+ * one size simulated to every larger size. */
+static gint64
+window_on_grid(gint64 top, gint64 loop)
+{
+    gint64 grid = 8 * loop;
+
+    while (grid <= top / 2)
+        grid *= 2;
+    return grid;
+}
+
+/* A large point from three smaller ones: 1/4, 1/2 and all of a window of 8 x 2^k whole
+ * @loop bytes (cs_algo_loop_bytes(); window_on_grid()), the largest within the step budget,
+ * at least two loops in the smallest, at the chunk of @size_bytes (point_args() pins it).
+ * FALSE with no error when the three are not on one line (the caller then simulates the
+ * point whole). */
 static gboolean
 try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
                 const CsAlgoArgs *args, const CsPredictOptions *options, int nranks,
@@ -1007,23 +1022,22 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
      * NVLS all-reduce's phases run one after the other, not overlapped). The first loop or
      * two fill the pipeline (an NVLS all-reduce gathers chunk i - 2 while it reduces chunk
      * i): a smallest size of one loop is off the line. */
-    gint64 min_top = 8 * loop;
     gboolean simulated = FALSE;
     CsPrediction p[3];
     gint64 events = 0;
 
     /* The largest three end at half the size: past that, simulating the point whole costs
      * about as much. */
-    gint64 cap = size_bytes / 2 / (4 * loop) * (4 * loop);
+    gint64 cap = size_bytes / 2;
     gint64 last_top = 0;
 
     for (double budget = PREDICT_STEP_BUDGET; budget <= PREDICT_STEP_HARD_LIMIT;
          budget *= PREDICT_BUDGET_GROWTH) {
-        gint64 top = (gint64)((double)size_bytes * budget / est_steps) / (4 * loop) * (4 * loop);
-        top = MAX(MIN(top, cap), min_top);
+        gint64 top
+            = window_on_grid(MIN((gint64)((double)size_bytes * budget / est_steps), cap), loop);
         /* Three points still filling the pipeline (an NVLS all-reduce on 72 ranks fills over
-         * three loops) where the budget no longer grows the window: twice the window, up to
-         * the cap (three points then cost 7/8 of the size at most). */
+         * three loops) where the budget no longer grows the window: the next window of the
+         * grid, up to the cap (three points then cost 7/8 of the size at most). */
         if (top <= last_top)
             top = 2 * last_top;
         if (top > cap)
@@ -1212,11 +1226,11 @@ cs_predict_lower_bound(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsA
  *
  * A large size (more than about 60,000 chunk steps and 16 loops, a loop being ranks x
  * channels x chunk) is not replayed chunk by chunk unless options->exact: three sizes of 1/4,
- * 1/2 and 1 times the largest whole number of loops within that budget (at least 2, 4 and 8
- * loops, at most half the size), at the size's own chunk, are simulated, and when their
+ * 1/2 and 1 times the largest window of 8 x 2^k loops within that budget (at least 2, 4 and
+ * 8 loops, at most half the size), at the size's own chunk, are simulated, and when their
  * times lie on one line (slopes within 0.5%: the pipeline's steady state) the point is
  * extended on it, every part of the time split on its own line (@out->extrapolated).
- * Otherwise the budget doubles and the three points are tried again; a point still beyond
+ * Otherwise the window doubles and the three points are tried again; a point still beyond
  * about 3.8 M steps is extended when the largest three agree within 5%, and otherwise, like
  * every smaller one, simulated whole (slow, never wrong). Sizes above 1 PiB are refused.
  *
