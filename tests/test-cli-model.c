@@ -80,24 +80,25 @@ test_csv(void)
 static void
 test_json(void)
 {
-    /* Defaults: 8 B (2^3) to 8 GiB (2^33) by 2 = 31 rows; n_1/2 = 10e-6 * 900e9 = 9e6 B;
-     * beta = 1/9e11 s/B. Row 17 is 2^20 = 1 MiB: n beta = 1.1650844e-6 < alpha. */
-    const char *const args[] = { "--format", "json", NULL };
+    /* Defaults: 8 B (2^3) to 8 GiB (2^33) by 2 = 31 rows; B = 450 GB/s per direction, so
+     * n_1/2 = 10e-6 * 450e9 = 4.5e6 B and beta = 1/4.5e11 s/B. Row 17 is 2^20 = 1 MiB: n beta =
+     * 2.3301689e-6 < alpha. --textbook changes nothing: the table is Hockney's. */
+    const char *const args[] = { "--format", "json", "--textbook", NULL };
     CsTestRun r = cs_test_run_collsim("model", args);
 
     g_assert_cmpint(r.status, ==, 0);
     cJSON *root = cJSON_Parse(r.out);
     g_assert_nonnull(root);
-    g_assert_cmpfloat(cJSON_GetObjectItem(root, "n_half_bytes")->valuedouble, ==, 9e6);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "n_half_bytes")->valuedouble, ==, 4.5e6);
     g_assert_cmpfloat_with_epsilon(cJSON_GetObjectItem(root, "beta_s_per_byte")->valuedouble,
-                                   1.0 / 9e11, 1e-24);
+                                   1.0 / 4.5e11, 1e-24);
     cJSON *rows = cJSON_GetObjectItem(root, "rows");
     g_assert_cmpint(cJSON_GetArraySize(rows), ==, 31);
     cJSON *mib = cJSON_GetArrayItem(rows, 17);
     g_assert_cmpfloat(cJSON_GetObjectItem(mib, "size_bytes")->valuedouble, ==, 1048576);
     g_assert_cmpstr(cJSON_GetObjectItem(mib, "dominant")->valuestring, ==, "alpha");
-    g_assert_cmpfloat_with_epsilon(cJSON_GetObjectItem(mib, "nbeta_s")->valuedouble, 1048576 / 9e11,
-                                   1e-18);
+    g_assert_cmpfloat_with_epsilon(cJSON_GetObjectItem(mib, "nbeta_s")->valuedouble,
+                                   1048576 / 4.5e11, 1e-18);
     cJSON *last = cJSON_GetArrayItem(rows, 30);
     g_assert_cmpfloat(cJSON_GetObjectItem(last, "size_bytes")->valuedouble, ==, 8589934592.0);
     g_assert_cmpstr(cJSON_GetObjectItem(last, "dominant")->valuestring, ==, "n*beta");

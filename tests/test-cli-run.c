@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -477,6 +478,72 @@ test_textbook(void)
     /* The winners table after the block gives the time to the nanosecond. */
     g_autofree char *want = g_strdup_printf(" %.3f ", engine_us);
     g_assert_nonnull(strstr(r.out, want));
+}
+
+/* select --textbook: the crossover of recursive doubling and Rabenseifner's all-reduce on the
+ * 8-node Ethernet star is where their closed forms cross (TRG05: lg P (alpha + n beta + n
+ * gamma) against 2 lg P alpha + 2(P-1)/P n beta + (P-1)/P n gamma), with the alpha, B and gamma
+ * explain --textbook prints, to within a few elements (select bisects to one float and each
+ * algorithm's pieces round to whole elements). NCCL's model, --compare and tables for NCCL are
+ * refused. */
+static void
+test_select_textbook(void)
+{
+    const char *const explain[]
+        = { "explain", "--topo", "eth-cpu-8n", "--op",       "allreduce", "--algo",
+            "rhd",     "--size", "64K",        "--textbook", NULL };
+    g_auto(CsTestRun) e = cs_test_run_collsim(NULL, explain);
+    g_assert_cmpint(e.status, ==, 0);
+    const char *with = strstr(e.out, "alpha = ");
+    g_assert_nonnull(with);
+    double alpha_us = 0, bw_GBps = 0, gamma_ps = 0;
+    g_assert_cmpint(sscanf(with, "alpha = %lf us and B = %lf GB/s", &alpha_us, &bw_GBps), ==, 2);
+    const char *g = strstr(with, "gamma = ");
+    g_assert_nonnull(g);
+    g_assert_cmpint(sscanf(g, "gamma = %lf ps/B", &gamma_ps), ==, 1);
+    const double P = 8, lg = 3, beta = 1e-9 / bw_GBps, gamma = gamma_ps * 1e-12;
+    const double alpha = alpha_us * 1e-6;
+    /* lg (alpha + n beta + n gamma) = 2 lg alpha + 2(P-1)/P n beta + (P-1)/P n gamma */
+    const double cross
+        = lg * alpha / (lg * (beta + gamma) - 2 * (P - 1) / P * beta - (P - 1) / P * gamma);
+
+    const char *const select[]
+        = { "select",     "--topo", "eth-cpu-8n", "--op", "allreduce", "--textbook",
+            "--min-gain", "0",      "--emit",     "json", NULL };
+    g_auto(CsTestRun) s = cs_test_run_collsim(NULL, select);
+    g_assert_cmpint(s.status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(s.out);
+    g_assert_nonnull(root);
+    g_assert_cmpstr(cJSON_GetObjectItem(root, "net_model")->valuestring, ==, "textbook");
+    const cJSON *xs = cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(root, "collectives"), 0), "crossovers");
+    gboolean found = FALSE;
+    const cJSON *x = NULL;
+    cJSON_ArrayForEach(x, xs)
+    {
+        const char *from
+            = cJSON_GetObjectItem(cJSON_GetObjectItem(x, "from"), "algorithm")->valuestring;
+        const char *to
+            = cJSON_GetObjectItem(cJSON_GetObjectItem(x, "to"), "algorithm")->valuestring;
+        if (strcmp(from, "recursive_doubling") != 0 || strcmp(to, "rhd") != 0)
+            continue;
+        found = TRUE;
+        const double at = cJSON_GetObjectItem(x, "size_bytes")->valuedouble;
+        g_test_message("crossover %.0f B, closed forms %.1f B", at, cross);
+        g_assert_cmpfloat(fabs(at - cross), <=, 8 * 4);
+    }
+    g_assert_true(found);
+
+    const char *const refused[][12] = {
+        { "select", "--topo", "eth-cpu-8n", "--textbook", "--model", "nccl", NULL },
+        { "select", "--topo", "dgx-h100x8", "--textbook", "--compare", "nccl", NULL },
+        { "select", "--topo", "dgx-h100x8", "--textbook", "--emit", "nccl-tuner-csv", NULL },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(refused); i++) {
+        g_auto(CsTestRun) r = cs_test_run_collsim(NULL, refused[i]);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_nonnull(strstr(r.err, "--textbook"));
+    }
 }
 
 /* Orders (pid, tid, start, end) spans by thread, then start. */
@@ -1421,6 +1488,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/explain/timeline-cluster", test_explain_timeline_cluster);
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/textbook", test_textbook);
+    g_test_add_func("/cli-run/select/textbook", test_select_textbook);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
     g_test_add_func("/cli-run/help", test_help);

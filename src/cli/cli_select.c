@@ -101,6 +101,7 @@ typedef struct {
     gint64 max_events;
     gboolean nccl_only;
     gboolean any_algorithm;
+    gboolean textbook;
     gboolean exact;
     gboolean whole;
     gboolean progress;
@@ -289,6 +290,11 @@ cs_cli_select(int argc, char **argv, GError **error)
           "Weigh every algorithm collsim knows (MPI classics too), not only what NCCL runs "
           "(the default on GPU ranks, as collsim run)",
           NULL },
+        { "textbook", 0, 0, G_OPTION_ARG_NONE, &o.textbook,
+          "Select in Hockney's textbook model (each message costs its sender alpha + n/B; no "
+          "launch, protocol, chunking or overlap): which algorithm the alpha-beta formulas "
+          "favour, for teaching; no tables for NCCL",
+          NULL },
         { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole,
           "Replay every rank (default: where the schedule and the machine repeat under a shift "
           "of ranks, one period is replayed, which gives the same times)",
@@ -421,6 +427,23 @@ cs_cli_select(int argc, char **argv, GError **error)
             return cs_cli_usage_error(error, prog,
                                       "--compare prints a table or JSON (--emit table|json)");
     }
+
+    /* The textbook's question has no NCCL in it: no NCCL model to select under, none to
+     * compare with, and no table for NCCL to load. */
+    if (o.textbook && sopts.nccl_spec != NULL)
+        return cs_cli_usage_error(error, prog,
+                                  "--textbook runs the engine in Hockney's model; --model %s is "
+                                  "NCCL's own cost model, not the engine",
+                                  o.model);
+    if (o.textbook && o.compare != NULL)
+        return cs_cli_usage_error(error, prog,
+                                  "--textbook answers the textbook's question; --compare holds "
+                                  "NCCL's model against the machine's engine");
+    if (o.textbook && emit != CS_SELECT_FORMAT_TABLE && emit != CS_SELECT_FORMAT_JSON)
+        return cs_cli_usage_error(error, prog,
+                                  "--textbook makes no tables for NCCL (the textbook's machine "
+                                  "is not the real one): --emit table or json");
+    sopts.predict.engine.textbook = o.textbook;
 
     g_autoptr(GArray) shapes = parse_shapes(o.ranks, o.nodes, error);
     if (shapes == NULL)

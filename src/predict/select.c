@@ -1185,6 +1185,8 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         return NULL;
     if (sel->nccl_model)
         sel->model = g_strdup_printf("nccl:%s", cs_nccl_model_constants(sel->nccl)->version);
+    else if (o->predict.engine.textbook)
+        sel->model = g_strdup("textbook");
     else
         sel->model = g_strdup(o->predict.engine.net_model != NULL ? o->predict.engine.net_model
                                                                   : "reservation");
