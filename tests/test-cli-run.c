@@ -546,6 +546,42 @@ test_select_textbook(void)
     }
 }
 
+/* validate --format csv: a header of 19 columns and one line per row of the trace, each with
+ * 19 fields, the same rows, measured and predicted times as --format json. */
+static void
+test_validate_csv(void)
+{
+    g_autofree char *trace = g_test_build_filename(
+        G_TEST_DIST, "..", "traces", "h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt", NULL);
+    const char *const csv[]
+        = { "validate", "--topo", "dgx-h100x4", "--format", "csv", trace, NULL };
+    const char *const json[]
+        = { "validate", "--topo", "dgx-h100x4", "--format", "json", trace, NULL };
+    g_auto(CsTestRun) c = cs_test_run_collsim(NULL, csv);
+    g_auto(CsTestRun) j = cs_test_run_collsim(NULL, json);
+    g_assert_cmpint(c.status, ==, 0);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(j.out);
+    g_assert_nonnull(root);
+    const cJSON *rows
+        = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "traces"), 0), "rows");
+    g_auto(GStrv) lines = g_strsplit(c.out, "\n", -1);
+    g_assert_true(g_str_has_prefix(lines[0], "trace,collective,ranks,machine_class,size_bytes,"));
+    g_assert_cmpuint(g_strv_length(lines), ==, (guint)cJSON_GetArraySize(rows) + 2);
+    for (int i = 0; i < cJSON_GetArraySize(rows); i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i + 1], ",", -1);
+        g_assert_cmpuint(g_strv_length(f), ==, 19);
+        const cJSON *row = cJSON_GetArrayItem(rows, i);
+        g_assert_cmpfloat(g_ascii_strtod(f[4], NULL), ==,
+                          cJSON_GetObjectItem(row, "size_bytes")->valuedouble);
+        g_assert_cmpfloat(fabs(g_ascii_strtod(f[7], NULL)
+                               - cJSON_GetObjectItem(row, "predicted_us")->valuedouble),
+                          <=, 0.0005);
+        g_assert_cmpstr(f[12], ==, cJSON_GetObjectItem(row, "algo")->valuestring);
+    }
+    g_assert_cmpstr(lines[cJSON_GetArraySize(rows) + 1], ==, "");
+}
+
 /* Orders (pid, tid, start, end) spans by thread, then start. */
 static gint
 compare_spans(gconstpointer a, gconstpointer b)
@@ -1489,6 +1525,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/explain/split", test_explain_split);
     g_test_add_func("/cli-run/textbook", test_textbook);
     g_test_add_func("/cli-run/select/textbook", test_select_textbook);
+    g_test_add_func("/cli-run/validate/csv", test_validate_csv);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
     g_test_add_func("/cli-run/help", test_help);

@@ -120,6 +120,44 @@ summary_json(const CsValidateSummary *s)
     return o;
 }
 
+/* One line per row of every trace, the JSON's rows with their trace's name, collective, ranks
+ * and machine class in front; NCCL's model's columns empty without --model nccl. */
+static void
+append_csv(GString *out, const GPtrArray *reports)
+{
+    g_string_append(out, "trace,collective,ranks,machine_class,size_bytes,line,measured_us,"
+                         "predicted_us,time_error,measured_busbw_GBps,predicted_busbw_GBps,"
+                         "busbw_error,algo,proto,nccl_model_us,nccl_model_time_error,"
+                         "nccl_model_busbw_error,nccl_model_algo,nccl_model_proto\n");
+    for (guint k = 0; k < reports->len; k++) {
+        const CsValidateReport *r = g_ptr_array_index(reports, k);
+        for (guint i = 0; i < r->rows->len; i++) {
+            const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
+            cs_cli_csv_field(out, r->origin);
+            g_string_append_printf(out, ",%s,%d,", cs_op_name(r->op), r->nranks);
+            cs_cli_csv_field(out, r->machine_class);
+            g_string_append_printf(out, ",%" G_GINT64_FORMAT ",%d,%.3f,%.3f,%.6f,%.6g,%.6g,%.6f,",
+                                   v->size_bytes, v->line, v->measured_us, v->predicted_us,
+                                   v->time_error, v->measured_busbw_GBps, v->predicted_busbw_GBps,
+                                   v->busbw_error);
+            cs_cli_csv_field(out, v->algo);
+            g_string_append_c(out, ',');
+            cs_cli_csv_field(out, v->proto);
+            if (r->nccl_model != NULL && !isnan(v->nccl_us)) {
+                g_string_append_printf(out, ",%.3f,%.6f,%.6f,", v->nccl_us, v->nccl_time_error,
+                                       v->nccl_busbw_error);
+                cs_cli_csv_field(out, v->nccl_algo);
+                g_string_append_c(out, ',');
+                cs_cli_csv_field(out, v->nccl_proto);
+            }
+            else {
+                g_string_append(out, ",,,,,");
+            }
+            g_string_append_c(out, '\n');
+        }
+    }
+}
+
 static cJSON *
 report_json(const CsValidateReport *r)
 {
@@ -243,7 +281,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
         /* -t is nccl-tests' -t (threads), never the topology (it was, before). */
         { "nthreads", 't', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &threads, NULL, NULL },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
-        { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
+        { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+          "table (default), csv (one line per row) or json", "FORMAT" },
         { "max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
           "Fail (exit 1) if a trace's geometric-mean |busbw error| exceeds PCT percent", "PCT" },
         { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
@@ -281,12 +320,14 @@ cs_cli_validate(int argc, char **argv, GError **error)
     if (plot != NULL && !cs_cli_check_plot(argv[0], plot, error))
         return FALSE;
     gboolean json = FALSE;
-    if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0) {
+    if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0
+        && g_strcmp0(format, "csv") != 0) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                    "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);
+                    "%s: --format: \"%s\" is not a format (table, csv, json)", argv[0], format);
         return FALSE;
     }
     json = g_strcmp0(format, "json") == 0;
+    const gboolean csv = g_strcmp0(format, "csv") == 0;
     const char *model = NULL;
     const char *nccl_spec = NULL;
     for (int i = 0; models != NULL && models[i] != NULL; i++) {
@@ -389,7 +430,13 @@ cs_cli_validate(int argc, char **argv, GError **error)
         }
     }
 
-    if (json) {
+    if (csv) {
+        g_autoptr(GString) out = g_string_new(NULL);
+        append_csv(out, reports);
+        if (!cs_cli_write_output(argv[0], NULL, NULL, out->str, (gssize)out->len, error))
+            return FALSE;
+    }
+    else if (json) {
         cJSON *root = cJSON_CreateObject();
         cs_json_add_schema(root, "collsim-validate", CS_JSON_SCHEMA_VERSION);
         cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
