@@ -599,6 +599,133 @@ test_sigma_matches_bootstrap(void)
     g_assert_true(ll->free && isnan(ll->sigma));
 }
 
+/* dgx-h100x4 with its NVSwitch lanes at twice the line rate (an NVLink generation apart): the
+ * same GPU model on another link component. (transfer full) */
+static CsTopo *
+faster_links(const CsTopo *datasheet)
+{
+    g_autofree char *text = cs_topo_to_json(datasheet);
+    CsTopoAdjust adj;
+    cs_topo_adjust_init(&adj);
+    cJSON *root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    cJSON *links = cJSON_GetObjectItem(root, "links");
+    g_assert_nonnull(links);
+    cJSON *link;
+    cJSON_ArrayForEach(link, links)
+    {
+        cJSON *bw = cJSON_GetObjectItem(link, "bandwidth");
+        g_assert_nonnull(bw);
+        g_assert_true(cJSON_IsString(bw));
+        g_assert_cmpstr(bw->valuestring, ==, "25 GB/s");
+        cJSON_ReplaceItemInObject(link, "bandwidth", cJSON_CreateString("50 GB/s"));
+    }
+    cJSON_ReplaceItemInObject(root, "name", cJSON_CreateString("h100x4-fast-links"));
+    char *edited = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    g_autoptr(GError) error = NULL;
+    CsTopo *topo = cs_topo_load_data(edited, "h100x4-fast-links", &error);
+    cJSON_free(edited);
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* Setup: two machines with the same GPU model (H100 SXM5) on NVSwitch lanes of different line
+ * rates: A is dgx-h100x4, B the same with 50 GB/s lanes. In truth both launch 1.3x slower than
+ * the datasheet, A's links deliver 0.85 of their usable figure and B's 0.7. Expectation: one
+ * joint fit of launch and NVSwitch bandwidth shares the launch (one value, `shared` = 2, the
+ * same fitted value in both fitted topologies, within 3% of 1.3x), keeps each machine's own
+ * bandwidth (0.85 and 0.7 within 3%, `shared` = 1), keeps every value inside its range, and
+ * gives bit-identical values when run again. Leave-one-machine-out: B's fit alone carries its
+ * launch over to A (one parameter moved) and leaves A's bandwidth at its datasheet value. */
+static void
+test_joint_shares_components(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) a = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) b = faster_links(a);
+    CsTopoAdjust adj;
+    cs_topo_adjust_init(&adj);
+    adj.launch_scale = 1.3;
+    adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.85;
+    g_autoptr(CsTopo) truth_a = cs_topo_adjust(a, &adj);
+    adj.link_bw_scale[CS_LINK_NVSWITCH] = 0.7;
+    g_autoptr(CsTopo) truth_b = cs_topo_adjust(b, &adj);
+
+    CsTrace *traces[2] = { synthesize(truth_a, 0.01, 1), synthesize(truth_b, 0.01, 2) };
+    const int n_traces[2] = { 1, 1 };
+    const CsTopo *const topos[2] = { a, b };
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    const char *only[] = { "gpu.launch", "nvswitch.bandwidth", NULL };
+    g_autoptr(GPtrArray) fit
+        = cs_calibrate_fit_joint(topos, 2, traces, n_traces, &options, CS_CALIB_LOSS_CAUCHY,
+                                 CS_CALIB_PRIOR_WEIGHT, only, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(fit->len, ==, 2);
+    const CsCalibration *ca = fit->pdata[0];
+    const CsCalibration *cb = fit->pdata[1];
+
+    const CsCalibParam *la = find_param(ca, "gpu.launch");
+    const CsCalibParam *lb = find_param(cb, "gpu.launch");
+    g_assert_cmpstr(la->component, ==, lb->component);
+    g_assert_true(strstr(la->component, "H100") != NULL);
+    g_assert_true(la->free && lb->free);
+    g_assert_cmpint(la->shared, ==, 2);
+    g_assert_cmpint(lb->shared, ==, 2);
+    g_assert_cmpfloat(la->fitted, ==, lb->fitted);
+    g_assert_cmpfloat_with_epsilon(la->fitted / la->initial, 1.3, 0.03 * 1.3);
+    /* The fitted topologies carry that one value. */
+    g_assert_cmpfloat(cs_topo_rank_gpu(ca->topo, 0)->launch_s, ==,
+                      cs_topo_rank_gpu(cb->topo, 0)->launch_s);
+
+    const CsCalibParam *ba = find_param(ca, "nvswitch.bandwidth");
+    const CsCalibParam *bb = find_param(cb, "nvswitch.bandwidth");
+    g_assert_cmpstr(ba->component, !=, bb->component);
+    g_assert_cmpint(ba->shared, ==, 1);
+    g_assert_cmpint(bb->shared, ==, 1);
+    g_assert_cmpfloat_with_epsilon(ba->fitted / ba->initial, 0.85, 0.03 * 0.85);
+    g_assert_cmpfloat_with_epsilon(bb->fitted / bb->initial, 0.7, 0.03 * 0.7);
+    const CsCalibParam *all[] = { la, lb, ba, bb };
+    for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
+        g_assert_cmpfloat(all[i]->fitted, >=, all[i]->min);
+        g_assert_cmpfloat(all[i]->fitted, <=, all[i]->max);
+    }
+
+    /* Deterministic: the same fit again gives the same values, bit for bit. */
+    g_autoptr(GPtrArray) again
+        = cs_calibrate_fit_joint(topos, 2, traces, n_traces, &options, CS_CALIB_LOSS_CAUCHY,
+                                 CS_CALIB_PRIOR_WEIGHT, only, &error);
+    g_assert_no_error(error);
+    for (int m = 0; m < 2; m++) {
+        const CsCalibration *x = fit->pdata[m];
+        const CsCalibration *y = again->pdata[m];
+        g_assert_cmpuint(x->params->len, ==, y->params->len);
+        for (guint i = 0; i < x->params->len; i++)
+            g_assert_cmpfloat(g_array_index(x->params, CsCalibParam, i).fitted, ==,
+                              g_array_index(y->params, CsCalibParam, i).fitted);
+    }
+
+    /* Leave A out: B alone learns the launch, A takes it and keeps its own bandwidth. */
+    g_autoptr(GPtrArray) only_b
+        = cs_calibrate_fit_joint(&topos[1], 1, &traces[1], &n_traces[1], &options,
+                                 CS_CALIB_LOSS_CAUCHY, CS_CALIB_PRIOR_WEIGHT, only, &error);
+    g_assert_no_error(error);
+    int moved = -1;
+    g_autoptr(CsTopo) held_out
+        = cs_calibrate_transfer(a, &traces[0], 1, &options, only_b, &moved, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(moved, ==, 1);
+    const CsCalibParam *learnt = find_param(only_b->pdata[0], "gpu.launch");
+    g_assert_cmpfloat(cs_topo_rank_gpu(held_out, 0)->launch_s, ==, learnt->fitted);
+    g_assert_cmpfloat(cs_topo_injection_bw(held_out, 0, CS_LINK_CLASS_NVLINK), ==,
+                      cs_topo_injection_bw(a, 0, CS_LINK_CLASS_NVLINK));
+
+    for (int i = 0; i < 2; i++)
+        cs_trace_free(traces[i]);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -608,6 +735,7 @@ main(int argc, char **argv)
     g_test_add_func("/calibrate/bandwidth-capped-at-line-rate", test_bandwidth_capped_at_line_rate);
     g_test_add_func("/calibrate/prior-weight", test_prior_weight);
     g_test_add_func("/calibrate/bound-binds", test_bound_binds);
+    g_test_add_func("/calibrate/joint/shares-components", test_joint_shares_components);
     g_test_add_func("/calibrate/invisible-parameter-fixed", test_invisible_parameter_fixed);
     g_test_add_func("/calibrate/too-few-rows", test_too_few_rows);
     g_test_add_func("/calibrate/params/unknown-or-invisible", test_params_unknown_or_invisible);

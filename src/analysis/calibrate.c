@@ -109,13 +109,27 @@ typedef struct {
     CsPredictOptions options;
 } FitRow;
 
+/* One machine of a fit: its datasheet topology, its rows and its candidate parameters. A
+ * parameter maps to a component of the fit's parameter vector theta, which machines with the
+ * same component share (cs_calibrate_fit_joint()). */
 typedef struct {
     const CsTopo *base;
-    GArray *params;  /* CsCalibParam, every candidate */
-    int *free_index; /* theta j -> params index */
-    int n_free;
+    GArray *params;      /* CsCalibParam, every candidate (the machine's CsCalibration's) */
+    int *theta_of;       /* params index -> theta index, -1: kept at its initial value */
     GArray *rows;        /* FitRow */
     CsPointCache *cache; /* each row's schedule, built once for the whole fit */
+    int offset;          /* index of its first row among all the fit's residuals */
+    double *last_values; /* the values its residuals were last computed for, or NULL */
+    gsl_vector *last_f;  /* and those residuals */
+} FitGroup;
+
+typedef struct {
+    FitGroup *groups;
+    int n_groups;
+    int n_rows;   /* residuals of all groups' rows */
+    int n_free;   /* components of theta */
+    double *tmin; /* theta j's log-space range (the intersection over its members) */
+    double *tmax;
     CsCalibLoss loss;
     double prior_weight; /* residual per e-fold of a parameter's move */
     GError *error;       /* first prediction failure inside the fit */
@@ -374,6 +388,45 @@ param_range(CsCalibParam *p, double raw_bw, gboolean cpu_ranks)
     }
 }
 
+/* What @p belongs to, into its component: the thing two machines must have in common to
+ * share it (cs_calibrate_fit_joint()). The GPU's costs, and the per-hop latencies on NVLink
+ * and PCI (NCCL charges them per GPU-side hop), belong to the GPU model; a link kind's alpha
+ * and bandwidth to the kind at its datasheet line rate per lane (the generation: NVLink4 and
+ * NVLink5 differ in it); the NET per-hop latencies to the network's transport. Where the file
+ * names no GPU model or no transport, the component is the topology's own. */
+static void
+param_component(CsCalibParam *p, const CsTopo *topo, const CsDevice *dev,
+                const CsTransport *transport, const double *raw_sum, const int *n_kind)
+{
+    const char *model = dev->model;
+    switch (p->kind) {
+    case CS_PARAM_LINK_ALPHA:
+    case CS_PARAM_LINK_BW: {
+        g_autofree char *rate = cs_units_format_bandwidth(raw_sum[p->index] / n_kind[p->index]);
+        g_snprintf(p->component, sizeof p->component, "%s link at %s per lane",
+                   cs_link_kind_name((CsLinkKind)p->index), rate);
+        return;
+    }
+    case CS_PARAM_HOP_LATENCY:
+        if (p->index % CS_N_LINK_CLASSES == CS_LINK_CLASS_NET) {
+            if (transport->kind != NULL)
+                g_snprintf(p->component, sizeof p->component, "transport %s", transport->kind);
+            else
+                g_snprintf(p->component, sizeof p->component, "network of %s", cs_topo_name(topo));
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    if (model != NULL)
+        g_snprintf(p->component, sizeof p->component, "%s %s", cs_device_kind_name(dev->kind),
+                   model);
+    else
+        g_snprintf(p->component, sizeof p->component, "%s of %s", cs_device_kind_name(dev->kind),
+                   cs_topo_name(topo));
+}
+
 /* Candidates: what the rows can see. Link kinds on the routes between the ranks used, the
  * protocols the rows run with on the link classes those routes cross, and the GPU costs. */
 static void
@@ -439,12 +492,14 @@ candidate_params(const CsTopo *topo, const GArray *rows, GArray *params)
         add_param(params, CS_PARAM_REDUCE_BW, 0, gpu->reduce_Bps, "gpu.reduce_bandwidth");
     if (gpu->copy_Bps > 0)
         add_param(params, CS_PARAM_COPY_BW, 0, gpu->copy_Bps, "gpu.copy_bandwidth");
-    const gboolean cpu_ranks
-        = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->kind == CS_DEVICE_CPU;
+    const CsDevice *dev = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
+    const gboolean cpu_ranks = dev->kind == CS_DEVICE_CPU;
+    const CsTransport *transport = cs_topo_transport(topo);
     for (guint i = 0; i < params->len; i++) {
         CsCalibParam *p = &g_array_index(params, CsCalibParam, i);
         if (p->kind != CS_PARAM_LINK_BW)
             param_range(p, 0, cpu_ranks);
+        param_component(p, topo, dev, transport, raw_sum, n_kind);
     }
 }
 
@@ -488,51 +543,50 @@ apply_params(const CsTopo *base, const GArray *params, const double *values)
     return cs_topo_adjust(base, &adj);
 }
 
-/* The log-space range of free parameter @j: its physical range [min, max] (param_range()). */
+/* The log-space range of free parameter @j: the physical range [min, max] (param_range()) of
+ * every parameter it is, intersected. */
 static double
 theta_min(const FitCtx *ctx, int j)
 {
-    const CsCalibParam *p = &g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]);
-    return log(p->min / p->initial);
+    return ctx->tmin[j];
 }
 
 static double
 theta_max(const FitCtx *ctx, int j)
 {
-    const CsCalibParam *p = &g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]);
-    return log(p->max / p->initial);
+    return ctx->tmax[j];
 }
 
-/* Parameter values for free-parameter vector @theta (fixed ones at their initial value), each
- * clamped to its range. Beyond a bound the rows see no change and the prior, which grows with
- * theta itself, pulls it back: the fit settles on the bound (clamping with a prior, the
- * projected form of a box constraint). */
+/* Parameter values of group @g for free-parameter vector @theta (fixed ones at their initial
+ * value), each clamped to its range. Beyond a bound the rows see no change and the prior,
+ * which grows with theta itself, pulls it back: the fit settles on the bound (clamping with a
+ * prior, the projected form of a box constraint). */
 static void
-values_from_theta(const FitCtx *ctx, const gsl_vector *theta, double *values)
+values_from_theta(const FitCtx *ctx, const FitGroup *g, const gsl_vector *theta, double *values)
 {
-    for (guint i = 0; i < ctx->params->len; i++)
-        values[i] = g_array_index(ctx->params, CsCalibParam, i).initial;
-    for (int j = 0; j < ctx->n_free; j++) {
-        const int i = ctx->free_index[j];
-        values[i] *= exp(CLAMP(gsl_vector_get(theta, j), theta_min(ctx, j), theta_max(ctx, j)));
+    for (guint i = 0; i < g->params->len; i++) {
+        values[i] = g_array_index(g->params, CsCalibParam, i).initial;
+        const int j = g->theta_of[i];
+        if (j >= 0)
+            values[i] *= exp(CLAMP(gsl_vector_get(theta, j), theta_min(ctx, j), theta_max(ctx, j)));
     }
 }
 
 /* ---- Residuals ---- */
 
 static gboolean
-residuals_for(FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
+residuals_for(FitCtx *ctx, FitGroup *g, const CsTopo *topo, gsl_vector *f)
 {
     /* Large rows of one algorithm, protocol and channel count extend from the same three
      * simulated sizes: simulate those once per parameter vector. */
     const gint64 t0 = g_get_monotonic_time();
-    cs_point_cache_bind(ctx->cache, topo);
-    for (guint i = 0; i < ctx->rows->len; i++) {
-        const FitRow *r = &g_array_index(ctx->rows, FitRow, i);
+    cs_point_cache_bind(g->cache, topo);
+    for (guint i = 0; i < g->rows->len; i++) {
+        const FitRow *r = &g_array_index(g->rows, FitRow, i);
         CsPrediction pred;
         g_autoptr(GError) local = NULL;
         CsPredictOptions options = r->options;
-        options.cache = ctx->cache;
+        options.cache = g->cache;
         if (!cs_predict_one(topo, r->op, r->size_bytes, r->algo, r->proto, &options, &pred,
                             &local)) {
             if (ctx->error == NULL)
@@ -543,10 +597,44 @@ residuals_for(FitCtx *ctx, const CsTopo *topo, gsl_vector *f)
                        loss_residual(ctx->loss, (pred.time_us - r->measured_us) / r->measured_us));
     }
     gint64 misses, hits;
-    cs_point_cache_stats(ctx->cache, &misses, &hits);
-    g_debug("calibrate: %u rows, %" G_GINT64_FORMAT " points simulated, %" G_GINT64_FORMAT
+    cs_point_cache_stats(g->cache, &misses, &hits);
+    g_debug("calibrate: %s: %u rows, %" G_GINT64_FORMAT " points simulated, %" G_GINT64_FORMAT
             " reused, %.3f s",
-            ctx->rows->len, misses, hits, (g_get_monotonic_time() - t0) / 1e6);
+            cs_topo_name(g->base), g->rows->len, misses, hits, (g_get_monotonic_time() - t0) / 1e6);
+    return TRUE;
+}
+
+/* Every group's rows' residuals at @theta (NULL: the datasheet topologies themselves) into
+ * @f (n_rows). A group none of whose values moved since its last evaluation keeps its
+ * residuals: in a joint fit, a machine's own parameter moves that machine's rows only. */
+static gboolean
+residuals_theta(FitCtx *ctx, const gsl_vector *theta, gsl_vector *f)
+{
+    for (int k = 0; k < ctx->n_groups; k++) {
+        FitGroup *g = &ctx->groups[k];
+        gsl_vector_view part = gsl_vector_subvector(f, g->offset, g->rows->len);
+        if (theta == NULL) {
+            if (!residuals_for(ctx, g, g->base, &part.vector))
+                return FALSE;
+            continue;
+        }
+        const guint np = g->params->len;
+        g_autofree double *values = g_new(double, MAX(np, 1));
+        values_from_theta(ctx, g, theta, values);
+        if (g->last_values != NULL && memcmp(values, g->last_values, np * sizeof(double)) == 0) {
+            gsl_vector_memcpy(&part.vector, g->last_f);
+            continue;
+        }
+        g_autoptr(CsTopo) topo = apply_params(g->base, g->params, values);
+        if (!residuals_for(ctx, g, topo, &part.vector))
+            return FALSE;
+        if (g->last_values == NULL) {
+            g->last_values = g_new(double, MAX(np, 1));
+            g->last_f = gsl_vector_alloc(g->rows->len);
+        }
+        memcpy(g->last_values, values, np * sizeof(double));
+        gsl_vector_memcpy(g->last_f, &part.vector);
+    }
     return TRUE;
 }
 
@@ -559,17 +647,13 @@ static int
 fit_f(const gsl_vector *theta, void *data, gsl_vector *f)
 {
     FitCtx *ctx = data;
-    g_autofree double *values = g_new(double, ctx->params->len);
-    values_from_theta(ctx, theta, values);
-    g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
-    gsl_vector_view rows = gsl_vector_subvector(f, 0, ctx->rows->len);
-    if (!residuals_for(ctx, topo, &rows.vector))
+    gsl_vector_view rows = gsl_vector_subvector(f, 0, ctx->n_rows);
+    if (!residuals_theta(ctx, theta, &rows.vector))
         return GSL_EBADFUNC;
     for (int j = 0; j < ctx->n_free; j++)
-        gsl_vector_set(f, ctx->rows->len + j, ctx->prior_weight * gsl_vector_get(theta, j));
+        gsl_vector_set(f, ctx->n_rows + j, ctx->prior_weight * gsl_vector_get(theta, j));
     return GSL_SUCCESS;
 }
-
 /* The rms relative time error of the rows behind residuals @f. */
 static double
 rms(CsCalibLoss loss, const gsl_vector *f)
@@ -595,6 +679,21 @@ param_selected(const CsCalibParam *p, const char *const *only)
     return FALSE;
 }
 
+/* Marks every parameter that free parameter @j stands for: no longer free, and @held. */
+static void
+unfree(FitCtx *ctx, int j, gboolean held)
+{
+    for (int k = 0; k < ctx->n_groups; k++) {
+        FitGroup *g = &ctx->groups[k];
+        for (guint i = 0; i < g->params->len; i++)
+            if (g->theta_of[i] == j) {
+                CsCalibParam *cp = &g_array_index(g->params, CsCalibParam, i);
+                cp->free = FALSE;
+                cp->held = held;
+            }
+    }
+}
+
 /* Columns of the Jacobian that are zero: parameters no row can see (a reduction rate for an
  * all-gather trace). They are fixed rather than left to drift.
  *
@@ -607,9 +706,8 @@ param_selected(const CsCalibParam *p, const char *const *only)
 static void
 choose_free(FitCtx *ctx, const gsl_vector *f0)
 {
-    const int n = (int)ctx->rows->len;
+    const int n = ctx->n_rows;
     const double step = 0.05;
-    g_autofree double *values = g_new(double, ctx->params->len);
     g_autoptr(GArray) keep = g_array_new(FALSE, FALSE, sizeof(int));
     gsl_matrix *jac = gsl_matrix_alloc(n, MAX(ctx->n_free, 1));
     gsl_vector *f = gsl_vector_alloc(n);
@@ -617,10 +715,8 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
     for (int j = 0; j < ctx->n_free; j++) {
         gsl_vector_set_zero(theta);
         gsl_vector_set(theta, j, step);
-        values_from_theta(ctx, theta, values);
-        g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
         double change = 0;
-        if (residuals_for(ctx, topo, f)) {
+        if (residuals_theta(ctx, theta, f)) {
             for (int i = 0; i < n; i++) {
                 const double d = gsl_vector_get(f, i) - gsl_vector_get(f0, i);
                 change = MAX(change, fabs(d));
@@ -628,9 +724,9 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
             }
         }
         if (change > 1e-7)
-            g_array_append_val(keep, ctx->free_index[j]);
+            g_array_append_val(keep, j);
         else
-            g_array_index(ctx->params, CsCalibParam, ctx->free_index[j]).free = FALSE;
+            unfree(ctx, j, FALSE);
     }
     gsl_vector_free(theta);
     gsl_vector_free(f);
@@ -648,14 +744,11 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
             best[gsl_permutation_get(perm, j)] = TRUE;
         g_autoptr(GArray) chosen = g_array_new(FALSE, FALSE, sizeof(int));
         for (int j = 0; j < visible; j++) {
-            const int i = g_array_index(keep, int, j);
+            const int t = g_array_index(keep, int, j);
             if (best[j])
-                g_array_append_val(chosen, i);
-            else {
-                CsCalibParam *cp = &g_array_index(ctx->params, CsCalibParam, i);
-                cp->free = FALSE;
-                cp->held = TRUE;
-            }
+                g_array_append_val(chosen, t);
+            else
+                unfree(ctx, t, TRUE);
         }
         g_array_set_size(keep, 0);
         g_array_append_vals(keep, chosen->data, chosen->len);
@@ -664,11 +757,27 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
         gsl_vector_free(tau);
     }
     gsl_matrix_free(jac);
-    ctx->n_free = (int)keep->len;
-    if (keep->len > 0)
-        memcpy(ctx->free_index, keep->data, keep->len * sizeof(int));
-}
 
+    /* Renumber theta over the kept parameters. */
+    g_autofree int *renumber = g_new(int, MAX(ctx->n_free, 1));
+    for (int j = 0; j < ctx->n_free; j++)
+        renumber[j] = -1;
+    for (guint k = 0; k < keep->len; k++) {
+        const int j = g_array_index(keep, int, k);
+        renumber[j] = (int)k;
+        ctx->tmin[k] = ctx->tmin[j];
+        ctx->tmax[k] = ctx->tmax[j];
+    }
+    for (int k = 0; k < ctx->n_groups; k++) {
+        FitGroup *g = &ctx->groups[k];
+        for (guint i = 0; i < g->params->len; i++)
+            if (g->theta_of[i] >= 0)
+                g->theta_of[i] = renumber[g->theta_of[i]];
+        /* The cached residuals were keyed on the old numbering's values; they stay valid
+         * (values, not theta), so nothing to drop. */
+    }
+    ctx->n_free = (int)keep->len;
+}
 /* ---- The Jacobian behind the uncertainties ---- */
 
 /* Step of the difference quotients for the uncertainties, in log space: 1% of the value,
@@ -683,16 +792,13 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
 static gboolean
 residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_vector *f)
 {
-    g_autofree double *values = g_new(double, ctx->params->len);
     gsl_vector *moved = gsl_vector_alloc(theta->size);
     gsl_vector_memcpy(moved, theta);
     gsl_vector_set(moved, j, gsl_vector_get(theta, j) + dtheta);
-    values_from_theta(ctx, moved, values);
+    const gboolean ok = residuals_theta(ctx, moved, f);
     gsl_vector_free(moved);
-    g_autoptr(CsTopo) topo = apply_params(ctx->base, ctx->params, values);
-    return residuals_for(ctx, topo, f);
+    return ok;
 }
-
 /* The Jacobian of fit_f() at @theta for the covariance, into @jac ((n + p) x p).
  *
  * A simulated time is piecewise smooth in the parameters, not smooth: where two transfers
@@ -712,7 +818,7 @@ residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_
 static gboolean
 sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_matrix *jac)
 {
-    const int n = (int)ctx->rows->len;
+    const int n = ctx->n_rows;
     const int p = ctx->n_free;
     const double h = SIGMA_STEP;
     gsl_vector *fp1 = gsl_vector_alloc(n);
@@ -837,85 +943,164 @@ sandwich_covariance(const gsl_matrix *jac, const gsl_vector *f, gsl_matrix *cova
     gsl_matrix_free(bread);
 }
 
+/* The key under which parameters of several machines are one: name, component and datasheet
+ * value (transfer full). */
+static char *
+share_key(const CsCalibParam *p)
+{
+    return g_strdup_printf("%s|%s|%.17g", p->name, p->component, p->initial);
+}
+
+static void
+fit_group_clear(FitGroup *g)
+{
+    g_clear_pointer(&g->rows, g_array_unref);
+    g_clear_pointer(&g->cache, cs_point_cache_free);
+    g_clear_pointer(&g->theta_of, g_free);
+    g_clear_pointer(&g->last_values, g_free);
+    g_clear_pointer(&g->last_f, gsl_vector_free);
+}
+
+static void
+fit_ctx_clear(FitCtx *ctx)
+{
+    for (int k = 0; k < ctx->n_groups; k++)
+        fit_group_clear(&ctx->groups[k]);
+    g_clear_pointer(&ctx->groups, g_free);
+    g_clear_pointer(&ctx->tmin, g_free);
+    g_clear_pointer(&ctx->tmax, g_free);
+    g_clear_error(&ctx->error);
+}
+
+/* A failure inside the fit: @ctx's own error, moved to @error. Returns NULL. */
+static GPtrArray *
+fit_failed(FitCtx *ctx, GError **error)
+{
+    if (ctx->error != NULL)
+        g_propagate_error(error, g_steal_pointer(&ctx->error));
+    fit_ctx_clear(ctx);
+    return NULL;
+}
+
 /**
- * cs_calibrate_fit:
+ * cs_calibrate_fit_joint:
  * The choice (algorithm, protocol, channels) of every row is frozen at what the datasheet
  * topology predicts (or what the trace forced), so that the objective is a smooth function of
  * the parameters; the rows' residuals are (predicted - measured) / measured time, under
  * @loss.
  */
-CsCalibration *
-cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
-                 const CsPredictOptions *options, CsCalibLoss loss, double prior_weight,
-                 const char *const *only, GError **error)
+GPtrArray *
+cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *const *traces,
+                       const int *n_traces, const CsPredictOptions *options, CsCalibLoss loss,
+                       double prior_weight, const char *const *only, GError **error)
 {
     g_return_val_if_fail(isfinite(prior_weight) && prior_weight >= 0, NULL);
+    g_return_val_if_fail(n_machines >= 1, NULL);
 
-    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FitRow));
-    if (!collect_rows(topo, traces, n_traces, options, rows, error))
-        return NULL;
-
-    g_autoptr(CsCalibration) cal = g_new0(CsCalibration, 1);
-    cal->params = g_array_new(FALSE, FALSE, sizeof(CsCalibParam));
-    candidate_params(topo, rows, cal->params);
+    g_autoptr(GPtrArray) cals = g_ptr_array_new_with_free_func((GDestroyNotify)cs_calibration_free);
+    FitCtx ctx = { .n_groups = n_machines, .loss = loss, .prior_weight = prior_weight };
+    ctx.groups = g_new0(FitGroup, n_machines);
+    int first = 0;
+    for (int m = 0; m < n_machines; m++) {
+        FitGroup *g = &ctx.groups[m];
+        g->base = topos[m];
+        g->rows = g_array_new(FALSE, FALSE, sizeof(FitRow));
+        if (!collect_rows(topos[m], traces + first, n_traces[m], options, g->rows, error))
+            return fit_failed(&ctx, NULL);
+        first += n_traces[m];
+        CsCalibration *cal = g_new0(CsCalibration, 1);
+        cal->params = g_array_new(FALSE, FALSE, sizeof(CsCalibParam));
+        cal->loss = loss;
+        cal->prior_weight = prior_weight;
+        g_ptr_array_add(cals, cal);
+        candidate_params(topos[m], g->rows, cal->params);
+        g->params = cal->params;
+        g->offset = ctx.n_rows;
+        ctx.n_rows += (int)g->rows->len;
+        g->cache = cs_point_cache_new(TRUE);
+    }
 
     /* A name in @only that selects nothing is a typo, not a request to fit nothing. */
     for (int k = 0; only != NULL && only[k] != NULL; k++) {
         const char *const one[] = { only[k], NULL };
         gboolean any = FALSE;
-        for (guint i = 0; i < cal->params->len && !any; i++)
-            any = param_selected(&g_array_index(cal->params, CsCalibParam, i), one);
+        for (int m = 0; m < n_machines && !any; m++)
+            for (guint i = 0; i < ctx.groups[m].params->len && !any; i++)
+                any = param_selected(&g_array_index(ctx.groups[m].params, CsCalibParam, i), one);
         if (!any) {
             g_autoptr(GString) names = g_string_new(NULL);
-            for (guint i = 0; i < cal->params->len; i++)
-                g_string_append_printf(names, "%s%s", i > 0 ? ", " : "",
-                                       g_array_index(cal->params, CsCalibParam, i).name);
+            g_autoptr(GHashTable) listed = g_hash_table_new(g_str_hash, g_str_equal);
+            for (int m = 0; m < n_machines; m++)
+                for (guint i = 0; i < ctx.groups[m].params->len; i++) {
+                    const char *name = g_array_index(ctx.groups[m].params, CsCalibParam, i).name;
+                    if (!g_hash_table_add(listed, (gpointer)name))
+                        continue;
+                    g_string_append_printf(names, "%s%s", names->len > 0 ? ", " : "", name);
+                }
             g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_PARAMS,
                         "\"%s\" names no parameter of these traces (%s)", only[k], names->str);
-            return NULL;
+            return fit_failed(&ctx, NULL);
         }
     }
 
-    g_autoptr(CsPointCache) cache = cs_point_cache_new(TRUE);
-    cal->loss = loss;
-    cal->prior_weight = prior_weight;
-    FitCtx ctx = { .base = topo,
-                   .params = cal->params,
-                   .rows = rows,
-                   .cache = cache,
-                   .loss = loss,
-                   .prior_weight = prior_weight };
-    ctx.free_index = g_new(int, cal->params->len);
-    for (guint i = 0; i < cal->params->len; i++) {
-        CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
-        p->free = param_selected(p, only);
-        p->excluded = !p->free;
-        if (p->free)
-            ctx.free_index[ctx.n_free++] = (int)i;
+    /* Theta: one component per selected parameter, one for all machines' parameters of one
+     * share key, its range the intersection of theirs. */
+    int n_candidates = 0;
+    for (int m = 0; m < n_machines; m++)
+        n_candidates += (int)ctx.groups[m].params->len;
+    ctx.tmin = g_new(double, MAX(n_candidates, 1));
+    ctx.tmax = g_new(double, MAX(n_candidates, 1));
+    g_autoptr(GHashTable) shared = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (int m = 0; m < n_machines; m++) {
+        FitGroup *g = &ctx.groups[m];
+        g->theta_of = g_new(int, MAX(g->params->len, 1));
+        for (guint i = 0; i < g->params->len; i++) {
+            CsCalibParam *p = &g_array_index(g->params, CsCalibParam, i);
+            p->free = param_selected(p, only);
+            p->excluded = !p->free;
+            g->theta_of[i] = -1;
+            if (!p->free)
+                continue;
+            char *key = share_key(p);
+            gpointer j;
+            const double lo = log(p->min / p->initial);
+            const double hi = log(p->max / p->initial);
+            if (g_hash_table_lookup_extended(shared, key, NULL, &j)) {
+                g_free(key);
+                g->theta_of[i] = GPOINTER_TO_INT(j);
+                ctx.tmin[g->theta_of[i]] = MAX(ctx.tmin[g->theta_of[i]], lo);
+                ctx.tmax[g->theta_of[i]] = MIN(ctx.tmax[g->theta_of[i]], hi);
+                continue;
+            }
+            g_hash_table_insert(shared, key, GINT_TO_POINTER(ctx.n_free));
+            g->theta_of[i] = ctx.n_free;
+            ctx.tmin[ctx.n_free] = lo;
+            ctx.tmax[ctx.n_free] = hi;
+            ctx.n_free++;
+        }
     }
 
-    const int n = (int)rows->len;
+    const int n = ctx.n_rows;
     gsl_vector *f0 = gsl_vector_alloc(n);
-    gboolean ok = residuals_for(&ctx, topo, f0);
+    gboolean ok = residuals_theta(&ctx, NULL, f0);
     if (ok) {
-        cal->rms_before = rms(loss, f0);
+        for (int m = 0; m < n_machines; m++) {
+            gsl_vector_const_view part
+                = gsl_vector_const_subvector(f0, ctx.groups[m].offset, ctx.groups[m].rows->len);
+            ((CsCalibration *)cals->pdata[m])->rms_before = rms(loss, &part.vector);
+        }
         choose_free(&ctx, f0);
     }
     gsl_vector_free(f0);
     /* A prediction that failed while probing a parameter is the error, not "fixed". */
-    if (!ok || ctx.error != NULL) {
-        g_propagate_error(error, ctx.error);
-        g_free(ctx.free_index);
-        return NULL;
-    }
-    cal->n_rows = n;
+    if (!ok || ctx.error != NULL)
+        return fit_failed(&ctx, error);
     const int p = ctx.n_free;
     if (p == 0 || n < p) {
         g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_NO_DATA,
                     "%d measured rows cannot determine %d parameters%s", n, p,
                     p == 0 ? " (no selected parameter changes any prediction)" : "");
-        g_free(ctx.free_index);
-        return NULL;
+        return fit_failed(&ctx, NULL);
     }
 
     gsl_multifit_nlinear_parameters fit_params = gsl_multifit_nlinear_default_parameters();
@@ -934,17 +1119,14 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
     gsl_vector_free(theta0);
     if (ctx.error != NULL) {
         gsl_multifit_nlinear_free(w);
-        g_propagate_error(error, ctx.error);
-        g_free(ctx.free_index);
-        return NULL;
+        return fit_failed(&ctx, error);
     }
     /* GSL_EMAXITER still leaves the best point found; anything else is a failure. */
     if (status != GSL_SUCCESS && status != GSL_EMAXITER) {
         g_set_error(error, CS_CALIBRATE_ERROR, CS_CALIBRATE_ERROR_FIT,
                     "the fit did not converge: %s", gsl_strerror(status));
         gsl_multifit_nlinear_free(w);
-        g_free(ctx.free_index);
-        return NULL;
+        return fit_failed(&ctx, NULL);
     }
 
     /* The fit's position, each parameter clamped to its range as the residuals saw it (the
@@ -958,8 +1140,15 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
     gsl_vector_const_view f_rows
         = gsl_vector_const_subvector(gsl_multifit_nlinear_residual(w), 0, n);
     const gsl_vector *f = &f_rows.vector;
-    cal->rms_after = rms(loss, f);
-    cal->iterations = (int)gsl_multifit_nlinear_niter(w);
+    const int iterations = (int)gsl_multifit_nlinear_niter(w);
+    for (int m = 0; m < n_machines; m++) {
+        CsCalibration *cal = cals->pdata[m];
+        gsl_vector_const_view part
+            = gsl_vector_const_subvector(f, ctx.groups[m].offset, ctx.groups[m].rows->len);
+        cal->rms_after = rms(loss, &part.vector);
+        cal->iterations = iterations;
+        cal->n_rows = (int)ctx.groups[m].rows->len;
+    }
 
     gsl_matrix *covar = gsl_matrix_alloc(p, p);
     gsl_matrix *jac = gsl_matrix_alloc(n + p, p);
@@ -968,68 +1157,142 @@ cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
         gsl_matrix_free(jac);
         gsl_matrix_free(covar);
         gsl_multifit_nlinear_free(w);
-        g_propagate_error(error, ctx.error);
-        g_free(ctx.free_index);
-        return NULL;
+        return fit_failed(&ctx, error);
     }
     /* Rows' worth of information per parameter, and which way the rows pull it (the
      * gradient of their half sum of squares, sum_i f_i J_ij: negative when a larger value
-     * would fit them better), before the Jacobian goes. */
+     * would fit them better), before the Jacobian goes; and how many machines' rows see it. */
     g_autofree double *seen = g_new(double, p);
     g_autofree double *pull = g_new0(double, p);
+    g_autofree int *machines = g_new0(int, p);
     for (int j = 0; j < p; j++) {
         seen[j] = rows_seen(jac, n, j);
         for (int i = 0; i < n; i++)
             pull[j] += gsl_vector_get(f, i) * gsl_matrix_get(jac, i, j);
+        for (int m = 0; m < n_machines; m++) {
+            const FitGroup *g = &ctx.groups[m];
+            gboolean sees = FALSE;
+            for (guint i = 0; i < g->params->len && !sees; i++)
+                sees = g->theta_of[i] == j;
+            machines[j] += sees;
+        }
     }
     sandwich_covariance(jac, f, covar);
     gsl_matrix_free(jac);
 
-    g_autofree double *values = g_new(double, cal->params->len);
-    values_from_theta(&ctx, theta, values);
-    for (int j = 0; j < p; j++) {
-        CsCalibParam *cp = &g_array_index(cal->params, CsCalibParam, ctx.free_index[j]);
-        const double var = gsl_matrix_get(covar, j, j);
-        const double sigma_log = var > 0 ? sqrt(var) : NAN;
-        /* A zero variance from a rank-deficient Jacobian means "not determined", not "exact";
-         * beyond one e-fold in log space the linearised sigma means nothing either: the
-         * data cannot tell this parameter from another. And a parameter one row determines
-         * is fitted to that row: no spread of rows is left to say how far it may be off.
-         * Nor does it where the 1-sigma interval reaches past the parameter's range: the
-         * bound, not the rows, limits it there (a bootstrap's fits pile up on the bound, and
-         * their spread is the truncated one), so the data do not determine it within its
-         * range. */
-        cp->rows_seen = seen[j];
-        const double tj = gsl_vector_get(theta, j);
-        const gboolean within
-            = tj - sigma_log >= theta_min(&ctx, j) && tj + sigma_log <= theta_max(&ctx, j);
-        cp->sigma = sigma_log > 0 && sigma_log < 1.0 && within && seen[j] >= CS_CALIB_MIN_ROWS_SEEN
-                        ? values[ctx.free_index[j]] * sigma_log
-                        : NAN;
-        /* At a bound (within 0.1%) that the rows push against: the data want it beyond its
-         * physical range. A parameter that merely starts on a bound (NCCL's Simple NET hop
-         * latency is the least of its range) and that the rows pull inward, or not at all, is
-         * not flagged. Its one-sided uncertainty is no 1-sigma. */
-        const double t = CLAMP(gsl_vector_get(theta, j), theta_min(&ctx, j), theta_max(&ctx, j));
-        const double tol = 1e-3;
-        cp->bound = t >= theta_max(&ctx, j) - tol && pull[j] < 0   ? 1
-                    : t <= theta_min(&ctx, j) + tol && pull[j] > 0 ? -1
-                                                                   : 0;
-        cp->at_bound = cp->bound != 0;
-        if (cp->at_bound)
-            cp->sigma = NAN;
+    for (int m = 0; m < n_machines; m++) {
+        FitGroup *g = &ctx.groups[m];
+        CsCalibration *cal = cals->pdata[m];
+        g_autofree double *values = g_new(double, MAX(g->params->len, 1));
+        values_from_theta(&ctx, g, theta, values);
+        for (guint i = 0; i < g->params->len; i++) {
+            CsCalibParam *cp = &g_array_index(g->params, CsCalibParam, i);
+            cp->fitted = values[i];
+            const int j = g->theta_of[i];
+            if (j < 0)
+                continue;
+            const double var = gsl_matrix_get(covar, j, j);
+            const double sigma_log = var > 0 ? sqrt(var) : NAN;
+            /* A zero variance from a rank-deficient Jacobian means "not determined", not
+             * "exact"; beyond one e-fold in log space the linearised sigma means nothing
+             * either: the data cannot tell this parameter from another. And a parameter one
+             * row determines is fitted to that row: no spread of rows is left to say how far
+             * it may be off. Nor does it where the 1-sigma interval reaches past the
+             * parameter's range: the bound, not the rows, limits it there (a bootstrap's fits
+             * pile up on the bound, and their spread is the truncated one), so the data do not
+             * determine it within its range. */
+            cp->rows_seen = seen[j];
+            cp->shared = machines[j];
+            const double tj = gsl_vector_get(theta, j);
+            const gboolean within
+                = tj - sigma_log >= theta_min(&ctx, j) && tj + sigma_log <= theta_max(&ctx, j);
+            cp->sigma
+                = sigma_log > 0 && sigma_log < 1.0 && within && seen[j] >= CS_CALIB_MIN_ROWS_SEEN
+                      ? values[i] * sigma_log
+                      : NAN;
+            /* At a bound (within 0.1%) that the rows push against: the data want it beyond
+             * its physical range. A parameter that merely starts on a bound (NCCL's Simple NET
+             * hop latency is the least of its range) and that the rows pull inward, or not at
+             * all, is not flagged. Its one-sided uncertainty is no 1-sigma. The bound is the
+             * shared one (the intersection of the machines' ranges). */
+            const double t = CLAMP(tj, theta_min(&ctx, j), theta_max(&ctx, j));
+            cp->bound = t >= theta_max(&ctx, j) - BOUND_TOL && pull[j] < 0   ? 1
+                        : t <= theta_min(&ctx, j) + BOUND_TOL && pull[j] > 0 ? -1
+                                                                             : 0;
+            cp->at_bound = cp->bound != 0;
+            if (cp->at_bound)
+                cp->sigma = NAN;
+            cp->min = MAX(cp->min, cp->initial * exp(theta_min(&ctx, j)));
+            cp->max = MIN(cp->max, cp->initial * exp(theta_max(&ctx, j)));
+        }
+        cal->topo = apply_params(g->base, g->params, values);
     }
-    for (guint i = 0; i < cal->params->len; i++)
-        g_array_index(cal->params, CsCalibParam, i).fitted = values[i];
-    cal->topo = apply_params(topo, cal->params, values);
 
     gsl_vector_free(theta);
     gsl_matrix_free(covar);
     gsl_multifit_nlinear_free(w);
-    g_free(ctx.free_index);
-    return g_steal_pointer(&cal);
+    fit_ctx_clear(&ctx);
+    return g_steal_pointer(&cals);
 }
 
+/**
+ * cs_calibrate_fit:
+ * One machine's fit: cs_calibrate_fit_joint() with @topo alone.
+ */
+CsCalibration *
+cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+                 const CsPredictOptions *options, CsCalibLoss loss, double prior_weight,
+                 const char *const *only, GError **error)
+{
+    const CsTopo *const topos[] = { topo };
+    g_autoptr(GPtrArray) cals = cs_calibrate_fit_joint(topos, 1, traces, &n_traces, options, loss,
+                                                       prior_weight, only, error);
+    if (cals == NULL)
+        return NULL;
+    return g_ptr_array_steal_index(cals, 0);
+}
+
+/**
+ * cs_calibrate_transfer:
+ * Leave-one-machine-out's prediction: the held-out machine keeps its datasheet values except
+ * where another machine's fit determined the same component.
+ */
+CsTopo *
+cs_calibrate_transfer(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+                      const CsPredictOptions *options, const GPtrArray *fits, int *n_transferred,
+                      GError **error)
+{
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(FitRow));
+    if (!collect_rows(topo, traces, n_traces, options, rows, error))
+        return NULL;
+    g_autoptr(GArray) params = g_array_new(FALSE, FALSE, sizeof(CsCalibParam));
+    candidate_params(topo, rows, params);
+    g_autofree double *values = g_new(double, MAX(params->len, 1));
+    int moved = 0;
+    for (guint i = 0; i < params->len; i++) {
+        const CsCalibParam *p = &g_array_index(params, CsCalibParam, i);
+        g_autofree char *key = share_key(p);
+        values[i] = p->initial;
+        gboolean found = FALSE;
+        for (guint c = 0; c < fits->len && !found; c++) {
+            const CsCalibration *cal = fits->pdata[c];
+            for (guint k = 0; k < cal->params->len && !found; k++) {
+                const CsCalibParam *q = &g_array_index(cal->params, CsCalibParam, k);
+                if (!q->free)
+                    continue;
+                g_autofree char *other = share_key(q);
+                if (strcmp(key, other) == 0) {
+                    values[i] = q->fitted;
+                    found = TRUE;
+                }
+            }
+        }
+        moved += found;
+    }
+    if (n_transferred != NULL)
+        *n_transferred = moved;
+    return apply_params(topo, params, values);
+}
 void
 cs_calibration_free(CsCalibration *calibration)
 {
@@ -1064,6 +1327,9 @@ cs_calibration_params_to_json(const CsCalibration *calibration)
             cJSON_AddNumberToObject(o, "sigma", p->sigma);
         if (p->free)
             cJSON_AddNumberToObject(o, "rows_seen", round(p->rows_seen * 100) / 100);
+        cJSON_AddStringToObject(o, "component", p->component);
+        if (p->free)
+            cJSON_AddNumberToObject(o, "shared_by_machines", p->shared);
         cJSON_AddBoolToObject(o, "free", p->free);
         cJSON_AddBoolToObject(o, "held", p->held);
         cJSON_AddBoolToObject(o, "excluded", p->excluded);

@@ -60,6 +60,11 @@ typedef struct {
     gboolean excluded;      /* not among the parameters asked for (--params): kept at @initial */
     double rows_seen;       /* rows' worth of the data it draws on (participation ratio of its
                              * sensitivities); below CS_CALIB_MIN_ROWS_SEEN it has no @sigma */
+    char component[96];     /* what it belongs to: "gpu H100 SXM5 80GB", "nvswitch link at
+                             * 25 GB/s per lane", "transport ib"; machines of a joint fit share
+                             * a parameter of the same name, component and datasheet value */
+    int shared;             /* machines of the fit whose rows determine this one value (1: its
+                             * own machine only; 0: not fitted) */
 } CsCalibParam;
 
 /* A parameter fitted to fewer rows' worth of data than this (rows_seen) is what those rows
@@ -117,6 +122,26 @@ CsCalibration *cs_calibrate_fit(const CsTopo *topo, CsTrace *const *traces, int 
                                 const CsPredictOptions *options, CsCalibLoss loss,
                                 double prior_weight, const char *const *only, GError **error);
 void cs_calibration_free(CsCalibration *calibration);
+
+/* One fit across @n_machines machines: machine m is @topos[m] with its @n_traces[m] traces
+ * (@traces holds them machine after machine). A parameter of the same name, component and
+ * datasheet value on several machines is one value of the fit (its range the intersection of
+ * theirs); the others are each machine's own. Otherwise as cs_calibrate_fit() (which is this
+ * with one machine). Returns: (transfer full) (nullable) one CsCalibration per machine, in
+ * order, each with its own rows' errors and its fitted topology. */
+GPtrArray *cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines,
+                                  CsTrace *const *traces, const int *n_traces,
+                                  const CsPredictOptions *options, CsCalibLoss loss,
+                                  double prior_weight, const char *const *only, GError **error);
+
+/* @topo with the values that the fits @fits (CsCalibration) learnt for the components @topo
+ * shares with them: each of @topo's candidate parameters for @traces that a fit determined
+ * (free) under the same name, component and datasheet value takes that fitted value (the
+ * first such fit's); the rest stay at @topo's values. @n_transferred (nullable) gets how many
+ * parameters moved. For leave-one-machine-out. Returns: (transfer full) (nullable) */
+CsTopo *cs_calibrate_transfer(const CsTopo *topo, CsTrace *const *traces, int n_traces,
+                              const CsPredictOptions *options, const GPtrArray *fits,
+                              int *n_transferred, GError **error);
 
 /* Every parameter (datasheet, fitted, sigma, range and its source, free/held/bound, unit) as a
  * JSON array; for

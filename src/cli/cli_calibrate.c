@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis/calibrate.h"
 #include "analysis/plot.h"
@@ -80,6 +81,264 @@ print_params(const CsCalibration *cal)
     }
 }
 
+/* Whether option @arg of @entries takes a value in the next argument (a long "--name" or a
+ * short "-x" of a non-flag option, written without its value). */
+static gboolean
+takes_next(const GOptionEntry *entries, const char *arg)
+{
+    for (const GOptionEntry *e = entries; e->long_name != NULL; e++) {
+        if (e->arg == G_OPTION_ARG_NONE || e->long_name[0] == '\0')
+            continue;
+        if (g_str_has_prefix(arg, "--") && strcmp(arg + 2, e->long_name) == 0)
+            return TRUE;
+        if (arg[0] == '-' && arg[1] == e->short_name && e->short_name != 0 && arg[2] == '\0')
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* The machines of a joint fit, from the command line as written (before GOption reorders
+ * it): every --topo starts a machine, and the traces after it, up to the next --topo, are its.
+ * @topos gets the names, @group_of the machine of each trace argument in order (-1: before
+ * any --topo). */
+static void
+scan_machines(int argc, char **argv, const GOptionEntry *entries, GPtrArray *topos,
+              GArray *group_of)
+{
+    gboolean options_end = FALSE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!options_end && strcmp(a, "--") == 0) {
+            options_end = TRUE;
+            continue;
+        }
+        if (!options_end && strcmp(a, "--topo") == 0 && i + 1 < argc) {
+            g_ptr_array_add(topos, g_strdup(argv[++i]));
+            continue;
+        }
+        if (!options_end && g_str_has_prefix(a, "--topo=")) {
+            g_ptr_array_add(topos, g_strdup(a + strlen("--topo=")));
+            continue;
+        }
+        if (!options_end && a[0] == '-' && a[1] != '\0') {
+            if (takes_next(entries, a))
+                i++;
+            continue;
+        }
+        const int g = (int)topos->len - 1;
+        g_array_append_val(group_of, g);
+    }
+}
+
+/* One machine's fitted parameters that a joint fit shares with other machines, as lines
+ * "name = value (component, N machines)". */
+static void
+print_shared(const CsCalibration *cal)
+{
+    for (guint i = 0; i < cal->params->len; i++) {
+        const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
+        if (!p->free || p->shared < 2)
+            continue;
+        g_autofree char *v = format_value(p, p->fitted);
+        printf("# shared: %s = %s (%s, %d machines)\n", p->name, v, p->component, p->shared);
+    }
+}
+
+typedef struct {
+    const CsPredictOptions *options;
+    CsCalibLoss loss;
+    double prior_weight;
+    const char *const *only;
+} JointArgs;
+
+/* `calibrate --topo A a.txt... --topo B b.txt...`: one fit of every machine, their shared
+ * components one value; with @lomo also each machine predicted from the others' fit. */
+static gboolean
+calibrate_joint(const char *prog, GPtrArray *topo_names, GArray *group_of, char **files,
+                char **sets, const JointArgs *a, gboolean lomo, const char *output_dir,
+                gboolean json, GError **error)
+{
+    const int n_machines = (int)topo_names->len;
+    const int n_files = (int)g_strv_length(files);
+    g_autoptr(GPtrArray) topos = g_ptr_array_new_with_free_func((GDestroyNotify)cs_topo_unref);
+    g_autoptr(GPtrArray) traces = g_ptr_array_new_with_free_func((GDestroyNotify)cs_trace_free);
+    g_autofree int *n_traces = g_new0(int, n_machines);
+    g_autofree int *first = g_new0(int, n_machines + 1);
+    for (int m = 0; m < n_machines; m++) {
+        CsTopo *topo = cs_cli_load_topo(prog, topo_names->pdata[m], sets, error);
+        if (topo == NULL)
+            return FALSE;
+        g_ptr_array_add(topos, topo);
+    }
+    for (int m = 0; m < n_machines; m++) {
+        first[m] = (int)traces->len;
+        for (int i = 0; i < n_files; i++) {
+            if (g_array_index(group_of, int, i) != m)
+                continue;
+            CsTrace *t = cs_trace_load_file(files[i], error);
+            if (t == NULL)
+                return FALSE;
+            g_ptr_array_add(traces, t);
+            if (!cs_cli_check_gpus_per_thread(prog, a->options->engine.gpus_per_thread,
+                                              cs_trace_n_ranks(t), files[i], error))
+                return FALSE;
+            n_traces[m]++;
+        }
+        if (n_traces[m] == 0)
+            return cs_cli_usage_error(error, prog,
+                                      "--topo %s: no trace follows it (expected "
+                                      "--topo A a.txt... --topo B b.txt...)",
+                                      (const char *)topo_names->pdata[m]);
+    }
+    first[n_machines] = (int)traces->len;
+    CsTrace *const *tv = (CsTrace *const *)traces->pdata;
+    const CsTopo *const *toposv = (const CsTopo *const *)topos->pdata;
+
+    g_autoptr(GPtrArray) cals = cs_calibrate_fit_joint(toposv, n_machines, tv, n_traces, a->options,
+                                                       a->loss, a->prior_weight, a->only, error);
+    if (cals == NULL)
+        return FALSE;
+
+    /* Per trace: datasheet, fitted, and left out with its machine. */
+    const int nt = (int)traces->len;
+    g_autofree double *before = g_new(double, MAX(nt, 1));
+    g_autofree double *after = g_new(double, MAX(nt, 1));
+    g_autofree double *lomo_err = g_new(double, MAX(nt, 1));
+    g_autofree int *moved = g_new0(int, n_machines);
+    for (int m = 0; m < n_machines; m++) {
+        const CsCalibration *cal = cals->pdata[m];
+        g_autoptr(CsTopo) held_out = NULL;
+        if (lomo) {
+            /* The others' fit, on their traces only. */
+            g_autoptr(GPtrArray) others_topo = g_ptr_array_new();
+            g_autoptr(GPtrArray) others_traces = g_ptr_array_new();
+            g_autofree int *others_n = g_new0(int, n_machines);
+            int k = 0;
+            for (int o = 0; o < n_machines; o++) {
+                if (o == m)
+                    continue;
+                g_ptr_array_add(others_topo, topos->pdata[o]);
+                for (int t = first[o]; t < first[o + 1]; t++)
+                    g_ptr_array_add(others_traces, tv[t]);
+                others_n[k++] = n_traces[o];
+            }
+            g_autoptr(GError) local = NULL;
+            g_autoptr(GPtrArray) part
+                = cs_calibrate_fit_joint((const CsTopo *const *)others_topo->pdata, n_machines - 1,
+                                         (CsTrace *const *)others_traces->pdata, others_n,
+                                         a->options, a->loss, a->prior_weight, a->only, &local);
+            /* The others alone may constrain nothing: say so, do not fail. */
+            if (part != NULL) {
+                held_out = cs_calibrate_transfer(toposv[m], tv + first[m], n_traces[m], a->options,
+                                                 part, &moved[m], error);
+                if (held_out == NULL)
+                    return FALSE;
+            }
+            else
+                g_debug("calibrate: no fit without %s: %s", cs_topo_name(toposv[m]),
+                        local->message);
+        }
+        for (int t = first[m]; t < first[m + 1]; t++) {
+            lomo_err[t] = NAN;
+            if (!trace_error(toposv[m], tv[t], a->options, &before[t], NULL, error)
+                || !trace_error(cal->topo, tv[t], a->options, &after[t], NULL, error))
+                return FALSE;
+            if (held_out != NULL
+                && !trace_error(held_out, tv[t], a->options, &lomo_err[t], NULL, error))
+                return FALSE;
+        }
+    }
+
+    if (output_dir != NULL) {
+        for (int m = 0; m < n_machines; m++) {
+            g_autofree char *base = g_strdup_printf("%s-calibrated.json", cs_topo_name(toposv[m]));
+            g_autofree char *path = g_build_filename(output_dir, base, NULL);
+            g_autofree char *document
+                = cs_calibration_to_json(cals->pdata[m], toposv[m], tv + first[m], n_traces[m]);
+            g_autoptr(GString) text = g_string_new(document);
+            g_string_append_c(text, '\n');
+            if (!cs_cli_write_output(prog, "--output-dir", path, text->str, (gssize)text->len,
+                                     error))
+                return FALSE;
+        }
+    }
+
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
+        cJSON_AddStringToObject(root, "loss", cs_calib_loss_name(a->loss));
+        cJSON_AddNumberToObject(root, "prior_weight", a->prior_weight);
+        cJSON_AddNumberToObject(root, "iterations",
+                                ((const CsCalibration *)cals->pdata[0])->iterations);
+        cJSON *ms = cJSON_AddArrayToObject(root, "machines");
+        for (int m = 0; m < n_machines; m++) {
+            const CsCalibration *cal = cals->pdata[m];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "topology", cs_topo_name(toposv[m]));
+            cJSON_AddNumberToObject(o, "rows", cal->n_rows);
+            cJSON_AddNumberToObject(o, "rms_relative_error_before", cal->rms_before);
+            cJSON_AddNumberToObject(o, "rms_relative_error_after", cal->rms_after);
+            if (lomo)
+                cJSON_AddNumberToObject(o, "leave_one_machine_out_parameters_learnt", moved[m]);
+            cJSON_AddItemToObject(o, "parameters", cs_calibration_params_to_json(cal));
+            cJSON *ts = cJSON_AddArrayToObject(o, "traces");
+            for (int t = first[m]; t < first[m + 1]; t++) {
+                cJSON *r = cJSON_CreateObject();
+                cJSON_AddStringToObject(r, "trace", cs_trace_origin(tv[t]));
+                cJSON_AddNumberToObject(r, "datasheet_geomean_abs_busbw_error", before[t]);
+                cJSON_AddNumberToObject(r, "calibrated_geomean_abs_busbw_error", after[t]);
+                if (!isnan(lomo_err[t]))
+                    cJSON_AddNumberToObject(r, "leave_one_machine_out_geomean_abs_busbw_error",
+                                            lomo_err[t]);
+                cJSON_AddItemToArray(ts, r);
+            }
+            cJSON_AddItemToArray(ms, o);
+        }
+        char *text = cs_json_print(root, TRUE);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(root);
+        return TRUE;
+    }
+
+    g_autofree char *how = cs_calib_loss_describe(a->loss);
+    printf("# collsim calibrate: %d machines fitted jointly, %d trace(s), %d iterations, %s, "
+           "prior weight %g; a parameter of the same name, component and datasheet value is "
+           "one value for every machine that has it\n",
+           n_machines, nt, ((const CsCalibration *)cals->pdata[0])->iterations, how,
+           a->prior_weight);
+    int width = 60;
+    for (int t = 0; t < nt; t++)
+        width = MAX(width, (int)strlen(cs_trace_origin(tv[t])));
+    for (int m = 0; m < n_machines; m++) {
+        const CsCalibration *cal = cals->pdata[m];
+        printf("#\n# machine %s: %d rows; rms relative time error %.1f%% with the datasheet "
+               "topology, %.1f%% fitted\n",
+               cs_topo_name(toposv[m]), cal->n_rows, 100 * cal->rms_before, 100 * cal->rms_after);
+        print_params(cal);
+        print_shared(cal);
+        printf("# %-*s %10s %10s%s\n", width, "trace (geomean |busbw error|)", "datasheet",
+               "fitted", lomo ? "  machine left out" : "");
+        for (int t = first[m]; t < first[m + 1]; t++) {
+            printf("  %-*s %9.1f%% %9.1f%%", width, cs_trace_origin(tv[t]), 100 * before[t],
+                   100 * after[t]);
+            if (lomo && isnan(lomo_err[t]))
+                printf("  %17s", "no fit");
+            else if (lomo)
+                printf("  %16.1f%%", 100 * lomo_err[t]);
+            printf("\n");
+        }
+        if (lomo)
+            printf("# left out: %d parameter(s) of %s take the others' fitted values; the rest "
+                   "stay datasheet\n",
+                   moved[m], cs_topo_name(toposv[m]));
+    }
+    if (output_dir != NULL)
+        printf("# wrote %d fitted topologies into %s (NAME-calibrated.json)\n", n_machines,
+               output_dir);
+    return TRUE;
+}
+
 /**
  * cs_cli_calibrate:
  * Prints the fit and, per trace, the error with the datasheet topology and the fitted one;
@@ -101,6 +360,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
     g_auto(GStrv) files = NULL;
     gboolean leave_one_out = FALSE;
+    gboolean leave_one_machine_out = FALSE;
+    g_autofree char *output_dir = NULL;
     int gpus_per_thread = 0;
     g_autofree char *threads = NULL;
     const GOptionEntry entries[] = {
@@ -115,6 +376,14 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "LIST" },
         { "leave-one-out", 0, 0, G_OPTION_ARG_NONE, &leave_one_out,
           "For each trace, the error when it is left out of the fit", NULL },
+        { "leave-one-machine-out", 0, 0, G_OPTION_ARG_NONE, &leave_one_machine_out,
+          "With several --topo: for each machine, the error of its traces predicted with what "
+          "a joint fit of the other machines learnt of the components it shares with them",
+          NULL },
+        { "output-dir", 0, 0, G_OPTION_ARG_FILENAME, &output_dir,
+          "With several --topo: write each machine's calibrated topology into DIR as "
+          "NAME-calibrated.json",
+          "DIR" },
         { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
           "Network model: reservation (default) or maxmin", "MODEL" },
         { "ngpus", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
@@ -143,8 +412,12 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
+    /* Several --topo, each followed by its traces: one joint fit. */
+    g_autoptr(GPtrArray) topo_names = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) group_of = g_array_new(FALSE, FALSE, sizeof(int));
+    scan_machines(argc, argv, entries, topo_names, group_of);
     if (!cs_cli_parse(
-            &argc, &argv, entries, "TRACE...",
+            &argc, &argv, entries, "TRACE... | --topo A TRACE... --topo B TRACE...",
             "Fits a topology's free parameters to measured nccl-tests traces.",
             "Free parameters: per link kind on the ranks' routes, the alpha and the\n"
             "usable bandwidth (as a scale of the datasheet figures, so links of one\n"
@@ -165,7 +438,12 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             "bootstrap over the rows; '?' marks a parameter the data cannot separate from\n"
             "another, '1 row' one that a single row determines.\n"
             "The output file says plainly that its numbers are fitted, names the traces\n"
-            "(calibrated_from) and lists every parameter beside its datasheet value.",
+            "(calibrated_from) and lists every parameter beside its datasheet value.\n"
+            "With several --topo, each followed by its machine's traces, one fit covers\n"
+            "every machine: a parameter of the same name, component (the GPU model for\n"
+            "its costs and NVLink/PCI hop latencies, the link kind at its line rate per\n"
+            "lane, the transport for NET hop latencies) and datasheet value is one value\n"
+            "for all of them (--output-dir, --leave-one-machine-out).",
             error))
         return FALSE;
     if (!cs_cli_check_trace_args(argv[0], threads, topo_name, files, error))
@@ -177,6 +455,29 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     }
     const gboolean json = g_strcmp0(format, "json") == 0;
     const int n = (int)g_strv_length(files);
+    const gboolean joint = topo_names->len >= 2;
+    if (joint) {
+        if (group_of->len != (guint)n || g_array_index(group_of, int, 0) < 0)
+            return cs_cli_usage_error(error, argv[0],
+                                      "with several --topo, every trace follows the --topo of "
+                                      "its machine (--topo A a.txt... --topo B b.txt...)");
+        if (leave_one_out)
+            return cs_cli_usage_error(error, argv[0],
+                                      "--leave-one-out takes one --topo (with several, "
+                                      "--leave-one-machine-out)");
+        if (output != NULL)
+            return cs_cli_usage_error(error, argv[0],
+                                      "--output takes one --topo (with several, --output-dir "
+                                      "DIR writes one file per machine)");
+        if (plot != NULL)
+            return cs_cli_usage_error(error, argv[0], "--plot takes one --topo");
+    }
+    else if (leave_one_machine_out || output_dir != NULL)
+        return cs_cli_usage_error(error, argv[0],
+                                  "%s needs two or more --topo, each followed by "
+                                  "its machine's traces",
+                                  leave_one_machine_out ? "--leave-one-machine-out"
+                                                        : "--output-dir");
     if (leave_one_out && n < 2) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
                     "%s: --leave-one-out needs at least two traces", argv[0]);
@@ -229,6 +530,30 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         return FALSE;
     }
 
+    if (joint) {
+        CsPredictOptions joint_options;
+        cs_predict_options_init(&joint_options);
+        joint_options.engine.net_model = model;
+        joint_options.engine.gpus_per_thread = gpus_per_thread;
+        joint_options.pick = pick;
+        const JointArgs args = { .options = &joint_options,
+                                 .loss = loss,
+                                 .prior_weight = prior_weight,
+                                 .only = (const char *const *)only };
+        if (output_dir != NULL && !g_file_test(output_dir, G_FILE_TEST_IS_DIR))
+            return cs_cli_usage_error(error, argv[0], "--output-dir %s: not a directory",
+                                      output_dir);
+        if (calibrate_joint(argv[0], topo_names, group_of, files, sets, &args,
+                            leave_one_machine_out, output_dir, json, error))
+            return TRUE;
+        if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR) {
+            const gboolean params_error = (*error)->code == CS_CALIBRATE_ERROR_PARAMS;
+            (*error)->domain = CS_CLI_ERROR;
+            (*error)->code = params_error ? CS_CLI_ERROR_USAGE : CS_CLI_ERROR_INPUT;
+            g_prefix_error(error, "%s: %s", argv[0], params_error ? "--params: " : "");
+        }
+        return FALSE;
+    }
     g_autoptr(CsTopo) topo = cs_cli_load_topo(argv[0], topo_name, sets, error);
     if (topo == NULL)
         return FALSE;
