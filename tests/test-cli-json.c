@@ -37,6 +37,11 @@ static const JsonCase cases[] = {
       "calibrate --topo rtx2080ti-x2-pcie3-shm --format json "
       "{src}/traces/rtx2080ti-2gpu-pcie3-nop2p_reduce.txt",
       "collsim-calibrate", FALSE },
+    { "calibrate-joint",
+      "calibrate --params gpu.launch --format json --topo rtx2080ti-x2-pcie3-shm "
+      "{src}/traces/rtx2080ti-2gpu-pcie3-nop2p_reduce.txt --topo dgx-h100x4 "
+      "{src}/traces/h100-sxm-4gpu-nvswitch_allreduce_nccl2.26.2.txt",
+      "collsim-calibrate-joint", FALSE },
     { "plan",
       "plan --workload {src}/examples/workloads/megatron-tp8-dp2.json --topo hgx-h100x8-2n "
       "--format json",

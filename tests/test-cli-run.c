@@ -582,6 +582,52 @@ test_validate_csv(void)
     g_assert_cmpstr(lines[cJSON_GetArraySize(rows) + 1], ==, "");
 }
 
+/* calibrate --format csv: one line per parameter of --format json's list, 15 fields each (a
+ * quoted range source holds commas), the same names and fitted values; a joint fit has no CSV
+ * (exit 2). */
+static void
+test_calibrate_csv(void)
+{
+    g_autofree char *trace = g_test_build_filename(G_TEST_DIST, "..", "traces",
+                                                   "rtx2080ti-2gpu-pcie3-nop2p_reduce.txt", NULL);
+    const char *const csv[]
+        = { "calibrate", "--topo", "rtx2080ti-x2-pcie3-shm", "--format", "csv", trace, NULL };
+    const char *const json[]
+        = { "calibrate", "--topo", "rtx2080ti-x2-pcie3-shm", "--format", "json", trace, NULL };
+    g_auto(CsTestRun) c = cs_test_run_collsim(NULL, csv);
+    g_auto(CsTestRun) j = cs_test_run_collsim(NULL, json);
+    g_assert_cmpint(c.status, ==, 0);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(j.out);
+    const cJSON *params = cJSON_GetObjectItem(root, "parameters");
+    g_auto(GStrv) lines = g_strsplit(c.out, "\n", -1);
+    g_assert_true(g_str_has_prefix(lines[0], "name,unit,datasheet,fitted,sigma,min,max,"));
+    g_assert_cmpuint(g_strv_length(lines), ==, (guint)cJSON_GetArraySize(params) + 2);
+    for (int i = 0; i < cJSON_GetArraySize(params); i++) {
+        const char *line = lines[i + 1];
+        /* Fields outside quotes. */
+        int fields = 1;
+        gboolean quoted = FALSE;
+        for (const char *p = line; *p != '\0'; p++) {
+            if (*p == '"')
+                quoted = !quoted;
+            fields += *p == ',' && !quoted;
+        }
+        g_assert_cmpint(fields, ==, 15);
+        const cJSON *p = cJSON_GetArrayItem(params, i);
+        g_auto(GStrv) f = g_strsplit(line, ",", 5);
+        g_assert_cmpstr(f[0], ==, cJSON_GetObjectItem(p, "name")->valuestring);
+        const double fitted = cJSON_GetObjectItem(p, "fitted")->valuedouble;
+        g_assert_cmpfloat(fabs(g_ascii_strtod(f[3], NULL) - fitted), <=, 1e-8 * fabs(fitted));
+    }
+    const char *const joint[]
+        = { "calibrate", "--format", "csv",        "--topo", "rtx2080ti-x2-pcie3-shm",
+            trace,       "--topo",   "dgx-h100x4", trace,    NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, joint);
+    g_assert_cmpint(r.status, ==, 2);
+    g_assert_nonnull(strstr(r.err, "--format csv"));
+}
+
 /* Orders (pid, tid, start, end) spans by thread, then start. */
 static gint
 compare_spans(gconstpointer a, gconstpointer b)
@@ -1526,6 +1572,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/textbook", test_textbook);
     g_test_add_func("/cli-run/select/textbook", test_select_textbook);
     g_test_add_func("/cli-run/validate/csv", test_validate_csv);
+    g_test_add_func("/cli-run/calibrate/csv", test_calibrate_csv);
     g_test_add_func("/cli-run/errors/usage", test_usage_errors);
     g_test_add_func("/cli-run/errors/unknown-names", test_unknown_names);
     g_test_add_func("/cli-run/help", test_help);

@@ -17,6 +17,38 @@
 #include "analysis/validate.h"
 #include "base/json_util.h"
 
+static char *format_value(const CsCalibParam *p, double v);
+
+/* One line per parameter, the JSON's fields in SI units (s, B/s); empty where JSON leaves a
+ * field out. */
+static void
+append_params_csv(GString *out, const CsCalibration *cal)
+{
+    g_string_append(out, "name,unit,datasheet,fitted,sigma,min,max,free,held,excluded,at_bound,"
+                         "bound,rows_seen,component,range_source\n");
+    for (guint i = 0; i < cal->params->len; i++) {
+        const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
+        const gboolean bw = p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
+                            || p->kind == CS_PARAM_COPY_BW;
+        cs_cli_csv_field(out, p->name);
+        g_string_append_printf(out, ",%s,%.9g,%.9g,", bw ? "B/s" : "s", p->initial, p->fitted);
+        if (!isnan(p->sigma))
+            g_string_append_printf(out, "%.6g", p->sigma);
+        g_string_append_printf(out, ",%.9g,%.9g,%d,%d,%d,%d,%s,", p->min, p->max, p->free != 0,
+                               p->held != 0, p->excluded != 0, p->at_bound != 0,
+                               !p->at_bound   ? ""
+                               : p->bound > 0 ? "upper"
+                                              : "lower");
+        if (p->free)
+            g_string_append_printf(out, "%.2f", round(p->rows_seen * 100) / 100);
+        g_string_append_c(out, ',');
+        cs_cli_csv_field(out, p->component);
+        g_string_append_c(out, ',');
+        cs_cli_csv_field(out, p->range_source);
+        g_string_append_c(out, '\n');
+    }
+}
+
 static char *
 format_value(const CsCalibParam *p, double v)
 {
@@ -265,6 +297,7 @@ calibrate_joint(const char *prog, GPtrArray *topo_names, GArray *group_of, char 
 
     if (json) {
         cJSON *root = cJSON_CreateObject();
+        cs_json_add_schema(root, "collsim-calibrate-joint", CS_JSON_SCHEMA_VERSION);
         cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
         cJSON_AddStringToObject(root, "loss", cs_calib_loss_name(a->loss));
         cJSON_AddNumberToObject(root, "prior_weight", a->prior_weight);
@@ -404,7 +437,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "Weight of the prior toward the topology's values: the residual of moving one "
           "parameter by a factor e (default 0.02, as much as a 2% error on one row; 0: no prior)",
           "W" },
-        { "format", 0, 0, G_OPTION_ARG_STRING, &format, "table (default) or json", "FORMAT" },
+        { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+          "table (default), csv (one line per parameter) or json", "FORMAT" },
         { "plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
           "Also draw each trace's measured busbw and the predictions before and after the fit "
           "into FILE (.svg, .png or .pdf), one panel per trace",
@@ -448,12 +482,14 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         return FALSE;
     if (!cs_cli_check_trace_args(argv[0], threads, topo_name, files, error))
         return FALSE;
-    if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0) {
+    if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0
+        && g_strcmp0(format, "csv") != 0) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
-                    "%s: --format: \"%s\" is not a format (table, json)", argv[0], format);
+                    "%s: --format: \"%s\" is not a format (table, csv, json)", argv[0], format);
         return FALSE;
     }
     const gboolean json = g_strcmp0(format, "json") == 0;
+    const gboolean csv = g_strcmp0(format, "csv") == 0;
     const int n = (int)g_strv_length(files);
     const gboolean joint = topo_names->len >= 2;
     if (joint) {
@@ -543,6 +579,10 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         if (output_dir != NULL && !g_file_test(output_dir, G_FILE_TEST_IS_DIR))
             return cs_cli_usage_error(error, argv[0], "--output-dir %s: not a directory",
                                       output_dir);
+        if (csv)
+            return cs_cli_usage_error(error, argv[0],
+                                      "--format csv lists one machine's parameters; a joint fit "
+                                      "of several --topo prints a table or json");
         if (calibrate_joint(argv[0], topo_names, group_of, files, sets, &args,
                             leave_one_machine_out, output_dir, json, error))
             return TRUE;
@@ -643,7 +683,13 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             return FALSE;
     }
 
-    if (json) {
+    if (csv) {
+        g_autoptr(GString) out = g_string_new(NULL);
+        append_params_csv(out, cal);
+        if (!cs_cli_write_output(argv[0], NULL, NULL, out->str, (gssize)out->len, error))
+            return FALSE;
+    }
+    else if (json) {
         cJSON *root = cJSON_CreateObject();
         cs_json_add_schema(root, "collsim-calibrate", CS_JSON_SCHEMA_VERSION);
         cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
@@ -695,7 +741,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         }
     }
 
-    if (output != NULL && !json)
+    if (output != NULL && !json && !csv)
         printf("# wrote %s (fitted values; see its calibrated_from and calibration "
                "records)\n",
                output);
