@@ -1006,7 +1006,7 @@ test_explain_timeline_nvls(void)
     g_assert_cmpstr(r.err, ==, "");
     g_assert_cmpint(r.status, ==, 0);
     g_autoptr(cJSON) root = load_timeline(path);
-    g_autoptr(GHashTable) bytes = assert_link_counters(root, topo, 8);
+    g_hash_table_unref(assert_link_counters(root, topo, 8));
     assert_spans(root, 8, "allreduce");
 
     int switch_pid = -1;
@@ -1349,7 +1349,7 @@ test_run_timeline(void)
         g_assert_nonnull(root);
         assert_flows(root);
         assert_spans(root, 4, "allreduce");
-        g_autoptr(GHashTable) carried = assert_link_counters(root, topo, 4);
+        g_hash_table_unref(assert_link_counters(root, topo, 4));
         g_assert_cmpfloat_with_epsilon(timeline_end_us(root), csv_time_us(p.out, bytes[k]), 2e-6);
         g_remove(path);
     }

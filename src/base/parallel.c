@@ -341,7 +341,9 @@ cs_parallel_ranks_end(int status, const char *message, char **report)
     cs_pack_int(mine, status);
     cs_pack_string(mine, message);
     g_autofree CsUnpack *ins = g_new0(CsUnpack, world.n_ranks);
+    /* The received buffers @ins points into, kept until the return. */
     g_autoptr(GPtrArray) all = round_trip(mine, ins);
+    (void)all;
     g_autofree int *kind = g_new(int, world.n_ranks);
     g_autofree gint64 *number = g_new(gint64, world.n_ranks);
     round_heads(ins, kind, number);
@@ -409,7 +411,9 @@ cs_parallel_for_ranks(guint n, guint grain, int jobs, CsParallelFunc func, CsPar
         memcpy(mine->data + at, &len, sizeof(len));
     }
     g_autofree CsUnpack *ins = g_new0(CsUnpack, n_ranks);
+    /* The received buffers @ins points into, kept until the return. */
     g_autoptr(GPtrArray) all = round_trip(mine, ins);
+    (void)all;
     g_autofree int *kind = g_new(int, n_ranks);
     g_autofree gint64 *number = g_new(gint64, n_ranks);
     round_heads(ins, kind, number);

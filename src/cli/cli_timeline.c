@@ -455,8 +455,9 @@ add_span(cJSON *list, const char *name, const char *cat, int pid, int tid, CsTim
 static void
 add_spans(cJSON *list, const GArray *events, CsOp op, int nranks, int tid)
 {
-    g_autofree CsTime *first = g_new(CsTime, nranks);
-    g_autofree CsTime *last = g_new(CsTime, nranks);
+    const gsize n = (gsize)MAX(nranks, 1);
+    g_autofree CsTime *first = g_new(CsTime, n);
+    g_autofree CsTime *last = g_new(CsTime, n);
     for (int r = 0; r < nranks; r++) {
         first[r] = G_MAXINT64;
         last[r] = -1;
