@@ -427,7 +427,7 @@ test_run_best_svg_legend(void)
 
 /* ---- model ---- */
 
-/* Setup: the default link (alpha = 10 us, B = 900 GB/s: n_1/2 = 9e6 B = 8.58 MiB).
+/* Setup: the seed article's link (alpha = 10 us, B = 900 GB/s: n_1/2 = 9e6 B = 8.58 MiB).
  * Expectation: the n_1/2 label, both regions, time tick labels, the same bytes twice, and
  * rsvg-convert renders it. */
 static void
@@ -437,7 +437,7 @@ test_model_svg(void)
         return;
     g_autofree char *dir = make_dir();
     g_autofree char *svg = g_build_filename(dir, "model.svg", NULL);
-    const char *args[] = { "--plot", svg, NULL };
+    const char *args[] = { "--alpha", "10us", "--bandwidth", "900GB/s", "--plot", svg, NULL };
     g_autoptr(GBytes) bytes = run_twice("model", args, svg);
     g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
     g_autofree char *texts = svg_texts(text);
