@@ -425,6 +425,34 @@ test_shipped_workloads(void)
     }
 }
 
+/* A phase named with a comma and a quote: --format csv quotes it (RFC 4180), so every line
+ * still has 19 fields outside quotes. */
+static void
+test_csv_quoting(void)
+{
+    g_autofree char *path = write_workload(
+        "quoted.json",
+        "{ \"name\": \"x\", \"layout\": { \"tp\": 2, \"dp\": 1 }, \"phases\": [ { \"name\": "
+        "\"forward, \\\"attention\\\"\", \"collectives\": [ { \"op\": \"allreduce\", \"bytes\": "
+        "\"1 MiB\", \"group\": \"tp\" } ] } ] }");
+    const char *args[] = { "--workload", path, "--topo", "dgx-h100x4", "--format", "csv", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, ",collective,\"forward, \"\"attention\"\"\",allreduce,"));
+    g_assert_nonnull(strstr(r.out, ",phase,\"forward, \"\"attention\"\"\",,"));
+    g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+    for (int i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++) {
+        int fields = 1;
+        gboolean quoted = FALSE;
+        for (const char *c = lines[i]; *c != '\0'; c++) {
+            if (*c == '"')
+                quoted = !quoted;
+            fields += *c == ',' && !quoted;
+        }
+        g_assert_cmpint(fields, ==, 19);
+    }
+}
+
 /* Whether one of @cand's "bottlenecks" contains @fragment. */
 static gboolean
 says(const cJSON *cand, const char *fragment)
@@ -623,6 +651,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/concurrent-groups", test_concurrent_groups);
     g_test_add_func("/cli/plan/layout-groups", test_layout_groups);
     g_test_add_func("/cli/plan/shipped-workloads", test_shipped_workloads);
+    g_test_add_func("/cli/plan/csv-quoting", test_csv_quoting);
     g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);
     g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
     g_test_add_func("/cli/plan/bottlenecks", test_bottlenecks);

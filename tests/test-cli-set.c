@@ -311,11 +311,12 @@ test_plan_sweep(void)
                                  "--set",      "network.nic_bandwidth=200Gb/s,400Gb/s",
                                  NULL };
     g_autofree char *csv = run_ok("plan", combo_args);
+    /* Each label holds a comma, so CSV quotes it. */
     static const char *const order[]
-        = { "hgx-h100x8-2n [node.gpu.launch=3us, network.nic_bandwidth=200Gb/s],step",
-            "hgx-h100x8-2n [node.gpu.launch=3us, network.nic_bandwidth=400Gb/s],step",
-            "hgx-h100x8-2n [node.gpu.launch=5us, network.nic_bandwidth=200Gb/s],step",
-            "hgx-h100x8-2n [node.gpu.launch=5us, network.nic_bandwidth=400Gb/s],step" };
+        = { "\"hgx-h100x8-2n [node.gpu.launch=3us, network.nic_bandwidth=200Gb/s]\",step",
+            "\"hgx-h100x8-2n [node.gpu.launch=3us, network.nic_bandwidth=400Gb/s]\",step",
+            "\"hgx-h100x8-2n [node.gpu.launch=5us, network.nic_bandwidth=200Gb/s]\",step",
+            "\"hgx-h100x8-2n [node.gpu.launch=5us, network.nic_bandwidth=400Gb/s]\",step" };
     const char *at = csv;
     for (gsize i = 0; i < G_N_ELEMENTS(order); i++) {
         at = strstr(at, order[i]);

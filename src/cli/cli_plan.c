@@ -779,6 +779,15 @@ print_table(GString *s, const Workload *w, char **topos, const Candidate *cands,
     }
 }
 
+/* @text as one CSV field (quoted where it holds a comma or a quote). (transfer full) */
+static char *
+csv_text(const char *text)
+{
+    GString *out = g_string_new(NULL);
+    cs_cli_csv_field(out, text);
+    return g_string_free(out, FALSE);
+}
+
 static void
 print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, int n, gint64 steps)
 {
@@ -788,23 +797,25 @@ print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, i
     for (int k = 0; k < n; k++) {
         const Candidate *c = &cands[k];
         guint idx = 0;
+        g_autofree char *topo = csv_text(topos[k]);
         for (guint i = 0; i < w->phases->len; i++) {
             const Phase *p = g_ptr_array_index(w->phases, i);
+            g_autofree char *phase = csv_text(p->name);
             for (guint j = 0; j < p->colls->len; j++, idx++) {
                 const Collective *coll = &g_array_index(p->colls, Collective, j);
                 const CollResult *r = g_ptr_array_index(c->colls, idx);
                 g_string_append_printf(
                     s, "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT ",%d,%s,%.3f,%.3f,,,,,,,,\n",
-                    topos[k], p->name, cs_op_name(coll->op), cs_group_names[coll->group],
+                    topo, phase, cs_op_name(coll->op), cs_group_names[coll->group],
                     c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
                     r->busbw_GBps);
             }
             const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
-            g_string_append_printf(s, "%s,phase,%s,,,,,,,,,%.3f,%.3f,%.3f,%.3f,,,,\n", topos[k],
-                                   p->name, pr->comm_s * 1e6, p->compute_s * 1e6,
-                                   pr->exposed_s * 1e6, pr->total_s * 1e6);
+            g_string_append_printf(s, "%s,phase,%s,,,,,,,,,%.3f,%.3f,%.3f,%.3f,,,,\n", topo, phase,
+                                   pr->comm_s * 1e6, p->compute_s * 1e6, pr->exposed_s * 1e6,
+                                   pr->total_s * 1e6);
         }
-        g_string_append_printf(s, "%s,step,,,,,,,,,,,,,%.3f", topos[k], c->step_s * 1e6);
+        g_string_append_printf(s, "%s,step,,,,,,,,,,,,,%.3f", topo, c->step_s * 1e6);
         if (c->price == NULL)
             g_string_append(s, ",,,,\n");
         else {
