@@ -605,15 +605,7 @@ test_calibrate_csv(void)
     g_assert_cmpuint(g_strv_length(lines), ==, (guint)cJSON_GetArraySize(params) + 2);
     for (int i = 0; i < cJSON_GetArraySize(params); i++) {
         const char *line = lines[i + 1];
-        /* Fields outside quotes. */
-        int fields = 1;
-        gboolean quoted = FALSE;
-        for (const char *p = line; *p != '\0'; p++) {
-            if (*p == '"')
-                quoted = !quoted;
-            fields += *p == ',' && !quoted;
-        }
-        g_assert_cmpint(fields, ==, 15);
+        g_assert_cmpint(cs_test_csv_fields(line), ==, 15);
         const cJSON *p = cJSON_GetArrayItem(params, i);
         g_auto(GStrv) f = g_strsplit(line, ",", 5);
         g_assert_cmpstr(f[0], ==, cJSON_GetObjectItem(p, "name")->valuestring);

@@ -142,3 +142,17 @@ cs_test_assert_checks(const CsSchedule *sched, CsCheckReport *report)
     g_assert_no_error(error);
     g_assert_true(ok);
 }
+
+/* The fields of one CSV @line (RFC 4180): commas outside quotes, plus one. */
+static inline int
+cs_test_csv_fields(const char *line)
+{
+    int fields = 1;
+    gboolean quoted = FALSE;
+    for (const char *c = line; *c != '\0'; c++) {
+        if (*c == '"')
+            quoted = !quoted;
+        fields += *c == ',' && !quoted;
+    }
+    return fields;
+}
