@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "algos/algo.h"
+#include "algos/pipetree.h"
 #include "sched/check.h"
 #include "engine/engine.h"
 #include "predict/predict.h"
@@ -215,6 +216,96 @@ test_nvls_tree_rails(void)
     }
 }
 
+/* The NVLink domains by their definition, every earlier head tried (the quadratic search
+ * cs_node_groups_new_nvlink avoids by looking only inside a rank's NVLink island). */
+static int *
+domains_by_definition(const CsTopo *topo, int n)
+{
+    int *domain = g_new(int, n);
+    g_autofree int *heads = g_new(int, n);
+    int n_heads = 0;
+
+    for (int r = 0; r < n; r++) {
+        int d = 0;
+        while (d < n_heads && cs_topo_route(topo, heads[d], r)->link_class != CS_LINK_CLASS_NVLINK)
+            d++;
+        if (d == n_heads)
+            heads[n_heads++] = r;
+        domain[r] = d;
+    }
+    return domain;
+}
+
+/* Four GPUs in an NVLink chain 0-1-2-3, all on one PCIe switch: one NVLink island, but GPU 3
+ * is routed to GPU 0 over PCIe (2 hops against 3), so it heads a second domain. */
+static CsTopo *
+load_nvlink_chain(void)
+{
+    GError *error = NULL;
+    const char *json
+        = "{\"name\": \"test-chain\", \"gpu\": {\"launch\": \"4 us\", \"step_overhead\": \"0.2 "
+          "us\", \"reduce_bandwidth\": \"1 TB/s\", \"copy_bandwidth\": \"1.5 TB/s\"}, "
+          "\"devices\": [{\"name\": \"sw\", \"kind\": \"pcie_switch\"}, {\"name\": \"g0\", "
+          "\"kind\": \"gpu\"}, {\"name\": \"g1\", \"kind\": \"gpu\"}, {\"name\": \"g2\", "
+          "\"kind\": \"gpu\"}, {\"name\": \"g3\", \"kind\": \"gpu\"}], \"links\": ["
+          "{\"endpoints\": [\"g0\", \"g1\"], \"kind\": \"nvlink\", \"bandwidth\": \"50 GB/s\", "
+          "\"alpha\": \"0.1 us\"}, {\"endpoints\": [\"g1\", \"g2\"], \"kind\": \"nvlink\", "
+          "\"bandwidth\": \"50 GB/s\", \"alpha\": \"0.1 us\"}, {\"endpoints\": [\"g2\", \"g3\"], "
+          "\"kind\": \"nvlink\", \"bandwidth\": \"50 GB/s\", \"alpha\": \"0.1 us\"}, "
+          "{\"endpoints\": [\"g0\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"24 GB/s\", "
+          "\"alpha\": \"0.1 us\"}, {\"endpoints\": [\"g1\", \"sw\"], \"kind\": \"pcie\", "
+          "\"bandwidth\": \"24 GB/s\", \"alpha\": \"0.1 us\"}, {\"endpoints\": [\"g2\", \"sw\"], "
+          "\"kind\": \"pcie\", \"bandwidth\": \"24 GB/s\", \"alpha\": \"0.1 us\"}, "
+          "{\"endpoints\": [\"g3\", \"sw\"], \"kind\": \"pcie\", \"bandwidth\": \"24 GB/s\", "
+          "\"alpha\": \"0.1 us\"}]}";
+    CsTopo *topo = cs_topo_load_data(json, "inline NVLink chain", &error);
+
+    g_assert_no_error(error);
+    return topo;
+}
+
+/* NVLink domains found island by island are the domains of their definition, on every kind
+ * of machine: NVSwitch nodes, multi-node NVLink racks, PCIe only, virtual ranks on one GPU,
+ * an island holding two domains; and for the first ranks of a machine as for all of them. */
+static void
+test_nvlink_domains(void)
+{
+    const char *names[] = { "dgx-h100x8",    "hgx-h100x8-2n",          "gb200-nvl72-2rack-ib",
+                            "pcie-l40sx8",   "rtx2080ti-x2-pcie3-shm", "h100-1gpu-vranks8",
+                            "mi300x-x8-xgmi" };
+
+    for (int t = 0; t <= (int)G_N_ELEMENTS(names); t++) {
+        g_autoptr(CsTopo) topo
+            = t < (int)G_N_ELEMENTS(names) ? cs_test_load_topo(names[t]) : load_nvlink_chain();
+        const int all = cs_topo_n_ranks(topo);
+        const int prefixes[] = { all, MAX(1, all / 2 + 1) };
+
+        for (int k = 0; k < 2; k++) {
+            const int n = prefixes[k];
+            g_autofree int *want = domains_by_definition(topo, n);
+            g_autoptr(CsNodeGroups) got = cs_node_groups_new_nvlink(topo, n, NULL);
+
+            g_assert_nonnull(got);
+            for (int r = 0; r < n; r++)
+                g_assert_cmpint(got->group_of[r], ==, want[r]);
+        }
+    }
+
+    g_autoptr(CsTopo) chain = load_nvlink_chain();
+    g_autoptr(CsNodeGroups) domains = cs_node_groups_new_nvlink(chain, 4, NULL);
+    g_assert_cmpint(domains->n_groups, ==, 2);
+    g_assert_cmpint(domains->group_of[3], ==, 1);
+    for (int r = 0; r < 4; r++)
+        g_assert_cmpint(cs_topo_rank_island(chain, r), ==, 0);
+
+    g_autoptr(CsTopo) racks = cs_test_load_topo("gb200-nvl72-2rack-ib");
+    for (int r = 0; r < cs_topo_n_ranks(racks); r++)
+        g_assert_cmpint(cs_topo_rank_island(racks, r), ==, r / 72);
+    g_autoptr(CsTopo) pcie = cs_test_load_topo("pcie-l40sx8");
+    for (int r = 0; r < cs_topo_n_ranks(pcie); r++)
+        g_assert_cmpint(cs_topo_rank_island(pcie, r), ==, r);
+}
+
 /* On one NVLink domain there is no tree between domains (NCCL enables NVLSTree only across
  * nodes): nvls_tree builds NVLS's schedule, step for step. */
 static void
@@ -400,6 +491,7 @@ main(int argc, char **argv)
         g_test_add_func("/algo/nvls/rounds", test_nvls_rounds);
         g_test_add_func("/algo/nvls_tree/rails", test_nvls_tree_rails);
         g_test_add_func("/algo/nvls_tree/one-domain", test_nvls_tree_one_domain);
+        g_test_add_func("/algo/nvls/nvlink-domains", test_nvlink_domains);
         g_test_add_data_func("/algo/nvls/link-bytes/reservation", "reservation",
                              test_nvls_link_bytes);
         g_test_add_data_func("/algo/nvls/link-bytes/maxmin", "maxmin", test_nvls_link_bytes);

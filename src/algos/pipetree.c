@@ -270,6 +270,7 @@ cs_node_groups_new_nvlink(const CsTopo *topo, int n_ranks, GError **error)
 {
     g_autofree NodeRank *pairs = NULL;
     g_autofree int *heads = NULL;
+    g_autofree int *next_head = NULL;
     int n_heads = 0;
 
     g_return_val_if_fail(topo != NULL && n_ranks >= 1, NULL);
@@ -280,14 +281,30 @@ cs_node_groups_new_nvlink(const CsTopo *topo, int n_ranks, GError **error)
                     cs_topo_n_ranks(topo));
         return NULL;
     }
+    /* Only heads in r's NVLink island can be reached over NVLink only; scanning those alone,
+     * in the order they became heads, finds the same first one (linear in ranks, not
+     * ranks x domains: 131,072 GPUs have 16,384 domains). */
     pairs = g_new(NodeRank, n_ranks);
     heads = g_new(int, n_ranks);
+    next_head = g_new(int, n_ranks);
+    g_autoptr(GHashTable) first_head = g_hash_table_new(NULL, NULL); /* island -> head + 1 */
+    g_autoptr(GHashTable) last_head = g_hash_table_new(NULL, NULL);
     for (int r = 0; r < n_ranks; r++) {
-        int d = 0;
-        while (d < n_heads && cs_topo_route(topo, heads[d], r)->link_class != CS_LINK_CLASS_NVLINK)
-            d++;
-        if (d == n_heads)
-            heads[n_heads++] = r;
+        gpointer island = GINT_TO_POINTER(cs_topo_rank_island(topo, r));
+        int d = GPOINTER_TO_INT(g_hash_table_lookup(first_head, island)) - 1;
+        while (d >= 0 && cs_topo_route(topo, heads[d], r)->link_class != CS_LINK_CLASS_NVLINK)
+            d = next_head[d];
+        if (d < 0) {
+            d = n_heads++;
+            heads[d] = r;
+            next_head[d] = -1;
+            int last = GPOINTER_TO_INT(g_hash_table_lookup(last_head, island)) - 1;
+            if (last < 0)
+                g_hash_table_insert(first_head, island, GINT_TO_POINTER(d + 1));
+            else
+                next_head[last] = d;
+            g_hash_table_insert(last_head, island, GINT_TO_POINTER(d + 1));
+        }
         pairs[r].node = d;
         pairs[r].rank = r;
     }
@@ -848,9 +865,16 @@ cs_collnet_supports(const CsTopo *topo, int nranks, const char **why)
         *why = "more than 8 ranks per node (NCCL_MAX_DIRECT_ARITY + 1, enqueue.cc)";
         return FALSE;
     }
+    /* NICs counted per node in one pass over the devices (a pass per node is quadratic). */
+    g_autofree int *nics = g_new0(int, cs_topo_n_nodes(topo));
+    for (int d = 0; d < cs_topo_n_devices(topo); d++) {
+        const CsDevice *dev = cs_topo_device(topo, d);
+        if (dev->kind == CS_DEVICE_NIC && dev->node >= 0 && dev->node < cs_topo_n_nodes(topo))
+            nics[dev->node]++;
+    }
     for (int g = 0; g < nodes->n_groups; g++) {
         int r = cs_node_groups_rank(nodes, g, 0);
-        if (node_nics(topo, cs_topo_rank_node(topo, r)) == 0) {
+        if (nics[cs_topo_rank_node(topo, r)] == 0) {
             *why = "a node has no NIC";
             return FALSE;
         }

@@ -246,9 +246,25 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     double max_path = 0.0;
     gboolean all_nvlink = TRUE;
     gboolean have_pairs = FALSE;
+    /* The pairs of one node (of the NVLink domain under MNNVL): ranks bucketed by node, so
+     * a machine of thousands of nodes costs its nodes' pairs, not every pair. */
+    const int n_topo_nodes = cs_topo_n_nodes(topo);
+    g_autofree int *node_first = g_new0(int, n_topo_nodes + 1);
+    g_autofree int *node_ranks = g_new(int, nranks);
+    for (int r = 0; r < nranks; r++)
+        node_first[(mnnvl ? 0 : cs_topo_rank_node(topo, r)) + 1]++;
+    for (int n = 0; n < n_topo_nodes; n++)
+        node_first[n + 1] += node_first[n];
+    {
+        g_autofree int *fill = g_memdup2(node_first, sizeof(int) * (gsize)n_topo_nodes);
+        for (int r = 0; r < nranks; r++)
+            node_ranks[fill[mnnvl ? 0 : cs_topo_rank_node(topo, r)]++] = r;
+    }
     for (int r = 0; r < nranks; r++) {
-        for (int q = 0; q < nranks; q++) {
-            if (q == r || (!mnnvl && cs_topo_rank_node(topo, q) != cs_topo_rank_node(topo, r)))
+        const int node = mnnvl ? 0 : cs_topo_rank_node(topo, r);
+        for (int k = node_first[node]; k < node_first[node + 1]; k++) {
+            const int q = node_ranks[k];
+            if (q == r)
                 continue;
             const CsRoute *route = cs_topo_route(topo, r, q);
             double path = G_MAXDOUBLE;

@@ -65,6 +65,7 @@ struct _CsTopo {
     int n_ranks;
     int *rank_device; /* rank -> device index */
     int *rank_node;   /* rank -> node index */
+    int *rank_island; /* rank -> NVLink island: devices joined by NVLink-class links only */
     int n_nodes;
     int ranks_per_node; /* largest node */
     int *out_start;     /* CSR: links leaving device d are out_links[out_start[d]..] */

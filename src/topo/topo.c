@@ -155,6 +155,7 @@ cs_topo_unref(CsTopo *topo)
         g_array_unref(topo->rank_order);
     g_free(topo->rank_device);
     g_free(topo->rank_node);
+    g_free(topo->rank_island);
     g_free(topo->out_start);
     g_free(topo->out_links);
     g_free(topo->in_start);
@@ -292,6 +293,47 @@ map_nodes(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
     return TRUE;
 }
 
+static int
+island_root(int *parent, int d)
+{
+    while (parent[d] != d) {
+        parent[d] = parent[parent[d]];
+        d = parent[d];
+    }
+    return d;
+}
+
+/* Islands are the connected components of the devices over NVLink-class links: a route of
+ * NVLink class (every link NVLink, NVSwitch or xGMI) never leaves one, so whoever looks for
+ * the ranks a rank reaches over NVLink only need not look outside its island. Numbered by
+ * their lowest rank, in rank order. */
+static void
+compute_islands(CsTopo *topo)
+{
+    const int n_dev = (int)topo->devices->len;
+    g_autofree int *parent = g_new(int, n_dev);
+    g_autofree int *number = g_new(int, n_dev);
+    int n_islands = 0;
+
+    for (int d = 0; d < n_dev; d++) {
+        parent[d] = d;
+        number[d] = -1;
+    }
+    for (guint i = 0; i < topo->links->len; i++) {
+        const CsLink *l = &g_array_index(topo->links, CsLink, i);
+        if (cs_link_kind_class(l->kind) == CS_LINK_CLASS_NVLINK)
+            parent[island_root(parent, l->src)] = island_root(parent, l->dst);
+    }
+    g_free(topo->rank_island);
+    topo->rank_island = g_new(int, topo->n_ranks);
+    for (int r = 0; r < topo->n_ranks; r++) {
+        int root = island_root(parent, topo->rank_device[r]);
+        if (number[root] < 0)
+            number[root] = n_islands++;
+        topo->rank_island[r] = number[root];
+    }
+}
+
 static void
 compute_flags(CsTopo *topo)
 {
@@ -331,6 +373,7 @@ cs_topo_finish(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
         return FALSE;
     cs_topo_routes_init(topo);
     cs_topo_finish_transport(topo);
+    compute_islands(topo);
     compute_flags(topo);
     return TRUE;
 }
@@ -398,6 +441,20 @@ cs_topo_rank_device(const CsTopo *topo, int rank)
 {
     g_return_val_if_fail(rank >= 0 && rank < topo->n_ranks, -1);
     return topo->rank_device[rank];
+}
+
+/**
+ * cs_topo_rank_island:
+ * @rank's NVLink island: ranks whose devices NVLink-class links join (through NVSwitches),
+ * numbered from 0 by their lowest rank. Two ranks in different islands never have a route
+ * of NVLink class between them; two in one island may not either (a partial NVLink mesh
+ * can route them over PCIe).
+ */
+int
+cs_topo_rank_island(const CsTopo *topo, int rank)
+{
+    g_return_val_if_fail(rank >= 0 && rank < topo->n_ranks, -1);
+    return topo->rank_island[rank];
 }
 
 int

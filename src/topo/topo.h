@@ -161,6 +161,7 @@ const CsLink *cs_topo_link(const CsTopo *topo, int index);
 int cs_topo_n_ranks(const CsTopo *topo);
 int cs_topo_rank_device(const CsTopo *topo, int rank);
 int cs_topo_rank_node(const CsTopo *topo, int rank);
+int cs_topo_rank_island(const CsTopo *topo, int rank);
 int cs_topo_n_nodes(const CsTopo *topo);
 /* Ranks of the largest node; every node has the same count in templates. */
 int cs_topo_ranks_per_node(const CsTopo *topo);
