@@ -484,8 +484,8 @@ typedef struct {
     Msg *msgs;
     RankInfo *ranks;
     int *route_links; /* every connection's route, packed (cache-friendly copies) */
-    int *flow_links;  /* per cursor, flow_stride ints: the links its flagged flow charges */
-    int flow_stride;
+    int *flow_links;  /* per cursor, from flow_base[id]: the links its flagged flow charges */
+    gint32 *flow_base;
     gboolean any_flags; /* some step carries CsStepFlags */
     gint32 *fan;        /* per EStep when any_flags: next member of its multicast, -1 */
     Multicast *mc;      /* per cursor when any_flags: its multicast in progress */
@@ -1006,7 +1006,7 @@ charged_links(const Conn *conn, guint8 flags, int *out, int *n_chain)
     return n;
 }
 
-/* What the flow of step @step (on @conn) charges into @out (room for e->flow_stride): its
+/* What the flow of step @step (on @conn) charges into @out (room for its cursor's flow): its
  * own links and, for a multicast leader, every member's hops beyond the switch, each link
  * once. Returns how many; *@n_branches (nullable) says how many of them, at the end, are a
  * multicast's copies out of the switch (every link after the hops into it). */
@@ -1041,7 +1041,7 @@ start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime no
     Cursor *c = &e->cursors[id];
     /* The model keeps the link list while the flow lasts: the cursor's own scratch, which
      * its next flow (after this one ends) is the first to overwrite. */
-    int *links = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
+    int *links = &e->flow_links[e->flow_base[id]];
     CsRoute sub = conn->route;
 
     sub.n_links = flow_charged_links(e, c->step, conn, links, &sub.n_branches);
@@ -1085,7 +1085,7 @@ finish_send(Engine *e, gint32 id, CsTime end)
         const int *links = conn->route.links;
         int n_links = conn->route.n_links;
         if (st->flags != 0 && n_links > 0) {
-            int *charged = &e->flow_links[(gsize)id * (gsize)e->flow_stride];
+            int *charged = &e->flow_links[e->flow_base[id]];
             n_links = flow_charged_links(e, c->step, conn, charged, NULL);
             links = charged;
         }
@@ -1461,6 +1461,7 @@ engine_clear(Engine *e)
     g_free(e->ranks);
     g_free(e->route_links);
     g_free(e->flow_links);
+    g_free(e->flow_base);
     g_free(e->fan);
     g_free(e->mc);
     cs_event_heap_clear(&e->heap);
@@ -1827,7 +1828,6 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     const CsProtoInfo *pi = cs_proto_info(proto);
     int gpus_per_thread = MAX(options->gpus_per_thread, 1);
     gsize n_slots = 0;
-    int max_hops = 1;
 
     e->data_fraction = e->textbook ? 1.0 : pi->data_fraction;
     /* Simple's flag covers a slot; LL and LL128 flag each 16- / 128-byte line, which carries
@@ -1903,10 +1903,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             return FALSE;
         }
         conn->prop_ps = cs_time_from_s(conn->route.alpha_s);
-        if (conn->route.n_links > 0) {
+        if (conn->route.n_links > 0)
             conn->prop_ps += e->hop_ps[conn->route.link_class];
-            max_hops = MAX(max_hops, conn->route.n_links);
-        }
         conn->sync_ps = e->ranks[src].step_ps;
         conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
         /* NVLS flags never meet host memory; their shared hops assume whole routes. */
@@ -1971,28 +1969,54 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     /* A period's replay charges each link's orbit (see "Symmetry" above). */
     for (gsize i = 0; link_rep != NULL && i < n_links; i++)
         e->route_links[i] = link_rep[e->route_links[i]];
-    if (e->any_flags) {
-        /* A leader's flow may cross both self hops (its reverse route) besides its route,
-         * and a multicast's the members' hops beyond the switch. */
-        int longest = max_hops;
-        for (gint32 i = 0; i < e->n_steps; i++) {
-            if (!(e->steps[i].does & DOES_SEND))
-                continue;
-            const Conn *conn = &e->conns[e->steps[i].conn_out];
-            int hops = conn->route.n_links + conn->back_n;
-            if (e->fan[i] >= 0 && !(e->steps[i].flags & CS_STEP_FLAG_SHARED_FIRST_HOP))
-                for (gint32 k = e->fan[i]; k >= 0; k = e->fan[k]) {
-                    const Conn *member = &e->conns[e->steps[k].conn_out];
-                    hops += member->route.n_links - member->split;
+    /* Per flow, the most links it crosses: a send's route (with flags, the links it charges:
+     * its reverse hops and, for a multicast leader, every member's hops beyond the switch;
+     * flow_charged_links() counts each once, so this bounds it), a staged read's read leg.
+     * Per flow, not one maximum for all: under a SHARP switch of 16,384 nodes the leader's
+     * flow crosses tens of thousands of links and every other flow a few. */
+    const int n_flows = e->any_staged ? 2 * e->n_cursors : e->n_cursors;
+    g_autofree int *flow_hops = g_new0(int, MAX(n_flows, 1));
+    guint64 all_hops = 0;
+    for (int id = 0; id < e->n_cursors; id++) {
+        for (gint32 i = e->cursors[id].step; i < e->ends[id]; i++) {
+            const EStep *st = &e->steps[i];
+            if (st->does & DOES_SEND) {
+                const Conn *conn = &e->conns[st->conn_out];
+                int hops = conn->route.n_links;
+                if (e->any_flags) {
+                    hops += conn->back_n;
+                    if (e->fan[i] >= 0 && !(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP))
+                        for (gint32 k = e->fan[i]; k >= 0; k = e->fan[k]) {
+                            const Conn *member = &e->conns[e->steps[k].conn_out];
+                            hops += member->route.n_links - member->split;
+                        }
                 }
-            longest = MAX(longest, hops);
+                flow_hops[id] = MAX(flow_hops[id], hops);
+            }
+            if (e->any_staged && (st->does & DOES_RECV))
+                flow_hops[e->n_cursors + id]
+                    = MAX(flow_hops[e->n_cursors + id], e->conns[st->conn_in].read.n_links);
         }
-        e->flow_stride = longest;
-        e->flow_links = g_new(int, (gsize)e->n_cursors *(gsize)e->flow_stride);
-        max_hops = longest;
     }
-    e->net = e->model->create(e->topo, e->any_staged ? 2 * e->n_cursors : e->n_cursors, max_hops,
-                              e->textbook);
+    for (int f = 0; f < n_flows; f++)
+        all_hops += (guint64)flow_hops[f];
+    /* The models' per-hop state (at most a time and an index), the flagged flows' links. */
+    const guint64 hop_bytes = all_hops * (sizeof(CsTime) + 2 * sizeof(int));
+    if (all_hops > G_MAXINT32 || hop_bytes > cs_membudget_bytes()) {
+        g_autofree char *need = cs_membudget_format(hop_bytes);
+        g_autofree char *have = cs_membudget_format(cs_membudget_bytes());
+        g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE,
+                    "flows crossing %" G_GUINT64_FORMAT
+                    " links in all (multicasts count a link per member): %s of memory to "
+                    "simulate, beyond the memory budget of %s (%s)",
+                    all_hops, need, have, cs_membudget_source());
+        return FALSE;
+    }
+    if (e->any_flags) {
+        e->flow_base = cs_net_hop_bases(flow_hops, e->n_cursors);
+        e->flow_links = g_new(int, MAX((gsize)e->flow_base[e->n_cursors], 1));
+    }
+    e->net = e->model->create(e->topo, n_flows, flow_hops, e->textbook);
     if (e->obs != NULL && e->obs->link_load != NULL && e->model->watch != NULL)
         e->model->watch(e->net, e->obs->link_load, e->obs->user_data);
     return TRUE;

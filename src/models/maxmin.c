@@ -46,9 +46,9 @@ struct _CsNetState {
     int n_links;
     Flow *flows;
     int max_flows;
-    int max_hops;
-    int *slot; /* [flow * max_hops + hop]: index of the flow in the link's list */
-    int *heap; /* flows ordered by (end, id) */
+    gint32 *hop_base; /* per flow: where its hops start in slot */
+    int *slot;        /* [hop_base[flow] + hop]: index of the flow in the link's list */
+    int *heap;        /* flows ordered by (end, id) */
     int heap_n;
     guint32 epoch;
     int *comp_links; /* scratch of the component walk */
@@ -162,7 +162,7 @@ link_add(CsNetState *s, int f, int hop)
         l->cap = MAX(8, 2 * l->cap);
         l->flows = g_renew(int, l->flows, l->cap);
     }
-    s->slot[(gsize)f * s->max_hops + hop] = l->n;
+    s->slot[s->hop_base[f] + hop] = l->n;
     l->flows[l->n++] = f;
 }
 
@@ -171,7 +171,7 @@ link_remove(CsNetState *s, int f, int hop)
 {
     const Flow *flow = &s->flows[f];
     Link *l = &s->links[flow->links[hop]];
-    int at = s->slot[(gsize)f * s->max_hops + hop];
+    int at = s->slot[s->hop_base[f] + hop];
     int moved = l->flows[--l->n];
 
     if (moved == f)
@@ -180,7 +180,7 @@ link_remove(CsNetState *s, int f, int hop)
     /* The moved flow crosses this link at some hop of its own route. */
     for (int h = 0; h < s->flows[moved].n_links; h++) {
         if (s->flows[moved].links[h] == flow->links[hop]) {
-            s->slot[(gsize)moved * s->max_hops + h] = at;
+            s->slot[s->hop_base[moved] + h] = at;
             break;
         }
     }
@@ -307,7 +307,7 @@ refill(CsNetState *s, CsTime now)
 /* ---- Model ---- */
 
 static CsNetState *
-maxmin_create(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_links)
+maxmin_create(const CsTopo *topo, int max_flows, const int *flow_hops, gboolean whole_links)
 {
     (void)whole_links; /* a flow here always may fill a whole link */
     CsNetState *s = g_new0(CsNetState, 1);
@@ -318,15 +318,17 @@ maxmin_create(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_li
     for (int i = 0; i < n_links; i++)
         s->links[i].bw_Bps = cs_topo_link(topo, i)->bw_Bps;
     s->max_flows = MAX(max_flows, 1);
-    s->max_hops = MAX(max_hops, 1);
+    s->hop_base = cs_net_hop_bases(flow_hops, max_flows);
+    /* Flows that end at one instant are distinct, so their hops fit one of each. */
+    const gsize n_hops = MAX((gsize)s->hop_base[max_flows], 1);
     s->flows = g_new0(Flow, s->max_flows);
     for (int i = 0; i < s->max_flows; i++)
         s->flows[i].heap_pos = -1;
-    s->slot = g_new(int, (gsize)s->max_flows * s->max_hops);
+    s->slot = g_new(int, n_hops);
     s->heap = g_new(int, s->max_flows);
     s->comp_links = g_new(int, MAX(n_links, 1));
     s->comp_flows = g_new(int, s->max_flows);
-    s->seeds = g_new(int, (gsize)s->max_flows * s->max_hops);
+    s->seeds = g_new(int, n_hops);
     s->finished = g_new(int, s->max_flows);
     return s;
 }
@@ -338,6 +340,7 @@ maxmin_destroy(CsNetState *s)
         g_free(s->links[i].flows);
     g_free(s->links);
     g_free(s->flows);
+    g_free(s->hop_base);
     g_free(s->slot);
     g_free(s->heap);
     g_free(s->comp_links);
@@ -354,7 +357,7 @@ maxmin_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_bytes,
     Flow *f = &s->flows[flow];
 
     g_assert(flow >= 0 && flow < s->max_flows && f->heap_pos < 0);
-    g_assert(route->n_links > 0 && route->n_links <= s->max_hops);
+    g_assert(route->n_links > 0 && route->n_links <= s->hop_base[flow + 1] - s->hop_base[flow]);
     f->links = route->links;
     f->n_links = route->n_links;
     f->remaining = wire_bytes;

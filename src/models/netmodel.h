@@ -33,7 +33,10 @@ typedef void (*CsNetLoadFunc)(gpointer user_data, int link, CsTime start, CsTime
  * @summary:    one line for --help.
  * @reference:  where the model comes from.
  * @create:     state for @topo with at most @max_flows flows in flight at once, flow ids in
- *              [0, @max_flows), each crossing at most @max_hops links (transfer full). With
+ *              [0, @max_flows), flow f's route at most @flow_hops[f] links, and the flows'
+ *              hops together at most G_MAXINT32 (transfer full). Per flow, not one maximum
+ *              for all: a multicast leader's flow crosses a link per member (16,384 nodes
+ *              under one SHARP tree) where every other flow crosses a few. With
  *              @whole_links every link is one resource at its full bandwidth (the textbook
  *              machine's B), also a bond of NVLinks that a channel otherwise drives one at a
  *              time.
@@ -64,7 +67,8 @@ typedef struct {
     const char *name;
     const char *summary;
     const char *reference;
-    CsNetState *(*create)(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_links);
+    CsNetState *(*create)(const CsTopo *topo, int max_flows, const int *flow_hops,
+                          gboolean whole_links);
     void (*destroy)(CsNetState *state);
     CsTime (*start)(CsNetState *state, CsTime now, const CsRoute *route, double wire_bytes,
                     double cap_Bps, gint32 flow, CsTime *first_out);
@@ -80,6 +84,21 @@ static inline CsTime
 cs_net_serialization_ps(double wire_bytes, double bw_Bps)
 {
     return (CsTime)(wire_bytes / bw_Bps * CS_TIME_PS_PER_S + 0.5);
+}
+
+/* Where each of @n_flows flows' hops start in one array of them all, from @flow_hops (see
+ * CsNetModel.create); [n_flows] is the total. (transfer full) */
+static inline gint32 *
+cs_net_hop_bases(const int *flow_hops, int n_flows)
+{
+    gint32 *base = g_new(gint32, (gsize)n_flows + 1);
+
+    base[0] = 0;
+    for (int f = 0; f < n_flows; f++) {
+        g_assert(flow_hops[f] >= 0 && base[f] <= G_MAXINT32 - flow_hops[f]);
+        base[f + 1] = base[f] + flow_hops[f];
+    }
+    return base;
 }
 
 extern const CsNetModel cs_net_model_reservation;

@@ -44,7 +44,7 @@ typedef struct {
 
 struct _CsNetState {
     int n_links;
-    int max_hops;
+    gint32 *hop_base;   /* per flow: where its hops start in ser_of and next_sharer */
     int *first_lane;    /* per link: index of its first lane */
     int *n_lanes;       /* per link */
     double *lane_Bps;   /* bytes/s: per link, one lane's bandwidth */
@@ -57,10 +57,10 @@ struct _CsNetState {
     int n_pending;
     Pending *pending;  /* [max_flows] */
     CsTime *end_of;    /* [max_flows]: when pending flow p's last byte has left */
-    CsTime *ser_of;    /* [max_flows * max_hops]: pending flow p's serialization at hop h */
+    CsTime *ser_of;    /* [hop_base[f] + h]: pending flow f's serialization at hop h */
     int *next_sharer;  /* [same]: the next hop of the instant on the same link, or -1 */
     int *n_sharing;    /* per link: hops of the instant on it (reset through touched) */
-    int *first_sharer; /* per link: its first hop of the instant (p * max_hops + h) */
+    int *first_sharer; /* per link: its first hop of the instant (hop_base[f] + h) */
     CsTime *ser_sum;   /* per link: their serializations, summed, least and greatest */
     CsTime *ser_min;
     CsTime *ser_max;
@@ -99,7 +99,7 @@ lanes_replace_first(CsTime *h, int n, int *head, CsTime t)
 }
 
 static CsNetState *
-reservation_create(const CsTopo *topo, int max_flows, int max_hops, gboolean whole_links)
+reservation_create(const CsTopo *topo, int max_flows, const int *flow_hops, gboolean whole_links)
 {
     CsNetState *s = g_new0(CsNetState, 1);
     int n_lanes = 0;
@@ -107,7 +107,6 @@ reservation_create(const CsTopo *topo, int max_flows, int max_hops, gboolean who
 
     s->n_links = cs_topo_n_links(topo);
     n_links = MAX(s->n_links, 1);
-    s->max_hops = MAX(max_hops, 1);
     s->first_lane = g_new(int, n_links);
     s->n_lanes = g_new(int, n_links);
     s->lane_Bps = g_new(double, n_links);
@@ -121,13 +120,15 @@ reservation_create(const CsTopo *topo, int max_flows, int max_hops, gboolean who
         s->lane_Bps[i] = l->bw_Bps / s->n_lanes[i];
         n_lanes += s->n_lanes[i];
     }
+    s->hop_base = cs_net_hop_bases(flow_hops, max_flows);
+    const gsize n_hops = MAX((gsize)s->hop_base[max_flows], 1);
     max_flows = MAX(max_flows, 1);
     s->busy_until = g_new0(CsTime, MAX(n_lanes, 1));
     s->lane_head = g_new0(int, n_links);
     s->pending = g_new(Pending, max_flows);
     s->end_of = g_new(CsTime, max_flows);
-    s->ser_of = g_new(CsTime, (gsize)max_flows * (gsize)s->max_hops);
-    s->next_sharer = g_new(int, (gsize)max_flows *(gsize)s->max_hops);
+    s->ser_of = g_new(CsTime, n_hops);
+    s->next_sharer = g_new(int, n_hops);
     s->n_sharing = g_new0(int, n_links);
     s->first_sharer = g_new(int, n_links);
     s->ser_sum = g_new0(CsTime, n_links);
@@ -142,6 +143,7 @@ reservation_create(const CsTopo *topo, int max_flows, int max_hops, gboolean who
 static void
 reservation_destroy(CsNetState *s)
 {
+    g_free(s->hop_base);
     g_free(s->first_lane);
     g_free(s->n_lanes);
     g_free(s->lane_Bps);
@@ -167,6 +169,7 @@ reservation_start(CsNetState *s, CsTime now, const CsRoute *route, double wire_b
                   double cap_Bps, gint32 flow, CsTime *first_out)
 {
     g_assert(s->n_pending == 0 || now == s->now);
+    g_assert(route->n_links <= s->hop_base[flow + 1] - s->hop_base[flow]);
     s->now = now;
     s->pending[s->n_pending++] = (Pending){
         .flow = flow,
@@ -187,7 +190,7 @@ count_sharers(CsNetState *s)
         const Pending *f = &s->pending[p];
         for (int h = 0; h < f->route.n_links; h++) {
             int l = f->route.links[h];
-            gsize at = (gsize)p * (gsize)s->max_hops + (gsize)h;
+            gsize at = (gsize)s->hop_base[f->flow] + (gsize)h;
             if (s->n_lanes[l] > 1)
                 continue;
             CsTime ser = cs_net_serialization_ps(f->wire_bytes, s->lane_Bps[l]);
@@ -233,7 +236,7 @@ cross(CsNetState *s, int p, int h, int l, CsTime *begin)
     }
 
     /* busy_until keeps the link's time before the instant until settle() ends. */
-    CsTime ser = s->ser_of[(gsize)p * (gsize)s->max_hops + (gsize)h];
+    CsTime ser = s->ser_of[(gsize)s->hop_base[f->flow] + (gsize)h];
     CsTime shared = s->ser_sum[l];
     if (s->ser_min[l] != s->ser_max[l]) {
         shared = 0;
