@@ -33,10 +33,11 @@
  * S/L down, where a ring moves 2 (P-1)/P S / L per GPU across nodes: SHARP halves the
  * network traffic. The switch reduces at the ports' line rate (NVIDIA Quantum-2 datasheet:
  * SHARPv3 at 64 x 400 Gb/s; no separate reduction rate is published), so the links bound
- * it; the root head's receives charge the GPU's reduction rate for the switch's sums, as
- * nvls.c does for the NVSwitch. The multicast leaves only once the sum reached the root, so
- * a SHARP operation pays the route's latency twice, as NCCL's tuning charges CollNetDirect
- * 31 us on the network where a ring pays 14 per hop (tuning.cc hwLatencies NET, Simple). */
+ * it; the member the IR routes the sum through copies it once and reduces nothing (NCCL's
+ * head takes the sum with directRecvCopyDirectSend; engine.c mark_switch_sums). The multicast
+ * leaves only once the sum reached the root, so a SHARP operation pays the route's latency twice,
+ * as NCCL's tuning charges CollNetDirect 31 us on the network where a ring pays 14 per hop
+ * (tuning.cc hwLatencies NET, Simple). */
 #include "algos/algo.h"
 #include "algos/pipetree.h"
 

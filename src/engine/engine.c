@@ -326,6 +326,8 @@ enum {
     DOES_RECV = 1,
     DOES_SEND = 2,
     DOES_REDUCE = 4,
+    DOES_NO_WORK
+    = 8, /* a received summand a SHARP switch added: nothing to do (mark_switch_sums) */
 };
 
 static const guint8 kind_does[CS_N_STEP_KINDS] = {
@@ -849,7 +851,9 @@ land(Engine *e, gint32 id, Stamp arrive, CsTime first, CsTime now)
     const RankInfo *ri = &e->ranks[c->rank];
     Stamp done;
 
-    double ps_per_byte = (st->does & DOES_REDUCE) ? ri->reduce_ps_per_byte : ri->copy_ps_per_byte;
+    double ps_per_byte = (st->does & DOES_REDUCE)    ? ri->reduce_ps_per_byte
+                         : (st->does & DOES_NO_WORK) ? 0.0
+                                                     : ri->copy_ps_per_byte;
     Stamp begin = stamp_later(c->ready, share_in(arrive, first, 0.0, step_bytes(st)));
     CsTime all = work_ps(step_bytes(st), ps_per_byte);
     CsTime tail = work_ps(MIN((double)step_bytes(st), e->grain_bytes), ps_per_byte);
@@ -1820,6 +1824,46 @@ shift_orbits(const Engine *e, int gpus_per_thread, int **link_rep, GError **erro
     return TRUE;
 }
 
+/* SHARP sums (CollNet): the switch adds the members' chunks at line rate, and the head takes
+ * the sum off the network with directRecvCopyDirectSend (NCCL 2.28 src/device/all_reduce.h,
+ * COLLNET_CHAIN and COLLNET_DIRECT): a copy, no reduction on the GPU. The IR writes the sum
+ * as the members' messages into one of them (schedule.h CsStepFlags): that receiver copies
+ * the leading one (REDUCE_SELF) and does nothing for the others (SHARED_LAST_HOP), where it
+ * would otherwise reduce N - 1 chunks one after another on the critical path, a cost that
+ * grows with the nodes. An NVSwitch's sums (NVLS) keep the head's reductions (nvls.c). A
+ * connection's messages are its sender's sends in order, received in the same order. */
+static void
+mark_switch_sums(Engine *e)
+{
+    g_autofree gint32 *base = g_new(gint32, (gsize)e->n_conns + 1);
+    g_autofree gint32 *next = g_new0(gint32, MAX(e->n_conns, 1));
+
+    base[0] = 0;
+    for (int i = 0; i < e->n_conns; i++)
+        base[i + 1] = base[i] + e->conns[i].n_msgs;
+    g_autofree guint8 *msg_flags = g_new0(guint8, MAX((gsize)base[e->n_conns], 1));
+    for (int id = 0; id < e->n_cursors; id++)
+        for (gint32 i = e->cursors[id].step; i < e->ends[id]; i++)
+            if (e->steps[i].does & DOES_SEND) {
+                const gint32 conn = e->steps[i].conn_out;
+                msg_flags[base[conn] + next[conn]++] = e->steps[i].flags;
+            }
+    memset(next, 0, sizeof(gint32) * (gsize)MAX(e->n_conns, 1));
+    for (int id = 0; id < e->n_cursors; id++)
+        for (gint32 i = e->cursors[id].step; i < e->ends[id]; i++) {
+            EStep *st = &e->steps[i];
+            if (!(st->does & DOES_RECV))
+                continue;
+            const guint8 f = msg_flags[base[st->conn_in] + next[st->conn_in]++];
+            if (e->conns[st->conn_in].nvls || !(st->does & DOES_REDUCE)
+                || !(f & (CS_STEP_FLAG_REDUCE_SELF | CS_STEP_FLAG_SHARED_LAST_HOP)))
+                continue;
+            st->does &= (guint8)~DOES_REDUCE;
+            if (f & CS_STEP_FLAG_SHARED_LAST_HOP)
+                st->does |= DOES_NO_WORK;
+        }
+}
+
 /* Routes, latencies and message slots of every connection; the ranks' constants. */
 static gboolean
 setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
@@ -1936,6 +1980,8 @@ setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         conn->slot_base = (gint32)n_slots;
         n_slots += (gsize)slots;
     }
+    if (e->any_flags)
+        mark_switch_sums(e);
     e->msgs = big_alloc(n_slots, sizeof(Msg), 64);
     memset(e->msgs, 0, MAX(n_slots, 1) * sizeof(Msg));
     gsize n_links = 0;
