@@ -795,7 +795,8 @@ unknown_op_message(const char *text, const char *origin)
 }
 
 /* sendrecv_perf prints the reduction it was given and no root: an all-reduce's columns. Only
- * busbw > algbw (all-reduce on more than 2 ranks) or a name settles them. */
+ * busbw > algbw (all-reduce on more than 2 ranks), a banner or a name settles them; hypercube
+ * stays a point-to-point test collsim refuses. */
 static void
 test_op_sendrecv(void)
 {
@@ -805,16 +806,23 @@ test_op_sendrecv(void)
     const char *more = "1048576 262144 float sum -1 10.0 100.00 175.00 0 10.0 100.00 175.00 0\n";
     g_autofree char *sr = g_strconcat(titles, equal, NULL);
     g_autofree char *ar = g_strconcat(titles, more, NULL);
-    g_autofree char *banner
-        = g_strconcat("# Collective test starting: sendrecv_perf\n", titles, more, NULL);
+
+    g_autofree char *sr_banner
+        = g_strconcat("# Collective test starting: sendrecv_perf\n", titles, equal, NULL);
+    g_autofree char *hypercube
+        = g_strconcat("# Collective test starting: hypercube_perf\n", titles, equal, NULL);
 
     g_assert_cmpint(op_of(ar, "trace.txt"), ==, CS_OP_ALL_REDUCE);
     g_assert_cmpint(op_of(sr, "runs/all_reduce_perf.log"), ==, CS_OP_ALL_REDUCE);
+    g_assert_cmpint(op_of(sr, "runs/sendrecv_perf.log"), ==, CS_OP_SEND_RECV);
+    g_assert_cmpint(op_of(sr_banner, "trace.txt"), ==, CS_OP_SEND_RECV);
+    /* busbw > algbw is no sendrecv's, whatever the file name says. */
+    g_assert_cmpint(op_of(ar, "runs/sendrecv_perf.log"), ==, CS_OP_ALL_REDUCE);
     g_autofree char *ambiguous = unknown_op_message(sr, "trace.txt");
     g_assert_nonnull(strstr(ambiguous, "all_reduce on 2 ranks and nccl-tests' sendrecv alike"));
-    g_autofree char *named = unknown_op_message(ar, "runs/sendrecv_perf.log");
+    g_autofree char *named = unknown_op_message(sr, "runs/hypercube_perf.log");
     g_assert_nonnull(strstr(named, "point-to-point"));
-    g_autofree char *by_banner = unknown_op_message(banner, "trace.txt");
+    g_autofree char *by_banner = unknown_op_message(hypercube, "trace.txt");
     g_assert_nonnull(strstr(by_banner, "point-to-point"));
 
     /* Columns that fit nothing are not overruled by the file name. */

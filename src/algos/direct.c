@@ -37,7 +37,8 @@ static gboolean
 sends_to(CsOp op, int root, int P, int from, int to)
 {
     return op == CS_OP_ALL_TO_ALL || (op == CS_OP_SCATTER && from == root)
-           || (op == CS_OP_GATHER && to == root) || (op == CS_OP_SEND_RECV && to == mod(from + 1, P));
+           || (op == CS_OP_GATHER && to == root)
+           || (op == CS_OP_SEND_RECV && to == mod(from + 1, P));
 }
 
 /* Where the message from @from to @to starts in @from's input (@at_sender) or @to's output:

@@ -264,9 +264,8 @@ redop_column(const CsReport *report)
 {
     /* nccl-tests' sendrecv.cu prints the operator it was given (sum) though it reduces
      * nothing. */
-    return cs_op_reduces(report->op) || report->op == CS_OP_SEND_RECV
-               ? cs_redop_name(report->redop)
-               : "none";
+    return cs_op_reduces(report->op) || report->op == CS_OP_SEND_RECV ? cs_redop_name(report->redop)
+                                                                      : "none";
 }
 
 static int

@@ -420,8 +420,7 @@ cs_reference_expected(CsOp op, const CsOpSize *size, int nranks, int root, CsDty
         return TRUE;
     case CS_OP_SEND_RECV:
         /* nccl-tests sendrecv.cu: the input of the rank before. */
-        cs_reference_fill_input(out, nb, dtype, op, redop, (rank - 1 + nranks) % nranks, nranks,
-                                0);
+        cs_reference_fill_input(out, nb, dtype, op, redop, (rank - 1 + nranks) % nranks, nranks, 0);
         return TRUE;
     case CS_N_OPS:
     default:

@@ -182,16 +182,11 @@ op_from_file_name(const char *origin, CsOp *op)
         const char *needle;
         CsOp op;
     } names[] = {
-        { "sendrecv", CS_OP_SEND_RECV },
-        { "reducescatter", CS_OP_REDUCE_SCATTER },
-        { "allreduce", CS_OP_ALL_REDUCE },
-        { "allgather", CS_OP_ALL_GATHER },
-        { "alltoall", CS_OP_ALL_TO_ALL },
-        { "broadcast", CS_OP_BROADCAST },
-        { "bcast", CS_OP_BROADCAST },
-        { "reduce", CS_OP_REDUCE },
-        { "scatter", CS_OP_SCATTER },
-        { "gather", CS_OP_GATHER },
+        { "sendrecv", CS_OP_SEND_RECV },   { "reducescatter", CS_OP_REDUCE_SCATTER },
+        { "allreduce", CS_OP_ALL_REDUCE }, { "allgather", CS_OP_ALL_GATHER },
+        { "alltoall", CS_OP_ALL_TO_ALL },  { "broadcast", CS_OP_BROADCAST },
+        { "bcast", CS_OP_BROADCAST },      { "reduce", CS_OP_REDUCE },
+        { "scatter", CS_OP_SCATTER },      { "gather", CS_OP_GATHER },
     };
     g_autofree char *base = g_path_get_basename(origin);
     GString *norm = g_string_new(NULL);
