@@ -136,6 +136,8 @@ static const ShippedCase shipped[] = {
       134217728, 182.90, CS_TRACE_LAYOUT_CURRENT },
     { "a100-sxm4-40gb-8gpu-nvswitch_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 8, 28, 64, 32.01,
       8589934592, 235.21, CS_TRACE_LAYOUT_CLASSIC },
+    { "a100-sxm4-8gpu-nvswitch_sendrecv_ncclunknown_partial.txt", CS_OP_SEND_RECV, 8, 4, 134217728,
+      1211.2, 1073741824, 195.56, CS_TRACE_LAYOUT_CLASSIC },
     { "a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 16, 29,
       8, 164.3, 2147483648, 78.33, CS_TRACE_LAYOUT_CLASSIC },
     { "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt", CS_OP_ALL_REDUCE, 16, 11,
