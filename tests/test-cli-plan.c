@@ -231,9 +231,16 @@ static const BadCase bad_cases[] = {
       "] }",
       "phases[0].collectives[0].op: \"allreduse\" is not a collective" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
-      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"pp\" } ] } "
+      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"qq\" } ] } "
       "] }",
-      "phases[0].collectives[0].group: \"pp\" is not a group" },
+      "phases[0].collectives[0].group: \"qq\" is not a group (tp, cp, ep, dp, pp or world)" },
+    /* A pipeline exchange in a layout without stages (pp defaults to 1). */
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 2, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
+      "\"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"tp\" } ] }, "
+      "{ \"name\": \"q\", \"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", "
+      "\"group\": \"dp\" }, { \"op\": \"sendrecv\", \"bytes\": \"1 MiB\", \"group\": \"pp\" } ] "
+      "} ] }",
+      "phases[1].collectives[1].group: sendrecv on group pp of 1 rank" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"ep\": 3, \"dp\": 8 }, \"phases\": [ "
       "{ \"name\": \"p\", \"collectives\": [ { \"op\": \"alltoall\", \"bytes\": \"1 MiB\", "
       "\"group\": \"ep\" } ] } ] }",
@@ -392,6 +399,52 @@ test_layout_groups(void)
         g_assert_cmpfloat(number(at(colls, j), "ranks"), ==, ranks[j]);
 }
 
+/* Setup: on hgx-h100x8-2n (16 ranks, 8 a node), a sendrecv of 16 MiB, 3 a step, on the pp group
+ * of tp 4 x dp 2 x pp 2 (rank = t + 4 (d + 2 stage)), and of tp 2 x dp 2 x pp 2, whose 8 ranks
+ * are all on node 0. Expectation: a PP group is one rank of each stage, tp x dp = 8 ranks apart
+ * ({0, 8}), 8 groups at once; on 16 ranks stage 0 is node 0 and stage 1 node 1, so every PP message
+ * crosses the network: busbw at most the 48 GB/s PCIe link in front of each NIC, while the
+ * 8-rank layout's stages (ranks {0, 4}) talk over NVLink at more than twice that. The
+ * sendrecv's phase time is time x count. */
+static void
+test_pp_sendrecv(void)
+{
+#define PP_WORKLOAD(tp)                                                                            \
+    "{ \"name\": \"x\", \"layout\": { \"tp\": " tp ", \"dp\": 2, \"pp\": 2 }, \"phases\": [ { "    \
+    "\"name\": \"p\", \"collectives\": [ { \"op\": \"sendrecv\", \"bytes\": \"16 MiB\", "          \
+    "\"count\": "                                                                                  \
+    "3, \"group\": \"pp\" } ] } ] }"
+    static const char *const workloads[] = { PP_WORKLOAD("4"), PP_WORKLOAD("2") };
+#undef PP_WORKLOAD
+    double busbw[2];
+    for (int i = 0; i < 2; i++) {
+        const int tp = i == 0 ? 4 : 2;
+        g_autofree char *name = g_strdup_printf("pp-tp%d.json", tp);
+        g_autofree char *path = write_workload(name, workloads[i]);
+        g_autoptr(cJSON) plan = plan_json(path, "hgx-h100x8-2n");
+        const cJSON *pp = cJSON_GetObjectItem(cJSON_GetObjectItem(plan, "groups"), "pp");
+        g_assert_nonnull(pp);
+        g_assert_cmpfloat(number(pp, "ranks"), ==, 2);
+        g_assert_cmpfloat(number(pp, "groups"), ==, tp * 2);
+        const cJSON *first = cJSON_GetObjectItem(pp, "first");
+        g_assert_cmpint(cJSON_GetArraySize(first), ==, 2);
+        g_assert_cmpint(at(first, 0)->valueint, ==, 0);
+        g_assert_cmpint(at(first, 1)->valueint, ==, tp * 2);
+        const cJSON *phase
+            = at(cJSON_GetObjectItem(at(cJSON_GetObjectItem(plan, "candidates"), 0), "phases"), 0);
+        const cJSON *sr = at(cJSON_GetObjectItem(phase, "collectives"), 0);
+        g_assert_cmpstr(cJSON_GetObjectItem(sr, "op")->valuestring, ==, "sendrecv");
+        g_assert_cmpstr(cJSON_GetObjectItem(sr, "group")->valuestring, ==, "pp");
+        g_assert_cmpstr(cJSON_GetObjectItem(sr, "algo_proto")->valuestring, ==, "direct/Simple");
+        g_assert_cmpfloat(number(sr, "bytes"), ==, 16 << 20);
+        g_assert_cmpfloat_with_epsilon(number(phase, "comm_us"), 3 * number(sr, "time_us"), 1e-6);
+        busbw[i] = number(sr, "busbw_GBps");
+    }
+    g_test_message("pp across nodes %.2f GB/s, inside a node %.2f GB/s", busbw[0], busbw[1]);
+    g_assert_cmpfloat(busbw[0], <=, 48.0);
+    g_assert_cmpfloat(busbw[1], >, 2 * busbw[0]);
+}
+
 /* Every shipped workload plans on a machine with enough ranks (the 256-GPU one is covered by
  * test_compute_phases). The MoE example's all-to-alls run on EP groups of 8 ranks two apart,
  * so half of them are across the two nodes: slower than the TP all-reduce inside a pair. */
@@ -405,6 +458,7 @@ test_shipped_workloads(void)
         { "fsdp-70b-64gpu.json", "hgx-h100x8-16n" },
         { "dp-gradient-buckets.json", "hgx-h100x8-2n" },
         { "megatron-tp8-dp2.json", "hgx-h100x8-2n" },
+        { "megatron-3d-tp4-pp2-dp2.json", "hgx-h100x8-2n" },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(shipped); i++) {
         g_autofree char *path = g_test_build_filename(G_TEST_DIST, "..", "examples", "workloads",
@@ -642,6 +696,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/csv-table", test_csv_and_table);
     g_test_add_func("/cli/plan/concurrent-groups", test_concurrent_groups);
     g_test_add_func("/cli/plan/layout-groups", test_layout_groups);
+    g_test_add_func("/cli/plan/pp-sendrecv", test_pp_sendrecv);
     g_test_add_func("/cli/plan/shipped-workloads", test_shipped_workloads);
     g_test_add_func("/cli/plan/csv-quoting", test_csv_quoting);
     g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);

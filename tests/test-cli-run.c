@@ -1395,7 +1395,7 @@ test_usage_errors(void)
     static const BadCase cases[] = {
         { { "--op", "allsum", NULL },
           "collsim: --op: \"allsum\" is not a collective (known: broadcast, reduce, allreduce, "
-          "allgather, reducescatter, scatter, gather, alltoall)" },
+          "allgather, reducescatter, scatter, gather, alltoall, sendrecv)" },
         { { "-b", "16", "-e", "8", NULL }, "collsim: -b 16 is larger than -e 8" },
         { { "--format", "xml", NULL },
           "collsim: --format: \"xml\" is not a format (table, json or csv)" },

@@ -49,6 +49,7 @@ static const FormCase form_cases[] = {
     { "rhd", CS_OP_ALL_REDUCE, pow2_p },
     { "rhd", CS_OP_REDUCE_SCATTER, pow2_p },
     { "pairwise", CS_OP_ALL_TO_ALL, any_p },
+    { "direct", CS_OP_SEND_RECV, any_p },
 };
 
 typedef struct {
@@ -153,6 +154,111 @@ test_textbook_bond(gconstpointer data)
         g_error("%.12g s, closed form %.12g s (%.4gx)", got, want, got / want);
 }
 
+/* ---- sendrecv on real machines ---- */
+
+/* nccl-tests' sendrecv of 1 GiB in textbook mode on @data (a shipped topology): each rank's
+ * message to the next crosses its own route r -> r + 1, all at once. Setup: on dgx-h100x8 every
+ * route is GPU -> NVSwitch -> GPU (alpha 200 ns, the 18-NVLink bond's 371 GB/s); on
+ * hgx-h100x8-2n the routes 7 -> 8 and 15 -> 0 leave the node through PCIe (48 GB/s usable) and
+ * the NIC, so they are the slowest. Expectation: Hockney's T = alpha + n/B of the slowest
+ * route, max over r; the messages share no link below its bandwidth (the rail-to-spine links
+ * carry two 48 GB/s messages on 100 GB/s), so nothing waits. Tolerance: the engine rounds each
+ * hop's alpha and serialization to a picosecond, 2 ps per link of the route. */
+static void
+test_sendrecv_textbook(gconstpointer data)
+{
+    const char *name = data;
+    g_autoptr(CsTopo) topo = cs_test_load_topo(name);
+    const int P = cs_topo_n_ranks(topo);
+    const gint64 n = (gint64)1 << 30;
+    double want = 0;
+    int hops = 0;
+    for (int r = 0; r < P; r++) {
+        const CsRoute *route = cs_topo_route(topo, r, (r + 1) % P);
+        double t = cs_alpha_beta_sendrecv(P, (double)n, route->alpha_s, route->bw_Bps, 0);
+        if (t > want) {
+            want = t;
+            hops = route->n_links;
+        }
+    }
+    CsPredictOptions opt;
+    CsPrediction pred;
+    g_autoptr(GError) error = NULL;
+    cs_predict_options_init(&opt);
+    opt.engine.textbook = TRUE;
+    g_assert_true(cs_predict_one(topo, CS_OP_SEND_RECV, n, cs_algo_lookup("direct", NULL),
+                                 CS_PROTO_SIMPLE, &opt, &pred, &error));
+    g_assert_no_error(error);
+    double got = cs_time_to_s(pred.result.time);
+
+    g_test_summary("--textbook: nccl-tests' sendrecv (every rank to the next) takes Hockney's "
+                   "alpha + n/B of the slowest route r -> r + 1.");
+    g_test_message("%s: %.6f us, closed form %.6f us over %d links", name, got * 1e6, want * 1e6,
+                   hops);
+    if (fabs(got - want) > hops * 2e-12)
+        g_error("%s: %.12g s, closed form %.12g s (%.4gx)", name, got, want, got / want);
+    /* busbw = algbw (nccl-tests' factor 1). */
+    g_assert_cmpfloat_with_epsilon(pred.busbw_GBps, pred.algbw_GBps, 1e-12);
+}
+
+/* NCCL's own plan (the default) on the same machines: the launch, protocol and per-step costs
+ * only add to Hockney's time, so a prediction is never below the closed form of the slowest
+ * route; on one node it stays within the bond's bandwidth, across nodes within the PCIe link in
+ * front of each NIC (48 GB/s): busbw <= the slowest route's B. */
+static void
+test_sendrecv_nccl(gconstpointer data)
+{
+    const char *name = data;
+    g_autoptr(CsTopo) topo = cs_test_load_topo(name);
+    const int P = cs_topo_n_ranks(topo);
+    const gint64 n = (gint64)1 << 30;
+    double floor_s = 0;
+    double slowest_Bps = G_MAXDOUBLE;
+    for (int r = 0; r < P; r++) {
+        const CsRoute *route = cs_topo_route(topo, r, (r + 1) % P);
+        floor_s = MAX(floor_s, route->alpha_s + (double)n / route->bw_Bps);
+        slowest_Bps = MIN(slowest_Bps, route->bw_Bps);
+    }
+    CsPredictOptions opt;
+    CsPrediction best;
+    g_autoptr(GError) error = NULL;
+    cs_predict_options_init(&opt);
+    g_assert_true(cs_predict_best(topo, CS_OP_SEND_RECV, n, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+
+    g_test_summary("sendrecv by default runs NCCL's p2p path (direct, Simple at 1 GiB) and is "
+                   "no faster than alpha + n/B of its slowest route.");
+    g_assert_cmpstr(best.algo->name, ==, "direct");
+    g_assert_cmpint(best.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_cmpfloat(cs_time_to_s(best.result.time), >=, floor_s);
+    g_assert_cmpfloat(best.busbw_GBps * 1e9, <=, slowest_Bps);
+}
+
+/* The p2p plan stripes sendrecv's one message per rank, not P - 1 of them (NCCL 2.28
+ * enqueue.cc scheduleP2pTasksToPlan: nChannelsMin halves while nChannelsMin x nRanks >
+ * p2pnChannels, a function of the communicator's size only). On 8 x H100 at 2 MiB with LL
+ * forced: 32 channels per peer, nChannelsMin 4, the LL step 64 KiB gives minPart 8 KiB, so 4
+ * channels; all-to-all's 7 peers with 2 MiB each (16 MiB) take 7 x 4 = 28. */
+static void
+test_sendrecv_channels(void)
+{
+    g_autoptr(CsTopo) h100 = cs_test_load_topo("dgx-h100x8");
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+
+    g_test_summary("sendrecv uses one peer's channels of NCCL's p2p plan.");
+    g_assert_cmpint(
+        cs_predict_peer_channels(h100, direct, CS_OP_SEND_RECV, CS_PROTO_LL, 2 << 20, 8), ==, 4);
+    g_assert_cmpint(
+        cs_predict_default_channels(h100, direct, CS_OP_SEND_RECV, CS_PROTO_LL, 2 << 20, 8), ==, 4);
+    g_assert_cmpint(
+        cs_predict_default_channels(h100, direct, CS_OP_ALL_TO_ALL, CS_PROTO_LL, 16 << 20, 8), ==,
+        28);
+    /* 1 GiB, Simple: 8 x 512 KiB-step parts grow to the 32 channels a peer gets. */
+    g_assert_cmpint(
+        cs_predict_default_channels(h100, direct, CS_OP_SEND_RECV, CS_PROTO_SIMPLE, 1 << 30, 8), ==,
+        32);
+}
+
 /* ---- The two models on an idle crossbar ---- */
 
 typedef struct {
@@ -168,6 +274,7 @@ static const AgreeCase agree_cases[] = {
     { "recursive_doubling", CS_OP_ALL_REDUCE },
     { "pairwise", CS_OP_ALL_TO_ALL },
     { "direct", CS_OP_ALL_TO_ALL },
+    { "direct", CS_OP_SEND_RECV },
     { "rhd", CS_OP_ALL_REDUCE },
 };
 
@@ -1309,6 +1416,14 @@ main(int argc, char **argv)
                                                 cs_op_name(agree_cases[i].op));
         g_test_add_data_func(path, &agree_cases[i], test_models_agree);
     }
+    static const char *const sendrecv_topos[] = { "dgx-h100x8", "hgx-h100x8-2n" };
+    for (gsize i = 0; i < G_N_ELEMENTS(sendrecv_topos); i++) {
+        g_autofree char *tb = g_strdup_printf("/predict/sendrecv/textbook/%s", sendrecv_topos[i]);
+        g_autofree char *nc = g_strdup_printf("/predict/sendrecv/nccl/%s", sendrecv_topos[i]);
+        g_test_add_data_func(tb, sendrecv_topos[i], test_sendrecv_textbook);
+        g_test_add_data_func(nc, sendrecv_topos[i], test_sendrecv_nccl);
+    }
+    g_test_add_func("/predict/sendrecv/channels", test_sendrecv_channels);
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/channels/nvls", test_channels_nvls);

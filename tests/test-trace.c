@@ -136,6 +136,8 @@ static const ShippedCase shipped[] = {
       134217728, 182.90, CS_TRACE_LAYOUT_CURRENT },
     { "a100-sxm4-40gb-8gpu-nvswitch_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 8, 28, 64, 32.01,
       8589934592, 235.21, CS_TRACE_LAYOUT_CLASSIC },
+    { "a100-sxm4-8gpu-nvswitch_sendrecv_ncclunknown_partial.txt", CS_OP_SEND_RECV, 8, 4, 134217728,
+      1211.2, 1073741824, 195.56, CS_TRACE_LAYOUT_CLASSIC },
     { "a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt", CS_OP_ALL_REDUCE, 16, 29,
       8, 164.3, 2147483648, 78.33, CS_TRACE_LAYOUT_CLASSIC },
     { "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt", CS_OP_ALL_REDUCE, 16, 11,
@@ -795,7 +797,8 @@ unknown_op_message(const char *text, const char *origin)
 }
 
 /* sendrecv_perf prints the reduction it was given and no root: an all-reduce's columns. Only
- * busbw > algbw (all-reduce on more than 2 ranks) or a name settles them. */
+ * busbw > algbw (all-reduce on more than 2 ranks), a banner or a name settles them; hypercube
+ * stays a point-to-point test collsim refuses. */
 static void
 test_op_sendrecv(void)
 {
@@ -805,16 +808,23 @@ test_op_sendrecv(void)
     const char *more = "1048576 262144 float sum -1 10.0 100.00 175.00 0 10.0 100.00 175.00 0\n";
     g_autofree char *sr = g_strconcat(titles, equal, NULL);
     g_autofree char *ar = g_strconcat(titles, more, NULL);
-    g_autofree char *banner
-        = g_strconcat("# Collective test starting: sendrecv_perf\n", titles, more, NULL);
+
+    g_autofree char *sr_banner
+        = g_strconcat("# Collective test starting: sendrecv_perf\n", titles, equal, NULL);
+    g_autofree char *hypercube
+        = g_strconcat("# Collective test starting: hypercube_perf\n", titles, equal, NULL);
 
     g_assert_cmpint(op_of(ar, "trace.txt"), ==, CS_OP_ALL_REDUCE);
     g_assert_cmpint(op_of(sr, "runs/all_reduce_perf.log"), ==, CS_OP_ALL_REDUCE);
+    g_assert_cmpint(op_of(sr, "runs/sendrecv_perf.log"), ==, CS_OP_SEND_RECV);
+    g_assert_cmpint(op_of(sr_banner, "trace.txt"), ==, CS_OP_SEND_RECV);
+    /* busbw > algbw is no sendrecv's, whatever the file name says. */
+    g_assert_cmpint(op_of(ar, "runs/sendrecv_perf.log"), ==, CS_OP_ALL_REDUCE);
     g_autofree char *ambiguous = unknown_op_message(sr, "trace.txt");
     g_assert_nonnull(strstr(ambiguous, "all_reduce on 2 ranks and nccl-tests' sendrecv alike"));
-    g_autofree char *named = unknown_op_message(ar, "runs/sendrecv_perf.log");
+    g_autofree char *named = unknown_op_message(sr, "runs/hypercube_perf.log");
     g_assert_nonnull(strstr(named, "point-to-point"));
-    g_autofree char *by_banner = unknown_op_message(banner, "trace.txt");
+    g_autofree char *by_banner = unknown_op_message(hypercube, "trace.txt");
     g_assert_nonnull(strstr(by_banner, "point-to-point"));
 
     /* Columns that fit nothing are not overruled by the file name. */
@@ -830,6 +840,64 @@ test_op_sendrecv(void)
     g_autofree char *bad = g_strconcat("# collective: all_shuffle\n", ar, NULL);
     g_autofree char *bad_header = unknown_op_message(bad, "t.txt");
     g_assert_nonnull(strstr(bad_header, "'# collective: all_shuffle' is not a collective"));
+}
+
+/* ---- Collective names and sizes (base/op.c), which the reader's inference rests on ---- */
+
+/* Every op's canonical and nccl-tests spelling reads back as itself; sendrecv also in the
+ * spellings users type and nccl-tests' binary name. */
+static void
+test_op_names(void)
+{
+    g_test_summary("cs_op_name() and cs_op_nccl_tests_name() read back through cs_op_from_name() "
+                   "for every op, sendrecv included; 'all' selects it too.");
+    for (int i = 0; i < CS_N_OPS; i++) {
+        CsOp op = CS_N_OPS;
+        g_assert_true(cs_op_from_name(cs_op_name((CsOp)i), &op, NULL));
+        g_assert_cmpint(op, ==, i);
+        g_autofree char *perf = g_strconcat(cs_op_nccl_tests_name((CsOp)i), "_perf", NULL);
+        op = CS_N_OPS;
+        g_assert_true(cs_op_from_name(perf, &op, NULL));
+        g_assert_cmpint(op, ==, i);
+    }
+    static const char *const spellings[]
+        = { "sendrecv", "SendRecv", "send_recv", "send-recv", "sendrecv_perf" };
+    for (gsize i = 0; i < G_N_ELEMENTS(spellings); i++) {
+        CsOp op = CS_N_OPS;
+        g_assert_true(cs_op_from_name(spellings[i], &op, NULL));
+        g_assert_cmpint(op, ==, CS_OP_SEND_RECV);
+    }
+    g_assert_cmpstr(cs_op_name(CS_OP_SEND_RECV), ==, "sendrecv");
+    CsOpMask mask = 0;
+    g_assert_true(cs_op_mask_from_string("alltoall,sendrecv", &mask, NULL));
+    g_assert_cmpuint(mask, ==, CS_OP_BIT(CS_OP_ALL_TO_ALL) | CS_OP_BIT(CS_OP_SEND_RECV));
+    g_assert_true(cs_op_mask_from_string("all", &mask, NULL));
+    g_assert_true((mask & CS_OP_BIT(CS_OP_SEND_RECV)) != 0);
+    g_autoptr(GError) error = NULL;
+    CsOp op;
+    g_assert_false(cs_op_from_name("sendreceive", &op, &error));
+    g_assert_nonnull(strstr(error->message, "sendrecv"));
+}
+
+/* nccl-tests sendrecv.cu: count elements sent and received whatever P (size = count x type,
+ * the whole buffer one message), no root, busbw = algbw. */
+static void
+test_op_sendrecv_sizes(void)
+{
+    g_test_summary("sendrecv's sizes and bus-bandwidth factor are nccl-tests' sendrecv.cu's.");
+    for (int P = 1; P <= 9; P += 4) {
+        CsOpSize s = cs_op_size(CS_OP_SEND_RECV, 1000, CS_DTYPE_FLOAT, P);
+        g_assert_cmpint(s.count, ==, 250);
+        g_assert_cmpint(s.size_bytes, ==, 1000);
+        g_assert_cmpint(s.send_bytes, ==, 1000);
+        g_assert_cmpint(s.recv_bytes, ==, 1000);
+        g_assert_cmpint(s.block_bytes, ==, 1000);
+        g_assert_cmpfloat(cs_op_busbw_factor(CS_OP_SEND_RECV, P), ==, 1.0);
+        /* No 16-byte rounding per block as for the collectives split in P blocks. */
+        g_assert_cmpint(cs_op_nccl_tests_bytes(CS_OP_SEND_RECV, 1002, CS_DTYPE_FLOAT, P), ==, 1000);
+    }
+    g_assert_false(cs_op_has_root(CS_OP_SEND_RECV));
+    g_assert_false(cs_op_reduces(CS_OP_SEND_RECV));
 }
 
 /* The rank count of @text: cs_trace_n_ranks(), and how it was found into @inferred. */
@@ -980,6 +1048,8 @@ main(int argc, char **argv)
     g_test_add_func("/trace/writer/save-file", test_save_file);
     g_test_add_func("/trace/op/inference", test_op_inference);
     g_test_add_func("/trace/op/sendrecv", test_op_sendrecv);
+    g_test_add_func("/op/names/round-trip", test_op_names);
+    g_test_add_func("/op/sendrecv/sizes", test_op_sendrecv_sizes);
     g_test_add_func("/trace/ranks/inference", test_ranks_inference);
     g_test_add_func("/trace/gpus-per-thread", test_gpus_per_thread);
     g_test_add_func("/trace/io/missing-file", test_missing_file);

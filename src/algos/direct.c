@@ -4,6 +4,11 @@
  * ncclScatter, ncclGather or ncclAllToAll kernel; nccl-tests' scatter.cu, gather.cu and
  * alltoall.cu issue ncclSend/ncclRecv to every peer inside ncclGroupStart/End, and NCCL's
  * p2p scheduler (src/enqueue.cc, NCCL 2.28) progresses them side by side chunk by chunk.
+ * nccl-tests' sendrecv.cu is the same path with one peer each way: every rank sends its buffer
+ * to rank + 1 and receives rank - 1's in one group, which NCCL's p2p schedule pairs in round 1
+ * (scheduleP2pTasksToPlan: round q sends to rank + q and receives from rank - q) and moves as
+ * one ncclDevWorkP2p striped over the peer's channels (addP2pToPlan; src/device/sendrecv.h
+ * runs the send and the receive with separate warps).
  *
  * Each peer's message is striped over peer_channels of the n_channels channels, as NCCL
  * stripes it over nChannels parts (addP2pToPlan); the peer at distance q (NCCL's round q)
@@ -17,7 +22,8 @@
 #include "algos/algo.h"
 
 #define DIRECT_OPS                                                                                 \
-    (CS_OP_BIT(CS_OP_SCATTER) | CS_OP_BIT(CS_OP_GATHER) | CS_OP_BIT(CS_OP_ALL_TO_ALL))
+    (CS_OP_BIT(CS_OP_SCATTER) | CS_OP_BIT(CS_OP_GATHER) | CS_OP_BIT(CS_OP_ALL_TO_ALL)              \
+     | CS_OP_BIT(CS_OP_SEND_RECV))
 
 static int
 mod(int a, int p)
@@ -26,12 +32,27 @@ mod(int a, int p)
 }
 
 /* Whether @from sends to @to: the root to all (scatter), all to the root (gather), everybody
- * to everybody (all-to-all). */
+ * to everybody (all-to-all), each rank to the next of @P (sendrecv). */
 static gboolean
-sends_to(CsOp op, int root, int from, int to)
+sends_to(CsOp op, int root, int P, int from, int to)
 {
     return op == CS_OP_ALL_TO_ALL || (op == CS_OP_SCATTER && from == root)
-           || (op == CS_OP_GATHER && to == root);
+           || (op == CS_OP_GATHER && to == root)
+           || (op == CS_OP_SEND_RECV && to == mod(from + 1, P));
+}
+
+/* Where the message from @from to @to starts in @from's input (@at_sender) or @to's output:
+ * the receiver's block of the sender's input, the sender's block of the output, the whole
+ * buffer for the side that holds one block (scatter's output, gather's input) and for
+ * sendrecv. */
+static gint64
+block_offset(CsOp op, int from, int to, gint64 block, gboolean at_sender)
+{
+    if (op == CS_OP_SEND_RECV)
+        return 0;
+    if (at_sender)
+        return op == CS_OP_GATHER ? 0 : to * block;
+    return op == CS_OP_SCATTER ? 0 : from * block;
 }
 
 /* Channel @ch's share of the exchange: the parts of the peers' messages striped onto it, chunk
@@ -42,14 +63,15 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
                const gint64 *part_first, const gint64 *part_len, gint64 local_sub, gint64 local_len,
                gint64 chunk)
 {
-    /* The local block first: it needs nobody. */
+    /* The local block first: it needs nobody. sendrecv has none but on one rank, where NCCL
+     * copies the send to the receive (addP2pToPlan: selfSend). */
     if (local_len > 0) {
         for (int r = 0; r < P; r++) {
-            gboolean talks = op == CS_OP_ALL_TO_ALL || r == root;
+            gboolean talks = op == CS_OP_SEND_RECV ? P == 1 : op == CS_OP_ALL_TO_ALL || r == root;
             if (!talks)
                 continue;
-            gint64 src = op == CS_OP_GATHER ? local_sub : r * block + local_sub;
-            gint64 dst = op == CS_OP_SCATTER ? local_sub : r * block + local_sub;
+            gint64 src = block_offset(op, r, r, block, TRUE) + local_sub;
+            gint64 dst = block_offset(op, r, r, block, FALSE) + local_sub;
             cs_schedule_step(s, r, ch, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, src, CS_BUF_OUTPUT, dst,
                              local_len, 0);
         }
@@ -69,19 +91,17 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
             for (int q = 1; q < P; q++) {
                 int j = part_of[q];
                 int to = mod(r + q, P);
-                if (j < 0 || at >= part_len[j] || !sends_to(op, root, r, to))
+                if (j < 0 || at >= part_len[j] || !sends_to(op, root, P, r, to))
                     continue;
-                gint64 sub = part_first[j];
-                gint64 off = op == CS_OP_GATHER ? sub + at : to * block + sub + at;
+                gint64 off = block_offset(op, r, to, block, TRUE) + part_first[j] + at;
                 cs_schedule_send(s, r, ch, to, CS_BUF_INPUT, off, MIN(chunk, part_len[j] - at), k);
             }
             for (int q = 1; q < P; q++) {
                 int j = part_of[q];
                 int from = mod(r - q, P);
-                if (j < 0 || at >= part_len[j] || !sends_to(op, root, from, r))
+                if (j < 0 || at >= part_len[j] || !sends_to(op, root, P, from, r))
                     continue;
-                gint64 sub = part_first[j];
-                gint64 off = op == CS_OP_SCATTER ? sub + at : from * block + sub + at;
+                gint64 off = block_offset(op, from, r, block, FALSE) + part_first[j] + at;
                 cs_schedule_recv(s, r, ch, from, CS_BUF_OUTPUT, off, MIN(chunk, part_len[j] - at),
                                  k);
             }
@@ -95,7 +115,7 @@ direct_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
     (void)topo;
     (void)nranks;
     if ((DIRECT_OPS & CS_OP_BIT(op)) == 0) {
-        *why = "direct send/recv serves scatter, gather and all-to-all";
+        *why = "direct send/recv serves scatter, gather, all-to-all and sendrecv";
         return FALSE;
     }
     return TRUE;
@@ -135,9 +155,10 @@ direct_build(const CsAlgoArgs *args, GError **error)
 
 const CsAlgo cs_algo_direct = {
     .name = "direct",
-    .summary = "direct grouped send/recv to every peer (NCCL's scatter, gather, all-to-all)",
-    .reference = "nccl-tests scatter.cu, gather.cu, alltoall.cu (ncclSend/ncclRecv in a "
-                 "group); NCCL 2.28 src/enqueue.cc p2p scheduling",
+    .summary = "direct grouped send/recv to every peer (NCCL's scatter, gather, all-to-all, "
+               "sendrecv)",
+    .reference = "nccl-tests scatter.cu, gather.cu, alltoall.cu, sendrecv.cu (ncclSend/ncclRecv "
+                 "in a group); NCCL 2.28 src/enqueue.cc p2p scheduling",
     .ops = DIRECT_OPS,
     .supports = direct_supports,
     .build = direct_build,

@@ -262,7 +262,10 @@ cs_report_block_row(const CsReport *report, gsize block, gsize row)
 static const char *
 redop_column(const CsReport *report)
 {
-    return cs_op_reduces(report->op) ? cs_redop_name(report->redop) : "none";
+    /* nccl-tests' sendrecv.cu prints the operator it was given (sum) though it reduces
+     * nothing. */
+    return cs_op_reduces(report->op) || report->op == CS_OP_SEND_RECV ? cs_redop_name(report->redop)
+                                                                      : "none";
 }
 
 static int

@@ -335,8 +335,9 @@ cs_backend_trace_add(CsTrace *trace, const CsMeasureArgs *args, const CsOpSize *
         .in_place = make_cell(size, args->op, nranks, ip_time_s, ip_wrong),
     };
     g_strlcpy(row.type, cs_dtype_name(args->dtype), sizeof row.type);
-    g_strlcpy(row.redop, cs_op_reduces(args->op) ? cs_redop_name(args->redop) : "none",
-              sizeof row.redop);
+    /* nccl-tests' sendrecv.cu prints its (unused) operator, like a reduction's. */
+    gboolean prints_redop = cs_op_reduces(args->op) || args->op == CS_OP_SEND_RECV;
+    g_strlcpy(row.redop, prints_redop ? cs_redop_name(args->redop) : "none", sizeof row.redop);
     cs_trace_add_row(trace, &row);
     if (args->on_row != NULL && cs_backend_reporting())
         args->on_row(trace, args->on_row_data);

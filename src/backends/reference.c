@@ -418,6 +418,10 @@ cs_reference_expected(CsOp op, const CsOpSize *size, int nranks, int root, CsDty
             cs_reference_fill_input(o + q * nb * ts, nb, dtype, op, redop, q, nranks,
                                     (gint64)rank * nb);
         return TRUE;
+    case CS_OP_SEND_RECV:
+        /* nccl-tests sendrecv.cu: the input of the rank before. */
+        cs_reference_fill_input(out, nb, dtype, op, redop, (rank - 1 + nranks) % nranks, nranks, 0);
+        return TRUE;
     case CS_N_OPS:
     default:
         g_assert_not_reached();

@@ -21,6 +21,7 @@ static const OpName op_names[CS_N_OPS] = {
     [CS_OP_SCATTER] = { "scatter", "scatter" },
     [CS_OP_GATHER] = { "gather", "gather" },
     [CS_OP_ALL_TO_ALL] = { "alltoall", "alltoall" },
+    [CS_OP_SEND_RECV] = { "sendrecv", "sendrecv" },
 };
 
 typedef struct {
@@ -259,6 +260,15 @@ cs_op_size(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
         s.send_bytes = s.size_bytes;
         s.recv_bytes = s.size_bytes;
         break;
+    case CS_OP_SEND_RECV:
+        /* nccl-tests sendrecv.cu SendRecvGetCollByteCount: send and receive count elements,
+         * whatever P; the whole buffer is the one message to the peer. */
+        s.count = count;
+        s.size_bytes = count * type_size;
+        s.send_bytes = s.size_bytes;
+        s.recv_bytes = s.size_bytes;
+        s.block_bytes = s.size_bytes;
+        break;
     case CS_N_OPS:
     default:
         g_return_val_if_reached(s);
@@ -293,6 +303,7 @@ cs_op_nccl_tests_bytes(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
     case CS_OP_BROADCAST:
     case CS_OP_REDUCE:
     case CS_OP_ALL_REDUCE:
+    case CS_OP_SEND_RECV:
     case CS_N_OPS:
     default:
         return count * type_size;
@@ -303,7 +314,7 @@ cs_op_nccl_tests_bytes(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks)
  * cs_op_busbw_factor:
  * nccl-tests' bus bandwidth factors (doc/PERFORMANCE.md): what makes busbw comparable to the
  * hardware's link speed whatever the number of ranks. Scatter and gather use (P-1)/P like
- * all-gather in nccl-tests.
+ * all-gather in nccl-tests; sendrecv.cu's SendRecvGetBw uses factor 1 (busbw = algbw).
  */
 double
 cs_op_busbw_factor(CsOp op, int nranks)
@@ -321,6 +332,7 @@ cs_op_busbw_factor(CsOp op, int nranks)
         return (p - 1.0) / p;
     case CS_OP_BROADCAST:
     case CS_OP_REDUCE:
+    case CS_OP_SEND_RECV:
         return 1.0;
     case CS_N_OPS:
     default:

@@ -9,7 +9,9 @@ G_BEGIN_DECLS
 
 /**
  * CsOp:
- * The eight collectives collsim models. The order is the CLI's listing order.
+ * The eight collectives collsim models, and nccl-tests' sendrecv (point-to-point: every rank
+ * sends its buffer to rank + 1 and receives rank - 1's, in one group). The order is the CLI's
+ * listing order.
  */
 typedef enum {
     CS_OP_BROADCAST,
@@ -20,6 +22,7 @@ typedef enum {
     CS_OP_SCATTER,
     CS_OP_GATHER,
     CS_OP_ALL_TO_ALL,
+    CS_OP_SEND_RECV,
     CS_N_OPS
 } CsOp;
 
@@ -90,12 +93,14 @@ gboolean cs_redop_from_name(const char *name, CsRedop *redop, GError **error);
  * CsOpSize:
  * How one nccl-tests row's size maps onto buffers, for P ranks (nccl-tests' *GetCollByteCount).
  * @size_bytes is what nccl-tests prints in its size column: the per-rank buffer for all-reduce,
- * broadcast and reduce, and the total for the others.
+ * broadcast, reduce and sendrecv, and the total for the others. For sendrecv @block_bytes is
+ * the whole buffer: the one message each rank sends to its peer.
  */
 typedef struct {
     gint64 size_bytes;  /* bytes: nccl-tests' size column */
     gint64 count;       /* elements: nccl-tests' count column */
-    gint64 block_bytes; /* bytes: per-rank block (size / P rounded down to elements) */
+    gint64 block_bytes; /* bytes: per-rank block (size / P rounded down to elements); the
+                           message to the peer for sendrecv */
     gint64 send_bytes;  /* bytes: each rank's input buffer */
     gint64 recv_bytes;  /* bytes: each rank's output buffer */
 } CsOpSize;
@@ -108,7 +113,7 @@ CsOpSize cs_op_size(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
  * a smaller size, even 0. Other collectives keep the size (rounded to elements). */
 gint64 cs_op_nccl_tests_bytes(CsOp op, gint64 size_bytes, CsDtype dtype, int nranks);
 
-/* nccl-tests' busbw factor: 2(P-1)/P, (P-1)/P or 1. */
+/* nccl-tests' busbw factor: 2(P-1)/P, (P-1)/P or 1 (sendrecv: busbw = algbw). */
 double cs_op_busbw_factor(CsOp op, int nranks);
 
 G_END_DECLS

@@ -182,15 +182,11 @@ op_from_file_name(const char *origin, CsOp *op)
         const char *needle;
         CsOp op;
     } names[] = {
-        { "reducescatter", CS_OP_REDUCE_SCATTER },
-        { "allreduce", CS_OP_ALL_REDUCE },
-        { "allgather", CS_OP_ALL_GATHER },
-        { "alltoall", CS_OP_ALL_TO_ALL },
-        { "broadcast", CS_OP_BROADCAST },
-        { "bcast", CS_OP_BROADCAST },
-        { "reduce", CS_OP_REDUCE },
-        { "scatter", CS_OP_SCATTER },
-        { "gather", CS_OP_GATHER },
+        { "sendrecv", CS_OP_SEND_RECV },   { "reducescatter", CS_OP_REDUCE_SCATTER },
+        { "allreduce", CS_OP_ALL_REDUCE }, { "allgather", CS_OP_ALL_GATHER },
+        { "alltoall", CS_OP_ALL_TO_ALL },  { "broadcast", CS_OP_BROADCAST },
+        { "bcast", CS_OP_BROADCAST },      { "reduce", CS_OP_REDUCE },
+        { "scatter", CS_OP_SCATTER },      { "gather", CS_OP_GATHER },
     };
     g_autofree char *base = g_path_get_basename(origin);
     GString *norm = g_string_new(NULL);
@@ -232,7 +228,7 @@ op_from_text(const char *text, CsOp *op)
  * reduce, broadcast and sendrecv print size = count x type (src/<op>.cu,
  * <Op>GetCollByteCount). sendrecv prints the reduction it was given ("sum" by default) and no
  * root: its rows look like an all-reduce's, and only busbw = algbw (factor 1, an all-reduce's
- * only on 2 ranks) tells them apart. */
+ * only on 2 ranks) tells them apart; past that the file name must say. */
 
 /* size / (count x type) of @row: P for a per-rank collective, 1 otherwise; 0 when the row
  * cannot say (no size or count, an unknown type), -1 when it is no whole multiple. */
@@ -270,7 +266,7 @@ table_ops(const CsTrace *trace, gboolean *said)
         guint fits;
         if (reduces)
             fits = per_rank ? 1u << CS_OP_REDUCE_SCATTER
-                            : 1u << CS_OP_ALL_REDUCE | 1u << CS_OP_REDUCE;
+                            : 1u << CS_OP_ALL_REDUCE | 1u << CS_OP_REDUCE | 1u << CS_OP_SEND_RECV;
         else
             fits = per_rank ? 1u << CS_OP_ALL_GATHER | 1u << CS_OP_ALL_TO_ALL | 1u << CS_OP_SCATTER
                                   | 1u << CS_OP_GATHER
@@ -332,14 +328,14 @@ names_p2p_test(const char *text)
     if (text == NULL)
         return FALSE;
     g_autofree char *lower = g_ascii_strdown(text, -1);
-    return strstr(lower, "sendrecv") != NULL || strstr(lower, "hypercube") != NULL;
+    return strstr(lower, "hypercube") != NULL;
 }
 
 static gboolean
 find_op(const CsTrace *trace, CsOp *op, CsTraceBasis *basis)
 {
     /* A header or a banner that names no collective is an error to report, not a gap to
-     * fill (sendrecv_perf runs print an all-reduce's columns). */
+     * fill (hypercube_perf runs print an all-gather's columns). */
     const char *collective = cs_trace_get_header(trace, "collective");
     if (collective != NULL) {
         *basis = CS_TRACE_BASIS_HEADER;
@@ -361,16 +357,23 @@ find_op(const CsTrace *trace, CsOp *op, CsTraceBasis *basis)
     const guint mask = table_ops(trace, &said);
     CsOp named = CS_N_OPS;
     const gboolean have_name = op_from_file_name(trace->origin, &named);
-    if (one_op(mask, op)) {
-        /* An all-reduce's rows with busbw = algbw may be sendrecv's: the name must say. */
-        double factor, tol;
-        if (*op == CS_OP_ALL_REDUCE
-            && !(busbw_factor(trace, &factor, &tol) && factor > 1.0 + tol)) {
-            if (!have_name || named != CS_OP_ALL_REDUCE)
-                return FALSE;
-            *basis = CS_TRACE_BASIS_FILE_NAME;
+    /* An all-reduce's rows (a reduction, no root) are sendrecv's too unless busbw > algbw says
+     * all-reduce: with busbw = algbw (an all-reduce on 2 ranks) the name must say. */
+    const guint ar_or_sr = 1u << CS_OP_ALL_REDUCE | 1u << CS_OP_SEND_RECV;
+    double factor, tol;
+    if (mask == ar_or_sr) {
+        if (busbw_factor(trace, &factor, &tol) && factor > 1.0 + tol) {
+            *op = CS_OP_ALL_REDUCE;
+            *basis = CS_TRACE_BASIS_TABLE;
             return TRUE;
         }
+        if (!have_name || (mask & 1u << named) == 0)
+            return FALSE;
+        *op = named;
+        *basis = CS_TRACE_BASIS_FILE_NAME;
+        return TRUE;
+    }
+    if (one_op(mask, op)) {
         *basis = CS_TRACE_BASIS_TABLE;
         return TRUE;
     }
@@ -419,8 +422,8 @@ cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error)
     const char *test = trace->program != NULL ? trace->program : origin;
     if (names_p2p_test(test)) {
         g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
-                    "%s: nccl-tests' sendrecv and hypercube are point-to-point tests, which "
-                    "collsim does not simulate",
+                    "%s: nccl-tests' hypercube is a point-to-point test, which collsim does "
+                    "not simulate",
                     origin);
         return;
     }
@@ -432,11 +435,11 @@ cs_trace_set_unknown_op_error(const CsTrace *trace, GError **error)
     }
     gboolean said = FALSE;
     const guint fits = table_ops(trace, &said);
-    if (fits == 1u << CS_OP_ALL_REDUCE) {
+    if (fits == (1u << CS_OP_ALL_REDUCE | 1u << CS_OP_SEND_RECV)) {
         g_set_error(error, CS_TRACE_ERROR, CS_TRACE_ERROR_MALFORMED,
                     "%s: its rows (a reduction, no root, count = size, busbw = algbw) fit "
                     "all_reduce on 2 ranks and nccl-tests' sendrecv alike; add a '# collective: "
-                    "all_reduce' header",
+                    "all_reduce' or '# collective: sendrecv' header",
                     origin);
         return;
     }

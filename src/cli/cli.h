@@ -242,6 +242,7 @@ typedef enum {
     CS_GROUP_WORLD,
     CS_GROUP_CP, /* context-parallel: plan's layouts only, not written by workload import */
     CS_GROUP_EP, /* expert-parallel, carved out of dp */
+    CS_GROUP_PP, /* pipeline stages: plan's layouts only */
     CS_N_GROUPS,
 } CsGroup;
 

@@ -441,7 +441,7 @@ cs_cli_load_topo(const char *prog, const char *name_or_path, char **sets, GError
     return topo;
 }
 
-const char *const cs_group_names[CS_N_GROUPS] = { "tp", "dp", "world", "cp", "ep" };
+const char *const cs_group_names[CS_N_GROUPS] = { "tp", "dp", "world", "cp", "ep", "pp" };
 
 void
 cs_cli_csv_field(GString *out, const char *field)

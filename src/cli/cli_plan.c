@@ -33,11 +33,13 @@ static const char summary[]
 
 static const char description[]
     = "The workload file (docs/workloads.md) names a parallel layout (tp, dp, optional cp, ep,\n"
-      "pp) and phases, each a list of collectives on the group \"tp\", \"cp\", \"ep\", \"dp\" or\n"
-      "\"world\" of that layout, with an optional compute time and whether communication\n"
-      "overlaps it. Ranks are laid out in Megatron-LM's order tp-cp-ep-dp-pp, rails first: TP\n"
-      "groups are consecutive ranks, a DP group takes the ranks with the same TP and CP index,\n"
-      "an EP group consecutive ones of a DP group, PP stages come last.\n"
+      "pp) and phases, each a list of collectives on the group \"tp\", \"cp\", \"ep\", \"dp\",\n"
+      "\"pp\" or \"world\" of that layout, with an optional compute time and whether\n"
+      "communication overlaps it. Ranks are laid out in Megatron-LM's order tp-cp-ep-dp-pp,\n"
+      "rails first: TP groups are consecutive ranks, a DP group takes the ranks with the same TP\n"
+      "and CP index, an EP group consecutive ones of a DP group, PP stages come last (a PP group\n"
+      "is one rank of each stage). sendrecv is nccl-tests' ring shift over the group: each rank\n"
+      "sends to the next and receives from the one before.\n"
       "\n"
       "Each collective is predicted as 'collsim run' predicts it (NCCL's pick where NCCL runs\n"
       "it on GPUs its model knows, collsim's fastest otherwise), picked for the first group of\n"
@@ -107,9 +109,10 @@ workload_free(Workload *w)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Workload, workload_free)
 
-/* The collectives a plan takes: what data-parallel and tensor-parallel training steps run. */
+/* The collectives a plan takes: what data-, tensor- and pipeline-parallel training steps run
+ * (sendrecv: a pipeline's stage-to-stage exchange, docs/workloads.md). */
 static const CsOp plan_ops[] = { CS_OP_ALL_REDUCE, CS_OP_ALL_GATHER, CS_OP_REDUCE_SCATTER,
-                                 CS_OP_ALL_TO_ALL, CS_OP_BROADCAST };
+                                 CS_OP_ALL_TO_ALL, CS_OP_BROADCAST,  CS_OP_SEND_RECV };
 
 static gboolean
 parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Collective *c,
@@ -131,7 +134,7 @@ parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Coll
         g_autofree char *where = cs_json_path_member(path, "op");
         cs_json_set_error(ctx, error, where,
                           "\"%s\" is not a collective a plan takes (allreduce, allgather, "
-                          "reducescatter, alltoall, broadcast)",
+                          "reducescatter, alltoall, broadcast, sendrecv)",
                           op);
         return FALSE;
     }
@@ -156,7 +159,8 @@ parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Coll
             return TRUE;
         }
     g_autofree char *where = cs_json_path_member(path, "group");
-    cs_json_set_error(ctx, error, where, "\"%s\" is not a group (tp, cp, ep, dp or world)", group);
+    cs_json_set_error(ctx, error, where, "\"%s\" is not a group (tp, cp, ep, dp, pp or world)",
+                      group);
     return FALSE;
 }
 
@@ -235,6 +239,53 @@ parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **
     return p;
 }
 
+/* The ranks of one group of kind @g in @w's layout (group_ranks() lists them). */
+static int
+group_size(const Workload *w, CsGroup g)
+{
+    switch (g) {
+    case CS_GROUP_TP:
+        return w->tp;
+    case CS_GROUP_CP:
+        return w->cp;
+    case CS_GROUP_EP:
+        return w->ep;
+    case CS_GROUP_DP:
+        return w->dp;
+    case CS_GROUP_PP:
+        return w->pp;
+    case CS_GROUP_WORLD:
+    case CS_GROUP_NONE:
+    case CS_N_GROUPS:
+    default:
+        return w->tp * w->cp * w->dp * w->pp;
+    }
+}
+
+/* A sendrecv needs a peer: on a group of one rank it is a slip in the workload (a pipeline
+ * exchange in a layout without stages), refused rather than predicted as free. Collectives on
+ * a group of one rank are legal (they communicate nothing). */
+static gboolean
+check_peers(const CsJsonCtx *ctx, const Workload *w, const Phase *phase, const char *ppath,
+            GError **error)
+{
+    for (guint j = 0; j < phase->colls->len; j++) {
+        const Collective *c = &g_array_index(phase->colls, Collective, j);
+        if (c->op != CS_OP_SEND_RECV || group_size(w, c->group) >= 2)
+            continue;
+        g_autofree char *colls = cs_json_path_member(ppath, "collectives");
+        g_autofree char *cpath = cs_json_path_element(colls, (int)j);
+        g_autofree char *where = cs_json_path_member(cpath, "group");
+        cs_json_set_error(ctx, error, where,
+                          "sendrecv on group %s of 1 rank: each rank sends to the next of its "
+                          "group, so it needs at least 2 (set layout.%s >= 2, or drop it)",
+                          cs_group_names[c->group],
+                          c->group == CS_GROUP_WORLD ? "tp" : cs_group_names[c->group]);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* Reads the workload in @path; errors are CS_CLI_ERROR_INPUT, "PATH: JSON-PATH: problem". */
 static Workload *
 workload_load(const char *path, GError **error)
@@ -310,6 +361,8 @@ workload_load(const char *path, GError **error)
         if (phase == NULL)
             return NULL;
         g_ptr_array_add(w->phases, phase);
+        if (!check_peers(&ctx, w, phase, ppath, error))
+            return NULL;
     }
     if (w->phases->len == 0) {
         cs_json_set_error(&ctx, error, "phases", "a workload has at least one phase");
@@ -339,8 +392,8 @@ layout_text(const Workload *w)
  * "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py, RankGenerator): rank = t + tp x (c + cp
  * x (d + dp x p)), the expert-parallel index the fastest part of d. A group of kind @g is
  * its size n of ranks @stride apart: tp (tp, 1), cp (cp, tp), ep (ep, tp x cp), dp (dp,
- * tp x cp), world (every rank, 1); the groups are listed by their first rank. Returns n;
- * @n_groups gets the number of groups. */
+ * tp x cp), pp (pp, tp x cp x dp: one rank of each stage), world (every rank, 1); the groups
+ * are listed by their first rank. Returns n; @n_groups gets the number of groups. */
 static int
 group_ranks(const Workload *w, CsGroup g, int *ranks, int *n_groups)
 {
@@ -361,6 +414,10 @@ group_ranks(const Workload *w, CsGroup g, int *ranks, int *n_groups)
     case CS_GROUP_DP:
         n = w->dp;
         stride = w->tp * w->cp;
+        break;
+    case CS_GROUP_PP:
+        n = w->pp;
+        stride = w->tp * w->cp * w->dp;
         break;
     default:
         break;

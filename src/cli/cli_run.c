@@ -850,7 +850,7 @@ cs_cli_run(int argc, char **argv, GError **error)
         CS_CLI_SET_ENTRY(&o.sets),
         { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
           "Collective: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
-          "scatter, gather (default allreduce)",
+          "scatter, gather, or sendrecv (point-to-point to rank + 1) (default allreduce)",
           "OP" },
         { "minbytes", 'b', 0, G_OPTION_ARG_CALLBACK, CS_CLI_ARG_FUNC(cs_cli_parse_size_arg),
           "Smallest size, e.g. 8, 64K, 1M (default 8)", "SIZE" },

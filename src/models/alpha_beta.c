@@ -338,6 +338,23 @@ cs_alpha_beta_pairwise_alltoall(int nranks, double n_bytes, double alpha_s, doub
     return (nranks - 1) * cs_alpha_beta_p2p(n_bytes / nranks, alpha_s, bw_Bps);
 }
 
+/**
+ * cs_alpha_beta_sendrecv:
+ * alpha + n beta [H94]: nccl-tests' sendrecv, every rank sending its n bytes to the next one
+ * while receiving the previous one's, all P messages at once on disjoint links; one message's
+ * time whatever P >= 2.
+ */
+double
+cs_alpha_beta_sendrecv(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                       double gamma_s_per_byte)
+{
+    (void)gamma_s_per_byte;
+    g_return_val_if_fail(nranks >= 1, 0.0);
+    if (nranks == 1)
+        return 0.0;
+    return cs_alpha_beta_p2p(n_bytes, alpha_s, bw_Bps);
+}
+
 /* ---- Table ---- */
 
 static const CsAlphaBetaForm forms[] = {
@@ -371,6 +388,7 @@ static const CsAlphaBetaForm forms[] = {
       cs_alpha_beta_bruck_allgather },
     { "pairwise", CS_OP_ALL_TO_ALL, "(P-1)(alpha + n/P beta)", "TRG05 4.6",
       cs_alpha_beta_pairwise_alltoall },
+    { "direct", CS_OP_SEND_RECV, "alpha + n beta", "H94", cs_alpha_beta_sendrecv },
 };
 
 /**

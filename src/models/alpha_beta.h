@@ -64,12 +64,14 @@ double cs_alpha_beta_bruck_allgather(int nranks, double n_bytes, double alpha_s,
                                      double gamma_s_per_byte);
 double cs_alpha_beta_pairwise_alltoall(int nranks, double n_bytes, double alpha_s, double bw_Bps,
                                        double gamma_s_per_byte);
+double cs_alpha_beta_sendrecv(int nranks, double n_bytes, double alpha_s, double bw_Bps,
+                              double gamma_s_per_byte);
 
 /**
  * CsAlphaBetaForm:
  * One closed form, for listing and for looking up the oracle of an (algorithm, collective).
  * @algo:      the algorithm's CLI name in algos/registry.c where one exists ("ring", "mst",
- *             "recursive_doubling", "rhd", "bruck", "pairwise")
+ *             "recursive_doubling", "rhd", "bruck", "pairwise", "direct")
  * @op:        the collective
  * @formula:   the form in words, P = nranks, beta = 1/B ("2(P-1) alpha + 2(P-1)/P n beta ...")
  * @reference: where it is derived

@@ -276,6 +276,7 @@ cs_nccl_func_from_op(CsOp op)
     case CS_OP_SCATTER:
     case CS_OP_GATHER:
     case CS_OP_ALL_TO_ALL:
+    case CS_OP_SEND_RECV:
     case CS_N_OPS:
     default:
         return -1;

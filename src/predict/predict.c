@@ -375,16 +375,23 @@ spans_nvlink_domains(const CsTopo *topo, int nranks)
  * - all-reduce: Ring, Tree, NVLS, NVLSTree only across nodes (tuning.cc: "Disable NVLS
  *   Tree on a single node") and NVLink domains (on one domain it is NVLS), and CollNet Direct
  *   and Chain (their supports() ask for a SHARP switch and several nodes);
- * - scatter, gather, all-to-all: grouped send/recv ("direct", nccl-tests' scatter.cu,
- *   gather.cu, alltoall.cu).
+ * - scatter, gather, all-to-all, sendrecv: grouped send/recv ("direct", nccl-tests'
+ *   scatter.cu, gather.cu, alltoall.cu, sendrecv.cu; NCCL has no tuning table for p2p).
  * The algorithms' own supports() still decide whether the topology allows them (NVLS needs
  * an NVLS switch and one NVLink domain). */
+static gboolean
+is_p2p_op(CsOp op)
+{
+    return op == CS_OP_SCATTER || op == CS_OP_GATHER || op == CS_OP_ALL_TO_ALL
+           || op == CS_OP_SEND_RECV;
+}
+
 static gboolean
 algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
 {
     CsNcclAlgo na;
 
-    if (op == CS_OP_SCATTER || op == CS_OP_GATHER || op == CS_OP_ALL_TO_ALL)
+    if (is_p2p_op(op))
         return g_strcmp0(algo->name, "direct") == 0;
     if (!cs_nccl_algo_from_collsim(algo->name, &na))
         return FALSE;
@@ -489,7 +496,7 @@ coll_channels_max(const CsTopo *topo, int nranks)
     return max_ch;
 }
 
-/* ---- NCCL's point-to-point plan (scatter, gather, all-to-all) ----
+/* ---- NCCL's point-to-point plan (scatter, gather, all-to-all, sendrecv) ----
  *
  * nccl-tests runs these as ncclSend/ncclRecv to every peer in one group, and NCCL stripes each
  * peer's message over several channels (NCCL 2.28 src/graph/paths.cc
@@ -522,7 +529,7 @@ is_nccl_p2p(const CsTopo *topo, const CsAlgo *algo, CsOp op, int nranks)
 {
     if (g_strcmp0(algo->name, "direct") != 0)
         return FALSE;
-    if (op != CS_OP_SCATTER && op != CS_OP_GATHER && op != CS_OP_ALL_TO_ALL)
+    if (!is_p2p_op(op))
         return FALSE;
     for (int r = 0; r < nranks; r++)
         if (cs_topo_device(topo, cs_topo_rank_device(topo, r))->kind != CS_DEVICE_GPU)
@@ -623,7 +630,9 @@ p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto, gint64 
         part = (b + n - 1) / n;
     }
     plan->per_peer = MIN(n, c.p2p_channels);
-    plan->channels = MAX(1, MIN(c.p2p_channels, (nranks - 1) * plan->per_peer));
+    /* sendrecv talks to one peer each way, in one round on the same channels. */
+    const int peers = op == CS_OP_SEND_RECV ? MIN(nranks - 1, 1) : nranks - 1;
+    plan->channels = MAX(1, MIN(c.p2p_channels, peers * plan->per_peer));
     plan->chunk_bytes = proto == CS_PROTO_SIMPLE ? c.simple_step : 0;
     return TRUE;
 }

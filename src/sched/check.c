@@ -1115,6 +1115,11 @@ expected_at(const Exec *x, int rank, gint64 e, gint64 n, gint64 *index, const Ra
         *index = rank * n + e % n;
         *set = x->single[e / n];
         return;
+    case CS_OP_SEND_RECV:
+        /* nccl-tests sendrecv.cu: rank r's output is rank r - 1's input. */
+        *index = e;
+        *set = x->single[(rank - 1 + x->nranks) % x->nranks];
+        return;
     case CS_N_OPS:
         break;
     }

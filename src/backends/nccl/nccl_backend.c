@@ -390,6 +390,12 @@ issue(const CsMeasureArgs *args, const Nccl *n, const CsOpSize *size, gboolean i
                     r = ncclRecv(out + (gint64)q * size->block_bytes, block, dt, q, c, s);
             }
             break;
+        case CS_OP_SEND_RECV:
+            /* nccl-tests sendrecv.cu SendRecvRunColl: to rank + 1, from rank - 1. */
+            r = ncclSend(in, count, dt, (rank + 1) % P, c, s);
+            if (r == ncclSuccess)
+                r = ncclRecv(out, count, dt, (rank - 1 + P) % P, c, s);
+            break;
         case CS_N_OPS:
         default:
             g_assert_not_reached();
