@@ -187,7 +187,7 @@ test_csv_and_table(void)
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     g_auto(GStrv) header = g_strsplit(lines[0], ",", -1);
     const guint n_fields = g_strv_length(header);
-    g_assert_cmpuint(n_fields, ==, 19);
+    g_assert_cmpuint(n_fields, ==, 25);
     int collectives = 0, phases = 0, steps = 0;
     for (int i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
@@ -426,7 +426,7 @@ test_shipped_workloads(void)
 }
 
 /* A phase named with a comma and a quote: --format csv quotes it (RFC 4180), so every line
- * still has 19 fields outside quotes. */
+ * still has 25 fields outside quotes. */
 static void
 test_csv_quoting(void)
 {
@@ -442,7 +442,7 @@ test_csv_quoting(void)
     g_assert_nonnull(strstr(r.out, ",phase,\"forward, \"\"attention\"\"\",,"));
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     for (int i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++)
-        g_assert_cmpint(cs_test_csv_fields(lines[i]), ==, 19);
+        g_assert_cmpint(cs_test_csv_fields(lines[i]), ==, 25);
 }
 
 /* Whether one of @cand's "bottlenecks" contains @fragment. */
@@ -554,7 +554,7 @@ test_prices(void)
     gboolean seen = FALSE;
     for (int i = 1; lines[i] != NULL; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
-        if (g_strv_length(f) < 19 || strcmp(f[1], "step") != 0)
+        if (g_strv_length(f) < 25 || strcmp(f[1], "step") != 0)
             continue;
         const double step_s = g_ascii_strtod(f[14], NULL) * 1e-6;
         g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[15], NULL), 80, 1e-9);
