@@ -1344,8 +1344,7 @@ cs_cli_plan(int argc, char **argv, GError **error)
     if (amortize != NULL) {
         g_autoptr(GError) local = NULL;
         if (!cs_units_parse_period(amortize, &amortize_h, &local))
-            return cs_cli_usage_error(error, prog, "--amortize: %s (e.g. 4y, 1460d, 35040h)",
-                                      local->message);
+            return cs_cli_usage_error(error, prog, "--amortize: %s", local->message);
     }
     for (int i = 0; i < n_prices; i++) {
         if (!parse_price(prices[i], &price[i], error))

@@ -103,8 +103,7 @@ cs_topo_parse_price(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *obj, const 
         g_autoptr(GError) local = NULL;
         if (!cs_units_parse_period(amortize, &p.amortize_h, &local)) {
             g_autofree char *at = cs_json_path_member(where, "amortize");
-            cs_json_set_error(ctx, error, at, "%s (e.g. \"4y\", \"1460d\", \"35040h\")",
-                              local->message);
+            cs_json_set_error(ctx, error, at, "%s", local->message);
             return FALSE;
         }
     }
