@@ -825,7 +825,7 @@ period_text(double hours)
 static char *
 term_text(const Candidate *c, int t)
 {
-    return g_strdup_printf("%.6g per %s x %" G_GINT64_FORMAT " %s", c->price.amount[t],
+    return g_strdup_printf("%.10g per %s x %" G_GINT64_FORMAT " %s", c->price.amount[t],
                            terms[t].per, c->units[t],
                            c->units[t] == 1 ? terms[t].one : terms[t].many);
 }
@@ -846,8 +846,8 @@ cost_parts(const Candidate *c)
             g_string_append_printf(s, "%s%s", s->len > 0 ? " + " : "", term);
         }
         g_autofree char *period = period_text(c->price.amortize_h);
-        g_string_append_printf(s, " = %.6g, straight line over %s = %.6g per hour", capital_cost(c),
-                               period, capital_cost(c) / c->price.amortize_h);
+        g_string_append_printf(s, " = %.10g, straight line over %s = %.6g per hour",
+                               capital_cost(c), period, capital_cost(c) / c->price.amortize_h);
         g_ptr_array_add(parts, g_string_free(s, FALSE));
     }
     for (int t = 0; t < N_TERMS; t++) {
