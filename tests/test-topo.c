@@ -701,7 +701,8 @@ test_price_errors(void)
         { "{\"nic\": \"$1800\", \"amortize\": \"4y\"}",
           "bad.json: price.nic: \"$1800\" is not a price" },
         { "{\"gpu_hour\": true}", "bad.json: price.gpu_hour: true is not a price" },
-        { "{\"node\": 1e13, \"amortize\": \"4y\"}", "bad.json: price.node: 10000000000000 is not a price" },
+        { "{\"node\": 1e13, \"amortize\": \"4y\"}",
+          "bad.json: price.node: 10000000000000 is not a price" },
         { "{\"rack\": 5, \"node\": 1, \"amortize\": \"4y\"}",
           "bad.json: price: unknown key \"rack\"" },
         { "{\"switch_port\": 1200}",
@@ -1285,6 +1286,10 @@ test_cli_show(void)
     g_assert_nonnull(strstr(out, "NVLS"));
     g_assert_nonnull(strstr(out, "bisection"));
     g_assert_null(strstr(out, "default protocols"));
+    /* What a purchase is counted in: 8 rails x (2 NIC ports + 2 up) + 16 spine ports. */
+    g_assert_nonnull(
+        strstr(out, "\npurchase counts: 2 nodes, 16 NICs, 48 switch ports (of 50.0 GB/s)\n"));
+    g_assert_null(strstr(out, "\nprice:"));
     g_autofree char *mesh = run_collsim("topo show mi300x-x8-xgmi", &status);
     g_assert_true(g_spawn_check_wait_status(status, NULL));
     g_assert_nonnull(strstr(mesh, "\ndefault protocols (when none is forced): LL Simple\n"));
