@@ -577,6 +577,56 @@ test_prices(void)
     g_assert_nonnull(strstr(m.err, "2 --price for 1 candidates"));
 }
 
+/* Setup: hgx-h100x8-2n (8 GPUs per node, NIC i of each node on rail switch i, a spine above
+ * the rails). tp 5 x dp 3 = 15 ranks: the dp groups are {t, t + 5, t + 10}; group 0 has ranks
+ * 0 and 5 on node 0 (rails 0 and 5) and rank 10 on node 1 at local GPU 2 (rail 2), so node 1,
+ * which is on rails 0 and 5 too, uses neither, and traffic between them leaves the rails for
+ * the spine (tier 2); likewise every other dp group (1, 6 | 11 -> rail 3; 2, 7 | 12 -> rail 4;
+ * 3 | 8, 13 -> rails 0, 5; 4 | 9, 14 -> rails 1, 6): 5 of 5. The tp groups {0-4}, {5-9},
+ * {10-14}: only {5-9} spans both nodes (rails 5-7 on node 0, 0-1 on node 1): 1 of 3. tp 8 x
+ * dp 2: each dp group is {t, t + 8}, one GPU index on both nodes, one rail: no such line, nor
+ * for the world group, every rail on both nodes. On tests/data/topo/template_leaf_spine.json
+ * (one NIC per node, 2 nodes per leaf, no rails) a dp group over all 4 nodes crosses leaves,
+ * which no placement avoids: no line. */
+static void
+test_rail_breaks(void)
+{
+    g_autofree char *broken = write_workload(
+        "tp5-dp3.json",
+        "{ \"name\": \"tp5\", \"layout\": { \"tp\": 5, \"dp\": 3 }, \"phases\": [\n"
+        "  { \"name\": \"g\", \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" },\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"64 KiB\", \"group\": \"tp\" } ] } ] }\n");
+    g_autoptr(cJSON) plan = plan_json(broken, "hgx-h100x8-2n");
+    const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
+    g_assert_true(says(cand, "dp groups: 5 of 5 break rails: members on different nodes use NICs "
+                             "on different rails, so their traffic climbs to tier 2 (e.g. rank "
+                             "10 on rail2 to rank 0 on rail0, through spine)"));
+    g_assert_true(says(cand, "tp groups: 1 of 3 break rails"));
+
+    g_autofree char *kept = write_workload(
+        "tp8-dp2.json",
+        "{ \"name\": \"tp8\", \"layout\": { \"tp\": 8, \"dp\": 2 }, \"phases\": [\n"
+        "  { \"name\": \"g\", \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" },\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"world\" } ] } ] }\n");
+    g_autoptr(cJSON) plan8 = plan_json(kept, "hgx-h100x8-2n");
+    const cJSON *cand8 = at(cJSON_GetObjectItem(plan8, "candidates"), 0);
+    g_assert_false(says(cand8, "break rails"));
+    /* The machine's own lines are still there. */
+    g_assert_true(says(cand8, "tier 2 (1 switch, spine): the top tier"));
+
+    g_autofree char *leaves
+        = g_test_build_filename(G_TEST_DIST, "data", "topo", "template_leaf_spine.json", NULL);
+    g_autofree char *dp4 = write_workload(
+        "dp4.json", "{ \"name\": \"dp4\", \"layout\": { \"tp\": 1, \"dp\": 4 }, \"phases\": [\n"
+                    "  { \"name\": \"g\", \"collectives\": [\n"
+                    "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" } ] } "
+                    "] }\n");
+    g_autoptr(cJSON) plan_leaves = plan_json(dp4, leaves);
+    g_assert_false(says(at(cJSON_GetObjectItem(plan_leaves, "candidates"), 0), "break rails"));
+}
+
 /* The cost term of @cost that is per @per (gpu-hour, node, nic, ...), NULL if none. */
 static const cJSON *
 cost_term(const cJSON *cost, const char *per)
@@ -874,6 +924,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);
     g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
     g_test_add_func("/cli/plan/bottlenecks", test_bottlenecks);
+    g_test_add_func("/cli/plan/rail-breaks", test_rail_breaks);
     g_test_add_func("/cli/plan/prices", test_prices);
     g_test_add_func("/cli/plan/prices/topology-block", test_price_block);
     g_test_add_func("/cli/plan/prices/overrides", test_price_overrides);

@@ -377,6 +377,19 @@ group_ranks(const Workload *w, CsGroup g, int *ranks, int *n_groups)
     return n;
 }
 
+/* Whether a collective of the workload runs on groups of kind @g. */
+static gboolean
+group_used(const Workload *w, CsGroup g)
+{
+    for (guint i = 0; i < w->phases->len; i++) {
+        const Phase *p = g_ptr_array_index(w->phases, i);
+        for (guint j = 0; j < p->colls->len; j++)
+            if (g_array_index(p->colls, Collective, j).group == g)
+                return TRUE;
+    }
+    return FALSE;
+}
+
 /* ---- Prices ---- */
 
 /* What a price term is per: hourly terms (GPU-hour, node-hour) are paid while the machine
@@ -628,15 +641,26 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
     c->units[TERM_NODE] = c->n_nodes;
     c->units[TERM_NIC] = cs_topo_count_nics(c->topo, on_node);
     c->units[TERM_SWITCH_PORT] = cs_topo_switch_ports(c->topo, NULL);
-    c->bottlenecks = cs_cli_bottlenecks(c->topo);
+    /* The machine's bottlenecks, then the groups whose placement breaks rails. */
+    g_autoptr(GPtrArray) binds = g_ptr_array_new();
+    g_auto(GStrv) machine = cs_cli_bottlenecks(c->topo);
+    for (int b = 0; machine[b] != NULL; b++)
+        g_ptr_array_add(binds, g_steal_pointer(&machine[b]));
     int *ranks = g_new(int, need);
     for (int g = 0; g < CS_N_GROUPS; g++) {
         c->n_ranks[g] = group_ranks(w, (CsGroup)g, ranks, &c->n_groups[g]);
         c->sub[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g]);
         if (c->n_groups[g] > 1)
             c->all[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g] * c->n_groups[g]);
+        char *rails = group_used(w, (CsGroup)g) ? cs_cli_rail_breaks(
+                          c->topo, cs_group_names[g], ranks, c->n_ranks[g], c->n_groups[g])
+                                                : NULL;
+        if (rails != NULL)
+            g_ptr_array_add(binds, rails);
     }
     g_free(ranks);
+    g_ptr_array_add(binds, NULL);
+    c->bottlenecks = (char **)g_ptr_array_free(g_steal_pointer(&binds), FALSE);
     c->colls = g_ptr_array_new_with_free_func(coll_result_free);
     c->phases = g_array_new(FALSE, TRUE, sizeof(PhaseResult));
     for (guint i = 0; i < w->phases->len; i++) {
@@ -1040,13 +1064,7 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n, gint6
     cJSON *groups = cJSON_AddObjectToObject(root, "groups");
     g_autofree int *ranks = g_new(int, layout_ranks(w));
     for (int g = 0; g < CS_N_GROUPS; g++) {
-        gboolean used = FALSE;
-        for (guint i = 0; i < w->phases->len && !used; i++) {
-            const Phase *p = g_ptr_array_index(w->phases, i);
-            for (guint j = 0; j < p->colls->len && !used; j++)
-                used = g_array_index(p->colls, Collective, j).group == (CsGroup)g;
-        }
-        if (!used)
+        if (!group_used(w, (CsGroup)g))
             continue;
         int n_groups = 0;
         const int size = group_ranks(w, (CsGroup)g, ranks, &n_groups);

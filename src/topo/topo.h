@@ -310,6 +310,10 @@ typedef struct {
     double up_Bps;   /* bytes/s: its up bandwidth (0 in the top tier) */
 } CsFabricTier;
 
+/* Each device's tier: 0 inside a node, t for a switch of tier t (as CsFabricTier counts
+ * them), -1 for a device outside the nodes that no network link reaches (an NVL72 rack's
+ * NVLink switch); @n_tiers (nullable) gets the top tier. (transfer full): one per device. */
+int *cs_topo_device_tiers(const CsTopo *topo, int *n_tiers);
 /* The tiers of the fabric, nearest the nodes first. (transfer full): an array of CsFabricTier,
  * empty when there is no switch outside the nodes. */
 GArray *cs_topo_fabric_tiers(const CsTopo *topo);
