@@ -713,16 +713,15 @@ test_price_block(void)
     const char *csv_args[] = { "--workload", w4, "--topo", topo, "--format", "csv", NULL };
     g_auto(CsTestRun) c = cs_test_run_collsim("plan", csv_args);
     g_assert_cmpint(c.status, ==, 0);
-    const char *const rows[]
-        = { "\npriced_leaf_spine.json,cost,,,,,,,,,,,,,,3,,,,node-hour,2,1.5,,,EUR\n",
-            "\npriced_leaf_spine.json,cost,,,,,,,,,,,,,,20,,,,node,2,10000,20000,1000,EUR\n",
-            "\npriced_leaf_spine.json,cost,,,,,,,,,,,,,,2,,,,nic,4,500,2000,1000,EUR\n",
-            "\npriced_leaf_spine.json,cost,,,,,,,,,,,,,,2.5,,,,switch-port,10,250,2500,1000,EUR\n",
-            ",3600000.000,27.5,0.0275,27.5,36.3636,,,,24500,1000,EUR\n" };
+    const char *const rows[] = { "cost,,,,,,,,,,,,,,3,,,,node-hour,2,1.5,,,EUR",
+                                 "cost,,,,,,,,,,,,,,20,,,,node,2,10000,20000,1000,EUR",
+                                 "cost,,,,,,,,,,,,,,2,,,,nic,4,500,2000,1000,EUR",
+                                 "cost,,,,,,,,,,,,,,2.5,,,,switch-port,10,250,2500,1000,EUR",
+                                 "step,,,,,,,,,,,,,3600000.000,27.5,0.0275,27.5,36.3636,,,,24500,"
+                                 "1000,EUR" };
     for (gsize i = 0; i < G_N_ELEMENTS(rows); i++) {
         /* The topology column is the path as given. */
-        const char *row
-            = rows[i][0] == '\n' ? rows[i] + strlen("\npriced_leaf_spine.json") : rows[i];
+        g_autofree char *row = g_strdup_printf("\n%s,%s\n", topo, rows[i]);
         g_assert_nonnull(strstr(c.out, row));
     }
 
@@ -823,7 +822,9 @@ test_price_errors(void)
         const char *flag, *value, *flag2, *value2, *message;
     } cases[] = {
         { "--price", "-3/gpu-hour", NULL, NULL,
-          "--price \"-3/gpu-hour\": an amount from 0 to 1e12 per GPU-hour, not -3" },
+          "--price \"-3/gpu-hour\": an amount from 0 to 1e12 per GPU-hour, not \"-3\"" },
+        { "--price", "0x10/nic", "--amortize", "1y",
+          "--price \"0x10/nic\": an amount from 0 to 1e12 per NIC, not \"0x10\"" },
         { "--price", "3/gpu-hour+2/rack", NULL, NULL,
           "--price \"3/gpu-hour+2/rack\": term \"2/rack\": expected AMOUNT/UNIT" },
         { "--price", "250000/node", NULL, NULL,

@@ -455,22 +455,23 @@ parse_price(const char *text, Price *out, GError **error)
             = several ? g_strdup_printf("term \"%s\": ", parts[i]) : g_strdup("");
         if (*p == '$')
             p++;
-        char *end = NULL;
-        double v = g_ascii_strtod(p, &end);
+        const char *slash = strchr(p, '/');
         int term = -1;
-        if (end != p && *end == '/')
-            for (int t = 0; t < N_TERMS && term < 0; t++)
-                if (g_ascii_strcasecmp(end + 1, terms[t].unit) == 0
-                    || (terms[t].alias != NULL && g_ascii_strcasecmp(end + 1, terms[t].alias) == 0))
-                    term = t;
+        for (int t = 0; slash != NULL && t < N_TERMS && term < 0; t++)
+            if (g_ascii_strcasecmp(slash + 1, terms[t].unit) == 0
+                || (terms[t].alias != NULL && g_ascii_strcasecmp(slash + 1, terms[t].alias) == 0))
+                term = t;
         if (term < 0)
             return cs_cli_usage_error(error, prog, "--price \"%s\": %s%s", text, which,
                                       price_units_help);
-        if (!isfinite(v) || v < 0 || v > MAX_PRICE || *p == '-')
+        /* A plain decimal number: no sign, no hex, no "inf". */
+        g_autofree char *amount = g_strndup(p, slash - p);
+        double v = -1;
+        if (!cs_units_parse_decimal(amount, &v) || v > MAX_PRICE)
             return cs_cli_usage_error(error, prog,
                                       "--price \"%s\": %san amount from 0 to 1e12 per %s, not "
-                                      "%g",
-                                      text, which, terms[term].per, v);
+                                      "\"%s\"",
+                                      text, which, terms[term].per, amount);
         if (out->amount[term] >= 0)
             return cs_cli_usage_error(error, prog, "--price \"%s\": %s is given twice", text,
                                       terms[term].unit);
