@@ -187,7 +187,7 @@ test_csv_and_table(void)
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     g_auto(GStrv) header = g_strsplit(lines[0], ",", -1);
     const guint n_fields = g_strv_length(header);
-    g_assert_cmpuint(n_fields, ==, 19);
+    g_assert_cmpuint(n_fields, ==, 25);
     int collectives = 0, phases = 0, steps = 0;
     for (int i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
@@ -480,7 +480,7 @@ test_shipped_workloads(void)
 }
 
 /* A phase named with a comma and a quote: --format csv quotes it (RFC 4180), so every line
- * still has 19 fields outside quotes. */
+ * still has 25 fields outside quotes. */
 static void
 test_csv_quoting(void)
 {
@@ -496,7 +496,7 @@ test_csv_quoting(void)
     g_assert_nonnull(strstr(r.out, ",phase,\"forward, \"\"attention\"\"\",,"));
     g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
     for (int i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++)
-        g_assert_cmpint(cs_test_csv_fields(lines[i]), ==, 19);
+        g_assert_cmpint(cs_test_csv_fields(lines[i]), ==, 25);
 }
 
 /* Whether one of @cand's "bottlenecks" contains @fragment. */
@@ -608,7 +608,7 @@ test_prices(void)
     gboolean seen = FALSE;
     for (int i = 1; lines[i] != NULL; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
-        if (g_strv_length(f) < 19 || strcmp(f[1], "step") != 0)
+        if (g_strv_length(f) < 25 || strcmp(f[1], "step") != 0)
             continue;
         const double step_s = g_ascii_strtod(f[14], NULL) * 1e-6;
         g_assert_cmpfloat_with_epsilon(g_ascii_strtod(f[15], NULL), 80, 1e-9);
@@ -629,6 +629,284 @@ test_prices(void)
     g_auto(CsTestRun) m = cs_test_run_collsim("plan", three);
     g_assert_cmpint(m.status, ==, 2);
     g_assert_nonnull(strstr(m.err, "2 --price for 1 candidates"));
+}
+
+/* Setup: hgx-h100x8-2n (8 GPUs per node, NIC i of each node on rail switch i, a spine above
+ * the rails). tp 5 x dp 3 = 15 ranks: the dp groups are {t, t + 5, t + 10}; group 0 has ranks
+ * 0 and 5 on node 0 (rails 0 and 5) and rank 10 on node 1 at local GPU 2 (rail 2), so node 1,
+ * which is on rails 0 and 5 too, uses neither, and traffic between them leaves the rails for
+ * the spine (tier 2); likewise every other dp group (1, 6 | 11 -> rail 3; 2, 7 | 12 -> rail 4;
+ * 3 | 8, 13 -> rails 0, 5; 4 | 9, 14 -> rails 1, 6): 5 of 5. The tp groups {0-4}, {5-9},
+ * {10-14}: only {5-9} spans both nodes (rails 5-7 on node 0, 0-1 on node 1): 1 of 3. tp 8 x
+ * dp 2: each dp group is {t, t + 8}, one GPU index on both nodes, one rail: no such line, nor
+ * for the world group, every rail on both nodes. On tests/data/topo/template_leaf_spine.json
+ * (one NIC per node, 2 nodes per leaf, no rails) a dp group over all 4 nodes crosses leaves,
+ * which no placement avoids: no line. */
+static void
+test_rail_breaks(void)
+{
+    g_autofree char *broken = write_workload(
+        "tp5-dp3.json",
+        "{ \"name\": \"tp5\", \"layout\": { \"tp\": 5, \"dp\": 3 }, \"phases\": [\n"
+        "  { \"name\": \"g\", \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" },\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"64 KiB\", \"group\": \"tp\" } ] } ] }\n");
+    g_autoptr(cJSON) plan = plan_json(broken, "hgx-h100x8-2n");
+    const cJSON *cand = at(cJSON_GetObjectItem(plan, "candidates"), 0);
+    g_assert_true(says(cand, "dp groups: 5 of 5 break rails: members on different nodes use NICs "
+                             "on different rails, so their traffic climbs to tier 2 (e.g. rank "
+                             "10 on rail2 to rank 0 on rail0, through spine)"));
+    g_assert_true(says(cand, "tp groups: 1 of 3 break rails"));
+
+    g_autofree char *kept = write_workload(
+        "tp8-dp2.json",
+        "{ \"name\": \"tp8\", \"layout\": { \"tp\": 8, \"dp\": 2 }, \"phases\": [\n"
+        "  { \"name\": \"g\", \"collectives\": [\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" },\n"
+        "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"world\" } ] } ] }\n");
+    g_autoptr(cJSON) plan8 = plan_json(kept, "hgx-h100x8-2n");
+    const cJSON *cand8 = at(cJSON_GetObjectItem(plan8, "candidates"), 0);
+    g_assert_false(says(cand8, "break rails"));
+    /* The machine's own lines are still there. */
+    g_assert_true(says(cand8, "tier 2 (1 switch, spine): the top tier"));
+
+    g_autofree char *leaves
+        = g_test_build_filename(G_TEST_DIST, "data", "topo", "template_leaf_spine.json", NULL);
+    g_autofree char *dp4 = write_workload(
+        "dp4.json", "{ \"name\": \"dp4\", \"layout\": { \"tp\": 1, \"dp\": 4 }, \"phases\": [\n"
+                    "  { \"name\": \"g\", \"collectives\": [\n"
+                    "    { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", \"group\": \"dp\" } ] } "
+                    "] }\n");
+    g_autoptr(cJSON) plan_leaves = plan_json(dp4, leaves);
+    g_assert_false(says(at(cJSON_GetObjectItem(plan_leaves, "candidates"), 0), "break rails"));
+}
+
+/* The cost term of @cost that is per @per (gpu-hour, node, nic, ...), NULL if none. */
+static const cJSON *
+cost_term(const cJSON *cost, const char *per)
+{
+    const cJSON *list = cJSON_GetObjectItem(cost, "terms");
+    for (const cJSON *t = list != NULL ? list->child : NULL; t != NULL; t = t->next)
+        if (strcmp(cJSON_GetObjectItem(t, "per")->valuestring, per) == 0)
+            return t;
+    return NULL;
+}
+
+/* Asserts term @per of @cost: @units x @price, and per hour (purchase / @hours when > 0). */
+static void
+assert_term(const cJSON *cost, const char *per, double units, double price, double hours)
+{
+    const cJSON *t = cost_term(cost, per);
+    g_assert_nonnull(t);
+    g_assert_cmpfloat(number(t, "units"), ==, units);
+    g_assert_cmpfloat(number(t, "price"), ==, price);
+    if (hours > 0) {
+        g_assert_cmpfloat_with_epsilon(number(t, "capital"), units * price, 1e-9);
+        g_assert_cmpfloat_with_epsilon(number(t, "per_hour"), units * price / hours, 1e-9);
+    }
+    else
+        g_assert_cmpfloat_with_epsilon(number(t, "per_hour"), units * price, 1e-9);
+}
+
+/* A step of compute alone, 3.6 s (1/1000 of an hour), on 4 or 3 ranks: its cost is exact. */
+static const char compute_dp4[]
+    = "{ \"name\": \"c\", \"layout\": { \"tp\": 1, \"dp\": 4 }, \"steps\": 1000, \"phases\": [\n"
+      "  { \"name\": \"c\", \"compute\": \"3.6 s\", \"collectives\": [] } ] }\n";
+static const char compute_dp3[]
+    = "{ \"name\": \"c\", \"layout\": { \"tp\": 1, \"dp\": 3 }, \"phases\": [\n"
+      "  { \"name\": \"c\", \"compute\": \"3.6 s\", \"collectives\": [] } ] }\n";
+
+/* Setup: tests/data/topo/priced_leaf_spine.json: 3 nodes of 2 CPU ranks, 2 NICs each (100
+ * Gb/s), 2 nodes per leaf, uplinks 4:1, and a price block of 10000 per node, 500 per NIC, 250
+ * per switch port, 1.5 per node-hour, amortized over 1000 h, in EUR. A step of 3.6 s compute on
+ * dp 4 (ranks 0-3: nodes 0 and 1).
+ * Counts by hand: nodes 2; NICs of those nodes 4; switch ports, the whole fabric, in 100 Gb/s
+ * ports: leaf0 has 4 NIC ports and an uplink of 4 lanes x 25 Gb/s = 1 port; leaf1 2 NIC ports
+ * and 2 x 25 Gb/s = 50 Gb/s, still 1 port; the spine one port per leaf: 5 + 3 + 2 = 10.
+ * Expectation: purchase 2 x 10000 + 4 x 500 + 10 x 250 = 24500, / 1000 h = 24.5 per hour; plus
+ * 1.5 x 2 = 3 per node-hour: 27.5 per hour, 0.0275 per step, 27.5 per run of 1000 steps. The
+ * table shows the block's currency and source and each line; dp 3 leaves node 1 half used and
+ * is charged the same 2 whole nodes and their 4 NICs. */
+static void
+test_price_block(void)
+{
+    g_autofree char *topo
+        = g_test_build_filename(G_TEST_DIST, "data", "topo", "priced_leaf_spine.json", NULL);
+    g_autofree char *w4 = write_workload("compute-dp4.json", compute_dp4);
+    g_autoptr(cJSON) plan = plan_json(w4, topo);
+    const cJSON *cost = cJSON_GetObjectItem(at(cJSON_GetObjectItem(plan, "candidates"), 0), "cost");
+    g_assert_nonnull(cost);
+    g_assert_cmpstr(cJSON_GetObjectItem(cost, "from")->valuestring, ==, "topology");
+    g_assert_cmpstr(cJSON_GetObjectItem(cost, "currency")->valuestring, ==, "EUR");
+    assert_term(cost, "node", 2, 10000, 1000);
+    assert_term(cost, "nic", 4, 500, 1000);
+    assert_term(cost, "switch-port", 10, 250, 1000);
+    assert_term(cost, "node-hour", 2, 1.5, 0);
+    g_assert_null(cost_term(cost, "gpu-hour"));
+    g_assert_cmpfloat_with_epsilon(number(cost, "capital"), 24500, 1e-9);
+    g_assert_cmpfloat(number(cost, "amortize_h"), ==, 1000);
+    g_assert_cmpfloat_with_epsilon(number(cost, "per_hour"), 27.5, 1e-9);
+    g_assert_cmpfloat_with_epsilon(number(cost, "per_step"), 0.0275, 1e-12);
+    g_assert_cmpfloat_with_epsilon(number(cost, "per_run"), 27.5, 1e-9);
+    /* Two kinds of term: no single "price" at the top. */
+    g_assert_null(cJSON_GetObjectItem(cost, "price"));
+
+    const char *table_args[] = { "--workload", w4, "--topo", topo, NULL };
+    g_auto(CsTestRun) t = cs_test_run_collsim("plan", table_args);
+    g_assert_cmpint(t.status, ==, 0);
+    g_assert_nonnull(strstr(t.out, "\n# price: the topology's price block (currency EUR; source: "
+                                   "test values, not a quote)\n"));
+    g_assert_nonnull(strstr(t.out, "\n# cost: 10000 per node x 2 nodes + 500 per NIC x 4 NICs + "
+                                   "250 per switch port x 10 switch ports = 24500, straight line "
+                                   "over 1000 h = 24.5 per hour\n"));
+    g_assert_nonnull(strstr(t.out, "\n# cost: 1.5 per node-hour x 2 nodes = 3 per hour\n"));
+    g_assert_nonnull(strstr(t.out, "\n# cost: 27.5 per hour in all; 0.0275 per step, 27.5 per "
+                                   "run of 1000 steps"));
+
+    /* The CSV: one cost row per term, count x unit price; the step row sums them. */
+    const char *csv_args[] = { "--workload", w4, "--topo", topo, "--format", "csv", NULL };
+    g_auto(CsTestRun) c = cs_test_run_collsim("plan", csv_args);
+    g_assert_cmpint(c.status, ==, 0);
+    const char *const rows[] = { "cost,,,,,,,,,,,,,,3,,,,node-hour,2,1.5,,,EUR",
+                                 "cost,,,,,,,,,,,,,,20,,,,node,2,10000,20000,1000,EUR",
+                                 "cost,,,,,,,,,,,,,,2,,,,nic,4,500,2000,1000,EUR",
+                                 "cost,,,,,,,,,,,,,,2.5,,,,switch-port,10,250,2500,1000,EUR",
+                                 "step,,,,,,,,,,,,,3600000.000,27.5,0.0275,27.5,36.3636,,,,24500,"
+                                 "1000,EUR" };
+    for (gsize i = 0; i < G_N_ELEMENTS(rows); i++) {
+        /* The topology column is the path as given. */
+        g_autofree char *row = g_strdup_printf("\n%s,%s\n", topo, rows[i]);
+        g_assert_nonnull(strstr(c.out, row));
+    }
+
+    /* dp 3: ranks 0-2, node 1 half used and charged whole, node 2 not at all. */
+    g_autofree char *w3 = write_workload("compute-dp3.json", compute_dp3);
+    g_autoptr(cJSON) plan3 = plan_json(w3, topo);
+    const cJSON *cost3
+        = cJSON_GetObjectItem(at(cJSON_GetObjectItem(plan3, "candidates"), 0), "cost");
+    assert_term(cost3, "node", 2, 10000, 1000);
+    assert_term(cost3, "nic", 4, 500, 1000);
+    assert_term(cost3, "switch-port", 10, 250, 1000);
+    g_assert_cmpfloat_with_epsilon(number(cost3, "per_hour"), 27.5, 1e-9);
+}
+
+/* Setup: the same topology and step with its block overridden: --amortize 2000h (block kept),
+ * --set price.node=20000 (a what-if on the block), and --price per candidate on two copies
+ * of it, one with two terms joined by '+'.
+ * Expectation: 24500 / 2000 h + 3 = 15.25 per hour; (2 x 20000 + 2000 + 2500) / 1000 h + 3 =
+ * 47.5 per hour; "10000/node+3/gpu-hour" with --amortize 500h: 2 x 10000 / 500 + 3 x 4 ranks
+ * = 52 per hour, and "2/gpu-hour": 8 per hour, neither from the block nor in its currency. */
+static void
+test_price_overrides(void)
+{
+    g_autofree char *topo
+        = g_test_build_filename(G_TEST_DIST, "data", "topo", "priced_leaf_spine.json", NULL);
+    g_autofree char *w4 = write_workload("compute-dp4.json", compute_dp4);
+    const char *longer[] = { "--workload", w4, "--topo", topo, "--amortize", "2000h", NULL };
+    g_autoptr(cJSON) a = plan_json_args(longer);
+    const cJSON *ca = cJSON_GetObjectItem(at(cJSON_GetObjectItem(a, "candidates"), 0), "cost");
+    g_assert_cmpfloat_with_epsilon(number(ca, "per_hour"), 24500.0 / 2000 + 3, 1e-9);
+
+    const char *what_if[] = { "--workload", w4, "--topo", topo, "--set", "price.node=20000", NULL };
+    g_autoptr(cJSON) b = plan_json_args(what_if);
+    const cJSON *cb = cJSON_GetObjectItem(at(cJSON_GetObjectItem(b, "candidates"), 0), "cost");
+    assert_term(cb, "node", 2, 20000, 1000);
+    g_assert_cmpfloat_with_epsilon(number(cb, "per_hour"), 47.5, 1e-9);
+
+    const char *per_candidate[]
+        = { "--workload", w4,           "--topo",     topo,
+            "--topo",     topo,         "--price",    "10000/node+3/gpu-hour",
+            "--price",    "2/gpu-hour", "--amortize", "500h",
+            NULL };
+    g_autoptr(cJSON) c = plan_json_args(per_candidate);
+    const cJSON *c0 = cJSON_GetObjectItem(at(cJSON_GetObjectItem(c, "candidates"), 0), "cost");
+    const cJSON *c1 = cJSON_GetObjectItem(at(cJSON_GetObjectItem(c, "candidates"), 1), "cost");
+    g_assert_cmpstr(cJSON_GetObjectItem(c0, "from")->valuestring, ==, "--price");
+    g_assert_null(cJSON_GetObjectItem(c0, "currency"));
+    assert_term(c0, "node", 2, 10000, 500);
+    assert_term(c0, "gpu-hour", 4, 3, 0);
+    g_assert_null(cost_term(c0, "nic"));
+    g_assert_cmpfloat_with_epsilon(number(c0, "per_hour"), 52, 1e-9);
+    assert_term(c1, "gpu-hour", 4, 2, 0);
+    g_assert_cmpfloat_with_epsilon(number(c1, "per_hour"), 8, 1e-9);
+    /* One hourly term: its price, unit and count at the top as well. */
+    g_assert_cmpfloat(number(c1, "price"), ==, 2);
+    g_assert_cmpstr(cJSON_GetObjectItem(c1, "per")->valuestring, ==, "gpu-hour");
+    g_assert_cmpfloat(number(c1, "units"), ==, 4);
+}
+
+/* Setup: hgx-h100x8-2n (8 rails of 400 Gb/s, a spine) with 8 and 4 NICs per node, 16 ranks,
+ * priced per NIC and switch port. Counts by hand: 8 NICs per node -> 16 NICs; each rail switch
+ * has 2 NIC ports and 2 uplink ports (non-blocking), the spine 2 per rail: 8 x 4 + 16 = 48
+ * ports. 4 NICs -> 8 NICs, 4 x 4 + 8 = 24 ports. */
+static void
+test_price_counts_rails(void)
+{
+    g_autofree char *w = write_workload("compute-16.json",
+                                        "{ \"name\": \"c\", \"layout\": { \"tp\": 8, \"dp\": 2 }, "
+                                        "\"phases\": [ { \"name\": \"c\", \"compute\": \"1 s\", "
+                                        "\"collectives\": [] } ] }\n");
+    const char *args[] = { "--workload", w,
+                           "--topo",     "hgx-h100x8-2n",
+                           "--set",      "network.nics_per_node=8,4",
+                           "--price",    "1000/nic+100/switch-port",
+                           "--amortize", "4y",
+                           NULL };
+    g_autoptr(cJSON) plan = plan_json_args(args);
+    const double nics[] = { 16, 8 }, ports[] = { 48, 24 };
+    for (int k = 0; k < 2; k++) {
+        const cJSON *cost
+            = cJSON_GetObjectItem(at(cJSON_GetObjectItem(plan, "candidates"), k), "cost");
+        assert_term(cost, "nic", nics[k], 1000, 4 * 8760);
+        assert_term(cost, "switch-port", ports[k], 100, 4 * 8760);
+    }
+}
+
+/* Bad prices are exit 2 with one line saying what is wrong: a negative amount, an unknown
+ * unit, a purchase price without --amortize, a unit twice, a bad period; and in a topology's
+ * block (through --set), a negative price, an unknown key and a purchase price without its
+ * "amortize". */
+static void
+test_price_errors(void)
+{
+    g_autofree char *topo
+        = g_test_build_filename(G_TEST_DIST, "data", "topo", "priced_leaf_spine.json", NULL);
+    g_autofree char *w4 = write_workload("compute-dp4.json", compute_dp4);
+    static const struct {
+        const char *flag, *value, *flag2, *value2, *message;
+    } cases[] = {
+        { "--price", "-3/gpu-hour", NULL, NULL,
+          "--price \"-3/gpu-hour\": an amount from 0 to 1e12 per GPU-hour, not \"-3\"" },
+        { "--price", "0x10/nic", "--amortize", "1y",
+          "--price \"0x10/nic\": an amount from 0 to 1e12 per NIC, not \"0x10\"" },
+        { "--price", "3/gpu-hour+2/rack", NULL, NULL,
+          "--price \"3/gpu-hour+2/rack\": term \"2/rack\": expected AMOUNT/UNIT" },
+        { "--price", "250000/node", NULL, NULL,
+          "--price \"250000/node\": a purchase price needs --amortize PERIOD" },
+        { "--price", "1/nic+2/nic", NULL, NULL, "--price \"1/nic+2/nic\": nic is given twice" },
+        { "--price", "1/nic", "--amortize", "4 weeks", "--amortize: \"4 weeks\" is not a period" },
+        { "--amortize", "0y", NULL, NULL, "--amortize: \"0y\" is not a period: out of range" },
+        { "--set", "price.node=-1", NULL, NULL, "--set price.node=-1: " },
+        { "--set", "price.rack=5", NULL, NULL, "price: unknown key \"rack\"" },
+        { "--set", "price={\"node\": 1}", NULL, NULL,
+          "price: \"node\" is a purchase price: give \"amortize\"" },
+        { "--set", "price.amortize=forever", NULL, NULL,
+          "price.amortize: \"forever\" is not a period" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *args[]
+            = { "--workload",    w4,  "--topo", topo, cases[i].flag, cases[i].value, cases[i].flag2,
+                cases[i].value2, NULL };
+        g_auto(CsTestRun) r = cs_test_run_collsim("plan", args);
+        g_test_message("%s %s: %s", cases[i].flag, cases[i].value, r.err);
+        g_assert_cmpint(r.status, ==, 2);
+        g_assert_cmpstr(r.out, ==, "");
+        g_assert_nonnull(strstr(r.err, cases[i].message));
+    }
+    /* The negative price names the block's path and what a price is. */
+    const char *neg[] = { "--workload", w4, "--topo", topo, "--set", "price.node=-1", NULL };
+    g_auto(CsTestRun) n = cs_test_run_collsim("plan", neg);
+    g_assert_nonnull(strstr(n.err, "price.node: \"-1\" is not a price"));
 }
 
 /* Setup: a phase of compute alone (5.5 s, no collectives) before an overlapped one (11 s of
@@ -702,7 +980,12 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/bad-workloads", test_bad_workloads);
     g_test_add_func("/cli/plan/too-few-ranks", test_too_few_ranks);
     g_test_add_func("/cli/plan/bottlenecks", test_bottlenecks);
+    g_test_add_func("/cli/plan/rail-breaks", test_rail_breaks);
     g_test_add_func("/cli/plan/prices", test_prices);
+    g_test_add_func("/cli/plan/prices/topology-block", test_price_block);
+    g_test_add_func("/cli/plan/prices/overrides", test_price_overrides);
+    g_test_add_func("/cli/plan/prices/counts-rails", test_price_counts_rails);
+    g_test_add_func("/cli/plan/prices/errors", test_price_errors);
     g_test_add_func("/cli/plan/compute-phases", test_compute_phases);
     int status = g_test_run();
     g_autoptr(GDir) dir = g_dir_open(scratch, 0, NULL);

@@ -1069,6 +1069,57 @@ test_plan_svg(void)
     assert_contains(texts, "\naws-p5-h100x8-2n-efa\n");
     assert_contains(texts, "\nstep time (ms)\n");
     assert_contains(texts, "collsim plan: test-plot: two phases on tp 8 x dp 2");
+    /* No price, no cost. */
+    g_assert_null(strstr(texts, "per step"));
+    assert_svg_renders(dir, svg);
+    rm_dir(dir);
+}
+
+/* Setup: the same workload on hgx-h100x8-2n with 8 and 4 NICs per node, priced 3 and 2 per
+ * GPU-hour, drawn and printed as JSON. Expectation: each bar carries the JSON's cost per step
+ * (4 significant digits), the second with its ratio to the first's. */
+static void
+test_plan_svg_prices(void)
+{
+    if (!need_plots())
+        return;
+    const char *root = g_getenv("COLLSIM_SOURCE_ROOT");
+    g_assert_nonnull(root);
+    g_autofree char *workload = g_build_filename(root, "tests", "data", "plan-plot.json", NULL);
+    g_autofree char *dir = make_dir();
+    g_autofree char *svg = g_build_filename(dir, "plan.svg", NULL);
+    const char *args[] = { "--workload", workload,
+                           "--topo",     "hgx-h100x8-2n",
+                           "--set",      "network.nics_per_node=8,4",
+                           "--price",    "3/gpu-hour",
+                           "--price",    "2/gpu-hour",
+                           "--plot",     svg,
+                           NULL };
+    g_autoptr(GBytes) bytes = run_twice("plan", args, svg);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_autofree char *texts = svg_texts(text);
+    const char *json_args[] = { "--workload", workload,
+                                "--topo",     "hgx-h100x8-2n",
+                                "--set",      "network.nics_per_node=8,4",
+                                "--price",    "3/gpu-hour",
+                                "--price",    "2/gpu-hour",
+                                "--format",   "json",
+                                NULL };
+    g_auto(CsTestRun) j = cs_test_run_collsim("plan", json_args);
+    g_assert_cmpint(j.status, ==, 0);
+    g_autoptr(cJSON) doc = cJSON_Parse(j.out);
+    g_assert_nonnull(doc);
+    cJSON *cands = cJSON_GetObjectItem(doc, "candidates");
+    double per_step[2];
+    for (int k = 0; k < 2; k++)
+        per_step[k] = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cands, k), "cost"),
+                                          "per_step")
+                          ->valuedouble;
+    g_autofree char *first = g_strdup_printf("\n%.4g per step\n", per_step[0]);
+    g_autofree char *second
+        = g_strdup_printf("\n%.4g per step (%.3fx)\n", per_step[1], per_step[1] / per_step[0]);
+    assert_contains(texts, first);
+    assert_contains(texts, second);
     assert_svg_renders(dir, svg);
     rm_dir(dir);
 }
@@ -1205,6 +1256,7 @@ main(int argc, char **argv)
     g_test_add_func("/plot/select/svg", test_select_svg);
     g_test_add_func("/plot/calibrate/svg", test_calibrate_svg);
     g_test_add_func("/plot/plan/svg", test_plan_svg);
+    g_test_add_func("/plot/plan/svg-prices", test_plan_svg_prices);
     g_test_add_func("/plot/crossover/svg", test_crossover_svg);
     g_test_add_func("/plot/errors", test_errors);
     g_test_add_func("/plot/not-built", test_not_built);

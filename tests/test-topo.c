@@ -613,6 +613,120 @@ test_transport(void)
         strstr(error->message, "network.transport: \"carrier-pigeon\" is not a transport"));
 }
 
+/* ---- Prices ---- */
+
+/* Setup: tests/data/topo/priced_leaf_spine.json (3 nodes of 2 NICs, 2 nodes per leaf, 4:1
+ * uplinks; price block: "10000" per node, 500 per NIC, "250" per switch port, "1.5" per
+ * node-hour, "1000h", EUR). Expectation: the amounts as numbers, strings or numbers alike; no
+ * GPU-hour term; 1000 h; NICs counted per node set; 10 switch ports (leaf0: 4 NIC ports + an
+ * uplink of 4 x 25 Gb/s = one 100 Gb/s port; leaf1: 2 + 2 x 25 Gb/s rounded up to 1; the
+ * spine 1 + 1). The block survives cs_topo_to_json() and loading back. */
+static void
+test_price_block(void)
+{
+    g_autoptr(CsTopo) topo = load_fixture("priced_leaf_spine.json");
+    const CsTopoPrice *p = cs_topo_price(topo);
+    g_assert_nonnull(p);
+    g_assert_cmpfloat(p->node, ==, 10000);
+    g_assert_cmpfloat(p->nic, ==, 500);
+    g_assert_cmpfloat(p->switch_port, ==, 250);
+    g_assert_cmpfloat(p->node_hour, ==, 1.5);
+    g_assert_cmpfloat(p->gpu_hour, <, 0);
+    g_assert_cmpfloat(p->amortize_h, ==, 1000);
+    g_assert_cmpstr(p->currency, ==, "EUR");
+    g_assert_cmpstr(p->source, ==, "test values, not a quote");
+    gboolean first_two[3] = { TRUE, TRUE, FALSE }, last[3] = { FALSE, FALSE, TRUE };
+    g_assert_cmpint(cs_topo_count_nics(topo, first_two), ==, 4);
+    g_assert_cmpint(cs_topo_count_nics(topo, last), ==, 2);
+    double port = 0;
+    g_assert_cmpint(cs_topo_switch_ports(topo, &port), ==, 10);
+    assert_close(port, 12.5e9);
+
+    g_autofree char *json = cs_topo_to_json(topo);
+    g_autoptr(CsTopo) back = load_text(json);
+    const CsTopoPrice *q = cs_topo_price(back);
+    g_assert_nonnull(q);
+    g_assert_cmpfloat(q->node, ==, 10000);
+    g_assert_cmpfloat(q->amortize_h, ==, 1000);
+    g_assert_cmpstr(q->currency, ==, "EUR");
+    g_assert_cmpint(cs_topo_switch_ports(back, NULL), ==, 10);
+
+    /* Shipped topologies carry no prices. */
+    g_autoptr(CsTopo) shipped = load_ok("hgx-h100x8-2n");
+    g_assert_null(cs_topo_price(shipped));
+}
+
+/* Switch ports by hand. template_leaf_spine (4 nodes, 1 NIC each, 2 per leaf, 2:1): each leaf
+ * 2 NIC ports + 2 x 50 Gb/s up = 1 port, the spine 1 per leaf: 3 + 3 + 2 = 8. template_pods
+ * (8 nodes, 2 per leaf, 4 per pod, leaves 1:1, pods 4:1 to the core): 4 leaves x (2 + 2), each
+ * pod spine 4 down + 4 x 25 Gb/s up = 1, the core 1 per pod: 16 + 10 + 2 = 28. hgx-h100x8-2n
+ * (8 rails, 2 nodes, non-blocking): 8 x (2 + 2) + 16 = 48. One node without a network: 0. An
+ * inline node's price block is the template's when the template has none. */
+static void
+test_switch_ports(void)
+{
+    g_autoptr(CsTopo) leaf_spine = load_fixture("template_leaf_spine.json");
+    g_assert_cmpint(cs_topo_switch_ports(leaf_spine, NULL), ==, 8);
+    g_autoptr(CsTopo) pods = load_fixture("template_pods.json");
+    g_assert_cmpint(cs_topo_switch_ports(pods, NULL), ==, 28);
+    g_autoptr(CsTopo) rails = load_ok("hgx-h100x8-2n");
+    g_assert_cmpint(cs_topo_switch_ports(rails, NULL), ==, 48);
+    g_autoptr(CsTopo) box = load_ok("dgx-h100x8");
+    double port = -1;
+    g_assert_cmpint(cs_topo_switch_ports(box, &port), ==, 0);
+    g_assert_cmpfloat(port, ==, 0);
+
+    g_autoptr(CsTopo) inherited = load_text(
+        "{\"nodes\": 2, \"node\": {\"cpu\": {\"launch\": \"1 us\", \"step_overhead\": \"1 us\", "
+        "\"reduce_bandwidth\": \"1 GB/s\", \"copy_bandwidth\": \"1 GB/s\"}, \"devices\": "
+        "[{\"name\": \"c\", \"kind\": \"cpu\"}], \"links\": [], \"price\": {\"node\": 7, "
+        "\"amortize\": \"1y\"}}, \"network\": {\"kind\": \"ethernet\", \"nics_per_node\": 1, "
+        "\"nic_bandwidth\": \"10 Gb/s\", \"nic_alpha\": \"1 us\", \"switch_alpha\": \"1 us\", "
+        "\"nic_link\": {\"kind\": \"pcie\", \"bandwidth\": \"1 GB/s\", \"alpha\": \"1 us\"}}}");
+    g_assert_nonnull(cs_topo_price(inherited));
+    g_assert_cmpfloat(cs_topo_price(inherited)->node, ==, 7);
+    g_assert_cmpfloat(cs_topo_price(inherited)->amortize_h, ==, 8760);
+    /* One leaf, no spine: 2 NIC ports. */
+    g_assert_cmpint(cs_topo_switch_ports(inherited, NULL), ==, 2);
+}
+
+/* A bad price block: one line naming the file, the JSON path and the problem. */
+static void
+test_price_errors(void)
+{
+    static const struct {
+        const char *block, *message;
+    } cases[] = {
+        { "{\"node\": -5, \"amortize\": \"4y\"}", "bad.json: price.node: -5 is not a price" },
+        { "{\"nic\": \"$1800\", \"amortize\": \"4y\"}",
+          "bad.json: price.nic: \"$1800\" is not a price" },
+        { "{\"gpu_hour\": true}", "bad.json: price.gpu_hour: true is not a price" },
+        { "{\"node\": 1e13, \"amortize\": \"4y\"}",
+          "bad.json: price.node: 10000000000000 is not a price" },
+        { "{\"rack\": 5, \"node\": 1, \"amortize\": \"4y\"}",
+          "bad.json: price: unknown key \"rack\"" },
+        { "{\"switch_port\": 1200}",
+          "bad.json: price: \"switch_port\" is a purchase price: give \"amortize\"" },
+        { "{\"node\": 1, \"amortize\": \"4\"}", "bad.json: price.amortize: \"4\" is not a period" },
+        { "{\"node\": 1, \"amortize\": \"-1y\"}", "bad.json: price.amortize: \"-1y\"" },
+        { "{\"currency\": \"USD\"}", "bad.json: price: a price block gives at least one of" },
+        { "\"250000\"", "bad.json: price: " },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *json = g_strdup_printf(
+            "{\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\", \"node\": 0, \"launch\": \"1 "
+            "us\", \"step_overhead\": \"1 us\", \"reduce_bandwidth\": \"1 GB/s\", "
+            "\"copy_bandwidth\": \"1 GB/s\"}], \"links\": [], \"price\": %s}",
+            cases[i].block);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsTopo) topo = cs_topo_load_data(json, "bad.json", &error);
+        g_assert_null(topo);
+        g_assert_nonnull(error);
+        g_test_message("%s -> %s", cases[i].block, error->message);
+        g_assert_nonnull(strstr(error->message, cases[i].message));
+    }
+}
+
 /* ---- Templates ---- */
 
 static void
@@ -1172,6 +1286,10 @@ test_cli_show(void)
     g_assert_nonnull(strstr(out, "NVLS"));
     g_assert_nonnull(strstr(out, "bisection"));
     g_assert_null(strstr(out, "default protocols"));
+    /* What a purchase is counted in: 8 rails x (2 NIC ports + 2 up) + 16 spine ports. */
+    g_assert_nonnull(
+        strstr(out, "\npurchase counts: 2 nodes, 16 NICs, 48 switch ports (of 50.0 GB/s)\n"));
+    g_assert_null(strstr(out, "\nprice:"));
     g_autofree char *mesh = run_collsim("topo show mi300x-x8-xgmi", &status);
     g_assert_true(g_spawn_check_wait_status(status, NULL));
     g_assert_nonnull(strstr(mesh, "\ndefault protocols (when none is forced): LL Simple\n"));
@@ -1251,6 +1369,9 @@ main(int argc, char **argv)
     g_test_add_func("/topo/template/nvlink-domains", test_template_domains);
     g_test_add_func("/topo/template/inline-node-made-nics", test_template_inline);
     g_test_add_func("/topo/template/leaf-spine-oversubscribed", test_template_leaf_spine);
+    g_test_add_func("/topo/price/block", test_price_block);
+    g_test_add_func("/topo/price/switch-ports", test_switch_ports);
+    g_test_add_func("/topo/price/errors", test_price_errors);
     g_test_add_func("/topo/template/pods-three-tier", test_template_pods);
     g_test_add_func("/topo/template/cpu-cluster", test_template_cpu_cluster);
     g_test_add_func("/topo/copy-with", test_copy_with);

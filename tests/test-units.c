@@ -211,6 +211,31 @@ test_message_time(void)
     assert_message(cs_units_parse_time, "1e999 s", "\"1e999 s\" is not a time: out of range");
 }
 
+/* Amortization periods: h, d = 24 h, y = 365 d = 8760 h; zero, negative, unit-less, unknown
+ * units and more than 100 years are errors. */
+static void
+test_period(void)
+{
+    double h = 0;
+    g_assert_true(cs_units_parse_period("4y", &h, NULL));
+    g_assert_cmpfloat(h, ==, 4 * 8760);
+    g_assert_true(cs_units_parse_period("1460 d", &h, NULL));
+    g_assert_cmpfloat(h, ==, 1460 * 24);
+    g_assert_true(cs_units_parse_period("35040h", &h, NULL));
+    g_assert_cmpfloat(h, ==, 35040);
+    g_assert_true(cs_units_parse_period("0.5y", &h, NULL));
+    g_assert_cmpfloat(h, ==, 4380);
+    assert_message(cs_units_parse_period, "4",
+                   "\"4\" is not a period: the unit is missing (expected e.g. \"4 y\", \"4 h\")");
+    assert_message(cs_units_parse_period, "4 weeks",
+                   "\"4 weeks\" is not a period (expected e.g. \"4 y\", \"4 h\")");
+    assert_message(cs_units_parse_period, "0y",
+                   "\"0y\" is not a period: out of range (more than 0, at most 100 y)");
+    assert_message(cs_units_parse_period, "101y",
+                   "\"101y\" is not a period: out of range (more than 0, at most 100 y)");
+    assert_message(cs_units_parse_period, "-1y", "\"-1y\" is not a period: it is negative");
+}
+
 static void
 test_message_size(void)
 {
@@ -363,6 +388,7 @@ main(int argc, char **argv)
     add_data_cases(keep);
     g_test_add_func("/units/message/bandwidth", test_message_bandwidth);
     g_test_add_func("/units/message/time", test_message_time);
+    g_test_add_func("/units/period", test_period);
     g_test_add_func("/units/message/size", test_message_size);
     g_test_add_func("/units/format/time", test_format_time);
     g_test_add_func("/units/format/bandwidth", test_format_bandwidth);

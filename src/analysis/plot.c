@@ -1572,7 +1572,8 @@ cs_plot_crossovers(CsXoverResult *const *results, int n_results, const char *bac
 gboolean
 cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *parts,
                       const gboolean *compute, int n_parts, const double *times_s,
-                      const char *title, const char *subtitle, const char *path, GError **error)
+                      const char *const *notes, const char *title, const char *subtitle,
+                      const char *path, GError **error)
 {
     g_return_val_if_fail(bars != NULL && parts != NULL && compute != NULL && times_s != NULL
                              && title != NULL && path != NULL && n_bars > 0,
@@ -1596,7 +1597,11 @@ cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *pa
     while (u + 1 < G_N_ELEMENTS(units) && tmax < units[u].s)
         u++;
     const double scale = 1.0 / units[u].s;
-    double ymax = tmax > 0.0 ? tmax * scale * 1.12 : 1.0;
+    /* Room above the tallest bar for its label, and its note. */
+    gboolean any_note = FALSE;
+    for (int b = 0; notes != NULL && b < n_bars; b++)
+        any_note |= notes[b] != NULL;
+    double ymax = tmax > 0.0 ? tmax * scale * (any_note ? 1.18 : 1.12) : 1.0;
 
     Canvas c;
     if (!canvas_begin(&c, path, error))
@@ -1646,6 +1651,8 @@ cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *pa
         plcol0(COL_FG);
         plschr(0.0, 0.7);
         plptex(b, y + 0.02 * ymax, 1.0, 0.0, 0.5, label);
+        if (notes != NULL && notes[b] != NULL)
+            plptex(b, y + 0.055 * ymax, 1.0, 0.0, 0.5, notes[b]);
         plmtex("b", 1.4, (b + 0.5) / n_bars, 0.5, bars[b]);
     }
 
@@ -1750,7 +1757,8 @@ cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *const *afte
 gboolean
 cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *parts,
                       const gboolean *compute, int n_parts, const double *times_s,
-                      const char *title, const char *subtitle, const char *path, GError **error)
+                      const char *const *notes, const char *title, const char *subtitle,
+                      const char *path, GError **error)
 {
     (void)bars;
     (void)n_bars;
@@ -1758,6 +1766,7 @@ cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *pa
     (void)compute;
     (void)n_parts;
     (void)times_s;
+    (void)notes;
     (void)title;
     (void)subtitle;
     return cs_plot_check_path(path, NULL, error);

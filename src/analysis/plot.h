@@ -84,13 +84,14 @@ gboolean cs_plot_calibrate(CsValidateReport *const *before, CsValidateReport *co
  * bottom with @n_parts parts: part p of bar b is @times_s[b * @n_parts + p] seconds. A part
  * with @compute[p] is grey (one "compute" in the key), the others each in a colour of its
  * own named by @parts[p]. Each bar's total is written on top with its ratio to the first
- * bar's. The time axis takes the unit (s, ms, us, ns) the tallest bar reads best in. As
+ * bar's, and above it @notes[b] where @notes (nullable) and it are not NULL (a plan's cost per
+ * step). The time axis takes the unit (s, ms, us, ns) the tallest bar reads best in. As
  * cs_plot_report().
  */
 gboolean cs_plot_stacked_times(const char *const *bars, int n_bars, const char *const *parts,
                                const gboolean *compute, int n_parts, const double *times_s,
-                               const char *title, const char *subtitle, const char *path,
-                               GError **error);
+                               const char *const *notes, const char *title, const char *subtitle,
+                               const char *path, GError **error);
 
 /**
  * cs_plot_select:

@@ -24,6 +24,15 @@ static const Unit time_units[] = {
     { "ms", 1e-3 },        { "s", 1.0 },   { NULL, 0.0 },
 };
 
+/* An amortization period, in hours: a year is 365 days (8760 h), as straight-line
+ * depreciation over whole years counts it. */
+static const Unit period_units[] = {
+    { "h", 1.0 },
+    { "d", 24.0 },
+    { "y", 8760.0 },
+    { NULL, 0.0 },
+};
+
 /* Network gear is sold in bits (IB "400 Gb/s"), GPU links in bytes (NVLink "900 GB/s"). */
 static const Unit bandwidth_units[] = {
     { "B/s", 1.0 },       { "kB/s", 1e3 },
@@ -278,6 +287,28 @@ cs_units_parse_time(const char *text, double *seconds, GError **error)
         return FALSE;
     }
     *seconds = v;
+    return TRUE;
+}
+
+/**
+ * cs_units_parse_period:
+ * Reads an amortization period with a required unit into hours: h, d (24 h) or y (365 d,
+ * 8760 h), with or without a blank before it ("4y", "1460 d", "35040h"). It must be more
+ * than zero and at most CS_UNITS_MAX_PERIOD_H; errors are CS_UNITS_ERROR quoting @text.
+ */
+gboolean
+cs_units_parse_period(const char *text, double *hours, GError **error)
+{
+    g_return_val_if_fail(text != NULL && hours != NULL, FALSE);
+    double v = 0.0;
+    if (!parse_real(text, period_units, "period", "y", "h", "4", &v, error))
+        return FALSE;
+    if (v <= 0.0 || v > CS_UNITS_MAX_PERIOD_H) {
+        g_set_error(error, CS_UNITS_ERROR, CS_UNITS_ERROR_RANGE,
+                    "\"%s\" is not a period: out of range (more than 0, at most 100 y)", text);
+        return FALSE;
+    }
+    *hours = v;
     return TRUE;
 }
 

@@ -27,9 +27,14 @@ typedef enum {
 /* The largest time and the smallest bandwidth the parsers accept. */
 #define CS_UNITS_MAX_TIME_S 1e6
 #define CS_UNITS_MIN_BANDWIDTH_BPS 1.0
+/* The longest amortization period the parser accepts: 100 years, in hours. */
+#define CS_UNITS_MAX_PERIOD_H 876000.0
 
 /* "0.8 us", "10ns", "1.5 ms", "2 s" -> seconds. A bare number is an error. */
 gboolean cs_units_parse_time(const char *text, double *seconds, GError **error);
+
+/* "4y", "1460 d", "35040h" -> hours (a year is 365 days): an amortization period. */
+gboolean cs_units_parse_period(const char *text, double *hours, GError **error);
 
 /* "450 GB/s", "400 Gb/s", "400 Gbps", "12.5 GiB/s", "800 MB/s" -> bytes per second.
  * GB/s and MB/s are decimal (1e9, 1e6), GiB/s binary, Gb/s bits (1e9 / 8). */

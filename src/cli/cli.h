@@ -45,6 +45,11 @@ gboolean cs_cli_workload(int argc, char **argv, GError **error);
 /* What binds each GPU's way out of its node and each fabric tier, one statement a line
  * (cli_bottleneck.c). (transfer full) NULL-terminated. */
 char **cs_cli_bottlenecks(const CsTopo *topo);
+/* The bottleneck line of @n_groups groups of @size ranks (@ranks, group after group) of
+ * communicator kind @kind ("dp") whose placement breaks rails, or NULL (cli_bottleneck.c).
+ * (transfer full) */
+char *cs_cli_rail_breaks(const CsTopo *topo, const char *kind, const int *ranks, int size,
+                         int n_groups);
 
 /* ---- Shared option helpers (cli_common.c) ---- */
 

@@ -158,3 +158,133 @@ cs_cli_bottlenecks(const CsTopo *topo)
     g_ptr_array_add(lines, NULL);
     return (char **)g_ptr_array_free(lines, FALSE);
 }
+
+/* ---- Rails broken by the placement ---- */
+
+/* The switch each device reaches first over a network link (its rail or leaf), -1 for
+ * devices outside every node or without one. (transfer full): one per device. */
+static int *
+device_rails(const CsTopo *topo)
+{
+    const int n_dev = cs_topo_n_devices(topo);
+    int *rail = g_new(int, MAX(n_dev, 1));
+    for (int d = 0; d < n_dev; d++)
+        rail[d] = -1;
+    for (int i = 0; i < cs_topo_n_links(topo); i++) {
+        const CsLink *l = cs_topo_link(topo, i);
+        if (rail[l->src] < 0 && cs_topo_device(topo, l->src)->node >= 0
+            && cs_topo_device(topo, l->dst)->kind == CS_DEVICE_SWITCH
+            && cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
+            rail[l->src] = l->dst;
+    }
+    return rail;
+}
+
+/* Adds the rails of @rank's NICs (those its channels use) to @set, each mapped to @rank
+ * unless it is there already. */
+static void
+add_rank_rails(const CsTopo *topo, const int *rail, int rank, GHashTable *set)
+{
+    const CsRankNics nics = cs_topo_rank_nics(topo, rank);
+    for (int i = 0; i < MIN(nics.used, CS_TOPO_MAX_RANK_NICS); i++) {
+        const int r = rail[nics.device[i]];
+        if (r >= 0 && !g_hash_table_contains(set, GINT_TO_POINTER(r + 1)))
+            g_hash_table_insert(set, GINT_TO_POINTER(r + 1), GINT_TO_POINTER(rank + 1));
+    }
+}
+
+/**
+ * cs_cli_rail_breaks:
+ * Whether the placement of @n_groups groups of @size ranks each (@ranks, group after group)
+ * breaks rails: a group breaks them when one of its nodes is on a rail (a switch the node's
+ * NICs reach first) that members on other nodes use but its own members do not, so traffic
+ * between those members leaves the rail for a higher tier of switches. NCCL keeps a group on
+ * its rails only where every node's members use the same rails (its rings and trees join
+ * GPUs behind the same NIC index; DESIGN §11); nodes that share no rail at all (different
+ * scalable units, different leaves) are not counted: no placement keeps their traffic on one
+ * switch. Returns the bottleneck line naming @kind, how many groups break rails, an example
+ * pair and the tier their route climbs to, or NULL when none does. (transfer full)
+ */
+char *
+cs_cli_rail_breaks(const CsTopo *topo, const char *kind, const int *ranks, int size, int n_groups)
+{
+    g_return_val_if_fail(topo != NULL && ranks != NULL, NULL);
+    if (cs_topo_n_nodes(topo) < 2 || size < 2)
+        return NULL;
+    g_autofree int *rail = device_rails(topo);
+    /* Each node's rails: all its devices', whatever the group uses. */
+    const int n_nodes = cs_topo_n_nodes(topo);
+    g_autoptr(GPtrArray) node_rails = g_ptr_array_new_full(n_nodes, (GDestroyNotify)g_array_unref);
+    for (int n = 0; n < n_nodes; n++)
+        g_ptr_array_add(node_rails, g_array_new(FALSE, FALSE, sizeof(int)));
+    for (int d = 0; d < cs_topo_n_devices(topo); d++) {
+        const int node = cs_topo_device(topo, d)->node;
+        if (rail[d] < 0 || node < 0 || node >= n_nodes)
+            continue;
+        GArray *list = g_ptr_array_index(node_rails, node);
+        gboolean seen = FALSE;
+        for (guint i = 0; i < list->len && !seen; i++)
+            seen = g_array_index(list, int, i) == rail[d];
+        if (!seen)
+            g_array_append_val(list, rail[d]);
+    }
+    int broken = 0, from = -1, to = -1;
+    for (int g = 0; g < n_groups; g++) {
+        const int *members = ranks + (gsize)g * size;
+        /* Rail -> a member using it, over the group and per node. */
+        g_autoptr(GHashTable) used = g_hash_table_new(NULL, NULL);
+        g_autoptr(GHashTable) per_node = g_hash_table_new_full(
+            NULL, NULL, NULL, (GDestroyNotify)g_hash_table_unref); /* node + 1 -> rail set */
+        for (int i = 0; i < size; i++) {
+            const int node = cs_topo_rank_node(topo, members[i]);
+            GHashTable *set = g_hash_table_lookup(per_node, GINT_TO_POINTER(node + 1));
+            if (set == NULL) {
+                set = g_hash_table_new(NULL, NULL);
+                g_hash_table_insert(per_node, GINT_TO_POINTER(node + 1), set);
+            }
+            add_rank_rails(topo, rail, members[i], set);
+            add_rank_rails(topo, rail, members[i], used);
+        }
+        if (g_hash_table_size(per_node) < 2)
+            continue;
+        gboolean breaks = FALSE;
+        for (int i = 0; i < size && !breaks; i++) {
+            const int node = cs_topo_rank_node(topo, members[i]);
+            const GHashTable *own = g_hash_table_lookup(per_node, GINT_TO_POINTER(node + 1));
+            const GArray *list = g_ptr_array_index(node_rails, node);
+            for (guint k = 0; k < list->len && !breaks; k++) {
+                const int r = g_array_index(list, int, k);
+                const int user = GPOINTER_TO_INT(g_hash_table_lookup(used, GINT_TO_POINTER(r + 1)));
+                if (user == 0 || g_hash_table_contains((GHashTable *)own, GINT_TO_POINTER(r + 1)))
+                    continue;
+                breaks = TRUE;
+                if (from < 0) {
+                    from = user - 1;
+                    to = members[i];
+                }
+            }
+        }
+        broken += breaks;
+    }
+    if (broken == 0)
+        return NULL;
+    /* Where the example's traffic goes: the highest switch on its route. */
+    int n_tiers = 0;
+    g_autofree int *tier = cs_topo_device_tiers(topo, &n_tiers);
+    const CsRoute *route = cs_topo_route_channel(topo, from, to, 0);
+    int top = -1;
+    for (int i = 0; i < route->n_links; i++) {
+        const int d = cs_topo_link(topo, route->links[i])->dst;
+        if (top < 0 || tier[d] > tier[top])
+            top = d;
+    }
+    const CsRankNics a = cs_topo_rank_nics(topo, from), b = cs_topo_rank_nics(topo, to);
+    const char *rail_a = cs_topo_device(topo, rail[a.device[0]])->name;
+    const char *rail_b = cs_topo_device(topo, rail[b.device[0]])->name;
+    return g_strdup_printf(
+        "%s groups: %d of %d break rails: members on different nodes use NICs on different "
+        "rails, so their traffic climbs to tier %d (e.g. rank %d on %s to rank %d on %s, "
+        "through %s)",
+        kind, broken, n_groups, top >= 0 ? tier[top] : 0, from, rail_a, to, rail_b,
+        top >= 0 ? cs_topo_device(topo, top)->name : "-");
+}

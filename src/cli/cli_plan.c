@@ -434,38 +434,126 @@ group_ranks(const Workload *w, CsGroup g, int *ranks, int *n_groups)
     return n;
 }
 
+/* Whether a collective of the workload runs on groups of kind @g. */
+static gboolean
+group_used(const Workload *w, CsGroup g)
+{
+    for (guint i = 0; i < w->phases->len; i++) {
+        const Phase *p = g_ptr_array_index(w->phases, i);
+        for (guint j = 0; j < p->colls->len; j++)
+            if (g_array_index(p->colls, Collective, j).group == g)
+                return TRUE;
+    }
+    return FALSE;
+}
+
 /* ---- Prices ---- */
 
-/* A price the user gives: so much per GPU-hour or per node-hour, in the user's currency. */
+/* What a price term is per: hourly terms (GPU-hour, node-hour) are paid while the machine
+ * runs, purchase terms (node, NIC, switch port) once, spread over the amortization period. */
+typedef enum { TERM_GPU_HOUR, TERM_NODE_HOUR, TERM_NODE, TERM_NIC, TERM_SWITCH_PORT, N_TERMS } Term;
+
+static const struct {
+    const char *unit;  /* --price AMOUNT/unit, and the CSV's and JSON's name */
+    const char *alias; /* nullable */
+    const char *per;   /* "per GPU-hour" */
+    const char *one;   /* what is counted */
+    const char *many;
+    gboolean capital;
+} terms[N_TERMS] = {
+    { "gpu-hour", "gpu-h", "GPU-hour", "GPU", "GPUs", FALSE },
+    { "node-hour", "node-h", "node-hour", "node", "nodes", FALSE },
+    { "node", NULL, "node", "node", "nodes", TRUE },
+    { "nic", NULL, "NIC", "NIC", "NICs", TRUE },
+    { "switch-port", "switch_port", "switch port", "switch port", "switch ports", TRUE },
+};
+
+/* A quote above this per unit is a slip of the keyboard. */
+#define MAX_PRICE 1e12
+
+/* A candidate's price: the user's (--price) or its topology's "price" block, in the user's
+ * currency. */
 typedef struct {
-    double amount;     /* per hour of one GPU or node */
-    gboolean per_node; /* per node-hour, else per GPU-hour */
+    double amount[N_TERMS]; /* per unit; < 0: not given */
+    double amortize_h;      /* h: purchase terms spread over it; 0 when none is given */
+    const char *currency;   /* nullable; the topology's */
+    const char *source;     /* nullable; the topology's */
+    gboolean from_topo;     /* the topology's block, not --price */
 } Price;
 
-/* Parses "2.50/gpu-hour" or "98.32/node-hour" (a leading currency sign such as "$" is
- * allowed and dropped). */
+static gboolean
+price_has_capital(const Price *p)
+{
+    for (int t = 0; t < N_TERMS; t++)
+        if (terms[t].capital && p->amount[t] >= 0)
+            return TRUE;
+    return FALSE;
+}
+
+static const char price_units_help[]
+    = "expected AMOUNT/UNIT, several joined by '+', UNIT gpu-hour or node-hour (per hour) or "
+      "node, nic or switch-port (purchase, with --amortize), e.g. 2.50/gpu-hour or "
+      "250000/node+1800/nic+1200/switch-port";
+
+/* Parses "2.50/gpu-hour", "98.32/node-hour" or a sum of terms such as
+ * "250000/node+1800/nic+1200/switch-port+4.2/node-hour" (a leading currency sign such as "$"
+ * is allowed and dropped in each term). */
 static gboolean
 parse_price(const char *text, Price *out, GError **error)
 {
-    const char *p = text;
-    if (*p == '$')
-        p++;
-    char *end = NULL;
-    double v = g_ascii_strtod(p, &end);
-    if (end != p && isfinite(v) && v > 0 && v < 1e9) {
-        if (g_ascii_strcasecmp(end, "/gpu-hour") == 0 || g_ascii_strcasecmp(end, "/gpu-h") == 0) {
-            *out = (Price){ .amount = v, .per_node = FALSE };
-            return TRUE;
-        }
-        if (g_ascii_strcasecmp(end, "/node-hour") == 0 || g_ascii_strcasecmp(end, "/node-h") == 0) {
-            *out = (Price){ .amount = v, .per_node = TRUE };
-            return TRUE;
-        }
+    *out = (Price){ .amortize_h = 0 };
+    for (int t = 0; t < N_TERMS; t++)
+        out->amount[t] = -1;
+    g_auto(GStrv) parts = g_strsplit(text, "+", -1);
+    const gboolean several = g_strv_length(parts) > 1;
+    for (int i = 0; parts[i] != NULL; i++) {
+        const char *p = parts[i];
+        g_autofree char *which
+            = several ? g_strdup_printf("term \"%s\": ", parts[i]) : g_strdup("");
+        if (*p == '$')
+            p++;
+        const char *slash = strchr(p, '/');
+        int term = -1;
+        for (int t = 0; slash != NULL && t < N_TERMS && term < 0; t++)
+            if (g_ascii_strcasecmp(slash + 1, terms[t].unit) == 0
+                || (terms[t].alias != NULL && g_ascii_strcasecmp(slash + 1, terms[t].alias) == 0))
+                term = t;
+        if (term < 0)
+            return cs_cli_usage_error(error, prog, "--price \"%s\": %s%s", text, which,
+                                      price_units_help);
+        /* A plain decimal number: no sign, no hex, no "inf". */
+        g_autofree char *amount = g_strndup(p, slash - p);
+        double v = -1;
+        if (!cs_units_parse_decimal(amount, &v) || v > MAX_PRICE)
+            return cs_cli_usage_error(error, prog,
+                                      "--price \"%s\": %san amount from 0 to 1e12 per %s, not "
+                                      "\"%s\"",
+                                      text, which, terms[term].per, amount);
+        if (out->amount[term] >= 0)
+            return cs_cli_usage_error(error, prog, "--price \"%s\": %s is given twice", text,
+                                      terms[term].unit);
+        out->amount[term] = v;
     }
-    return cs_cli_usage_error(error, prog,
-                              "--price \"%s\": expected a positive amount per GPU-hour or "
-                              "node-hour, e.g. 2.50/gpu-hour or 98.32/node-hour",
-                              text);
+    return TRUE;
+}
+
+/* The topology's "price" block as a Price (FALSE when it has none). */
+static gboolean
+price_from_topo(const CsTopo *topo, Price *out)
+{
+    const CsTopoPrice *tp = cs_topo_price(topo);
+    if (tp == NULL)
+        return FALSE;
+    *out = (Price){ .amortize_h = tp->amortize_h,
+                    .currency = tp->currency,
+                    .source = tp->source,
+                    .from_topo = TRUE };
+    out->amount[TERM_GPU_HOUR] = tp->gpu_hour;
+    out->amount[TERM_NODE_HOUR] = tp->node_hour;
+    out->amount[TERM_NODE] = tp->node;
+    out->amount[TERM_NIC] = tp->nic;
+    out->amount[TERM_SWITCH_PORT] = tp->switch_port;
+    return TRUE;
 }
 
 /* ---- Predictions ---- */
@@ -492,10 +580,12 @@ typedef struct {
     GPtrArray *colls; /* CollResult per phase's collective, in order */
     GArray *phases;   /* PhaseResult */
     double step_s;
-    char **bottlenecks; /* cs_cli_bottlenecks() of the topology */
-    int n_gpus;         /* the ranks the layout uses */
-    int n_nodes;        /* the nodes they are on */
-    const Price *price; /* nullable */
+    char **bottlenecks;    /* cs_cli_bottlenecks() of the topology */
+    int n_gpus;            /* the ranks the layout uses */
+    int n_nodes;           /* the nodes they are on */
+    gint64 units[N_TERMS]; /* what each price term counts: GPUs, nodes, NICs, switch ports */
+    gboolean priced;       /* @price holds its price */
+    Price price;
 } Candidate;
 
 static void
@@ -604,15 +694,31 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
         c->n_nodes += !on_node[node];
         on_node[node] = TRUE;
     }
-    c->bottlenecks = cs_cli_bottlenecks(c->topo);
+    c->units[TERM_GPU_HOUR] = c->n_gpus;
+    c->units[TERM_NODE_HOUR] = c->n_nodes;
+    c->units[TERM_NODE] = c->n_nodes;
+    c->units[TERM_NIC] = cs_topo_count_nics(c->topo, on_node);
+    c->units[TERM_SWITCH_PORT] = cs_topo_switch_ports(c->topo, NULL);
+    /* The machine's bottlenecks, then the groups whose placement breaks rails. */
+    g_autoptr(GPtrArray) binds = g_ptr_array_new();
+    g_auto(GStrv) machine = cs_cli_bottlenecks(c->topo);
+    for (int b = 0; machine[b] != NULL; b++)
+        g_ptr_array_add(binds, g_steal_pointer(&machine[b]));
     int *ranks = g_new(int, need);
     for (int g = 0; g < CS_N_GROUPS; g++) {
         c->n_ranks[g] = group_ranks(w, (CsGroup)g, ranks, &c->n_groups[g]);
         c->sub[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g]);
         if (c->n_groups[g] > 1)
             c->all[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g] * c->n_groups[g]);
+        char *rails = group_used(w, (CsGroup)g) ? cs_cli_rail_breaks(
+                          c->topo, cs_group_names[g], ranks, c->n_ranks[g], c->n_groups[g])
+                                                : NULL;
+        if (rails != NULL)
+            g_ptr_array_add(binds, rails);
     }
     g_free(ranks);
+    g_ptr_array_add(binds, NULL);
+    c->bottlenecks = (char **)g_ptr_array_free(g_steal_pointer(&binds), FALSE);
     c->colls = g_ptr_array_new_with_free_func(coll_result_free);
     c->phases = g_array_new(FALSE, TRUE, sizeof(PhaseResult));
     for (guint i = 0; i < w->phases->len; i++) {
@@ -746,13 +852,39 @@ static const char concurrency_note[]
     = "every group of a kind runs its collective at once, sharing links; the time is the last "
       "group's";
 
-/* What one hour of the candidate's GPUs (or nodes) costs; 0 without a price. */
+/* What term @t of the candidate's price costs: per hour for an hourly term, the purchase for
+ * a capital one (0 when the price has no such term). */
+static double
+term_cost(const Candidate *c, int t)
+{
+    if (!c->priced || c->price.amount[t] < 0)
+        return 0;
+    return c->price.amount[t] * (double)c->units[t];
+}
+
+/* The purchase: the sum of the capital terms. */
+static double
+capital_cost(const Candidate *c)
+{
+    double sum = 0;
+    for (int t = 0; t < N_TERMS; t++)
+        if (terms[t].capital)
+            sum += term_cost(c, t);
+    return sum;
+}
+
+/* What one hour of the candidate costs: its hourly terms, and its purchase spread evenly
+ * over the amortization period (straight line); 0 without a price. */
 static double
 cost_per_hour(const Candidate *c)
 {
-    if (c->price == NULL)
+    if (!c->priced)
         return 0;
-    return c->price->amount * (c->price->per_node ? c->n_nodes : c->n_gpus);
+    double sum = price_has_capital(&c->price) ? capital_cost(c) / c->price.amortize_h : 0;
+    for (int t = 0; t < N_TERMS; t++)
+        if (!terms[t].capital)
+            sum += term_cost(c, t);
+    return sum;
 }
 
 static double
@@ -761,15 +893,59 @@ cost_per_step(const Candidate *c)
     return cost_per_hour(c) * c->step_s / 3600.0;
 }
 
-/* "2.5 per GPU-hour x 256 GPUs = 640 per hour". (transfer full) */
+/* "35040 h (4 y)", or the hours alone when not whole years. (transfer full) */
 static char *
-price_text(const Candidate *c)
+period_text(double hours)
 {
-    const gboolean node = c->price->per_node;
-    const int units = node ? c->n_nodes : c->n_gpus;
-    return g_strdup_printf("%.6g per %s-hour x %d %s%s = %.6g per hour", c->price->amount,
-                           node ? "node" : "GPU", units, node ? "node" : "GPU",
-                           units == 1 ? "" : "s", cost_per_hour(c));
+    const double years = hours / 8760.0;
+    if (fabs(years - round(years)) < 1e-9)
+        return g_strdup_printf("%.6g h (%.6g y)", hours, round(years));
+    return g_strdup_printf("%.6g h", hours);
+}
+
+/* "3 per GPU-hour x 256 GPUs". (transfer full) */
+static char *
+term_text(const Candidate *c, int t)
+{
+    return g_strdup_printf("%.10g per %s x %" G_GINT64_FORMAT " %s", c->price.amount[t],
+                           terms[t].per, c->units[t],
+                           c->units[t] == 1 ? terms[t].one : terms[t].many);
+}
+
+/* The parts of the candidate's cost per hour, each a sentence: the purchase ("250000 per node
+ * x 2 nodes + 1800 per NIC x 16 NICs = 528800 over 35040 h (4 y) = 15.0913 per hour") and
+ * each hourly term ("3 per GPU-hour x 256 GPUs = 768 per hour"). (transfer full) */
+static GPtrArray *
+cost_parts(const Candidate *c)
+{
+    GPtrArray *parts = g_ptr_array_new_with_free_func(g_free);
+    if (price_has_capital(&c->price)) {
+        GString *s = g_string_new(NULL);
+        for (int t = 0; t < N_TERMS; t++) {
+            if (!terms[t].capital || c->price.amount[t] < 0)
+                continue;
+            g_autofree char *term = term_text(c, t);
+            g_string_append_printf(s, "%s%s", s->len > 0 ? " + " : "", term);
+        }
+        g_autofree char *period = period_text(c->price.amortize_h);
+        g_string_append_printf(s, " = %.10g, straight line over %s = %.6g per hour",
+                               capital_cost(c), period, capital_cost(c) / c->price.amortize_h);
+        g_ptr_array_add(parts, g_string_free(s, FALSE));
+    }
+    for (int t = 0; t < N_TERMS; t++) {
+        if (terms[t].capital || c->price.amount[t] < 0)
+            continue;
+        g_autofree char *term = term_text(c, t);
+        g_ptr_array_add(parts, g_strdup_printf("%s = %.6g per hour", term, term_cost(c, t)));
+    }
+    return parts;
+}
+
+/* Whether two candidates' costs compare: both priced, in the same currency (or none named). */
+static gboolean
+same_currency(const Candidate *a, const Candidate *b)
+{
+    return a->priced && b->priced && g_strcmp0(a->price.currency, b->price.currency) == 0;
 }
 
 static void
@@ -794,16 +970,29 @@ print_table(GString *s, const Workload *w, char **topos, const Candidate *cands,
         g_string_append(s, "\n");
         for (int b = 0; c->bottlenecks[b] != NULL; b++)
             g_string_append_printf(s, "# bottleneck: %s\n", c->bottlenecks[b]);
-        if (c->price != NULL) {
-            g_autofree char *price = price_text(c);
-            g_string_append_printf(s, "# cost: %s; %.6g per step", price, cost_per_step(c));
+        if (c->priced) {
+            if (c->price.from_topo)
+                g_string_append_printf(s,
+                                       "# price: the topology's price block (currency %s; "
+                                       "source: %s)\n",
+                                       c->price.currency != NULL ? c->price.currency : "not named",
+                                       c->price.source != NULL ? c->price.source : "not named");
+            g_autoptr(GPtrArray) parts = cost_parts(c);
+            for (guint i = 0; parts->len > 1 && i < parts->len; i++)
+                g_string_append_printf(s, "# cost: %s\n", (char *)g_ptr_array_index(parts, i));
+            if (parts->len == 1)
+                g_string_append_printf(s, "# cost: %s; %.6g per step",
+                                       (char *)g_ptr_array_index(parts, 0), cost_per_step(c));
+            else
+                g_string_append_printf(s, "# cost: %.6g per hour in all; %.6g per step",
+                                       cost_per_hour(c), cost_per_step(c));
             if (steps > 0)
                 g_string_append_printf(s, ", %.6g per run of %" G_GINT64_FORMAT " steps",
                                        cost_per_step(c) * (double)steps, steps);
             if (cost_per_step(c) > 0)
                 g_string_append_printf(s, ", %.6g steps per unit of currency",
                                        1.0 / cost_per_step(c));
-            if (k > 0 && cands[0].price != NULL && cost_per_step(&cands[0]) > 0)
+            if (k > 0 && same_currency(c, &cands[0]) && cost_per_step(&cands[0]) > 0)
                 g_string_append_printf(s, ", %.3fx the first's cost per step",
                                        cost_per_step(c) / cost_per_step(&cands[0]));
             g_string_append(s, "\n");
@@ -845,12 +1034,18 @@ csv_text(const char *text)
     return g_string_free(out, FALSE);
 }
 
+/* The columns a plan's CSV has after the step's four cost figures: a cost row's term
+ * (gpu-hour, node-hour, node, nic, switch-port), its count and unit price, and the purchase,
+ * amortization period and currency (on cost rows and the step row). */
+#define CSV_PRICE_COLUMNS ",,,,,"
+
 static void
 print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, int n, gint64 steps)
 {
     g_string_append(s, "topology,row,phase,op,group,ranks,bytes,count,algo_proto,time_us,"
                        "busbw_GBps,comm_us,compute_us,exposed_us,total_us,cost_per_hour,"
-                       "cost_per_step,cost_per_run,steps_per_cost\n");
+                       "cost_per_step,cost_per_run,steps_per_cost,term,term_count,unit_price,"
+                       "capital,amortize_h,currency\n");
     for (int k = 0; k < n; k++) {
         const Candidate *c = &cands[k];
         guint idx = 0;
@@ -861,20 +1056,39 @@ print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, i
             for (guint j = 0; j < p->colls->len; j++, idx++) {
                 const Collective *coll = &g_array_index(p->colls, Collective, j);
                 const CollResult *r = g_ptr_array_index(c->colls, idx);
-                g_string_append_printf(
-                    s, "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT ",%d,%s,%.3f,%.3f,,,,,,,,\n",
-                    topo, phase, cs_op_name(coll->op), cs_group_names[coll->group],
-                    c->n_ranks[coll->group], r->bytes, coll->count, r->choice, r->time_s * 1e6,
-                    r->busbw_GBps);
+                g_string_append_printf(s,
+                                       "%s,collective,%s,%s,%s,%d,%" G_GINT64_FORMAT
+                                       ",%d,%s,%.3f,%.3f,,,,,,,,," CSV_PRICE_COLUMNS "\n",
+                                       topo, phase, cs_op_name(coll->op),
+                                       cs_group_names[coll->group], c->n_ranks[coll->group],
+                                       r->bytes, coll->count, r->choice, r->time_s * 1e6,
+                                       r->busbw_GBps);
             }
             const PhaseResult *pr = &g_array_index(c->phases, PhaseResult, i);
-            g_string_append_printf(s, "%s,phase,%s,,,,,,,,,%.3f,%.3f,%.3f,%.3f,,,,\n", topo, phase,
-                                   pr->comm_s * 1e6, p->compute_s * 1e6, pr->exposed_s * 1e6,
-                                   pr->total_s * 1e6);
+            g_string_append_printf(
+                s, "%s,phase,%s,,,,,,,,,%.3f,%.3f,%.3f,%.3f,,,,," CSV_PRICE_COLUMNS "\n", topo,
+                phase, pr->comm_s * 1e6, p->compute_s * 1e6, pr->exposed_s * 1e6,
+                pr->total_s * 1e6);
+        }
+        g_autofree char *currency
+            = c->priced && c->price.currency != NULL ? csv_text(c->price.currency) : g_strdup("");
+        /* One row per price term: its count x unit price, per hour. */
+        for (int t = 0; c->priced && t < N_TERMS; t++) {
+            if (c->price.amount[t] < 0)
+                continue;
+            const double per_hour
+                = terms[t].capital ? term_cost(c, t) / c->price.amortize_h : term_cost(c, t);
+            g_string_append_printf(s, "%s,cost,,,,,,,,,,,,,,%.6g,,,,%s,%" G_GINT64_FORMAT ",%.6g,",
+                                   topo, per_hour, terms[t].unit, c->units[t], c->price.amount[t]);
+            if (terms[t].capital)
+                g_string_append_printf(s, "%.6g,%.6g", term_cost(c, t), c->price.amortize_h);
+            else
+                g_string_append(s, ",");
+            g_string_append_printf(s, ",%s\n", currency);
         }
         g_string_append_printf(s, "%s,step,,,,,,,,,,,,,%.3f", topo, c->step_s * 1e6);
-        if (c->price == NULL)
-            g_string_append(s, ",,,,\n");
+        if (!c->priced)
+            g_string_append(s, ",,,,,,,,,,\n");
         else {
             g_string_append_printf(s, ",%.6g,%.6g,", cost_per_hour(c), cost_per_step(c));
             if (steps > 0)
@@ -882,7 +1096,12 @@ print_csv(GString *s, const Workload *w, char **topos, const Candidate *cands, i
             g_string_append(s, ",");
             if (cost_per_step(c) > 0)
                 g_string_append_printf(s, "%.6g", 1.0 / cost_per_step(c));
-            g_string_append(s, "\n");
+            g_string_append(s, ",,,,");
+            if (price_has_capital(&c->price))
+                g_string_append_printf(s, "%.6g,%.6g", capital_cost(c), c->price.amortize_h);
+            else
+                g_string_append(s, ",");
+            g_string_append_printf(s, ",%s\n", currency);
         }
     }
 }
@@ -903,13 +1122,7 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n, gint6
     cJSON *groups = cJSON_AddObjectToObject(root, "groups");
     g_autofree int *ranks = g_new(int, layout_ranks(w));
     for (int g = 0; g < CS_N_GROUPS; g++) {
-        gboolean used = FALSE;
-        for (guint i = 0; i < w->phases->len && !used; i++) {
-            const Phase *p = g_ptr_array_index(w->phases, i);
-            for (guint j = 0; j < p->colls->len && !used; j++)
-                used = g_array_index(p->colls, Collective, j).group == (CsGroup)g;
-        }
-        if (!used)
+        if (!group_used(w, (CsGroup)g))
             continue;
         int n_groups = 0;
         const int size = group_ranks(w, (CsGroup)g, ranks, &n_groups);
@@ -930,11 +1143,42 @@ print_json(const Workload *w, char **topos, const Candidate *cands, int n, gint6
         cJSON *binds = cJSON_AddArrayToObject(cand, "bottlenecks");
         for (int b = 0; c->bottlenecks[b] != NULL; b++)
             cJSON_AddItemToArray(binds, cJSON_CreateString(c->bottlenecks[b]));
-        if (c->price != NULL) {
+        if (c->priced) {
             cJSON *cost = cJSON_AddObjectToObject(cand, "cost");
-            cJSON_AddNumberToObject(cost, "price", c->price->amount);
-            cJSON_AddStringToObject(cost, "per", c->price->per_node ? "node-hour" : "gpu-hour");
-            cJSON_AddNumberToObject(cost, "units", c->price->per_node ? c->n_nodes : c->n_gpus);
+            cJSON_AddStringToObject(cost, "from", c->price.from_topo ? "topology" : "--price");
+            if (c->price.currency != NULL)
+                cJSON_AddStringToObject(cost, "currency", c->price.currency);
+            if (c->price.source != NULL)
+                cJSON_AddStringToObject(cost, "source", c->price.source);
+            cJSON *term_list = cJSON_AddArrayToObject(cost, "terms");
+            int n_terms = 0, last = 0;
+            for (int t = 0; t < N_TERMS; t++) {
+                if (c->price.amount[t] < 0)
+                    continue;
+                n_terms++;
+                last = t;
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddItemToArray(term_list, o);
+                cJSON_AddStringToObject(o, "per", terms[t].unit);
+                cJSON_AddNumberToObject(o, "price", c->price.amount[t]);
+                cJSON_AddNumberToObject(o, "units", (double)c->units[t]);
+                if (terms[t].capital) {
+                    cJSON_AddNumberToObject(o, "capital", term_cost(c, t));
+                    cJSON_AddNumberToObject(o, "per_hour", term_cost(c, t) / c->price.amortize_h);
+                }
+                else
+                    cJSON_AddNumberToObject(o, "per_hour", term_cost(c, t));
+            }
+            /* One hourly term: its figures at the top too, as before terms were combined. */
+            if (n_terms == 1 && !terms[last].capital) {
+                cJSON_AddNumberToObject(cost, "price", c->price.amount[last]);
+                cJSON_AddStringToObject(cost, "per", terms[last].unit);
+                cJSON_AddNumberToObject(cost, "units", (double)c->units[last]);
+            }
+            if (price_has_capital(&c->price)) {
+                cJSON_AddNumberToObject(cost, "capital", capital_cost(c));
+                cJSON_AddNumberToObject(cost, "amortize_h", c->price.amortize_h);
+            }
             cJSON_AddNumberToObject(cost, "per_hour", cost_per_hour(c));
             cJSON_AddNumberToObject(cost, "per_step", cost_per_step(c));
             if (steps > 0) {
@@ -1027,10 +1271,27 @@ plot_plan(const Workload *w, char **labels, const Candidate *cands, int n, const
             }
         }
     }
+    /* With prices, each bar's cost per step (and its ratio to the first's, in one currency). */
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    for (int k = 0; k < n; k++) {
+        const Candidate *c = &cands[k];
+        if (!c->priced) {
+            g_ptr_array_add(notes, NULL);
+            continue;
+        }
+        GString *note = g_string_new(NULL);
+        g_string_append_printf(note, "%.4g%s%s per step", cost_per_step(c),
+                               c->price.currency != NULL ? " " : "",
+                               c->price.currency != NULL ? c->price.currency : "");
+        if (k > 0 && same_currency(c, &cands[0]) && cost_per_step(&cands[0]) > 0)
+            g_string_append_printf(note, " (%.3fx)", cost_per_step(c) / cost_per_step(&cands[0]));
+        g_ptr_array_add(notes, g_string_free(note, FALSE));
+    }
     g_autofree char *title = g_strdup_printf("collsim plan: %s", w->name);
     if (!cs_plot_stacked_times((const char *const *)names->pdata, n,
                                (const char *const *)parts->pdata, (gboolean *)compute->data,
-                               n_parts, times, title, cmd, path, error)) {
+                               n_parts, times, (const char *const *)notes->pdata, title, cmd, path,
+                               error)) {
         g_prefix_error(error, "%s: --plot: ", prog);
         return FALSE;
     }
@@ -1101,6 +1362,7 @@ cs_cli_plan(int argc, char **argv, GError **error)
     g_autofree char *plot = NULL;
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
     g_auto(GStrv) prices = NULL;
+    g_autofree char *amortize = NULL;
     gint64 steps_arg = 0;
     int jobs_arg = CS_CLI_JOBS_UNSET;
     const GOptionEntry entries[]
@@ -1114,9 +1376,15 @@ cs_cli_plan(int argc, char **argv, GError **error)
               "several lists, of each combination); repeatable",
               "PATH=VALUE" },
             { "price", 0, 0, G_OPTION_ARG_STRING_ARRAY, &prices,
-              "What a candidate costs, AMOUNT/gpu-hour or AMOUNT/node-hour (your currency, your "
-              "quote); once for every candidate, or once per candidate in order",
+              "What a candidate costs (your currency, your quote): AMOUNT/gpu-hour, "
+              "AMOUNT/node-hour, or purchase prices AMOUNT/node, AMOUNT/nic, "
+              "AMOUNT/switch-port (with --amortize), several joined by '+'; once for every "
+              "candidate, or once per candidate in order (default: each topology's \"price\")",
               "PRICE" },
+            { "amortize", 0, 0, G_OPTION_ARG_STRING, &amortize,
+              "Spread purchase prices over this period, straight line: 4y, 1460d or 35040h "
+              "(a year is 8760 h); overrides a topology's \"amortize\"",
+              "PERIOD" },
             { "steps", 0, 0, G_OPTION_ARG_INT64, &steps_arg,
               "Steps of a training run, for the cost of a run (default: the workload's "
               "\"steps\")",
@@ -1148,9 +1416,22 @@ cs_cli_plan(int argc, char **argv, GError **error)
                                   steps_arg);
     const int n_prices = prices == NULL ? 0 : (int)g_strv_length(prices);
     g_autofree Price *price = g_new0(Price, MAX(n_prices, 1));
-    for (int i = 0; i < n_prices; i++)
+    double amortize_h = 0;
+    if (amortize != NULL) {
+        g_autoptr(GError) local = NULL;
+        if (!cs_units_parse_period(amortize, &amortize_h, &local))
+            return cs_cli_usage_error(error, prog, "--amortize: %s", local->message);
+    }
+    for (int i = 0; i < n_prices; i++) {
         if (!parse_price(prices[i], &price[i], error))
             return FALSE;
+        price[i].amortize_h = amortize_h;
+        if (price_has_capital(&price[i]) && amortize == NULL)
+            return cs_cli_usage_error(error, prog,
+                                      "--price \"%s\": a purchase price needs --amortize "
+                                      "PERIOD (e.g. 4y) to become a cost per hour",
+                                      prices[i]);
+    }
     int jobs;
     if (!cs_cli_resolve_jobs(prog, jobs_arg, &jobs, error))
         return FALSE;
@@ -1174,7 +1455,9 @@ cs_cli_plan(int argc, char **argv, GError **error)
     if (n_prices > 1 && n_prices != n_all)
         return cs_cli_usage_error(error, prog,
                                   "%d --price for %" G_GINT64_FORMAT
-                                  " candidates: give one price for all, or one per candidate",
+                                  " candidates: give one price for all, or one per candidate "
+                                  "(join one candidate's terms with '+', e.g. "
+                                  "250000/node+1800/nic)",
                                   n_prices, n_all);
     g_autoptr(Workload) w = workload_load(workload_path, error);
     if (w == NULL)
@@ -1196,8 +1479,16 @@ cs_cli_plan(int argc, char **argv, GError **error)
         if (!plan_candidate(w, topos[loaded / combos], edits, labels[loaded], &cands[loaded],
                             &load_error))
             break;
-        if (n_prices > 0)
-            cands[loaded].price = &price[n_prices == 1 ? 0 : loaded];
+        Candidate *c = &cands[loaded];
+        if (n_prices > 0) {
+            c->price = price[n_prices == 1 ? 0 : loaded];
+            c->priced = TRUE;
+        }
+        else if (price_from_topo(c->topo, &c->price)) {
+            c->priced = TRUE;
+            if (amortize != NULL)
+                c->price.amortize_h = amortize_h;
+        }
     }
     gboolean ok = plan_predict(w, cands, labels, loaded, jobs, error);
     if (ok && load_error != NULL) {

@@ -286,6 +286,38 @@ show_bandwidth(const CsTopo *topo)
                "NCCL's tuning (%s)\n",
                transport->kind, lat, flush, rep, transport->source);
     }
+    /* What a purchase is counted in (collsim plan --price): the whole machine. */
+    g_autofree gboolean *all_nodes = g_new(gboolean, MAX(cs_topo_n_nodes(topo), 1));
+    for (int n = 0; n < cs_topo_n_nodes(topo); n++)
+        all_nodes[n] = TRUE;
+    double port_Bps = 0;
+    const gint64 ports = cs_topo_switch_ports(topo, &port_Bps);
+    printf("purchase counts: %d node%s, %d NIC%s, %" G_GINT64_FORMAT " switch port%s",
+           cs_topo_n_nodes(topo), cs_topo_n_nodes(topo) == 1 ? "" : "s",
+           cs_topo_count_nics(topo, all_nodes), cs_topo_count_nics(topo, all_nodes) == 1 ? "" : "s",
+           ports, ports == 1 ? "" : "s");
+    if (ports > 0) {
+        g_autofree char *rate = cs_units_format_bandwidth(port_Bps);
+        printf(" (of %s)", rate);
+    }
+    printf("\n");
+    const CsTopoPrice *price = cs_topo_price(topo);
+    if (price != NULL) {
+        static const char *const names[]
+            = { "per node", "per NIC", "per switch port", "per GPU-hour", "per node-hour" };
+        const double amounts[]
+            = { price->node, price->nic, price->switch_port, price->gpu_hour, price->node_hour };
+        printf("price:");
+        int shown_terms = 0;
+        for (gsize i = 0; i < G_N_ELEMENTS(amounts); i++)
+            if (amounts[i] >= 0)
+                printf("%s %.6g %s", shown_terms++ > 0 ? "," : "", amounts[i], names[i]);
+        if (price->amortize_h > 0)
+            printf("; purchase amortized over %.6g h", price->amortize_h);
+        printf("; currency %s; source: %s\n",
+               price->currency != NULL ? price->currency : "not named",
+               price->source != NULL ? price->source : "not named");
+    }
     g_autofree char *bis = cs_units_format_bandwidth(cs_topo_bisection_bw(topo));
     if (P >= 2)
         printf("bisection bandwidth: %s (max-flow from ranks 0-%d to ranks %d-%d, one way)\n", bis,

@@ -77,6 +77,7 @@ struct _CsTopo {
     CsRouteState *routes; /* routes, NIC plans and bandwidth figures, made when asked */
     gboolean nvls;
     gboolean sharp;
+    CsTopoPrice *price; /* nullable: the file's "price" block */
 };
 
 /* topo.c */
@@ -116,6 +117,15 @@ gboolean cs_topo_parse_transport(CsTopo *topo, const CsJsonCtx *ctx, const cJSON
                                  const char *path, GError **error);
 /* The network's link kind's transport when the file named none. */
 void cs_topo_finish_transport(CsTopo *topo);
+
+/* topo_price.c */
+/* Reads the optional "price" member of @obj (at @path) into @topo (replacing any). */
+gboolean cs_topo_parse_price(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *obj, const char *path,
+                             GError **error);
+CsTopoPrice *cs_topo_price_copy(const CsTopoPrice *price);
+void cs_topo_price_free(CsTopoPrice *price);
+/* The price block as the file format writes it, added to @root as "price". */
+void cs_topo_price_to_json(const CsTopoPrice *price, cJSON *root);
 
 /* topo_template.c */
 gboolean cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root,

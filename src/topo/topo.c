@@ -166,6 +166,7 @@ cs_topo_unref(CsTopo *topo)
     g_free(topo->name);
     g_free(topo->description);
     g_free(topo->path);
+    cs_topo_price_free(topo->price);
     g_free(topo);
 }
 
@@ -564,6 +565,7 @@ cs_topo_copy_unfinished(const CsTopo *topo)
     copy->template_sharp = topo->template_sharp;
     copy->transport = topo->transport;
     copy->transport_set = topo->transport_set;
+    copy->price = cs_topo_price_copy(topo->price);
     memcpy(copy->hop_latency_s, topo->hop_latency_s, sizeof copy->hop_latency_s);
     for (guint d = 0; d < topo->devices->len; d++)
         cs_topo_add_device(copy, &g_array_index(topo->devices, CsDevice, d),
@@ -825,6 +827,8 @@ cs_topo_to_json(const CsTopo *topo)
         add_owned_string(t, "reported", fmt_time(topo->transport.reported_s));
         cJSON_AddStringToObject(t, "source", topo->transport.source);
     }
+
+    cs_topo_price_to_json(topo->price, root);
 
     cJSON *ranks = cJSON_AddArrayToObject(root, "ranks");
     for (int r = 0; r < topo->n_ranks; r++)

@@ -236,6 +236,36 @@ int *cs_topo_shift_orbits(const CsTopo *topo, int nranks, int period, const int 
 gboolean cs_topo_has_nvls(const CsTopo *topo);
 /* SHARP: the scale-out fabric declares in-network reduction. */
 gboolean cs_topo_has_sharp(const CsTopo *topo);
+/* ---- Prices (topo_price.c) ---- */
+
+/**
+ * CsTopoPrice:
+ * The optional "price" block of a topology file: the user's quote (collsim ships none).
+ * Capital terms (@node, @nic, @switch_port) are paid once and spread over @amortize_h;
+ * hourly terms (@gpu_hour, @node_hour) are paid per hour. A term not given is < 0.
+ */
+typedef struct {
+    double node;        /* per node bought; < 0: not given */
+    double nic;         /* per NIC bought */
+    double switch_port; /* per switch port bought (cs_topo_switch_ports()) */
+    double gpu_hour;    /* per GPU-hour */
+    double node_hour;   /* per node-hour */
+    double amortize_h;  /* h: straight-line amortization period; 0: not given */
+    char *currency;     /* nullable: "USD", free text */
+    char *source;       /* nullable: where the quote comes from */
+} CsTopoPrice;
+
+/* The topology's price block, a template's own or else its node file's (transfer none,
+ * nullable: none). */
+const CsTopoPrice *cs_topo_price(const CsTopo *topo);
+/* The NIC devices of the nodes marked in @on_node (cs_topo_n_nodes() entries). */
+int cs_topo_count_nics(const CsTopo *topo, const gboolean *on_node);
+/* The ports of the topology's network switches (kind "switch"; NVSwitches and PCIe switches
+ * are part of their node): at each switch, each link's raw bandwidth in ports of the fastest
+ * lane any switch link has (@port_Bps, nullable; 0 without switches), rounded up per link, a
+ * duplex link counted once at each switch end. */
+gint64 cs_topo_switch_ports(const CsTopo *topo, double *port_Bps);
+
 /* Aggregate bandwidth out of one GPU over its links of @link_class, bytes/s (computed on first
  * use). */
 double cs_topo_injection_bw(const CsTopo *topo, int rank, CsLinkClass link_class);
@@ -281,6 +311,10 @@ typedef struct {
     double up_Bps;   /* bytes/s: its up bandwidth (0 in the top tier) */
 } CsFabricTier;
 
+/* Each device's tier: 0 inside a node, t for a switch of tier t (as CsFabricTier counts
+ * them), -1 for a device outside the nodes that no network link reaches (an NVL72 rack's
+ * NVLink switch); @n_tiers (nullable) gets the top tier. (transfer full): one per device. */
+int *cs_topo_device_tiers(const CsTopo *topo, int *n_tiers);
 /* The tiers of the fabric, nearest the nodes first. (transfer full): an array of CsFabricTier,
  * empty when there is no switch outside the nodes. */
 GArray *cs_topo_fabric_tiers(const CsTopo *topo);

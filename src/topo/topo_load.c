@@ -31,13 +31,15 @@
  *   transport       optional scale-out transport: a name (ib|roce|socket|efa|efa3) or
  *                   {kind, latency, source} (topo_transport.c); default from the network links
  *   calibrated_from, calibration   records written by collsim calibrate; ignored
+ *   price           optional {node, nic, switch_port, gpu_hour, node_hour, amortize, currency,
+ *                   source}: the user's quote, which collsim plan turns into cost (topo_price.c)
  * A link becomes one CsLink per direction with bw_Bps = count * bandwidth * efficiency and
  * raw_bw_Bps = count * bandwidth. Every device that runs a rank needs all four GPU costs.
  *
  * Cluster template (topo_template.c): name, description, nodes (>= 1), node (the name of a
  * single-node topology, or an inline explicit-graph object), network {kind, nics_per_node,
  * nic_bandwidth, nic_efficiency, nic_alpha, switch_alpha, rail_optimized, nodes_per_leaf,
- * oversubscription, sharp, nic_link, transport, source}, protocols.
+ * oversubscription, sharp, nic_link, transport, source}, protocols, price.
  */
 #include "config.h"
 
@@ -237,8 +239,9 @@ cs_topo_resolve(const char *name_or_path, const char *base_dir, GError **error)
 /* "calibrated_from" and "calibration" are the records collsim calibrate writes beside the
  * fitted values; the loader accepts and ignores them. */
 static const char *const top_explicit_keys[] = {
-    "name",      "description",     "gpu",         "cpu", "devices", "links", "ranks", "protocols",
-    "transport", "calibrated_from", "calibration", NULL,
+    "name",        "description", "gpu",       "cpu",       "devices",
+    "links",       "ranks",       "protocols", "transport", "calibrated_from",
+    "calibration", "price",       NULL,
 };
 static const char *const spec_keys[] = {
     "model",  "launch", "step_overhead", "reduce_bandwidth", "copy_bandwidth", "default_protocols",
@@ -653,6 +656,7 @@ cs_topo_parse_graph(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, const
     SpecDefaults gpu_defaults, cpu_defaults;
     if (!cs_topo_parse_protocols(topo, ctx, root, path, error)
         || !cs_topo_parse_transport(topo, ctx, root, path, error)
+        || !cs_topo_parse_price(topo, ctx, root, path, error)
         || !read_defaults(ctx, root, path, "gpu", &gpu_defaults, error)
         || !read_defaults(ctx, root, path, "cpu", &cpu_defaults, error))
         return FALSE;

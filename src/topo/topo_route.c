@@ -1094,16 +1094,12 @@ cs_topo_net_path(const CsTopo *topo, int rank, CsNetPath *out)
     return TRUE;
 }
 
-/**
- * cs_topo_fabric_tiers:
- * See CsFabricTier. A link between two switches of one tier counts as neither down nor up.
- */
-GArray *
-cs_topo_fabric_tiers(const CsTopo *topo)
+/* Each device's tier (topo.h): breadth first from the nodes over network links. */
+int *
+cs_topo_device_tiers(const CsTopo *topo, int *n_tiers)
 {
     const int n_dev = (int)topo->devices->len;
-    GArray *tiers = g_array_new(FALSE, TRUE, sizeof(CsFabricTier));
-    g_autofree int *tier = g_new(int, MAX(n_dev, 1));
+    int *tier = g_new(int, MAX(n_dev, 1));
     g_autoptr(GArray) queue = g_array_new(FALSE, FALSE, sizeof(int));
     for (int d = 0; d < n_dev; d++) {
         tier[d] = node_of(topo, d) >= 0 ? 0 : -1;
@@ -1129,6 +1125,22 @@ cs_topo_fabric_tiers(const CsTopo *topo)
             }
         }
     }
+    if (n_tiers != NULL)
+        *n_tiers = top;
+    return tier;
+}
+
+/**
+ * cs_topo_fabric_tiers:
+ * See CsFabricTier. A link between two switches of one tier counts as neither down nor up.
+ */
+GArray *
+cs_topo_fabric_tiers(const CsTopo *topo)
+{
+    const int n_dev = (int)topo->devices->len;
+    GArray *tiers = g_array_new(FALSE, TRUE, sizeof(CsFabricTier));
+    int top = 0;
+    g_autofree int *tier = cs_topo_device_tiers(topo, &top);
     for (int t = 1; t <= top; t++) {
         CsFabricTier ft = { .tier = t, .example = -1, .ratio_min = INFINITY, .ratio_max = 0 };
         for (int d = 0; d < n_dev; d++) {

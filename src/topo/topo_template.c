@@ -34,7 +34,7 @@
 #include "topo/topo-private.h"
 
 static const char *const template_keys[] = {
-    "name", "description", "nodes", "domains", "node", "network", "protocols", NULL,
+    "name", "description", "nodes", "domains", "node", "network", "protocols", "price", NULL,
 };
 static const char *const network_keys[] = {
     "kind",
@@ -459,6 +459,11 @@ cs_topo_template_expand(CsTopo *topo, const CsJsonCtx *ctx, const cJSON *root, c
     g_autofree char *label = NULL;
     if (!load_unit(unit, ctx, root, base_dir, domain, &label, error))
         return FALSE;
+    /* The template's price, else its node file's (a quote per node of that node). */
+    if (!cs_topo_parse_price(topo, ctx, root, "", error))
+        return FALSE;
+    if (topo->price == NULL)
+        topo->price = cs_topo_price_copy(unit->price);
     g_autoptr(GArray) ranks = unit_ranks(unit);
     if (!check_unit_ranks(unit, ranks, ctx, label, error))
         return FALSE;
