@@ -16,14 +16,6 @@
 #include "sched/check.h"
 #include "test-util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 /* A cluster template of @nodes copies of @node over 400 Gb/s NDR, rail-optimized, with SHARP
  * on or off; @nics > 0 makes that many NICs per node on PCIe Gen5 x16 (for a node that
  * declares none), 0 keeps the node's own. */

@@ -13,14 +13,6 @@
 #include "base/units.h"
 #include "test-util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 /* Setup: COLLSIM_MEMORY_LIMIT=512M, read by a fresh process.
  * Expectation: a budget of 512 MiB, said to come from the variable. */
 static void

@@ -12,6 +12,16 @@
 #include "sched/schedule.h"
 #include "topo/topo.h"
 
+/* UNDER_ASAN: built with the address sanitizer, whose shadow memory resource limits count
+ * (ulimit -d, -v), so tests that set one skip. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 /* ---- Running collsim ---- */
 
 /* What one run of the binary printed and how it ended. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/json_util.h"
+#include "base/union_find.h"
 #include "topo/topo-private.h"
 
 G_DEFINE_QUARK(cs_topo_error_quark, cs_topo_error)
@@ -294,16 +295,6 @@ map_nodes(CsTopo *topo, const CsJsonCtx *ctx, GError **error)
     return TRUE;
 }
 
-static int
-island_root(int *parent, int d)
-{
-    while (parent[d] != d) {
-        parent[d] = parent[parent[d]];
-        d = parent[d];
-    }
-    return d;
-}
-
 /* Islands are the connected components of the devices over NVLink-class links: a route of
  * NVLink class (every link NVLink, NVSwitch or xGMI) never leaves one, so whoever looks for
  * the ranks a rank reaches over NVLink only need not look outside its island. Numbered by
@@ -323,12 +314,12 @@ compute_islands(CsTopo *topo)
     for (guint i = 0; i < topo->links->len; i++) {
         const CsLink *l = &g_array_index(topo->links, CsLink, i);
         if (cs_link_kind_class(l->kind) == CS_LINK_CLASS_NVLINK)
-            parent[island_root(parent, l->src)] = island_root(parent, l->dst);
+            cs_uf_union(parent, l->src, l->dst);
     }
     g_free(topo->rank_island);
     topo->rank_island = g_new(int, topo->n_ranks);
     for (int r = 0; r < topo->n_ranks; r++) {
-        int root = island_root(parent, topo->rank_device[r]);
+        int root = cs_uf_find(parent, topo->rank_device[r]);
         if (number[root] < 0)
             number[root] = n_islands++;
         topo->rank_island[r] = number[root];

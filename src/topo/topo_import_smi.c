@@ -9,6 +9,7 @@
  * socket rates. */
 #include <string.h>
 
+#include "base/union_find.h"
 #include "topo/topo_import-private.h"
 
 /* Devices in one nvidia-smi matrix (a node has tens). */
@@ -59,25 +60,6 @@ parse_rel(const char *cell, Rel *rel, int *nv)
         }
     }
     return FALSE;
-}
-
-static int
-uf_find(int *parent, int x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
-static void
-uf_union(int *parent, int a, int b)
-{
-    a = uf_find(parent, a);
-    b = uf_find(parent, b);
-    if (a != b)
-        parent[MAX(a, b)] = MIN(a, b);
 }
 
 static gboolean smi_fail(Graph *g, int line, GError **error, const char *format, ...)
@@ -329,14 +311,14 @@ cs_topo_import_smi_read(Graph *g, const char *text, gsize len, const CsTopoImpor
             const SmiDev *db = &g_array_index(devs, SmiDev, b);
             if (r == REL_PIX || r == REL_PXB || r == REL_PHB || r == REL_NODE
                 || (da->numa >= 0 && da->numa == db->numa))
-                uf_union(sock, a, b);
+                cs_uf_union(sock, a, b);
         }
     }
     /* GPUs with no NUMA figure and only NVLinks to the rest: one socket with the others. */
     int n_sockets = 0;
     g_autofree int *cpu_of = g_new(int, MAX(n, 1));
     for (int k = 0; ok && k < n; k++) {
-        int root = uf_find(sock, k);
+        int root = cs_uf_find(sock, k);
         if (root == k) {
             const SmiDev *d = &g_array_index(devs, SmiDev, k);
             char *model = d->numa >= 0 ? g_strdup_printf("CPU socket, NUMA node %d", d->numa)
@@ -353,7 +335,7 @@ cs_topo_import_smi_read(Graph *g, const char *text, gsize len, const CsTopoImpor
                       "for AMD: src/graph/topo.h)",
                       n_sockets);
     for (int k = 0; ok && k < n; k++) {
-        int root = uf_find(sock, k);
+        int root = cs_uf_find(sock, k);
         if (root != k)
             cpu_of[k] = cpu_of[root];
     }
@@ -377,11 +359,11 @@ cs_topo_import_smi_read(Graph *g, const char *text, gsize len, const CsTopoImpor
     for (int a = 0; ok && a < n; a++) {
         for (int b = 0; b < n; b++) {
             if (rel[a * n + b] == REL_PIX) {
-                uf_union(pix, a, b);
-                uf_union(pxb, a, b);
+                cs_uf_union(pix, a, b);
+                cs_uf_union(pxb, a, b);
             }
             if (rel[a * n + b] == REL_PXB)
-                uf_union(pxb, a, b);
+                cs_uf_union(pxb, a, b);
         }
     }
     g_autofree int *pix_sw = g_new(int, MAX(n, 1));
@@ -390,33 +372,33 @@ cs_topo_import_smi_read(Graph *g, const char *text, gsize len, const CsTopoImpor
         pix_sw[k] = pxb_sw[k] = -1;
         int members_pix = 0, groups_pxb = 0;
         for (int j = 0; j < n; j++) {
-            members_pix += uf_find(pix, j) == k;
-            groups_pxb += uf_find(pxb, j) == k && uf_find(pix, j) == j;
+            members_pix += cs_uf_find(pix, j) == k;
+            groups_pxb += cs_uf_find(pxb, j) == k && cs_uf_find(pix, j) == j;
         }
-        if (uf_find(pxb, k) == k && groups_pxb > 1) {
+        if (cs_uf_find(pxb, k) == k && groups_pxb > 1) {
             pxb_sw[k] = cs_topo_import_add_dev(g, CS_DEVICE_PCIE_SWITCH, NULL,
                                                g_strdup("PCIe switch above switches (PXB)"), NULL);
             cs_topo_import_add_duplex(g, pxb_sw[k], cpu_of[k], CS_LINK_PCIE, 1, options->pcie_Bps,
                                       pcie_source);
         }
-        if (uf_find(pix, k) == k && members_pix > 1)
+        if (cs_uf_find(pix, k) == k && members_pix > 1)
             pix_sw[k] = cs_topo_import_add_dev(g, CS_DEVICE_PCIE_SWITCH, NULL,
                                                g_strdup("PCIe switch (PIX)"), NULL);
     }
     for (int k = 0; ok && k < n; k++) {
-        int p = uf_find(pix, k);
+        int p = cs_uf_find(pix, k);
         if (pix_sw[p] < 0)
             continue;
         if (p == k) {
-            int above = pxb_sw[uf_find(pxb, k)];
+            int above = pxb_sw[cs_uf_find(pxb, k)];
             cs_topo_import_add_duplex(g, pix_sw[p], above >= 0 ? above : cpu_of[k], CS_LINK_PCIE, 1,
                                       options->pcie_Bps, pcie_source);
         }
     }
     for (int k = 0; ok && k < n; k++) {
         const SmiDev *d = &g_array_index(devs, SmiDev, k);
-        int p = uf_find(pix, k);
-        int up = pix_sw[p] >= 0 ? pix_sw[p] : pxb_sw[uf_find(pxb, k)];
+        int p = cs_uf_find(pix, k);
+        int up = pix_sw[p] >= 0 ? pix_sw[p] : pxb_sw[cs_uf_find(pxb, k)];
         cs_topo_import_add_duplex(g, d->dev, up >= 0 ? up : cpu_of[k], CS_LINK_PCIE, 1,
                                   options->pcie_Bps, pcie_source);
     }
@@ -425,7 +407,7 @@ cs_topo_import_smi_read(Graph *g, const char *text, gsize len, const CsTopoImpor
         "--sys-bandwidth %.15g GB/s (nvidia-smi gives no socket rate)", options->sys_Bps / 1e9);
     for (int a = 0; ok && a < n; a++) {
         for (int b = a + 1; b < n; b++) {
-            if (uf_find(sock, a) == a && uf_find(sock, b) == b)
+            if (cs_uf_find(sock, a) == a && cs_uf_find(sock, b) == b)
                 cs_topo_import_add_duplex(g, cpu_of[a], cpu_of[b], CS_LINK_PCIE, 1,
                                           options->sys_Bps, sys_source);
         }

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/union_find.h"
 #include "topo/topo-private.h"
 
 /* ---- Adjacency ---- */
@@ -164,16 +165,6 @@ enum {
     EXIT_NET,
 };
 
-static int
-uf_find(int *parent, int x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
 /* Each node's NVLink domain: nodes joined by links other than network ones, directly or
  * through devices outside every node (a rack's NVLink switches), share one; with no such links
  * every node is its own. Returned per node as the smallest node index of its domain. */
@@ -196,13 +187,10 @@ find_domains(const CsTopo *topo, const int *fabric_index, int n_fabric)
             continue;
         a = a >= 0 ? a : N + fabric_index[l->src];
         b = b >= 0 ? b : N + fabric_index[l->dst];
-        a = uf_find(parent, a);
-        b = uf_find(parent, b);
-        if (a != b)
-            parent[MAX(a, b)] = MIN(a, b);
+        cs_uf_union(parent, a, b);
     }
     for (int n = 0; n < N; n++)
-        domain[n] = uf_find(parent, n);
+        domain[n] = cs_uf_find(parent, n);
     return domain;
 }
 
