@@ -403,14 +403,20 @@ test_sink_order(void)
     static int expect[N];
     guint32 lcg = 12345;
 
-    for (int pattern = 0; pattern < 3; pattern++) {
+    /* Patterns: random keys with ties (many runs, few piles), one run, one run per step (more
+     * runs than the piles a merge deals: merged from its natural runs), four interleaved
+     * streams whose keys tie across streams (a CollNet chain's passes). */
+    for (int pattern = 0; pattern < 4; pattern++) {
         g_autoptr(CsStepSink) sink = cs_step_sink_new(2);
         g_autoptr(CsSchedule) sched = cs_schedule_new(CS_OP_ALL_REDUCE, 2, 0, 4096, CS_DTYPE_FLOAT,
                                                       CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
         for (int i = 0; i < N; i++) {
             lcg = lcg * 1103515245u + 12345u;
-            time[i] = pattern == 0 ? (gint64)((lcg >> 16) % 7) : pattern == 1 ? i / 3 : N - i;
-            order[i] = pattern == 0 ? (gint64)((lcg >> 8) % 3) : 0;
+            time[i] = pattern == 0   ? (gint64)((lcg >> 16) % 7)
+                      : pattern == 1 ? i / 3
+                      : pattern == 2 ? N - i
+                                     : i / 8 + (i % 4) * 2;
+            order[i] = pattern == 0 ? (gint64)((lcg >> 8) % 3) : pattern == 3 ? i % 2 : 0;
             CsStep step = { .bytes = 4,
                             .chunk = i,
                             .send_peer = -1,

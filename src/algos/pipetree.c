@@ -458,14 +458,24 @@ timed_step_after(const TimedStep *x, const TimedStep *y)
     return x->time > y->time || (x->time == y->time && x->order > y->order);
 }
 
-/* A run of @program not yet copied: its next step and its end. */
+/* A sorted run of @program not yet copied: its next step (NO_STEP once done); the steps after
+ * it follow StepMerge.link. */
 typedef struct {
     gsize next;
-    gsize end;
 } StepRun;
 
+#define NO_STEP G_MAXSIZE
+
+/* Runs whose heads are merged, and each step's successor in its run. */
+typedef struct {
+    const TimedStep *a;
+    gsize *link;
+    StepRun *heap;
+    gsize n_heap;
+} StepMerge;
+
 /* Whether run @x's next step goes after run @y's: later (time, order), or the same and @x
- * queued later (runs are disjoint and in queueing order, so the run index breaks ties). */
+ * queued later (a run holds steps in queueing order, so the step index breaks ties). */
 static inline gboolean
 run_after(const TimedStep *a, const StepRun *x, const StepRun *y)
 {
@@ -498,8 +508,62 @@ runs_sift_down(const TimedStep *a, StepRun *heap, gsize n, gsize pos)
     heap[pos] = r;
 }
 
+/* At most this many piles; a program that needs more is merged from its natural runs. */
+#define MAX_PILES 256
+
+/* Deals the @n steps of @a onto as few sorted piles as it can (patience sorting: each step on
+ * the pile with the latest last step not after it, else a new pile). Builders interleave a few
+ * sorted streams (a CollNet chain's up and down passes, chunk by chunk): natural runs of two
+ * steps, thousands of them, where a few dozen piles hold them all. The piles' last steps stay
+ * in decreasing order (a new pile's is before all; a step goes after the latest one not
+ * after it and stays before the pile left of it), so the pile is found by bisection. FALSE
+ * past MAX_PILES. */
+static gboolean
+deal_piles(StepMerge *m, gsize n)
+{
+    gsize tails[MAX_PILES];
+    gsize n_piles = 0;
+
+    for (gsize i = 0; i < n; i++) {
+        /* The first pile whose last step is not after step i. */
+        gsize lo = 0, hi = n_piles;
+        while (lo < hi) {
+            gsize mid = lo + (hi - lo) / 2;
+            if (timed_step_after(&m->a[tails[mid]], &m->a[i]))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == n_piles) {
+            if (n_piles == MAX_PILES)
+                return FALSE;
+            m->heap[n_piles++].next = i;
+        }
+        else {
+            m->link[tails[lo]] = i;
+        }
+        tails[lo] = i;
+        m->link[i] = NO_STEP;
+    }
+    m->n_heap = n_piles;
+    return TRUE;
+}
+
+/* The natural runs of the @n steps of @a: maximal stretches in (time, order). */
+static void
+natural_runs(StepMerge *m, gsize n, gsize n_runs)
+{
+    m->heap = g_renew(StepRun, m->heap, n_runs);
+    m->n_heap = 0;
+    for (gsize i = 0; i < n; i++) {
+        if (i == 0 || timed_step_after(&m->a[i - 1], &m->a[i]))
+            m->heap[m->n_heap++].next = i;
+        m->link[i] = i + 1 < n && !timed_step_after(&m->a[i], &m->a[i + 1]) ? i + 1 : NO_STEP;
+    }
+}
+
 /* Appends @program to rank @rank of @sched sorted by (time, order), stably (queueing order
- * breaks ties). A program comes as a few sorted runs (one per phase or channel; most often
+ * breaks ties). A program comes as a few sorted streams (phases, channels, passes; most often
  * one, copied as it is), which are merged straight into the schedule through a heap of their
  * heads: no sort buffer, no record moved but into the schedule. */
 static void
@@ -517,23 +581,23 @@ add_sorted(CsSchedule *sched, int rank, GArray *program)
             cs_schedule_add(sched, rank, &a[i].step);
         return;
     }
-    g_autofree StepRun *heap = g_new(StepRun, n_runs);
-    gsize n_heap = 0;
-    gsize start = 0;
-    for (gsize i = 1; i <= n; i++) {
-        if (i < n && !timed_step_after(&a[i - 1], &a[i]))
-            continue;
-        heap[n_heap++] = (StepRun){ .next = start, .end = i };
-        start = i;
+    g_autofree gsize *link = g_new(gsize, n);
+    g_autofree StepRun *heap = g_new(StepRun, MIN(n_runs, MAX_PILES));
+    StepMerge m = { .a = a, .link = link, .heap = heap };
+    /* A few natural runs merge as they are; many may be few interleaved streams. */
+    if (n_runs <= 8 || !deal_piles(&m, n)) {
+        natural_runs(&m, n, n_runs);
+        heap = m.heap;
     }
-    for (gsize k = n_heap / 2; k-- > 0;)
-        runs_sift_down(a, heap, n_heap, k);
-    while (n_heap > 0) {
-        cs_schedule_add(sched, rank, &a[heap[0].next].step);
-        if (++heap[0].next == heap[0].end)
-            heap[0] = heap[--n_heap];
-        if (n_heap > 0)
-            runs_sift_down(a, heap, n_heap, 0);
+    for (gsize k = m.n_heap / 2; k-- > 0;)
+        runs_sift_down(a, m.heap, m.n_heap, k);
+    while (m.n_heap > 0) {
+        cs_schedule_add(sched, rank, &a[m.heap[0].next].step);
+        m.heap[0].next = link[m.heap[0].next];
+        if (m.heap[0].next == NO_STEP)
+            m.heap[0] = m.heap[--m.n_heap];
+        if (m.n_heap > 0)
+            runs_sift_down(a, m.heap, m.n_heap, 0);
     }
 }
 
