@@ -79,8 +79,10 @@ enum {
     DOES_RECV = 1,
     DOES_SEND = 2,
     DOES_REDUCE = 4,
-    DOES_NO_WORK
-    = 8, /* a received summand a SHARP switch added: nothing to do (mark_switch_sums) */
+    /* A received summand a SHARP switch added: nothing to do (mark_switch_sums). */
+    DOES_NO_WORK = 8,
+    /* A send whose e->fan names a member: it leads a multicast, or a member follows it. */
+    DOES_FANS = 16,
 };
 
 /* A step as the engine walks it: what it moves and where. Size: 16 bytes, four to a cache

@@ -793,7 +793,7 @@ finish_send(Engine *e, gint32 id, CsTime end)
     m->arrive.t += conn->prop_ps + conn->sync_ps;
     m->arrive.a += conn->prop_ps;
     m->first = e->flow_first[id] + conn->prop_ps + conn->sync_ps;
-    if (e->fan != NULL && e->fan[c->step] >= 0 && !(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
+    if ((st->does & DOES_FANS) && !(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
         Multicast *mc = &e->mc[id];
         mc->left = c->ready;
         mc->first = e->flow_first[id];

@@ -250,6 +250,11 @@ setup_multicasts(Engine *e)
             }
         }
     }
+    /* Every send asks whether it leads members: the answer rides in the step the cursor
+     * holds, where reading e->fan misses the cache once per send. */
+    for (gint32 i = 0; i < e->n_steps; i++)
+        if (e->fan[i] >= 0)
+            e->steps[i].does |= DOES_FANS;
 }
 
 /* Copies the steps into cursor order and builds the connections: two sequential passes
