@@ -2,7 +2,7 @@
 /* Prediction: builds a schedule with an algorithm and runs it through the engine for one
  * (op, size, algorithm, protocol, channels) point, and picks the fastest point per size. The
  * only module that knows both the algorithm registry and the engine (DESIGN §1). */
-#include "predict/predict.h"
+#include "predict/predict-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -13,101 +13,6 @@
 #include "models/nccl.h"
 
 /* ---- Options ---- */
-
-/* ---- Predictions between the ranks of a study ---- */
-
-static void
-pack_algo(GByteArray *out, const CsAlgo *algo)
-{
-    cs_pack_string(out, algo != NULL ? algo->name : NULL);
-}
-
-/* The registry's algorithm of the packed name (every rank has the same registry). */
-static const CsAlgo *
-unpack_algo(CsUnpack *in)
-{
-    g_autofree char *name = cs_unpack_string(in);
-    if (name == NULL)
-        return NULL;
-    const CsAlgo *algo = cs_algo_lookup(name, NULL);
-    g_assert(algo != NULL);
-    return algo;
-}
-
-/**
- * cs_prediction_pack:
- * Every field of CsPrediction but the result's rank_finish (NULL in a prediction); a field
- * added to CsPrediction or CsResult is added here and in cs_prediction_unpack().
- */
-void
-cs_prediction_pack(const CsPrediction *pred, GByteArray *out)
-{
-    pack_algo(out, pred->algo);
-    cs_pack_int(out, pred->proto);
-    cs_pack_int(out, pred->n_channels);
-    cs_pack_int(out, pred->peer_channels);
-    cs_pack_int(out, pred->size.size_bytes);
-    cs_pack_int(out, pred->size.count);
-    cs_pack_int(out, pred->size.block_bytes);
-    cs_pack_int(out, pred->size.send_bytes);
-    cs_pack_int(out, pred->size.recv_bytes);
-    const CsResult *r = &pred->result;
-    g_assert(r->rank_finish == NULL);
-    cs_pack_int(out, r->time);
-    cs_pack_int(out, r->alpha);
-    cs_pack_int(out, r->beta);
-    cs_pack_int(out, r->gamma);
-    cs_pack_int(out, r->overhead);
-    cs_pack_int(out, r->n_events);
-    cs_pack_int(out, r->n_transfers);
-    cs_pack_int(out, r->bytes_moved);
-    cs_pack_int(out, r->n_ranks);
-    cs_pack_double(out, pred->time_us);
-    cs_pack_double(out, pred->algbw_GBps);
-    cs_pack_double(out, pred->busbw_GBps);
-    cs_pack_int(out, pred->extrapolated);
-    cs_pack_int(out, pred->nccl_picked);
-    cs_pack_int(out, pred->n_unsimulated);
-    pack_algo(out, pred->unsimulated_algo);
-    cs_pack_int(out, pred->unsimulated_proto);
-    cs_pack_int(out, pred->replayed_ranks);
-    cs_pack_int(out, pred->asymmetric);
-}
-
-void
-cs_prediction_unpack(CsUnpack *in, CsPrediction *pred)
-{
-    memset(pred, 0, sizeof(*pred));
-    pred->algo = unpack_algo(in);
-    pred->proto = (CsProto)cs_unpack_int(in);
-    pred->n_channels = (int)cs_unpack_int(in);
-    pred->peer_channels = (int)cs_unpack_int(in);
-    pred->size.size_bytes = cs_unpack_int(in);
-    pred->size.count = cs_unpack_int(in);
-    pred->size.block_bytes = cs_unpack_int(in);
-    pred->size.send_bytes = cs_unpack_int(in);
-    pred->size.recv_bytes = cs_unpack_int(in);
-    CsResult *r = &pred->result;
-    r->time = cs_unpack_int(in);
-    r->alpha = cs_unpack_int(in);
-    r->beta = cs_unpack_int(in);
-    r->gamma = cs_unpack_int(in);
-    r->overhead = cs_unpack_int(in);
-    r->n_events = cs_unpack_int(in);
-    r->n_transfers = cs_unpack_int(in);
-    r->bytes_moved = cs_unpack_int(in);
-    r->n_ranks = (int)cs_unpack_int(in);
-    pred->time_us = cs_unpack_double(in);
-    pred->algbw_GBps = cs_unpack_double(in);
-    pred->busbw_GBps = cs_unpack_double(in);
-    pred->extrapolated = (gboolean)cs_unpack_int(in);
-    pred->nccl_picked = (gboolean)cs_unpack_int(in);
-    pred->n_unsimulated = (int)cs_unpack_int(in);
-    pred->unsimulated_algo = unpack_algo(in);
-    pred->unsimulated_proto = (CsProto)cs_unpack_int(in);
-    pred->replayed_ranks = (int)cs_unpack_int(in);
-    pred->asymmetric = (gboolean)cs_unpack_int(in);
-}
 
 /* Defaults: float sum, root 0, every rank of the topology, channels chosen per point,
  * reservation model, one GPU per launching thread. */
@@ -154,77 +59,6 @@ cs_pick_from_name(const char *name, CsPick *pick, GError **error)
 /* Steps of schedule kept at most (about 48 bytes each): the schedules of a fit's rows and
  * their extension points, not every whole replay of a point that is never on a line. */
 #define POINT_CACHE_MAX_STEPS (8 * 1000 * 1000)
-
-/* One lock guards the tables and counters, so that threads predicting points of one
- * topology (--jobs) share the cache; simulations run outside it. Two threads that miss the
- * same point both simulate it and get the same answer: the engine is deterministic. */
-struct _CsPointCache {
-    GMutex lock;
-    CsTopo *topo;          /* (nullable) the topology the points are for */
-    CsTopo *structure;     /* (nullable) the first one bound: cached schedules are built on it */
-    GHashTable *schedules; /* (nullable) schedule key -> CsSchedule */
-    gsize schedule_steps;  /* steps of the schedules kept */
-    GHashTable *points;    /* point key -> CsPrediction */
-    GHashTable *periods;   /* period key -> the shortest period the machine repeats under */
-    gint64 hits;
-    gint64 misses;
-};
-
-CsPointCache *
-cs_point_cache_new(gboolean keep_schedules)
-{
-    CsPointCache *cache = g_new0(CsPointCache, 1);
-    g_mutex_init(&cache->lock);
-    if (keep_schedules)
-        cache->schedules = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                                 (GDestroyNotify)cs_schedule_free);
-    cache->points = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    cache->periods = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    return cache;
-}
-
-void
-cs_point_cache_bind(CsPointCache *cache, const CsTopo *topo)
-{
-    g_return_if_fail(cache != NULL && topo != NULL);
-    if (cache->topo == topo)
-        return;
-    /* Schedules carry over to another parameter vector of the same machine only. */
-    if (cache->structure == NULL)
-        cache->structure = cs_topo_ref((CsTopo *)topo);
-    g_return_if_fail(cs_topo_n_ranks(cache->structure) == cs_topo_n_ranks(topo)
-                     && cs_topo_n_links(cache->structure) == cs_topo_n_links(topo));
-    g_hash_table_remove_all(cache->points);
-    g_hash_table_remove_all(cache->periods);
-    g_clear_pointer(&cache->topo, cs_topo_unref);
-    cache->topo = cs_topo_ref((CsTopo *)topo);
-}
-
-void
-cs_point_cache_free(CsPointCache *cache)
-{
-    if (cache == NULL)
-        return;
-    g_hash_table_unref(cache->points);
-    g_hash_table_unref(cache->periods);
-    g_clear_pointer(&cache->schedules, g_hash_table_unref);
-    g_clear_pointer(&cache->topo, cs_topo_unref);
-    g_clear_pointer(&cache->structure, cs_topo_unref);
-    g_mutex_clear(&cache->lock);
-    g_free(cache);
-}
-
-void
-cs_point_cache_stats(const CsPointCache *cache, gint64 *misses, gint64 *hits)
-{
-    g_return_if_fail(cache != NULL);
-    g_mutex_lock((GMutex *)&cache->lock);
-    if (misses != NULL)
-        *misses = cache->misses;
-    if (hits != NULL)
-        *hits = cache->hits;
-    g_mutex_unlock((GMutex *)&cache->lock);
-}
 
 /* Everything a schedule depends on besides the machine's structure. */
 static char *
