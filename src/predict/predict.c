@@ -7,8 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "algos/mesh_rings.h"
-#include "algos/pipetree.h"
 #include "algos/registry.h"
 #include "models/nccl.h"
 
@@ -132,469 +130,6 @@ point_key(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
     return g_strdup_printf("%s/%s/%d/%d/%d/%d", sched, e->net_model != NULL ? e->net_model : "",
                            e->gpus_per_thread, e->no_launch, e->textbook,
                            MAX(options->concurrent, 1));
-}
-
-/* ---- Channels ---- */
-
-/* NCCL reduces the channel count of small operations until every thread of every channel
- * has work: nc = nBytes / (nThreads * threadThreshold), with threadThreshold 8 B for LL and
- * LL128 and 64 B for Simple (NCCL 2.2x src/enqueue.cc, getNthreads/NCCL_*_THREAD_THRESHOLD),
- * and 512 threads (LL, Simple) or 640 (LL128). Bytes per channel below which NCCL drops one: */
-static gint64
-bytes_per_channel_min(CsProto proto)
-{
-    switch (proto) {
-    case CS_PROTO_LL:
-        return 512 * 8;
-    case CS_PROTO_LL128:
-        return 640 * 8;
-    case CS_PROTO_SIMPLE:
-    default:
-        return 512 * 64;
-    }
-}
-
-/* NCCL's CollNet channel count for @bytes (NCCL 2.28.9 src/enqueue.cc, topoGetAlgoInfo), from
- * @nc channels: CollNet Chain takes the Ring/Tree rule with NCCL_MAX_NTHREADS = 640 threads
- * and threadThreshold 512 (tuning.cc), one channel dropped at a time while nBytes < nc x nt x
- * threshold; CollNet Direct counts its @heads too and steps down through 16, 8, 4, 2, 1,
- * halving the threshold each time nc passes 1.5 x the next step ("CollNet channel tuning"). */
-static int
-collnet_channels(gboolean direct, gint64 bytes, int heads, int nc)
-{
-    const gint64 nt = 640;
-    gint64 threshold = 512;
-
-    if (!direct) {
-        while (bytes < nc * nt * threshold && nc >= 2)
-            nc--;
-        return nc;
-    }
-    gboolean flag = TRUE;
-    for (int sw = 16; sw >= 1 && flag; sw /= 2) {
-        while ((flag = bytes < nc * nt * heads * threshold) && nc > sw) {
-            if (nc == sw + sw / 2)
-                threshold /= 2;
-            nc--;
-        }
-    }
-    return MAX(nc, 1);
-}
-
-/* Whether the first @nranks ranks of @topo span more than one node. */
-static gboolean
-spans_nodes(const CsTopo *topo, int nranks)
-{
-    for (int r = 1; r < nranks && r < cs_topo_n_ranks(topo); r++) {
-        if (cs_topo_rank_node(topo, r) != cs_topo_rank_node(topo, 0))
-            return TRUE;
-    }
-    return FALSE;
-}
-
-/* Whether the first @nranks ranks of @topo span more than one NVLink domain. */
-static gboolean
-spans_nvlink_domains(const CsTopo *topo, int nranks)
-{
-    g_autoptr(CsNodeGroups) domains = cs_node_groups_new_nvlink(topo, nranks, NULL);
-
-    return domains != NULL && domains->n_groups > 1;
-}
-
-/* Whether an nccl-tests run of @op on @nranks ranks of @topo could execute @algo, as NCCL
- * 2.2x's algorithm tables allow (src/enqueue.cc, src/graph/tuning.cc):
- * - broadcast and reduce: Ring only (NCCL has no tree or NVLS broadcast/reduce);
- * - all-gather and reduce-scatter: Ring, NVLS and PAT (2.23+; its supports() asks for one
- *   rank per node, as tuning.cc ncclPatEnable does);
- * - all-reduce: Ring, Tree, NVLS, NVLSTree only across nodes (tuning.cc: "Disable NVLS
- *   Tree on a single node") and NVLink domains (on one domain it is NVLS), and CollNet Direct
- *   and Chain (their supports() ask for a SHARP switch and several nodes);
- * - scatter, gather, all-to-all, sendrecv: grouped send/recv ("direct", nccl-tests'
- *   scatter.cu, gather.cu, alltoall.cu, sendrecv.cu; NCCL has no tuning table for p2p).
- * The algorithms' own supports() still decide whether the topology allows them (NVLS needs
- * an NVLS switch and one NVLink domain). */
-static gboolean
-is_p2p_op(CsOp op)
-{
-    return op == CS_OP_SCATTER || op == CS_OP_GATHER || op == CS_OP_ALL_TO_ALL
-           || op == CS_OP_SEND_RECV;
-}
-
-static gboolean
-algo_in_nccl_tests(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks)
-{
-    CsNcclAlgo na;
-
-    if (is_p2p_op(op))
-        return g_strcmp0(algo->name, "direct") == 0;
-    if (!cs_nccl_algo_from_collsim(algo->name, &na))
-        return FALSE;
-    switch (op) {
-    case CS_OP_BROADCAST:
-    case CS_OP_REDUCE:
-        return na == CS_NCCL_ALGO_RING;
-    case CS_OP_ALL_GATHER:
-    case CS_OP_REDUCE_SCATTER:
-        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_NVLS || na == CS_NCCL_ALGO_PAT;
-    case CS_OP_ALL_REDUCE:
-        /* On one NVLink domain of several nodes (an NVL72 rack) NVLSTree is NVLS itself
-         * (nvls_tree.c), already a candidate: weighing it twice only doubles the work. */
-        if (na == CS_NCCL_ALGO_NVLS_TREE)
-            return spans_nodes(topo, nranks) && spans_nvlink_domains(topo, nranks);
-        return na == CS_NCCL_ALGO_RING || na == CS_NCCL_ALGO_TREE || na == CS_NCCL_ALGO_NVLS
-               || na == CS_NCCL_ALGO_COLLNET_DIRECT || na == CS_NCCL_ALGO_COLLNET_CHAIN;
-    default:
-        return FALSE;
-    }
-}
-
-/* Whether a rank of the first @nranks of @topo is a CPU: no NCCL runs such a communicator. */
-gboolean
-cs_predict_cpu_ranks(const CsTopo *topo, int nranks)
-{
-    g_return_val_if_fail(topo != NULL, FALSE);
-    const int n = nranks > 0 ? MIN(nranks, cs_topo_n_ranks(topo)) : cs_topo_n_ranks(topo);
-    for (int r = 0; r < n; r++)
-        if (cs_topo_device(topo, cs_topo_rank_device(topo, r))->kind == CS_DEVICE_CPU)
-            return TRUE;
-    return FALSE;
-}
-
-/* The one candidate rule of cs_predict_best() and cs_select_run() (predict.h): on GPU ranks
- * what an nccl-tests run can execute (algo_in_nccl_tests()); on CPU ranks, which an MPI
- * library runs (and collsim's mpi backend, which runs collsim's own schedules), every
- * algorithm, as Open MPI's and MPICH's collective tuning choose among recursive doubling,
- * Rabenseifner, Bruck, ring and trees; with @any_algorithm every algorithm anywhere. */
-gboolean
-cs_predict_default_candidate(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks,
-                             gboolean any_algorithm)
-{
-    g_return_val_if_fail(algo != NULL && topo != NULL, FALSE);
-    if (any_algorithm || cs_predict_cpu_ranks(topo, nranks))
-        return TRUE;
-    return algo_in_nccl_tests(algo, op, topo, nranks);
-}
-
-/* NCCL's collective channel count before small operations drop some: enough channels to use
- * every lane of a GPU's fastest class of links, since a channel drives one lane at a time
- * (engine.c): the lane count rounded up to a power of two between 2 and 32 (NCCL's channel
- * limit before 2.20). That is 32 on H100 NVSwitch boxes (18 NVLinks), 16 on A100 (12), the
- * 32 coll channels NCCL reports there, and 2 on PCIe-only boxes (NCCL 2.2x
- * src/graph/search.cc, connect.cc). On a full mesh of @nranks GPUs the rings cycle over a set
- * that loads every link equally (ring.c, mesh_rings.c), so the count is a multiple of the
- * set's size: that size doubled while it stays within 32, 28 on 8 MI300X (7 rings); RCCL's
- * model of that platform lists 14 rings, each directed link in two of them, and lists them
- * twice over, 28 (src/graph/rome_models.cc); so on several nodes that are each such a mesh.
- * Every NCCL algorithm and the p2p plan start from this count, as NCCL's share nChannels. */
-static int
-coll_channels_max(const CsTopo *topo, int nranks)
-{
-    /* As ring.c builds them: on the whole of a one-node machine (on fewer ranks the algorithms
-     * get no topology, so rank order). */
-    int mesh = 0;
-    if (nranks <= CS_MESH_RINGS_MAX_RANKS && nranks == cs_topo_n_ranks(topo)
-        && cs_topo_n_nodes(topo) == 1 && cs_topo_full_mesh(topo, nranks))
-        mesh = nranks;
-    /* Nodes that are each such a mesh: ring.c crosses each node along those rings too. */
-    const int L = cs_topo_ranks_per_node(topo);
-    if (mesh == 0 && cs_topo_n_nodes(topo) > 1 && L <= CS_MESH_RINGS_MAX_RANKS && nranks > L
-        && nranks % L == 0 && cs_topo_rank_node(topo, L - 1) == 0 && cs_topo_full_mesh(topo, L))
-        mesh = L;
-    if (mesh > 0) {
-        int n_rings = cs_mesh_rings_count(mesh);
-        int max_ch = n_rings;
-        while (2 * max_ch <= 32)
-            max_ch *= 2;
-        return max_ch;
-    }
-
-    /* Lanes out of rank 0's GPU on its fastest class of links. */
-    int gpu = cs_topo_rank_device(topo, 0);
-    double best_Bps = 0.0;
-    int lanes = 1;
-    for (int k = 0; k < CS_N_LINK_CLASSES; k++) {
-        double bw = cs_topo_injection_bw(topo, 0, (CsLinkClass)k);
-        if (bw <= best_Bps)
-            continue;
-        best_Bps = bw;
-        lanes = 0;
-        for (int i = 0; i < cs_topo_n_links(topo); i++) {
-            const CsLink *l = cs_topo_link(topo, i);
-            if (l->src == gpu && cs_link_kind_class(l->kind) == (CsLinkClass)k)
-                lanes += l->count;
-        }
-    }
-    int max_ch = 2;
-    while (max_ch < 32 && max_ch < lanes)
-        max_ch *= 2;
-    return max_ch;
-}
-
-/* ---- NCCL's point-to-point plan (scatter, gather, all-to-all, sendrecv) ----
- *
- * nccl-tests runs these as ncclSend/ncclRecv to every peer in one group, and NCCL stripes each
- * peer's message over several channels (NCCL 2.28 src/graph/paths.cc
- * ncclTopoComputeP2pChannels, ncclTopoGetNchannels; src/enqueue.cc scheduleP2pTasksToPlan,
- * addP2pToPlan; src/init.cc p2pChunkSize):
- * - p2pnChannels: the collective channel count, at most 32, rounded up to a power of two;
- * - channels per peer: 2 per NVLink of the path (2 for PCIe, shared memory and the network),
- *   the minimum over the peers, at most p2pnChannels, rounded up to a power of two;
- * - a message of b bytes starts on min(nChannelsMin, b / minPart) channels, nChannelsMin being
- *   the per-peer count halved until nChannelsMin x nRanks <= p2pnChannels, and doubles while
- *   a part exceeds maxPart (up to the per-peer count): minPart = step / 8 and maxPart =
- *   32 steps on one node, step / 2 and one step across nodes;
- * - the protocol is LL up to 16 KiB (NCCL_P2P_LL_THRESHOLD) per channel of the per-peer
- *   count, Simple beyond (never LL128); a Simple step is NCCL_P2P_NET_CHUNKSIZE (128 KiB)
- *   across nodes, NCCL_P2P_NVL_CHUNKSIZE (512 KiB) where every GPU pair talks over NVLink,
- *   NCCL_P2P_PCI_CHUNKSIZE (128 KiB) otherwise; an LL step is one LL slot.
- * Simplified here: the NVLink count and the all-NVLink test come from rank 0's routes (NCCL
- * takes every local pair); a network peer gets 2 channels (NCCL scales that with the NICs
- * and the rank count); NCCL's smaller network chunks for small messages, its 4 KiB rounding
- * of parts and its batching of rounds across nodes (direct.c) are not modelled. */
-#define P2P_LL_THRESHOLD_BYTES 16384
-#define P2P_NET_CHUNK_BYTES 131072
-#define P2P_NVL_CHUNK_BYTES 524288
-#define P2P_PCI_CHUNK_BYTES 131072
-
-/* Whether @op on @algo runs as NCCL's grouped send/recv: on ranks that are all GPUs (a CPU
- * rank runs MPI's Simple messages, not NCCL's LL). */
-static gboolean
-is_nccl_p2p(const CsTopo *topo, const CsAlgo *algo, CsOp op, int nranks)
-{
-    if (g_strcmp0(algo->name, "direct") != 0)
-        return FALSE;
-    if (!is_p2p_op(op))
-        return FALSE;
-    for (int r = 0; r < nranks; r++)
-        if (cs_topo_device(topo, cs_topo_rank_device(topo, r))->kind != CS_DEVICE_GPU)
-            return FALSE;
-    return TRUE;
-}
-
-static int
-pow2_up(int n)
-{
-    int p = 1;
-    while (p < n)
-        p *= 2;
-    return p;
-}
-
-/* NVLink lanes on the route from rank 0 to @peer: its narrowest bond; 0 off NVLink. */
-static int
-route_nvlink_lanes(const CsTopo *topo, int peer)
-{
-    const CsRoute *route = cs_topo_route(topo, 0, peer);
-    if (route == NULL || route->n_links == 0 || route->link_class != CS_LINK_CLASS_NVLINK)
-        return 0;
-    int lanes = G_MAXINT;
-    for (int i = 0; i < route->n_links; i++)
-        lanes = MIN(lanes, cs_topo_link(topo, route->links[i])->count);
-    return lanes;
-}
-
-typedef struct {
-    int p2p_channels;   /* p2pnChannels */
-    int per_peer;       /* p2pnChannelsPerPeer: nChannelsMax */
-    gint64 simple_step; /* bytes: p2pChunkSize */
-    gboolean multi_node;
-} P2pComm;
-
-static void
-p2p_comm(const CsTopo *topo, int nranks, P2pComm *c)
-{
-    gboolean all_nvlink = TRUE;
-    int per_peer = G_MAXINT;
-
-    c->p2p_channels = pow2_up(MIN(coll_channels_max(topo, nranks), 32));
-    c->multi_node = spans_nodes(topo, nranks);
-    for (int peer = 1; peer < nranks && peer < cs_topo_n_ranks(topo); peer++) {
-        int lanes = route_nvlink_lanes(topo, peer);
-        all_nvlink = all_nvlink && lanes > 0;
-        per_peer = MIN(per_peer, 2 * MAX(1, lanes));
-    }
-    c->per_peer = pow2_up(MIN(per_peer, c->p2p_channels));
-    c->simple_step = c->multi_node ? P2P_NET_CHUNK_BYTES
-                     : all_nvlink  ? P2P_NVL_CHUNK_BYTES
-                                   : P2P_PCI_CHUNK_BYTES;
-}
-
-/* The bytes each peer's message carries in an nccl-tests run of @op at @size_bytes. */
-static gint64
-p2p_peer_bytes(CsOp op, gint64 size_bytes, int nranks)
-{
-    return cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1)).block_bytes;
-}
-
-/* NCCL's plan for one grouped send/recv: the protocol each peer's message gets, the channels
- * it is striped over, all channels in use together and the pipeline step. */
-typedef struct {
-    CsProto proto;      /* LL or Simple */
-    int channels;       /* in use at once: at most p2pnChannels */
-    int per_peer;       /* channels each peer's message is striped over */
-    gint64 chunk_bytes; /* bytes: Simple's p2pChunkSize; 0 (the slot) for LL */
-} P2pPlan;
-
-/* NCCL's plan when @algo runs @op as grouped send/recv on GPU ranks (FALSE otherwise), for
- * messages carried with @proto: LL up to the threshold, Simple beyond (p2p_plan()->proto
- * says which one NCCL would take); each of the P - 1 peers' messages striped as addP2pToPlan
- * does. */
-static gboolean
-p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto, gint64 size_bytes,
-         int nranks, P2pPlan *plan)
-{
-    if (!is_nccl_p2p(topo, algo, op, nranks))
-        return FALSE;
-    P2pComm c;
-    p2p_comm(topo, nranks, &c);
-    gint64 b = MAX(p2p_peer_bytes(op, size_bytes, nranks), 1);
-    plan->proto = b <= (gint64)c.per_peer * P2P_LL_THRESHOLD_BYTES ? CS_PROTO_LL : CS_PROTO_SIMPLE;
-
-    int n_min = c.per_peer;
-    while (n_min * nranks > c.p2p_channels && n_min > 1)
-        n_min /= 2;
-    gint64 step = proto == CS_PROTO_LL ? cs_proto_info(CS_PROTO_LL)->buffer_bytes / CS_NCCL_STEPS
-                                       : c.simple_step;
-    gint64 min_part = c.multi_node ? step / 2 : step / 8;
-    gint64 max_part = c.multi_node ? step : step * 32;
-    int n = (int)MIN((gint64)n_min, (b + min_part - 1) / min_part);
-    gint64 part = MAX(min_part, (b + n - 1) / n);
-    while (part > max_part && n <= c.per_peer / 2) {
-        n *= 2;
-        part = (b + n - 1) / n;
-    }
-    plan->per_peer = MIN(n, c.p2p_channels);
-    /* sendrecv talks to one peer each way, in one round on the same channels. */
-    const int peers = op == CS_OP_SEND_RECV ? MIN(nranks - 1, 1) : nranks - 1;
-    plan->channels = MAX(1, MIN(c.p2p_channels, peers * plan->per_peer));
-    plan->chunk_bytes = proto == CS_PROTO_SIMPLE ? c.simple_step : 0;
-    return TRUE;
-}
-
-/* The pipeline chunk NCCL uses for its collectives, where it differs from one slot
- * (cs_algo_default_chunk()): Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS =
- * NCCL_STEPS / 2 = 4 slots per step (NCCL 2.2x src/include/collectives.h); 0 keeps the
- * algorithm's default. Grouped send/recv has its own (p2p_plan()). */
-static gint64
-nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
-{
-    if (proto != CS_PROTO_SIMPLE || g_strcmp0(algo->name, "ring") != 0)
-        return 0;
-    if (op != CS_OP_ALL_REDUCE && op != CS_OP_ALL_GATHER && op != CS_OP_REDUCE_SCATTER)
-        return 0;
-    return (CS_NCCL_STEPS / 2) * cs_proto_info(proto)->slot_data_bytes;
-}
-
-/**
- * cs_predict_default_channels:
- * The channel count NCCL-like defaults give @algo for @op at @size_bytes on @nranks ranks of
- * @topo:
- * - NCCL's grouped send/recv (direct scatter, gather and all-to-all on GPU ranks): the
- *   channels NCCL's p2p plan stripes the P - 1 peers' messages over (p2p_plan());
- * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct between CPUs) run
- *   one channel;
- * - NVLS and NVLSTree run NCCL's nvlsChannels CTAs at every size (cs_nccl_nvls_channels():
- *   16 on Hopper, 24 or 32 on Blackwell);
- * - CollNet Direct and Chain start from coll_channels_max() and drop channels by NCCL's
- *   CollNet rules (collnet_channels());
- * - NCCL's other algorithms (ring, tree ...) start from coll_channels_max(), then, as NCCL
- *   does for small operations, channels are dropped until each has at least nThreads x
- *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
- * With 8 B every algorithm but grouped send/recv runs on one channel.
- */
-int
-cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
-                            gint64 size_bytes, int nranks)
-{
-    g_return_val_if_fail(topo != NULL && algo != NULL, 1);
-    P2pPlan plan;
-    if (p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan))
-        return plan.channels;
-    /* NCCL's collective algorithms (the ones models/nccl.c maps to one) run on many channels;
-     * the others are MPI classics that move one message at a time per rank. */
-    CsNcclAlgo na;
-    if (!cs_nccl_algo_from_collsim(algo->name, &na))
-        return 1;
-    if (na == CS_NCCL_ALGO_NVLS || na == CS_NCCL_ALGO_NVLS_TREE) {
-        const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model;
-        return cs_nccl_nvls_channels(cs_nccl_constants_lookup(NULL, NULL),
-                                     cs_nccl_arch_from_model(model, NULL),
-                                     spans_nvlink_domains(topo, nranks));
-    }
-
-    /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
-    CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
-    gint64 bytes = MAX(sz.send_bytes, sz.recv_bytes);
-    if (na == CS_NCCL_ALGO_COLLNET_DIRECT || na == CS_NCCL_ALGO_COLLNET_CHAIN) {
-        g_autoptr(CsNodeGroups) nodes = cs_node_groups_new(topo, nranks, NULL);
-        int heads = nodes != NULL ? cs_collnet_heads(topo, nodes) : 1;
-        return collnet_channels(na == CS_NCCL_ALGO_COLLNET_DIRECT, bytes, heads,
-                                coll_channels_max(topo, nranks));
-    }
-    gint64 nc = bytes / bytes_per_channel_min(proto);
-    return (int)CLAMP(nc, 1, coll_channels_max(topo, nranks));
-}
-
-int
-cs_predict_peer_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
-                         gint64 size_bytes, int nranks)
-{
-    g_return_val_if_fail(topo != NULL && algo != NULL, 0);
-    P2pPlan plan;
-    return p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan) ? plan.per_peer : 0;
-}
-
-/* Whether an nccl-tests run could carry @op with @proto on @algo: NCCL's grouped send/recv
- * takes LL or Simple by message size (p2p_plan()); every other choice is the engine's. */
-static gboolean
-proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
-                    gint64 size_bytes, int nranks)
-{
-    P2pPlan plan;
-    return !p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan) || proto == plan.proto;
-}
-
-/* The protocol half of the candidate rule (predict.h): on GPU ranks grouped send/recv carries
- * only the protocol NCCL's p2p plan takes at @size_bytes; any protocol on CPU ranks or with
- * @any_algorithm. */
-gboolean
-cs_predict_default_proto(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
-                         gint64 size_bytes, int nranks, gboolean any_algorithm)
-{
-    g_return_val_if_fail(topo != NULL && algo != NULL, FALSE);
-    if (any_algorithm || cs_predict_cpu_ranks(topo, nranks))
-        return TRUE;
-    return proto_in_nccl_tests(topo, algo, op, proto, size_bytes, nranks);
-}
-
-/* The protocols a run picks from when it forces none: NCCL_PROTO's list where the run set one
- * (a trace's headers), else the GPUs' library defaults (the topology's default_protocols: RCCL
- * leaves LL128 off unless its platform model turns it on). Bits over CsProto. */
-static guint
-unforced_protos(const CsTopo *topo, const CsPredictOptions *options)
-{
-    if (options != NULL && options->nccl_proto_mask != 0)
-        return options->nccl_proto_mask;
-    int nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
-    return cs_topo_default_protos(topo, nranks);
-}
-
-/* One sentence naming the first rank whose protocols leave none in common (predict.h). */
-char *
-cs_predict_no_shared_protocol(const CsTopo *topo, int nranks)
-{
-    if (cs_topo_default_protos(topo, nranks) != 0)
-        return NULL;
-    int r = 0;
-    while (r + 1 < nranks && cs_topo_default_protos(topo, r + 1) != 0)
-        r++;
-    const CsDevice *dev = cs_topo_device(topo, cs_topo_rank_device(topo, r));
-    /* Rank 0 alone: a CPU whose list holds no Simple. */
-    return g_strdup_printf("the default_protocols of %s's ranks share no protocol: rank %d (%s "
-                           "\"%s\") allows none of %s",
-                           cs_topo_name(topo), r, cs_device_kind_name(dev->kind), dev->name,
-                           r == 0 ? "its own (a CPU rank runs Simple only)"
-                                  : "those of the ranks before it");
 }
 
 /* ---- One point ---- */
@@ -933,7 +468,8 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     int topo_ranks = cs_topo_n_ranks(topo);
     gboolean textbook = options->engine.textbook;
     P2pPlan plan;
-    gboolean p2p = !textbook && p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan);
+    gboolean p2p
+        = !textbook && cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan);
     int channels = options->n_channels > 0 ? options->n_channels
                    : textbook              ? 1
                    : p2p                   ? plan.channels
@@ -959,7 +495,7 @@ point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo, C
     if (textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
     else
-        args->chunk_bytes = p2p ? plan.chunk_bytes : nccl_chunk_bytes(algo, op, proto);
+        args->chunk_bytes = p2p ? plan.chunk_bytes : cs_predict_nccl_chunk_bytes(algo, op, proto);
     /* The chunk this size gets, pinned: smaller sizes simulated to extend this one (NVLS
      * shrinks its chunk for them) then run the same pipeline, on the same line. */
     args->chunk_bytes = cs_algo_step_chunk(algo, args);
@@ -1181,7 +717,7 @@ predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *
             return 0;
         algos &= 1u << a;
     }
-    guint protos = CS_NCCL_ALL_PROTOS & unforced_protos(topo, options);
+    guint protos = CS_NCCL_ALL_PROTOS & cs_predict_unforced_protos(topo, options);
     if (proto_filter >= 0)
         protos &= 1u << proto_filter;
     CsNcclPrediction pick;
@@ -1276,7 +812,7 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
     /* On CPU ranks every algorithm and protocol is a candidate (cs_predict_default_candidate). */
     gboolean any
         = (options != NULL && options->any_algorithm) || cs_predict_cpu_ranks(topo, nranks);
-    const guint allowed_protos = unforced_protos(topo, options);
+    const guint allowed_protos = cs_predict_unforced_protos(topo, options);
     if (proto_filter < 0 && allowed_protos == 0) {
         g_autofree char *why = cs_predict_no_shared_protocol(topo, nranks);
         g_set_error(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH,
@@ -1315,7 +851,7 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             if (proto_filter < 0 && (allowed_protos & (1u << p)) == 0)
                 continue;
             if (proto_filter < 0 && !any
-                && !proto_in_nccl_tests(topo, algo, op, (CsProto)p, size_bytes, nranks))
+                && !cs_predict_proto_in_nccl_tests(topo, algo, op, (CsProto)p, size_bytes, nranks))
                 continue;
             const gboolean bounded = options == NULL || !options->exhaustive;
             Candidate c = {
