@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* What the files of the prediction share (STYLE §2): the point cache's fields, which
- * point_cache.c makes and predict.c looks points and schedules up in; and NCCL's launch
- * policy (predict_candidates.c, predict_channels.c, predict_p2p.c) as one point and the best
- * one ask it. */
+ * point_cache.c makes and predict.c looks points and schedules up in; one point's arguments
+ * and extension tolerance, which the best point's bound (predict_bound.c, predict_best.c)
+ * follows; and NCCL's launch policy (predict_candidates.c, predict_channels.c,
+ * predict_p2p.c) as one point and the best one ask it. */
 #pragma once
 
 #include "predict/predict.h"
@@ -23,6 +24,24 @@ struct _CsPointCache {
     gint64 hits;
     gint64 misses;
 };
+
+/* ---- One point (predict.c) ---- */
+
+/* Past the hard step limit a point is extended when its slopes agree within this share. */
+#define PREDICT_LOOSE_TOLERANCE 0.05
+
+/* The algorithm arguments of one point, as cs_predict_one() simulates it. */
+void cs_predict_point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                           CsProto proto, const CsPredictOptions *options, int nranks,
+                           CsAlgoArgs *args);
+
+/* Errors that mean "this candidate does not apply", as opposed to a broken input. */
+static inline gboolean
+is_refusal(const GError *error)
+{
+    return g_error_matches(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED)
+           || g_error_matches(error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH);
+}
 
 /* ---- NCCL's launch policy ---- */
 
