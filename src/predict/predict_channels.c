@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/* NCCL's channel counts (cs_predict_default_channels()): how many channels each algorithm
+ * starts from on a machine, how many small operations, CollNet and NVLS keep, and the
+ * pipeline chunk NCCL's Simple rings use. */
+#include "predict/predict-private.h"
+
+#include "algos/mesh_rings.h"
+#include "algos/pipetree.h"
+
+/* NCCL reduces the channel count of small operations until every thread of every channel
+ * has work: nc = nBytes / (nThreads * threadThreshold), with threadThreshold 8 B for LL and
+ * LL128 and 64 B for Simple (NCCL 2.2x src/enqueue.cc, getNthreads/NCCL_*_THREAD_THRESHOLD),
+ * and 512 threads (LL, Simple) or 640 (LL128). Bytes per channel below which NCCL drops one: */
+static gint64
+bytes_per_channel_min(CsProto proto)
+{
+    switch (proto) {
+    case CS_PROTO_LL:
+        return 512 * 8;
+    case CS_PROTO_LL128:
+        return 640 * 8;
+    case CS_PROTO_SIMPLE:
+    default:
+        return 512 * 64;
+    }
+}
+
+/* NCCL's CollNet channel count for @bytes (NCCL 2.28.9 src/enqueue.cc, topoGetAlgoInfo), from
+ * @nc channels: CollNet Chain takes the Ring/Tree rule with NCCL_MAX_NTHREADS = 640 threads
+ * and threadThreshold 512 (tuning.cc), one channel dropped at a time while nBytes < nc x nt x
+ * threshold; CollNet Direct counts its @heads too and steps down through 16, 8, 4, 2, 1,
+ * halving the threshold each time nc passes 1.5 x the next step ("CollNet channel tuning"). */
+static int
+collnet_channels(gboolean direct, gint64 bytes, int heads, int nc)
+{
+    const gint64 nt = 640;
+    gint64 threshold = 512;
+
+    if (!direct) {
+        while (bytes < nc * nt * threshold && nc >= 2)
+            nc--;
+        return nc;
+    }
+    gboolean flag = TRUE;
+    for (int sw = 16; sw >= 1 && flag; sw /= 2) {
+        while ((flag = bytes < nc * nt * heads * threshold) && nc > sw) {
+            if (nc == sw + sw / 2)
+                threshold /= 2;
+            nc--;
+        }
+    }
+    return MAX(nc, 1);
+}
+
+/* NCCL's collective channel count before small operations drop some: enough channels to use
+ * every lane of a GPU's fastest class of links, since a channel drives one lane at a time
+ * (engine.c): the lane count rounded up to a power of two between 2 and 32 (NCCL's channel
+ * limit before 2.20). That is 32 on H100 NVSwitch boxes (18 NVLinks), 16 on A100 (12), the
+ * 32 coll channels NCCL reports there, and 2 on PCIe-only boxes (NCCL 2.2x
+ * src/graph/search.cc, connect.cc). On a full mesh of @nranks GPUs the rings cycle over a set
+ * that loads every link equally (ring.c, mesh_rings.c), so the count is a multiple of the
+ * set's size: that size doubled while it stays within 32, 28 on 8 MI300X (7 rings); RCCL's
+ * model of that platform lists 14 rings, each directed link in two of them, and lists them
+ * twice over, 28 (src/graph/rome_models.cc); so on several nodes that are each such a mesh.
+ * Every NCCL algorithm and the p2p plan start from this count, as NCCL's share nChannels. */
+int
+cs_predict_coll_channels_max(const CsTopo *topo, int nranks)
+{
+    /* As ring.c builds them: on the whole of a one-node machine (on fewer ranks the algorithms
+     * get no topology, so rank order). */
+    int mesh = 0;
+    if (nranks <= CS_MESH_RINGS_MAX_RANKS && nranks == cs_topo_n_ranks(topo)
+        && cs_topo_n_nodes(topo) == 1 && cs_topo_full_mesh(topo, nranks))
+        mesh = nranks;
+    /* Nodes that are each such a mesh: ring.c crosses each node along those rings too. */
+    const int L = cs_topo_ranks_per_node(topo);
+    if (mesh == 0 && cs_topo_n_nodes(topo) > 1 && L <= CS_MESH_RINGS_MAX_RANKS && nranks > L
+        && nranks % L == 0 && cs_topo_rank_node(topo, L - 1) == 0 && cs_topo_full_mesh(topo, L))
+        mesh = L;
+    if (mesh > 0) {
+        int n_rings = cs_mesh_rings_count(mesh);
+        int max_ch = n_rings;
+        while (2 * max_ch <= 32)
+            max_ch *= 2;
+        return max_ch;
+    }
+
+    /* Lanes out of rank 0's GPU on its fastest class of links. */
+    int gpu = cs_topo_rank_device(topo, 0);
+    double best_Bps = 0.0;
+    int lanes = 1;
+    for (int k = 0; k < CS_N_LINK_CLASSES; k++) {
+        double bw = cs_topo_injection_bw(topo, 0, (CsLinkClass)k);
+        if (bw <= best_Bps)
+            continue;
+        best_Bps = bw;
+        lanes = 0;
+        for (int i = 0; i < cs_topo_n_links(topo); i++) {
+            const CsLink *l = cs_topo_link(topo, i);
+            if (l->src == gpu && cs_link_kind_class(l->kind) == (CsLinkClass)k)
+                lanes += l->count;
+        }
+    }
+    int max_ch = 2;
+    while (max_ch < 32 && max_ch < lanes)
+        max_ch *= 2;
+    return max_ch;
+}
+
+/* The pipeline chunk NCCL uses for its collectives, where it differs from one slot
+ * (cs_algo_default_chunk()): Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS =
+ * NCCL_STEPS / 2 = 4 slots per step (NCCL 2.2x src/include/collectives.h); 0 keeps the
+ * algorithm's default. Grouped send/recv has its own (cs_predict_p2p_plan()). */
+gint64
+cs_predict_nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
+{
+    if (proto != CS_PROTO_SIMPLE || g_strcmp0(algo->name, "ring") != 0)
+        return 0;
+    if (op != CS_OP_ALL_REDUCE && op != CS_OP_ALL_GATHER && op != CS_OP_REDUCE_SCATTER)
+        return 0;
+    return (CS_NCCL_STEPS / 2) * cs_proto_info(proto)->slot_data_bytes;
+}
+
+/**
+ * cs_predict_default_channels:
+ * The channel count NCCL-like defaults give @algo for @op at @size_bytes on @nranks ranks of
+ * @topo:
+ * - NCCL's grouped send/recv (direct scatter, gather and all-to-all on GPU ranks): the
+ *   channels NCCL's p2p plan stripes the P - 1 peers' messages over (cs_predict_p2p_plan());
+ * - the MPI classics (mst, recursive doubling, rhd, bruck, pairwise, direct between CPUs) run
+ *   one channel;
+ * - NVLS and NVLSTree run NCCL's nvlsChannels CTAs at every size (cs_nccl_nvls_channels():
+ *   16 on Hopper, 24 or 32 on Blackwell);
+ * - CollNet Direct and Chain start from cs_predict_coll_channels_max() and drop channels by
+ *   NCCL's CollNet rules (collnet_channels());
+ * - NCCL's other algorithms (ring, tree ...) start from cs_predict_coll_channels_max(), then,
+ *   as NCCL does for small operations, channels are dropped until each has at least nThreads x
+ *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
+ * With 8 B every algorithm but grouped send/recv runs on one channel.
+ */
+int
+cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                            gint64 size_bytes, int nranks)
+{
+    g_return_val_if_fail(topo != NULL && algo != NULL, 1);
+    P2pPlan plan;
+    if (cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan))
+        return plan.channels;
+    /* NCCL's collective algorithms (the ones models/nccl.c maps to one) run on many channels;
+     * the others are MPI classics that move one message at a time per rank. */
+    CsNcclAlgo na;
+    if (!cs_nccl_algo_from_collsim(algo->name, &na))
+        return 1;
+    if (na == CS_NCCL_ALGO_NVLS || na == CS_NCCL_ALGO_NVLS_TREE) {
+        const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model;
+        return cs_nccl_nvls_channels(cs_nccl_constants_lookup(NULL, NULL),
+                                     cs_nccl_arch_from_model(model, NULL),
+                                     cs_predict_spans_nvlink_domains(topo, nranks));
+    }
+
+    /* The bytes one rank moves: the buffer for rooted and reducing ops, P blocks otherwise. */
+    CsOpSize sz = cs_op_size(op, size_bytes, CS_DTYPE_INT8, MAX(nranks, 1));
+    gint64 bytes = MAX(sz.send_bytes, sz.recv_bytes);
+    if (na == CS_NCCL_ALGO_COLLNET_DIRECT || na == CS_NCCL_ALGO_COLLNET_CHAIN) {
+        g_autoptr(CsNodeGroups) nodes = cs_node_groups_new(topo, nranks, NULL);
+        int heads = nodes != NULL ? cs_collnet_heads(topo, nodes) : 1;
+        return collnet_channels(na == CS_NCCL_ALGO_COLLNET_DIRECT, bytes, heads,
+                                cs_predict_coll_channels_max(topo, nranks));
+    }
+    gint64 nc = bytes / bytes_per_channel_min(proto);
+    return (int)CLAMP(nc, 1, cs_predict_coll_channels_max(topo, nranks));
+}
