@@ -390,8 +390,8 @@ append_winners(GString *out, const CsReport *report, const Block *b)
     if (any_bracketed)
         g_string_append(out, "# ~ bracketed: one period of ranks replayed twice, every rank's "
                              "last chunks as the smallest and as the largest of those it stands "
-                             "for; the two within 0.1%, the larger printed; --whole replays "
-                             "every rank as it is cut\n");
+                             "for; the two within 0.1%, the high end printed; --whole "
+                             "replays every rank as it is cut\n");
 }
 
 /* Says where one period of ranks stood for all of them, and where a schedule that repeats
