@@ -1536,6 +1536,44 @@ test_verify(void)
     g_assert_cmpint(b.status, ==, 2);
 }
 
+static void
+test_bracketed(void)
+{
+    g_test_summary("A ring all-reduce of 16 KiB on 3 channels of 8 GPUs (1,366 floats a channel, "
+                   "no multiple of 8) is bracketed: its winners row is marked ~ with a footnote, "
+                   "JSON says bracketed with the low end, CSV's last column is 1; --whole "
+                   "replays it as it is cut, unmarked, at the same time here.");
+    const char *base[]
+        = { "--topo", "dgx-h100x8", "--algo", "ring", "--proto", "LL128",  "--channels",
+            "3",      "-b",         "16K",    "-e",   "16K",     "--quiet" };
+    g_autoptr(GPtrArray) args = g_ptr_array_new();
+    for (gsize i = 0; i < G_N_ELEMENTS(base); i++)
+        g_ptr_array_add(args, (gpointer)base[i]);
+    g_ptr_array_add(args, NULL);
+    g_auto(CsTestRun) table = cs_test_run_collsim(NULL, (const char *const *)args->pdata);
+    g_assert_cmpint(table.status, ==, 0);
+    g_assert_nonnull(strstr(table.out, "36.817        - ~\n"));
+    g_assert_nonnull(strstr(table.out, "\n# ~ bracketed: one period of ranks replayed twice"));
+
+    g_ptr_array_index(args, args->len - 1) = (gpointer) "--whole";
+    g_ptr_array_add(args, NULL);
+    g_auto(CsTestRun) whole = cs_test_run_collsim(NULL, (const char *const *)args->pdata);
+    g_assert_cmpint(whole.status, ==, 0);
+    g_assert_nonnull(strstr(whole.out, "36.817        -\n"));
+    g_assert_null(strstr(whole.out, "bracketed"));
+
+    g_ptr_array_index(args, args->len - 2) = (gpointer) "--format=json";
+    g_auto(CsTestRun) json = cs_test_run_collsim(NULL, (const char *const *)args->pdata);
+    g_assert_cmpint(json.status, ==, 0);
+    g_assert_nonnull(strstr(json.out, "\"bracketed\":\ttrue"));
+    g_assert_nonnull(strstr(json.out, "\"bracket_low_us\":\t"));
+
+    g_ptr_array_index(args, args->len - 2) = (gpointer) "--format=csv";
+    g_auto(CsTestRun) csv = cs_test_run_collsim(NULL, (const char *const *)args->pdata);
+    g_assert_cmpint(csv.status, ==, 0);
+    g_assert_true(g_str_has_suffix(csv.out, ",0,1\n"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1571,5 +1609,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/progress", test_progress);
     g_test_add_func("/cli-run/model/nccl", test_nccl_model);
     g_test_add_func("/cli-run/verify", test_verify);
+    g_test_add_func("/cli-run/bracketed", test_bracketed);
     return g_test_run();
 }

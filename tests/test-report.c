@@ -247,13 +247,14 @@ test_csv(void)
     g_autofree char *text = cs_report_to_string(report, CS_REPORT_FORMAT_CSV);
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     g_assert_cmpuint(g_strv_length(lines), ==, 4); /* header, 2 rows, "" after the last \n */
-    g_assert_cmpstr(lines[0], ==,
-                    "block,size,count,type,redop,root,algo,proto,channels,time_us,"
-                    "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us,extrapolated");
+    g_assert_cmpstr(
+        lines[0], ==,
+        "block,size,count,type,redop,root,algo,proto,channels,time_us,"
+        "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us,extrapolated,bracketed");
     g_assert_cmpstr(lines[2], ==,
                     "best,1073741824,268435456,float,sum,-1,ring,Simple,16,"
                     "4525.600000,237.2600,355.8900,25.600000,4480.000000,20.000000,"
-                    "0.000000,0");
+                    "0.000000,0,0");
     g_assert_cmpstr(lines[3], ==, "");
 }
 

@@ -95,6 +95,8 @@ check_args(const CsAlgoArgs *args, GError **error)
         problem = "channels must be 1 to 64 (NCCL's maximum)";
     else if (args->chunk_bytes < 0)
         problem = "negative chunk size";
+    else if (args->shares < CS_ALGO_SHARES_EXACT || args->shares > CS_ALGO_SHARES_HIGH)
+        problem = "unknown shares";
     else if (args->topo != NULL && cs_topo_n_ranks(args->topo) != args->nranks)
         problem = "rank count differs from the topology's";
     if (problem == NULL)

@@ -11,6 +11,24 @@
 G_BEGIN_DECLS
 
 /**
+ * CsAlgoShares:
+ * Which shares of a loop each rank's steps carry. A ring all-reduce cuts a channel's last
+ * loop into P chunks of ceil(rest / P) elements, the last ones shorter (NCCL's runRing), so
+ * rank r and rank r + T move different bytes and the schedule does not repeat under a shift
+ * of T ranks (CsAlgo.period) although its rings do. With args->period_min set, a bound makes
+ * it repeat: each chunk is taken as the smallest (@CS_ALGO_SHARES_LOW) or the largest
+ * (@CS_ALGO_SHARES_HIGH) of the chunks it stands for under the period (chunks j, j + T,
+ * j + 2T, ... of the ring). Such a schedule is a bracket's end for the predictor, not a
+ * program: its offsets stay in the buffers but its data do not add up.
+ * @CS_ALGO_SHARES_EXACT: every chunk as the algorithm cuts it.
+ */
+typedef enum {
+    CS_ALGO_SHARES_EXACT,
+    CS_ALGO_SHARES_LOW,
+    CS_ALGO_SHARES_HIGH,
+} CsAlgoShares;
+
+/**
  * CsAlgoArgs:
  * What an algorithm needs to build one schedule. @topo may be NULL: algorithms that use the
  * node structure (hierarchical, NVLS, tree across nodes) then treat all ranks as one node.
@@ -24,13 +42,15 @@ typedef struct {
     CsDtype dtype;
     CsRedop redop;
     CsProto proto;
-    int n_channels;     /* channels (NCCL's parallel rings/trees), >= 1 */
-    int peer_channels;  /* channels each peer's message is striped over (grouped send/recv);
-                           0 = all n_channels */
-    gint64 chunk_bytes; /* bytes: pipeline chunk per channel step, 0 = protocol default */
-    int period_min;     /* 0: every rank's program. >= 1: where the schedule repeats under a
-                           shift of T >= period_min ranks (CsAlgo.period), build ranks
-                           0..T-1 only (cs_schedule_set_period()), for the engine */
+    int n_channels;      /* channels (NCCL's parallel rings/trees), >= 1 */
+    int peer_channels;   /* channels each peer's message is striped over (grouped send/recv);
+                            0 = all n_channels */
+    gint64 chunk_bytes;  /* bytes: pipeline chunk per channel step, 0 = protocol default */
+    int period_min;      /* 0: every rank's program. >= 1: where the schedule repeats under a
+                            shift of T >= period_min ranks (CsAlgo.period), build ranks
+                            0..T-1 only (cs_schedule_set_period()), for the engine */
+    CsAlgoShares shares; /* with period_min: unequal shares bounded so that the schedule
+                            repeats (CsAlgoShares); EXACT otherwise */
 } CsAlgoArgs;
 
 typedef struct _CsAlgo CsAlgo;
@@ -65,7 +85,8 @@ typedef struct {
  * @period:    (nullable) the smallest T >= args->period_min dividing args->nranks under whose
  *             rank shift @build's schedule repeats (same steps, peers shifted by T, same
  *             bytes), or args->nranks when none does or period_min is 0; @build then builds
- *             ranks 0..T-1 only. NULL: never.
+ *             ranks 0..T-1 only. With args->shares not EXACT, unequal shares are no obstacle
+ *             (@build bounds them: CsAlgoShares). NULL: never.
  * @bound:     (nullable) what any run of @build's schedule for @args must at least do,
  *             known without building it (CsAlgoBound); FALSE when unknown. The predictor
  *             skips a candidate whose lower bound is already beaten, so it must never

@@ -66,6 +66,8 @@ typedef struct {
     int prev;         /* receives from */
     int next;         /* sends to */
     gint64 ts;        /* bytes per element */
+    int period;       /* ranks the schedule repeats under a shift of (P: none) */
+    CsAlgoShares shares;
 } Ring;
 
 static int
@@ -372,8 +374,32 @@ ring_step(const Ring *g, CsStepKind kind, CsBuffer src_buf, gint64 src_elem, CsB
 
 /* ---- All-reduce ---- */
 
+/* Elements of chunk @j of a loop of @rest elements cut into chunks of @cs: full ones, then
+ * what is left, then none. */
+static gint64
+chunk_len(gint64 rest, gint64 cs, int j)
+{
+    return MAX(0, MIN(cs, rest - (gint64)j * cs));
+}
+
+/* Elements chunk @j carries on @g's schedule: chunk_len(), or under a bound (g->shares) the
+ * smallest or the largest of chunks j mod T, j mod T + T, ... (lengths never grow with the
+ * index: the last or the first of them), so that ranks r and r + T, whose ring positions
+ * differ by a multiple of T, move the same bytes. */
+static gint64
+share_len(const Ring *g, gint64 rest, gint64 cs, int j)
+{
+    if (g->shares == CS_ALGO_SHARES_EXACT || g->period >= g->nranks)
+        return chunk_len(rest, cs, j);
+    const int k = j % g->period;
+    if (g->shares == CS_ALGO_SHARES_LOW)
+        return chunk_len(rest, cs, g->nranks - g->period + k);
+    return chunk_len(rest, cs, k);
+}
+
 /* One channel's share [@first, @first + @count) of the vector, in loops of P chunks as
- * NCCL's runRing: each loop's chunk size is ceil(remaining / P), at most @chunk elements. */
+ * NCCL's runRing: each loop's chunk size is ceil(remaining / P), at most @chunk elements. A
+ * bounded chunk (g->shares) stays inside the channel's share. */
 static void
 all_reduce_channel(const Ring *g, gint64 first, gint64 count, gint64 chunk)
 {
@@ -384,8 +410,8 @@ all_reduce_channel(const Ring *g, gint64 first, gint64 count, gint64 chunk)
     for (gint64 base = 0; base < count; base += loop_size, loop++) {
         gint64 rest = MIN(loop_size, count - base);
         gint64 cs = (rest + P - 1) / P;
-#define AT(j) (first + base + (gint64)(j)*cs)
-#define LEN(j) (MAX(0, MIN(cs, rest - (gint64)(j)*cs)))
+#define LEN(j) (share_len(g, rest, cs, (j)))
+#define AT(j) (MIN(first + base + (gint64)(j)*cs, first + count - LEN(j)))
         int j = mod(r - 1, P);
         ring_step(g, CS_STEP_SEND, CS_BUF_INPUT, AT(j), CS_BUF_INPUT, 0, LEN(j), loop);
         for (int s = 2; s < P; s++) {
@@ -527,15 +553,15 @@ ring_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
  * repeats (CsAlgo.period), or P. It repeats when every channel's ring maps onto itself,
  * next(r + T) = next(r) + T, and every rank moves the same bytes: a broadcast's or reduce's
  * root is one rank, and an all-reduce channel whose share is no multiple of P cuts its last
- * loop's chunks unequally (all_reduce_channel()). All-gather and reduce-scatter steps move
- * the same pieces on every rank. */
+ * loop's chunks unequally (all_reduce_channel()), unless args->shares bounds them
+ * (share_len()). All-gather and reduce-scatter steps move the same pieces on every rank. */
 static int
 period_of(const CsAlgoArgs *args, const int *orders)
 {
     const int P = args->nranks;
     if (args->period_min <= 0 || P <= 1 || args->op == CS_OP_BROADCAST || args->op == CS_OP_REDUCE)
         return P;
-    if (args->op == CS_OP_ALL_REDUCE) {
+    if (args->op == CS_OP_ALL_REDUCE && args->shares == CS_ALGO_SHARES_EXACT) {
         const CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, P);
         for (int c = 0; c < args->n_channels; c++) {
             gint64 first, len;
@@ -621,6 +647,8 @@ ring_build(const CsAlgoArgs *args, GError **error)
                 .prev = order[mod(pos[r] - 1, P)],
                 .next = order[mod(pos[r] + 1, P)],
                 .ts = ts,
+                .period = period,
+                .shares = args->shares,
             };
             switch (args->op) {
             case CS_OP_ALL_REDUCE:

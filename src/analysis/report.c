@@ -348,9 +348,11 @@ append_winners(GString *out, const CsReport *report, const Block *b)
         g_string_append_printf(out, "  %-*s  %9s  %7s", alt_w, "fastest", "time", "gain");
     g_string_append_c(out, '\n');
     gboolean any_extrapolated = FALSE;
+    gboolean any_bracketed = FALSE;
     for (guint i = 0; i < b->rows->len; i++) {
         const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
         any_extrapolated = any_extrapolated || p->extrapolated;
+        any_bracketed = any_bracketed || p->bracketed;
         g_string_append_printf(out,
                                "# %10" G_GINT64_FORMAT "  %-*s  %-6s  %8d  %9.3f  %9.3f  %9.3f"
                                "  %9.3f  %9.3f",
@@ -375,7 +377,8 @@ append_winners(GString *out, const CsReport *report, const Block *b)
         else if (alts) {
             g_string_append_printf(out, "  %-*s  %9s  %7s", alt_w, "-", "-", "-");
         }
-        g_string_append(out, p->extrapolated ? " *\n" : "\n");
+        g_string_append(out, p->extrapolated ? " *" : "");
+        g_string_append(out, p->bracketed ? " ~\n" : "\n");
     }
     if (alts)
         g_string_append(out, "# fastest: collsim's fastest choice at that size, timed by the same "
@@ -384,6 +387,11 @@ append_winners(GString *out, const CsReport *report, const Block *b)
     if (any_extrapolated)
         g_string_append(out, "# * extended on the line through three smaller simulated sizes "
                              "(the pipeline is linear there); --exact simulates every size\n");
+    if (any_bracketed)
+        g_string_append(out, "# ~ bracketed: one period of ranks replayed twice, every rank's "
+                             "last chunks as the smallest and as the largest of those it stands "
+                             "for; the two within 0.1%, the high end printed; --whole "
+                             "replays every rank as it is cut\n");
 }
 
 /* Says where one period of ranks stood for all of them, and where a schedule that repeats
@@ -474,6 +482,9 @@ prediction_json(const CsReport *report, const CsPrediction *p)
     cJSON_AddNumberToObject(o, "gamma_us", ps_to_us(p->result.gamma));
     cJSON_AddNumberToObject(o, "overhead_us", ps_to_us(p->result.overhead));
     cJSON_AddBoolToObject(o, "extrapolated", p->extrapolated);
+    cJSON_AddBoolToObject(o, "bracketed", p->bracketed);
+    if (p->bracketed)
+        cJSON_AddNumberToObject(o, "bracket_low_us", p->bracket_low_us);
     if (p->replayed_ranks > 0)
         cJSON_AddNumberToObject(o, "replayed_ranks", p->replayed_ranks);
     cJSON_AddNumberToObject(o, "events", (double)p->result.n_events);
@@ -563,7 +574,7 @@ to_csv(const CsReport *report)
 {
     GString *out = g_string_new("block,size,count,type,redop,root,algo,proto,channels,time_us,"
                                 "algbw_GBps,busbw_GBps,alpha_us,beta_us,gamma_us,overhead_us,"
-                                "extrapolated\n");
+                                "extrapolated,bracketed\n");
     for (guint bi = 0; bi < report->blocks->len; bi++) {
         const Block *b = g_ptr_array_index(report->blocks, bi);
         for (guint i = 0; i < b->rows->len; i++) {
@@ -574,11 +585,11 @@ to_csv(const CsReport *report)
                                    p->size.size_bytes, p->size.count, cs_dtype_name(report->dtype),
                                    redop_column(report), root_column(report));
             append_csv_field(out, algo_name(p));
-            g_string_append_printf(out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%d\n",
-                                   cs_proto_name(p->proto), p->n_channels, p->time_us,
-                                   p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),
-                                   ps_to_us(p->result.beta), ps_to_us(p->result.gamma),
-                                   ps_to_us(p->result.overhead), p->extrapolated ? 1 : 0);
+            g_string_append_printf(
+                out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", cs_proto_name(p->proto),
+                p->n_channels, p->time_us, p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),
+                ps_to_us(p->result.beta), ps_to_us(p->result.gamma), ps_to_us(p->result.overhead),
+                p->extrapolated ? 1 : 0, p->bracketed ? 1 : 0);
         }
     }
     return g_string_free(out, FALSE);

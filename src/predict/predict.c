@@ -35,10 +35,10 @@ static char *
 schedule_key(const CsAlgo *algo, const CsAlgoArgs *args)
 {
     return g_strdup_printf(
-        "%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d", algo->name,
+        "%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d", algo->name,
         args->op, args->nranks, args->root, args->size_bytes, args->dtype, args->redop, args->proto,
         args->n_channels, args->peer_channels, args->chunk_bytes, args->topo != NULL,
-        args->period_min);
+        args->period_min, args->shares);
 }
 
 /* Whether @options' cache serves @topo. */
@@ -98,6 +98,7 @@ point_key(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
     /* One period or every rank replayed: the same answer (engine.c "Symmetry"). */
     CsAlgoArgs any_period = *args;
     any_period.period_min = 0;
+    any_period.shares = CS_ALGO_SHARES_EXACT;
     g_autofree char *sched = schedule_key(algo, &any_period);
     return g_strdup_printf("%s/%s/%d/%d/%d/%d", sched, e->net_model != NULL ? e->net_model : "",
                            e->gpus_per_thread, e->no_launch, e->textbook,
@@ -131,30 +132,46 @@ point_key(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
 /* Three points are on one line when their two slopes differ by at most this share. */
 #define PREDICT_LINEAR_TOLERANCE 0.005
 
-/* Builds and simulates one point with everything decided. */
+/* The point cache's key for the shortest period the machine repeats under for @args' choice,
+ * or NULL where the cache does not serve or one period is not asked for. */
+static char *
+held_period_key(const CsTopo *topo, const CsAlgo *algo, CsOp op, const CsAlgoArgs *args,
+                const CsPredictOptions *options, int nranks)
+{
+    if (!cache_serves(topo, options) || args->period_min <= 0)
+        return NULL;
+    return g_strdup_printf("%s/%d/%d/%d/%d/%d/%d", algo->name, op, nranks, args->proto,
+                           args->n_channels, args->peer_channels, args->topo != NULL);
+}
+
+/* The period held under @key: 0 when not known yet, the rank count when none shorter. */
+static int
+held_period(const CsPredictOptions *options, const char *key)
+{
+    g_mutex_lock(&options->cache->lock);
+    const int held = GPOINTER_TO_INT(g_hash_table_lookup(options->cache->periods, key));
+    g_mutex_unlock(&options->cache->lock);
+    return held;
+}
+
+static void
+hold_period(const CsPredictOptions *options, const char *key, int period)
+{
+    g_mutex_lock(&options->cache->lock);
+    g_hash_table_insert(options->cache->periods, g_strdup(key), GINT_TO_POINTER(period));
+    g_mutex_unlock(&options->cache->lock);
+}
+
+/* Builds and replays the schedule of @base (its size set), one period of ranks where it
+ * and the machine repeat, a longer one or every rank where the machine does not. With
+ * @periodic_only (a bracket's end, base->shares not EXACT), FALSE without an error where one
+ * period no longer holds: a bounded schedule replayed whole stands for nothing. */
 static gboolean
-simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
-               const CsAlgoArgs *base, const CsPredictOptions *options, int nranks,
-               CsPrediction *out, GError **error)
+replay_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+             const CsAlgoArgs *base, const CsPredictOptions *options, int nranks,
+             gboolean periodic_only, CsPrediction *out, GError **error)
 {
     CsAlgoArgs args = *base;
-
-    args.size_bytes = size_bytes;
-    g_autofree char *key = point_key(topo, algo, &args, options);
-    if (key != NULL) {
-        CsPointCache *cache = options->cache;
-        g_mutex_lock(&cache->lock);
-        const CsPrediction *known = g_hash_table_lookup(cache->points, key);
-        if (known != NULL) {
-            cache->hits++;
-            /* With the events its simulation replayed: whether a point was simulated first
-             * here or earlier (another size, another thread) decides nothing. */
-            *out = *known;
-        }
-        g_mutex_unlock(&cache->lock);
-        if (known != NULL)
-            return TRUE;
-    }
     g_autoptr(CsSchedule) owned = NULL;
     g_autoptr(CsSchedule) copies = NULL;
     g_autoptr(CsResult) res = NULL;
@@ -168,15 +185,9 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         args.period_min = 0;
     /* The periods the machine was found not to repeat under, for every size of this choice
      * (the routes of a ring or an exchange do not depend on its size). */
-    g_autofree char *period_key
-        = cache_serves(topo, options) && args.period_min > 0
-              ? g_strdup_printf("%s/%d/%d/%d/%d/%d/%d", algo->name, op, nranks, args.proto,
-                                args.n_channels, args.peer_channels, args.topo != NULL)
-              : NULL;
+    g_autofree char *period_key = held_period_key(topo, algo, op, &args, options, nranks);
     if (period_key != NULL) {
-        g_mutex_lock(&options->cache->lock);
-        const int held = GPOINTER_TO_INT(g_hash_table_lookup(options->cache->periods, period_key));
-        g_mutex_unlock(&options->cache->lock);
+        const int held = held_period(options, period_key);
         asymmetric = held == nranks;
         args.period_min = MAX(args.period_min, held);
     }
@@ -212,12 +223,8 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
         res = cs_engine_run(sched, topo, &options->engine, &local);
         if (res != NULL) {
             /* A period that held, or the whole replay after every shorter one failed. */
-            if (period_key != NULL && (cs_schedule_period(sched) < nranks || asymmetric)) {
-                g_mutex_lock(&options->cache->lock);
-                g_hash_table_insert(options->cache->periods, g_strdup(period_key),
-                                    GINT_TO_POINTER(cs_schedule_period(sched)));
-                g_mutex_unlock(&options->cache->lock);
-            }
+            if (period_key != NULL && (cs_schedule_period(sched) < nranks || asymmetric))
+                hold_period(options, period_key, cs_schedule_period(sched));
             break;
         }
         /* One period of ranks where the machine does not repeat likewise: a longer period,
@@ -232,6 +239,12 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
                 size_bytes, local->message);
         args.period_min = period + 1;
         asymmetric = TRUE;
+        /* Every shorter period failed: the machine repeats under none, for every size. */
+        if (periodic_only && cs_algo_period(algo, &args) >= nranks) {
+            if (period_key != NULL)
+                hold_period(options, period_key, nranks);
+            return FALSE;
+        }
     }
     if (cs_schedule_period(sched) < nranks)
         g_debug("%s/%s %" G_GINT64_FORMAT " B: replayed one period of %d ranks of %d", algo->name,
@@ -252,6 +265,116 @@ simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *alg
     out->time_us = cs_result_time_us(res);
     out->algbw_GBps = cs_result_algbw_GBps(res, &out->size);
     out->busbw_GBps = cs_result_busbw_GBps(res, &out->size, op, nranks);
+    return TRUE;
+}
+
+/* Whether @args (a size whose schedule repeats under no shift) would repeat if only its
+ * ranks' shares were equal: its rings do, the shares do not (CsAlgoShares). */
+static gboolean
+bracket_applies(const CsTopo *topo, CsOp op, const CsAlgo *algo, const CsAlgoArgs *args,
+                const CsPredictOptions *options, int nranks)
+{
+    if (args->period_min <= 0 || algo->period == NULL || options->engine.observer != NULL
+        || (options->concurrent > 1 && options->concurrent_topo != NULL))
+        return FALSE;
+    /* Not where the machine was found to repeat under no shorter period. */
+    g_autofree char *period_key = held_period_key(topo, algo, op, args, options, nranks);
+    if (period_key != NULL && held_period(options, period_key) >= nranks)
+        return FALSE;
+    if (cs_algo_period(algo, args) < nranks)
+        return FALSE;
+    CsAlgoArgs high = *args;
+    high.shares = CS_ALGO_SHARES_HIGH;
+    return cs_algo_period(algo, &high) < nranks;
+}
+
+/* A point whose rings repeat under a shift of ranks but whose shares do not, bracketed by
+ * one period replayed with every share bounded below and above (CsAlgoShares): TRUE with
+ * the upper end in @out when the ends lie within CS_PREDICT_BRACKET_TOLERANCE of each other;
+ * FALSE with no error otherwise (the caller replays the point exactly). */
+static gboolean
+bracket_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+              const CsAlgoArgs *args, const CsPredictOptions *options, int nranks,
+              CsPrediction *out)
+{
+    CsAlgoArgs high = *args;
+    high.shares = CS_ALGO_SHARES_HIGH;
+    CsPrediction hi = { 0 };
+    CsPrediction found = { 0 };
+    g_autoptr(GError) local = NULL;
+    /* The period the machine repeats under, found on one element per channel: the same rings
+     * and connections in a few steps, where a period that fails at this size would have been
+     * built in full before the engine refused it (on 1,440 GPUs half of the ranks' 132 M
+     * steps, 15 GB). */
+    CsAlgoArgs probe = high;
+    probe.size_bytes = (gint64)probe.n_channels * cs_dtype_size(probe.dtype);
+    gboolean held = replay_point(topo, op, probe.size_bytes, algo, &probe, options, nranks, TRUE,
+                                 &found, &local)
+                    && found.replayed_ranks < nranks;
+    high.period_min = MAX(high.period_min, found.replayed_ranks);
+    held = held
+           && replay_point(topo, op, size_bytes, algo, &high, options, nranks, TRUE, &hi, &local)
+           && hi.replayed_ranks < nranks;
+    if (!held) {
+        g_debug("%s/%s %" G_GINT64_FORMAT " B: no bracket (%s)", algo->name,
+                cs_proto_name(args->proto), size_bytes,
+                local != NULL ? local->message : "the machine repeats under no shorter period");
+        return FALSE;
+    }
+    /* The low end over the period the high end held on. */
+    CsAlgoArgs low = *args;
+    low.shares = CS_ALGO_SHARES_LOW;
+    low.period_min = MAX(low.period_min, hi.replayed_ranks);
+    CsPrediction lo = { 0 };
+    if (!replay_point(topo, op, size_bytes, algo, &low, options, nranks, TRUE, &lo, &local)
+        || lo.replayed_ranks != hi.replayed_ranks) {
+        g_debug("%s/%s %" G_GINT64_FORMAT " B: no bracket (%s)", algo->name,
+                cs_proto_name(args->proto), size_bytes,
+                local != NULL ? local->message : "one period does not hold");
+        return FALSE;
+    }
+    const double width = fabs(hi.time_us - lo.time_us) / hi.time_us;
+    g_debug("%s/%s %" G_GINT64_FORMAT " B: bracket %.3f .. %.3f us (%.4f%%) over %d of %d ranks",
+            algo->name, cs_proto_name(args->proto), size_bytes, lo.time_us, hi.time_us,
+            100.0 * width, hi.replayed_ranks, nranks);
+    if (!(width <= CS_PREDICT_BRACKET_TOLERANCE))
+        return FALSE;
+    *out = hi;
+    out->result.n_events = hi.result.n_events + lo.result.n_events;
+    out->bracketed = TRUE;
+    out->bracket_low_us = lo.time_us;
+    return TRUE;
+}
+
+/* Builds and simulates one point with everything decided: from the point cache, bracketed
+ * (bracket_point()) where unequal shares alone keep a ring from repeating, else replayed. */
+static gboolean
+simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+               const CsAlgoArgs *base, const CsPredictOptions *options, int nranks,
+               CsPrediction *out, GError **error)
+{
+    CsAlgoArgs args = *base;
+
+    args.size_bytes = size_bytes;
+    g_autofree char *key = point_key(topo, algo, &args, options);
+    if (key != NULL) {
+        CsPointCache *cache = options->cache;
+        g_mutex_lock(&cache->lock);
+        const CsPrediction *known = g_hash_table_lookup(cache->points, key);
+        if (known != NULL) {
+            cache->hits++;
+            /* With the events its simulation replayed: whether a point was simulated first
+             * here or earlier (another size, another thread) decides nothing. */
+            *out = *known;
+        }
+        g_mutex_unlock(&cache->lock);
+        if (known != NULL)
+            return TRUE;
+    }
+    if (!(bracket_applies(topo, op, algo, &args, options, nranks)
+          && bracket_point(topo, op, size_bytes, algo, &args, options, nranks, out))
+        && !replay_point(topo, op, size_bytes, algo, &args, options, nranks, FALSE, out, error))
+        return FALSE;
     if (key != NULL) {
         CsPointCache *cache = options->cache;
         g_mutex_lock(&cache->lock);

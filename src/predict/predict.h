@@ -103,11 +103,19 @@ typedef struct {
                             * simulate (CS_SCHEDULE_ERROR_TOO_LARGE), left out of the pick */
     const CsAlgo *unsimulated_algo; /* the first of them, and its protocol */
     CsProto unsimulated_proto;
-    int replayed_ranks;  /* ranks the engine replayed: one period where the schedule and the
-                          * machine repeat under a shift of ranks (engine.c "Symmetry") */
-    gboolean asymmetric; /* the schedule repeats but the machine does not on its routes:
-                          * every rank was replayed */
+    int replayed_ranks;    /* ranks the engine replayed: one period where the schedule and the
+                            * machine repeat under a shift of ranks (engine.c "Symmetry") */
+    gboolean asymmetric;   /* the schedule repeats but the machine does not on its routes:
+                            * every rank was replayed */
+    gboolean bracketed;    /* a ring's unequal shares were bounded to replay one period
+                            * (CsAlgoShares): the time is the upper end of a bracket whose ends
+                            * lie within CS_PREDICT_BRACKET_TOLERANCE of each other */
+    double bracket_low_us; /* us: the bracket's lower end, where bracketed */
 } CsPrediction;
+
+/* How close, relative to the upper end, the two ends of a bracket (CsPrediction.bracketed)
+ * must be for the upper one to stand for the exact replay. */
+#define CS_PREDICT_BRACKET_TOLERANCE 0.001
 
 /* Appends @pred to @out for another rank of a study (cs_parallel_for_ranks()): its plain
  * fields, its algorithms by name. */

@@ -63,6 +63,8 @@ cs_prediction_pack(const CsPrediction *pred, GByteArray *out)
     cs_pack_int(out, pred->unsimulated_proto);
     cs_pack_int(out, pred->replayed_ranks);
     cs_pack_int(out, pred->asymmetric);
+    cs_pack_int(out, pred->bracketed);
+    cs_pack_double(out, pred->bracket_low_us);
 }
 
 void
@@ -98,4 +100,6 @@ cs_prediction_unpack(CsUnpack *in, CsPrediction *pred)
     pred->unsimulated_proto = (CsProto)cs_unpack_int(in);
     pred->replayed_ranks = (int)cs_unpack_int(in);
     pred->asymmetric = (gboolean)cs_unpack_int(in);
+    pred->bracketed = (gboolean)cs_unpack_int(in);
+    pred->bracket_low_us = cs_unpack_double(in);
 }

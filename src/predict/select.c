@@ -111,6 +111,7 @@ typedef struct {
     int peer_channels;
     gint64 events;
     gboolean extrapolated;
+    gboolean bracketed;
     const char *why; /* (nullable) interned: why the prediction failed */
 } Eval;
 
@@ -224,6 +225,7 @@ simulate(Search *s, int c, gint64 size, int channels)
     }
     e.ok = TRUE;
     e.extrapolated = pred.extrapolated;
+    e.bracketed = pred.bracketed;
     e.time_ps = (double)pred.result.time;
     e.channels = pred.n_channels;
     e.peer_channels = pred.peer_channels;
@@ -272,6 +274,7 @@ typedef struct {
     int channels;
     double time_ps;
     gboolean extrapolated;
+    gboolean bracketed;
 } Best;
 
 /* A choice is an algorithm x protocol: the channel count follows the size (NCCL's own
@@ -299,6 +302,7 @@ pack_eval(GByteArray *out, const EvalKey *k, const Eval *e)
     cs_pack_int(out, e->peer_channels);
     cs_pack_int(out, e->events);
     cs_pack_int(out, e->extrapolated);
+    cs_pack_int(out, e->bracketed);
     cs_pack_string(out, e->why);
 }
 
@@ -317,6 +321,7 @@ unpack_evals(Search *s, int c, gint64 n, CsUnpack *in)
         e.peer_channels = (int)cs_unpack_int(in);
         e.events = cs_unpack_int(in);
         e.extrapolated = (gboolean)cs_unpack_int(in);
+        e.bracketed = (gboolean)cs_unpack_int(in);
         e.why = cs_unpack_interned(in);
         Eval known;
         if (!recall(s, c, size, channels, &known))
@@ -422,7 +427,7 @@ fill(Search *s, const gboolean *mask, gint64 size)
 static Best
 best_at(Search *s, const gboolean *mask, gint64 size)
 {
-    Best b = { -1, 0, G_MAXDOUBLE, FALSE };
+    Best b = { -1, 0, G_MAXDOUBLE, FALSE, FALSE };
     fill(s, mask, size);
     for (guint c = 0; c < s->cands->len; c++) {
         if (!mask[c])
@@ -433,6 +438,7 @@ best_at(Search *s, const gboolean *mask, gint64 size)
             b.channels = e.channels;
             b.time_ps = e.time_ps;
             b.extrapolated = e.extrapolated;
+            b.bracketed = e.bracketed;
         }
     }
     return b;
@@ -540,7 +546,7 @@ segment(Bisect *b, gint64 a, Best ca, gint64 bsize, Best cb, int depth)
 static Best
 nccl_pick_at(Search *s, const gboolean *mask, gint64 size)
 {
-    Best nb = { -1, 0, G_MAXDOUBLE, FALSE };
+    Best nb = { -1, 0, G_MAXDOUBLE, FALSE, FALSE };
     CsNcclPrediction np;
     if (s->baseline == NULL || !cs_nccl_model_pick(s->baseline, s->op, size, &np))
         return nb;
@@ -550,7 +556,7 @@ nccl_pick_at(Search *s, const gboolean *mask, gint64 size)
             continue;
         const Eval e = evaluate(s, (int)c, size, 0);
         if (e.ok)
-            nb = (Best){ (int)c, e.channels, e.time_ps, e.extrapolated };
+            nb = (Best){ (int)c, e.channels, e.time_ps, e.extrapolated, e.bracketed };
         break;
     }
     return nb;
@@ -560,12 +566,12 @@ nccl_pick_at(Search *s, const gboolean *mask, gint64 size)
 static Best
 best_of_one(Search *s, const gboolean *mask, int c, gint64 size)
 {
-    Best b = { -1, 0, G_MAXDOUBLE, FALSE };
+    Best b = { -1, 0, G_MAXDOUBLE, FALSE, FALSE };
     if (c < 0 || !mask[c])
         return b;
     const Eval e = evaluate(s, c, size, 0);
     if (e.ok)
-        b = (Best){ c, e.channels, e.time_ps, e.extrapolated };
+        b = (Best){ c, e.channels, e.time_ps, e.extrapolated, e.bracketed };
     return b;
 }
 
@@ -732,6 +738,7 @@ build_table(Search *s, const gboolean *mask, const GArray *grid, gint64 g, gbool
         p.best = choice_of(s, b.cand, b.channels);
         p.time_us = b.time_ps / 1e6;
         p.extrapolated = b.extrapolated;
+        p.bracketed = b.bracketed;
         p.algbw_GBps = p.time_us > 0.0 ? (double)os.size_bytes / (p.time_us * 1e3) : 0.0;
         p.busbw_GBps = p.algbw_GBps * cs_op_busbw_factor(s->op, s->nranks);
         g_array_append_val(t->points, p);

@@ -84,6 +84,7 @@ typedef struct {
     double algbw_GBps;
     double busbw_GBps;
     gboolean extrapolated; /* the time is extrapolated past the simulation cap */
+    gboolean bracketed;    /* the time is a bracket's upper end (CsPrediction.bracketed) */
 } CsSelectPoint;
 
 /**

@@ -165,6 +165,7 @@ selection_json(const CsSelection *sel)
             cJSON_AddNumberToObject(o, "algbw_GBps", round_us(p->algbw_GBps));
             cJSON_AddNumberToObject(o, "busbw_GBps", round_us(p->busbw_GBps));
             cJSON_AddBoolToObject(o, "extrapolated", p->extrapolated);
+            cJSON_AddBoolToObject(o, "bracketed", p->bracketed);
             cJSON_AddItemToArray(points, o);
         }
         cJSON *xs = cJSON_AddArrayToObject(c, "crossovers");

@@ -33,13 +33,18 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
     g_string_append(out, "#         size  best                         time(us)  algbw(GB/s)"
                          "  busbw(GB/s)\n");
     gboolean any_extrapolated = FALSE;
+    gboolean any_bracketed = FALSE;
     for (guint i = 0; i < t->points->len; i++) {
         const CsSelectPoint *p = &g_array_index(t->points, CsSelectPoint, i);
         g_autofree char *label = cs_select_choice_label(&p->best);
         g_string_append_printf(out, "%14" G_GINT64_FORMAT "  %-26s %10.2f%s %11.2f  %11.2f\n",
-                               p->size_bytes, label, p->time_us, p->extrapolated ? "*" : " ",
+                               p->size_bytes, label, p->time_us,
+                               p->extrapolated ? "*"
+                               : p->bracketed  ? "~"
+                                               : " ",
                                p->algbw_GBps, p->busbw_GBps);
         any_extrapolated |= p->extrapolated;
+        any_bracketed |= p->bracketed && !p->extrapolated;
     }
     if (any_extrapolated)
         g_string_append_printf(out,
@@ -47,6 +52,10 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
                                "(%" G_GINT64_FORMAT " events), or through three smaller "
                                "simulated sizes (as collsim run); --exact simulates them\n",
                                sel->max_events);
+    if (any_bracketed)
+        g_string_append(out, "#   ~ bracketed: one period of ranks replayed with the ranks' "
+                             "unequal last chunks bounded below and above, within 0.1%; the "
+                             "upper end (as collsim run)\n");
     if (t->crossovers->len == 0) {
         g_string_append(out, "# crossovers: none (one choice at every size)\n");
     }
