@@ -5,7 +5,9 @@
 # the known misses (docs/accuracy.md, "Where collsim misses") are gated at their stated ceiling, so they
 # cannot get worse unnoticed. The 2-node H100 InfiniBand traces are gated at the 25% multi-node
 # goal; the EFA, RoCE, TCPX(O) and 2-rack GB200 traces at their measured error rounded up to the
-# next 5% (docs/accuracy-multinode.md); the one-rack and 20-rack
+# next 5%, the traces added since (SHARP, MI355X) a little above what they measure
+# (docs/accuracy-multinode.md). A ceiling is a regression gate, not a claim of accuracy.
+# The one-rack and 20-rack
 # GB200 traces take too long to validate here and are measured by
 # scripts/accuracy.py instead.
 set -u
@@ -42,6 +44,8 @@ cases=(
     "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt gb200-nvl72-2rack-ib 10"
     "h100-sxm-8gpu-x2-gcp-a3high-tcpx-4nic_allgather_ncclunknown_partial.txt gcp-a3high-h100x8-2n-tcpx 155"
     "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt gcp-a4-b200x8-2n-roce 10"
+    # 12 nodes with SHARP (CollNet Chain), 96 ranks, measured 9.4%.
+    "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt hgx-h100x8-12n-sharp 12"
 )
 
 echo "1..$((${#cases[@]} + 2))"
