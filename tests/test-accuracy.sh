@@ -46,6 +46,8 @@ cases=(
     "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt gcp-a4-b200x8-2n-roce 10"
     # 12 nodes with SHARP (CollNet Chain), 96 ranks, measured 9.4%.
     "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt hgx-h100x8-12n-sharp 12"
+    # 2 x 8 MI355X over 8 Pollara 400 per node (ANP plugin), measured 54.4%.
+    "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt mi355x-x8-2n-pollara 60"
 )
 
 echo "1..$((${#cases[@]} + 2))"
