@@ -52,6 +52,8 @@ cases=(
     # and that README's single-node run (one process, -g 8), measured 17.8%.
     "mi355x-8gpu-x2-roce-ainic8x400g_allreduce_rccl2.27.7.txt mi355x-x8-2n-pollara 50"
     "mi355x-8gpu-xgmi_allreduce_rccl2.27.7.txt mi355x-x8-xgmi 20"
+    # That run's all-to-all across the two nodes, measured 23.1% (bandwidth rows 1.0%).
+    "mi355x-8gpu-x2-roce-ainic8x400g_alltoall_rccl2.27.7.txt mi355x-x8-2n-pollara 25"
 )
 
 echo "1..$((${#cases[@]} + 2))"
