@@ -56,7 +56,7 @@ cases=(
     "mi355x-8gpu-x2-roce-ainic8x400g_alltoall_rccl2.27.7.txt mi355x-x8-2n-pollara 25"
 )
 
-echo "1..$((${#cases[@]} + 2))"
+echo "1..$((${#cases[@]} + 3))"
 n=0
 failed=0
 for c in "${cases[@]}"; do
@@ -94,6 +94,30 @@ if echo "$out" | grep -q "busbw is 0 on 28 rows" && ! echo "$out" | grep -qi nan
     echo "ok $n /accuracy/dgx-h100x4/one-rank-copy (worst time error from 32 MiB $worst%)"
 else
     echo "not ok $n /accuracy/dgx-h100x4/one-rank-copy (worst $worst%; or nan, or no note)"
+    failed=$((failed + 1))
+fi
+# traces/topologies.tsv, which scripts/accuracy.py reads: every line is trace<TAB>topology<TAB>class
+# (the accuracy table's row), the trace is in traces/ and the topology loads.
+n=$((n + 1))
+bad=$(awk -F'\t' '!/^#/ && NF > 0 && (NF != 3 || $1 == "" || $2 == "" || $3 == "") { print FILENAME ":" NR; exit }' \
+    traces/topologies.tsv)
+if [ -z "$bad" ]; then
+    while IFS=$'\t' read -r trace topo _; do
+        case "$trace" in "#"* | "") continue ;; esac
+        if [ ! -f "traces/$trace" ]; then
+            bad="traces/topologies.tsv: no file traces/$trace"
+            break
+        fi
+        if ! "$collsim" topo check "$topo" >/dev/null 2>&1; then
+            bad="traces/topologies.tsv: topology $topo does not load"
+            break
+        fi
+    done <traces/topologies.tsv
+fi
+if [ -z "$bad" ]; then
+    echo "ok $n /accuracy/index/three-columns-and-files"
+else
+    echo "not ok $n /accuracy/index/three-columns-and-files: $bad"
     failed=$((failed + 1))
 fi
 [ "$failed" -eq 0 ]
