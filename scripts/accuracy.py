@@ -7,6 +7,10 @@ predicted with what one joint fit of the other machines of its class (the same G
 of the components it shares with them (`collsim calibrate --topo A ... --topo B ...
 --leave-one-machine-out`; its own components stay datasheet; needs two or more machines).
 
+Prints the per-trace table, then one row per class (the index's third column, e.g. "RoCE
+(H100, B200)"): the mean over the class's traces of each column, the datasheet cell also listing
+each trace's error where the class has two to four.
+
 Usage: scripts/accuracy.py [--collsim build/src/collsim] [--index traces/topologies.tsv]
                            [--jobs N] [--timeout S] [--only TOPOLOGY]... [--prior-weight W]
                            [--params LIST] [--no-machine-out]
@@ -41,17 +45,29 @@ def pct(x):
     return "—" if x is None else "%.1f%%" % (100 * x)
 
 
-def read_index(index, only):
+def read_index_rows(index):
+    """[(trace path, topology, class)] of the index: one line per trace, trace<TAB>topology<TAB>class
+    (the row of the accuracy table it counts in); '#' lines are comments."""
     base = os.path.dirname(index)
-    groups = OrderedDict()
+    rows = []
     with open(index, encoding="utf-8") as f:
-        for line in f:
+        for n, line in enumerate(f, 1):
             if not line.strip() or line.startswith("#"):
                 continue
-            trace, topo = line.rstrip("\n").split("\t")
-            if only and topo not in only:
-                continue
-            groups.setdefault(topo, []).append(os.path.join(base, trace))
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 3 or not all(x.strip() for x in fields):
+                sys.exit("%s:%d: expected trace<TAB>topology<TAB>class, got %d field(s)"
+                         % (index, n, len(fields)))
+            rows.append((os.path.join(base, fields[0]), fields[1], fields[2]))
+    return rows
+
+
+def read_index(index, only):
+    groups = OrderedDict()
+    for trace, topo, _ in read_index_rows(index):
+        if only and topo not in only:
+            continue
+        groups.setdefault(topo, []).append(trace)
     return groups
 
 
@@ -217,8 +233,25 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for path, topo, nodes, ds, cal, loo, lmo, note in rows:
         print("| %s | %s | %s | %s | %s | %s | %s%s |"
-              % (os.path.basename(path), topo, nodes or "?", pct(ds), pct(cal), pct(loo),
+              % (os.path.basename(path), topo, (nodes or "?").split()[0], pct(ds), pct(cal), pct(loo),
                  pct(lmo), (" " + note) if note else ""))
+    # The per-class table (README "Accuracy"): per class of traces/topologies.tsv, in the order
+    # the index first names it, the mean over its traces of each column.
+    klass = {path: k for path, _, k in read_index_rows(args.index)}
+    by_class = OrderedDict()
+    for r in rows:
+        by_class.setdefault(klass[r[0]], []).append(r)
+    print("\n| class | traces | datasheet | calibrated | leave-one-out | leave-one-machine-out |")
+    print("|---|---|---|---|---|---|")
+    for k, sel in by_class.items():
+        def cell(i):
+            vals = [r[i] for r in sel if r[i] is not None]
+            if not vals:
+                return "—"
+            if len(vals) == 1 or len(vals) > 4 or i != 3:
+                return pct(sum(vals) / len(vals))
+            return "%s (%s)" % (pct(sum(vals) / len(vals)), ", ".join(pct(v) for v in vals))
+        print("| %s | %d | %s | %s | %s | %s |" % (k, len(sel), cell(3), cell(4), cell(5), cell(6)))
     for label, multi in (("single-node", False), ("multi-node", True)):
         sel = [r for r in rows if r[3] is not None and ((r[2] or "1").split()[0] != "1") == multi]
         if not sel:

@@ -74,7 +74,7 @@ def main():
         for line in f:
             if not line.strip() or line.startswith("#"):
                 continue
-            name, topo = line.rstrip("\n").split("\t")
+            name, topo = line.rstrip("\n").split("\t")[:2]
             trace = os.path.join(base, name)
             g = gpus_per_thread(trace)
             if g < 2:

@@ -69,7 +69,7 @@ expect() {
 echo "1..17"
 expect "--topo dgx-h1 offers the two DGX H100 topologies" "dgx-h100x4 dgx-h100x8" --topo dgx-h1
 expect "--topo=dgx-h1, split at '=' as bash does" "dgx-h100x4 dgx-h100x8" --topo = dgx-h1
-expect "topology names after a command" "hgx-h100x8-128n hgx-h100x8-16n" \
+expect "topology names after a command" "hgx-h100x8-128n hgx-h100x8-12n-sharp hgx-h100x8-16n" \
     select --topo hgx-h100x8-1
 expect "topo show completes topology names" "gb200-nvl72 gb200-nvl72-20rack-ib gb200-nvl72-2rack-ib" \
     topo show gb200
