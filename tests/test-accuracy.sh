@@ -47,10 +47,10 @@ cases=(
     # 12 nodes with SHARP (CollNet Chain), 96 ranks, measured 9.4%.
     "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt hgx-h100x8-12n-sharp 12"
     # 2 x 8 MI355X over 8 Pollara 400 per node (ANP plugin), measured 54.4%.
-    "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt mi355x-x8-2n-pollara 60"
+    "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt mi355x-x8-2n-pollara 55"
     # The same machine class on Vultr (RCCL 2.27.7, 8 AMD AI NICs per node), measured 45.2%,
     # and that README's single-node run (one process, -g 8), measured 17.8%.
-    "mi355x-8gpu-x2-roce-ainic8x400g_allreduce_rccl2.27.7.txt mi355x-x8-2n-pollara 50"
+    "mi355x-8gpu-x2-roce-ainic8x400g_allreduce_rccl2.27.7.txt mi355x-x8-2n-pollara 35"
     "mi355x-8gpu-xgmi_allreduce_rccl2.27.7.txt mi355x-x8-xgmi 20"
     # That run's all-to-all across the two nodes, measured 23.1% (bandwidth rows 1.0%).
     "mi355x-8gpu-x2-roce-ainic8x400g_alltoall_rccl2.27.7.txt mi355x-x8-2n-pollara 25"

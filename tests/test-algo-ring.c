@@ -398,6 +398,35 @@ test_full_mesh_nodes(void)
     g_assert_cmpint(distinct, >=, 42);
 }
 
+/* mi355x-x8-2n-pollara (two full xGMI meshes, one NIC per GPU, one switch), 28 channels: the
+ * GPUs that send out of each node, one per channel, are spread over the 8 GPUs (and NICs) as
+ * evenly as 28 allows, 3 or 4 each, as NCCL spreads its channels over the NICs. Each channel's
+ * start in the base order, carried into its own mesh ring, made whichever GPU that ring holds
+ * there cross: 6 channels on one NIC, which then capped the ring's bandwidth. */
+static void
+test_full_mesh_nodes_nics(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("mi355x-x8-2n-pollara");
+    const int channels = 28;
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 16, 0, 16 * 28 * 64, 0, channels);
+    int leaving[16] = { 0 };
+
+    for (int c = 0; c < channels; c++)
+        for (int r = 0; r < 16; r++)
+            if (next_of(sched, r, c) / 8 != r / 8)
+                leaving[r]++;
+    for (int node = 0; node < 2; node++) {
+        int sum = 0;
+        for (int g = 0; g < 8; g++) {
+            g_test_message("node %d GPU %d: %d channels leave", node, g, leaving[node * 8 + g]);
+            g_assert_cmpint(leaving[node * 8 + g], >=, 3);
+            g_assert_cmpint(leaving[node * 8 + g], <=, 4);
+            sum += leaving[node * 8 + g];
+        }
+        g_assert_cmpint(sum, ==, channels);
+    }
+}
+
 /* Two NVL72 racks over InfiniBand: the trays of a rack meet over its NVLink switch, racks over
  * the trays' NICs. The ring takes each rack as one node (NCCL's MNNVL), so its channels leave
  * a rack at different GPUs, hence NICs: over 8 channels, 8 distinct GPUs send out of rack 0.
@@ -747,6 +776,7 @@ main(int argc, char **argv)
     g_test_add_func("/algo/ring/mesh-rings", test_mesh_rings);
     g_test_add_func("/algo/ring/order/full-mesh-rings", test_full_mesh_rings);
     g_test_add_func("/algo/ring/order/full-mesh-nodes", test_full_mesh_nodes);
+    g_test_add_func("/algo/ring/order/full-mesh-nodes-nics", test_full_mesh_nodes_nics);
     g_test_add_func("/algo/ring/order/nvlink-domains", test_nvlink_domains);
     g_test_add_func("/algo/ring/check/full-mesh", test_full_mesh_checker);
     g_test_add_func("/algo/ring/order/hgx-2n-channels", test_two_node_rings);

@@ -169,6 +169,35 @@ entry_offset(int n_nodes, int k)
     return k % 2;
 }
 
+/* The start position in @ring (local indices, @len of them) whose node exits, at the entry
+ * offsets network_ring() gives @n_nodes nodes, have left by the fewest channels so far
+ * (@exits: per offset 0..2 and local GPU); counts the chosen start's exits. The first such
+ * position on ties. */
+static int
+least_loaded_start(const int *ring, int len, int n_nodes, int *exits)
+{
+    gboolean used[3] = { FALSE, FALSE, FALSE };
+    int best = 0;
+    int best_load = G_MAXINT;
+
+    for (int k = 0; k < n_nodes; k++)
+        used[entry_offset(n_nodes, k)] = TRUE;
+    for (int s = 0; s < len; s++) {
+        int load = 0;
+        for (int o = 0; o < 3; o++)
+            if (used[o])
+                load += exits[o * len + ring[mod(s + o, len)]];
+        if (load < best_load) {
+            best_load = load;
+            best = s;
+        }
+    }
+    for (int o = 0; o < 3; o++)
+        if (used[o])
+            exits[o * len + ring[mod(best + o, len)]]++;
+    return best;
+}
+
 /* Channel ring over uniform nodes of @groups, start position @s of @base (local indices in
  * adjacency order, the same on every node): fills @order with ranks. Returns the total hops
  * of the node-crossing routes. */
@@ -346,16 +375,25 @@ ring_orders(const CsAlgoArgs *args, int *orders, int *lanes)
     int n_rings = 0;
     g_autofree int *rings = group_full_mesh(topo, groups) ? cs_mesh_rings_new(len, &n_rings) : NULL;
     g_autofree int *mesh_base = g_new(int, len);
+    g_autofree int *exits = g_new0(int, 3 * (gsize)len); /* channels leaving by (offset, GPU) */
     /* The channels that start at one GPU take its NICs in turn (NCCL orders the NICs of its
      * rings GPU first: ncclTopoPrefNetsGpuFirst, src/graph/search.cc, NCCL 2.30.7). */
     for (int c = 0; c < n_channels; c++) {
         const int *b = base;
+        int s = starts[c % n_starts];
         if (rings != NULL) {
             for (int i = 0; i < len; i++)
                 mesh_base[i] = rings[(gsize)(c % n_rings) * len + i];
             b = mesh_base;
+            /* Where every start costs the same crossing hops, the channel starts where the
+             * GPUs leaving each node (and so their NICs) have carried the fewest channels so
+             * far: NCCL spreads its channels over the NICs (ncclTopoGetNetDev, search.cc),
+             * where one start across every mesh ring made whichever GPU each ring holds there
+             * cross (28 channels over 8 NICs put 6 on one). */
+            if (n_starts == len)
+                s = least_loaded_start(b, len, groups->n_groups, exits);
         }
-        network_ring(topo, groups, b, starts[c % n_starts], orders + (gsize)c * P);
+        network_ring(topo, groups, b, s, orders + (gsize)c * P);
         lanes[c] = c / n_starts;
     }
 }
