@@ -964,6 +964,68 @@ test_compute_phases(void)
     g_assert_nonnull(strstr(r.err, "tp 1 x dp 256 x pp 1 = 256"));
 }
 
+/* Setup: the TP 8 x DP 2 workload (two collectives) on two candidates (--set
+ * network.nics_per_node=8,4), with --progress on one thread, then two, then --quiet.
+ * Expectation: forced, a line per collective of a candidate on stderr, "k/4 collectives
+ * (CANDIDATE: OP SIZE on GROUP)", on one thread in item order (the first collective of each
+ * candidate, then the second of each), counted 1..4 on two;
+ * standard output as with --quiet (but for the command it echoes), which prints nothing on
+ * stderr; both flags at once are a usage error. */
+static void
+test_progress(void)
+{
+    g_autofree char *path = write_workload("tp-dp-progress.json", tp_dp_workload);
+    const char *loud[] = { "--workload", path,
+                           "--topo",     "hgx-h100x8-2n",
+                           "--set",      "network.nics_per_node=8,4",
+                           "--progress", "--jobs",
+                           "1",          NULL };
+    const char *threads[] = { "--workload", path,
+                              "--topo",     "hgx-h100x8-2n",
+                              "--set",      "network.nics_per_node=8,4",
+                              "--progress", "--jobs",
+                              "2",          NULL };
+    const char *quiet[]
+        = { "--workload", path, "--topo", "hgx-h100x8-2n", "--set", "network.nics_per_node=8,4",
+            "--quiet",    NULL };
+    const char *both[]
+        = { "--workload", path, "--topo", "hgx-h100x8-2n", "--progress", "--quiet", NULL };
+    g_auto(CsTestRun) a = cs_test_run_collsim("plan", loud);
+    g_auto(CsTestRun) b = cs_test_run_collsim("plan", quiet);
+    g_auto(CsTestRun) c = cs_test_run_collsim("plan", threads);
+    g_auto(CsTestRun) d = cs_test_run_collsim("plan", both);
+    g_assert_cmpint(a.status, ==, 0);
+    g_assert_cmpint(b.status, ==, 0);
+    g_assert_cmpint(c.status, ==, 0);
+    g_assert_cmpint(d.status, ==, 2);
+    g_assert_nonnull(strstr(d.err, "--progress and --quiet contradict each other"));
+
+    g_auto(GStrv) lines = g_strsplit(a.err, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 4 + 1);
+    /* Candidates interleave: each candidate's collectives in order, one after the other. */
+    g_assert_nonnull(strstr(lines[0], "plan: 1/4 collectives (hgx-h100x8-2n "
+                                      "[network.nics_per_node=8]: allreduce 64 MiB on tp), "));
+    g_assert_nonnull(strstr(lines[1], "plan: 2/4 collectives (hgx-h100x8-2n "
+                                      "[network.nics_per_node=4]: allreduce 64 MiB on tp), "));
+    g_assert_nonnull(strstr(lines[2], "plan: 3/4 collectives (hgx-h100x8-2n "
+                                      "[network.nics_per_node=8]: allreduce 1 GiB on dp), "));
+    g_assert_nonnull(strstr(lines[3], "plan: 4/4 collectives (hgx-h100x8-2n "
+                                      "[network.nics_per_node=4]: allreduce 1 GiB on dp), "));
+    g_assert_nonnull(strstr(lines[3], "about 0 s left"));
+    g_assert_cmpstr(b.err, ==, "");
+    g_auto(GStrv) counted = g_strsplit(c.err, "\n", -1);
+    g_assert_cmpuint(g_strv_length(counted), ==, 4 + 1);
+    for (int i = 0; i < 4; i++) {
+        g_autofree char *k = g_strdup_printf("plan: %d/4 collectives (", i + 1);
+        g_assert_nonnull(strstr(counted[i], k));
+    }
+    g_assert_cmpstr(c.out, ==, a.out);
+    g_autoptr(GRegex) command = g_regex_new("^# command: .*$", G_REGEX_MULTILINE, 0, NULL);
+    g_autofree char *a_out = g_regex_replace_literal(command, a.out, -1, 0, "", 0, NULL);
+    g_autofree char *b_out = g_regex_replace_literal(command, b.out, -1, 0, "", 0, NULL);
+    g_assert_cmpstr(a_out, ==, b_out);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -989,6 +1051,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/prices/counts-rails", test_price_counts_rails);
     g_test_add_func("/cli/plan/prices/errors", test_price_errors);
     g_test_add_func("/cli/plan/compute-phases", test_compute_phases);
+    g_test_add_func("/cli/plan/progress", test_progress);
     int status = g_test_run();
     g_autoptr(GDir) dir = g_dir_open(scratch, 0, NULL);
     for (const char *entry = dir != NULL ? g_dir_read_name(dir) : NULL; entry != NULL;

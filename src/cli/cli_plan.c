@@ -577,6 +577,9 @@ typedef struct {
     int n_ranks[CS_N_GROUPS]; /* its ranks */
     CsTopo *all[CS_N_GROUPS]; /* every group of the kind, group after group */
     int n_groups[CS_N_GROUPS];
+    /* Per kind of group, the points simulated on it: a workload's collectives on one group
+     * (a 1 GiB and a 413 MB bucket) climb the same extension windows. */
+    CsPointCache *cache[CS_N_GROUPS];
     GPtrArray *colls; /* CollResult per phase's collective, in order */
     GArray *phases;   /* PhaseResult */
     double step_s;
@@ -592,6 +595,8 @@ static void
 candidate_clear(Candidate *c)
 {
     g_strfreev(c->bottlenecks);
+    for (int g = 0; g < CS_N_GROUPS; g++)
+        g_clear_pointer(&c->cache[g], cs_point_cache_free);
     for (int g = 0; g < CS_N_GROUPS; g++)
         if (c->sub[g] != NULL)
             cs_topo_unref(c->sub[g]);
@@ -629,8 +634,8 @@ nccl_knows(const CsTopo *topo, int nranks)
  * @n_groups groups at once on @all (nullable with one group), each group's rank j on rank
  * i x n + j: NCCL's pick is one group's, the time the last group's. */
 static gboolean
-predict_collective(const CsTopo *sub, int n, const CsTopo *all, int n_groups, const Collective *c,
-                   CollResult *out, GError **error)
+predict_collective(const CsTopo *sub, int n, const CsTopo *all, int n_groups, CsPointCache *cache,
+                   const Collective *c, CollResult *out, GError **error)
 {
     if (n < 2) {
         out->bytes = c->bytes;
@@ -644,6 +649,7 @@ predict_collective(const CsTopo *sub, int n, const CsTopo *all, int n_groups, co
     popts.nranks = n;
     popts.concurrent = n_groups;
     popts.concurrent_topo = all;
+    popts.cache = cache;
     g_autoptr(CsNcclModel) nccl = NULL;
     if (cs_nccl_func_from_op(c->op) >= 0 && nccl_knows(sub, n)) {
         nccl = cs_nccl_model_new_for_topo(sub, n, "nccl", error);
@@ -708,6 +714,8 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
     for (int g = 0; g < CS_N_GROUPS; g++) {
         c->n_ranks[g] = group_ranks(w, (CsGroup)g, ranks, &c->n_groups[g]);
         c->sub[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g]);
+        c->cache[g] = cs_point_cache_new(FALSE);
+        cs_point_cache_bind(c->cache[g], c->sub[g]);
         if (c->n_groups[g] > 1)
             c->all[g] = cs_topo_subset(c->topo, ranks, c->n_ranks[g] * c->n_groups[g]);
         char *rails = group_used(w, (CsGroup)g) ? cs_cli_rail_breaks(
@@ -729,8 +737,8 @@ plan_candidate(const Workload *w, const char *topo_name, char **edits, const cha
     return TRUE;
 }
 
-/* Every collective of every candidate, one item each (--jobs): item k is collective k % n of
- * candidate k / n, n the workload's collectives; each writes its own slot and error. */
+/* Every collective of every candidate, one item each (--jobs), each writing its own slot and
+ * error: item k is candidate k % n's collective k / n, n the candidates (item_cand()). */
 typedef struct {
     const Workload *w;
     Candidate *cands;
@@ -738,25 +746,60 @@ typedef struct {
     const Collective **colls; /* the workload's collectives, in order */
     const Phase **phase_of;   /* the phase of each */
     guint n_colls;
-    GError **errors; /* per item */
+    guint n_cands;
+    GError **errors;         /* per item */
+    CsCliProgress *progress; /* (nullable) */
 } PlanJob;
+
+/* Item @k's candidate and collective. Candidates interleave, so that the threads at work take
+ * different candidates, and one candidate's collectives, which share simulated points through
+ * the point cache (a 1 GiB and a 413 MB bucket climb the same extension windows), come one
+ * after the other instead of two threads simulating the same points at once. */
+static inline guint
+item_cand(const PlanJob *j, guint k)
+{
+    return k % j->n_cands;
+}
+
+static inline guint
+item_coll(const PlanJob *j, guint k)
+{
+    return k / j->n_cands;
+}
 
 static void
 plan_item(guint k, gpointer data)
 {
     PlanJob *j = data;
-    const guint cand = k / j->n_colls;
-    const guint idx = k % j->n_colls;
+    const guint cand = item_cand(j, k);
+    const guint idx = item_coll(j, k);
     Candidate *c = &j->cands[cand];
     const Collective *coll = j->colls[idx];
     CollResult *r = g_ptr_array_index(c->colls, idx);
     if (!predict_collective(c->sub[coll->group], c->n_ranks[coll->group], c->all[coll->group],
-                            c->n_groups[coll->group], coll, r, &j->errors[k]))
+                            c->n_groups[coll->group], c->cache[coll->group], coll, r,
+                            &j->errors[k]))
         g_prefix_error(
             &j->errors[k],
             "%s: --topo %s: phase \"%s\", %s of %" G_GINT64_FORMAT " bytes on group %s: ", prog,
             j->labels[cand], j->phase_of[idx]->name, cs_op_name(coll->op), coll->bytes,
             cs_group_names[coll->group]);
+}
+
+/* Progress after item @k: which candidate's which collective. */
+static void
+plan_item_done(guint done, guint k, gpointer data)
+{
+    PlanJob *j = data;
+    (void)done;
+    if (j->progress == NULL)
+        return;
+    const Collective *coll = j->colls[item_coll(j, k)];
+    g_autofree char *size = cs_units_format_size(coll->bytes);
+    g_autofree char *what
+        = g_strdup_printf("%s: %s %s on %s", j->labels[item_cand(j, k)], cs_op_name(coll->op), size,
+                          cs_group_names[coll->group]);
+    cs_cli_progress_step_text(j->progress, what);
 }
 
 /* Item @k's slot, for the other ranks of a study: its error, or its result. */
@@ -767,7 +810,7 @@ plan_pack(guint k, GByteArray *out, gpointer data)
     cs_pack_error(out, j->errors[k]);
     if (j->errors[k] != NULL)
         return;
-    const CollResult *r = g_ptr_array_index(j->cands[k / j->n_colls].colls, k % j->n_colls);
+    const CollResult *r = g_ptr_array_index(j->cands[item_cand(j, k)].colls, item_coll(j, k));
     cs_pack_int(out, r->bytes);
     cs_pack_double(out, r->time_s);
     cs_pack_double(out, r->busbw_GBps);
@@ -781,7 +824,7 @@ plan_unpack(guint k, CsUnpack *in, gpointer data)
     j->errors[k] = cs_unpack_error(in);
     if (j->errors[k] != NULL)
         return;
-    CollResult *r = g_ptr_array_index(j->cands[k / j->n_colls].colls, k % j->n_colls);
+    CollResult *r = g_ptr_array_index(j->cands[item_cand(j, k)].colls, item_coll(j, k));
     r->bytes = cs_unpack_int(in);
     r->time_s = cs_unpack_double(in);
     r->busbw_GBps = cs_unpack_double(in);
@@ -793,7 +836,8 @@ plan_unpack(guint k, CsUnpack *in, gpointer data)
  * candidate's phases in order. The first error in candidate and collective order, as one
  * thread would meet it. */
 static gboolean
-plan_predict(const Workload *w, Candidate *cands, char **labels, int n, int jobs, GError **error)
+plan_predict(const Workload *w, Candidate *cands, char **labels, int n, int jobs,
+             CsCliProgress *progress, GError **error)
 {
     g_autoptr(GPtrArray) colls = g_ptr_array_new();
     g_autoptr(GPtrArray) phase_of = g_ptr_array_new();
@@ -811,16 +855,26 @@ plan_predict(const Workload *w, Candidate *cands, char **labels, int n, int jobs
                     (const Collective **)colls->pdata,
                     (const Phase **)phase_of->pdata,
                     colls->len,
-                    g_new0(GError *, MAX(n_items, 1)) };
+                    (guint)n,
+                    g_new0(GError *, MAX(n_items, 1)),
+                    progress };
+    if (progress != NULL)
+        cs_cli_progress_restart(progress, (int)n_items, "collectives");
     if (colls->len > 0)
-        cs_parallel_for_ranks(n_items, 1, jobs, plan_item, NULL, plan_pack, plan_unpack, &job);
+        cs_parallel_for_ranks(n_items, 1, jobs, plan_item, plan_item_done, plan_pack, plan_unpack,
+                              &job);
+    if (progress != NULL)
+        cs_cli_progress_finish(progress);
     gboolean ok = TRUE;
-    for (guint k = 0; k < n_items; k++) {
-        if (job.errors[k] != NULL && ok) {
-            g_propagate_error(error, g_steal_pointer(&job.errors[k]));
-            ok = FALSE;
+    for (guint cand = 0; cand < (guint)n; cand++) {
+        for (guint idx = 0; idx < colls->len; idx++) {
+            const guint k = idx * (guint)n + cand;
+            if (job.errors[k] != NULL && ok) {
+                g_propagate_error(error, g_steal_pointer(&job.errors[k]));
+                ok = FALSE;
+            }
+            g_clear_error(&job.errors[k]);
         }
-        g_clear_error(&job.errors[k]);
     }
     g_free(job.errors);
     if (!ok)
@@ -1365,6 +1419,8 @@ cs_cli_plan(int argc, char **argv, GError **error)
     g_autofree char *amortize = NULL;
     gint64 steps_arg = 0;
     int jobs_arg = CS_CLI_JOBS_UNSET;
+    gboolean progress_arg = FALSE;
+    gboolean quiet = FALSE;
     const GOptionEntry entries[]
         = { { "workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload_path,
               "The workload: layout and phases of collectives (docs/workloads.md)", "FILE" },
@@ -1395,11 +1451,19 @@ cs_cli_plan(int argc, char **argv, GError **error)
               "by phase: compute, then each collective's exposed time",
               "FILE" },
             CS_CLI_JOBS_ENTRY(&jobs_arg),
+            { "progress", 0, 0, G_OPTION_ARG_NONE, &progress_arg,
+              "Print progress with an estimate of the time left on stderr, a line per "
+              "collective of a candidate (by default only on a terminal, once a second has "
+              "passed)",
+              NULL },
+            { "quiet", 0, 0, G_OPTION_ARG_NONE, &quiet, "Print no progress", NULL },
             G_OPTION_ENTRY_NULL };
     if (!cs_cli_parse(&argc, &argv, entries, "", summary, description, error))
         return FALSE;
     if (argc > 1)
         return cs_cli_usage_error(error, prog, "unexpected argument '%s'", argv[1]);
+    if (progress_arg && quiet)
+        return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
     if (workload_path == NULL)
         return cs_cli_usage_error(error, prog, "--workload FILE is required");
     if (topos == NULL || topos[0] == NULL)
@@ -1490,7 +1554,12 @@ cs_cli_plan(int argc, char **argv, GError **error)
                 c->price.amortize_h = amortize_h;
         }
     }
-    gboolean ok = plan_predict(w, cands, labels, loaded, jobs, error);
+    CsCliProgress progress;
+    cs_cli_progress_init(&progress, prog, 0,
+                         quiet          ? CS_CLI_PROGRESS_QUIET
+                         : progress_arg ? CS_CLI_PROGRESS_FORCE
+                                        : CS_CLI_PROGRESS_AUTO);
+    gboolean ok = plan_predict(w, cands, labels, loaded, jobs, &progress, error);
     if (ok && load_error != NULL) {
         g_propagate_error(error, g_steal_pointer(&load_error));
         ok = FALSE;
