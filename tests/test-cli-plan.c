@@ -226,6 +226,25 @@ typedef struct {
 } BadCase;
 
 static const BadCase bad_cases[] = {
+    /* Formulas of the model's dimensions: a name the model lacks, a fraction of a byte, a
+     * datatype nccl-tests does not have, a model dimension that is no number. */
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"model\": { \"b\": 8 }, "
+      "\"phases\": [ { \"name\": \"p\", \"collectives\": [ { \"op\": \"allreduce\", "
+      "\"bytes\": \"b * h\", \"group\": \"dp\" } ] } ] }",
+      "phases[0].collectives[0].bytes: \"b * h\", column 5: \"h\" is not a number or a dimension "
+      "of the model" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"model\": { \"b\": 3 }, "
+      "\"phases\": [ { \"name\": \"p\", \"collectives\": [ { \"op\": \"allreduce\", "
+      "\"bytes\": \"1024 / b\", \"group\": \"dp\" } ] } ] }",
+      "phases[0].collectives[0].bytes: 341.33333333333331 is not a whole number from 1 to" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": "
+      "\"p\", \"collectives\": [ { \"op\": \"allreduce\", \"bytes\": \"1 MiB\", "
+      "\"datatype\": \"bf17\", \"group\": \"dp\" } ] } ] }",
+      "phases[0].collectives[0].datatype: \"bf17\" is not a datatype" },
+    { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"model\": { \"b\": \"8\" }, "
+      "\"phases\": [ { \"name\": \"p\", \"collectives\": [ { \"op\": \"allreduce\", "
+      "\"bytes\": \"1 MiB\", \"group\": \"dp\" } ] } ] }",
+      "model.b: a dimension is a number" },
     { "{ \"name\": \"x\", \"layout\": { \"tp\": 1, \"dp\": 2 }, \"phases\": [ { \"name\": \"p\", "
       "\"collectives\": [ { \"op\": \"allreduse\", \"bytes\": \"1 MiB\", \"group\": \"dp\" } ] } "
       "] }",
@@ -1026,6 +1045,47 @@ test_progress(void)
     g_assert_cmpstr(a_out, ==, b_out);
 }
 
+/* Setup: Megatron's TP 8 x DP 2 workload written twice: with its figures (50331648 bytes, 144
+ * per pass, 2075000000 bytes) and as formulas of a "model" (b s h 2, 2 x layers, params / tp x
+ * 2), plus a datatype. Expectation: the same plan, every collective's bytes, count, time and
+ * algorithm; bfloat16 moves the same bytes. */
+static void
+test_formulas(void)
+{
+    g_autofree char *figures = write_workload(
+        "figures.json",
+        "{ \"name\": \"m\", \"layout\": { \"tp\": 8, \"dp\": 2 }, \"phases\": [ { \"name\": "
+        "\"fwd\", \"collectives\": [ { \"op\": \"allreduce\", \"bytes\": 50331648, \"count\": "
+        "144, \"group\": \"tp\" } ] }, { \"name\": \"bwd\", \"collectives\": [ { \"op\": "
+        "\"allreduce\", \"bytes\": \"2075000000\", \"group\": \"dp\" } ] } ] }");
+    g_autofree char *formulas = write_workload(
+        "formulas.json",
+        "{ \"name\": \"m\", \"layout\": { \"tp\": 8, \"dp\": 2 }, \"model\": { \"b\": 8, "
+        "\"s\": 1024, \"h\": 3072, \"layers\": 72, \"params\": 8.3e9, \"tp\": 8 }, "
+        "\"phases\": [ { \"name\": \"fwd\", \"collectives\": [ { \"op\": \"allreduce\", "
+        "\"bytes\": \"b * s * h * 2\", \"count\": \"2 * layers\", \"datatype\": \"bfloat16\", "
+        "\"group\": \"tp\" } ] }, { \"name\": \"bwd\", \"collectives\": [ { \"op\": "
+        "\"allreduce\", \"bytes\": \"params / tp * 2\", \"datatype\": \"bfloat16\", \"group\": "
+        "\"dp\" } ] } ] }");
+    g_autoptr(cJSON) a = plan_json(figures, "hgx-h100x8-2n");
+    g_autoptr(cJSON) b = plan_json(formulas, "hgx-h100x8-2n");
+    const cJSON *pa = cJSON_GetObjectItem(at(cJSON_GetObjectItem(a, "candidates"), 0), "phases");
+    const cJSON *pb = cJSON_GetObjectItem(at(cJSON_GetObjectItem(b, "candidates"), 0), "phases");
+    for (int i = 0; i < 2; i++) {
+        const cJSON *ca = at(cJSON_GetObjectItem(at(pa, i), "collectives"), 0);
+        const cJSON *cb = at(cJSON_GetObjectItem(at(pb, i), "collectives"), 0);
+        g_assert_cmpfloat(number(ca, "bytes"), ==, number(cb, "bytes"));
+        g_assert_cmpfloat(number(ca, "count"), ==, number(cb, "count"));
+        g_assert_cmpfloat(number(cb, "time_us"), >, 0);
+        g_test_message("%s: float %.3f us, bfloat16 %.3f us", i == 0 ? "tp" : "dp",
+                       number(ca, "time_us"), number(cb, "time_us"));
+    }
+    g_assert_cmpfloat(number(at(cJSON_GetObjectItem(at(pb, 0), "collectives"), 0), "count"), ==,
+                      144);
+    g_assert_cmpfloat(number(at(cJSON_GetObjectItem(at(pb, 1), "collectives"), 0), "bytes"), ==,
+                      2075000000);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1052,6 +1112,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/plan/prices/errors", test_price_errors);
     g_test_add_func("/cli/plan/compute-phases", test_compute_phases);
     g_test_add_func("/cli/plan/progress", test_progress);
+    g_test_add_func("/cli/plan/formulas", test_formulas);
     int status = g_test_run();
     g_autoptr(GDir) dir = g_dir_open(scratch, 0, NULL);
     for (const char *entry = dir != NULL ? g_dir_read_name(dir) : NULL; entry != NULL;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/expr.h"
 #include "base/units.h"
 
 /* ---- Data-driven cases ---- */
@@ -376,6 +377,53 @@ test_locale_independent(void)
     g_assert_cmpfloat_with_epsilon(s, 0.8e-6, 1e-18);
 }
 
+/* cs_expr_eval(): precedence, parentheses, unary minus, names; errors name the column. */
+static void
+test_expr(void)
+{
+    const char *const names[] = { "b", "s", "h", "layers" };
+    const double values[] = { 8, 1024, 3072, 72 };
+    const CsExprNames dims = { 4, names, values };
+    static const struct {
+        const char *text;
+        double value;
+    } good[] = { { "2 + 3 * 4", 14 },
+                 { "(2 + 3) * 4", 20 },
+                 { "-2 * 3", -6 },
+                 { "1 / 4", 0.25 },
+                 { "b * s * h * 2", 50331648 },
+                 { "2*layers", 144 },
+                 { "8.3e9 / 8 * 2", 2075000000 },
+                 { "10 - 4 - 3", 3 },
+                 { "  7  ", 7 } };
+    for (gsize i = 0; i < G_N_ELEMENTS(good); i++) {
+        g_autoptr(GError) error = NULL;
+        double v = 0;
+        g_assert_true(cs_expr_eval(good[i].text, &dims, &v, &error));
+        g_assert_no_error(error);
+        g_assert_cmpfloat_with_epsilon(v, good[i].value, 1e-9 * fabs(good[i].value));
+    }
+    static const struct {
+        const char *text;
+        const char *message;
+    } bad[] = {
+        { "2 +", "\"2 +\", column 4: the formula ends too early" },
+        { "b * x", "\"b * x\", column 5: \"x\" is not a number or a dimension of the model" },
+        { "1 / (b - 8)", "\"1 / (b - 8)\", column 12: division by zero" },
+        { "2 3", "\"2 3\", column 3: an operator (+ - * /) or the end is expected" },
+        { "(1 + 2", "\"(1 + 2\", column 7: a ')' is missing" },
+        { "", "\"\", column 1: the formula ends too early" },
+        { "1e999", "\"1e999\", column 1: not a number" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) error = NULL;
+        double v = 0;
+        g_assert_false(cs_expr_eval(bad[i].text, &dims, &v, &error));
+        g_assert_error(error, CS_EXPR_ERROR, CS_EXPR_ERROR_SYNTAX);
+        g_assert_cmpstr(error->message, ==, bad[i].message);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -397,5 +445,6 @@ main(int argc, char **argv)
     g_test_add_func("/units/time/macros", test_time_macros);
     g_test_add_func("/units/locale/decimal-comma", test_locale_independent);
     g_test_add_func("/units/decimal", test_decimal);
+    g_test_add_func("/units/expr", test_expr);
     return g_test_run();
 }

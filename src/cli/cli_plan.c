@@ -13,6 +13,7 @@
 #include "base/op.h"
 #include "analysis/plot.h"
 #include "base/parallel.h"
+#include "base/expr.h"
 #include "base/units.h"
 #include "cli/cli.h"
 #include "models/nccl.h"
@@ -68,6 +69,7 @@ typedef struct {
     gint64 bytes;
     int count;
     CsGroup group;
+    CsDtype dtype; /* nccl-tests' -d: what a reduction adds and the elements counted */
 } Collective;
 
 typedef struct {
@@ -86,6 +88,10 @@ typedef struct {
     int pp;
     gint64 steps;      /* steps of a training run; 0 when not given */
     GPtrArray *phases; /* Phase */
+    /* "model": the dimensions formulas in "bytes" and "count" may name. */
+    GPtrArray *dim_names; /* char * */
+    GArray *dim_values;   /* double */
+    CsExprNames dims;
 } Workload;
 
 static void
@@ -104,6 +110,8 @@ workload_free(Workload *w)
         return;
     g_free(w->name);
     g_ptr_array_unref(w->phases);
+    g_clear_pointer(&w->dim_names, g_ptr_array_unref);
+    g_clear_pointer(&w->dim_values, g_array_unref);
     g_free(w);
 }
 
@@ -114,11 +122,48 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Workload, workload_free)
 static const CsOp plan_ops[] = { CS_OP_ALL_REDUCE, CS_OP_ALL_GATHER, CS_OP_REDUCE_SCATTER,
                                  CS_OP_ALL_TO_ALL, CS_OP_BROADCAST,  CS_OP_SEND_RECV };
 
+/* Member @key of @node as a whole number in [@min, @max]: a number, for "bytes" also a size
+ * with units ("64 MiB"), or a formula of the model's dimensions ("b * s * h * 2"). */
 static gboolean
-parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Collective *c,
-                 GError **error)
+get_whole(const CsJsonCtx *ctx, const cJSON *node, const char *path, const char *key,
+          const CsExprNames *dims, gboolean size, double min, double max, double *out,
+          GError **error)
 {
-    static const char *const keys[] = { "op", "bytes", "count", "group", NULL };
+    const cJSON *member = cs_json_member(node, key);
+    g_autofree char *where = cs_json_path_member(path, key);
+    if (cJSON_IsString(member)) {
+        gint64 bytes = 0;
+        g_autoptr(GError) local = NULL;
+        if (size && cs_units_parse_size(member->valuestring, &bytes, NULL)) {
+            *out = (double)bytes;
+        }
+        else if (!cs_expr_eval(member->valuestring, dims, out, &local)) {
+            cs_json_set_error(ctx, error, where, "%s", local->message);
+            return FALSE;
+        }
+    }
+    else if (cJSON_IsNumber(member)) {
+        *out = member->valuedouble;
+    }
+    else {
+        cs_json_set_error(ctx, error, where,
+                          "a number or a formula of the model's dimensions (a string) is "
+                          "expected");
+        return FALSE;
+    }
+    if (*out != floor(*out) || *out < min || *out > max) {
+        cs_json_set_error(ctx, error, where, "%.17g is not a whole number from %.0f to %.0f", *out,
+                          min, max);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, const CsExprNames *dims,
+                 Collective *c, GError **error)
+{
+    static const char *const keys[] = { "op", "bytes", "count", "group", "datatype", NULL };
     if (!cs_json_check_object(ctx, node, path, keys, error))
         return FALSE;
     const char *op = NULL;
@@ -139,18 +184,32 @@ parse_collective(const CsJsonCtx *ctx, const cJSON *node, const char *path, Coll
         return FALSE;
     }
     c->op = parsed;
-    if (!cs_json_get_size(ctx, node, path, "bytes", TRUE, &c->bytes, error))
-        return FALSE;
-    if (c->bytes <= 0 || c->bytes > CS_PREDICT_MAX_BYTES) {
-        g_autofree char *where = cs_json_path_member(path, "bytes");
-        cs_json_set_error(ctx, error, where,
-                          "%" G_GINT64_FORMAT " bytes: a collective moves 1 byte to 1 PiB",
-                          c->bytes);
+    double bytes = 0;
+    if (cs_json_member(node, "bytes") == NULL) {
+        cs_json_set_error(ctx, error, path, "\"bytes\" is missing");
         return FALSE;
     }
-    c->count = 1;
-    if (!cs_json_get_int(ctx, node, path, "count", FALSE, 1, MAX_COUNT, &c->count, error))
+    if (!get_whole(ctx, node, path, "bytes", dims, TRUE, 1, (double)CS_PREDICT_MAX_BYTES, &bytes,
+                   error))
         return FALSE;
+    c->bytes = (gint64)bytes;
+    c->count = 1;
+    if (cs_json_member(node, "count") != NULL) {
+        double count = 0;
+        if (!get_whole(ctx, node, path, "count", dims, FALSE, 1, MAX_COUNT, &count, error))
+            return FALSE;
+        c->count = (int)count;
+    }
+    const char *dtype = NULL;
+    c->dtype = CS_DTYPE_FLOAT;
+    if (!cs_json_get_string(ctx, node, path, "datatype", FALSE, &dtype, error))
+        return FALSE;
+    g_autoptr(GError) bad_dtype = NULL;
+    if (dtype != NULL && !cs_dtype_from_name(dtype, &c->dtype, &bad_dtype)) {
+        g_autofree char *where = cs_json_path_member(path, "datatype");
+        cs_json_set_error(ctx, error, where, "%s", bad_dtype->message);
+        return FALSE;
+    }
     if (!cs_json_get_string(ctx, node, path, "group", TRUE, &group, error))
         return FALSE;
     for (int g = 0; g < CS_N_GROUPS; g++)
@@ -190,7 +249,8 @@ get_compute(const CsJsonCtx *ctx, const cJSON *node, const char *path, double *s
 }
 
 static Phase *
-parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **error)
+parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, const CsExprNames *dims,
+            GError **error)
 {
     static const char *const keys[] = { "name", "compute", "overlap", "collectives", NULL };
     if (!cs_json_check_object(ctx, node, path, keys, error))
@@ -217,7 +277,7 @@ parse_phase(const CsJsonCtx *ctx, const cJSON *node, const char *path, GError **
     for (const cJSON *c = colls->child; c != NULL; c = c->next, i++) {
         g_autofree char *cpath = cs_json_path_element(colls_path, i);
         Collective coll;
-        if (!parse_collective(ctx, c, cpath, &coll, error)) {
+        if (!parse_collective(ctx, c, cpath, dims, &coll, error)) {
             g_array_unref(list);
             return NULL;
         }
@@ -307,7 +367,8 @@ workload_load(const char *path, GError **error)
     if (root == NULL)
         return NULL;
     CsJsonCtx ctx = { .origin = path, .domain = CS_CLI_ERROR, .code = CS_CLI_ERROR_INPUT };
-    static const char *const keys[] = { "name", "notes", "layout", "steps", "phases", NULL };
+    static const char *const keys[]
+        = { "name", "notes", "layout", "model", "steps", "phases", NULL };
     if (!cs_json_check_object(&ctx, root, "", keys, error))
         return NULL;
     const char *name = NULL;
@@ -354,10 +415,36 @@ workload_load(const char *path, GError **error)
         return NULL;
     }
     w->steps = (gint64)steps;
+    /* "model": names and numbers for the formulas (its dimensions: batch, sequence, hidden...). */
+    const cJSON *model = NULL;
+    if (!cs_json_get_object(&ctx, root, "", "model", FALSE, &model, error))
+        return NULL;
+    w->dim_names = g_ptr_array_new_with_free_func(g_free);
+    w->dim_values = g_array_new(FALSE, FALSE, sizeof(double));
+    for (const cJSON *d = model != NULL ? model->child : NULL; d != NULL; d = d->next) {
+        g_autofree char *where = cs_json_path_member("model", d->string);
+        gboolean name_ok = g_ascii_isalpha(d->string[0]) || d->string[0] == '_';
+        for (const char *ch = d->string; *ch != '\0' && name_ok; ch++)
+            name_ok = g_ascii_isalnum(*ch) || *ch == '_';
+        if (!name_ok) {
+            cs_json_set_error(&ctx, error, where,
+                              "a dimension's name is letters, digits and '_', not starting "
+                              "with a digit");
+            return NULL;
+        }
+        if (!cJSON_IsNumber(d) || !isfinite(d->valuedouble)) {
+            cs_json_set_error(&ctx, error, where, "a dimension is a number");
+            return NULL;
+        }
+        g_ptr_array_add(w->dim_names, g_strdup(d->string));
+        g_array_append_val(w->dim_values, d->valuedouble);
+    }
+    w->dims = (CsExprNames){ (int)w->dim_names->len, (const char *const *)w->dim_names->pdata,
+                             (const double *)(gconstpointer)w->dim_values->data };
     int i = 0;
     for (const cJSON *p = phases->child; p != NULL; p = p->next, i++) {
         g_autofree char *ppath = cs_json_path_element("phases", i);
-        Phase *phase = parse_phase(&ctx, p, ppath, error);
+        Phase *phase = parse_phase(&ctx, p, ppath, &w->dims, error);
         if (phase == NULL)
             return NULL;
         g_ptr_array_add(w->phases, phase);
@@ -647,6 +734,7 @@ predict_collective(const CsTopo *sub, int n, const CsTopo *all, int n_groups, Cs
     CsPredictOptions popts;
     cs_predict_options_init(&popts);
     popts.nranks = n;
+    popts.dtype = c->dtype;
     popts.concurrent = n_groups;
     popts.concurrent_topo = all;
     popts.cache = cache;
