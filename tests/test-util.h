@@ -153,6 +153,17 @@ cs_test_assert_checks(const CsSchedule *sched, CsCheckReport *report)
     g_assert_true(ok);
 }
 
+/* Asserts that two runs printed the same standard output but for the "# command:" line each
+ * echoes (the flags that differ, --progress or --quiet, are in it). */
+static inline void
+cs_test_assert_same_but_command(const char *a, const char *b)
+{
+    g_autoptr(GRegex) command = g_regex_new("^# command: .*$", G_REGEX_MULTILINE, 0, NULL);
+    g_autofree char *a_out = g_regex_replace_literal(command, a, -1, 0, "", 0, NULL);
+    g_autofree char *b_out = g_regex_replace_literal(command, b, -1, 0, "", 0, NULL);
+    g_assert_cmpstr(a_out, ==, b_out);
+}
+
 /* The fields of one CSV @line (RFC 4180): commas outside quotes, plus one. */
 static inline int
 cs_test_csv_fields(const char *line)

@@ -283,27 +283,29 @@ cs_node_groups_new_nvlink(const CsTopo *topo, int n_ranks, GError **error)
     }
     /* Only heads in r's NVLink island can be reached over NVLink only; scanning those alone,
      * in the order they became heads, finds the same first one (linear in ranks, not
-     * ranks x domains: 131,072 GPUs have 16,384 domains). */
+     * ranks x domains: 131,072 GPUs have 16,384 domains). Islands are numbered below the
+     * ranks (cs_topo_rank_island()). */
     pairs = g_new(NodeRank, n_ranks);
     heads = g_new(int, n_ranks);
     next_head = g_new(int, n_ranks);
-    g_autoptr(GHashTable) first_head = g_hash_table_new(NULL, NULL); /* island -> head + 1 */
-    g_autoptr(GHashTable) last_head = g_hash_table_new(NULL, NULL);
+    g_autofree int *first_head = g_new(int, cs_topo_n_ranks(topo)); /* per island, -1 */
+    g_autofree int *last_head = g_new(int, cs_topo_n_ranks(topo));
+    for (int i = 0; i < cs_topo_n_ranks(topo); i++)
+        first_head[i] = last_head[i] = -1;
     for (int r = 0; r < n_ranks; r++) {
-        gpointer island = GINT_TO_POINTER(cs_topo_rank_island(topo, r));
-        int d = GPOINTER_TO_INT(g_hash_table_lookup(first_head, island)) - 1;
+        const int island = cs_topo_rank_island(topo, r);
+        int d = first_head[island];
         while (d >= 0 && cs_topo_route(topo, heads[d], r)->link_class != CS_LINK_CLASS_NVLINK)
             d = next_head[d];
         if (d < 0) {
             d = n_heads++;
             heads[d] = r;
             next_head[d] = -1;
-            int last = GPOINTER_TO_INT(g_hash_table_lookup(last_head, island)) - 1;
-            if (last < 0)
-                g_hash_table_insert(first_head, island, GINT_TO_POINTER(d + 1));
+            if (last_head[island] < 0)
+                first_head[island] = d;
             else
-                next_head[last] = d;
-            g_hash_table_insert(last_head, island, GINT_TO_POINTER(d + 1));
+                next_head[last_head[island]] = d;
+            last_head[island] = d;
         }
         pairs[r].node = d;
         pairs[r].rank = r;
@@ -551,9 +553,8 @@ deal_piles(StepMerge *m, gsize n)
 
 /* The natural runs of the @n steps of @a: maximal stretches in (time, order). */
 static void
-natural_runs(StepMerge *m, gsize n, gsize n_runs)
+natural_runs(StepMerge *m, gsize n)
 {
-    m->heap = g_renew(StepRun, m->heap, n_runs);
     m->n_heap = 0;
     for (gsize i = 0; i < n; i++) {
         if (i == 0 || timed_step_after(&m->a[i - 1], &m->a[i]))
@@ -582,13 +583,12 @@ add_sorted(CsSchedule *sched, int rank, GArray *program)
         return;
     }
     g_autofree gsize *link = g_new(gsize, n);
-    g_autofree StepRun *heap = g_new(StepRun, MIN(n_runs, MAX_PILES));
+    /* Piles never outnumber the natural runs (a run's steps go on one pile). */
+    g_autofree StepRun *heap = g_new(StepRun, n_runs);
     StepMerge m = { .a = a, .link = link, .heap = heap };
     /* A few natural runs merge as they are; many may be few interleaved streams. */
-    if (n_runs <= 8 || !deal_piles(&m, n)) {
-        natural_runs(&m, n, n_runs);
-        heap = m.heap;
-    }
+    if (n_runs <= 8 || !deal_piles(&m, n))
+        natural_runs(&m, n);
     for (gsize k = m.n_heap / 2; k-- > 0;)
         runs_sift_down(a, m.heap, m.n_heap, k);
     while (m.n_heap > 0) {

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/fileio.h"
 #include "base/json_util.h"
 
 typedef struct {
@@ -552,23 +553,6 @@ to_json(const CsReport *report)
 
 /* ---- CSV ---- */
 
-/* A CSV field, quoted when it holds a separator or a quote (RFC 4180). */
-static void
-append_csv_field(GString *out, const char *field)
-{
-    if (strpbrk(field, ",\"\n") == NULL) {
-        g_string_append(out, field);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *c = field; *c != '\0'; c++) {
-        if (*c == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *c);
-    }
-    g_string_append_c(out, '"');
-}
-
 static char *
 to_csv(const CsReport *report)
 {
@@ -579,12 +563,12 @@ to_csv(const CsReport *report)
         const Block *b = g_ptr_array_index(report->blocks, bi);
         for (guint i = 0; i < b->rows->len; i++) {
             const CsPrediction *p = &g_array_index(b->rows, CsPrediction, i);
-            append_csv_field(out, b->label);
+            cs_csv_append_field(out, b->label);
             /* Times to the picosecond (6 decimals of us), bandwidths to 0.1 MB/s. */
             g_string_append_printf(out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%s,%s,%d,",
                                    p->size.size_bytes, p->size.count, cs_dtype_name(report->dtype),
                                    redop_column(report), root_column(report));
-            append_csv_field(out, algo_name(p));
+            cs_csv_append_field(out, algo_name(p));
             g_string_append_printf(
                 out, ",%s,%d,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", cs_proto_name(p->proto),
                 p->n_channels, p->time_us, p->algbw_GBps, p->busbw_GBps, ps_to_us(p->result.alpha),

@@ -191,3 +191,19 @@ cs_file_read_bounded(const char *path, gsize max_bytes, char **contents, gsize *
     close(fd);
     return ok;
 }
+
+void
+cs_csv_append_field(GString *out, const char *field)
+{
+    if (strpbrk(field, ",\"\r\n") == NULL) {
+        g_string_append(out, field);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (const char *c = field; *c != '\0'; c++) {
+        if (*c == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, *c);
+    }
+    g_string_append_c(out, '"');
+}

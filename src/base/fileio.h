@@ -8,6 +8,10 @@
 
 G_BEGIN_DECLS
 
+/* Appends @field to @out as one CSV field (RFC 4180): as it is, or, when it holds a comma, a
+ * quote or a line break, in quotes with its quotes doubled. */
+void cs_csv_append_field(GString *out, const char *field);
+
 /**
  * cs_file_replace_contents:
  * Makes @path hold exactly @len bytes of @data: writes a temporary file in @path's folder,

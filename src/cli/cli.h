@@ -253,8 +253,4 @@ typedef enum {
 
 extern const char *const cs_group_names[CS_N_GROUPS];
 
-/* Appends @field to @out as one CSV field (RFC 4180): quoted, quotes doubled, where it holds a
- * comma, a quote or a line break. */
-void cs_cli_csv_field(GString *out, const char *field);
-
 G_END_DECLS

@@ -4,6 +4,8 @@
  * topology with a record of the traces it came from. */
 #include "config.h"
 
+#include "base/fileio.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +32,7 @@ append_params_csv(GString *out, const CsCalibration *cal)
         const CsCalibParam *p = &g_array_index(cal->params, CsCalibParam, i);
         const gboolean bw = p->kind == CS_PARAM_LINK_BW || p->kind == CS_PARAM_REDUCE_BW
                             || p->kind == CS_PARAM_COPY_BW;
-        cs_cli_csv_field(out, p->name);
+        cs_csv_append_field(out, p->name);
         g_string_append_printf(out, ",%s,%.9g,%.9g,", bw ? "B/s" : "s", p->initial, p->fitted);
         if (!isnan(p->sigma))
             g_string_append_printf(out, "%.6g", p->sigma);
@@ -42,9 +44,9 @@ append_params_csv(GString *out, const CsCalibration *cal)
         if (p->free)
             g_string_append_printf(out, "%.2f", round(p->rows_seen * 100) / 100);
         g_string_append_c(out, ',');
-        cs_cli_csv_field(out, p->component);
+        cs_csv_append_field(out, p->component);
         g_string_append_c(out, ',');
-        cs_cli_csv_field(out, p->range_source);
+        cs_csv_append_field(out, p->range_source);
         g_string_append_c(out, '\n');
     }
 }

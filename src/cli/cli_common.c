@@ -442,19 +442,3 @@ cs_cli_load_topo(const char *prog, const char *name_or_path, char **sets, GError
 }
 
 const char *const cs_group_names[CS_N_GROUPS] = { "tp", "dp", "world", "cp", "ep", "pp" };
-
-void
-cs_cli_csv_field(GString *out, const char *field)
-{
-    if (strpbrk(field, ",\"\r\n") == NULL) {
-        g_string_append(out, field);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *c = field; *c != '\0'; c++) {
-        if (*c == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *c);
-    }
-    g_string_append_c(out, '"');
-}

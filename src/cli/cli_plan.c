@@ -1172,7 +1172,7 @@ static char *
 csv_text(const char *text)
 {
     GString *out = g_string_new(NULL);
-    cs_cli_csv_field(out, text);
+    cs_csv_append_field(out, text);
     return g_string_free(out, FALSE);
 }
 

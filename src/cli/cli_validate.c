@@ -3,6 +3,8 @@
  * with per-regime summaries, crossovers between forced algorithms, and an optional error gate. */
 #include "config.h"
 
+#include "base/fileio.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -133,22 +135,22 @@ append_csv(GString *out, const GPtrArray *reports)
         const CsValidateReport *r = g_ptr_array_index(reports, k);
         for (guint i = 0; i < r->rows->len; i++) {
             const CsValidateRow *v = &g_array_index(r->rows, CsValidateRow, i);
-            cs_cli_csv_field(out, r->origin);
+            cs_csv_append_field(out, r->origin);
             g_string_append_printf(out, ",%s,%d,", cs_op_name(r->op), r->nranks);
-            cs_cli_csv_field(out, r->machine_class);
+            cs_csv_append_field(out, r->machine_class);
             g_string_append_printf(out, ",%" G_GINT64_FORMAT ",%d,%.3f,%.3f,%.6f,%.6g,%.6g,%.6f,",
                                    v->size_bytes, v->line, v->measured_us, v->predicted_us,
                                    v->time_error, v->measured_busbw_GBps, v->predicted_busbw_GBps,
                                    v->busbw_error);
-            cs_cli_csv_field(out, v->algo);
+            cs_csv_append_field(out, v->algo);
             g_string_append_c(out, ',');
-            cs_cli_csv_field(out, v->proto);
+            cs_csv_append_field(out, v->proto);
             if (r->nccl_model != NULL && !isnan(v->nccl_us)) {
                 g_string_append_printf(out, ",%.3f,%.6f,%.6f,", v->nccl_us, v->nccl_time_error,
                                        v->nccl_busbw_error);
-                cs_cli_csv_field(out, v->nccl_algo);
+                cs_csv_append_field(out, v->nccl_algo);
                 g_string_append_c(out, ',');
-                cs_cli_csv_field(out, v->nccl_proto);
+                cs_csv_append_field(out, v->nccl_proto);
             }
             else {
                 g_string_append(out, ",,,,,");
