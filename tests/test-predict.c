@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "algos/registry.h"
+#include "base/parallel.h"
 #include "models/alpha_beta.h"
 #include "models/nccl.h"
 #include "predict/predict.h"
@@ -1242,6 +1243,52 @@ test_point_cache(void)
     }
 }
 
+typedef struct {
+    const CsTopo *topo;
+    const CsAlgo *algo;
+    const CsPredictOptions *options;
+    CsPrediction *out;
+} SharedCacheJob;
+
+static void
+shared_cache_item(guint i, gpointer data)
+{
+    SharedCacheJob *j = data;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(cs_predict_one(j->topo, CS_OP_ALL_REDUCE, (gint64)1 << 30, j->algo, CS_PROTO_LL,
+                                 j->options, &j->out[i], &error));
+    g_assert_no_error(error);
+}
+
+/* Threads that ask for a point another thread is simulating wait for its answer: each point
+ * is simulated once, whatever the threads. */
+static void
+test_point_cache_threads(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsPointCache) cache = cs_point_cache_new(FALSE);
+    cs_point_cache_bind(cache, topo);
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.cache = cache;
+    CsPrediction out[8];
+    SharedCacheJob job = { topo, cs_algo_lookup("tree", NULL), &options, out };
+    gint64 misses, hits;
+
+    g_test_summary("Eight threads extending the same 1 GiB point from one cache simulate each "
+                   "of its three window sizes once, and agree.");
+    cs_parallel_for(G_N_ELEMENTS(out), 4, shared_cache_item, NULL, &job);
+    cs_point_cache_stats(cache, &misses, &hits);
+    g_assert_cmpint(misses, ==, 3);
+    g_assert_cmpint(hits, ==, 3 * G_N_ELEMENTS(out) - 3);
+    for (gsize i = 1; i < G_N_ELEMENTS(out); i++) {
+        g_assert_cmpint(out[i].result.time, ==, out[0].result.time);
+        g_assert_cmpint(out[i].result.n_events, ==, out[0].result.n_events);
+    }
+}
+
 static void
 test_sweep(void)
 {
@@ -1447,6 +1494,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/one/extrapolation-grid", test_extrapolation_grid);
     g_test_add_func("/predict/one/point-cache", test_point_cache);
     g_test_add_func("/predict/one/point-cache-sweep", test_point_cache_sweep);
+    g_test_add_func("/predict/one/point-cache-threads", test_point_cache_threads);
     g_test_add_func("/predict/sweep/budget", test_sweep);
     g_test_add_func("/predict/pack/round-trip", test_pack_round_trip);
     return g_test_run();

@@ -13,6 +13,7 @@ cs_point_cache_new(gboolean keep_schedules)
                                                  (GDestroyNotify)cs_schedule_free);
     cache->points = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     cache->periods = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    cache->pending = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return cache;
 }
 
@@ -40,6 +41,9 @@ cs_point_cache_free(CsPointCache *cache)
         return;
     g_hash_table_unref(cache->points);
     g_hash_table_unref(cache->periods);
+    /* Freed with no simulation in flight: every owner removes its entry before it returns. */
+    g_warn_if_fail(g_hash_table_size(cache->pending) == 0);
+    g_hash_table_unref(cache->pending);
     g_clear_pointer(&cache->schedules, g_hash_table_unref);
     g_clear_pointer(&cache->topo, cs_topo_unref);
     g_clear_pointer(&cache->structure, cs_topo_unref);

@@ -11,8 +11,11 @@
 G_BEGIN_DECLS
 
 /* One lock guards the tables and counters, so that threads predicting points of one
- * topology (--jobs) share the cache; simulations run outside it. Two threads that miss the
- * same point both simulate it and get the same answer: the engine is deterministic. */
+ * topology (--jobs) share the cache; simulations run outside it. A point one thread is
+ * simulating is pending: another thread that asks for it waits for the answer instead of
+ * simulating it too (threads sweeping neighbouring sizes climb the same extension windows at
+ * once). A simulation asks for no other point, so a thread that owns a pending point never
+ * waits and the waits cannot form a cycle. */
 struct _CsPointCache {
     GMutex lock;
     CsTopo *topo;          /* (nullable) the topology the points are for */
@@ -21,9 +24,18 @@ struct _CsPointCache {
     gsize schedule_steps;  /* steps of the schedules kept */
     GHashTable *points;    /* point key -> CsPrediction */
     GHashTable *periods;   /* period key -> the shortest period the machine repeats under */
+    GHashTable *pending;   /* point key -> CsPendingPoint: being simulated by one thread */
     gint64 hits;
     gint64 misses;
 };
+
+/* A point in simulation: its owner broadcasts @done on the cache's lock when the answer is
+ * in the points table (or the simulation failed: a waiter then simulates it itself). */
+typedef struct {
+    GCond done_cond;
+    gboolean done;
+    int refs; /* the owner and the waiters */
+} CsPendingPoint;
 
 /* ---- One point (predict.c) ---- */
 

@@ -346,43 +346,107 @@ bracket_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo
     return TRUE;
 }
 
-/* Builds and simulates one point with everything decided: from the point cache, bracketed
- * (bracket_point()) where unequal shares alone keep a ring from repeating, else replayed. */
-static gboolean
-simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
-               const CsAlgoArgs *base, const CsPredictOptions *options, int nranks,
-               CsPrediction *out, GError **error)
-{
-    CsAlgoArgs args = *base;
+/* What cached_point() found. */
+typedef enum {
+    POINT_KNOWN,   /* @out is set */
+    POINT_OWNED,   /* this thread simulates it */
+    POINT_PENDING, /* another thread simulates it and the caller would rather not wait */
+} PointState;
 
-    args.size_bytes = size_bytes;
-    g_autofree char *key = point_key(topo, algo, &args, options);
-    if (key != NULL) {
-        CsPointCache *cache = options->cache;
-        g_mutex_lock(&cache->lock);
+/* Takes a point from the cache, or (with @wait) waits while another thread simulates it (see
+ * CsPointCache). Sets @pending to the entry this thread owns when it returns POINT_OWNED;
+ * called and returning with the cache's lock held. */
+static PointState
+cached_point(CsPointCache *cache, const char *key, gboolean wait, CsPrediction *out,
+             CsPendingPoint **pending)
+{
+    for (;;) {
         const CsPrediction *known = g_hash_table_lookup(cache->points, key);
         if (known != NULL) {
             cache->hits++;
             /* With the events its simulation replayed: whether a point was simulated first
              * here or earlier (another size, another thread) decides nothing. */
             *out = *known;
+            return POINT_KNOWN;
         }
-        g_mutex_unlock(&cache->lock);
-        if (known != NULL)
-            return TRUE;
+        CsPendingPoint *other = g_hash_table_lookup(cache->pending, key);
+        if (other == NULL)
+            break;
+        if (!wait)
+            return POINT_PENDING;
+        other->refs++;
+        while (!other->done)
+            g_cond_wait(&other->done_cond, &cache->lock);
+        if (--other->refs == 0) {
+            g_cond_clear(&other->done_cond);
+            g_free(other);
+        }
+        /* Answered, or failed: then look again (another waiter may own it now). */
     }
-    if (!(bracket_applies(topo, op, algo, &args, options, nranks)
-          && bracket_point(topo, op, size_bytes, algo, &args, options, nranks, out))
-        && !replay_point(topo, op, size_bytes, algo, &args, options, nranks, FALSE, out, error))
-        return FALSE;
+    CsPendingPoint *own = g_new0(CsPendingPoint, 1);
+    g_cond_init(&own->done_cond);
+    own->refs = 1;
+    g_hash_table_insert(cache->pending, g_strdup(key), own);
+    *pending = own;
+    return POINT_OWNED;
+}
+
+/* Builds and simulates one point with everything decided: from the point cache, bracketed
+ * (bracket_point()) where unequal shares alone keep a ring from repeating, else replayed.
+ * Without @wait, a point another thread is simulating returns POINT_PENDING at once. */
+static PointState
+simulate_point_or_skip(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+                       const CsAlgoArgs *base, const CsPredictOptions *options, int nranks,
+                       gboolean wait, CsPrediction *out, GError **error, gboolean *ok_out)
+{
+    CsAlgoArgs args = *base;
+    CsPendingPoint *pending = NULL;
+
+    args.size_bytes = size_bytes;
+    g_autofree char *key = point_key(topo, algo, &args, options);
     if (key != NULL) {
         CsPointCache *cache = options->cache;
         g_mutex_lock(&cache->lock);
-        cache->misses++;
-        g_hash_table_insert(cache->points, g_steal_pointer(&key), g_memdup2(out, sizeof *out));
+        const PointState state = cached_point(cache, key, wait, out, &pending);
+        g_mutex_unlock(&cache->lock);
+        if (state != POINT_OWNED) {
+            *ok_out = TRUE;
+            return state;
+        }
+    }
+    const gboolean ok
+        = (bracket_applies(topo, op, algo, &args, options, nranks)
+           && bracket_point(topo, op, size_bytes, algo, &args, options, nranks, out))
+          || replay_point(topo, op, size_bytes, algo, &args, options, nranks, FALSE, out, error);
+    if (key != NULL) {
+        CsPointCache *cache = options->cache;
+        g_mutex_lock(&cache->lock);
+        if (ok) {
+            cache->misses++;
+            g_hash_table_insert(cache->points, g_strdup(key), g_memdup2(out, sizeof *out));
+        }
+        g_hash_table_remove(cache->pending, key);
+        pending->done = TRUE;
+        g_cond_broadcast(&pending->done_cond);
+        if (--pending->refs == 0) {
+            g_cond_clear(&pending->done_cond);
+            g_free(pending);
+        }
         g_mutex_unlock(&cache->lock);
     }
-    return TRUE;
+    *ok_out = ok;
+    return POINT_OWNED;
+}
+
+static gboolean
+simulate_point(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,
+               const CsAlgoArgs *base, const CsPredictOptions *options, int nranks,
+               CsPrediction *out, GError **error)
+{
+    gboolean ok;
+    simulate_point_or_skip(topo, op, size_bytes, algo, base, options, nranks, TRUE, out, error,
+                           &ok);
+    return ok;
 }
 
 /* The line through (@s0, @v0) and (@s1, @v1), at @s. */
@@ -522,11 +586,24 @@ try_extrapolate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
          * NVLS all-reduce's grows by 4% from 256-512 MiB to 512 MiB-1 GiB on 4 x H100) shows
          * as two slopes that differ, where 1/2, 3/4 and 1 looked straight. */
         gint64 sizes[3] = { top / 4, top / 2, top };
-        for (int i = 0; i < 3; i++) {
-            if (!simulate_point(topo, op, sizes[i], algo, args, options, nranks, &p[i], error))
-                return FALSE;
-            events += p[i].result.n_events;
-        }
+        /* Threads extending neighbouring sizes climb the same windows: the points another
+         * thread is simulating are taken last, so that this one simulates the others
+         * meanwhile. */
+        gboolean have[3] = { FALSE, FALSE, FALSE };
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < 3; i++) {
+                gboolean ok;
+                if (have[i])
+                    continue;
+                if (simulate_point_or_skip(topo, op, sizes[i], algo, args, options, nranks,
+                                           pass == 1, &p[i], error, &ok)
+                    == POINT_PENDING)
+                    continue;
+                if (!ok)
+                    return FALSE;
+                have[i] = TRUE;
+                events += p[i].result.n_events;
+            }
         simulated = TRUE;
         if (on_one_line(&p[0], &p[1], &p[2]))
             break;
