@@ -154,6 +154,20 @@ static const Case cases[] = {
         "@SRC@/traces/a100-sxm4-80gb-8gpu-x2-efa-p4de-4x100g_allreduce_ncclunknown.txt",
         "@SRC@/traces/a100-sxm4-80gb-8gpu-nvswitch_allreduce_nccl2.19.3.txt", NULL },
       0 },
+    /* A fit's rows are predicted over threads at every evaluation (its Jacobian included):
+     * the same fit, bit for bit. */
+    { "calibrate/json",
+      "calibrate",
+      { "--topo", "rtx2080ti-x2-pcie3-shm", "--format", "json",
+        "@SRC@/traces/rtx2080ti-2gpu-pcie3-nop2p_allreduce.txt",
+        "@SRC@/traces/rtx2080ti-2gpu-pcie3-nop2p_allgather.txt", NULL },
+      0 },
+    { "calibrate/leave-one-out",
+      "calibrate",
+      { "--topo", "rtx2080ti-x2-pcie3-shm", "--params", "gpu.,pcie.", "--leave-one-out",
+        "@SRC@/traces/rtx2080ti-2gpu-pcie3-nop2p_allreduce.txt",
+        "@SRC@/traces/rtx2080ti-2gpu-pcie3-nop2p_reduce.txt", NULL },
+      0 },
     /* The second candidate cannot hold the layout: the same error, whatever ran first. */
     { "plan/error",
       "plan",
@@ -220,8 +234,9 @@ test_usage(void)
         const char *const run[] = { "--topo", "dgx-h100x4", "--jobs", bad[i], NULL };
         const char *const plan[]
             = { "--workload", "x.json", "--topo", "dgx-h100x4", "--jobs", bad[i], NULL };
-        const char *const subcommands[] = { "run", "select", "plan" };
-        const char *const *args[] = { run, run, plan };
+        const char *const calibrate[] = { "--topo", "dgx-h100x4", "x.txt", "--jobs", bad[i], NULL };
+        const char *const subcommands[] = { "run", "select", "plan", "calibrate" };
+        const char *const *args[] = { run, run, plan, calibrate };
         for (gsize s = 0; s < G_N_ELEMENTS(subcommands); s++) {
             g_auto(CsTestRun) r = cs_test_run_collsim(subcommands[s], args[s]);
             g_autofree char *want

@@ -19,6 +19,7 @@
 #include "algos/registry.h"
 #include "analysis/validate.h"
 #include "base/json_util.h"
+#include "base/parallel.h"
 #include "base/units.h"
 
 G_DEFINE_QUARK(cs_calibrate_error_quark, cs_calibrate_error)
@@ -132,6 +133,9 @@ typedef struct {
     double *tmax;
     CsCalibLoss loss;
     double prior_weight; /* residual per e-fold of a parameter's move */
+    int jobs;            /* threads (--jobs): one evaluation's rows, or several evaluations */
+    double h_df;         /* GSL's finite-difference step (fit_df()) */
+    GAsyncQueue *slots;  /* (nullable) EvalSlot: per thread, a point cache per group */
     GError *error;       /* first prediction failure inside the fit */
 } FitCtx;
 
@@ -574,34 +578,78 @@ values_from_theta(const FitCtx *ctx, const FitGroup *g, const gsl_vector *theta,
 
 /* ---- Residuals ---- */
 
+/* One evaluation of a group's rows: each row's prediction into its own slot (over threads),
+ * then the residuals in row order. */
+typedef struct {
+    const FitGroup *g;
+    const CsTopo *topo;
+    CsPointCache *cache;
+    double *predicted_us;
+    GError **errors;
+} RowsJob;
+
+static void
+rows_job_item(guint i, gpointer data)
+{
+    RowsJob *j = data;
+    const FitRow *r = &g_array_index(j->g->rows, FitRow, i);
+    CsPrediction pred;
+    CsPredictOptions options = r->options;
+    options.cache = j->cache;
+    if (cs_predict_one(j->topo, r->op, r->size_bytes, r->algo, r->proto, &options, &pred,
+                       &j->errors[i]))
+        j->predicted_us[i] = pred.time_us;
+}
+
+/* Group @g's rows' residuals on @topo into @f, predicted on @jobs threads sharing @cache;
+ * FALSE with @error the first failing row's (in row order). */
 static gboolean
-residuals_for(FitCtx *ctx, FitGroup *g, const CsTopo *topo, gsl_vector *f)
+residuals_rows(CsCalibLoss loss, const FitGroup *g, const CsTopo *topo, CsPointCache *cache,
+               int jobs, gsl_vector *f, GError **error)
 {
     /* Large rows of one algorithm, protocol and channel count extend from the same three
-     * simulated sizes: simulate those once per parameter vector. */
+     * simulated sizes: simulate those once per parameter vector (the cache serves every
+     * thread, and a point one thread simulates the others wait for). */
     const gint64 t0 = g_get_monotonic_time();
-    cs_point_cache_bind(g->cache, topo);
-    for (guint i = 0; i < g->rows->len; i++) {
+    const guint n = g->rows->len;
+    g_autofree double *predicted_us = g_new0(double, MAX(n, 1));
+    g_autofree GError **errors = g_new0(GError *, MAX(n, 1));
+    RowsJob job = { g, topo, cache, predicted_us, errors };
+    gboolean ok = TRUE;
+
+    cs_point_cache_bind(cache, topo);
+    cs_parallel_for(n, jobs, rows_job_item, NULL, &job);
+    for (guint i = 0; i < n; i++) {
         const FitRow *r = &g_array_index(g->rows, FitRow, i);
-        CsPrediction pred;
-        g_autoptr(GError) local = NULL;
-        CsPredictOptions options = r->options;
-        options.cache = g->cache;
-        if (!cs_predict_one(topo, r->op, r->size_bytes, r->algo, r->proto, &options, &pred,
-                            &local)) {
-            if (ctx->error == NULL)
-                ctx->error = g_steal_pointer(&local);
-            return FALSE;
+        if (errors[i] != NULL) {
+            if (ok)
+                g_propagate_error(error, g_steal_pointer(&errors[i]));
+            g_clear_error(&errors[i]);
+            ok = FALSE;
+            continue;
         }
         gsl_vector_set(f, i,
-                       loss_residual(ctx->loss, (pred.time_us - r->measured_us) / r->measured_us));
+                       loss_residual(loss, (predicted_us[i] - r->measured_us) / r->measured_us));
     }
+    if (!ok)
+        return FALSE;
     gint64 misses, hits;
-    cs_point_cache_stats(g->cache, &misses, &hits);
+    cs_point_cache_stats(cache, &misses, &hits);
     g_debug("calibrate: %s: %u rows, %" G_GINT64_FORMAT " points simulated, %" G_GINT64_FORMAT
             " reused, %.3f s",
             cs_topo_name(g->base), g->rows->len, misses, hits, (g_get_monotonic_time() - t0) / 1e6);
     return TRUE;
+}
+
+static gboolean
+residuals_for(FitCtx *ctx, FitGroup *g, const CsTopo *topo, gsl_vector *f)
+{
+    g_autoptr(GError) local = NULL;
+    if (residuals_rows(ctx->loss, g, topo, g->cache, ctx->jobs, f, &local))
+        return TRUE;
+    if (ctx->error == NULL)
+        ctx->error = g_steal_pointer(&local);
+    return FALSE;
 }
 
 /* Every group's rows' residuals at @theta (NULL: the datasheet topologies themselves) into
@@ -654,6 +702,146 @@ fit_f(const gsl_vector *theta, void *data, gsl_vector *f)
         gsl_vector_set(f, ctx->n_rows + j, ctx->prior_weight * gsl_vector_get(theta, j));
     return GSL_SUCCESS;
 }
+/* ---- Several parameter vectors at once ---- */
+
+/* One thread's point caches, one per group (a cache is bound to one parameter vector at a
+ * time), their schedules kept in the group's own cache. */
+typedef struct {
+    CsPointCache **caches;
+    int n;
+} EvalSlot;
+
+static void
+eval_slot_free(gpointer data)
+{
+    EvalSlot *slot = data;
+    for (int k = 0; k < slot->n; k++)
+        cs_point_cache_free(slot->caches[k]);
+    g_free(slot->caches);
+    g_free(slot);
+}
+
+typedef struct {
+    FitCtx *ctx;
+    const gsl_vector *const *thetas;
+    gsl_vector *const *fs;      /* per vector, the rows' residuals (n_rows) */
+    const gsl_vector *f_at;     /* (nullable) the rows' residuals at @theta_at, which the groups */
+    const gsl_vector *theta_at; /* whose values a vector does not move keep */
+    GError **errors;
+} BatchJob;
+
+static void
+batch_item(guint i, gpointer data)
+{
+    BatchJob *b = data;
+    FitCtx *ctx = b->ctx;
+    EvalSlot *slot = g_async_queue_pop(ctx->slots);
+    for (int k = 0; k < ctx->n_groups; k++) {
+        const FitGroup *g = &ctx->groups[k];
+        const guint np = g->params->len;
+        gsl_vector_view part = gsl_vector_subvector(b->fs[i], g->offset, g->rows->len);
+        g_autofree double *values = g_new(double, MAX(np, 1));
+        values_from_theta(ctx, g, b->thetas[i], values);
+        if (b->f_at != NULL) {
+            g_autofree double *at = g_new(double, MAX(np, 1));
+            values_from_theta(ctx, g, b->theta_at, at);
+            if (memcmp(values, at, np * sizeof(double)) == 0) {
+                gsl_vector_const_view same
+                    = gsl_vector_const_subvector(b->f_at, g->offset, g->rows->len);
+                gsl_vector_memcpy(&part.vector, &same.vector);
+                continue;
+            }
+        }
+        g_autoptr(CsTopo) topo = apply_params(g->base, g->params, values);
+        if (!residuals_rows(ctx->loss, g, topo, slot->caches[k], 1, &part.vector, &b->errors[i]))
+            break;
+    }
+    g_async_queue_push(ctx->slots, slot);
+}
+
+/* The rows' residuals at each of the @n parameter vectors @thetas into @fs, the vectors
+ * spread over ctx->jobs threads, each thread with point caches of its own. A group whose
+ * values a vector leaves as at @theta_at keeps its residuals of @f_at (both nullable), as
+ * residuals_theta() would. The same residuals, bit for bit, as one at a time: the engine is
+ * deterministic and every cache builds its schedules on the same topology. */
+static gboolean
+residuals_batch(FitCtx *ctx, const gsl_vector *const *thetas, gsl_vector *const *fs, guint n,
+                const gsl_vector *theta_at, const gsl_vector *f_at)
+{
+    if (ctx->slots == NULL) {
+        ctx->slots = g_async_queue_new_full(eval_slot_free);
+        for (int t = 0; t < MAX(ctx->jobs, 1); t++) {
+            EvalSlot *slot = g_new0(EvalSlot, 1);
+            slot->n = ctx->n_groups;
+            slot->caches = g_new(CsPointCache *, MAX(ctx->n_groups, 1));
+            for (int k = 0; k < ctx->n_groups; k++) {
+                slot->caches[k] = cs_point_cache_new_sharing(ctx->groups[k].cache);
+                cs_point_cache_bind(slot->caches[k], ctx->groups[k].base);
+            }
+            g_async_queue_push(ctx->slots, slot);
+        }
+    }
+    g_autofree GError **errors = g_new0(GError *, MAX(n, 1));
+    BatchJob job = { ctx, thetas, fs, f_at, theta_at, errors };
+    cs_parallel_for(n, ctx->jobs, batch_item, NULL, &job);
+    gboolean ok = TRUE;
+    for (guint i = 0; i < n; i++) {
+        if (errors[i] == NULL)
+            continue;
+        if (ok && ctx->error == NULL)
+            ctx->error = g_steal_pointer(&errors[i]);
+        g_clear_error(&errors[i]);
+        ok = FALSE;
+    }
+    return ok;
+}
+
+/* GSL's forward-difference Jacobian of fit_f() (multifit_nlinear/fdjac.c, forward_jac(): the
+ * step h |theta_j|, or h at 0, and (f(theta + step e_j) - f(theta)) * (1 / step), the same
+ * arithmetic), its p evaluations run at once over the threads instead of one after another. */
+static int
+fit_df(const gsl_vector *theta, void *data, gsl_matrix *jac)
+{
+    FitCtx *ctx = data;
+    const int n = ctx->n_rows;
+    const int p = ctx->n_free;
+    gsl_vector *f0 = gsl_vector_alloc(n);
+    g_autofree double *step = g_new(double, MAX(p, 1));
+    g_autofree gsl_vector **thetas = g_new(gsl_vector *, MAX(p, 1));
+    g_autofree gsl_vector **fs = g_new(gsl_vector *, MAX(p, 1));
+
+    /* At theta itself: the groups' last residuals, which GSL has just evaluated. */
+    gboolean ok = residuals_theta(ctx, theta, f0);
+    for (int j = 0; j < p; j++) {
+        const double tj = gsl_vector_get(theta, j);
+        step[j] = ctx->h_df * fabs(tj);
+        if (step[j] == 0.0)
+            step[j] = ctx->h_df;
+        thetas[j] = gsl_vector_alloc(p);
+        gsl_vector_memcpy(thetas[j], theta);
+        gsl_vector_set(thetas[j], j, tj + step[j]);
+        fs[j] = gsl_vector_alloc(n);
+    }
+    ok = ok && residuals_batch(ctx, (const gsl_vector *const *)thetas, fs, (guint)p, theta, f0);
+    for (int j = 0; j < p && ok; j++) {
+        const double inv = 1.0 / step[j];
+        for (int i = 0; i < n; i++)
+            gsl_matrix_set(jac, i, j, (gsl_vector_get(fs[j], i) - gsl_vector_get(f0, i)) * inv);
+        for (int k = 0; k < p; k++) {
+            const double moved = gsl_vector_get(thetas[j], k);
+            const double at = gsl_vector_get(theta, k);
+            gsl_matrix_set(jac, n + k, j,
+                           (ctx->prior_weight * moved - ctx->prior_weight * at) * inv);
+        }
+    }
+    for (int j = 0; j < p; j++) {
+        gsl_vector_free(thetas[j]);
+        gsl_vector_free(fs[j]);
+    }
+    gsl_vector_free(f0);
+    return ok ? GSL_SUCCESS : GSL_EBADFUNC;
+}
+
 /* The rms relative time error of the rows behind residuals @f. */
 static double
 rms(CsCalibLoss loss, const gsl_vector *f)
@@ -964,6 +1152,8 @@ fit_group_clear(FitGroup *g)
 static void
 fit_ctx_clear(FitCtx *ctx)
 {
+    /* Before the groups' caches, whose schedules the slots' caches use. */
+    g_clear_pointer(&ctx->slots, g_async_queue_unref);
     for (int k = 0; k < ctx->n_groups; k++)
         fit_group_clear(&ctx->groups[k]);
     g_clear_pointer(&ctx->groups, g_free);
@@ -998,7 +1188,10 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
     g_return_val_if_fail(n_machines >= 1, NULL);
 
     g_autoptr(GPtrArray) cals = g_ptr_array_new_with_free_func((GDestroyNotify)cs_calibration_free);
-    FitCtx ctx = { .n_groups = n_machines, .loss = loss, .prior_weight = prior_weight };
+    FitCtx ctx = { .n_groups = n_machines,
+                   .loss = loss,
+                   .prior_weight = prior_weight,
+                   .jobs = options != NULL ? options->jobs : 1 };
     ctx.groups = g_new0(FitGroup, n_machines);
     int first = 0;
     for (int m = 0; m < n_machines; m++) {
@@ -1108,8 +1301,9 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
      * far more than one. A 1e-4 relative step moves a 1 us prediction by 100 ps. */
     fit_params.h_df = 1e-4;
     gsl_multifit_nlinear_fdf fdf = {
-        .f = fit_f, .df = NULL, .fvv = NULL, .n = (size_t)(n + p), .p = (size_t)p, .params = &ctx
+        .f = fit_f, .df = fit_df, .fvv = NULL, .n = (size_t)(n + p), .p = (size_t)p, .params = &ctx
     };
+    ctx.h_df = fit_params.h_df;
     gsl_multifit_nlinear_workspace *w
         = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fit_params, n + p, p);
     gsl_vector *theta0 = gsl_vector_calloc(p);

@@ -399,6 +399,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     g_autofree char *output_dir = NULL;
     int gpus_per_thread = 0;
     g_autofree char *threads = NULL;
+    int jobs = CS_CLI_JOBS_UNSET;
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology to start from: a shipped name or a JSON file (required)", "T" },
@@ -431,6 +432,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         /* -t is nccl-tests' -t (threads), never the topology (it was, before). */
         { "nthreads", 't', G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &threads, NULL, NULL },
         { "pick", 0, 0, G_OPTION_ARG_STRING, &pick_name, CS_CLI_PICK_HELP, "WHO" },
+        CS_CLI_JOBS_ENTRY(&jobs),
         { "loss", 0, 0, G_OPTION_ARG_STRING, &loss_name,
           "How a row's relative error weighs: cauchy (default: least squares within a few "
           "percent, the logarithm beyond) or linear (plain least squares)",
@@ -559,6 +561,9 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     CsCalibLoss loss = CS_CALIB_LOSS_CAUCHY;
     if (loss_name != NULL && !cs_calib_loss_from_name(loss_name, &loss, &cause))
         return cs_cli_flag_error(error, argv[0], "--loss", cause);
+    int n_jobs;
+    if (!cs_cli_resolve_jobs(argv[0], jobs, &n_jobs, error))
+        return FALSE;
     double prior_weight = CS_CALIB_PRIOR_WEIGHT;
     if (prior_name != NULL && !cs_units_parse_decimal(prior_name, &prior_weight)) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_USAGE,
@@ -574,6 +579,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
         joint_options.engine.net_model = model;
         joint_options.engine.gpus_per_thread = gpus_per_thread;
         joint_options.pick = pick;
+        joint_options.jobs = n_jobs;
         const JointArgs args = { .options = &joint_options,
                                  .loss = loss,
                                  .prior_weight = prior_weight,
@@ -614,6 +620,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     options.engine.net_model = model;
     options.engine.gpus_per_thread = gpus_per_thread;
     options.pick = pick;
+    options.jobs = n_jobs;
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
 
     g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, tv, n, &options, loss, prior_weight,

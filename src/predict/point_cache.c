@@ -17,6 +17,22 @@ cs_point_cache_new(gboolean keep_schedules)
     return cache;
 }
 
+/**
+ * cs_point_cache_new_sharing:
+ * A cache of its own points that builds and keeps its schedules in @owner's (which must
+ * outlive it), so that threads predicting at several parameter vectors of one machine at
+ * once (calibrate's Jacobian) build each schedule once. Bind it first to the topology
+ * @owner was first bound to: the shared schedules are built on that one.
+ */
+CsPointCache *
+cs_point_cache_new_sharing(CsPointCache *owner)
+{
+    g_return_val_if_fail(owner != NULL && owner->schedule_owner == NULL, NULL);
+    CsPointCache *cache = cs_point_cache_new(FALSE);
+    cache->schedule_owner = owner;
+    return cache;
+}
+
 void
 cs_point_cache_bind(CsPointCache *cache, const CsTopo *topo)
 {

@@ -21,10 +21,11 @@ struct _CsPointCache {
     CsTopo *topo;          /* (nullable) the topology the points are for */
     CsTopo *structure;     /* (nullable) the first one bound: cached schedules are built on it */
     GHashTable *schedules; /* (nullable) schedule key -> CsSchedule */
-    gsize schedule_steps;  /* steps of the schedules kept */
-    GHashTable *points;    /* point key -> CsPrediction */
-    GHashTable *periods;   /* period key -> the shortest period the machine repeats under */
-    GHashTable *pending;   /* point key -> CsPendingPoint: being simulated by one thread */
+    CsPointCache *schedule_owner; /* (nullable) the cache whose schedules this one uses */
+    gsize schedule_steps;         /* steps of the schedules kept */
+    GHashTable *points;           /* point key -> CsPrediction */
+    GHashTable *periods;          /* period key -> the shortest period the machine repeats under */
+    GHashTable *pending;          /* point key -> CsPendingPoint: being simulated by one thread */
     gint64 hits;
     gint64 misses;
 };

@@ -53,9 +53,13 @@ static const CsSchedule *
 build_schedule(const CsTopo *topo, const CsAlgo *algo, const CsAlgoArgs *args,
                const CsPredictOptions *options, CsSchedule **owned, GError **error)
 {
-    CsPointCache *cache = options->cache;
     *owned = NULL;
-    if (!cache_serves(topo, options) || cache->schedules == NULL)
+    if (!cache_serves(topo, options))
+        return *owned = cs_algo_build(algo, args, error);
+    /* The schedules of the cache, or of the one it shares them with. */
+    CsPointCache *cache
+        = options->cache->schedule_owner != NULL ? options->cache->schedule_owner : options->cache;
+    if (cache->schedules == NULL)
         return *owned = cs_algo_build(algo, args, error);
     g_autofree char *key = schedule_key(algo, args);
     g_mutex_lock(&cache->lock);

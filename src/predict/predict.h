@@ -203,6 +203,8 @@ gboolean cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int 
  * each row's choice and schedule frozen at the datasheet's). Points are not cached for runs
  * with an observer (it wants every event). */
 CsPointCache *cs_point_cache_new(gboolean keep_schedules);
+/* A cache of its own points that keeps its schedules in @owner's (point_cache.c). */
+CsPointCache *cs_point_cache_new_sharing(CsPointCache *owner);
 /* Makes @topo (a reference is held) the topology the cached points are for; binding another
  * one forgets the points and keeps the schedules. */
 void cs_point_cache_bind(CsPointCache *cache, const CsTopo *topo);
