@@ -131,8 +131,11 @@ typedef struct {
     double *tmin; /* theta j's log-space range (the intersection over its members) */
     double *tmax;
     CsCalibLoss loss;
-    double prior_weight; /* residual per e-fold of a parameter's move */
-    GError *error;       /* first prediction failure inside the fit */
+    double prior_weight;          /* residual per e-fold of a parameter's move */
+    GError *error;                /* first prediction failure inside the fit */
+    CsCalibProgressFunc progress; /* (nullable) told of each evaluation */
+    gpointer progress_data;
+    CsCalibStep step; /* what it is told */
 } FitCtx;
 
 static gboolean
@@ -607,8 +610,37 @@ residuals_for(FitCtx *ctx, FitGroup *g, const CsTopo *topo, gsl_vector *f)
 /* Every group's rows' residuals at @theta (NULL: the datasheet topologies themselves) into
  * @f (n_rows). A group none of whose values moved since its last evaluation keeps its
  * residuals: in a joint fit, a machine's own parameter moves that machine's rows only. */
+static gboolean residuals_theta_all(FitCtx *ctx, const gsl_vector *theta, gsl_vector *f);
+
+static double rms(CsCalibLoss loss, const gsl_vector *f);
+
+/* residuals_theta_all(), then the progress told of the evaluation. */
 static gboolean
 residuals_theta(FitCtx *ctx, const gsl_vector *theta, gsl_vector *f)
+{
+    if (!residuals_theta_all(ctx, theta, f))
+        return FALSE;
+    ctx->step.evaluation++;
+    if (theta == NULL)
+        ctx->step.rms = rms(ctx->loss, f);
+    if (ctx->progress != NULL)
+        ctx->progress(&ctx->step, ctx->progress_data);
+    return TRUE;
+}
+
+/* Told by GSL's driver after each iteration: the rows' rms error at its new position. */
+static void
+fit_iterated(const size_t iter, void *data, const gsl_multifit_nlinear_workspace *w)
+{
+    FitCtx *ctx = data;
+    ctx->step.iteration = (int)iter;
+    gsl_vector_const_view rows
+        = gsl_vector_const_subvector(gsl_multifit_nlinear_residual(w), 0, ctx->n_rows);
+    ctx->step.rms = rms(ctx->loss, &rows.vector);
+}
+
+static gboolean
+residuals_theta_all(FitCtx *ctx, const gsl_vector *theta, gsl_vector *f)
 {
     for (int k = 0; k < ctx->n_groups; k++) {
         FitGroup *g = &ctx->groups[k];
@@ -994,11 +1026,32 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
                        const int *n_traces, const CsPredictOptions *options, CsCalibLoss loss,
                        double prior_weight, const char *const *only, GError **error)
 {
+    return cs_calibrate_fit_joint_full(topos, n_machines, traces, n_traces, options, loss,
+                                       prior_weight, only, NULL, NULL, error);
+}
+
+/**
+ * cs_calibrate_fit_joint_full:
+ * The fit itself; @progress (nullable) is told of every evaluation of the objective: the
+ * datasheet's, the probes that find which parameters the rows see, the optimizer's, and those
+ * of the uncertainties.
+ */
+GPtrArray *
+cs_calibrate_fit_joint_full(const CsTopo *const *topos, int n_machines, CsTrace *const *traces,
+                            const int *n_traces, const CsPredictOptions *options, CsCalibLoss loss,
+                            double prior_weight, const char *const *only,
+                            CsCalibProgressFunc progress, gpointer progress_data, GError **error)
+{
     g_return_val_if_fail(isfinite(prior_weight) && prior_weight >= 0, NULL);
     g_return_val_if_fail(n_machines >= 1, NULL);
 
     g_autoptr(GPtrArray) cals = g_ptr_array_new_with_free_func((GDestroyNotify)cs_calibration_free);
-    FitCtx ctx = { .n_groups = n_machines, .loss = loss, .prior_weight = prior_weight };
+    FitCtx ctx = { .n_groups = n_machines,
+                   .loss = loss,
+                   .prior_weight = prior_weight,
+                   .progress = progress,
+                   .progress_data = progress_data,
+                   .step = { .phase = "datasheet", .max_iterations = CS_CALIB_MAX_ITERATIONS } };
     ctx.groups = g_new0(FitGroup, n_machines);
     int first = 0;
     for (int m = 0; m < n_machines; m++) {
@@ -1083,6 +1136,7 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
     const int n = ctx.n_rows;
     gsl_vector *f0 = gsl_vector_alloc(n);
     gboolean ok = residuals_theta(&ctx, NULL, f0);
+    ctx.step.phase = "sensitivities";
     if (ok) {
         for (int m = 0; m < n_machines; m++) {
             gsl_vector_const_view part
@@ -1115,7 +1169,9 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
     gsl_vector *theta0 = gsl_vector_calloc(p);
     gsl_multifit_nlinear_init(theta0, &fdf, w);
     int info = 0;
-    int status = gsl_multifit_nlinear_driver(100, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
+    ctx.step.phase = "fit";
+    int status = gsl_multifit_nlinear_driver(CS_CALIB_MAX_ITERATIONS, 1e-6, 1e-6, 1e-8,
+                                             fit_iterated, &ctx, &info, w);
     gsl_vector_free(theta0);
     if (ctx.error != NULL) {
         gsl_multifit_nlinear_free(w);
@@ -1152,6 +1208,7 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
 
     gsl_matrix *covar = gsl_matrix_alloc(p, p);
     gsl_matrix *jac = gsl_matrix_alloc(n + p, p);
+    ctx.step.phase = "uncertainties";
     if (!sigma_jacobian(&ctx, theta, f, jac)) {
         gsl_vector_free(theta);
         gsl_matrix_free(jac);
