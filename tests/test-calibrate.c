@@ -136,6 +136,84 @@ test_recovers_launch_and_bandwidth(void)
         cs_trace_free(traces[i]);
 }
 
+/* CsCalibProgressFunc: appends the step to the GArray (CsCalibStep) @data. */
+static void
+step_told(const CsCalibStep *step, gpointer data)
+{
+    g_array_append_val((GArray *)data, *step);
+}
+
+static int
+phase_rank(const char *phase)
+{
+    static const char *const order[] = { "datasheet", "sensitivities", "fit", "uncertainties" };
+    for (int i = 0; i < (int)G_N_ELEMENTS(order); i++)
+        if (strcmp(phase, order[i]) == 0)
+            return i;
+    g_error("unknown phase %s", phase);
+}
+
+/* Setup: the launch fitted to a noisy trace of a 30% slower launch, told to a progress
+ * callback. Expectation: the same fit as without one; one step per evaluation, counted 1, 2,
+ * 3...; the phases in order, each present, the datasheet's one evaluation first, then four
+ * per free parameter for the uncertainties; the iterations never past the fit's count (the
+ * last step's equal to it) nor past CS_CALIB_MAX_ITERATIONS; the rms the datasheet's first
+ * and the fitted one last. */
+static void
+test_progress_told(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) datasheet = cs_topo_load("dgx-h100x4", &error);
+    g_assert_no_error(error);
+    g_autoptr(CsTopo) truth = launch_and_bandwidth_truth(datasheet);
+    CsTrace *traces[1] = { synthesize(truth, 0.01, 1) };
+    int n_traces = 1;
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    const char *only[] = { "gpu.launch", NULL };
+    g_autoptr(CsCalibration) plain = cs_calibrate_fit(
+        datasheet, traces, 1, &options, CS_CALIB_LOSS_CAUCHY, CS_CALIB_PRIOR_WEIGHT, only, &error);
+    g_assert_no_error(error);
+    g_autoptr(GArray) steps = g_array_new(FALSE, FALSE, sizeof(CsCalibStep));
+    const CsTopo *const topos[] = { datasheet };
+    g_autoptr(GPtrArray) cals
+        = cs_calibrate_fit_joint_full(topos, 1, traces, &n_traces, &options, CS_CALIB_LOSS_CAUCHY,
+                                      CS_CALIB_PRIOR_WEIGHT, only, step_told, steps, &error);
+    g_assert_no_error(error);
+    const CsCalibration *cal = cals->pdata[0];
+    g_assert_cmpfloat(find_param(cal, "gpu.launch")->fitted, ==,
+                      find_param(plain, "gpu.launch")->fitted);
+    g_assert_cmpfloat(cal->rms_after, ==, plain->rms_after);
+
+    g_assert_cmpuint(steps->len, >, 6);
+    int n_phase[4] = { 0 };
+    int last_phase = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const CsCalibStep *s = &g_array_index(steps, CsCalibStep, i);
+        g_assert_cmpint(s->evaluation, ==, (int)i + 1);
+        g_assert_cmpint(s->max_iterations, ==, CS_CALIB_MAX_ITERATIONS);
+        g_assert_cmpint(s->iteration, <=, cal->iterations);
+        const int rank = phase_rank(s->phase);
+        g_assert_cmpint(rank, >=, last_phase);
+        last_phase = rank;
+        n_phase[rank]++;
+    }
+    g_assert_cmpint(n_phase[0], ==, 1);
+    g_assert_cmpint(n_phase[1], >=, 1);
+    g_assert_cmpint(n_phase[2], >=, cal->iterations);
+    int n_free = 0;
+    for (guint i = 0; i < cal->params->len; i++)
+        n_free += g_array_index(cal->params, CsCalibParam, i).free;
+    g_assert_cmpint(n_free, >=, 1);
+    g_assert_cmpint(n_phase[3], ==, 4 * n_free);
+    const CsCalibStep *first = &g_array_index(steps, CsCalibStep, 0);
+    const CsCalibStep *last = &g_array_index(steps, CsCalibStep, steps->len - 1);
+    g_assert_cmpfloat(first->rms, ==, cal->rms_before);
+    g_assert_cmpfloat(last->rms, ==, cal->rms_after);
+    g_assert_cmpint(last->iteration, ==, cal->iterations);
+    cs_trace_free(traces[0]);
+}
+
 /* Setup: a machine whose NVSwitch links deliver 1.5x their usable figure, which is more than
  * their line rate (dgx-h100x4's links are 25 GB/s lanes at efficiency 0.824: the line rate is
  * 1 / 0.824 = 1.21x the usable figure). Expectation: the fitted bandwidth stops at the line
@@ -732,6 +810,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/calibrate/recovers/launch-and-bandwidth", test_recovers_launch_and_bandwidth);
     g_test_add_func("/calibrate/outlier-rows", test_outlier_rows);
+    g_test_add_func("/calibrate/progress-told", test_progress_told);
     g_test_add_func("/calibrate/bandwidth-capped-at-line-rate", test_bandwidth_capped_at_line_rate);
     g_test_add_func("/calibrate/prior-weight", test_prior_weight);
     g_test_add_func("/calibrate/bound-binds", test_bound_binds);

@@ -197,9 +197,12 @@ PY
 fi
 
 # The table: the calibrated line for each crossover, from the same kind of run (one
-# crossover only, --between, to keep it short).
+# crossover only, --between, to keep it short), with --progress: rank 0 alone prints the
+# lines, all on stderr (a line per point measured, the crossover's step, the fit's), none on
+# standard output.
 "$mpirun" "$@" -np 4 "$collsim" crossover --backend mpi --topo cpu-host-shm --ranks 4 \
-    --between rhd,ring -n 5 -w 2 --repeats 3,3 --max-points 4 --calibrate >"$tmp/out.txt" 2>"$tmp/err"
+    --between rhd,ring -n 5 -w 2 --repeats 3,3 --max-points 4 --calibrate --progress \
+    >"$tmp/out.txt" 2>"$tmp/err"
 status=$?
 [ $status -eq 0 ] || fail "crossover --between exited $status: $(cat "$tmp/err")"
 cat "$tmp/out.txt"
@@ -207,6 +210,15 @@ cat "$tmp/out.txt"
 grep -q '^  calibrated  ' "$tmp/out.txt" || fail "--calibrate: no calibrated line"
 grep -q '^# calibrated on the measurements: rms time error' "$tmp/out.txt" \
     || fail "--calibrate: no fit summary"
+grep -q '^collsim crossover: ' "$tmp/out.txt" && fail "--progress: a progress line on stdout"
+grep -v '^collsim crossover: ' "$tmp/err" | grep -q . \
+    && fail "--progress: stderr holds more than progress lines: $(cat "$tmp/err")"
+[ "$(grep -c '^collsim crossover: 0/1 crossovers, now rhd/Simple/1ch -> ring/Simple/2ch: point 1 of at most 4, ' "$tmp/err")" -eq 1 ] \
+    || fail "--progress: expected one line for the first point (rank 0 only): $(cat "$tmp/err")"
+[ "$(grep -c '^collsim crossover: 1/1 crossovers (rhd/Simple/1ch -> ring/Simple/2ch: ' "$tmp/err")" -eq 1 ] \
+    || fail "--progress: expected one step for the crossover (rank 0 only): $(cat "$tmp/err")"
+[ "$(grep -c '^collsim crossover: 1/1 fits (the fit to the measurements: rms ' "$tmp/err")" -eq 1 ] \
+    || fail "--progress: expected one step for the fit: $(cat "$tmp/err")"
 
 # NVLS cannot run on CPU processes: listed, nothing measured (no mpirun needed).
 "$collsim" crossover --backend mpi --topo dgx-h100x8 --between nvls,ring --format json \

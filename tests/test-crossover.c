@@ -28,6 +28,8 @@ typedef struct {
     gboolean refuse_upper;       /* can_measure says no to the upper choice */
     int fail_after;              /* > 0: the source fails at this sample */
     int samples;
+    GArray *told; /* CsXoverPoint: each point CsXoverSource.measured was told of, in order */
+    int told_n;   /* the point count it was last told */
 } Lines;
 
 static double
@@ -63,6 +65,16 @@ lines_measure(const CsSelectChoice *choice, gint64 size, gboolean first, double 
     return TRUE;
 }
 
+static void
+lines_measured(const CsXoverPoint *point, int n_points, gpointer data)
+{
+    Lines *l = data;
+    g_array_append_val(l->told, *point);
+    l->told_n = n_points;
+    /* Told once per new point, the count one more each time. */
+    g_assert_cmpint(n_points, ==, (int)l->told->len);
+}
+
 typedef struct {
     CsSelectCrossover predicted;
     Lines lines;
@@ -91,10 +103,12 @@ fixture_setup(Fixture *f, gconstpointer data)
                         .us_per_byte = { 1e-3, 0.5e-3 },
                         .noise = 0.01,
                         .rand = g_rand_new_with_seed(20261127),
-                        .upper = &f->predicted.to };
+                        .upper = &f->predicted.to,
+                        .told = g_array_new(FALSE, FALSE, sizeof(CsXoverPoint)) };
     f->source = (CsXoverSource){ .can_measure = lines_can_measure,
                                  .measure = lines_measure,
-                                 .user_data = &f->lines };
+                                 .user_data = &f->lines,
+                                 .measured = lines_measured };
     cs_xover_options_init(&f->options);
     f->options.granularity = 4;
     f->options.min_bytes = 4;
@@ -105,6 +119,7 @@ fixture_teardown(Fixture *f, gconstpointer data)
 {
     (void)data;
     g_rand_free(f->lines.rand);
+    g_array_unref(f->lines.told);
 }
 
 static CsXoverResult *
@@ -173,6 +188,33 @@ test_measured_above(Fixture *f, gconstpointer data)
     g_assert_cmpfloat(r->loss_max_us, >=, r->loss_predicted_us);
     g_assert_cmpfloat(r->noise_pct, >, 0.0);
     g_assert_cmpfloat(r->noise_pct, <, 3.0);
+}
+
+/* The source is told of each point as it is decided (for progress lines): once per point of
+ * the result, the first at the predicted size, each with the verdict and repeats the result
+ * keeps for its size. */
+static void
+test_told_of_points(Fixture *f, gconstpointer data)
+{
+    (void)data;
+    g_autoptr(CsXoverResult) r = run(f);
+    g_assert_cmpuint(r->points->len, >=, 3);
+    g_assert_cmpuint(f->lines.told->len, ==, r->points->len);
+    g_assert_cmpint(f->lines.told_n, ==, (int)r->points->len);
+    g_assert_cmpint(g_array_index(f->lines.told, CsXoverPoint, 0).size_bytes, ==, 4000);
+    for (guint i = 0; i < f->lines.told->len; i++) {
+        const CsXoverPoint *t = &g_array_index(f->lines.told, CsXoverPoint, i);
+        const CsXoverPoint *kept = NULL;
+        for (guint k = 0; k < r->points->len && kept == NULL; k++)
+            if (g_array_index(r->points, CsXoverPoint, k).size_bytes == t->size_bytes)
+                kept = &g_array_index(r->points, CsXoverPoint, k);
+        g_assert_nonnull(kept);
+        g_assert_cmpint(t->verdict, ==, kept->verdict);
+        g_assert_cmpint(t->repeats, ==, kept->repeats);
+        for (guint k = 0; k < i; k++)
+            g_assert_cmpint(g_array_index(f->lines.told, CsXoverPoint, k).size_bytes, !=,
+                            t->size_bytes);
+    }
 }
 
 /* The prediction 4x too high (64000 B): the search walks down instead. */
@@ -456,6 +498,8 @@ main(int argc, char **argv)
                test_measured_above, fixture_teardown);
     g_test_add("/crossover/search/measured-below", Fixture, NULL, fixture_setup,
                test_measured_below, fixture_teardown);
+    g_test_add("/crossover/search/told-of-points", Fixture, NULL, fixture_setup,
+               test_told_of_points, fixture_teardown);
     g_test_add("/crossover/search/tie", Fixture, NULL, fixture_setup, test_tie, fixture_teardown);
     g_test_add("/crossover/search/noisy-budget", Fixture, NULL, fixture_setup, test_noisy_budget,
                fixture_teardown);

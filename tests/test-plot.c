@@ -831,7 +831,8 @@ static CsXoverResult *
 measure_two_lines(const CsSelectCrossover *predicted, gboolean refuse)
 {
     TwoLines l = { &predicted->to, refuse, g_rand_new_with_seed(20261127) };
-    CsXoverSource source = { two_lines_can_measure, two_lines_measure, &l };
+    CsXoverSource source
+        = { .can_measure = two_lines_can_measure, .measure = two_lines_measure, .user_data = &l };
     CsXoverOptions o;
     cs_xover_options_init(&o);
     o.granularity = 4;

@@ -437,6 +437,58 @@ eight_rank_trace(const char *headers)
     return trace;
 }
 
+/* CsValidateRowDone: appends the size to the GArray (gint64) @data. */
+static void
+row_told(gint64 size_bytes, gpointer data)
+{
+    g_array_append_val((GArray *)data, size_bytes);
+}
+
+static gint
+compare_sizes(gconstpointer a, gconstpointer b)
+{
+    const gint64 x = *(const gint64 *)a;
+    const gint64 y = *(const gint64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Setup: a trace of 5 rows, one of size 0 and one whose time is N/A, predicted on 2 threads.
+ * Expectation: cs_validate_trace_n_rows() counts the 3 rows with a size and a time, and the
+ * row callback (progress lines) is told of exactly those, once each, whatever order the
+ * threads end them in. */
+static void
+test_rows_told(void)
+{
+    static const char text[]
+        = "# collective: all_reduce\n# ranks: 8\n"
+          "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n"
+          "           0             0     float     sum      -1     5.00    0.00    0.00      0\n"
+          "        1024           256     float     sum      -1    20.00    0.05    0.09      0\n"
+          "     1048576        262144     float     sum      -1    60.00   17.48   30.58      0\n"
+          "     4194304       1048576     float     sum      -1      N/A     N/A     N/A    N/A\n"
+          "   268435456      67108864     float     sum      -1  3000.00   89.48  156.59      0\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTrace) trace = cs_trace_load_data(text, "five", &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(cs_validate_trace_n_rows(trace), ==, 3);
+    g_autoptr(CsTopo) topo = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.jobs = 2;
+    g_autoptr(GArray) told = g_array_new(FALSE, FALSE, sizeof(gint64));
+    g_autoptr(CsValidateReport) report = cs_validate_trace_full(
+        topo, trace, &options, NULL, CS_VALIDATE_PLACED, row_told, told, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(report->rows->len, ==, 3);
+    g_assert_cmpuint(told->len, ==, 3);
+    g_array_sort(told, compare_sizes);
+    for (guint i = 0; i < 3; i++)
+        g_assert_cmpint(g_array_index(told, gint64, i), ==,
+                        g_array_index(report->rows, CsValidateRow, i).size_bytes);
+}
+
 static void
 assert_map(const CsValidateReport *report, const int *want, int n)
 {
@@ -488,8 +540,8 @@ test_place_two_hosts(void)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     g_autoptr(GError) error = NULL;
-    g_autoptr(CsValidateReport) unplaced
-        = cs_validate_trace_full(topo, trace, &options, NULL, CS_VALIDATE_FIRST_RANKS, &error);
+    g_autoptr(CsValidateReport) unplaced = cs_validate_trace_full(
+        topo, trace, &options, NULL, CS_VALIDATE_FIRST_RANKS, NULL, NULL, &error);
     g_assert_no_error(error);
     assert_map(unplaced, first, 8);
     g_assert_nonnull(strstr(unplaced->placement, "first 8 ranks"));
@@ -585,8 +637,8 @@ test_nccl_model(void)
     g_autoptr(CsValidateReport) plain = cs_validate_trace(topo, trace, &options, &error);
     g_assert_no_error(error);
     g_assert_null(plain->nccl_model);
-    g_autoptr(CsValidateReport) report
-        = cs_validate_trace_full(topo, trace, &options, "nccl:2.19", CS_VALIDATE_PLACED, &error);
+    g_autoptr(CsValidateReport) report = cs_validate_trace_full(
+        topo, trace, &options, "nccl:2.19", CS_VALIDATE_PLACED, NULL, NULL, &error);
     g_assert_no_error(error);
     g_assert_cmpstr(report->nccl_model, ==, "NCCL 2.19's cost model");
     g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, 8, "nccl:2.19", &error);
@@ -606,12 +658,12 @@ test_nccl_model(void)
     g_assert_cmpint(report->nccl_all.n_rows, ==, report->rows->len);
     g_assert_cmpint(plain->nccl_all.n_rows, ==, 0);
 
-    g_autoptr(CsValidateReport) nearest
-        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_autoptr(CsValidateReport) nearest = cs_validate_trace_full(
+        topo, trace, &options, "nccl", CS_VALIDATE_PLACED, NULL, NULL, &error);
     g_assert_no_error(error);
     g_assert_cmpstr(nearest->nccl_model, ==, "NCCL 2.19's cost model");
-    g_assert_null(
-        cs_validate_trace_full(topo, trace, &options, "nccl:1.0", CS_VALIDATE_PLACED, &error));
+    g_assert_null(cs_validate_trace_full(topo, trace, &options, "nccl:1.0", CS_VALIDATE_PLACED,
+                                         NULL, NULL, &error));
     g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
 }
 
@@ -626,8 +678,8 @@ test_nccl_model_forced_and_none(void)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     g_autoptr(GError) error = NULL;
-    g_autoptr(CsValidateReport) a
-        = cs_validate_trace_full(topo, forced, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_autoptr(CsValidateReport) a = cs_validate_trace_full(topo, forced, &options, "nccl",
+                                                           CS_VALIDATE_PLACED, NULL, NULL, &error);
     g_assert_no_error(error);
     for (guint i = 0; i < a->rows->len; i++) {
         g_assert_cmpstr(g_array_index(a->rows, CsValidateRow, i).nccl_algo, ==, "Ring");
@@ -640,8 +692,8 @@ test_nccl_model_forced_and_none(void)
           "     1048576         32768     float    none      -1    40.00   26.21   22.94      0\n";
     g_autoptr(CsTrace) trace = cs_trace_load_data(alltoall, "a2a", &error);
     g_assert_no_error(error);
-    g_autoptr(CsValidateReport) b
-        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_autoptr(CsValidateReport) b = cs_validate_trace_full(topo, trace, &options, "nccl",
+                                                           CS_VALIDATE_PLACED, NULL, NULL, &error);
     g_assert_no_error(error);
     g_assert_nonnull(b->nccl_note);
     g_assert_cmpint(b->nccl_all.n_rows, ==, 0);
@@ -674,8 +726,8 @@ test_unknown_gpu(void)
     CsPredictOptions options;
     cs_predict_options_init(&options);
     options.pick = CS_PICK_AUTO;
-    g_autoptr(CsValidateReport) beside
-        = cs_validate_trace_full(topo, trace, &options, "nccl", CS_VALIDATE_PLACED, &error);
+    g_autoptr(CsValidateReport) beside = cs_validate_trace_full(
+        topo, trace, &options, "nccl", CS_VALIDATE_PLACED, NULL, NULL, &error);
     g_assert_no_error(error);
     g_assert_cmpint(beside->warnings->len, ==, 3);
     g_assert_nonnull(strstr(g_ptr_array_index(beside->warnings, 0), "assumes Hopper GPUs"));
@@ -717,5 +769,6 @@ main(int argc, char **argv)
     g_test_add_func("/validate/nccl-model/rows", test_nccl_model);
     g_test_add_func("/validate/nccl-model/forced-and-none", test_nccl_model_forced_and_none);
     g_test_add_func("/validate/unknown-gpu", test_unknown_gpu);
+    g_test_add_func("/validate/rows-told", test_rows_told);
     return g_test_run();
 }

@@ -132,11 +132,14 @@ typedef struct {
     double *tmin; /* theta j's log-space range (the intersection over its members) */
     double *tmax;
     CsCalibLoss loss;
-    double prior_weight; /* residual per e-fold of a parameter's move */
-    int jobs;            /* threads (--jobs): one evaluation's rows, or several evaluations */
-    double h_df;         /* GSL's finite-difference step (fit_df()) */
-    GAsyncQueue *slots;  /* (nullable) EvalSlot: per thread, a point cache per group */
-    GError *error;       /* first prediction failure inside the fit */
+    double prior_weight;          /* residual per e-fold of a parameter's move */
+    int jobs;                     /* threads (--jobs): one evaluation's rows, or several */
+    double h_df;                  /* GSL's finite-difference step (fit_df()) */
+    GAsyncQueue *slots;           /* (nullable) EvalSlot: per thread, a point cache per group */
+    GError *error;                /* first prediction failure inside the fit */
+    CsCalibProgressFunc progress; /* (nullable) told of each evaluation */
+    gpointer progress_data;
+    CsCalibStep step; /* what it is told */
 } FitCtx;
 
 static gboolean
@@ -655,8 +658,37 @@ residuals_for(FitCtx *ctx, FitGroup *g, const CsTopo *topo, gsl_vector *f)
 /* Every group's rows' residuals at @theta (NULL: the datasheet topologies themselves) into
  * @f (n_rows). A group none of whose values moved since its last evaluation keeps its
  * residuals: in a joint fit, a machine's own parameter moves that machine's rows only. */
+static gboolean residuals_theta_all(FitCtx *ctx, const gsl_vector *theta, gsl_vector *f);
+
+static double rms(CsCalibLoss loss, const gsl_vector *f);
+
+/* residuals_theta_all(), then the progress told of the evaluation. */
 static gboolean
 residuals_theta(FitCtx *ctx, const gsl_vector *theta, gsl_vector *f)
+{
+    if (!residuals_theta_all(ctx, theta, f))
+        return FALSE;
+    ctx->step.evaluation++;
+    if (theta == NULL)
+        ctx->step.rms = rms(ctx->loss, f);
+    if (ctx->progress != NULL)
+        ctx->progress(&ctx->step, ctx->progress_data);
+    return TRUE;
+}
+
+/* Told by GSL's driver after each iteration: the rows' rms error at its new position. */
+static void
+fit_iterated(const size_t iter, void *data, const gsl_multifit_nlinear_workspace *w)
+{
+    FitCtx *ctx = data;
+    ctx->step.iteration = (int)iter;
+    gsl_vector_const_view rows
+        = gsl_vector_const_subvector(gsl_multifit_nlinear_residual(w), 0, ctx->n_rows);
+    ctx->step.rms = rms(ctx->loss, &rows.vector);
+}
+
+static gboolean
+residuals_theta_all(FitCtx *ctx, const gsl_vector *theta, gsl_vector *f)
 {
     for (int k = 0; k < ctx->n_groups; k++) {
         FitGroup *g = &ctx->groups[k];
@@ -759,6 +791,19 @@ batch_item(guint i, gpointer data)
     g_async_queue_push(ctx->slots, slot);
 }
 
+/* On the calling thread, as each vector's residuals are in: one more evaluation. */
+static void
+batch_done(guint done, guint i, gpointer data)
+{
+    BatchJob *b = data;
+    (void)done;
+    if (b->errors[i] != NULL)
+        return;
+    b->ctx->step.evaluation++;
+    if (b->ctx->progress != NULL)
+        b->ctx->progress(&b->ctx->step, b->ctx->progress_data);
+}
+
 /* The rows' residuals at each of the @n parameter vectors @thetas into @fs, the vectors
  * spread over ctx->jobs threads, each thread with point caches of its own. A group whose
  * values a vector leaves as at @theta_at keeps its residuals of @f_at (both nullable), as
@@ -783,7 +828,7 @@ residuals_batch(FitCtx *ctx, const gsl_vector *const *thetas, gsl_vector *const 
     }
     g_autofree GError **errors = g_new0(GError *, MAX(n, 1));
     BatchJob job = { ctx, thetas, fs, f_at, theta_at, errors };
-    cs_parallel_for(n, ctx->jobs, batch_item, NULL, &job);
+    cs_parallel_for(n, ctx->jobs, batch_item, batch_done, &job);
     gboolean ok = TRUE;
     for (guint i = 0; i < n; i++) {
         if (errors[i] == NULL)
@@ -810,8 +855,9 @@ fit_df(const gsl_vector *theta, void *data, gsl_matrix *jac)
     g_autofree gsl_vector **thetas = g_new(gsl_vector *, MAX(p, 1));
     g_autofree gsl_vector **fs = g_new(gsl_vector *, MAX(p, 1));
 
-    /* At theta itself: the groups' last residuals, which GSL has just evaluated. */
-    gboolean ok = residuals_theta(ctx, theta, f0);
+    /* At theta itself: the groups' last residuals, which GSL has just evaluated (its own
+     * difference quotients take that f as given, so it is no evaluation of the count). */
+    gboolean ok = residuals_theta_all(ctx, theta, f0);
     for (int j = 0; j < p; j++) {
         const double tj = gsl_vector_get(theta, j);
         step[j] = ctx->h_df * fabs(tj);
@@ -1184,6 +1230,22 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
                        const int *n_traces, const CsPredictOptions *options, CsCalibLoss loss,
                        double prior_weight, const char *const *only, GError **error)
 {
+    return cs_calibrate_fit_joint_full(topos, n_machines, traces, n_traces, options, loss,
+                                       prior_weight, only, NULL, NULL, error);
+}
+
+/**
+ * cs_calibrate_fit_joint_full:
+ * The fit itself; @progress (nullable) is told of every evaluation of the objective: the
+ * datasheet's, the probes that find which parameters the rows see, the optimizer's, and those
+ * of the uncertainties.
+ */
+GPtrArray *
+cs_calibrate_fit_joint_full(const CsTopo *const *topos, int n_machines, CsTrace *const *traces,
+                            const int *n_traces, const CsPredictOptions *options, CsCalibLoss loss,
+                            double prior_weight, const char *const *only,
+                            CsCalibProgressFunc progress, gpointer progress_data, GError **error)
+{
     g_return_val_if_fail(isfinite(prior_weight) && prior_weight >= 0, NULL);
     g_return_val_if_fail(n_machines >= 1, NULL);
 
@@ -1191,7 +1253,10 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
     FitCtx ctx = { .n_groups = n_machines,
                    .loss = loss,
                    .prior_weight = prior_weight,
-                   .jobs = options != NULL ? options->jobs : 1 };
+                   .jobs = options != NULL ? options->jobs : 1,
+                   .progress = progress,
+                   .progress_data = progress_data,
+                   .step = { .phase = "datasheet", .max_iterations = CS_CALIB_MAX_ITERATIONS } };
     ctx.groups = g_new0(FitGroup, n_machines);
     int first = 0;
     for (int m = 0; m < n_machines; m++) {
@@ -1276,6 +1341,7 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
     const int n = ctx.n_rows;
     gsl_vector *f0 = gsl_vector_alloc(n);
     gboolean ok = residuals_theta(&ctx, NULL, f0);
+    ctx.step.phase = "sensitivities";
     if (ok) {
         for (int m = 0; m < n_machines; m++) {
             gsl_vector_const_view part
@@ -1309,7 +1375,9 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
     gsl_vector *theta0 = gsl_vector_calloc(p);
     gsl_multifit_nlinear_init(theta0, &fdf, w);
     int info = 0;
-    int status = gsl_multifit_nlinear_driver(100, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
+    ctx.step.phase = "fit";
+    int status = gsl_multifit_nlinear_driver(CS_CALIB_MAX_ITERATIONS, 1e-6, 1e-6, 1e-8,
+                                             fit_iterated, &ctx, &info, w);
     gsl_vector_free(theta0);
     if (ctx.error != NULL) {
         gsl_multifit_nlinear_free(w);
@@ -1346,6 +1414,7 @@ cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines, CsTrace *cons
 
     gsl_matrix *covar = gsl_matrix_alloc(p, p);
     gsl_matrix *jac = gsl_matrix_alloc(n + p, p);
+    ctx.step.phase = "uncertainties";
     if (!sigma_jacobian(&ctx, theta, f, jac)) {
         gsl_vector_free(theta);
         gsl_matrix_free(jac);

@@ -134,6 +134,38 @@ GPtrArray *cs_calibrate_fit_joint(const CsTopo *const *topos, int n_machines,
                                   const CsPredictOptions *options, CsCalibLoss loss,
                                   double prior_weight, const char *const *only, GError **error);
 
+/* The most iterations of the optimizer (GSL's trust-region driver) in one fit. */
+#define CS_CALIB_MAX_ITERATIONS 100
+
+/**
+ * CsCalibStep:
+ * Where a fit stands after one evaluation of its objective (every row predicted at one
+ * parameter vector), for progress lines. Evaluations have no known total: each iteration
+ * takes one per free parameter for its finite-difference Jacobian and one or more for its
+ * step, and the iterations end when the fit converges.
+ */
+typedef struct {
+    const char *phase;  /* "datasheet" (the topology's own values), "sensitivities" (which
+                         * parameters the rows see), "fit" (the optimizer) or "uncertainties"
+                         * (the Jacobian of the covariance) (static) */
+    int evaluation;     /* evaluations of this fit so far */
+    int iteration;      /* the optimizer's iterations ended */
+    int max_iterations; /* CS_CALIB_MAX_ITERATIONS */
+    double rms;         /* the rows' rms relative time error at the fit's best point so far
+                         * (the datasheet values' before the first iteration ends) */
+} CsCalibStep;
+
+/* Told, on the calling thread, after each evaluation of a fit's objective. */
+typedef void (*CsCalibProgressFunc)(const CsCalibStep *step, gpointer data);
+
+/* cs_calibrate_fit_joint() that tells @progress (nullable) of each evaluation. */
+GPtrArray *cs_calibrate_fit_joint_full(const CsTopo *const *topos, int n_machines,
+                                       CsTrace *const *traces, const int *n_traces,
+                                       const CsPredictOptions *options, CsCalibLoss loss,
+                                       double prior_weight, const char *const *only,
+                                       CsCalibProgressFunc progress, gpointer progress_data,
+                                       GError **error);
+
 /* @topo with the values that the fits @fits (CsCalibration) learnt for the components @topo
  * shares with them: each of @topo's candidate parameters for @traces that a fit determined
  * (free) under the same name, component and datasheet value takes that fitted value (the

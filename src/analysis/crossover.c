@@ -199,6 +199,8 @@ measure_point(Search *s, gint64 size, CsXoverVerdict *verdict, GError **error)
     g_array_append_val(s->r->points, p);
     g_array_sort(s->r->points, compare_points);
     *verdict = p.verdict;
+    if (s->src->measured != NULL)
+        s->src->measured(&p, (int)s->r->points->len, s->src->user_data);
     return TRUE;
 }
 

@@ -13,18 +13,23 @@
 
 G_BEGIN_DECLS
 
+typedef struct _CsXoverPoint CsXoverPoint;
+
 /**
  * CsXoverSource:
  * Where the times come from. @measure returns one sample of @choice at @size_bytes: the mean
  * time of one timed batch of iterations, in us; @first is TRUE for the first sample of this
  * choice and size. @can_measure says whether the source can run @choice at all, and why not
- * (transfer full, in @why).
+ * (transfer full, in @why). @measured (nullable) is told of each point (size) once it is
+ * decided, with the points this crossover has measured so far, @point among them (for
+ * progress lines).
  */
 typedef struct {
     gboolean (*can_measure)(const CsSelectChoice *choice, char **why, gpointer user_data);
     gboolean (*measure)(const CsSelectChoice *choice, gint64 size_bytes, gboolean first,
                         double *time_us, gpointer user_data, GError **error);
     gpointer user_data;
+    void (*measured)(const CsXoverPoint *point, int n_points, gpointer user_data);
 } CsXoverSource;
 
 /**
@@ -66,7 +71,7 @@ const char *cs_xover_verdict_name(CsXoverVerdict verdict);
  * CsXoverPoint:
  * One measured size: both choices sampled alternately @repeats times each.
  */
-typedef struct {
+struct _CsXoverPoint {
     gint64 size_bytes;
     int repeats;
     double from_us;    /* us: mean of the lower choice's samples */
@@ -76,7 +81,7 @@ typedef struct {
     double diff_us;    /* us: mean of the paired differences from - to (< 0: from faster) */
     double diff_ci_us; /* us: its 95% half-width */
     CsXoverVerdict verdict;
-} CsXoverPoint;
+};
 
 /**
  * CsXoverStatus:

@@ -400,6 +400,8 @@ typedef struct {
     CsOp op;
     const CsTraceSetup *setup;
     RowJob *rows;
+    CsValidateRowDone done; /* (nullable) */
+    gpointer done_data;
 } RowsJob;
 
 static void
@@ -408,6 +410,15 @@ row_job_item(guint i, gpointer data)
     RowsJob *all = data;
     RowJob *job = &all->rows[i];
     validate_row(all->topo, all->op, job->row, all->setup, &job->opts, &job->v, &job->error);
+}
+
+/* Tells the caller of row @i, on the calling thread, as rows end. */
+static void
+row_job_done(guint done, guint i, gpointer data)
+{
+    const RowsJob *all = data;
+    (void)done;
+    all->done(all->rows[i].row->size_bytes, all->done_data);
 }
 
 /* Row @i's slot, for the other ranks of a study: its error, or every field of its row. */
@@ -763,7 +774,28 @@ CsValidateReport *
 cs_validate_trace(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
                   GError **error)
 {
-    return cs_validate_trace_full(topo, trace, options, NULL, CS_VALIDATE_PLACED, error);
+    return cs_validate_trace_full(topo, trace, options, NULL, CS_VALIDATE_PLACED, NULL, NULL,
+                                  error);
+}
+
+/* A row there is something to compare on: a positive size and a measured time. */
+static gboolean
+row_usable(const CsTraceRow *row)
+{
+    return row->size_bytes > 0 && row->out_of_place.time_us > 0;
+}
+
+/**
+ * cs_validate_trace_n_rows:
+ * The rows cs_validate_trace_full() predicts: those with a positive size and a measured time.
+ */
+guint
+cs_validate_trace_n_rows(const CsTrace *trace)
+{
+    guint n = 0;
+    for (gsize i = 0; i < cs_trace_n_rows(trace); i++)
+        n += row_usable(cs_trace_row(trace, i));
+    return n;
 }
 
 /* NCCL's cost model for @spec ("nccl": the release nearest the trace's) on @topo's @nranks
@@ -793,7 +825,8 @@ spec_model(const CsTopo *topo, const CsTrace *trace, int nranks, const char *spe
  */
 CsValidateReport *
 cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
-                       const char *nccl_spec, CsValidateFlags flags, GError **error)
+                       const char *nccl_spec, CsValidateFlags flags, CsValidateRowDone done,
+                       gpointer done_data, GError **error)
 {
     const char *origin = cs_trace_origin(trace);
     CsOp op;
@@ -911,7 +944,7 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
     g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(RowJob));
     for (gsize i = 0; i < n_rows; i++) {
         const CsTraceRow *row = cs_trace_row(trace, i);
-        if (row->size_bytes <= 0 || !(row->out_of_place.time_us > 0))
+        if (!row_usable(row))
             continue;
         /* A column collsim cannot read would silently predict another point: refuse it. */
         g_autoptr(GError) local = NULL;
@@ -944,9 +977,9 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
         RowJob job = { row, opts, { 0 }, NULL };
         g_array_append_val(rows, job);
     }
-    RowsJob all = { topo, op, &setup, (RowJob *)rows->data };
-    cs_parallel_for_ranks(rows->len, 1, options != NULL ? options->jobs : 1, row_job_item, NULL,
-                          row_job_pack, row_job_unpack, &all);
+    RowsJob all = { topo, op, &setup, (RowJob *)rows->data, done, done_data };
+    cs_parallel_for_ranks(rows->len, 1, options != NULL ? options->jobs : 1, row_job_item,
+                          done != NULL ? row_job_done : NULL, row_job_pack, row_job_unpack, &all);
     for (guint i = 0; i < rows->len; i++) {
         RowJob *job = &g_array_index(rows, RowJob, i);
         /* A row collsim cannot predict (a schedule too large to hold, say) is said, and

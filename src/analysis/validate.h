@@ -112,12 +112,21 @@ typedef enum {
     CS_VALIDATE_FIRST_RANKS = 1 << 0, /* on the topology's first ranks, as calibrate fits */
 } CsValidateFlags;
 
+/* Told, on the calling thread, of each row predicted (in whatever order the threads end
+ * them), with the row's size; for progress lines. */
+typedef void (*CsValidateRowDone)(gint64 size_bytes, gpointer data);
+
 /* cs_validate_trace() with @flags, and with @nccl_spec ("nccl": the release nearest the
- * trace's; "nccl:VERSION") NCCL's own cost model held against the same rows. (transfer full)
+ * trace's; "nccl:VERSION") NCCL's own cost model held against the same rows; @done (nullable)
+ * is told of each of the cs_validate_trace_n_rows() rows as it is predicted. (transfer full)
  * (nullable) */
 CsValidateReport *cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace,
                                          const CsPredictOptions *options, const char *nccl_spec,
-                                         CsValidateFlags flags, GError **error);
+                                         CsValidateFlags flags, CsValidateRowDone done,
+                                         gpointer done_data, GError **error);
+/* The rows cs_validate_trace_full() predicts: those with a positive size and a measured time
+ * (nccl-tests prints size-0 rows, and N/A for a time it did not take). */
+guint cs_validate_trace_n_rows(const CsTrace *trace);
 
 /* Where @trace's @nranks ranks ran on @topo: @map[r] gets the topology rank of trace rank r.
  * The trace's hosts (its "#  Rank N ... on HOST device D" lines, else a `nodes` header that

@@ -4,6 +4,7 @@
 
 #include <glib.h>
 
+#include "analysis/calibrate.h"
 #include "topo/topo.h"
 
 G_BEGIN_DECLS
@@ -235,8 +236,19 @@ void cs_cli_progress_step(CsCliProgress *p, gint64 size_bytes);
 void cs_cli_progress_step_text(CsCliProgress *p, const char *what);
 /* Starts a new phase of @total steps of @unit (plural, static): the count and clock restart. */
 void cs_cli_progress_restart(CsCliProgress *p, int total, const char *unit);
+/* Where the step under way stands, @what ("evaluation 12 (iteration 3 of at most 100), rms
+ * 8.1%"), without counting it done; the estimate of the time left only once a step has ended. */
+void cs_cli_progress_within(CsCliProgress *p, const char *what);
 /* Clears a line left on the terminal. */
 void cs_cli_progress_finish(CsCliProgress *p);
+/* The mode --progress (@progress) and --quiet (@quiet) ask for: FORCE, QUIET, else AUTO; both
+ * at once is a usage error ("--progress and --quiet contradict each other"). */
+gboolean cs_cli_progress_mode(const char *prog, gboolean progress, gboolean quiet,
+                              CsCliProgressMode *mode, GError **error);
+
+/* One evaluation of a calibration fit in words, for progress lines: "evaluation 12 (fit,
+ * iteration 3 of at most 100), rms 8.1%" (cli_calibrate.c). (transfer full) */
+char *cs_cli_calibrate_step_text(const CsCalibStep *step);
 
 /* The groups of a workload's parallel layout a collective runs on (docs/workloads.md): `plan`
  * reads them, `workload import` writes them. */

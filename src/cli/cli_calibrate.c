@@ -68,8 +68,8 @@ static gboolean
 trace_error(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *options,
             double *error_out, GPtrArray *reports, GError **error)
 {
-    g_autoptr(CsValidateReport) r
-        = cs_validate_trace_full(topo, trace, options, NULL, CS_VALIDATE_FIRST_RANKS, error);
+    g_autoptr(CsValidateReport) r = cs_validate_trace_full(
+        topo, trace, options, NULL, CS_VALIDATE_FIRST_RANKS, NULL, NULL, error);
     if (r == NULL)
         return FALSE;
     *error_out = r->all.geomean_abs;
@@ -78,6 +78,80 @@ trace_error(const CsTopo *topo, const CsTrace *trace, const CsPredictOptions *op
         g_ptr_array_add(reports, g_steal_pointer(&r));
     return TRUE;
 }
+
+/* How the fits of one command run. */
+typedef struct {
+    const CsPredictOptions *options;
+    CsCalibLoss loss;
+    double prior_weight;
+    const char *const *only;
+} JointArgs;
+
+/* Progress per fit (the fit of every trace, then one per trace or machine left out), and
+ * within a fit per evaluation of its objective, whose count has no known total:
+ * "collsim calibrate: 1/4 fits, now leaving out a.txt: evaluation 12 (fit, iteration 3 of at
+ * most 100), rms 8.1%, 9.0 s, about 27 s left". */
+typedef struct {
+    CsCliProgress line;
+    char *fit;        /* the fit under way, in words */
+    CsCalibStep last; /* its last evaluation */
+} CalibrateProgress;
+
+/**
+ * cs_cli_calibrate_step_text:
+ * One evaluation of a fit in words, for progress lines: "evaluation 12 (fit, iteration 3 of
+ * at most 100), rms 8.1%".
+ */
+char *
+cs_cli_calibrate_step_text(const CsCalibStep *step)
+{
+    g_autofree char *iteration = strcmp(step->phase, "fit") == 0
+                                     ? g_strdup_printf(", iteration %d of at most %d",
+                                                       step->iteration + 1, step->max_iterations)
+                                     : g_strdup("");
+    return g_strdup_printf("evaluation %d (%s%s), rms %.1f%%", step->evaluation, step->phase,
+                           iteration, 100 * step->rms);
+}
+
+static void
+fit_evaluated(const CsCalibStep *step, gpointer data)
+{
+    CalibrateProgress *p = data;
+    p->last = *step;
+    g_autofree char *step_text = cs_cli_calibrate_step_text(step);
+    g_autofree char *what = g_strdup_printf("%s: %s", p->fit, step_text);
+    cs_cli_progress_within(&p->line, what);
+}
+
+/* Fits @n_machines machines' traces (as cs_calibrate_fit_joint()), told to @p as the fit
+ * @what ("leaving out a.txt"), which counts one step when it ends, fitted or not. */
+static GPtrArray *
+fit_with_progress(CalibrateProgress *p, const char *what, const CsTopo *const *topos,
+                  int n_machines, CsTrace *const *traces, const int *n_traces, const JointArgs *a,
+                  GError **error)
+{
+    g_free(p->fit);
+    p->fit = g_strdup(what);
+    p->last = (CsCalibStep){ .phase = "datasheet" };
+    GPtrArray *cals
+        = cs_calibrate_fit_joint_full(topos, n_machines, traces, n_traces, a->options, a->loss,
+                                      a->prior_weight, a->only, fit_evaluated, p, error);
+    g_autofree char *done
+        = cals != NULL ? g_strdup_printf("%s: %d evaluations, %d iterations, rms %.1f%%", what,
+                                         p->last.evaluation, p->last.iteration, 100 * p->last.rms)
+                       : g_strdup_printf("%s: no fit", what);
+    cs_cli_progress_step_text(&p->line, done);
+    return cals;
+}
+
+static void
+calibrate_progress_clear(CalibrateProgress *p)
+{
+    cs_cli_progress_finish(&p->line);
+    g_clear_pointer(&p->fit, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CalibrateProgress, calibrate_progress_clear)
 
 static void
 print_params(const CsCalibration *cal)
@@ -178,19 +252,12 @@ print_shared(const CsCalibration *cal)
     }
 }
 
-typedef struct {
-    const CsPredictOptions *options;
-    CsCalibLoss loss;
-    double prior_weight;
-    const char *const *only;
-} JointArgs;
-
 /* `calibrate --topo A a.txt... --topo B b.txt...`: one fit of every machine, their shared
  * components one value; with @lomo also each machine predicted from the others' fit. */
 static gboolean
 calibrate_joint(const char *prog, GPtrArray *topo_names, GArray *group_of, char **files,
                 char **sets, const JointArgs *a, gboolean lomo, const char *output_dir,
-                gboolean json, GError **error)
+                gboolean json, CsCliProgressMode progress_mode, GError **error)
 {
     const int n_machines = (int)topo_names->len;
     const int n_files = (int)g_strv_length(files);
@@ -228,8 +295,12 @@ calibrate_joint(const char *prog, GPtrArray *topo_names, GArray *group_of, char 
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
     const CsTopo *const *toposv = (const CsTopo *const *)topos->pdata;
 
-    g_autoptr(GPtrArray) cals = cs_calibrate_fit_joint(toposv, n_machines, tv, n_traces, a->options,
-                                                       a->loss, a->prior_weight, a->only, error);
+    g_auto(CalibrateProgress) progress = { .fit = NULL };
+    cs_cli_progress_init(&progress.line, prog, 0, progress_mode);
+    cs_cli_progress_restart(&progress.line, 1 + (lomo ? n_machines : 0), "fits");
+    g_autofree char *all = g_strdup_printf("the joint fit of %d machines", n_machines);
+    g_autoptr(GPtrArray) cals
+        = fit_with_progress(&progress, all, toposv, n_machines, tv, n_traces, a, error);
     if (cals == NULL)
         return FALSE;
 
@@ -257,10 +328,11 @@ calibrate_joint(const char *prog, GPtrArray *topo_names, GArray *group_of, char 
                 others_n[k++] = n_traces[o];
             }
             g_autoptr(GError) local = NULL;
-            g_autoptr(GPtrArray) part
-                = cs_calibrate_fit_joint((const CsTopo *const *)others_topo->pdata, n_machines - 1,
-                                         (CsTrace *const *)others_traces->pdata, others_n,
-                                         a->options, a->loss, a->prior_weight, a->only, &local);
+            g_autofree char *what
+                = g_strdup_printf("leaving out machine %s", cs_topo_name(toposv[m]));
+            g_autoptr(GPtrArray) part = fit_with_progress(
+                &progress, what, (const CsTopo *const *)others_topo->pdata, n_machines - 1,
+                (CsTrace *const *)others_traces->pdata, others_n, a, &local);
             /* The others alone may constrain nothing: say so, do not fail. */
             if (part != NULL) {
                 held_out = cs_calibrate_transfer(toposv[m], tv + first[m], n_traces[m], a->options,
@@ -400,6 +472,8 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     int gpus_per_thread = 0;
     g_autofree char *threads = NULL;
     int jobs = CS_CLI_JOBS_UNSET;
+    gboolean progress_arg = FALSE;
+    gboolean quiet = FALSE;
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology to start from: a shipped name or a JSON file (required)", "T" },
@@ -447,6 +521,13 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
           "Also draw each trace's measured busbw and the predictions before and after the fit "
           "into FILE (.svg, .png or .pdf), one panel per trace",
           "FILE" },
+        { "progress", 0, 0, G_OPTION_ARG_NONE, &progress_arg,
+          "Print progress on stderr, a line per evaluation of the fit (its iteration, the "
+          "rms error so far) with an estimate of the time left once a fit of several "
+          "(--leave-one-out) has ended (by default only on a terminal, once a second has "
+          "passed)",
+          NULL },
+        { "quiet", 0, 0, G_OPTION_ARG_NONE, &quiet, "Print no progress", NULL },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -485,6 +566,9 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             error))
         return FALSE;
     if (!cs_cli_check_trace_args(argv[0], threads, topo_name, files, error))
+        return FALSE;
+    CsCliProgressMode progress_mode;
+    if (!cs_cli_progress_mode(argv[0], progress_arg, quiet, &progress_mode, error))
         return FALSE;
     if (format != NULL && g_strcmp0(format, "json") != 0 && g_strcmp0(format, "table") != 0
         && g_strcmp0(format, "csv") != 0) {
@@ -592,7 +676,7 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
                                       "--format csv lists one machine's parameters; a joint fit "
                                       "of several --topo prints a table or json");
         if (calibrate_joint(argv[0], topo_names, group_of, files, sets, &args,
-                            leave_one_machine_out, output_dir, json, error))
+                            leave_one_machine_out, output_dir, json, progress_mode, error))
             return TRUE;
         if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR) {
             const gboolean params_error = (*error)->code == CS_CALIBRATE_ERROR_PARAMS;
@@ -622,9 +706,18 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
     options.pick = pick;
     options.jobs = n_jobs;
     CsTrace *const *tv = (CsTrace *const *)traces->pdata;
+    const JointArgs args = { .options = &options,
+                             .loss = loss,
+                             .prior_weight = prior_weight,
+                             .only = (const char *const *)only };
+    const CsTopo *const one[] = { topo };
 
-    g_autoptr(CsCalibration) cal = cs_calibrate_fit(topo, tv, n, &options, loss, prior_weight,
-                                                    (const char *const *)only, error);
+    g_auto(CalibrateProgress) progress = { .fit = NULL };
+    cs_cli_progress_init(&progress.line, argv[0], 0, progress_mode);
+    cs_cli_progress_restart(&progress.line, 1 + (leave_one_out ? n : 0), "fits");
+    g_autofree char *all = g_strdup_printf("the fit to %d trace%s", n, n == 1 ? "" : "s");
+    g_autoptr(GPtrArray) fitted = fit_with_progress(&progress, all, one, 1, tv, &n, &args, error);
+    g_autoptr(CsCalibration) cal = fitted != NULL ? g_ptr_array_steal_index(fitted, 0) : NULL;
     if (cal == NULL) {
         if (error != NULL && *error != NULL && (*error)->domain == CS_CALIBRATE_ERROR
             && (*error)->code == CS_CALIBRATE_ERROR_PARAMS) {
@@ -664,13 +757,18 @@ cs_cli_calibrate(int argc, char **argv, GError **error)
             if (j != i)
                 g_ptr_array_add(others, tv[j]);
         g_autoptr(GError) local = NULL;
-        g_autoptr(CsCalibration) part
-            = cs_calibrate_fit(topo, (CsTrace *const *)others->pdata, n - 1, &options, loss,
-                               prior_weight, (const char *const *)only, &local);
+        g_autofree char *base = g_path_get_basename(files[i]);
+        g_autofree char *what = g_strdup_printf("leaving out %s", base);
+        const int n_others = n - 1;
+        g_autoptr(GPtrArray) parts = fit_with_progress(
+            &progress, what, one, 1, (CsTrace *const *)others->pdata, &n_others, &args, &local);
+        g_autoptr(CsCalibration) part = parts != NULL ? g_ptr_array_steal_index(parts, 0) : NULL;
         /* The others alone may not constrain every parameter: say so, do not fail. */
         if (part != NULL && !trace_error(part->topo, tv[i], &options, &loo[i], NULL, error))
             return FALSE;
     }
+
+    cs_cli_progress_finish(&progress.line);
 
     /* The files first: a write that fails leaves no table on stdout that looks like success. */
     if (plot != NULL) {

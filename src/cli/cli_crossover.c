@@ -46,6 +46,8 @@ typedef struct {
     char *traces;
     gboolean calibrate;
     gboolean nccl_only;
+    gboolean progress;
+    gboolean quiet;
     char *emit;
     char *emit_output;
     char *plot;
@@ -111,8 +113,64 @@ typedef struct {
     int virtual_ranks;
     const CsTopo *topo; /* the communicator's topology */
     const char *command;
-    GPtrArray *records; /* ChoiceRecord */
+    GPtrArray *records;     /* ChoiceRecord */
+    CsCliProgress progress; /* a step per crossover, a line per point measured */
+    const char *from;       /* the crossover under way: its lower choice, "ring/LL" */
+    const char *to;         /* and its upper one */
+    int max_points;
+    gboolean measured_any; /* a sample was taken: MPI, if any, is up */
 } Bench;
+
+/* Whether this process prints progress: every process but under mpirun, where only rank 0
+ * does, once MPI is up and the ranks know which they are (so none during the prediction). */
+static gboolean
+speaks(const Bench *b)
+{
+    return !cs_backend_multi_process() || (b->measured_any && cs_backend_reporting());
+}
+
+/* CsSelectOptions.progress, for the prediction (and the re-prediction of --calibrate). */
+static void
+select_progress(CsOp op, guint done, guint total, const char *label, gpointer data)
+{
+    Bench *b = data;
+    if (!speaks(b))
+        return;
+    if (done == 1)
+        cs_cli_progress_restart(&b->progress, (int)total, "prediction steps");
+    (void)op;
+    cs_cli_progress_step_text(&b->progress, label);
+}
+
+/* CsXoverSource.measured: "1/2 crossovers, now rhd/Simple/1ch -> ring/Simple/2ch: point 3 of
+ * at most 14, 64 KiB: ring/Simple/2ch faster (3 samples each)". */
+static void
+point_measured(const CsXoverPoint *point, int n_points, gpointer data)
+{
+    Bench *b = data;
+    if (!speaks(b))
+        return;
+    g_autofree char *size = cs_units_format_size(point->size_bytes);
+    g_autofree char *verdict = point->verdict == CS_XOVER_FROM
+                                   ? g_strdup_printf("%s faster", b->from)
+                               : point->verdict == CS_XOVER_TO ? g_strdup_printf("%s faster", b->to)
+                               : point->verdict == CS_XOVER_EQUAL ? g_strdup("equal")
+                                                                  : g_strdup("undecided");
+    g_autofree char *what
+        = g_strdup_printf("%s -> %s: point %d of at most %d, %s: %s (%d samples each)", b->from,
+                          b->to, n_points, b->max_points, size, verdict, point->repeats);
+    cs_cli_progress_within(&b->progress, what);
+}
+
+/* The fit of --calibrate, per evaluation. */
+static void
+fit_evaluated(const CsCalibStep *step, gpointer data)
+{
+    Bench *b = data;
+    g_autofree char *step_text = cs_cli_calibrate_step_text(step);
+    g_autofree char *what = g_strdup_printf("the fit to the measurements: %s", step_text);
+    cs_cli_progress_within(&b->progress, what);
+}
 
 static ChoiceRecord *
 record_for(Bench *b, const CsSelectChoice *choice)
@@ -217,6 +275,7 @@ bench_measure(const CsSelectChoice *choice, gint64 size_bytes, gboolean first, d
         return FALSE;
     }
     *time_us = row->out_of_place.time_us;
+    b->measured_any = TRUE;
 
     ChoiceRecord *c = record_for(b, choice);
     if (c->first == NULL)
@@ -746,11 +805,20 @@ check_traces_dir(const char *dir, GError **error)
 /* Refits @topo on @traces and sets each row's re-predicted crossover. */
 static gboolean
 recalibrate(const CsTopo *topo, const CsSelectOptions *sopts, CsTrace *const *traces, int n,
-            GArray *rows, char **summary, GError **error)
+            GArray *rows, Bench *b, char **summary, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    CsCalibration *cal = cs_calibrate_fit(topo, traces, n, &sopts->predict, CS_CALIB_LOSS_CAUCHY,
-                                          CS_CALIB_PRIOR_WEIGHT, NULL, &local);
+    const CsTopo *const one[] = { topo };
+    cs_cli_progress_restart(&b->progress, 1, "fits");
+    g_autoptr(GPtrArray) fitted
+        = cs_calibrate_fit_joint_full(one, 1, traces, &n, &sopts->predict, CS_CALIB_LOSS_CAUCHY,
+                                      CS_CALIB_PRIOR_WEIGHT, NULL, fit_evaluated, b, &local);
+    CsCalibration *cal = fitted != NULL ? g_ptr_array_steal_index(fitted, 0) : NULL;
+    if (cal != NULL) {
+        g_autofree char *done
+            = g_strdup_printf("the fit to the measurements: rms %.1f%%", 100.0 * cal->rms_after);
+        cs_cli_progress_step_text(&b->progress, done);
+    }
     if (cal == NULL) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_FAILED, PROG ": --calibrate: %s",
                     local->message);
@@ -786,6 +854,9 @@ crossover(Options *o, const char *command, GError **error)
 
     if (o->rest != NULL && o->rest[0] != NULL)
         return cs_cli_usage_error(error, PROG, "unexpected argument \"%s\"", o->rest[0]);
+    CsCliProgressMode progress_mode;
+    if (!cs_cli_progress_mode(PROG, o->progress, o->quiet, &progress_mode, error))
+        return FALSE;
     if (o->backend == NULL)
         return cs_cli_usage_error(error, PROG, "--backend is required (cuda, nccl or mpi)");
     if (o->topo == NULL)
@@ -862,19 +933,6 @@ crossover(Options *o, const char *command, GError **error)
     if (topo == NULL)
         return cs_cli_flag_error(error, PROG, "--ranks", g_steal_pointer(&cause));
 
-    /* The fastest per size, as measured: no hysteresis toward NCCL's pick. */
-    sopts.min_gain_pct = 0.0;
-    sopts.nccl_only = o->nccl_only || strcmp(backend->name, "nccl") == 0;
-    sopts.predict.nranks = 0;
-    g_autoptr(CsSelection) sel = cs_select_run(topo, &sopts, &cause);
-    if (sel == NULL) {
-        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, PROG ": %s", cause->message);
-        return FALSE;
-    }
-    const CsSelectTable *table = cs_selection_table(sel, 0);
-    xo.granularity = MAX(table->granularity, 1);
-    xo.min_bytes = xo.granularity;
-
     g_autoptr(GPtrArray) records = g_ptr_array_new_with_free_func(choice_record_free);
     Bench bench = {
         .backend = backend,
@@ -887,29 +945,69 @@ crossover(Options *o, const char *command, GError **error)
         .topo = topo,
         .command = command,
         .records = records,
+        .max_points = xo.max_points,
     };
+    cs_cli_progress_init(&bench.progress, PROG, 0, progress_mode);
+
+    /* The fastest per size, as measured: no hysteresis toward NCCL's pick. */
+    sopts.min_gain_pct = 0.0;
+    sopts.nccl_only = o->nccl_only || strcmp(backend->name, "nccl") == 0;
+    sopts.predict.nranks = 0;
+    sopts.progress = select_progress;
+    sopts.progress_data = &bench;
+    g_autoptr(CsSelection) sel = cs_select_run(topo, &sopts, &cause);
+    cs_cli_progress_finish(&bench.progress);
+    if (sel == NULL) {
+        g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT, PROG ": %s", cause->message);
+        return FALSE;
+    }
+    const CsSelectTable *table = cs_selection_table(sel, 0);
+    xo.granularity = MAX(table->granularity, 1);
+    xo.min_bytes = xo.granularity;
+
     CsXoverSource source = {
         .can_measure = bench_can_measure,
         .measure = bench_measure,
+        .measured = point_measured,
         .user_data = &bench,
     };
 
-    g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(Row));
+    g_autoptr(GPtrArray) chosen = g_ptr_array_new();
     for (guint i = 0; table->crossovers != NULL && i < table->crossovers->len; i++) {
         const CsSelectCrossover *c = &g_array_index(table->crossovers, CsSelectCrossover, i);
         if (between != NULL
             && !((choice_matches(&c->from, between[0]) && choice_matches(&c->to, between[1]))
                  || (choice_matches(&c->from, between[1]) && choice_matches(&c->to, between[0]))))
             continue;
+        g_ptr_array_add(chosen, (gpointer)c);
+    }
+    cs_cli_progress_restart(&bench.progress, (int)chosen->len, "crossovers");
+    g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(Row));
+    for (guint i = 0; i < chosen->len; i++) {
+        const CsSelectCrossover *c = g_ptr_array_index(chosen, i);
+        g_autofree char *from = cs_select_choice_label(&c->from);
+        g_autofree char *to = cs_select_choice_label(&c->to);
+        g_autofree char *pair = g_strdup_printf("%s -> %s", from, to);
+        bench.from = from;
+        bench.to = to;
         Row row = { 0 };
         gboolean ok = cs_xover_measure(op, c, &xo, &source, &row.result, error);
         if (!ok) {
+            cs_cli_progress_finish(&bench.progress);
             for (guint k = 0; k < rows->len; k++)
                 cs_xover_result_free(g_array_index(rows, Row, k).result);
             return FALSE;
         }
+        if (speaks(&bench)) {
+            g_autofree char *done = g_strdup_printf("%s: %s, %u points", pair,
+                                                    cs_xover_status_name(row.result->status),
+                                                    row.result->points->len);
+            cs_cli_progress_step_text(&bench.progress, done);
+        }
         g_array_append_val(rows, row);
     }
+    bench.from = bench.to = NULL;
+    cs_cli_progress_finish(&bench.progress);
     gboolean ok = TRUE;
     if (rows->len == 0) {
         g_set_error(error, CS_CLI_ERROR, CS_CLI_ERROR_INPUT,
@@ -927,7 +1025,8 @@ crossover(Options *o, const char *command, GError **error)
         ok = write_traces(&bench, reporting ? o->traces : NULL, traces, paths, error);
     if (ok && reporting && o->calibrate && traces->len > 0)
         ok = recalibrate(topo, &sopts, (CsTrace *const *)traces->pdata, (int)traces->len, rows,
-                         &calib_summary, error);
+                         &bench, &calib_summary, error);
+    cs_cli_progress_finish(&bench.progress);
     /* The files first: a write that fails leaves no report that looks like success. */
     if (ok && reporting && o->plot != NULL) {
         g_autoptr(GPtrArray) results = g_ptr_array_new();
@@ -1023,6 +1122,12 @@ cs_cli_crossover(int argc, char **argv, GError **error)
           "FILE" },
         { "nccl-only", 0, 0, G_OPTION_ARG_NONE, &o.nccl_only,
           "Only the crossovers between algorithms NCCL implements (as --backend nccl)", NULL },
+        { "progress", 0, 0, G_OPTION_ARG_NONE, &o.progress,
+          "Print progress on stderr: a step per crossover, with an estimate of the time left "
+          "once one has ended, and a line per size measured (by default only on a terminal, "
+          "once a second has passed; under mpirun, rank 0 once measuring has begun)",
+          NULL },
+        { "quiet", 0, 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress", NULL },
         { "emit", 0, 0, G_OPTION_ARG_STRING, &o.emit,
           "Also write the tuning table with the measured boundaries: table, json, env or "
           "nccl-tuner-csv (as select --emit)",

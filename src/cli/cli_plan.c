@@ -1550,8 +1550,9 @@ cs_cli_plan(int argc, char **argv, GError **error)
         return FALSE;
     if (argc > 1)
         return cs_cli_usage_error(error, prog, "unexpected argument '%s'", argv[1]);
-    if (progress_arg && quiet)
-        return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
+    CsCliProgressMode progress_mode;
+    if (!cs_cli_progress_mode(prog, progress_arg, quiet, &progress_mode, error))
+        return FALSE;
     if (workload_path == NULL)
         return cs_cli_usage_error(error, prog, "--workload FILE is required");
     if (topos == NULL || topos[0] == NULL)
@@ -1643,10 +1644,7 @@ cs_cli_plan(int argc, char **argv, GError **error)
         }
     }
     CsCliProgress progress;
-    cs_cli_progress_init(&progress, prog, 0,
-                         quiet          ? CS_CLI_PROGRESS_QUIET
-                         : progress_arg ? CS_CLI_PROGRESS_FORCE
-                                        : CS_CLI_PROGRESS_AUTO);
+    cs_cli_progress_init(&progress, prog, 0, progress_mode);
     gboolean ok = plan_predict(w, cands, labels, loaded, jobs, &progress, error);
     if (ok && load_error != NULL) {
         g_propagate_error(error, g_steal_pointer(&load_error));

@@ -1200,16 +1200,14 @@ cs_cli_run(int argc, char **argv, GError **error)
         return cs_cli_usage_error(error, prog,
                                   "--verify checks collsim's schedules; --model nccl has none");
     g_autoptr(GString) verified = o.verify ? g_string_new(NULL) : NULL;
-    if (o.progress && o.quiet)
-        return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
+    CsCliProgressMode progress_mode;
+    if (!cs_cli_progress_mode(prog, o.progress, o.quiet, &progress_mode, error))
+        return FALSE;
     int jobs;
     if (!cs_cli_resolve_jobs(prog, o.jobs, &jobs, error))
         return FALSE;
     CsCliProgress progress;
-    cs_cli_progress_init(&progress, prog, (int)sizes->len,
-                         o.quiet      ? CS_CLI_PROGRESS_QUIET
-                         : o.progress ? CS_CLI_PROGRESS_FORCE
-                                      : CS_CLI_PROGRESS_AUTO);
+    cs_cli_progress_init(&progress, prog, (int)sizes->len, progress_mode);
     gboolean ok = nccl_model ? predict_nccl_blocks(report, topo, op, sizes, algo, proto, o.all,
                                                    model, &popts, error)
                   : o.all ? predict_all_blocks(report, topo, op, sizes, algo, proto, &popts, jobs,

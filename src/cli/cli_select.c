@@ -395,8 +395,9 @@ cs_cli_select(int argc, char **argv, GError **error)
     sopts.max_events = o.max_events;
     if (!cs_cli_resolve_jobs(prog, o.jobs, &sopts.jobs, error))
         return FALSE;
-    if (o.progress && o.quiet)
-        return cs_cli_usage_error(error, prog, "--progress and --quiet contradict each other");
+    CsCliProgressMode progress_mode;
+    if (!cs_cli_progress_mode(prog, o.progress, o.quiet, &progress_mode, error))
+        return FALSE;
 
     /* --model: an engine network model, or NCCL's cost model. */
     if (o.model != NULL && g_ascii_strncasecmp(o.model, "nccl", 4) == 0) {
@@ -473,10 +474,7 @@ cs_cli_select(int argc, char **argv, GError **error)
     }
 
     SelectProgress progress = { .op = -1 };
-    cs_cli_progress_init(&progress.line, prog, 0,
-                         o.quiet      ? CS_CLI_PROGRESS_QUIET
-                         : o.progress ? CS_CLI_PROGRESS_FORCE
-                                      : CS_CLI_PROGRESS_AUTO);
+    cs_cli_progress_init(&progress.line, prog, 0, progress_mode);
     sopts.progress = select_progress;
     sopts.progress_data = &progress;
     g_autoptr(GPtrArray) sels = g_ptr_array_new_with_free_func((GDestroyNotify)cs_selection_free);

@@ -238,6 +238,21 @@ report_json(const CsValidateReport *r)
     return o;
 }
 
+/* Progress per row predicted: "collsim validate: 12/58 rows (TRACE: 64 MiB)". */
+typedef struct {
+    CsCliProgress line;
+    const char *trace; /* the base name of the trace under way */
+} ValidateProgress;
+
+static void
+row_done(gint64 size_bytes, gpointer data)
+{
+    ValidateProgress *p = data;
+    g_autofree char *size = cs_units_format_size(size_bytes);
+    g_autofree char *what = g_strdup_printf("%s: %s", p->trace, size);
+    cs_cli_progress_step_text(&p->line, what);
+}
+
 static const char *
 label(const CsValidateReport *r)
 {
@@ -265,6 +280,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
     g_autofree char *cmd = cs_cli_command_line(argc, argv);
     g_autofree char *threads = NULL;
     int jobs = CS_CLI_JOBS_UNSET;
+    gboolean progress_arg = FALSE;
+    gboolean quiet = FALSE;
     const GOptionEntry entries[] = {
         { "topo", 0, 0, G_OPTION_ARG_STRING, &topo_name,
           "Topology: a shipped name or a JSON file (required)", "T" },
@@ -292,6 +309,11 @@ cs_cli_validate(int argc, char **argv, GError **error)
           "predicted line, each row's error below, the regimes shaded",
           "FILE" },
         CS_CLI_JOBS_ENTRY(&jobs),
+        { "progress", 0, 0, G_OPTION_ARG_NONE, &progress_arg,
+          "Print progress with an estimate of the time left on stderr, a line per row "
+          "predicted (by default only on a terminal, once a second has passed)",
+          NULL },
+        { "quiet", 0, 0, G_OPTION_ARG_NONE, &quiet, "Print no progress", NULL },
         { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &traces, NULL, NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -318,6 +340,9 @@ cs_cli_validate(int argc, char **argv, GError **error)
                       error))
         return FALSE;
     if (!cs_cli_check_trace_args(argv[0], threads, topo_name, traces, error))
+        return FALSE;
+    CsCliProgressMode progress_mode;
+    if (!cs_cli_progress_mode(argv[0], progress_arg, quiet, &progress_mode, error))
         return FALSE;
     if (plot != NULL && !cs_cli_check_plot(argv[0], plot, error))
         return FALSE;
@@ -391,17 +416,32 @@ cs_cli_validate(int argc, char **argv, GError **error)
     if (!cs_cli_resolve_jobs(argv[0], jobs, &options.jobs, error))
         return FALSE;
 
-    g_autoptr(GPtrArray) reports
-        = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);
+    /* Every trace read first: the rows to predict are the progress's total. */
+    g_autoptr(GPtrArray) loaded = g_ptr_array_new_with_free_func((GDestroyNotify)cs_trace_free);
+    guint n_rows = 0;
     for (int i = 0; traces[i] != NULL; i++) {
-        g_autoptr(CsTrace) trace = cs_trace_load_file(traces[i], error);
+        CsTrace *trace = cs_trace_load_file(traces[i], error);
         if (trace == NULL)
             return FALSE;
+        g_ptr_array_add(loaded, trace);
         if (!cs_cli_check_gpus_per_thread(argv[0], gpus_per_thread, cs_trace_n_ranks(trace),
                                           traces[i], error))
             return FALSE;
-        CsValidateReport *r
-            = cs_validate_trace_full(topo, trace, &options, nccl_spec, CS_VALIDATE_PLACED, error);
+        n_rows += cs_validate_trace_n_rows(trace);
+    }
+    ValidateProgress progress = { .trace = NULL };
+    cs_cli_progress_init(&progress.line, argv[0], (int)n_rows, progress_mode);
+    cs_cli_progress_restart(&progress.line, (int)n_rows, "rows");
+    g_autoptr(GPtrArray) reports
+        = g_ptr_array_new_with_free_func((GDestroyNotify)cs_validate_report_free);
+    for (int i = 0; traces[i] != NULL; i++) {
+        const CsTrace *trace = g_ptr_array_index(loaded, i);
+        g_autofree char *base = g_path_get_basename(traces[i]);
+        progress.trace = base;
+        CsValidateReport *r = cs_validate_trace_full(
+            topo, trace, &options, nccl_spec, CS_VALIDATE_PLACED, row_done, &progress, error);
+        /* The warnings below go on lines of their own. */
+        cs_cli_progress_finish(&progress.line);
         if (r == NULL)
             return FALSE;
         for (guint w = 0; w < r->warnings->len; w++)
