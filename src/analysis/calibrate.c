@@ -1022,17 +1022,6 @@ choose_free(FitCtx *ctx, const gsl_vector *f0)
 /* A parameter within this (in log space, 0.1%) of a bound of its range is on it. */
 #define BOUND_TOL 1e-3
 
-/* The rows' residuals at @theta with free parameter @j moved by @dtheta, into @f. */
-static gboolean
-residuals_moved(FitCtx *ctx, const gsl_vector *theta, int j, double dtheta, gsl_vector *f)
-{
-    gsl_vector *moved = gsl_vector_alloc(theta->size);
-    gsl_vector_memcpy(moved, theta);
-    gsl_vector_set(moved, j, gsl_vector_get(theta, j) + dtheta);
-    const gboolean ok = residuals_theta(ctx, moved, f);
-    gsl_vector_free(moved);
-    return ok;
-}
 /* The Jacobian of fit_f() at @theta for the covariance, into @jac ((n + p) x p).
  *
  * A simulated time is piecewise smooth in the parameters, not smooth: where two transfers
@@ -1055,20 +1044,29 @@ sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_m
     const int n = ctx->n_rows;
     const int p = ctx->n_free;
     const double h = SIGMA_STEP;
-    gsl_vector *fp1 = gsl_vector_alloc(n);
-    gsl_vector *fp2 = gsl_vector_alloc(n);
-    gsl_vector *fm1 = gsl_vector_alloc(n);
-    gsl_vector *fm2 = gsl_vector_alloc(n);
     gboolean ok = TRUE;
+
+    /* Each parameter moved by -2, -1, +1 and +2 steps: 4p evaluations, at once over the
+     * threads. */
+    static const double moves[4] = { 1, 2, -1, -2 };
+    g_autofree gsl_vector **moved = g_new(gsl_vector *, MAX(4 * p, 1));
+    g_autofree gsl_vector **fs = g_new(gsl_vector *, MAX(4 * p, 1));
+    for (int j = 0; j < p; j++)
+        for (int m = 0; m < 4; m++) {
+            gsl_vector *v = moved[4 * j + m] = gsl_vector_alloc(theta->size);
+            gsl_vector_memcpy(v, theta);
+            gsl_vector_set(v, j, gsl_vector_get(theta, j) + moves[m] * h);
+            fs[4 * j + m] = gsl_vector_alloc(n);
+        }
+    ok = residuals_batch(ctx, (const gsl_vector *const *)moved, fs, (guint)(4 * p), theta, f0);
 
     gsl_matrix_set_zero(jac);
     for (int j = 0; j < p && ok; j++) {
         const double t = gsl_vector_get(theta, j);
         const gboolean at_upper = t >= theta_max(ctx, j) - BOUND_TOL;
         const gboolean at_lower = !at_upper && t <= theta_min(ctx, j) + BOUND_TOL;
-        ok = residuals_moved(ctx, theta, j, h, fp1) && residuals_moved(ctx, theta, j, 2 * h, fp2)
-             && residuals_moved(ctx, theta, j, -h, fm1)
-             && residuals_moved(ctx, theta, j, -2 * h, fm2);
+        const gsl_vector *fp1 = fs[4 * j], *fp2 = fs[4 * j + 1];
+        const gsl_vector *fm1 = fs[4 * j + 2], *fm2 = fs[4 * j + 3];
         for (int i = 0; i < n && ok; i++) {
             const double f = gsl_vector_get(f0, i);
             const double up1 = (gsl_vector_get(fp1, i) - f) / h;
@@ -1093,10 +1091,10 @@ sigma_jacobian(FitCtx *ctx, const gsl_vector *theta, const gsl_vector *f0, gsl_m
         }
         gsl_matrix_set(jac, n + j, j, ctx->prior_weight);
     }
-    gsl_vector_free(fp1);
-    gsl_vector_free(fp2);
-    gsl_vector_free(fm1);
-    gsl_vector_free(fm2);
+    for (int k = 0; k < 4 * p; k++) {
+        gsl_vector_free(moved[k]);
+        gsl_vector_free(fs[k]);
+    }
     return ok;
 }
 
