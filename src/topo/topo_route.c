@@ -135,8 +135,8 @@ struct _CsRouteState {
     int *dist;
     double *best;
     int *pred;
-    GArray *frontier;
-    GArray *next;
+    int *frontier; /* a level's devices, then the next level's: each device once per search */
+    int *next;
     GArray *path; /* int links of the route being built */
     gboolean *is_rank;
     int *rank_local;      /* rank -> its index among its node's ranks (NCCL's gpu.dev) */
@@ -238,8 +238,8 @@ cs_topo_routes_init(CsTopo *topo)
     rs->dist = g_new(int, MAX(n_dev, 1));
     rs->best = g_new(double, MAX(n_dev, 1));
     rs->pred = g_new(int, MAX(n_dev, 1));
-    rs->frontier = g_array_new(FALSE, FALSE, sizeof(int));
-    rs->next = g_array_new(FALSE, FALSE, sizeof(int));
+    rs->frontier = g_new(int, MAX(n_dev, 1));
+    rs->next = g_new(int, MAX(n_dev, 1));
     rs->path = g_array_new(FALSE, FALSE, sizeof(int));
     rs->is_rank = g_new0(gboolean, MAX(n_dev, 1));
     rs->rank_local = g_new(int, MAX(topo->n_ranks, 1));
@@ -295,8 +295,8 @@ cs_topo_routes_free(CsTopo *topo)
     g_free(rs->dist);
     g_free(rs->best);
     g_free(rs->pred);
-    g_array_unref(rs->frontier);
-    g_array_unref(rs->next);
+    g_free(rs->frontier);
+    g_free(rs->next);
     g_array_unref(rs->path);
     g_free(rs->is_rank);
     g_free(rs->rank_local);
@@ -336,9 +336,12 @@ reached(const CsRouteState *rs, int d)
 /* Shortest paths from @src over devices of @node (every device when @node < 0); with
  * @transit_ranks FALSE a path never passes through another rank device. Each level's
  * frontier is sorted, so on equal width the first predecessor met is the lowest device index,
- * and within it the lowest link. Results in rs->dist/best/pred where reached(). */
+ * and within it the lowest link. Results in rs->dist/best/pred where reached(); with @target
+ * >= 0 the search ends with the level that reaches it (its path is then final: later levels
+ * only reach devices farther away), where a route of a star's thousands of ports would
+ * otherwise walk them all again. */
 static void
-search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit_ranks)
+search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit_ranks, int target)
 {
     if (++rs->gen == 0) {
         memset(rs->stamp, 0, sizeof(guint32) * topo->devices->len);
@@ -348,12 +351,14 @@ search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit
     rs->dist[src] = 0;
     rs->best[src] = INFINITY;
     rs->pred[src] = -1;
-    g_array_set_size(rs->frontier, 0);
-    g_array_append_val(rs->frontier, src);
-    for (int depth = 0; rs->frontier->len > 0; depth++) {
-        g_array_set_size(rs->next, 0);
-        for (guint f = 0; f < rs->frontier->len; f++) {
-            int u = g_array_index(rs->frontier, int, f);
+    int *frontier = rs->frontier;
+    int *next = rs->next;
+    int n_frontier = 1;
+    frontier[0] = src;
+    for (int depth = 0; n_frontier > 0; depth++) {
+        int n_next = 0;
+        for (int f = 0; f < n_frontier; f++) {
+            int u = frontier[f];
             if (u != src && rs->is_rank[u] && !transit_ranks)
                 continue;
             for (int k = topo->out_start[u]; k < topo->out_start[u + 1]; k++) {
@@ -368,7 +373,7 @@ search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit
                     rs->dist[v] = depth + 1;
                     rs->best[v] = w;
                     rs->pred[v] = li;
-                    g_array_append_val(rs->next, v);
+                    next[n_next++] = v;
                 }
                 else if (rs->dist[v] == depth + 1 && w > rs->best[v]) {
                     rs->best[v] = w;
@@ -376,16 +381,18 @@ search(const CsTopo *topo, CsRouteState *rs, int src, int node, gboolean transit
                 }
             }
         }
+        if (target >= 0 && reached(rs, target))
+            break;
         /* Often found in order already (a switch's ports): then no sort. */
         gboolean sorted = TRUE;
-        const int *nx = (const int *)rs->next->data;
-        for (guint i = 1; i < rs->next->len && sorted; i++)
-            sorted = nx[i - 1] < nx[i];
+        for (int i = 1; i < n_next && sorted; i++)
+            sorted = next[i - 1] < next[i];
         if (!sorted)
-            qsort(rs->next->data, rs->next->len, sizeof(int), cmp_int);
-        GArray *t = rs->frontier;
-        rs->frontier = rs->next;
-        rs->next = t;
+            qsort(next, (gsize)n_next, sizeof(int), cmp_int);
+        int *t = frontier;
+        frontier = next;
+        next = t;
+        n_frontier = n_next;
     }
 }
 
@@ -412,7 +419,7 @@ node_path(const CsTopo *topo, CsRouteState *rs, int src, int dst, int node)
     if (src == dst)
         return TRUE;
     for (int transit = 0; transit < 2; transit++) {
-        search(topo, rs, src, node, transit);
+        search(topo, rs, src, node, transit, dst);
         if (reached(rs, dst)) {
             append_path(topo, rs, dst);
             return TRUE;
@@ -483,7 +490,7 @@ plan_node(const CsTopo *topo, CsRouteState *rs, int node, int kind)
         ExitPlan *p = &rs->plans[kind][r];
         double best_w = 0.0;
         int best_hops = G_MAXINT;
-        search(topo, rs, topo->rank_device[r], node, FALSE);
+        search(topo, rs, topo->rank_device[r], node, FALSE, -1);
         p->exits = g_new(int, exits->len);
         for (guint x = 0; x < exits->len; x++) {
             int d = g_array_index(exits, int, x);
@@ -697,7 +704,7 @@ whole_graph_path(const CsTopo *topo, CsRouteState *rs, int src, int dst)
 {
     g_array_set_size(rs->path, 0);
     for (int transit = 0; transit < 2; transit++) {
-        search(topo, rs, src, -1, transit);
+        search(topo, rs, src, -1, transit, dst);
         if (reached(rs, dst)) {
             append_path(topo, rs, dst);
             return;
@@ -785,7 +792,7 @@ cs_topo_node_route_costs(const CsTopo *topo, int src_rank, const int *dst_ranks,
     g_mutex_lock(&rs->lock);
     /* As node_path(): through other ranks only where a destination needs it. */
     for (int transit = 0; transit < 2 && ok; transit++) {
-        search(topo, rs, src, node, transit);
+        search(topo, rs, src, node, transit, -1);
         gboolean missing = FALSE;
         for (int i = 0; i < n; i++) {
             const int d = topo->rank_device[dst_ranks[i]];
