@@ -1289,6 +1289,41 @@ test_point_cache_threads(void)
     }
 }
 
+/* cs_predict_best() with its candidates on threads: the same prediction as on one, whatever
+ * the candidates simulated ahead of their turn that the pruning then skips. */
+static void
+test_best_candidate_threads(void)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const topos[] = { "dgx-h100x8", "hgx-h100x8-2n", "hgx-h100x8-2n-sharp" };
+    const gint64 sizes[] = { 8, 65536, (gint64)8 << 20, (gint64)1 << 30 };
+
+    g_test_summary("Candidates simulated on 3 threads give the pick of one thread: algorithm, "
+                   "protocol, channels, time and events, at four sizes on three machines.");
+    for (gsize t = 0; t < G_N_ELEMENTS(topos); t++) {
+        g_autoptr(CsTopo) topo = cs_topo_load(topos[t], &error);
+        g_assert_no_error(error);
+        for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+            CsPredictOptions one, three;
+            cs_predict_options_init(&one);
+            three = one;
+            three.candidate_jobs = 3;
+            CsPrediction a, b;
+            g_assert_true(
+                cs_predict_best(topo, CS_OP_ALL_REDUCE, sizes[i], NULL, -1, &one, &a, &error));
+            g_assert_true(
+                cs_predict_best(topo, CS_OP_ALL_REDUCE, sizes[i], NULL, -1, &three, &b, &error));
+            g_assert_no_error(error);
+            g_assert_true(a.algo == b.algo);
+            g_assert_cmpint(a.proto, ==, b.proto);
+            g_assert_cmpint(a.n_channels, ==, b.n_channels);
+            g_assert_cmpint(a.result.time, ==, b.result.time);
+            g_assert_cmpint(a.result.n_events, ==, b.result.n_events);
+            g_assert_cmpint(a.n_unsimulated, ==, b.n_unsimulated);
+        }
+    }
+}
+
 static void
 test_sweep(void)
 {
@@ -1495,6 +1530,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/one/point-cache", test_point_cache);
     g_test_add_func("/predict/one/point-cache-sweep", test_point_cache_sweep);
     g_test_add_func("/predict/one/point-cache-threads", test_point_cache_threads);
+    g_test_add_func("/predict/best/candidate-threads", test_best_candidate_threads);
     g_test_add_func("/predict/sweep/budget", test_sweep);
     g_test_add_func("/predict/pack/round-trip", test_pack_round_trip);
     return g_test_run();

@@ -492,8 +492,24 @@ sizes_job_run(SizesJob *j, int jobs)
     j->pred = g_new0(CsPrediction, MAX(n, 1));
     j->fastest = g_new0(CsPrediction, MAX(n, 1));
     j->errors = g_new0(GError *, MAX(n, 1));
+    /* One size: its candidates go on the threads instead (the same answer). */
+    CsPredictOptions one_size = *j->popts;
+    CsPredictOptions one_size_fastest;
+    const CsPredictOptions *popts = j->popts;
+    const CsPredictOptions *fastest_opts = j->fastest_opts;
+    if (n == 1 && jobs > 1) {
+        one_size.candidate_jobs = jobs;
+        j->popts = &one_size;
+        if (fastest_opts != NULL) {
+            one_size_fastest = *fastest_opts;
+            one_size_fastest.candidate_jobs = jobs;
+            j->fastest_opts = &one_size_fastest;
+        }
+    }
     cs_parallel_for_ranks(n, 1, jobs, sizes_job_item, sizes_job_done, sizes_job_pack,
                           sizes_job_unpack, j);
+    j->popts = popts;
+    j->fastest_opts = fastest_opts;
 }
 
 static void

@@ -67,6 +67,10 @@ typedef struct {
     int jobs;                      /* threads for callers that predict many points at once
                                     * (validate's rows); each cs_predict_*() call runs on one.
                                     * <= 1: none */
+    int candidate_jobs;            /* threads cs_predict_best() simulates its candidates on,
+                                    * ahead of their turn (the same answer; for a caller that
+                                    * predicts one size, not one already on threads). <= 1:
+                                    * none */
     int concurrent;                /* > 1: so many communicators of nranks run the collective at
                                     * once, copy i's rank j on rank i x nranks + j of
                                     * concurrent_topo, sharing its links (the data-parallel groups

@@ -4,6 +4,8 @@
  * under its tuning model (CsPick). */
 #include "predict/predict-private.h"
 
+#include "base/parallel.h"
+
 #include "algos/registry.h"
 
 static const char *const pick_names[] = {
@@ -104,6 +106,64 @@ candidate_cmp(gconstpointer pa, gconstpointer pb)
     return a->index - b->index;
 }
 
+/* ---- Candidates over threads ---- */
+
+/* A candidate simulated ahead of its turn: its prediction, or its error. */
+typedef struct {
+    gboolean done;
+    CsPrediction pred;
+    GError *error;
+} Speculated;
+
+typedef struct {
+    const CsTopo *topo;
+    CsOp op;
+    gint64 size_bytes;
+    const CsPredictOptions *options;
+    const Candidate *const *wave;
+    Speculated *const *slots;
+} Wave;
+
+static void
+wave_item(guint k, gpointer data)
+{
+    const Wave *w = data;
+    Speculated *s = w->slots[k];
+    if (!cs_predict_one(w->topo, w->op, w->size_bytes, w->wave[k]->algo, w->wave[k]->proto,
+                        w->options, &s->pred, &s->error)
+        && s->error == NULL)
+        g_set_error(&s->error, CS_ENGINE_ERROR, CS_ENGINE_ERROR_MISMATCH, "no prediction");
+    s->done = TRUE;
+}
+
+/* Simulates candidate @from and the next ones its turn could reach, @threads at once: those
+ * that the best so far (@found: time @best_time, listing position @best_index) does not rule
+ * out. The loop then takes them in its own order with the same pruning: it visits no
+ * candidate this skipped (the best only improves as it goes), and one simulated here that it
+ * skips is only CPU spent, so the answer is the one-thread answer. */
+static void
+speculate(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsPredictOptions *options,
+          const GArray *cands, guint from, gboolean found, CsTime best_time, int best_index,
+          int threads, Speculated *ahead)
+{
+    g_autofree const Candidate **wave = g_new(const Candidate *, threads);
+    g_autofree Speculated **slots = g_new(Speculated *, threads);
+    int n = 0;
+    for (guint i = from; i < cands->len && n < threads; i++) {
+        const Candidate *c = &g_array_index(cands, Candidate, i);
+        if (ahead[i].done
+            || (found
+                && (c->bound > best_time || (c->bound == best_time && c->index > best_index))))
+            continue;
+        wave[n] = c;
+        slots[n++] = &ahead[i];
+    }
+    CsPredictOptions one = *options;
+    one.candidate_jobs = 1;
+    const Wave w = { topo, op, size_bytes, &one, wave, slots };
+    cs_parallel_for((guint)n, threads, wave_item, NULL, (gpointer)&w);
+}
+
 /**
  * cs_predict_best:
  * Predicts every candidate algorithm that implements @op and supports this case, with every
@@ -200,15 +260,26 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
      * order. */
     g_array_sort(cands, candidate_cmp);
     int best_index = -1;
+    const int threads = options != NULL ? options->candidate_jobs : 1;
+    g_autofree Speculated *ahead = threads > 1 ? g_new0(Speculated, cands->len) : NULL;
     for (guint i = 0; i < cands->len; i++) {
         const Candidate *c = &g_array_index(cands, Candidate, i);
         if (found
             && (c->bound > out->result.time
                 || (c->bound == out->result.time && c->index > best_index)))
             continue;
+        if (ahead != NULL && !ahead[i].done)
+            speculate(topo, op, size_bytes, options, cands, i, found, out->result.time, best_index,
+                      threads, ahead);
         CsPrediction pred;
         g_autoptr(GError) local = NULL;
-        if (!cs_predict_one(topo, op, size_bytes, c->algo, c->proto, options, &pred, &local)) {
+        if (ahead != NULL) {
+            pred = ahead[i].pred;
+            local = g_steal_pointer(&ahead[i].error);
+        }
+        if (ahead != NULL ? local != NULL
+                          : !cs_predict_one(topo, op, size_bytes, c->algo, c->proto, options, &pred,
+                                            &local)) {
             /* A candidate too large to simulate is left out, and said so (the caller notes
              * it next to the pick); with nothing else to pick it is the error. */
             if (g_error_matches(local, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_TOO_LARGE)) {
@@ -237,6 +308,8 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             found = TRUE;
         }
     }
+    for (guint i = 0; ahead != NULL && i < cands->len; i++)
+        g_clear_error(&ahead[i].error);
     if (found) {
         out->n_unsimulated = n_unsimulated;
         out->unsimulated_algo = n_unsimulated > 0 ? unsimulated.algo : NULL;
