@@ -291,6 +291,8 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             }
             if (!is_refusal(local)) {
                 g_propagate_error(error, g_steal_pointer(&local));
+                for (guint k = 0; ahead != NULL && k < cands->len; k++)
+                    g_clear_error(&ahead[k].error);
                 return FALSE;
             }
             /* The refusal said is the first in listing order, whatever order ran. */
