@@ -46,11 +46,12 @@ cases=(
     "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt gcp-a4-b200x8-2n-roce 10"
     # 12 nodes with SHARP (CollNet Chain), 96 ranks, measured 9.4%.
     "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt hgx-h100x8-12n-sharp 12"
-    # 2 x 8 MI355X over 8 Pollara 400 per node (ANP plugin), measured 54.4%.
+    # 2 x 8 MI355X over 8 Pollara 400 per node (ANP plugin), measured 49.1% (RCCL's 64 rail
+    # channels across the nodes, docs/accuracy-multinode.md "AMD across nodes").
     "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt mi355x-x8-2n-pollara 55"
-    # The same machine class on Vultr (RCCL 2.27.7, 8 AMD AI NICs per node), measured 45.2%,
+    # The same machine class on Vultr (RCCL 2.27.7, 8 AMD AI NICs per node), measured 15.8%,
     # and that README's single-node run (one process, -g 8), measured 17.8%.
-    "mi355x-8gpu-x2-roce-ainic8x400g_allreduce_rccl2.27.7.txt mi355x-x8-2n-pollara 35"
+    "mi355x-8gpu-x2-roce-ainic8x400g_allreduce_rccl2.27.7.txt mi355x-x8-2n-pollara 20"
     "mi355x-8gpu-xgmi_allreduce_rccl2.27.7.txt mi355x-x8-xgmi 20"
     # That run's all-to-all across the two nodes, measured 23.1% (bandwidth rows 1.0%).
     "mi355x-8gpu-x2-roce-ainic8x400g_alltoall_rccl2.27.7.txt mi355x-x8-2n-pollara 25"

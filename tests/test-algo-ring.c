@@ -427,6 +427,68 @@ test_full_mesh_nodes_nics(void)
     }
 }
 
+/* mi355x-x8-2n-pollara with RCCL's 64 channels (rome_model_81/89): each 8 consecutive
+ * channels cross node 0 along 8 paths that follow each of its 56 directed xGMI links once and
+ * leave it once by every GPU (and so NIC); node 1 takes the same paths reversed, entered at the
+ * GPU node 0 left by (one rail per crossing), so it too uses every link and GPU once. The
+ * 7 mesh rings cycled under 64 channels put some links in two channels of 8 and none in
+ * others. */
+static void
+test_full_mesh_nodes_rail_paths(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("mi355x-x8-2n-pollara");
+    const int channels = 64;
+    g_autoptr(CsSchedule) sched = build(topo, CS_OP_ALL_REDUCE, 16, 0, 16 * 64 * 64, 0, channels);
+
+    for (int first = 0; first < channels; first += 8) {
+        int link[16][16] = { { 0 } };
+        int leaving[16] = { 0 };
+        for (int c = first; c < first + 8; c++) {
+            for (int r = 0; r < 16; r++) {
+                int next = next_of(sched, r, c);
+                if (next / 8 == r / 8) {
+                    link[r][next]++;
+                    continue;
+                }
+                leaving[r]++;
+                g_assert_cmpint(next % 8, ==, r % 8);
+            }
+        }
+        for (int r = 0; r < 16; r++) {
+            g_assert_cmpint(leaving[r], ==, 1);
+            for (int q = r / 8 * 8; q < r / 8 * 8 + 8; q++)
+                g_assert_cmpint(link[r][q], ==, q == r ? 0 : 1);
+        }
+    }
+}
+
+/* cs_mesh_paths_new(): every rank starts one path and ends one, and the paths follow every
+ * ordered pair once. */
+static void
+test_mesh_paths(void)
+{
+    for (int n = 2; n <= 16; n += 2) {
+        g_autofree int *paths = cs_mesh_paths_new(n);
+        g_autofree int *pairs = g_new0(int, n *n);
+        g_autofree int *starts = g_new0(int, n);
+        g_autofree int *ends = g_new0(int, n);
+        for (int p = 0; p < n; p++) {
+            const int *v = paths + p * n;
+            g_assert_cmpint(v[0], ==, p);
+            starts[v[0]]++;
+            ends[v[n - 1]]++;
+            for (int i = 0; i + 1 < n; i++)
+                pairs[v[i] * n + v[i + 1]]++;
+        }
+        for (int a = 0; a < n; a++) {
+            g_assert_cmpint(starts[a], ==, 1);
+            g_assert_cmpint(ends[a], ==, 1);
+            for (int b = 0; b < n; b++)
+                g_assert_cmpint(pairs[a * n + b], ==, a == b ? 0 : 1);
+        }
+    }
+}
+
 /* Two NVL72 racks over InfiniBand: the trays of a rack meet over its NVLink switch, racks over
  * the trays' NICs. The ring takes each rack as one node (NCCL's MNNVL), so its channels leave
  * a rack at different GPUs, hence NICs: over 8 channels, 8 distinct GPUs send out of rack 0.
@@ -777,6 +839,8 @@ main(int argc, char **argv)
     g_test_add_func("/algo/ring/order/full-mesh-rings", test_full_mesh_rings);
     g_test_add_func("/algo/ring/order/full-mesh-nodes", test_full_mesh_nodes);
     g_test_add_func("/algo/ring/order/full-mesh-nodes-nics", test_full_mesh_nodes_nics);
+    g_test_add_func("/algo/ring/order/full-mesh-nodes-rail-paths", test_full_mesh_nodes_rail_paths);
+    g_test_add_func("/algo/ring/mesh-paths", test_mesh_paths);
     g_test_add_func("/algo/ring/order/nvlink-domains", test_nvlink_domains);
     g_test_add_func("/algo/ring/check/full-mesh", test_full_mesh_checker);
     g_test_add_func("/algo/ring/order/hgx-2n-channels", test_two_node_rings);

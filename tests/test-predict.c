@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "algos/mesh_rings.h"
 #include "algos/registry.h"
 #include "base/parallel.h"
 #include "models/alpha_beta.h"
@@ -233,6 +234,27 @@ test_sendrecv_nccl(gconstpointer data)
     g_assert_cmpint(best.proto, ==, CS_PROTO_SIMPLE);
     g_assert_cmpfloat(cs_time_to_s(best.result.time), >=, floor_s);
     g_assert_cmpfloat(best.busbw_GBps * 1e9, <=, slowest_Bps);
+}
+
+/* Two nodes of 8 fully connected MI355X with a NIC each (mi355x-x8-2n-pollara): RCCL's model
+ * for such nodes lists 64 rings and ncclTopoPostset keeps them (rome_model_81/89, connect.cc),
+ * so a large ring all-reduce runs 64 channels, not the 28 of one 8-GPU mesh (7 rings doubled).
+ * One such node alone keeps 28; 8 of the 16 ranks are one node. */
+static void
+test_channels_mesh_rail(void)
+{
+    g_autoptr(CsTopo) two = cs_test_load_topo("mi355x-x8-2n-pollara");
+    g_autoptr(CsTopo) one = cs_test_load_topo("mi355x-x8-xgmi");
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+
+    g_assert_cmpint(
+        cs_predict_default_channels(two, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 16), ==,
+        64);
+    g_assert_cmpint(
+        cs_predict_default_channels(one, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 8), ==,
+        28);
+    g_assert_false(cs_mesh_rail_nodes(two, 8));
+    g_assert_true(cs_mesh_rail_nodes(two, 16));
 }
 
 /* The p2p plan stripes sendrecv's one message per rank, not P - 1 of them (NCCL 2.28
@@ -1507,6 +1529,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/predict/sendrecv/channels", test_sendrecv_channels);
     g_test_add_func("/predict/channels/nccl-like", test_channels);
+    g_test_add_func("/predict/channels/mesh-rail", test_channels_mesh_rail);
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/channels/nvls", test_channels_nvls);
     g_test_add_func("/predict/channels/p2p-split", test_p2p_split);

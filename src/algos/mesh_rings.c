@@ -134,3 +134,49 @@ cs_mesh_rings_new(int nranks, int *n_rings)
     *n_rings = cs_mesh_rings_count(nranks);
     return g_memdup2(rings, (gsize)*n_rings * nranks * sizeof(int));
 }
+
+int *
+cs_mesh_paths_new(int nranks)
+{
+    g_return_val_if_fail(nranks >= 2 && nranks % 2 == 0, NULL);
+    const int half = nranks / 2;
+    int *paths = g_new(int, (gsize)nranks *nranks);
+
+    for (int i = 0; i < half; i++) {
+        int *fwd = paths + (gsize)i * nranks;
+        int *rev = paths + (gsize)(i + half) * nranks;
+        int k = 0;
+        fwd[k++] = i;
+        for (int d = 1; k < nranks; d++) {
+            fwd[k++] = (i + d) % nranks;
+            if (k < nranks)
+                fwd[k++] = (i - d + nranks) % nranks;
+        }
+        for (int j = 0; j < nranks; j++)
+            rev[j] = fwd[nranks - 1 - j];
+    }
+    return paths;
+}
+
+gboolean
+cs_mesh_rail_nodes(const CsTopo *topo, int nranks)
+{
+    g_return_val_if_fail(topo != NULL, FALSE);
+    const int L = cs_topo_ranks_per_node(topo);
+    int nic[8];
+
+    if (L != 8 || cs_topo_n_nodes(topo) < 2 || nranks <= L || nranks % L != 0
+        || nranks > cs_topo_n_ranks(topo) || cs_topo_rank_node(topo, L - 1) != 0
+        || cs_topo_rank_node(topo, L) != 1 || !cs_topo_full_mesh(topo, L))
+        return FALSE;
+    for (int r = 0; r < L; r++) {
+        CsRankNics n = cs_topo_rank_nics(topo, r);
+        if (n.n_local != 1 || n.sharing != 1)
+            return FALSE;
+        nic[r] = n.device[0];
+        for (int q = 0; q < r; q++)
+            if (nic[q] == nic[r])
+                return FALSE;
+    }
+    return TRUE;
+}

@@ -351,8 +351,32 @@ ring_orders(const CsAlgoArgs *args, int *orders, int *lanes)
         return;
     }
 
-    /* Uniform nodes: start positions with the fewest crossing hops, one per channel in turn. */
     int len = cs_node_groups_size(groups, 0);
+    /* An even number of nodes of 8 fully connected GPUs with a NIC each (8 x MI300X or MI355X):
+     * as RCCL, whose model for them (rome_model_81 and 89, src/graph/rome_models.cc, RCCL
+     * 2.26 and 2.27; matched by parseA2a8P) lists 8 paths through a node, each from GPU p in
+     * by NIC p to another GPU out by its own NIC, which together follow every directed xGMI
+     * link once and leave by every NIC once; it lists them 8 times, rotated by one path each
+     * time, so channel c takes path (c + c / 8) mod 8. parseGraph() reverses the paths (and
+     * swaps their NICs) on every odd host, so that each crossing stays on one rail: a node is
+     * entered at the GPU the last one left by. Over every 8 channels each NIC sends one and
+     * each link carries one. The paths here are cs_mesh_paths_new()'s, which have the same
+     * properties; with an odd node count RCCL takes other paths on its last two nodes
+     * (ringTail1, ringTail2), not modelled: those rings take the order below. */
+    if (groups->n_groups % 2 == 0 && len == 8 && cs_mesh_rail_nodes(topo, P)) {
+        g_autofree int *paths = cs_mesh_paths_new(len);
+        for (int c = 0; c < n_channels; c++) {
+            const int *path = paths + (gsize)((c + c / len) % len) * len;
+            for (int k = 0; k < groups->n_groups; k++)
+                for (int i = 0; i < len; i++)
+                    orders[(gsize)c * P + k * len + i]
+                        = cs_node_groups_rank(groups, k, path[k % 2 ? len - 1 - i : i]);
+            lanes[c] = c / len;
+        }
+        return;
+    }
+
+    /* Uniform nodes: start positions with the fewest crossing hops, one per channel in turn. */
     g_autofree int *base = g_new(int, len);
     g_autofree int *starts = g_new(int, len);
     int n_starts = 0;

@@ -61,11 +61,15 @@ collnet_channels(gboolean direct, gint64 bytes, int heads, int nc)
  * that loads every link equally (ring.c, mesh_rings.c), so the count is a multiple of the
  * set's size: that size doubled while it stays within 32, 28 on 8 MI300X (7 rings); RCCL's
  * model of that platform lists 14 rings, each directed link in two of them, and lists them
- * twice over, 28 (src/graph/rome_models.cc); so on several nodes that are each such a mesh.
+ * twice over, 28 (src/graph/rome_models.cc); so on several nodes that are each such a mesh,
+ * but where those nodes have 8 GPUs with a NIC each: there RCCL's model lists 64 rings,
+ * which it runs as they are (CS_MESH_RAIL_CHANNELS, mesh_rings.h).
  * Every NCCL algorithm and the p2p plan start from this count, as NCCL's share nChannels. */
 int
 cs_predict_coll_channels_max(const CsTopo *topo, int nranks)
 {
+    if (cs_mesh_rail_nodes(topo, nranks))
+        return CS_MESH_RAIL_CHANNELS;
     /* As ring.c builds them: on the whole of a one-node machine (on fewer ranks the algorithms
      * get no topology, so rank order). */
     int mesh = 0;
