@@ -71,10 +71,12 @@
  * all N nodes, (3) the NVLS multicast from head h to the node. The chunk is NCCL's NVLS rule
  * with nHeads = H (enqueue.cc; its 32 KiB cap where NCCL's own NVLS bandwidth estimate is
  * under 150 GB/s is not applied: the schedule knows no tuning table). NCCL's channel count
- * for it is min(nvlsChannels, nChannels) (enqueue.cc), which the predictor's NVLS channel rule
- * gives. Each NVLink domain must be one node (NCCL's NVLS group is the node's local ranks).
- * Per GPU (H = L) the network carries S/L up and S/L down, as CollNet Direct; the NVLink
- * ports carry NVLS's (L+1)/L S each way instead of Direct's 2 (L-1)/L S.
+ * for it is min(nvlsChannels, nChannels) (enqueue.cc); the predictor gives nvlsChannels
+ * (cs_predict_default_channels()), the same where the communicator has at least that many
+ * channels (16 against 32 on the shipped H100 clusters). Each NVLink domain must be one node
+ * (NCCL's NVLS group is the node's local ranks). Per GPU (H = L) the network carries S/L up and S/L
+ * down, as CollNet Direct; the NVLink ports carry NVLS's (L+1)/L S each way instead of Direct's 2
+ * (L-1)/L S.
  *
  * Why in this file: this is NCCL's one algorithm NVLS (NCCL_ALGO_NVLS) on more than one node,
  * so collsim's "nvls" maps to it one-to-one (models/nccl_names.c) and NCCL's pick of NVLS
