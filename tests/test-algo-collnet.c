@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* CollNet Direct and Chain (SHARP): the semantic checker over several node counts and head
- * counts, the network traffic the in-network reduction saves, the refusal without SHARP, and
- * "sharp": true reaching a prediction. */
+/* CollNet Direct and Chain, and NVLS across nodes (NVLS + CollNet), on SHARP: the semantic
+ * checker over several node counts and head counts, the network traffic the in-network
+ * reduction saves, the refusal without SHARP, and "sharp": true reaching a prediction. */
 #include "config.h"
 
 #include <math.h>
@@ -136,8 +136,9 @@ network_traffic(const CsTopo *topo, const char *algo_name, gint64 size, int chan
  * - ring: each channel's ring visits the nodes one after the other and crosses the network
  *   N times (once out of every node); each crossing carries 2 (P-1)/P of the channel's data,
  *   so the NICs send N x 2 (P-1)/P x S in all, 2 (P-1)/P x S / L per GPU, and receive as much;
- * - CollNet Direct and Chain: every node's heads send each byte of the node's partial sum
- *   into the network once and receive the total once: N x S each way, S / L per GPU.
+ * - CollNet Direct and Chain, and NVLS across nodes (NVLS + CollNet): every node's heads
+ *   send each byte of the node's partial sum into the network once and receive the total
+ *   once: N x S each way, S / L per GPU.
  * CollNet's inter-node bytes per GPU are P / (2 (P-1)) = 16/31 of the ring's: the in-network
  * reduction halves the traffic (exactly half as P grows). */
 static void
@@ -153,7 +154,7 @@ test_traffic_halved(void)
     Traffic ring = network_traffic(topo, "ring", s, 8);
     g_assert_cmpint(ring.up, ==, (gint64)n * 2 * (p - 1) * (s / p));
     g_assert_cmpint(ring.down, ==, ring.up);
-    static const char *const collnet[] = { "collnet_direct", "collnet_chain" };
+    static const char *const collnet[] = { "collnet_direct", "collnet_chain", "nvls" };
     for (gsize i = 0; i < G_N_ELEMENTS(collnet); i++) {
         Traffic t = network_traffic(topo, collnet[i], s, 8);
         g_test_message("%s: %" G_GINT64_FORMAT " B up, %" G_GINT64_FORMAT
@@ -207,10 +208,13 @@ test_refuses_without_sharp(void)
 }
 
 /* "sharp": true is no longer accepted and ignored: the same 2 x 8 H100 cluster with SHARP
- * on gets NCCL's pick collnet_direct for a 4 MiB all-reduce. NCCL 2.28 tuning.cc, 2 nodes of
- * 8 GPUs, Simple: CollNetDirect costs 2 (3.7 + 7 x 0.4) + 31 us of latency and runs over the
- * 8 NICs; NVLSTree costs 25 + 2 x 20.9 us, Tree and Ring more hops; CollNet Direct wins. Without
- * SHARP NCCL has no CollNet. The engine then times the pick. */
+ * on gets NCCL's pick of a CollNet algorithm for a 4 MiB all-reduce. NCCL 2.28 tuning.cc,
+ * 2 nodes of 8 GPUs, Simple: CollNetDirect costs 2 (3.7 + 7 x 0.4) + 31 us of latency and
+ * runs over the 8 NICs; NVLS across nodes (which NCCL enables only with CollNet) costs the
+ * NVLS intra latency + the network's, with a wider NVLS bus bandwidth; NVLSTree costs
+ * 25 + 2 x 20.9 us, Tree and Ring more hops; NVLS wins (collsim ran CollNet Direct, NCCL's
+ * next choice, before it built NVLS across nodes). Without SHARP NCCL has neither. The
+ * engine then times the pick. */
 static void
 test_sharp_changes_prediction(void)
 {
@@ -232,10 +236,90 @@ test_sharp_changes_prediction(void)
                                       sharp ? &with : &without, &error));
         g_assert_no_error(error);
     }
-    g_assert_cmpstr(with.algo->name, ==, "collnet_direct");
+    g_assert_cmpstr(with.algo->name, ==, "nvls");
     g_assert_true(with.nccl_picked);
     g_assert_cmpint(strncmp(without.algo->name, "collnet", 7), !=, 0);
+    g_assert_cmpstr(without.algo->name, !=, "nvls");
     g_assert_cmpfloat(with.time_us, !=, without.time_us);
+}
+
+/* ---- NVLS across nodes (NVLS + CollNet) ---- */
+
+/* Without SHARP (the shipped 2-node NDR cluster), NVLS refuses several nodes and says why
+ * (NCCL runs NVLS across nodes only with CollNet); with SHARP it takes all-reduce only;
+ * building on the plain cluster fails the same way. */
+static void
+test_nvls_refuses_without_sharp(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) plain = cs_test_load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) sharp = cs_test_load_topo("hgx-h100x8-2n-sharp");
+    const CsAlgo *nvls = cs_algo_lookup("nvls", NULL);
+    const char *why = NULL;
+    CsAlgoArgs args;
+
+    g_assert_false(nvls->supports(plain, CS_OP_ALL_REDUCE, 16, &why));
+    g_assert_nonnull(strstr(why, "SHARP"));
+    why = NULL;
+    g_assert_false(nvls->supports(sharp, CS_OP_ALL_GATHER, 16, &why));
+    g_assert_nonnull(why);
+    why = NULL;
+    g_assert_false(nvls->supports(sharp, CS_OP_REDUCE_SCATTER, 16, &why));
+    g_assert_nonnull(why);
+    g_assert_true(nvls->supports(sharp, CS_OP_ALL_REDUCE, 16, &why));
+    /* One node of the plain cluster is still NVLS on one domain. */
+    g_assert_true(nvls->supports(plain, CS_OP_ALL_REDUCE, 8, &why));
+
+    cs_algo_args_init(&args, plain, CS_OP_ALL_REDUCE, 16, 1 << 20);
+    g_autoptr(CsSchedule) sched = cs_algo_build(nvls, &args, &error);
+    g_assert_null(sched);
+    g_assert_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED);
+    g_assert_nonnull(strstr(error->message, "SHARP"));
+}
+
+/* Setup: hgx-h100x8-2n-sharp (2 nodes of 8 H100, a 400 Gb/s NIC per GPU, SHARP), a 16 MiB
+ * all-reduce under NCCL's pick.
+ * Expectation: NCCL's model picks NVLS there (NCCL 2.28 tuning.cc: NVLS across nodes is
+ * enabled with CollNet and has the lowest latency and widest bus bandwidth of the Simple
+ * algorithms at that size; from 32 MiB NVLSTree's wider bandwidth wins), and collsim now runs
+ * it instead of NCCL's next choice. Its time is bounded below by the NICs: each node's H = 8
+ * heads send the node's partial sum, S bytes, into the network once, S / H per NIC, and no
+ * NIC link sends faster than its datasheet rate B, so time >= S / (H B). */
+static void
+test_nvls_nccl_pick_nic_bound(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_test_load_topo("hgx-h100x8-2n-sharp");
+    const gint64 size = 16 << 20;
+    const int p = cs_topo_n_ranks(topo);
+    g_autoptr(CsNcclModel) nccl = cs_nccl_model_new_for_topo(topo, p, "nccl", &error);
+    g_assert_no_error(error);
+    double nic_Bps = 0;
+    CsPredictOptions opt;
+    CsPrediction pred;
+
+    g_test_summary("NCCL's pick NVLS across SHARP nodes is simulated as NVLS + CollNet, no "
+                   "faster than the NICs carry each node's sum once.");
+    for (int k = 0; k < cs_topo_n_links(topo); k++) {
+        const CsLink *link = cs_topo_link(topo, k);
+        if (cs_topo_device(topo, link->src)->kind == CS_DEVICE_NIC
+            && cs_topo_device(topo, link->dst)->kind == CS_DEVICE_SWITCH)
+            nic_Bps = MAX(nic_Bps, link->raw_bw_Bps);
+    }
+    g_assert_cmpfloat(nic_Bps, >, 0);
+    cs_predict_options_init(&opt);
+    opt.pick = CS_PICK_NCCL;
+    opt.nccl = nccl;
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, size, NULL, -1, &opt, &pred, &error));
+    g_assert_no_error(error);
+    g_assert_cmpstr(pred.algo->name, ==, "nvls");
+    g_assert_true(pred.nccl_picked);
+    g_assert_cmpint(pred.proto, ==, CS_PROTO_SIMPLE);
+    const int heads = 8;
+    double bound_us = (double)size / heads / nic_Bps * 1e6;
+    g_test_message("nvls %.1f us on %d channels, NIC bound %.1f us", pred.time_us, pred.n_channels,
+                   bound_us);
+    g_assert_cmpfloat(pred.time_us, >=, bound_us);
 }
 
 /* Setup: hgx-h100x8-2n-sharp (8 heads a node, 32 channels to start from), 4 MiB all-reduce.
@@ -337,6 +421,9 @@ main(int argc, char **argv)
         { "collnet_direct", 5, "dgx-h100x4", 4 }, { "collnet_chain", 2, "dgx-h100x8", 0 },
         { "collnet_chain", 3, "dgx-h100x8", 0 },  { "collnet_chain", 4, "pcie-l40sx8", 0 },
         { "collnet_chain", 3, "dgx-h100x4", 2 },  { "collnet_chain", 5, "dgx-h100x4", 4 },
+        { "nvls", 2, "dgx-h100x8", 0 },           { "nvls", 3, "dgx-h100x8", 0 },
+        { "nvls", 4, "dgx-h100x8", 0 },           { "nvls", 3, "dgx-h100x4", 2 },
+        { "nvls", 5, "dgx-h100x4", 4 },
     };
 
     g_test_init(&argc, &argv, NULL);
@@ -349,6 +436,8 @@ main(int argc, char **argv)
     g_test_add_func("/algo/collnet/refuses-without-sharp", test_refuses_without_sharp);
     g_test_add_func("/algo/collnet/sharp-changes-prediction", test_sharp_changes_prediction);
     g_test_add_func("/algo/collnet/channels", test_channels);
+    g_test_add_func("/algo/nvls/collnet/refuses-without-sharp", test_nvls_refuses_without_sharp);
+    g_test_add_func("/algo/nvls/collnet/nccl-pick-nic-bound", test_nvls_nccl_pick_nic_bound);
     g_test_add_func("/algo/collnet/multicast-memory", test_multicast_memory);
     g_test_add_func("/algo/collnet/switch-sums", test_switch_sums);
     return g_test_run();

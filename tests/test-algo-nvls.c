@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "algos/algo.h"
 #include "algos/pipetree.h"
@@ -83,9 +84,11 @@ test_supports(void)
     g_assert_true(cs_algo_nvls.supports(h100, CS_OP_ALL_REDUCE, 8, &why));
     g_assert_true(cs_algo_nvls.supports(h100, CS_OP_ALL_GATHER, 8, &why));
     g_assert_false(cs_algo_nvls.supports(h100, CS_OP_BROADCAST, 8, &why));
-    /* Two nodes are two NVLink domains: NVLS alone cannot span them, NVLSTree can. */
+    /* Two nodes are two NVLink domains: without SHARP (CollNet) NVLS cannot span them,
+     * NVLSTree can. */
     g_assert_false(cs_algo_nvls.supports(two, CS_OP_ALL_REDUCE, 16, &why));
-    g_assert_cmpstr(why, ==, "the ranks span several NVLink domains (use nvls_tree)");
+    g_assert_nonnull(strstr(why, "several NVLink domains"));
+    g_assert_nonnull(strstr(why, "nvls_tree"));
     g_assert_true(cs_algo_nvls_tree.supports(two, CS_OP_ALL_REDUCE, 16, &why));
     g_assert_false(cs_algo_nvls_tree.supports(two, CS_OP_ALL_GATHER, 16, &why));
     g_assert_false(cs_algo_nvls_tree.supports(a100, CS_OP_ALL_REDUCE, 8, &why));

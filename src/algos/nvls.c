@@ -52,10 +52,172 @@
  * and chunk i-2's all-gather share a logical time unit and their sends alternate (pipetree.c
  * orders them, the other way round on odd channels), so both directions of every GPU's link
  * carry traffic at once, as NCCL's reduce warps interleave ld_reduce and multimem.st.
- * Multi-node NVLS (NVLS intra-node + tree across nodes) is the separate algorithm
- * "nvls_tree". */
+ *
+ * Across nodes: NVLS + CollNet (SHARP). NCCL runs its NVLS algorithm on several nodes only
+ * together with CollNet (NCCL 2.30.7, git 5067397: src/graph/tuning.cc disables NVLS for
+ * nNodes > 1 without collnetEnable, src/enqueue.cc skips it without collNetSupport), all-reduce
+ * only here. RunWorkColl<AllReduce, NVLS, SIMPLE>'s !oneNode path (src/device/all_reduce.h):
+ * the scatter warps put every rank's data into the NVLS buffer (nvls->up), one part per head;
+ * head h's "Reduce, send to network" warps ld_reduce its part through the switch (nvls->down)
+ * and send it to the CollNet connection (nvls->out, set by connectNvls in
+ * src/graph/connect.cc where collnetEnable and the rank is a head); its "Recv from network,
+ * broadcast" warps take the network's all-reduced part and multicast it (multimem.st on
+ * nvls->down); the gather warps copy it out. The heads are the first GPUs of the NVLS graph's
+ * channels, one per NIC (connect.cc nvlsHeads; src/transport/nvls.cc nHeads), and head h of
+ * every node joins the same CollNet all-reduce, which the SHARP switch computes. So the
+ * schedule is CollNet Direct's (collnet_direct.c) with NVLS's in-switch phases: (1) the NVLS
+ * reduce-scatter above among the node's L ranks into its H heads (H = cs_collnet_heads(): one
+ * per NIC, at most L), (2) cs_pipetree_sharp_allreduce() of head h's part over the heads h of
+ * all N nodes, (3) the NVLS multicast from head h to the node. The chunk is NCCL's NVLS rule
+ * with nHeads = H (enqueue.cc; its 32 KiB cap where NCCL's own NVLS bandwidth estimate is
+ * under 150 GB/s is not applied: the schedule knows no tuning table). NCCL's channel count
+ * for it is min(nvlsChannels, nChannels) (enqueue.cc); the predictor gives nvlsChannels
+ * (cs_predict_default_channels()), the same where the communicator has at least that many
+ * channels (16 against 32 on the shipped H100 clusters). Each NVLink domain must be one node
+ * (NCCL's NVLS group is the node's local ranks). Per GPU (H = L) the network carries S/L up and S/L
+ * down, as CollNet Direct; the NVLink ports carry NVLS's (L+1)/L S each way instead of Direct's 2
+ * (L-1)/L S.
+ *
+ * Why in this file: this is NCCL's one algorithm NVLS (NCCL_ALGO_NVLS) on more than one node,
+ * so collsim's "nvls" maps to it one-to-one (models/nccl_names.c) and NCCL's pick of NVLS
+ * across nodes lands here; NVLS inside nodes + a tree across them is NCCL's NVLSTree, the
+ * separate algorithm "nvls_tree". */
 #include "algos/algo.h"
 #include "algos/pipetree.h"
+
+/* ---- Across nodes: NVLS + CollNet ---- */
+
+/* NVLS on @domains (several) as NCCL runs it: with CollNet on a SHARP fabric, all-reduce,
+ * every NVLink domain one node. */
+static gboolean
+nvls_collnet_supports(const CsTopo *topo, CsOp op, int nranks, const CsNodeGroups *domains,
+                      const char **why)
+{
+    g_autoptr(CsNodeGroups) nodes = NULL;
+
+    if (!cs_topo_has_sharp(topo)) {
+        *why = "the ranks span several NVLink domains: NVLS across nodes runs with CollNet on a "
+               "SHARP fabric (\"sharp\": true; NCCL tuning.cc), else use nvls_tree";
+        return FALSE;
+    }
+    if (op != CS_OP_ALL_REDUCE) {
+        *why = "NVLS across nodes (with CollNet) is built for all-reduce only";
+        return FALSE;
+    }
+    if (!cs_collnet_supports(topo, nranks, why))
+        return FALSE;
+    nodes = cs_node_groups_new(topo, nranks, NULL);
+    if (nodes == NULL || nodes->n_groups != domains->n_groups) {
+        *why = "NVLS with CollNet needs each NVLink domain to be one node";
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The node groups of @args when NVLS runs across nodes (with CollNet), else NULL. */
+static CsNodeGroups *
+collnet_nodes_of(const CsAlgoArgs *args)
+{
+    g_autoptr(CsNodeGroups) domains = NULL;
+
+    if (args->topo == NULL)
+        return NULL;
+    domains = cs_node_groups_new_nvlink(args->topo, args->nranks, NULL);
+    if (domains == NULL || domains->n_groups < 2)
+        return NULL;
+    return cs_node_groups_new(args->topo, args->nranks, NULL);
+}
+
+/* NCCL 2.30.7 enqueue.cc, NVLS: the step capped at nvlsChunkSize (128 KiB), halved while the
+ * size gives fewer than 64, 8, 2 chunks per concurrent op (channels x nHeads). */
+static gint64
+nvls_collnet_chunk(const CsAlgoArgs *args, const CsNodeGroups *nodes)
+{
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
+
+    return cs_pipetree_nvls_chunk(args->chunk_bytes, cs_dtype_size(args->dtype), args->n_channels,
+                                  cs_collnet_heads(args->topo, nodes), nodes->n_groups,
+                                  size.size_bytes, FALSE);
+}
+
+/* The schedule of NVLS + CollNet (this file's header): per channel and chunk, NVLS
+ * reduce-scatter into the node's heads, SHARP all-reduce among the heads h of all nodes,
+ * NVLS multicast from each head. */
+static CsSchedule *
+nvls_collnet_build(const CsAlgoArgs *args, GError **error)
+{
+    int p = args->nranks;
+    int es = cs_dtype_size(args->dtype);
+    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, p);
+    g_autoptr(CsNodeGroups) nodes = NULL;
+    g_autoptr(CsStepSink) sink = NULL;
+    g_autofree int *m = NULL;
+    g_autofree int *rail = NULL;
+    g_autofree CsBlockMove *blocks = NULL;
+    g_autofree gint64 *shard_first = NULL;
+    g_autofree gint64 *shard_len = NULL;
+    CsSchedule *sched;
+    gint64 chunk_el;
+    int n, l, heads;
+
+    nodes = cs_collnet_nodes(args->topo, p, args->proto, "NVLS across nodes (with CollNet)", error);
+    if (nodes == NULL)
+        return NULL;
+    n = nodes->n_groups;
+    l = cs_node_groups_size(nodes, 0);
+    heads = cs_collnet_heads(args->topo, nodes);
+    chunk_el = nvls_collnet_chunk(args, nodes) / es;
+    sink = cs_step_sink_new(p);
+    m = g_new(int, l);
+    rail = g_new(int, n);
+    blocks = g_new0(CsBlockMove, l);
+    shard_first = g_new(gint64, heads);
+    shard_len = g_new(gint64, heads);
+    sched = cs_algo_schedule_new(args);
+
+    for (int c = 0; c < args->n_channels; c++) {
+        gint64 first, len, max_len = 0;
+
+        cs_algo_split(size.recv_bytes / es, args->n_channels, c, &first, &len);
+        for (int h = 0; h < heads; h++) {
+            cs_algo_split(len, heads, h, &shard_first[h], &shard_len[h]);
+            shard_first[h] += first;
+            max_len = MAX(max_len, shard_len[h]);
+        }
+        for (gint64 i = 0; i * chunk_el < max_len; i++) {
+            /* Block x of the NVLS phases is head x's part; a rank that is no head owns none. */
+            for (int x = 0; x < l; x++)
+                blocks[x] = (CsBlockMove){ CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 0 };
+            for (int h = 0; h < heads; h++) {
+                gint64 at = (shard_first[h] + i * chunk_el) * es;
+                gint64 bytes = CLAMP(shard_len[h] - i * chunk_el, 0, chunk_el) * es;
+                blocks[cs_collnet_head_local(h, heads, l)]
+                    = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
+            }
+            for (int g = 0; g < n; g++) {
+                for (int x = 0; x < l; x++)
+                    m[x] = cs_node_groups_rank(nodes, g, x);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, TRUE);
+            }
+            for (int h = 0; h < heads; h++) {
+                const CsBlockMove *b = &blocks[cs_collnet_head_local(h, heads, l)];
+                for (int g = 0; g < n; g++)
+                    rail[g] = cs_node_groups_rank(nodes, g, cs_collnet_head_local(h, heads, l));
+                cs_pipetree_sharp_allreduce(sink, c, rail, n, (int)((i + h) % n), CS_BUF_OUTPUT,
+                                            b->dst_off, b->bytes, i + 2, (int)i);
+            }
+            for (int x = 0; x < l; x++)
+                blocks[x].src_buf = CS_BUF_OUTPUT;
+            for (int g = 0; g < n; g++) {
+                for (int x = 0; x < l; x++)
+                    m[x] = cs_node_groups_rank(nodes, g, x);
+                cs_pipetree_direct_all_gather(sink, c, m, l, blocks, i + 6, (int)i, TRUE);
+            }
+        }
+    }
+    cs_step_sink_flush(sink, sched);
+    return sched;
+}
 
 /* ---- Algorithm ---- */
 
@@ -77,21 +239,33 @@ nvls_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
         *why = "more ranks than GPUs in the topology";
         return FALSE;
     }
-    if (domains->n_groups > 1) {
-        *why = "the ranks span several NVLink domains (use nvls_tree)";
-        return FALSE;
-    }
+    if (domains->n_groups > 1)
+        return nvls_collnet_supports(topo, op, nranks, domains, why);
     return TRUE;
 }
 
-/* NCCL's NVLS chunk for @args on one NVLink domain: every rank is a head. */
+/* NCCL's NVLS chunk for @args: on one NVLink domain every rank is a head; across nodes one
+ * rank per NIC. */
 static gint64
 nvls_chunk(const CsAlgoArgs *args)
 {
+    g_autoptr(CsNodeGroups) nodes = collnet_nodes_of(args);
+    if (nodes != NULL)
+        return nvls_collnet_chunk(args, nodes);
     CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
 
     return cs_pipetree_nvls_chunk(args->chunk_bytes, cs_dtype_size(args->dtype), args->n_channels,
                                   args->nranks, 1, size.size_bytes, FALSE);
+}
+
+/* A channel's data is cut into one part per head: every rank on one NVLink domain, one per
+ * NIC across nodes. */
+static int
+nvls_parts(const CsAlgoArgs *args)
+{
+    g_autoptr(CsNodeGroups) nodes = collnet_nodes_of(args);
+
+    return nodes != NULL ? cs_collnet_heads(args->topo, nodes) : args->nranks;
 }
 
 static CsSchedule *
@@ -112,6 +286,20 @@ nvls_build(const CsAlgoArgs *args, GError **error)
                     "NVLS runs only with the Simple protocol (NCCL 2.28 tuning.cc), not %s",
                     cs_proto_name(args->proto));
         return NULL;
+    }
+    if (args->topo != NULL) {
+        g_autoptr(CsNodeGroups) domains = cs_node_groups_new_nvlink(args->topo, p, error);
+        if (domains == NULL)
+            return NULL;
+        if (domains->n_groups > 1) {
+            const char *why = NULL;
+            if (!nvls_collnet_supports(args->topo, args->op, p, domains, &why)) {
+                g_set_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_UNSUPPORTED, "NVLS: %s",
+                            why);
+                return NULL;
+            }
+            return nvls_collnet_build(args, error);
+        }
     }
     chunk_el = nvls_chunk(args) / es;
     sink = cs_step_sink_new(p);
@@ -177,12 +365,15 @@ nvls_build(const CsAlgoArgs *args, GError **error)
 
 const CsAlgo cs_algo_nvls = {
     .name = "nvls",
-    .summary = "NVLink SHARP: the NVSwitch reduces and multicasts (one NVLink domain, Simple)",
+    .summary = "NVLink SHARP: the NVSwitch reduces and multicasts (one NVLink domain; across "
+               "nodes all-reduce with CollNet/SHARP between the heads, Simple)",
     .reference = "NCCL 2.28 src/device/all_reduce.h (NVLS), src/transport/nvls.cc, "
-                 "src/enqueue.cc; NVIDIA Hopper whitepaper 2022 (NVLink SHARP)",
+                 "src/enqueue.cc; NCCL 2.30.7 (5067397) all_reduce.h NVLS !oneNode, "
+                 "connect.cc connectNvls (nvls.out); NVIDIA Hopper whitepaper 2022 (NVLink SHARP)",
     .ops
     = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_REDUCE_SCATTER) | CS_OP_BIT(CS_OP_ALL_GATHER),
     .supports = nvls_supports,
     .build = nvls_build,
     .chunk = nvls_chunk,
+    .parts = nvls_parts,
 };
