@@ -238,8 +238,9 @@ test_sendrecv_nccl(gconstpointer data)
 
 /* Two nodes of 8 fully connected MI355X with a NIC each (mi355x-x8-2n-pollara): RCCL's model
  * for such nodes lists 64 rings and ncclTopoPostset keeps them (rome_model_81/89, connect.cc),
- * so a large ring all-reduce runs 64 channels, not the 28 of one 8-GPU mesh (7 rings doubled).
- * One such node alone keeps 28; 8 of the 16 ranks are one node. */
+ * so a large ring all-reduce runs 64 channels. One such node alone matches rome_model_79 (28
+ * rings), which ncclTopoPostset takes to min(128 / 28, nc) x 28 with gfx950's nc = 4 (init.cc):
+ * 112; 8 of the 16 ranks are one node. */
 static void
 test_channels_mesh_rail(void)
 {
@@ -252,9 +253,50 @@ test_channels_mesh_rail(void)
         64);
     g_assert_cmpint(
         cs_predict_default_channels(one, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 8), ==,
-        28);
+        112);
     g_assert_false(cs_mesh_rail_nodes(two, 8));
     g_assert_true(cs_mesh_rail_nodes(two, 16));
+
+    /* Those 112 channels build and run (RCCL's MAXCHANNELS is 128, NCCL's 64). */
+    CsPredictOptions opt;
+    CsPrediction best;
+    g_autoptr(GError) error = NULL;
+    cs_predict_options_init(&opt);
+    g_assert_true(cs_predict_best(one, CS_OP_ALL_REDUCE, 1 << 30, ring, CS_PROTO_SIMPLE, &opt,
+                                  &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.n_channels, ==, 112);
+}
+
+/* How many of its channels an all-reduce uses by size on one node of 8 MI300X, as RCCL picks
+ * them: NCCL's loop (enqueue.cc) drops a channel while nBytes < nc x nThreads x threshold, with
+ * RCCL's 256 threads (device.h, rccl_common.h) and tuning.cc's thresholds (Ring LL: 8 B x
+ * nRanks; LL128 8 B; Simple 64 B), no RCCL channel tables on one node (rcclOverrideChannels).
+ * 64 KiB ring LL: 65536 / (256 x 64) = 4; 1 MiB Simple: 1 MiB / 16 KiB = 64, capped at the
+ * 56 channels; 16 KiB LL128: 8; a tree's LL threshold is not multiplied: 64 KiB / 2 KiB = 32.
+ * NCCL's 512 threads and LL's 8 B would give 16, 28 (its old cap) and 12 (640 threads). */
+static void
+test_channels_rccl_mesh_sizes(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("mi300x-x8-xgmi");
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const CsAlgo *tree = cs_algo_lookup("tree", NULL);
+
+    g_test_summary("RCCL's per-size channel count on one 8-GPU xGMI mesh.");
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL, 64 << 10, 8), ==, 4);
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 20, 8), ==,
+        56);
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL128, 16 << 10, 8), ==,
+        8);
+    g_assert_cmpint(cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL, 8, 8),
+                    ==, 1);
+    g_assert_nonnull(tree);
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, tree, CS_OP_ALL_REDUCE, CS_PROTO_LL, 64 << 10, 8), ==,
+        32);
 }
 
 /* The p2p plan stripes sendrecv's one message per rank, not P - 1 of them (NCCL 2.28
@@ -452,7 +494,8 @@ test_best_p2p(void)
 }
 
 /* 8 x MI300X, one xGMI link between every pair: the ring channels cycle over 7 rings that load
- * all 7 links of each GPU equally, so 28 channels (7 doubled twice) by default, and a large
+ * all 7 links of each GPU equally, 56 channels by default (RCCL's rome_model_79 lists 28 rings
+ * and ncclTopoPostset doubles them; gfx942 keeps nc = 2, init.cc), and a large
  * all-reduce runs at 7 links x 64 GB/s x 0.75 usable = 336 GB/s of busbw (rings of one stride
  * used 4 links: 256 GB/s at 64 GB/s a link). Its GPUs' library (RCCL) leaves LL128 off by
  * default: the best choice never takes it, but it can be forced. */
@@ -469,7 +512,7 @@ test_full_mesh_mi300x(void)
     g_test_summary("On a full xGMI mesh rings use every link; LL128 only when forced.");
     g_assert_cmpint(
         cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 1 << 30, 8), ==,
-        28);
+        56);
     cs_predict_options_init(&opt);
     g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, G_GINT64_CONSTANT(8) << 30, NULL, -1,
                                   &opt, &best, &error));
@@ -1530,6 +1573,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/sendrecv/channels", test_sendrecv_channels);
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/mesh-rail", test_channels_mesh_rail);
+    g_test_add_func("/predict/channels/rccl-mesh-sizes", test_channels_rccl_mesh_sizes);
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/channels/nvls", test_channels_nvls);
     g_test_add_func("/predict/channels/p2p-split", test_p2p_split);

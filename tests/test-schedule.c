@@ -379,7 +379,7 @@ test_algo_build_errors(void)
     g_clear_error(&error);
 
     args.root = 0;
-    args.n_channels = 65;
+    args.n_channels = 129; /* RCCL's MAXCHANNELS is 128 */
     g_assert_null(cs_algo_build(ring, &args, &error));
     g_assert_error(error, CS_SCHEDULE_ERROR, CS_SCHEDULE_ERROR_INVALID);
     g_clear_error(&error);

@@ -91,8 +91,8 @@ check_args(const CsAlgoArgs *args, GError **error)
         problem = "unknown reduction operator";
     else if (args->proto < 0 || args->proto >= CS_N_PROTOS)
         problem = "unknown protocol";
-    else if (args->n_channels < 1 || args->n_channels > 64)
-        problem = "channels must be 1 to 64 (NCCL's maximum)";
+    else if (args->n_channels < 1 || args->n_channels > 128)
+        problem = "channels must be 1 to 128 (RCCL's MAXCHANNELS; NCCL's is 64)";
     else if (args->chunk_bytes < 0)
         problem = "negative chunk size";
     else if (args->shares < CS_ALGO_SHARES_EXACT || args->shares > CS_ALGO_SHARES_HIGH)

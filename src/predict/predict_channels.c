@@ -7,6 +7,8 @@
 #include "algos/mesh_rings.h"
 #include "algos/pipetree.h"
 
+#include <string.h>
+
 /* NCCL reduces the channel count of small operations until every thread of every channel
  * has work: nc = nBytes / (nThreads * threadThreshold), with threadThreshold 8 B for LL and
  * LL128 and 64 B for Simple (NCCL 2.2x src/enqueue.cc, getNthreads/NCCL_*_THREAD_THRESHOLD),
@@ -22,6 +24,74 @@ bytes_per_channel_min(CsProto proto)
     case CS_PROTO_SIMPLE:
     default:
         return 512 * 64;
+    }
+}
+
+/* One node of 8 GPUs fully connected by single xGMI links, all of them in the communicator and
+ * no NIC in it (ncclTopoTrimSystem drops the NICs when every rank is on one node and all GPUs
+ * are xGMI-connected, RCCL 2.21.5 src/graph/paths.cc): RCCL's parseA2a8P() matches it to
+ * rome_model_79 (src/graph/rome_models.cc, ROCm/rccl 2.21.5 to cb829d6), whose ringBase lists
+ * 28 rings (14, each directed link in two of them, listed twice). NUMA matching is not
+ * modelled: any such node gets the model. */
+#define RCCL_MESH8_MODEL_RINGS 28
+/* MAXCHANNELS (RCCL src/include/device.h); ncclTopoPostset allows min(CUs, MAXCHANNELS) on
+ * gfx942 and gfx950, and their 8-GPU parts have more CUs than that (304 on MI300X, 256 on
+ * MI350X/MI355X), with no 64-channel cap on one node without NICs (connect.cc). */
+#define RCCL_MAXCHANNELS 128
+
+static gboolean
+rccl_mesh8_node(const CsTopo *topo, int nranks)
+{
+    return nranks == 8 && cs_topo_n_ranks(topo) == 8 && cs_topo_n_nodes(topo) == 1
+           && cs_topo_full_mesh(topo, nranks);
+}
+
+/* gfx950 (CDNA 4: Instinct MI350X and MI355X, AMD's CDNA 4 ISA guide) by the GPU's model. */
+static gboolean
+rccl_gfx950(const CsTopo *topo)
+{
+    const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model;
+    if (model == NULL)
+        return FALSE;
+    g_autofree char *upper = g_ascii_strup(model, -1);
+    return strstr(upper, "MI350") != NULL || strstr(upper, "MI355") != NULL;
+}
+
+/* RCCL's channel count on such a node: init.cc sets the multiplier nc to 2 (gfx942 with 8
+ * ranks keeps the default) or 4 (gfx950 with 8 ranks, ROCm/rocm-systems projects/rccl
+ * src/init.cc, the 2.27+ line); ncclTopoPostset (connect.cc, ROCm/rccl ee2d4e4 and
+ * rocm-systems) doubles the model's 28 rings to 56 while they fit in half of MAXCHANNELS,
+ * then copies channels up to min(MAXCHANNELS / 28, nc) x 28: 56 on MI300X, 112 on MI355X.
+ * The newest rocm-systems line caps one node at RCCL_MI3XX_MAX_SINGLE_NODE_CHANNELS = 56,
+ * doubled on gfx950 (rccl_common.h), the same counts. */
+static int
+rccl_mesh8_channels(const CsTopo *topo)
+{
+    const int rings = RCCL_MESH8_MODEL_RINGS;
+    const int doubled = rings <= RCCL_MAXCHANNELS / 2 ? 2 * rings : rings;
+    const int nc = MIN(RCCL_MAXCHANNELS / rings, rccl_gfx950(topo) ? 4 : 2) * rings;
+    return MIN(MAX(doubled, nc), RCCL_MAXCHANNELS);
+}
+
+/* RCCL's bytes per channel below which a ring or tree operation drops one, on such a node
+ * (no RCCL channel tuning there: rcclOverrideChannels returns before its tables when
+ * nNodes < 2, src/misc/rccl_common.cc): NCCL's loop (enqueue.cc) with RCCL's threads, 256 for
+ * every protocol (NCCL_MAX_NTHREADS 256 in RCCL 2.21.5 src/include/device.h;
+ * RCCL_SINGLE_NODE_MAX_NTHREADS, RCCL_GFX950_MAX_NTHREADS, RCCL_LL_MAX_NTHREADS 256 in
+ * rccl_common.h), and tuning.cc's thresholds: 8 B LL and LL128, 64 B Simple, Ring's LL one
+ * times nRanks. 16 KiB for ring LL and Simple on 8 ranks, 2 KiB for LL128. */
+static gint64
+rccl_bytes_per_channel_min(CsProto proto, gboolean ring, int nranks)
+{
+    const gint64 nt = 256;
+    switch (proto) {
+    case CS_PROTO_LL:
+        return nt * 8 * (ring ? MAX(nranks, 1) : 1);
+    case CS_PROTO_LL128:
+        return nt * 8;
+    case CS_PROTO_SIMPLE:
+    default:
+        return nt * 64;
     }
 }
 
@@ -59,11 +129,11 @@ collnet_channels(gboolean direct, gint64 bytes, int heads, int nc)
  * 32 coll channels NCCL reports there, and 2 on PCIe-only boxes (NCCL 2.2x
  * src/graph/search.cc, connect.cc). On a full mesh of @nranks GPUs the rings cycle over a set
  * that loads every link equally (ring.c, mesh_rings.c), so the count is a multiple of the
- * set's size: that size doubled while it stays within 32, 28 on 8 MI300X (7 rings); RCCL's
- * model of that platform lists 14 rings, each directed link in two of them, and lists them
- * twice over, 28 (src/graph/rome_models.cc); so on several nodes that are each such a mesh,
- * but where those nodes have 8 GPUs with a NIC each: there RCCL's model lists 64 rings,
- * which it runs as they are (CS_MESH_RAIL_CHANNELS, mesh_rings.h).
+ * set's size: that size doubled while it stays within 32 (7 rings on 8 GPUs give 28). One
+ * node of 8 such GPUs alone runs what RCCL makes of its model's 28 rings,
+ * rccl_mesh8_channels(): 56 on MI300X (gfx942), 112 on MI355X (gfx950); several nodes that
+ * are each such a mesh keep 28, but where those nodes have 8 GPUs with a NIC each RCCL's model
+ * lists 64 rings, which it runs as they are (CS_MESH_RAIL_CHANNELS, mesh_rings.h).
  * Every NCCL algorithm and the p2p plan start from this count, as NCCL's share nChannels. */
 int
 cs_predict_coll_channels_max(const CsTopo *topo, int nranks)
@@ -81,6 +151,8 @@ cs_predict_coll_channels_max(const CsTopo *topo, int nranks)
     if (mesh == 0 && cs_topo_n_nodes(topo) > 1 && L <= CS_MESH_RINGS_MAX_RANKS && nranks > L
         && nranks % L == 0 && cs_topo_rank_node(topo, L - 1) == 0 && cs_topo_full_mesh(topo, L))
         mesh = L;
+    if (mesh > 0 && rccl_mesh8_node(topo, nranks))
+        return rccl_mesh8_channels(topo);
     if (mesh > 0) {
         int n_rings = cs_mesh_rings_count(mesh);
         int max_ch = n_rings;
@@ -139,7 +211,9 @@ cs_predict_nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
  *   NCCL's CollNet rules (collnet_channels());
  * - NCCL's other algorithms (ring, tree ...) start from cs_predict_coll_channels_max(), then,
  *   as NCCL does for small operations, channels are dropped until each has at least nThreads x
- *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above).
+ *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above); on one node of 8
+ *   fully connected GPUs, RCCL's 256 threads and Ring LL's threshold times nRanks (16 KiB ring
+ *   LL and Simple, 2 KiB LL128; rccl_bytes_per_channel_min()).
  * With 8 B every algorithm but grouped send/recv runs on one channel.
  */
 int
@@ -171,6 +245,9 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
         return collnet_channels(na == CS_NCCL_ALGO_COLLNET_DIRECT, bytes, heads,
                                 cs_predict_coll_channels_max(topo, nranks));
     }
-    gint64 nc = bytes / bytes_per_channel_min(proto);
+    gint64 per_channel = rccl_mesh8_node(topo, nranks)
+                             ? rccl_bytes_per_channel_min(proto, na == CS_NCCL_ALGO_RING, nranks)
+                             : bytes_per_channel_min(proto);
+    gint64 nc = bytes / per_channel;
     return (int)CLAMP(nc, 1, cs_predict_coll_channels_max(topo, nranks));
 }
