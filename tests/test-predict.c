@@ -268,6 +268,32 @@ test_channels_mesh_rail(void)
     g_assert_cmpint(best.n_channels, ==, 112);
 }
 
+/* NCCL's per-size channel count on 8 x H100 (NCCL 2.30.7 enqueue.cc "Ring/Tree channel
+ * tuning", tuning.cc thresholds): a channel is dropped while nBytes < nc x 512 threads x
+ * threshold, the threshold 8 B for LL but 8 B x nRanks for Ring's LL. 256 KiB ring LL on 8
+ * ranks: 262144 / (512 x 8 x 8) = 8 channels; a tree's LL at the same size: 262144 / 4096 =
+ * 64, capped at the machine's channels; 4 ranks: 16. */
+static void
+test_channels_nccl_ring_ll(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("dgx-h100x8");
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const CsAlgo *tree = cs_algo_lookup("tree", NULL);
+
+    g_test_summary("NCCL's Ring LL keeps a channel per 4 KiB x nRanks, other algorithms per "
+                   "4 KiB.");
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL, 256 << 10, 8), ==,
+        8);
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL, 256 << 10, 4), ==,
+        16);
+    /* The size alone would allow 64: the machine's own count caps it, far above the ring's 8. */
+    g_assert_cmpint(
+        cs_predict_default_channels(topo, tree, CS_OP_ALL_REDUCE, CS_PROTO_LL, 256 << 10, 8), >=,
+        16);
+}
+
 /* How many of its channels an all-reduce uses by size on one node of 8 MI300X, as RCCL picks
  * them: NCCL's loop (enqueue.cc) drops a channel while nBytes < nc x nThreads x threshold, with
  * RCCL's 256 threads (device.h, rccl_common.h) and tuning.cc's thresholds (Ring LL: 8 B x
@@ -402,9 +428,13 @@ test_channels(void)
         2);
     g_assert_cmpint(
         cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 8, 4), ==, 1);
-    /* LL: 4 KiB per channel; 32 KiB -> 8. */
+    /* LL: 4 KiB per channel, Ring's LL 4 KiB x nRanks (tuning.cc): 32 KiB -> 8 for the
+     * tree, 2 for the ring on 4 ranks. */
+    g_assert_cmpint(cs_predict_default_channels(topo, cs_algo_lookup("tree", NULL),
+                                                CS_OP_ALL_REDUCE, CS_PROTO_LL, 32768, 4),
+                    ==, 8);
     g_assert_cmpint(
-        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL, 32768, 4), ==, 8);
+        cs_predict_default_channels(topo, ring, CS_OP_ALL_REDUCE, CS_PROTO_LL, 32768, 4), ==, 2);
     /* MPI classics run one channel. */
     g_assert_cmpint(
         cs_predict_default_channels(topo, mst, CS_OP_BROADCAST, CS_PROTO_SIMPLE, 1 << 30, 4), ==,
@@ -1574,6 +1604,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/mesh-rail", test_channels_mesh_rail);
     g_test_add_func("/predict/channels/rccl-mesh-sizes", test_channels_rccl_mesh_sizes);
+    g_test_add_func("/predict/channels/nccl-ring-ll", test_channels_nccl_ring_ll);
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/channels/nvls", test_channels_nvls);
     g_test_add_func("/predict/channels/p2p-split", test_p2p_split);

@@ -12,13 +12,17 @@
 /* NCCL reduces the channel count of small operations until every thread of every channel
  * has work: nc = nBytes / (nThreads * threadThreshold), with threadThreshold 8 B for LL and
  * LL128 and 64 B for Simple (NCCL 2.2x src/enqueue.cc, getNthreads/NCCL_*_THREAD_THRESHOLD),
- * and 512 threads (LL, Simple) or 640 (LL128). Bytes per channel below which NCCL drops one: */
+ * and 512 threads (LL, Simple) or 640 (LL128); Ring's LL threshold is multiplied by the rank
+ * count (NCCL 2.30.7 src/graph/tuning.cc: `threadThresholds[NCCL_ALGO_RING][NCCL_PROTO_LL]
+ * *= nRanks`, read by topoGetAlgoInfo's "Ring/Tree channel tuning" in src/enqueue.cc), since
+ * a ring's LL step carries 1/nRanks of a channel's share. Bytes per channel below which NCCL
+ * drops one: */
 static gint64
-bytes_per_channel_min(CsProto proto)
+bytes_per_channel_min(CsProto proto, gboolean ring, int nranks)
 {
     switch (proto) {
     case CS_PROTO_LL:
-        return 512 * 8;
+        return 512 * 8 * (ring ? MAX(nranks, 1) : 1);
     case CS_PROTO_LL128:
         return 640 * 8;
     case CS_PROTO_SIMPLE:
@@ -211,7 +215,8 @@ cs_predict_nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
  *   NCCL's CollNet rules (collnet_channels());
  * - NCCL's other algorithms (ring, tree ...) start from cs_predict_coll_channels_max(), then,
  *   as NCCL does for small operations, channels are dropped until each has at least nThreads x
- *   threadThreshold bytes (4 KiB LL, 5 KiB LL128, 32 KiB Simple; see above); on one node of 8
+ *   threadThreshold bytes (4 KiB LL, 4 KiB x nRanks for Ring LL, 5 KiB LL128, 32 KiB Simple;
+ *   see above); on one node of 8
  *   fully connected GPUs, RCCL's 256 threads and Ring LL's threshold times nRanks (16 KiB ring
  *   LL and Simple, 2 KiB LL128; rccl_bytes_per_channel_min()).
  * With 8 B every algorithm but grouped send/recv runs on one channel.
@@ -247,7 +252,7 @@ cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsP
     }
     gint64 per_channel = rccl_mesh8_node(topo, nranks)
                              ? rccl_bytes_per_channel_min(proto, na == CS_NCCL_ALGO_RING, nranks)
-                             : bytes_per_channel_min(proto);
+                             : bytes_per_channel_min(proto, na == CS_NCCL_ALGO_RING, nranks);
     gint64 nc = bytes / per_channel;
     return (int)CLAMP(nc, 1, cs_predict_coll_channels_max(topo, nranks));
 }
