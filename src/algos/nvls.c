@@ -146,77 +146,11 @@ nvls_collnet_chunk(const CsAlgoArgs *args, const CsNodeGroups *nodes)
 static CsSchedule *
 nvls_collnet_build(const CsAlgoArgs *args, GError **error)
 {
-    int p = args->nranks;
-    int es = cs_dtype_size(args->dtype);
-    CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, p);
-    g_autoptr(CsNodeGroups) nodes = NULL;
-    g_autoptr(CsStepSink) sink = NULL;
-    g_autofree int *m = NULL;
-    g_autofree int *rail = NULL;
-    g_autofree CsBlockMove *blocks = NULL;
-    g_autofree gint64 *shard_first = NULL;
-    g_autofree gint64 *shard_len = NULL;
-    CsSchedule *sched;
-    gint64 chunk_el;
-    int n, l, heads;
-
-    nodes = cs_collnet_nodes(args->topo, p, args->proto, "NVLS across nodes (with CollNet)", error);
+    g_autoptr(CsNodeGroups) nodes = cs_collnet_nodes(args->topo, args->nranks, args->proto,
+                                                     "NVLS across nodes (with CollNet)", error);
     if (nodes == NULL)
         return NULL;
-    n = nodes->n_groups;
-    l = cs_node_groups_size(nodes, 0);
-    heads = cs_collnet_heads(args->topo, nodes);
-    chunk_el = nvls_collnet_chunk(args, nodes) / es;
-    sink = cs_step_sink_new(p);
-    m = g_new(int, l);
-    rail = g_new(int, n);
-    blocks = g_new0(CsBlockMove, l);
-    shard_first = g_new(gint64, heads);
-    shard_len = g_new(gint64, heads);
-    sched = cs_algo_schedule_new(args);
-
-    for (int c = 0; c < args->n_channels; c++) {
-        gint64 first, len, max_len = 0;
-
-        cs_algo_split(size.recv_bytes / es, args->n_channels, c, &first, &len);
-        for (int h = 0; h < heads; h++) {
-            cs_algo_split(len, heads, h, &shard_first[h], &shard_len[h]);
-            shard_first[h] += first;
-            max_len = MAX(max_len, shard_len[h]);
-        }
-        for (gint64 i = 0; i * chunk_el < max_len; i++) {
-            /* Block x of the NVLS phases is head x's part; a rank that is no head owns none. */
-            for (int x = 0; x < l; x++)
-                blocks[x] = (CsBlockMove){ CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 0 };
-            for (int h = 0; h < heads; h++) {
-                gint64 at = (shard_first[h] + i * chunk_el) * es;
-                gint64 bytes = CLAMP(shard_len[h] - i * chunk_el, 0, chunk_el) * es;
-                blocks[cs_collnet_head_local(h, heads, l)]
-                    = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
-            }
-            for (int g = 0; g < n; g++) {
-                for (int x = 0; x < l; x++)
-                    m[x] = cs_node_groups_rank(nodes, g, x);
-                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, TRUE);
-            }
-            for (int h = 0; h < heads; h++) {
-                const CsBlockMove *b = &blocks[cs_collnet_head_local(h, heads, l)];
-                for (int g = 0; g < n; g++)
-                    rail[g] = cs_node_groups_rank(nodes, g, cs_collnet_head_local(h, heads, l));
-                cs_pipetree_sharp_allreduce(sink, c, rail, n, (int)((i + h) % n), CS_BUF_OUTPUT,
-                                            b->dst_off, b->bytes, i + 2, (int)i);
-            }
-            for (int x = 0; x < l; x++)
-                blocks[x].src_buf = CS_BUF_OUTPUT;
-            for (int g = 0; g < n; g++) {
-                for (int x = 0; x < l; x++)
-                    m[x] = cs_node_groups_rank(nodes, g, x);
-                cs_pipetree_direct_all_gather(sink, c, m, l, blocks, i + 6, (int)i, TRUE);
-            }
-        }
-    }
-    cs_step_sink_flush(sink, sched);
-    return sched;
+    return cs_collnet_direct_schedule(args, nodes, nvls_collnet_chunk(args, nodes), TRUE);
 }
 
 /* ---- Algorithm ---- */

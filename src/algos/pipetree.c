@@ -979,6 +979,78 @@ cs_collnet_head_local(int h, int n_heads, int l)
     return (h * l + n_heads - 1) / n_heads;
 }
 
+/**
+ * cs_collnet_direct_schedule:
+ * The all-reduce CollNet Direct and NVLS across nodes share (collnet_direct.c, nvls.c): per
+ * channel and chunk of @chunk_bytes, each node's ranks reduce-scatter into its heads (one per
+ * NIC), heads h of every node all-reduce on the SHARP switch (cs_pipetree_sharp_allreduce()),
+ * and each head gathers its part back to its node. With @nvls the node's phases go through
+ * the NVSwitch (its in-switch reduction and multicast flags), as NVLS does; without, each rank
+ * sends to each head and back, as CollNet Direct's scatter and gather warps do.
+ * Returns: (transfer full): the schedule.
+ */
+CsSchedule *
+cs_collnet_direct_schedule(const CsAlgoArgs *args, const CsNodeGroups *nodes, gint64 chunk_bytes,
+                           gboolean nvls)
+{
+    const int es = cs_dtype_size(args->dtype);
+    const CsOpSize size = cs_op_size(args->op, args->size_bytes, args->dtype, args->nranks);
+    const int n = nodes->n_groups;
+    const int l = cs_node_groups_size(nodes, 0);
+    const int heads = cs_collnet_heads(args->topo, nodes);
+    const gint64 chunk_el = chunk_bytes / es;
+    g_autoptr(CsStepSink) sink = cs_step_sink_new(args->nranks);
+    g_autofree int *m = g_new(int, l);
+    g_autofree int *rail = g_new(int, n);
+    g_autofree CsBlockMove *blocks = g_new0(CsBlockMove, l);
+    g_autofree gint64 *shard_first = g_new(gint64, heads);
+    g_autofree gint64 *shard_len = g_new(gint64, heads);
+    CsSchedule *sched = cs_algo_schedule_new(args);
+
+    for (int c = 0; c < args->n_channels; c++) {
+        gint64 first, len, max_len = 0;
+
+        cs_algo_split(size.recv_bytes / es, args->n_channels, c, &first, &len);
+        for (int h = 0; h < heads; h++) {
+            cs_algo_split(len, heads, h, &shard_first[h], &shard_len[h]);
+            shard_first[h] += first;
+            max_len = MAX(max_len, shard_len[h]);
+        }
+        for (gint64 i = 0; i * chunk_el < max_len; i++) {
+            /* Block x of the node's phases is head x's piece; other ranks own nothing. */
+            for (int x = 0; x < l; x++)
+                blocks[x] = (CsBlockMove){ CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 0 };
+            for (int h = 0; h < heads; h++) {
+                gint64 at = (shard_first[h] + i * chunk_el) * es;
+                gint64 bytes = CLAMP(shard_len[h] - i * chunk_el, 0, chunk_el) * es;
+                blocks[cs_collnet_head_local(h, heads, l)]
+                    = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
+            }
+            for (int g = 0; g < n; g++) {
+                for (int x = 0; x < l; x++)
+                    m[x] = cs_node_groups_rank(nodes, g, x);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, nvls);
+            }
+            for (int h = 0; h < heads; h++) {
+                const CsBlockMove *b = &blocks[cs_collnet_head_local(h, heads, l)];
+                for (int g = 0; g < n; g++)
+                    rail[g] = cs_node_groups_rank(nodes, g, cs_collnet_head_local(h, heads, l));
+                cs_pipetree_sharp_allreduce(sink, c, rail, n, (int)((i + h) % n), CS_BUF_OUTPUT,
+                                            b->dst_off, b->bytes, i + 2, (int)i);
+            }
+            for (int x = 0; x < l; x++)
+                blocks[x].src_buf = CS_BUF_OUTPUT;
+            for (int g = 0; g < n; g++) {
+                for (int x = 0; x < l; x++)
+                    m[x] = cs_node_groups_rank(nodes, g, x);
+                cs_pipetree_direct_all_gather(sink, c, m, l, blocks, i + 6, (int)i, nvls);
+            }
+        }
+    }
+    cs_step_sink_flush(sink, sched);
+    return sched;
+}
+
 /* ---- Sizes ---- */
 
 gint64

@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "algos/algo.h"
 #include "sched/schedule.h"
 #include "topo/topo.h"
 
@@ -228,6 +229,10 @@ int cs_collnet_heads(const CsTopo *topo, const CsNodeGroups *nodes);
 /* Local index of head @h of @n_heads among @l ranks: the first rank NIC h serves (a
  * template joins rank k to NIC k * n_heads / l). */
 int cs_collnet_head_local(int h, int n_heads, int l);
+/* CollNet Direct's all-reduce over @nodes (with @nvls: NVLS across nodes), in chunks of
+ * @chunk_bytes (pipetree.c). */
+CsSchedule *cs_collnet_direct_schedule(const CsAlgoArgs *args, const CsNodeGroups *nodes,
+                                       gint64 chunk_bytes, gboolean nvls);
 
 /* ---- Sizes ---- */
 
