@@ -120,8 +120,8 @@ static const Case cases[] = {
     /* One size: its candidates run on the threads, ahead of their turn. */
     { "run/one-size-json-2n",
       NULL,
-      { "--topo", "hgx-h100x8-2n", "--op", "allreduce", "-b", "1G", "-e", "1G", "--format", "json",
-        NULL },
+      { "--topo", "hgx-h100x8-2n", "--op", "allreduce", "-b", "64M", "-e", "64M", "--format",
+        "json", NULL },
       0 },
     { "run/one-size-sharp",
       NULL,
