@@ -90,6 +90,23 @@ ranges_json(const CsSelectTable *t, gboolean nccl_names)
     return ranges;
 }
 
+/* The fields a selection and a comparison begin with: schema, format and its version, collsim
+ * version, topology, ranks, nodes, datatype. (transfer full) */
+static cJSON *
+header_json(const CsSelection *sel, const char *schema, const char *format)
+{
+    cJSON *root = cJSON_CreateObject();
+    cs_json_add_schema(root, schema, CS_JSON_SCHEMA_VERSION);
+    cJSON_AddStringToObject(root, "format", format);
+    cJSON_AddNumberToObject(root, "format_version", 1);
+    cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
+    cJSON_AddStringToObject(root, "topology", cs_topo_name(sel->topo));
+    cJSON_AddNumberToObject(root, "nranks", sel->nranks);
+    cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
+    cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
+    return root;
+}
+
 /* The selection as one JSON object: headers (format, collsim version, topology, ranks,
  * nodes, datatype, model, grid), then per collective the points, crossovers, ranges (collsim's
  * names) and nccl_ranges (NCCL's names, algorithms NCCL implements; null when NCCL does not
@@ -97,15 +114,7 @@ ranges_json(const CsSelectTable *t, gboolean nccl_names)
 static cJSON *
 selection_json(const CsSelection *sel)
 {
-    cJSON *root = cJSON_CreateObject();
-    cs_json_add_schema(root, "collsim-select", CS_JSON_SCHEMA_VERSION);
-    cJSON_AddStringToObject(root, "format", "collsim-select");
-    cJSON_AddNumberToObject(root, "format_version", 1);
-    cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
-    cJSON_AddStringToObject(root, "topology", cs_topo_name(sel->topo));
-    cJSON_AddNumberToObject(root, "nranks", sel->nranks);
-    cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
-    cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
+    cJSON *root = header_json(sel, "collsim-select", "collsim-select");
     cJSON_AddStringToObject(root, "model", sel->nccl_model ? sel->model : "collsim");
     cJSON_AddStringToObject(root, "candidate_rule", candidates_name(sel));
     if (!sel->nccl_model)
@@ -218,15 +227,7 @@ cs_selection_to_json(const CsSelection *sel)
 static cJSON *
 compare_json(const CsSelection *sel)
 {
-    cJSON *root = cJSON_CreateObject();
-    cs_json_add_schema(root, "collsim-select-compare", CS_JSON_SCHEMA_VERSION);
-    cJSON_AddStringToObject(root, "format", "collsim-compare");
-    cJSON_AddNumberToObject(root, "format_version", 1);
-    cJSON_AddStringToObject(root, "collsim_version", COLLSIM_VERSION);
-    cJSON_AddStringToObject(root, "topology", cs_topo_name(sel->topo));
-    cJSON_AddNumberToObject(root, "nranks", sel->nranks);
-    cJSON_AddNumberToObject(root, "nnodes", sel->nnodes);
-    cJSON_AddStringToObject(root, "dtype", cs_dtype_name(sel->dtype));
+    cJSON *root = header_json(sel, "collsim-select-compare", "collsim-compare");
     cJSON_AddStringToObject(root, "net_model", sel->model);
     cJSON_AddStringToObject(root, "nccl_model", cs_nccl_model_constants(sel->nccl)->version);
     cJSON *colls = cJSON_AddArrayToObject(root, "collectives");
