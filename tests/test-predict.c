@@ -350,6 +350,99 @@ test_sendrecv_channels(void)
         32);
 }
 
+/* Across nodes NCCL's p2p plan changed with its releases (NCCL 2.30.7 src/graph/paths.cc
+ * ncclTopoGetNchannels and ncclTopoComputeP2pChannels, 2.20.3-2.28.9 the same functions,
+ * 2.19 NCCL_NCHANNELS_PER_NET_PEER; src/enqueue.cc addP2pToPlan from 2.22.3). On 2 x 8
+ * H100, one 400 Gb/s NIC per GPU behind PCIe Gen5 (48 GB/s usable): from 2.29.2 a network
+ * peer gets max(1 NIC, 48 / 14 GB/s -> 4) channels, before it 2 (the GPU's NIC is not
+ * counted: its link leads to no CPU); 4 NICs of 100 Gb/s per GPU (AWS p5) give 4 either way
+ * from 2.29.2; one 100 Gb/s NIC shared by two GPUs (p4de) 1. On 1,024 ranks every release
+ * drops to 1 per peer (2.29: 4 x 1,024 / 8 rounds beyond 32 channels; 2.20: 2 x 1,024 beyond
+ * 4 x 32). */
+static void
+test_p2p_network_channels(void)
+{
+    g_autoptr(CsTopo) two = cs_test_load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) p5 = cs_test_load_topo("aws-p5-h100x8-2n-efa");
+    g_autoptr(CsTopo) p4de = cs_test_load_topo("aws-p4de-a100x8-2n-efa");
+    g_autoptr(CsTopo) big = cs_test_load_topo("hgx-h100x8-128n");
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+    const CsOp sr = CS_OP_SEND_RECV;
+    const CsProto simple = CS_PROTO_SIMPLE;
+
+    g_test_summary("A network peer's p2p channels follow the NCCL release's rule.");
+    g_assert_cmpint(cs_nccl_release_code("2.29.7"), ==, 22907);
+    g_assert_cmpint(cs_nccl_release_code("2.29"), ==, 22900);
+    g_assert_cmpint(cs_nccl_release_code(NULL), ==, 0);
+    g_assert_cmpint(cs_nccl_release_code("unknown"), ==, 0);
+    g_assert_cmpint(cs_predict_peer_channels_at(two, direct, sr, simple, 1 << 30, 16, 0), ==, 4);
+    g_assert_cmpint(cs_predict_peer_channels_at(two, direct, sr, simple, 1 << 30, 16, 22907), ==,
+                    4);
+    g_assert_cmpint(cs_predict_peer_channels_at(two, direct, sr, simple, 1 << 30, 16, 22602), ==,
+                    2);
+    g_assert_cmpint(cs_predict_peer_channels_at(two, direct, sr, simple, 1 << 30, 16, 21903), ==,
+                    2);
+    g_assert_cmpint(cs_predict_peer_channels_at(p5, direct, sr, simple, 1 << 30, 16, 0), ==, 4);
+    g_assert_cmpint(cs_predict_peer_channels_at(p4de, direct, sr, simple, 1 << 30, 16, 0), ==, 1);
+    g_assert_cmpint(cs_predict_peer_channels_at(p4de, direct, sr, simple, 1 << 30, 16, 22003), ==,
+                    2);
+    g_assert_cmpint(cs_predict_peer_channels_at(big, direct, sr, simple, 1 << 30, 1024, 0), ==, 1);
+    g_assert_cmpint(cs_predict_peer_channels_at(big, direct, sr, simple, 1 << 30, 1024, 22602), ==,
+                    1);
+    /* One node: no network peer, the NVLink rule alone (32 per peer at 1 GiB). */
+    g_autoptr(CsTopo) one = cs_test_load_topo("dgx-h100x8");
+    g_assert_cmpint(cs_predict_peer_channels_at(one, direct, sr, simple, 1 << 30, 8, 0), ==, 32);
+}
+
+/* Largest bytes of one send from @from to @to in @sched. */
+static gint64
+largest_send(const CsSchedule *sched, int from, int to)
+{
+    gsize n = 0;
+    const CsStep *steps = cs_schedule_steps(sched, from, &n);
+    gint64 most = 0;
+    for (gsize i = 0; i < n; i++)
+        if (steps[i].send_peer == to)
+            most = MAX(most, steps[i].bytes);
+    return most;
+}
+
+/* From NCCL 2.22.3 a small message over the network moves in smaller chunks (addP2pToPlan,
+ * "Tune chunk size for the network"): a quarter of the 128 KiB step below one step, half of it
+ * below eight; NVLink peers keep the step. An all-to-all of 16 ranks on 2 x 8 H100: 1 MiB
+ * gives 64 KiB blocks in one part (chunks of 32 KiB across nodes, the part whole inside), 8
+ * MiB 512 KiB blocks in 128 KiB parts (64 KiB chunks across nodes), 64 MiB 4 MiB blocks (the
+ * whole step both ways); release 2.21.5 never shrinks them. */
+static void
+test_p2p_network_chunks(void)
+{
+    g_autoptr(CsTopo) two = cs_test_load_topo("hgx-h100x8-2n");
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+    const struct {
+        gint64 size;
+        int release;
+        gint64 net, nvlink;
+    } cases[] = {
+        { 1 << 20, 0, 32768, 65536 },       { 8 << 20, 0, 65536, 131072 },
+        { 64 << 20, 0, 131072, 131072 },    { 1 << 20, 22203, 32768, 65536 },
+        { 8 << 20, 21505, 131072, 131072 },
+    };
+
+    g_test_summary("Small network messages of grouped send/recv move in smaller chunks.");
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        CsPredictOptions options;
+        cs_predict_options_init(&options);
+        options.nccl_release = cases[i].release;
+        options.whole = TRUE;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsSchedule) sched = cs_predict_schedule(
+            two, CS_OP_ALL_TO_ALL, cases[i].size, direct, CS_PROTO_SIMPLE, &options, &error);
+        g_assert_no_error(error);
+        g_assert_cmpint(largest_send(sched, 0, 8), ==, cases[i].net);
+        g_assert_cmpint(largest_send(sched, 0, 1), ==, cases[i].nvlink);
+    }
+}
+
 /* ---- The two models on an idle crossbar ---- */
 
 typedef struct {
@@ -484,7 +577,10 @@ test_channels_p2p(void)
 
 /* The p2p plan decides the protocol and lets all-to-all use every NVLink: at 1 GiB on 8 x H100
  * the time is within 15% of the 7/8 GiB each GPU sends over its 18 links (one channel, as
- * before, drove one link: 20 GB/s of busbw). */
+ * before, drove one link: 20 GB/s of busbw). NCCL 2.28 takes LL up to 16 KiB per channel of
+ * the per-peer count (512 KiB a peer here); from 2.29.2 per channel the message is cut into
+ * with Simple's step (NCCL 2.30.7 enqueue.cc addP2pToPlan: "Assume SIMPLE protocol to start
+ * with"): a 512 KiB peer message takes 4 channels, so Simple, and LL only to 16 KiB. */
 static void
 test_best_p2p(void)
 {
@@ -493,10 +589,18 @@ test_best_p2p(void)
     CsPredictOptions opt;
     CsPrediction best;
 
-    g_test_summary("All-to-all on NVSwitch runs LL up to 512 KiB a peer, Simple beyond, and is "
-                   "bound by the GPU's NVLink bandwidth.");
+    g_test_summary("All-to-all on NVSwitch runs LL up to 16 KiB a peer (512 KiB with NCCL "
+                   "2.28), Simple beyond, and is bound by the GPU's NVLink bandwidth.");
     g_assert_no_error(error);
     cs_predict_options_init(&opt);
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 4 << 20, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.proto, ==, CS_PROTO_SIMPLE);
+    g_assert_true(
+        cs_predict_best(topo, CS_OP_ALL_TO_ALL, 128 << 10, NULL, -1, &opt, &best, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(best.proto, ==, CS_PROTO_LL);
+    opt.nccl_release = 22809;
     g_assert_true(cs_predict_best(topo, CS_OP_ALL_TO_ALL, 4 << 20, NULL, -1, &opt, &best, &error));
     g_assert_no_error(error);
     g_assert_cmpint(best.proto, ==, CS_PROTO_LL);
@@ -1601,6 +1705,8 @@ main(int argc, char **argv)
         g_test_add_data_func(nc, sendrecv_topos[i], test_sendrecv_nccl);
     }
     g_test_add_func("/predict/sendrecv/channels", test_sendrecv_channels);
+    g_test_add_func("/predict/p2p/network-channels", test_p2p_network_channels);
+    g_test_add_func("/predict/p2p/network-chunks", test_p2p_network_chunks);
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/mesh-rail", test_channels_mesh_rail);
     g_test_add_func("/predict/channels/rccl-mesh-sizes", test_channels_rccl_mesh_sizes);

@@ -55,13 +55,25 @@ block_offset(CsOp op, int from, int to, gint64 block, gboolean at_sender)
     return op == CS_OP_SCATTER ? 0 : from * block;
 }
 
+/* The chunk of the message from @from to @to: @net_chunk over the network, between ranks of
+ * two nodes and two NVLink domains (@place: each rank's node and domain, NULL when not known),
+ * @chunk otherwise. */
+static gint64
+pair_chunk(const int *place, int from, int to, gint64 chunk, gint64 net_chunk)
+{
+    if (net_chunk > 0 && place != NULL && place[2 * from] != place[2 * to]
+        && place[2 * from + 1] != place[2 * to + 1])
+        return net_chunk;
+    return chunk;
+}
+
 /* Channel @ch's share of the exchange: the parts of the peers' messages striped onto it, chunk
  * by chunk, and slice @ch of the local block. @part_first/@part_len give each of the @parts
  * parts of a block, in bytes. */
 static void
 direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int parts, gint64 block,
                const gint64 *part_first, const gint64 *part_len, gint64 local_sub, gint64 local_len,
-               gint64 chunk)
+               gint64 chunk, const int *place, gint64 net_chunk)
 {
     /* The local block first: it needs nobody. sendrecv has none but on one rank, where NCCL
      * copies the send to the receive (addP2pToPlan: selfSend). */
@@ -85,25 +97,36 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
         if (part_of[q] >= 0)
             longest = MAX(longest, part_len[j]);
     }
-    int k = 0;
-    for (gint64 at = 0; at < longest; at += chunk, k++) {
+    /* A message between NVLink domains moves in the network's chunk (NCCL's addP2pToPlan),
+     * the others in @chunk; round k carries chunk k of every message that has one. */
+    const gint64 smallest = net_chunk > 0 && place != NULL ? MIN(chunk, net_chunk) : chunk;
+    const gint64 rounds = (longest + smallest - 1) / smallest;
+    for (gint64 k = 0; k < rounds; k++) {
         for (int r = 0; r < P; r++) {
             for (int q = 1; q < P; q++) {
                 int j = part_of[q];
                 int to = mod(r + q, P);
-                if (j < 0 || at >= part_len[j] || !sends_to(op, root, P, r, to))
+                if (j < 0 || !sends_to(op, root, P, r, to))
+                    continue;
+                gint64 c = pair_chunk(place, r, to, chunk, net_chunk);
+                gint64 at = k * c;
+                if (at >= part_len[j])
                     continue;
                 gint64 off = block_offset(op, r, to, block, TRUE) + part_first[j] + at;
-                cs_schedule_send(s, r, ch, to, CS_BUF_INPUT, off, MIN(chunk, part_len[j] - at), k);
+                cs_schedule_send(s, r, ch, to, CS_BUF_INPUT, off, MIN(c, part_len[j] - at), (int)k);
             }
             for (int q = 1; q < P; q++) {
                 int j = part_of[q];
                 int from = mod(r - q, P);
-                if (j < 0 || at >= part_len[j] || !sends_to(op, root, P, from, r))
+                if (j < 0 || !sends_to(op, root, P, from, r))
+                    continue;
+                gint64 c = pair_chunk(place, from, r, chunk, net_chunk);
+                gint64 at = k * c;
+                if (at >= part_len[j])
                     continue;
                 gint64 off = block_offset(op, from, r, block, FALSE) + part_first[j] + at;
-                cs_schedule_recv(s, r, ch, from, CS_BUF_OUTPUT, off, MIN(chunk, part_len[j] - at),
-                                 k);
+                cs_schedule_recv(s, r, ch, from, CS_BUF_OUTPUT, off, MIN(c, part_len[j] - at),
+                                 (int)k);
             }
         }
     }
@@ -143,12 +166,22 @@ direct_build(const CsAlgoArgs *args, GError **error)
         part_first[j] = first * ts;
         part_len[j] = n * ts;
     }
+    g_autofree int *place = NULL;
+    gint64 net_chunk = 0;
+    if (args->net_chunk_bytes > 0 && args->topo != NULL) {
+        net_chunk = MAX(args->net_chunk_bytes / ts, 1) * ts;
+        place = g_new(int, 2 * (gsize)MAX(args->nranks, 1));
+        for (int r = 0; r < args->nranks; r++) {
+            place[2 * r] = cs_topo_rank_node(args->topo, r);
+            place[2 * r + 1] = cs_topo_rank_island(args->topo, r);
+        }
+    }
     for (int c = 0; c < n_ch; c++) {
         gint64 first;
         gint64 n;
         cs_algo_split(block / ts, n_ch, c, &first, &n);
         direct_channel(sched, args->op, args->nranks, root, c, n_ch, parts, block, part_first,
-                       part_len, first * ts, n * ts, chunk);
+                       part_len, first * ts, n * ts, chunk, place, net_chunk);
     }
     return g_steal_pointer(&sched);
 }

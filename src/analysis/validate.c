@@ -220,6 +220,13 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
         }
     }
     setup->options.nranks = nranks;
+    /* The trace's release decides NCCL's point-to-point plan (RCCL numbers its releases after
+     * the NCCL it follows). */
+    if (base->nccl_release <= 0) {
+        const char *version = NULL;
+        cs_trace_library(trace, &version);
+        setup->options.nccl_release = cs_nccl_release_code(version);
+    }
     cs_validate_trace_settings(trace, &setup->algo_name, &setup->proto_name, &gpus_per_thread);
     if (base->engine.gpus_per_thread <= 0) {
         /* Every thread drives the same number of GPUs, so they divide the ranks. */

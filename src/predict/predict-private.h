@@ -69,16 +69,17 @@ is_p2p_op(CsOp op)
 /* NCCL's plan for one grouped send/recv: the protocol each peer's message gets, the channels
  * it is striped over, all channels in use together and the pipeline step. */
 typedef struct {
-    CsProto proto;      /* LL or Simple */
-    int channels;       /* in use at once: at most p2pnChannels */
-    int per_peer;       /* channels each peer's message is striped over */
-    gint64 chunk_bytes; /* bytes: Simple's p2pChunkSize; 0 (the slot) for LL */
+    CsProto proto;          /* LL or Simple */
+    int channels;           /* in use at once: at most p2pnChannels */
+    int per_peer;           /* channels each peer's message is striped over */
+    gint64 chunk_bytes;     /* bytes: Simple's p2pChunkSize; 0 (the slot) for LL */
+    gint64 net_chunk_bytes; /* bytes: a network message's smaller chunk; 0: chunk_bytes */
 } P2pPlan;
 
 /* NCCL's plan when @algo runs @op as grouped send/recv on GPU ranks; FALSE otherwise
  * (predict_p2p.c). */
 gboolean cs_predict_p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
-                             gint64 size_bytes, int nranks, P2pPlan *plan);
+                             gint64 size_bytes, int nranks, int release, P2pPlan *plan);
 
 /* NCCL's collective channel count before small operations drop some (predict_channels.c). */
 int cs_predict_coll_channels_max(const CsTopo *topo, int nranks);
@@ -92,7 +93,7 @@ gboolean cs_predict_spans_nodes(const CsTopo *topo, int nranks);
 gboolean cs_predict_spans_nvlink_domains(const CsTopo *topo, int nranks);
 /* Whether an nccl-tests run could carry @op with @proto on @algo (predict_candidates.c). */
 gboolean cs_predict_proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op,
-                                        CsProto proto, gint64 size_bytes, int nranks);
+                                        CsProto proto, gint64 size_bytes, int nranks, int release);
 /* The protocols a run picks from when it forces none, bits over CsProto
  * (predict_candidates.c). */
 guint cs_predict_unforced_protos(const CsTopo *topo, const CsPredictOptions *options);

@@ -34,11 +34,12 @@ cs_predict_options_init(CsPredictOptions *options)
 static char *
 schedule_key(const CsAlgo *algo, const CsAlgoArgs *args)
 {
-    return g_strdup_printf(
-        "%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d", algo->name,
-        args->op, args->nranks, args->root, args->size_bytes, args->dtype, args->redop, args->proto,
-        args->n_channels, args->peer_channels, args->chunk_bytes, args->topo != NULL,
-        args->period_min, args->shares);
+    return g_strdup_printf("%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT
+                           "/%" G_GINT64_FORMAT "/%d/%d/%d",
+                           algo->name, args->op, args->nranks, args->root, args->size_bytes,
+                           args->dtype, args->redop, args->proto, args->n_channels,
+                           args->peer_channels, args->chunk_bytes, args->net_chunk_bytes,
+                           args->topo != NULL, args->period_min, args->shares);
 }
 
 /* Whether @options' cache serves @topo. */
@@ -642,12 +643,14 @@ cs_predict_point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAl
     int topo_ranks = cs_topo_n_ranks(topo);
     gboolean textbook = options->engine.textbook;
     P2pPlan plan;
-    gboolean p2p
-        = !textbook && cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan);
+    gboolean p2p = !textbook
+                   && cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks,
+                                          options->nccl_release, &plan);
     int channels = options->n_channels > 0 ? options->n_channels
                    : textbook              ? 1
                    : p2p                   ? plan.channels
-                         : cs_predict_default_channels(topo, algo, op, proto, size_bytes, nranks);
+                         : cs_predict_default_channels_at(topo, algo, op, proto, size_bytes, nranks,
+                                                          options->nccl_release);
 
     /* The algorithm sees the machine only when it runs on all of it (node structure). */
     cs_algo_args_init(args, nranks == topo_ranks ? topo : NULL, op, nranks, size_bytes);
@@ -659,6 +662,7 @@ cs_predict_point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAl
     /* NCCL stripes each peer's message over some of the channels, by its size, also when the
      * channel count is given (explain and --verify pass the predicted one back). */
     args->peer_channels = p2p ? plan.per_peer : 0;
+    args->net_chunk_bytes = p2p ? plan.net_chunk_bytes : 0;
     /* A schedule that repeats under a shift of ranks replays one period where the machine
      * repeats too (engine.c, "Symmetry"); the same answer, not an approximation. An observer
      * sees every rank. */
@@ -852,10 +856,12 @@ cs_predict_sweep(const CsTopo *topo, CsOp op, const gint64 *sizes, int n_sizes, 
 
         int channels = options->n_channels > 0
                            ? options->n_channels
-                           : cs_predict_default_channels(topo, algo, op, proto, sizes[i], nranks);
+                           : cs_predict_default_channels_at(topo, algo, op, proto, sizes[i], nranks,
+                                                            options->nccl_release);
         int peer_channels = options->engine.textbook
                                 ? 0
-                                : cs_predict_peer_channels(topo, algo, op, proto, sizes[i], nranks);
+                                : cs_predict_peer_channels_at(topo, algo, op, proto, sizes[i],
+                                                              nranks, options->nccl_release);
         if (over_budget && before >= 0 && !options->engine.textbook
             && out[last].n_channels == channels && out[before].n_channels == channels
             && out[last].peer_channels == peer_channels

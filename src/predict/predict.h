@@ -79,9 +79,16 @@ typedef struct {
     gboolean exhaustive;           /* cs_predict_best simulates every candidate, also one whose
                                     * lower bound (cs_predict_lower_bound) a faster one already
                                     * beats; the answer is the same, only slower (tests compare) */
+    int nccl_release;              /* the NCCL release whose point-to-point plan applies, as
+                                    * major x 10000 + minor x 100 + patch (22907 for 2.29.7; a
+                                    * trace's, cs_nccl_release_code()); 0: the newest collsim
+                                    * knows (predict_p2p.c) */
 } CsPredictOptions;
 
 void cs_predict_options_init(CsPredictOptions *options);
+
+/* "2.29.7" -> 22907 ("2.29" -> 22900); 0 for NULL or an unreadable version. */
+int cs_nccl_release_code(const char *version);
 
 /* "fastest", "nccl", "auto" (any case); FALSE with @error for another name. */
 gboolean cs_pick_from_name(const char *name, CsPick *pick, GError **error);
@@ -132,6 +139,13 @@ void cs_prediction_unpack(CsUnpack *in, CsPrediction *pred);
  * algorithm: its schedule uses all its channels for everything. */
 int cs_predict_peer_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
                              gint64 size_bytes, int nranks);
+/* cs_predict_peer_channels() and cs_predict_default_channels() under NCCL @release
+ * (CsPredictOptions.nccl_release; 0: the newest collsim knows): NCCL's point-to-point plan
+ * across nodes changed with its releases (predict_p2p.c). */
+int cs_predict_peer_channels_at(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                                gint64 size_bytes, int nranks, int release);
+int cs_predict_default_channels_at(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                                   gint64 size_bytes, int nranks, int release);
 
 /* Predicts one point. FALSE with @error if the algorithm/protocol cannot serve it. */
 gboolean cs_predict_one(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo,

@@ -242,7 +242,8 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             if (proto_filter < 0 && (allowed_protos & (1u << p)) == 0)
                 continue;
             if (proto_filter < 0 && !any
-                && !cs_predict_proto_in_nccl_tests(topo, algo, op, (CsProto)p, size_bytes, nranks))
+                && !cs_predict_proto_in_nccl_tests(topo, algo, op, (CsProto)p, size_bytes, nranks,
+                                                   options != NULL ? options->nccl_release : 0))
                 continue;
             const gboolean bounded = options == NULL || !options->exhaustive;
             Candidate c = {

@@ -99,10 +99,10 @@ cs_predict_default_candidate(const CsAlgo *algo, CsOp op, const CsTopo *topo, in
  * engine's. */
 gboolean
 cs_predict_proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
-                               gint64 size_bytes, int nranks)
+                               gint64 size_bytes, int nranks, int release)
 {
     P2pPlan plan;
-    return !cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan)
+    return !cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, release, &plan)
            || proto == plan.proto;
 }
 
@@ -116,7 +116,7 @@ cs_predict_default_proto(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProt
     g_return_val_if_fail(topo != NULL && algo != NULL, FALSE);
     if (any_algorithm || cs_predict_cpu_ranks(topo, nranks))
         return TRUE;
-    return cs_predict_proto_in_nccl_tests(topo, algo, op, proto, size_bytes, nranks);
+    return cs_predict_proto_in_nccl_tests(topo, algo, op, proto, size_bytes, nranks, 0);
 }
 
 /* The protocols a run picks from when it forces none: NCCL_PROTO's list where the run set one

@@ -225,9 +225,16 @@ int
 cs_predict_default_channels(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
                             gint64 size_bytes, int nranks)
 {
+    return cs_predict_default_channels_at(topo, algo, op, proto, size_bytes, nranks, 0);
+}
+
+int
+cs_predict_default_channels_at(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                               gint64 size_bytes, int nranks, int release)
+{
     g_return_val_if_fail(topo != NULL && algo != NULL, 1);
     P2pPlan plan;
-    if (cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, &plan))
+    if (cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, release, &plan))
         return plan.channels;
     /* NCCL's collective algorithms (the ones models/nccl.c maps to one) run on many channels;
      * the others are MPI classics that move one message at a time per rank. */
