@@ -646,6 +646,11 @@ cs_engine_setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
             conn->prop_ps += e->hop_ps[conn->route.link_class];
         conn->sync_ps = e->ranks[src].step_ps;
         conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
+        /* NCCL's p2p kernel (sends and receives apart) moves one channel's network message
+         * at NCCL_P2P_PER_CHANNEL_NET_BW at most (see "Channels" in engine.c). */
+        if (!e->textbook && e->halves == 2 && conn->route.link_class == CS_LINK_CLASS_NET
+            && (conn->cap_Bps > 0 ? conn->cap_Bps : conn->route.bw_Bps) > CS_P2P_NET_CHANNEL_BPS)
+            conn->cap_Bps = CS_P2P_NET_CHANNEL_BPS;
         /* NVLS flags never meet host memory; their shared hops assume whole routes. */
         int up = e->textbook || e->any_flags ? 0 : staged_links(e->topo, &conn->route);
         if (up > 0)

@@ -199,6 +199,33 @@ grace_blackwell(const CsTopo *topo)
     return strstr(upper, "GB200") != NULL || strstr(upper, "GB300") != NULL;
 }
 
+/* NCCL's channel count on a communicator that spans nodes (comm->nChannels): the ring and tree
+ * graphs' smaller count from its topology search, as models/nccl_system.c emulates it, doubled
+ * by ncclTopoPostset ("Duplication should be complete now", src/graph/connect.cc), and doubled
+ * again below 16 on Hopper and later where the ring's intra-node bandwidth passes 45 GB/s
+ * ("4 compute channels per search channel"); 0 where the search cannot be emulated. */
+static int
+nccl_net_channels(const CsTopo *topo, int nranks, int release)
+{
+    g_autofree char *version
+        = release > 0 ? g_strdup_printf("%d.%d.%d", release / 10000, release / 100 % 100,
+                                        release % 100)
+                      : NULL;
+    CsNcclSystem system;
+    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(version), &system,
+                                  NULL))
+        return 0;
+    const CsNcclGraph *ring = &system.graphs[CS_NCCL_ALGO_RING];
+    const CsNcclGraph *tree = &system.graphs[CS_NCCL_ALGO_TREE];
+    int n = tree->n_channels > 0 ? MIN(ring->n_channels, tree->n_channels) : ring->n_channels;
+    if (n <= 0 || system.n_nodes < 2)
+        return 0;
+    n = MIN(64, 2 * n);
+    if (system.arch >= CS_NCCL_ARCH_HOPPER && ring->bw_intra_GBps > 45.0 && n < 16)
+        n *= 2;
+    return n;
+}
+
 typedef struct {
     int p2p_channels;   /* p2pnChannels */
     int per_peer;       /* p2pnChannelsPerPeer: nChannelsMax */
@@ -213,8 +240,10 @@ p2p_comm(const CsTopo *topo, int nranks, int release, P2pComm *c)
     gboolean all_nvlink = TRUE;
     int per_peer = G_MAXINT;
 
-    c->p2p_channels = pow2_up(MIN(cs_predict_coll_channels_max(topo, nranks), 32));
     c->multi_node = cs_predict_spans_nodes(topo, nranks);
+    const int net_channels = c->multi_node ? nccl_net_channels(topo, nranks, release) : 0;
+    c->p2p_channels = pow2_up(
+        MIN(net_channels > 0 ? net_channels : cs_predict_coll_channels_max(topo, nranks), 32));
     for (int peer = 1; peer < nranks && peer < cs_topo_n_ranks(topo); peer++) {
         int lanes = route_nvlink_lanes(topo, peer);
         all_nvlink = all_nvlink && lanes > 0;
