@@ -142,6 +142,18 @@ static const ShippedCase shipped[] = {
       8, 164.3, 2147483648, 78.33, CS_TRACE_LAYOUT_CLASSIC },
     { "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt", CS_OP_ALL_REDUCE, 16, 11,
       8388608, 156.9, 8589934592, 679.54, CS_TRACE_LAYOUT_CLASSIC },
+    { "b200-8gpu-x2-ib-ndr8x400g_sendrecv_nccl2.29.7.txt", CS_OP_SEND_RECV, 16, 19, 1024, 35.00,
+      268435456, 43.17, CS_TRACE_LAYOUT_CLASSIC },
+    { "b200-8gpu-x4-ib-ndr8x400g_sendrecv_nccl2.29.7.txt", CS_OP_SEND_RECV, 32, 19, 1024, 32.75,
+      268435456, 44.37, CS_TRACE_LAYOUT_CLASSIC },
+    { "b200-8gpu-x8-ib-ndr8x400g_sendrecv_nccl2.29.7.txt", CS_OP_SEND_RECV, 64, 19, 1024, 29.62,
+      268435456, 26.13, CS_TRACE_LAYOUT_CLASSIC },
+    { "b200-8gpu-x16-ib-ndr8x400g_sendrecv_nccl2.29.7.txt", CS_OP_SEND_RECV, 128, 19, 1024, 33.27,
+      268435456, 14.80, CS_TRACE_LAYOUT_CLASSIC },
+    { "b200-8gpu-x32-ib-ndr8x400g_sendrecv_nccl2.29.7.txt", CS_OP_SEND_RECV, 256, 19, 1024, 32.73,
+      268435456, 14.76, CS_TRACE_LAYOUT_CLASSIC },
+    { "b200-8gpu-x64-ib-ndr8x400g_sendrecv_nccl2.29.7.txt", CS_OP_SEND_RECV, 512, 19, 1024, 33.02,
+      268435456, 14.90, CS_TRACE_LAYOUT_CLASSIC },
     { "gb200-nvl72-1rack-72gpu-mnnvl_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 72, 5,
       536870912, 1806.7, 8589934592, 846.82, CS_TRACE_LAYOUT_CLASSIC },
     { "gb200-nvl72-2rack-128gpu-mnnvl-ib_allreduce_nccl2.26.2_partial.txt", CS_OP_ALL_REDUCE, 128,
@@ -374,6 +386,8 @@ test_shipped_library(void)
         { "h100-sxm-8gpu-nvswitch_allgather_ring_nccl2.26.2.txt", "NCCL", "2.26.2" },
         /* "# software: NCCL 2.26.2+cuda12.8, ..." */
         { "h100-sxm-8gpu-x2-ib-ndr8x400g_allreduce_nccl2.26.2.txt", "NCCL", "2.26.2" },
+        /* "# software: NCCL 2.29.7+cuda12.9 (printed; run1 log: ...)" */
+        { "b200-8gpu-x64-ib-ndr8x400g_sendrecv_nccl2.29.7.txt", "NCCL", "2.29.7" },
         /* "# software: NCCL version not printed (old nccl-tests header ...); NCCL of the
          * horovod/horovod:latest container ..." */
         { "a100-sxm4-40gb-8gpu-nvswitch_allreduce_ncclunknown.txt", "NCCL", NULL },
