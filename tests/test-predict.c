@@ -394,6 +394,44 @@ test_p2p_network_channels(void)
     g_assert_cmpint(cs_predict_peer_channels_at(one, direct, sr, simple, 1 << 30, 8, 0), ==, 32);
 }
 
+/* Together AI's B200 cluster (8 x B200, 8 x 400 Gb/s NDR per node, NCCL 2.29.7) logs "16 p2p
+ * channels, 4 p2p channels per peer" on 16 ranks and "16 p2p channels, 1 p2p channels per
+ * peer" on 256 (traces/b200-8gpu-x*-ib-ndr8x400g_sendrecv_nccl2.29.7.txt headers): NCCL's
+ * nChannels there is its search's 8 rings doubled, so the per-peer 4 halves once 4 x nRanks / 8
+ * passes 16 (2 at 64 ranks, 1 from 128). Its sendrecv then moves 43, 26 and 14.8 GB/s at
+ * 256 MiB on 2, 8 and 16 nodes: a p2p channel carries at most 14 GB/s over the network. */
+static void
+test_p2p_network_b200(void)
+{
+    g_autoptr(CsTopo) b200 = cs_test_load_topo("hgx-b200x8-64n");
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+    const gint64 size = 256 << 20;
+
+    g_test_summary("NCCL's p2p channels per network peer on a B200 cluster, and their rate.");
+    g_assert_cmpint(
+        cs_predict_peer_channels(b200, direct, CS_OP_SEND_RECV, CS_PROTO_SIMPLE, size, 16), ==, 4);
+    g_assert_cmpint(
+        cs_predict_peer_channels(b200, direct, CS_OP_SEND_RECV, CS_PROTO_SIMPLE, size, 64), ==, 2);
+    g_assert_cmpint(
+        cs_predict_peer_channels(b200, direct, CS_OP_SEND_RECV, CS_PROTO_SIMPLE, size, 128), ==, 1);
+    const struct {
+        int nranks;
+        double lo, hi; /* GB/s of busbw */
+    } rates[] = { { 16, 40.0, 48.0 }, { 64, 26.0, 28.0 }, { 128, 13.0, 14.0 } };
+    for (gsize i = 0; i < G_N_ELEMENTS(rates); i++) {
+        CsPredictOptions options;
+        CsPrediction p;
+        g_autoptr(GError) error = NULL;
+        cs_predict_options_init(&options);
+        options.nranks = rates[i].nranks;
+        g_assert_true(cs_predict_one(b200, CS_OP_SEND_RECV, size, direct, CS_PROTO_SIMPLE, &options,
+                                     &p, &error));
+        g_assert_no_error(error);
+        g_assert_cmpfloat(p.busbw_GBps, >=, rates[i].lo);
+        g_assert_cmpfloat(p.busbw_GBps, <=, rates[i].hi);
+    }
+}
+
 /* Largest bytes of one send from @from to @to in @sched. */
 static gint64
 largest_send(const CsSchedule *sched, int from, int to)
@@ -1707,6 +1745,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/sendrecv/channels", test_sendrecv_channels);
     g_test_add_func("/predict/p2p/network-channels", test_p2p_network_channels);
     g_test_add_func("/predict/p2p/network-chunks", test_p2p_network_chunks);
+    g_test_add_func("/predict/p2p/network-b200", test_p2p_network_b200);
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/mesh-rail", test_channels_mesh_rail);
     g_test_add_func("/predict/channels/rccl-mesh-sizes", test_channels_rccl_mesh_sizes);

@@ -31,14 +31,31 @@ mod(int a, int p)
     return ((a % p) + p) % p;
 }
 
-/* Whether @from sends to @to: the root to all (scatter), all to the root (gather), everybody
- * to everybody (all-to-all), each rank to the next of @P (sendrecv). */
-static gboolean
-sends_to(CsOp op, int root, int P, int from, int to)
+/* The distances q (ascending, 1 .. P - 1) at which rank @r sends to r + q (@recv: receives
+ * from r - q) in @op, into @out; their count: the root to all (scatter), all to the root
+ * (gather), everybody to everybody (all-to-all), each rank to the next (sendrecv). Found
+ * without visiting every pair: sendrecv and the ranks beside the root talk to one peer. */
+static int
+distances(CsOp op, int root, int P, int r, gboolean recv, int *out)
 {
-    return op == CS_OP_ALL_TO_ALL || (op == CS_OP_SCATTER && from == root)
-           || (op == CS_OP_GATHER && to == root)
-           || (op == CS_OP_SEND_RECV && to == mod(from + 1, P));
+    int n = 0;
+    if (P < 2)
+        return 0;
+    if (op == CS_OP_SEND_RECV) {
+        out[n++] = 1;
+    }
+    else if (op == CS_OP_ALL_TO_ALL || (op == CS_OP_SCATTER && !recv && r == root)
+             || (op == CS_OP_GATHER && recv && r == root)) {
+        for (int q = 1; q < P; q++)
+            out[n++] = q;
+    }
+    else if (op == CS_OP_SCATTER && recv && r != root) {
+        out[n++] = mod(r - root, P);
+    }
+    else if (op == CS_OP_GATHER && !recv && r != root) {
+        out[n++] = mod(root - r, P);
+    }
+    return n;
 }
 
 /* Where the message from @from to @to starts in @from's input (@at_sender) or @to's output:
@@ -90,11 +107,12 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
     }
     /* Which part of round q's message this channel carries (-1: none). */
     g_autofree int *part_of = g_new(int, (gsize)MAX(P, 1));
+    g_autofree int *dist = g_new(int, (gsize)MAX(P, 1));
     gint64 longest = 0;
     for (int q = 1; q < P; q++) {
         int j = mod(ch - (q - 1) * parts, n_ch);
         part_of[q] = j < parts && part_len[j] > 0 ? j : -1;
-        if (part_of[q] >= 0)
+        if (part_of[q] >= 0 && (op != CS_OP_SEND_RECV || q == 1))
             longest = MAX(longest, part_len[j]);
     }
     /* A message between NVLink domains moves in the network's chunk (NCCL's addP2pToPlan),
@@ -103,10 +121,12 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
     const gint64 rounds = (longest + smallest - 1) / smallest;
     for (gint64 k = 0; k < rounds; k++) {
         for (int r = 0; r < P; r++) {
-            for (int q = 1; q < P; q++) {
+            const int n_send = distances(op, root, P, r, FALSE, dist);
+            for (int i = 0; i < n_send; i++) {
+                int q = dist[i];
                 int j = part_of[q];
                 int to = mod(r + q, P);
-                if (j < 0 || !sends_to(op, root, P, r, to))
+                if (j < 0)
                     continue;
                 gint64 c = pair_chunk(place, r, to, chunk, net_chunk);
                 gint64 at = k * c;
@@ -115,10 +135,12 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
                 gint64 off = block_offset(op, r, to, block, TRUE) + part_first[j] + at;
                 cs_schedule_send(s, r, ch, to, CS_BUF_INPUT, off, MIN(c, part_len[j] - at), (int)k);
             }
-            for (int q = 1; q < P; q++) {
+            const int n_recv = distances(op, root, P, r, TRUE, dist);
+            for (int i = 0; i < n_recv; i++) {
+                int q = dist[i];
                 int j = part_of[q];
                 int from = mod(r - q, P);
-                if (j < 0 || !sends_to(op, root, P, from, r))
+                if (j < 0)
                     continue;
                 gint64 c = pair_chunk(place, from, r, chunk, net_chunk);
                 gint64 at = k * c;
