@@ -207,13 +207,11 @@ grace_blackwell(const CsTopo *topo)
 static int
 nccl_net_channels(const CsTopo *topo, int nranks, int release)
 {
-    g_autofree char *version
-        = release > 0 ? g_strdup_printf("%d.%d.%d", release / 10000, release / 100 % 100,
-                                        release % 100)
-                      : NULL;
+    g_autofree char *version = release > 0 ? g_strdup_printf("%d.%d.%d", release / 10000,
+                                                             release / 100 % 100, release % 100)
+                                           : NULL;
     CsNcclSystem system;
-    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(version), &system,
-                                  NULL))
+    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(version), &system, NULL))
         return 0;
     const CsNcclGraph *ring = &system.graphs[CS_NCCL_ALGO_RING];
     const CsNcclGraph *tree = &system.graphs[CS_NCCL_ALGO_TREE];
