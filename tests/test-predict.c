@@ -389,9 +389,13 @@ test_p2p_network_channels(void)
     g_assert_cmpint(cs_predict_peer_channels_at(big, direct, sr, simple, 1 << 30, 1024, 0), ==, 1);
     g_assert_cmpint(cs_predict_peer_channels_at(big, direct, sr, simple, 1 << 30, 1024, 22602), ==,
                     1);
-    /* One node: no network peer, the NVLink rule alone (32 per peer at 1 GiB). */
+    /* One node: no network peer, the NVLink rule alone (32 per peer at 1 GiB); so on a GB200
+     * NVL72 rack, whose 18 trays NCCL's search sees as one node (init.cc counts nodes by their
+     * rings' first rank), with NVLink's 512 KiB step. */
     g_autoptr(CsTopo) one = cs_test_load_topo("dgx-h100x8");
     g_assert_cmpint(cs_predict_peer_channels_at(one, direct, sr, simple, 1 << 30, 8, 0), ==, 32);
+    g_autoptr(CsTopo) rack = cs_test_load_topo("gb200-nvl72");
+    g_assert_cmpint(cs_predict_peer_channels_at(rack, direct, sr, simple, 1 << 30, 72, 0), ==, 32);
 }
 
 /* Together AI's B200 cluster (8 x B200, 8 x 400 Gb/s NDR per node, NCCL 2.29.7) logs "16 p2p

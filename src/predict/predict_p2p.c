@@ -29,6 +29,7 @@
  *   every GPU pair talks over NVLink, NCCL_P2P_PCI_CHUNKSIZE (128 KiB) otherwise; an LL step is
  *   one LL slot. From 2.22.3 on a message over the network moves in smaller chunks when it is
  *   small: a quarter of a Simple step below one step, half a step below eight.
+ * Nodes are NCCL's: the racks of a multi-node NVLink domain (GB200 NVL72) count as one.
  * Simplified here: the NVLink count, the all-NVLink test and the NICs come from rank 0 (NCCL
  * takes every local GPU and peer); a GPU's link to the CPU is its first link toward its NIC
  * (templates rarely hold the CPU); NCCL's 4 KiB rounding of parts and its batching of rounds
@@ -238,7 +239,10 @@ p2p_comm(const CsTopo *topo, int nranks, int release, P2pComm *c)
     gboolean all_nvlink = TRUE;
     int per_peer = G_MAXINT;
 
-    c->multi_node = cs_predict_spans_nodes(topo, nranks);
+    /* NCCL's nodes are its topology search's: the racks of a multi-node NVLink domain are one
+     * (init.cc counts nodes by their rings' first rank). */
+    const int remote = network_peer(topo, nranks);
+    c->multi_node = remote >= 0;
     const int net_channels = c->multi_node ? nccl_net_channels(topo, nranks, release) : 0;
     c->p2p_channels = pow2_up(
         MIN(net_channels > 0 ? net_channels : cs_predict_coll_channels_max(topo, nranks), 32));
@@ -248,9 +252,7 @@ p2p_comm(const CsTopo *topo, int nranks, int release, P2pComm *c)
         if (!over_network(topo, 0, peer))
             per_peer = MIN(per_peer, 2 * MAX(1, lanes));
     }
-    const int remote = network_peer(topo, nranks);
-    c->network = remote >= 0;
-    if (c->network)
+    if (c->multi_node)
         per_peer
             = MIN(per_peer, network_peer_channels(topo, nranks, remote, c->p2p_channels, release));
     c->per_peer = pow2_up(MIN(per_peer, c->p2p_channels));
@@ -325,7 +327,7 @@ cs_predict_p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto pro
     /* A message over the network: a quarter of a Simple step below one step, half a step
      * (Simple's, or half an LL slot's data) below eight steps. */
     plan->net_chunk_bytes = 0;
-    if (c.network && since(release, RELEASE_NET_CHUNK)) {
+    if (c.multi_node && since(release, RELEASE_NET_CHUNK)) {
         const gint64 step = proto == CS_PROTO_SIMPLE ? c.simple_step : ll_step;
         const gint64 data = proto == CS_PROTO_SIMPLE ? step : step / 2;
         if (proto == CS_PROTO_SIMPLE && b < step)
