@@ -159,7 +159,7 @@ local_nics(const CsTopo *topo, int peer, gboolean direct_cpu, int *count, double
             if (cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
                 break;
         }
-        /* NCCL ≤ 2.28 stops before a NIC once the GPU's link is matched, 2.29 after one. */
+        /* NCCL up to 2.28 stops before a NIC once the GPU's link is matched, 2.29 after one. */
         if (direct_cpu && *bw_GBps >= gpu_GBps)
             return;
         *bw_GBps += path_GBps;
