@@ -436,6 +436,33 @@ test_p2p_network_b200(void)
     }
 }
 
+/* NCCL gives p2p connections over the network no LL buffer (NCCL_ALLOC_P2P_NET_LL_BUFFERS,
+ * 0 since 2.14.3; src/transport/net.cc: "Only allocate dedicated buffers for ring/tree, not
+ * for p2p"), so addP2pToPlan cannot take LL for them: a grouped send/recv across nodes runs
+ * Simple even at 1 KiB, where one node takes LL. */
+static void
+test_p2p_network_simple(void)
+{
+    g_autoptr(CsTopo) two = cs_test_load_topo("hgx-h100x8-2n");
+    g_autoptr(CsTopo) one = cs_test_load_topo("dgx-h100x8");
+    CsPredictOptions options;
+    CsPrediction best;
+    g_autoptr(GError) error = NULL;
+
+    g_test_summary("Grouped send/recv across nodes is Simple at every size.");
+    cs_predict_options_init(&options);
+    for (int op = 0; op < 2; op++) {
+        const CsOp o = op == 0 ? CS_OP_SEND_RECV : CS_OP_ALL_TO_ALL;
+        const gint64 size = o == CS_OP_SEND_RECV ? 1024 : 16 * 1024;
+        g_assert_true(cs_predict_best(two, o, size, NULL, -1, &options, &best, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(best.proto, ==, CS_PROTO_SIMPLE);
+        g_assert_true(cs_predict_best(one, o, size / 2, NULL, -1, &options, &best, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(best.proto, ==, CS_PROTO_LL);
+    }
+}
+
 /* Largest bytes of one send from @from to @to in @sched. */
 static gint64
 largest_send(const CsSchedule *sched, int from, int to)
@@ -1750,6 +1777,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/p2p/network-channels", test_p2p_network_channels);
     g_test_add_func("/predict/p2p/network-chunks", test_p2p_network_chunks);
     g_test_add_func("/predict/p2p/network-b200", test_p2p_network_b200);
+    g_test_add_func("/predict/p2p/network-simple", test_p2p_network_simple);
     g_test_add_func("/predict/channels/nccl-like", test_channels);
     g_test_add_func("/predict/channels/mesh-rail", test_channels_mesh_rail);
     g_test_add_func("/predict/channels/rccl-mesh-sizes", test_channels_rccl_mesh_sizes);

@@ -23,7 +23,8 @@
  *   32 steps on one node, step / 2 and one step across nodes;
  * - the protocol is LL up to 16 KiB (NCCL_P2P_LL_THRESHOLD) per channel, Simple beyond (never
  *   LL128): per channel of the per-peer count before 2.29.2, per channel of the message
- *   (counted with Simple's step) from 2.29.2 on;
+ *   (counted with Simple's step) from 2.29.2 on; a peer over the network has no LL buffer
+ *   (NCCL_ALLOC_P2P_NET_LL_BUFFERS, 0 since 2.14.3), so across nodes Simple at every size;
  * - a Simple step is NCCL_P2P_NET_CHUNKSIZE (128 KiB; twice that across nodes of Grace hosts
  *   with Blackwell GPUs from 2.29.2 on) across nodes, NCCL_P2P_NVL_CHUNKSIZE (512 KiB) where
  *   every GPU pair talks over NVLink, NCCL_P2P_PCI_CHUNKSIZE (128 KiB) otherwise; an LL step is
@@ -319,6 +320,12 @@ cs_predict_p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto pro
             = b <= (gint64)c.per_peer * P2P_LL_THRESHOLD_BYTES ? CS_PROTO_LL : CS_PROTO_SIMPLE;
         n = message_channels(&c, n_min, b, proto == CS_PROTO_LL ? ll_step : c.simple_step);
     }
+    /* A peer over the network has no LL buffer (NCCL_ALLOC_P2P_NET_LL_BUFFERS is 0 since
+     * 2.14.3: its p2p connections share the proxy's Simple buffers, src/transport/net.cc), so
+     * its messages are Simple at every size; they are the exchange's critical path, and the
+     * schedule carries one protocol. */
+    if (c.multi_node)
+        plan->proto = CS_PROTO_SIMPLE;
     plan->per_peer = MIN(n, c.p2p_channels);
     /* sendrecv talks to one peer each way, in one round on the same channels. */
     const int peers = op == CS_OP_SEND_RECV ? MIN(nranks - 1, 1) : nranks - 1;
