@@ -42,18 +42,21 @@ typedef struct {
     CsDtype dtype;
     CsRedop redop;
     CsProto proto;
-    int n_channels;         /* channels (NCCL's parallel rings/trees), >= 1 */
-    int peer_channels;      /* channels each peer's message is striped over (grouped send/recv);
-                               0 = all n_channels */
-    gint64 chunk_bytes;     /* bytes: pipeline chunk per channel step, 0 = protocol default */
-    gint64 net_chunk_bytes; /* bytes: grouped send/recv's chunk for a message between NVLink
-                               domains (NCCL's network chunk for small messages); 0 =
-                               chunk_bytes */
-    int period_min;         /* 0: every rank's program. >= 1: where the schedule repeats under a
-                               shift of T >= period_min ranks (CsAlgo.period), build ranks
-                               0..T-1 only (cs_schedule_set_period()), for the engine */
-    CsAlgoShares shares;    /* with period_min: unequal shares bounded so that the schedule
-                               repeats (CsAlgoShares); EXACT otherwise */
+    int n_channels;          /* channels (NCCL's parallel rings/trees), >= 1 */
+    int peer_channels;       /* channels each peer's message is striped over (grouped send/recv);
+                                0 = all n_channels */
+    gint64 chunk_bytes;      /* bytes: pipeline chunk per channel step, 0 = protocol default */
+    gint64 net_chunk_bytes;  /* bytes: grouped send/recv's chunk for a message between NVLink
+                                domains (NCCL's network chunk for small messages); 0 =
+                                chunk_bytes */
+    const CsTopo *placement; /* (nullable) with net_chunk_bytes: the machine whose first
+                                nranks ranks run the schedule, for where each rank sits (set
+                                also when @topo is not: fewer ranks than the machine) */
+    int period_min;          /* 0: every rank's program. >= 1: where the schedule repeats under a
+                                shift of T >= period_min ranks (CsAlgo.period), build ranks
+                                0..T-1 only (cs_schedule_set_period()), for the engine */
+    CsAlgoShares shares;     /* with period_min: unequal shares bounded so that the schedule
+                                repeats (CsAlgoShares); EXACT otherwise */
 } CsAlgoArgs;
 
 typedef struct _CsAlgo CsAlgo;

@@ -190,12 +190,13 @@ direct_build(const CsAlgoArgs *args, GError **error)
     }
     g_autofree int *place = NULL;
     gint64 net_chunk = 0;
-    if (args->net_chunk_bytes > 0 && args->topo != NULL) {
+    const CsTopo *machine = args->topo != NULL ? args->topo : args->placement;
+    if (args->net_chunk_bytes > 0 && machine != NULL && cs_topo_n_ranks(machine) >= args->nranks) {
         net_chunk = MAX(args->net_chunk_bytes / ts, 1) * ts;
         place = g_new(int, 2 * (gsize)MAX(args->nranks, 1));
         for (int r = 0; r < args->nranks; r++) {
-            place[2 * r] = cs_topo_rank_node(args->topo, r);
-            place[2 * r + 1] = cs_topo_rank_island(args->topo, r);
+            place[2 * r] = cs_topo_rank_node(machine, r);
+            place[2 * r + 1] = cs_topo_rank_island(machine, r);
         }
     }
     for (int c = 0; c < n_ch; c++) {

@@ -35,11 +35,13 @@
  *   gives a Hopper channel one NVLink's worth (SM90_NVLINK_BW, 20.6 GB/s, NCCL 2.2x
  *   src/graph/topo.h), which is why it runs as many channels as links have lanes. A channel
  *   of NCCL's p2p kernel (schedules whose sends and receives run apart: grouped send/recv)
- *   sends with part of its warps, and over the network moves at most 14 GB/s, the figure
+ *   sends with part of its warps, and over the network moves at most 14 GB/s: the figure
  *   NCCL sizes its channels per network peer by (NCCL_P2P_PER_CHANNEL_NET_BW, 2.29.2
  *   src/graph/paths.cc: "at least 1 channel per NIC, and more if needed to meet the bw
- *   requirement"); Together AI's B200 sendrecv across 16 - 64 nodes, one channel per peer in
- *   NCCL's log, measures 14.7 - 14.8 GB/s (docs/accuracy-multinode.md).
+ *   requirement"). NCCL uses it to count channels, not as a limit; collsim takes it as the
+ *   rate one such channel reaches, which Together AI's B200 sendrecv across 16 - 64 nodes, one
+ *   channel per peer in NCCL's log, bears out within 6% (14.7 - 14.9 GB/s measured;
+ *   docs/accuracy-multinode.md). The same kernel in every release has it.
  * - Transfers. Cut-through across the channel's route (cs_topo_route_channel): the network model
  * decides when the last byte leaves (bytes / data_fraction wire bytes at the bottleneck bandwidth
  * when alone); it then arrives after the propagation: route alpha + the protocol's hop latency for

@@ -35,11 +35,12 @@ static char *
 schedule_key(const CsAlgo *algo, const CsAlgoArgs *args)
 {
     return g_strdup_printf("%s/%d/%d/%d/%" G_GINT64_FORMAT "/%d/%d/%d/%d/%d/%" G_GINT64_FORMAT
-                           "/%" G_GINT64_FORMAT "/%d/%d/%d",
+                           "/%" G_GINT64_FORMAT "/%d/%d/%d/%d",
                            algo->name, args->op, args->nranks, args->root, args->size_bytes,
                            args->dtype, args->redop, args->proto, args->n_channels,
                            args->peer_channels, args->chunk_bytes, args->net_chunk_bytes,
-                           args->topo != NULL, args->period_min, args->shares);
+                           args->placement != NULL, args->topo != NULL, args->period_min,
+                           args->shares);
 }
 
 /* Whether @options' cache serves @topo. */
@@ -663,6 +664,7 @@ cs_predict_point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAl
      * channel count is given (explain and --verify pass the predicted one back). */
     args->peer_channels = p2p ? plan.per_peer : 0;
     args->net_chunk_bytes = p2p ? plan.net_chunk_bytes : 0;
+    args->placement = args->net_chunk_bytes > 0 ? topo : NULL;
     /* A schedule that repeats under a shift of ranks replays one period where the machine
      * repeats too (engine.c, "Symmetry"); the same answer, not an approximation. An observer
      * sees every rank. */

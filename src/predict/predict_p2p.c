@@ -28,8 +28,11 @@
  * - a Simple step is NCCL_P2P_NET_CHUNKSIZE (128 KiB; twice that across nodes of Grace hosts
  *   with Blackwell GPUs from 2.29.2 on) across nodes, NCCL_P2P_NVL_CHUNKSIZE (512 KiB) where
  *   every GPU pair talks over NVLink, NCCL_P2P_PCI_CHUNKSIZE (128 KiB) otherwise; an LL step is
- *   one LL slot. From 2.22.3 on a message over the network moves in smaller chunks when it is
- *   small: a quarter of a Simple step below one step, half a step below eight.
+ *   one LL slot. A message over the network moves in smaller chunks when it is small: from
+ *   2.22.3 a quarter of a Simple step below one step, half a step below eight (addP2pToPlan).
+ * Releases before 2.22.3 decided the protocol and the network chunk per part of a message
+ *   (addP2pToPlan per part, ncclProxyComputeP2p; parts cut by calcP2pChunkSize): they are
+ *   planned with 2.22.3's rules here.
  * Nodes are NCCL's: the racks of a multi-node NVLink domain (GB200 NVL72) count as one.
  * Simplified here: the NVLink count, the all-NVLink test and the NICs come from rank 0 (NCCL
  * takes every local GPU and peer); a GPU's link to the CPU is its first link toward its NIC
@@ -86,8 +89,7 @@ route_nvlink_lanes(const CsTopo *topo, int peer)
 }
 
 /* NCCL releases whose point-to-point plan changed (major x 10000 + minor x 100 + patch). */
-#define RELEASE_NET_NICS 22003  /* 2.20.3: a network peer's channels from its GPU's NICs */
-#define RELEASE_NET_CHUNK 22203 /* 2.22.3: small network messages in smaller chunks */
+#define RELEASE_NET_NICS 22003 /* 2.20.3: a network peer's channels from its GPU's NICs */
 #define RELEASE_NET_BW                                                                             \
     22902 /* 2.29.2: network channels by bandwidth, fewer per peer across                          \
              nodes, channels counted before the protocol, Grace chunks */
@@ -95,11 +97,12 @@ route_nvlink_lanes(const CsTopo *topo, int peer)
 int
 cs_nccl_release_code(const char *version)
 {
-    int major = 0, minor = 0, patch = 0;
-    if (version == NULL || sscanf(version, "%d.%d.%d", &major, &minor, &patch) < 2 || major < 0
-        || minor < 0 || minor > 99 || patch < 0 || patch > 99 || major > 9)
+    int major = 0, minor = 0, patch = 99;
+    const int n = version != NULL ? sscanf(version, "%d.%d.%d", &major, &minor, &patch) : 0;
+    if (n < 2 || major < 0 || minor < 0 || minor > 99 || patch < 0 || patch > 99 || major > 9)
         return 0;
-    return major * 10000 + minor * 100 + patch;
+    /* "2.29" names no patch: the minor release's newest rules. */
+    return major * 10000 + minor * 100 + (n == 2 ? 99 : patch);
 }
 
 /* Whether the rules of @code apply in @release (0: the newest, where all do). */
@@ -155,9 +158,11 @@ local_nics(const CsTopo *topo, int peer, gboolean direct_cpu, int *count, double
         const double gpu_GBps = first->bw_Bps / 1e9;
         double path_GBps = G_MAXDOUBLE;
         for (int h = 0; h < route->n_links; h++) {
+            /* NCCL's figures: a NIC's port speed; PCIe at its usable rate (the efficiency). */
             const CsLink *l = cs_topo_link(topo, route->links[h]);
-            path_GBps = MIN(path_GBps, l->bw_Bps / 1e9);
-            if (cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET)
+            const gboolean net = cs_link_kind_class(l->kind) == CS_LINK_CLASS_NET;
+            path_GBps = MIN(path_GBps, (net ? l->raw_bw_Bps : l->bw_Bps) / 1e9);
+            if (net)
                 break;
         }
         /* NCCL up to 2.28 stops before a NIC once the GPU's link is matched, 2.29 after one. */
@@ -181,7 +186,8 @@ network_peer_channels(const CsTopo *topo, int nranks, int peer, int p2p_channels
         return 2;
     if (since(release, RELEASE_NET_BW)) {
         local_nics(topo, peer, FALSE, &count, &bw_GBps);
-        return MAX(MAX(count, 1), div_up((int)bw_GBps, P2P_PER_CHANNEL_NET_GBPS));
+        /* "We use at least 1 channel per NIC": 2 where no NIC is found. */
+        return count > 0 ? MAX(count, div_up((int)bw_GBps, P2P_PER_CHANNEL_NET_GBPS)) : 2;
     }
     local_nics(topo, peer, TRUE, &count, &bw_GBps);
     int most = 2;
@@ -220,8 +226,13 @@ nccl_net_channels(const CsTopo *topo, int nranks, int release)
     int n = tree->n_channels > 0 ? MIN(ring->n_channels, tree->n_channels) : ring->n_channels;
     if (n <= 0 || system.n_nodes < 2)
         return 0;
-    n = MIN(64, 2 * n);
-    if (system.arch >= CS_NCCL_ARCH_HOPPER && ring->bw_intra_GBps > 45.0 && n < 16)
+    /* MAXCHANNELS was 32 before 2.20; the second doubling took Hopper alone (minCompCap == 90)
+     * before 2.25.1, and before 2.20 it went on while 2 n fit MAXCHANNELS (connect.cc). */
+    const gboolean old = release > 0 && release < 22000;
+    n = MIN(old ? 32 : 64, 2 * n);
+    const gboolean arch_ok = since(release, 22501) ? system.arch >= CS_NCCL_ARCH_HOPPER
+                                                   : system.arch == CS_NCCL_ARCH_HOPPER;
+    if (arch_ok && ring->bw_intra_GBps > 45.0 && (old ? 2 * n <= 32 : n < 16))
         n *= 2;
     return n;
 }
@@ -245,8 +256,11 @@ p2p_comm(const CsTopo *topo, int nranks, int release, P2pComm *c)
     const int remote = network_peer(topo, nranks);
     c->multi_node = remote >= 0;
     const int net_channels = c->multi_node ? nccl_net_channels(topo, nranks, release) : 0;
-    c->p2p_channels = pow2_up(
-        MIN(net_channels > 0 ? net_channels : cs_predict_coll_channels_max(topo, nranks), 32));
+    /* p2pnChannels before it is rounded up to a power of two: what NCCL up to 2.28 weighs a
+     * network peer's channels against (ncclTopoGetNchannels runs first). */
+    const int unrounded
+        = MIN(net_channels > 0 ? net_channels : cs_predict_coll_channels_max(topo, nranks), 32);
+    c->p2p_channels = pow2_up(unrounded);
     for (int peer = 1; peer < nranks && peer < cs_topo_n_ranks(topo); peer++) {
         int lanes = route_nvlink_lanes(topo, peer);
         all_nvlink = all_nvlink && lanes > 0;
@@ -254,8 +268,7 @@ p2p_comm(const CsTopo *topo, int nranks, int release, P2pComm *c)
             per_peer = MIN(per_peer, 2 * MAX(1, lanes));
     }
     if (c->multi_node)
-        per_peer
-            = MIN(per_peer, network_peer_channels(topo, nranks, remote, c->p2p_channels, release));
+        per_peer = MIN(per_peer, network_peer_channels(topo, nranks, remote, unrounded, release));
     c->per_peer = pow2_up(MIN(per_peer, c->p2p_channels));
     if (c->multi_node && since(release, RELEASE_NET_BW))
         while (c->per_peer * div_up(nranks, P2P_PEERS_PER_BATCH) > c->p2p_channels
@@ -334,7 +347,7 @@ cs_predict_p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto pro
     /* A message over the network: a quarter of a Simple step below one step, half a step
      * (Simple's, or half an LL slot's data) below eight steps. */
     plan->net_chunk_bytes = 0;
-    if (c.multi_node && since(release, RELEASE_NET_CHUNK)) {
+    if (c.multi_node) {
         const gint64 step = proto == CS_PROTO_SIMPLE ? c.simple_step : ll_step;
         const gint64 data = proto == CS_PROTO_SIMPLE ? step : step / 2;
         if (proto == CS_PROTO_SIMPLE && b < step)
