@@ -9,6 +9,7 @@
 #include "algos/mesh_rings.h"
 #include "algos/registry.h"
 #include "base/parallel.h"
+#include "base/trace.h"
 #include "models/alpha_beta.h"
 #include "models/nccl.h"
 #include "predict/predict.h"

@@ -121,6 +121,8 @@ const char *cs_trace_library(const CsTrace *trace, const char **version);
 /* "2.19.3" from an NCCL_VERSION_CODE (21903; 2804 before 2.9), NULL when @code is none.
  * (transfer full) */
 char *cs_nccl_version_string(gint64 code);
+/* "2.29.7" -> 22907, the inverse for 2.9 and later; 0 when @version is none. */
+int cs_nccl_release_code(const char *version);
 const char *cs_trace_origin(const CsTrace *trace);
 
 /* The layout read (CLASSIC when no column titles said otherwise) or set for writing. */

@@ -2,6 +2,7 @@
 /* The reader of nccl-tests / rccl-tests output, tolerant of launcher prefixes, log lines and
  * older layouts (trace.c holds the trace). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/fileio.h"
@@ -429,6 +430,22 @@ cs_nccl_version_string(gint64 code)
         return g_strdup_printf("%d.%d.%d", (int)(code / 1000), (int)(code / 100 % 10),
                                (int)(code % 100));
     return NULL;
+}
+
+/**
+ * cs_nccl_release_code:
+ * The inverse of cs_nccl_version_string() for 2.9 and later: "2.29.7" -> 22907; "2.29",
+ * naming no patch, -> 22999 (the minor release's newest). 0 for NULL or an unreadable version.
+ */
+int
+cs_nccl_release_code(const char *version)
+{
+    int major = 0, minor = 0, patch = 99;
+    const int n = version != NULL ? sscanf(version, "%d.%d.%d", &major, &minor, &patch) : 0;
+    if (n < 2 || major < 0 || minor < 0 || minor > 99 || patch < 0 || patch > 99 || major > 9)
+        return 0;
+    /* "2.29" names no patch: the minor release's newest rules. */
+    return major * 10000 + minor * 100 + (n == 2 ? 99 : patch);
 }
 
 /* The first library a trace names wins; a later line may add the version it left out. */

@@ -10,10 +10,6 @@
 #include "engine/engine.h"
 #include "models/netmodel.h"
 
-/* bytes/s: what one channel of NCCL's p2p kernel moves over the network (engine.c,
- * "Channels"; NCCL_P2P_PER_CHANNEL_NET_BW). */
-#define CS_P2P_NET_CHANNEL_BPS 14e9
-
 G_BEGIN_DECLS
 
 /**

@@ -648,9 +648,10 @@ cs_engine_setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
         conn->cap_Bps = e->textbook ? 0.0 : channel_cap(e->topo, &conn->route);
         /* NCCL's p2p kernel (sends and receives apart) moves one channel's network message
          * at NCCL_P2P_PER_CHANNEL_NET_BW at most (see "Channels" in engine.c). */
+        const double p2p_net_Bps = CS_NCCL_P2P_NET_CHANNEL_GBPS * 1e9;
         if (!e->textbook && e->halves == 2 && conn->route.link_class == CS_LINK_CLASS_NET
-            && (conn->cap_Bps > 0 ? conn->cap_Bps : conn->route.bw_Bps) > CS_P2P_NET_CHANNEL_BPS)
-            conn->cap_Bps = CS_P2P_NET_CHANNEL_BPS;
+            && (conn->cap_Bps > 0 ? conn->cap_Bps : conn->route.bw_Bps) > p2p_net_Bps)
+            conn->cap_Bps = p2p_net_Bps;
         /* NVLS flags never meet host memory; their shared hops assume whole routes. */
         int up = e->textbook || e->any_flags ? 0 : staged_links(e->topo, &conn->route);
         if (up > 0)

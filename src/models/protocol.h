@@ -14,6 +14,11 @@ typedef enum { CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE, CS_N_PROTOS } CsPro
 /* NCCL_STEPS: slots per connection. */
 #define CS_NCCL_STEPS 8
 
+/* NCCL_P2P_PER_CHANNEL_NET_BW (NCCL 2.29.2 src/graph/paths.cc), GB/s: what NCCL counts one
+ * point-to-point channel over the network to carry; predict_p2p.c sizes a network peer's
+ * channels by it, the engine caps such a channel at it (engine.c, "Channels"). */
+#define CS_NCCL_P2P_NET_CHANNEL_GBPS 14
+
 /**
  * CsProtoInfo:
  * What a protocol costs and carries.

@@ -81,14 +81,11 @@ typedef struct {
                                     * beats; the answer is the same, only slower (tests compare) */
     int nccl_release;              /* the NCCL release whose point-to-point plan applies, as
                                     * major x 10000 + minor x 100 + patch (22907 for 2.29.7; a
-                                    * trace's, cs_nccl_release_code()); 0: the newest collsim
+                                    * trace's, base/trace.h cs_nccl_release_code()); 0: the newest collsim
                                     * knows (predict_p2p.c) */
 } CsPredictOptions;
 
 void cs_predict_options_init(CsPredictOptions *options);
-
-/* "2.29.7" -> 22907 ("2.29" -> 22900); 0 for NULL or an unreadable version. */
-int cs_nccl_release_code(const char *version);
 
 /* "fastest", "nccl", "auto" (any case); FALSE with @error for another name. */
 gboolean cs_pick_from_name(const char *name, CsPick *pick, GError **error);

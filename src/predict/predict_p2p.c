@@ -41,11 +41,11 @@
  * their number names. */
 #include "predict/predict-private.h"
 
-#include <stdio.h>
 #include <string.h>
 
+#include "base/trace.h"
+
 #define P2P_LL_THRESHOLD_BYTES 16384
-#define P2P_PER_CHANNEL_NET_GBPS 14
 #define P2P_PEERS_PER_BATCH 8
 #define P2P_NET_CHUNK_BYTES 131072
 #define P2P_NVL_CHUNK_BYTES 524288
@@ -88,22 +88,11 @@ route_nvlink_lanes(const CsTopo *topo, int peer)
     return lanes;
 }
 
-/* NCCL releases whose point-to-point plan changed (major x 10000 + minor x 100 + patch). */
-#define RELEASE_NET_NICS 22003 /* 2.20.3: a network peer's channels from its GPU's NICs */
-#define RELEASE_NET_BW                                                                             \
-    22902 /* 2.29.2: network channels by bandwidth, fewer per peer across                          \
-             nodes, channels counted before the protocol, Grace chunks */
-
-int
-cs_nccl_release_code(const char *version)
-{
-    int major = 0, minor = 0, patch = 99;
-    const int n = version != NULL ? sscanf(version, "%d.%d.%d", &major, &minor, &patch) : 0;
-    if (n < 2 || major < 0 || minor < 0 || minor > 99 || patch < 0 || patch > 99 || major > 9)
-        return 0;
-    /* "2.29" names no patch: the minor release's newest rules. */
-    return major * 10000 + minor * 100 + (n == 2 ? 99 : patch);
-}
+/* NCCL releases whose point-to-point plan changed (NCCL_VERSION_CODE): 2.20.3 gave a network
+ * peer channels from its GPU's NICs; 2.29.2 counted them by bandwidth, gave fewer per peer
+ * across nodes, counted a message's channels before its protocol and doubled Grace's chunks. */
+#define RELEASE_NET_NICS 22003
+#define RELEASE_NET_BW 22902
 
 /* Whether the rules of @code apply in @release (0: the newest, where all do). */
 static gboolean
@@ -187,7 +176,7 @@ network_peer_channels(const CsTopo *topo, int nranks, int peer, int p2p_channels
     if (since(release, RELEASE_NET_BW)) {
         local_nics(topo, peer, FALSE, &count, &bw_GBps);
         /* "We use at least 1 channel per NIC": 2 where no NIC is found. */
-        return count > 0 ? MAX(count, div_up((int)bw_GBps, P2P_PER_CHANNEL_NET_GBPS)) : 2;
+        return count > 0 ? MAX(count, div_up((int)bw_GBps, CS_NCCL_P2P_NET_CHANNEL_GBPS)) : 2;
     }
     local_nics(topo, peer, TRUE, &count, &bw_GBps);
     int most = 2;
@@ -215,9 +204,7 @@ grace_blackwell(const CsTopo *topo)
 static int
 nccl_net_channels(const CsTopo *topo, int nranks, int release)
 {
-    g_autofree char *version = release > 0 ? g_strdup_printf("%d.%d.%d", release / 10000,
-                                                             release / 100 % 100, release % 100)
-                                           : NULL;
+    g_autofree char *version = release > 0 ? cs_nccl_version_string(release) : NULL;
     CsNcclSystem system;
     if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(version), &system, NULL))
         return 0;
@@ -238,11 +225,10 @@ nccl_net_channels(const CsTopo *topo, int nranks, int release)
 }
 
 typedef struct {
-    int p2p_channels;   /* p2pnChannels */
-    int per_peer;       /* p2pnChannelsPerPeer: nChannelsMax */
-    gint64 simple_step; /* bytes: p2pChunkSize */
-    gboolean multi_node;
-    gboolean network; /* some peer is beyond rank 0's NVLink domain */
+    int p2p_channels;    /* p2pnChannels */
+    int per_peer;        /* p2pnChannelsPerPeer: nChannelsMax */
+    gint64 simple_step;  /* bytes: p2pChunkSize */
+    gboolean multi_node; /* rank 0 reaches some peer over the network: NCCL's nNodes > 1 */
 } P2pComm;
 
 static void
