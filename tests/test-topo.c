@@ -851,6 +851,22 @@ test_template_leaf_spine(void)
 }
 
 static void
+test_template_leaf_partial(void)
+{
+    g_autoptr(CsTopo) topo = load_fixture("template_leaf_partial.json");
+
+    g_test_summary("4 nodes under nodes_per_leaf 8 and nodes_per_pod 16: a partly filled leaf "
+                   "group and pod (the SuperPOD RA leaves the rest unused), so every NIC is on "
+                   "one leaf, with no spine or core, as with nodes_per_leaf 4");
+    g_assert_nonnull(topo);
+    g_assert_cmpint(cs_topo_find_device(topo, "leaf"), >=, 0);
+    g_assert_cmpint(cs_topo_find_device(topo, "spine"), ==, -1);
+    g_assert_cmpint(cs_topo_find_device(topo, "core"), ==, -1);
+    g_autofree char *r03 = route_names(topo, 0, 3);
+    g_assert_cmpstr(r03, ==, "n0/nic0 leaf n3/nic0 n3/cpu0");
+}
+
+static void
 test_template_pods(void)
 {
     g_autoptr(CsTopo) topo = load_fixture("template_pods.json");
@@ -1369,6 +1385,7 @@ main(int argc, char **argv)
     g_test_add_func("/topo/template/nvlink-domains", test_template_domains);
     g_test_add_func("/topo/template/inline-node-made-nics", test_template_inline);
     g_test_add_func("/topo/template/leaf-spine-oversubscribed", test_template_leaf_spine);
+    g_test_add_func("/topo/template/leaf-partly-filled", test_template_leaf_partial);
     g_test_add_func("/topo/price/block", test_price_block);
     g_test_add_func("/topo/price/switch-ports", test_switch_ports);
     g_test_add_func("/topo/price/errors", test_price_errors);

@@ -274,11 +274,11 @@ read_network(const CsJsonCtx *ctx, const cJSON *root, int nodes, Network *net, G
                               error)
           && cs_json_get_bool(ctx, obj, "network", "rail_optimized", FALSE, &net->rail_optimized,
                               error)
-          && cs_json_get_int(ctx, obj, "network", "nodes_per_leaf", FALSE, 1, nodes,
+          && cs_json_get_int(ctx, obj, "network", "nodes_per_leaf", FALSE, 1, CS_TOPO_MAX_RANKS,
                              &net->nodes_per_leaf, error)
           && cs_json_get_number(ctx, obj, "network", "oversubscription", FALSE, 1.0, FALSE, 1e6,
                                 &net->oversubscription, error)
-          && cs_json_get_int(ctx, obj, "network", "nodes_per_pod", FALSE, 1, nodes,
+          && cs_json_get_int(ctx, obj, "network", "nodes_per_pod", FALSE, 1, CS_TOPO_MAX_RANKS,
                              &net->nodes_per_pod, error)
           && cs_json_get_number(ctx, obj, "network", "pod_oversubscription", FALSE, 1.0, FALSE, 1e6,
                                 &net->pod_oversubscription, error)
@@ -294,6 +294,11 @@ read_network(const CsJsonCtx *ctx, const cJSON *root, int nodes, Network *net, G
                           net->nodes_per_pod, net->nodes_per_leaf);
         return FALSE;
     }
+    /* A leaf group or pod larger than the machine is a partly filled one (the DGX SuperPOD
+     * GB200 RA: "the fabric should be designed to support the full SU ... and leave the
+     * portion of the fabric unused"): all nodes on one leaf group, one pod. */
+    net->nodes_per_leaf = MIN(net->nodes_per_leaf, nodes);
+    net->nodes_per_pod = MIN(net->nodes_per_pod, nodes);
     /* The slowest lanes the template makes, spine and core uplinks: the same floor as any
      * link's. */
     if (net->nic_Bps * net->nic_efficiency / net->oversubscription < CS_TOPO_MIN_USABLE_BPS) {
