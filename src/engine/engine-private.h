@@ -232,6 +232,8 @@ typedef struct {
     int *route_links; /* every connection's route, packed (cache-friendly copies) */
     int *flow_links;  /* per cursor, from flow_base[id]: the links its flagged flow charges */
     gint32 *flow_base;
+    guint32 *link_seen; /* per topology link when any_flags: flow_charged_links()' marks */
+    guint32 link_epoch; /* the mark of the latest such set */
     gboolean any_flags; /* some step carries CsStepFlags */
     gint32 *fan;        /* per EStep when any_flags: next member of its multicast, -1 */
     Multicast *mc;      /* per cursor when any_flags: its multicast in progress */

@@ -693,43 +693,63 @@ wake_receiver(Engine *e, gint32 conn_id, CsTime now)
     receive(e, conn->dst_cursor, now);
 }
 
-/* Appends @link to @out[0..*n) unless it is there already. */
+/* The links one flagged flow charges, each once: a multicast out of a SHARP switch of
+ * thousands of nodes crosses tens of thousands, so membership is a mark per link (the
+ * set's epoch) rather than a scan of those already listed. */
+typedef struct {
+    int *out;
+    int n;
+    guint32 *seen; /* per link: the epoch of the set that last took it */
+    guint32 epoch;
+} LinkSet;
+
 static inline void
-add_link_once(int *out, int *n, int link)
+link_set_begin(Engine *e, LinkSet *set, int *out)
 {
-    for (int j = 0; j < *n; j++)
-        if (out[j] == link)
-            return;
-    out[(*n)++] = link;
+    if (++e->link_epoch == 0) {
+        memset(e->link_seen, 0, (gsize)cs_topo_n_links(e->topo) * sizeof(guint32));
+        e->link_epoch = 1;
+    }
+    *set = (LinkSet){ out, 0, e->link_seen, e->link_epoch };
+}
+
+/* Appends @link unless the set holds it already. */
+static inline void
+add_link_once(LinkSet *set, int link)
+{
+    if (set->seen[link] == set->epoch)
+        return;
+    set->seen[link] = set->epoch;
+    set->out[set->n++] = link;
 }
 
 /* The links a flagged message charges (see "Shared hops" above), in the order its bytes
  * cross them, into @out (room for the route's and the reverse route's links). Returns how
  * many; *@n_chain (nullable) says how many of them, at the start, lead into the switch. */
-static int
-charged_links(const Conn *conn, guint8 flags, int *out, int *n_chain)
+static void
+charged_links(const Conn *conn, guint8 flags, LinkSet *set, int *n_chain)
 {
     const CsRoute *r = &conn->route;
     gboolean skip_in = (flags & (CS_STEP_FLAG_SHARED_FIRST_HOP | CS_STEP_FLAG_FROM_SWITCH)) != 0;
     int lo = skip_in ? conn->split : 0;
     int hi = (flags & CS_STEP_FLAG_SHARED_LAST_HOP) ? conn->split : r->n_links;
-    int n = 0;
 
     if (flags & CS_STEP_FLAG_REDUCE_SELF)
-        for (int i = 0; i < conn->back_split; i++)
-            out[n++] = conn->back[i];
+        for (int i = 0; i < conn->back_split; i++) {
+            set->seen[conn->back[i]] = set->epoch;
+            set->out[set->n++] = conn->back[i];
+        }
     for (int i = lo; i < MIN(hi, conn->split); i++)
-        add_link_once(out, &n, r->links[i]);
+        add_link_once(set, r->links[i]);
     if (n_chain != NULL)
-        *n_chain = n;
+        *n_chain = set->n;
     for (int i = MAX(lo, conn->split); i < hi; i++)
-        add_link_once(out, &n, r->links[i]);
+        add_link_once(set, r->links[i]);
     /* The self hops of a reverse route through the switch may be the links already charged
      * (a one-link reverse route): each link once. */
     if (flags & CS_STEP_FLAG_MULTICAST_SELF)
         for (int i = conn->back_split; i < conn->back_n; i++)
-            add_link_once(out, &n, conn->back[i]);
-    return n;
+            add_link_once(set, conn->back[i]);
 }
 
 /* What the flow of step @step (on @conn) charges into @out (room for its cursor's flow): its
@@ -737,20 +757,23 @@ charged_links(const Conn *conn, guint8 flags, int *out, int *n_chain)
  * once. Returns how many; *@n_branches (nullable) says how many of them, at the end, are a
  * multicast's copies out of the switch (every link after the hops into it). */
 static int
-flow_charged_links(const Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
+flow_charged_links(Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
 {
     guint8 flags = e->steps[step].flags;
     /* Into the switch: the sender's hops, and the receiver's own copy's (REDUCE_SELF). */
     int n_chain;
-    int n = charged_links(conn, flags, out, &n_chain);
+    LinkSet set;
+    link_set_begin(e, &set, out);
+    charged_links(conn, flags, &set, &n_chain);
     gboolean leads = !(flags & CS_STEP_FLAG_SHARED_FIRST_HOP);
     gboolean fans = leads && e->fan != NULL && e->fan[step] >= 0;
 
     for (gint32 k = fans ? e->fan[step] : -1; k >= 0; k = e->fan[k]) {
         const Conn *member = &e->conns[e->steps[k].conn_out];
         for (int i = member->split; i < member->route.n_links; i++)
-            add_link_once(out, &n, member->route.links[i]);
+            add_link_once(&set, member->route.links[i]);
     }
+    const int n = set.n;
     if (n_branches != NULL)
         *n_branches
             = fans || (leads && (flags & (CS_STEP_FLAG_MULTICAST_SELF | CS_STEP_FLAG_FROM_SWITCH)))
@@ -1146,6 +1169,7 @@ engine_clear(Engine *e)
     g_free(e->ranks);
     g_free(e->route_links);
     g_free(e->flow_links);
+    g_free(e->link_seen);
     g_free(e->flow_base);
     g_free(e->fan);
     g_free(e->mc);

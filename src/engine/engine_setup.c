@@ -762,6 +762,7 @@ cs_engine_setup_costs(Engine *e, const CsEngineOptions *options, GError **error)
     if (e->any_flags) {
         e->flow_base = cs_net_hop_bases(flow_hops, e->n_cursors);
         e->flow_links = g_new(int, MAX((gsize)e->flow_base[e->n_cursors], 1));
+        e->link_seen = g_new0(guint32, MAX(cs_topo_n_links(e->topo), 1));
     }
     e->net = e->model->create(e->topo, n_flows, flow_hops, e->textbook);
     if (e->obs != NULL && e->obs->link_load != NULL && e->model->watch != NULL)
