@@ -511,6 +511,26 @@ test_from_topo_gb200_nvls_heads(void)
     g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 32);
 }
 
+/* Two GB200 NVL72 racks over InfiniBand (64 GPUs of each used, as the 2-rack trace's
+ * 128 ranks): NCCL fuses each NVLink clique into one topology system (src/graph/topo.cc,
+ * ncclTopoGetSystem under comm->MNNVL: ncclTopoFuseXml over the clique's ranks) and counts
+ * nodes by their rings' first rank (init.cc "Determine nNodes"), so a rack is one node of
+ * 2, with the NICs of all its trays, not 32 trays of 4 NICs each. */
+static void
+test_from_topo_gb200_racks_are_nodes(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("gb200-nvl72-2rack-ib", &error);
+    CsNcclSystem s;
+
+    g_assert_no_error(error);
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.28"), &s, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(s.n_ranks, ==, cs_topo_n_ranks(topo));
+    g_assert_cmpint(s.n_nodes, ==, 2);
+    g_assert_cmpint(s.n_nics, ==, cs_topo_n_ranks(topo) / 2);
+}
+
 /* What NCCL 2.2x runs for all-reduce on one 8 x H100 node, as reported in NVIDIA/nccl-tests
  * issue 309 (2025-05-23, from NCCL_DEBUG_SUBSYS=TUNING): "8B~1MB: uses Algo RING proto LL;
  * 2MB~16GB uses Algo NVLS proto SIMPLE". NCCL's model here picks the same at every size of an
@@ -769,6 +789,7 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/constants/names", test_names);
     g_test_add_func("/nccl-model/topo/dgx-h100x8", test_from_topo_dgx_h100x8);
     g_test_add_func("/nccl-model/topo/gb200-nvls-heads", test_from_topo_gb200_nvls_heads);
+    g_test_add_func("/nccl-model/topo/gb200-racks-are-nodes", test_from_topo_gb200_racks_are_nodes);
     g_test_add_func("/nccl-model/time/pick-dgx-h100x8-sweep", test_pick_dgx_h100x8_sweep);
     g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
     g_test_add_func("/nccl-model/topo/tree-intra-raised", test_from_topo_tree_intra_raised);

@@ -7,6 +7,7 @@
  *     (ncclTopoCompute, ncclTopoDupChannels) and the tree graph's second pass;
  *   NVIDIA/nccl src/graph/topo.h     the NVLink bandwidth NCCL assumes per link and generation.
  * Bandwidths are in GB/s (1e9 B/s), as in NCCL. */
+#include "base/union_find.h"
 #include "models/nccl.h"
 
 #include <math.h>
@@ -221,23 +222,37 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         return FALSE;
     }
 
-    /* Nodes among the ranks used, and ranks per node. */
-    g_autoptr(GHashTable) nodes = g_hash_table_new(NULL, NULL);
+    /* NCCL's nodes: the nodes among the ranks used, those joined by NVLink (MNNVL, NCCL 2.19+)
+     * as one. NCCL fuses the GPUs of an NVLink clique into one topology system, so its ring
+     * graph crosses a whole clique before it leaves, and init.cc counts nodes by their
+     * rings' first rank ("Determine nNodes, firstRanks"): a rack of GB200 trays is one node,
+     * and racks joined by InfiniBand are several. A node's ranks and an NVLink island's are
+     * joined (union-find over the topology's nodes, then its islands). */
+    const int n_topo_nodes = cs_topo_n_nodes(topo);
+    g_autofree int *parent = g_new(int, (gsize)n_topo_nodes + (gsize)nranks);
+    for (int i = 0; i < n_topo_nodes + nranks; i++)
+        parent[i] = i;
     for (int r = 0; r < nranks; r++)
-        g_hash_table_add(nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, r) + 1));
-    const int n_nodes = MAX(1, (int)g_hash_table_size(nodes));
-
-    /* MNNVL (NCCL 2.19+): nodes joined by NVLink form one NVLink domain, tuned as one node. */
-    gboolean mnnvl = n_nodes > 1;
-    for (int r = 1; r < nranks && mnnvl; r++)
-        if (cs_topo_rank_node(topo, r) != cs_topo_rank_node(topo, 0)
-            && cs_topo_route(topo, 0, r)->link_class != CS_LINK_CLASS_NVLINK)
-            mnnvl = FALSE;
+        cs_uf_union(parent, cs_topo_rank_node(topo, r),
+                    n_topo_nodes + cs_topo_rank_island(topo, r));
+    /* Each rank's NCCL node, numbered 0 .. n_nodes - 1 by its first rank. */
+    g_autofree int *nccl_node = g_new(int, nranks);
+    g_autofree int *number = g_new(int, (gsize)n_topo_nodes + (gsize)nranks);
+    for (int i = 0; i < n_topo_nodes + nranks; i++)
+        number[i] = -1;
+    int n_nodes = 0;
+    for (int r = 0; r < nranks; r++) {
+        const int root = cs_uf_find(parent, cs_topo_rank_node(topo, r));
+        if (number[root] < 0)
+            number[root] = n_nodes++;
+        nccl_node[r] = number[root];
+    }
+    n_nodes = MAX(n_nodes, 1);
 
     gboolean recognised = FALSE;
     const CsDevice *gpu0 = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
     const CsNcclArch arch = cs_nccl_arch_from_model(gpu0->model, &recognised);
-    cs_nccl_system_init(system, nranks, mnnvl ? 1 : n_nodes, arch);
+    cs_nccl_system_init(system, nranks, n_nodes, arch);
     system->arch_guessed = !recognised;
     system->collnet = system->n_nodes > 1 && cs_topo_has_sharp(topo);
 
@@ -246,22 +261,21 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     double max_path = 0.0;
     gboolean all_nvlink = TRUE;
     gboolean have_pairs = FALSE;
-    /* The pairs of one node (of the NVLink domain under MNNVL): ranks bucketed by node, so
-     * a machine of thousands of nodes costs its nodes' pairs, not every pair. */
-    const int n_topo_nodes = cs_topo_n_nodes(topo);
-    g_autofree int *node_first = g_new0(int, n_topo_nodes + 1);
+    /* The pairs of one NCCL node: ranks bucketed by it, so a machine of thousands of nodes
+     * costs its nodes' pairs, not every pair. */
+    g_autofree int *node_first = g_new0(int, n_nodes + 1);
     g_autofree int *node_ranks = g_new(int, nranks);
     for (int r = 0; r < nranks; r++)
-        node_first[(mnnvl ? 0 : cs_topo_rank_node(topo, r)) + 1]++;
-    for (int n = 0; n < n_topo_nodes; n++)
+        node_first[nccl_node[r] + 1]++;
+    for (int n = 0; n < n_nodes; n++)
         node_first[n + 1] += node_first[n];
     {
-        g_autofree int *fill = g_memdup2(node_first, sizeof(int) * (gsize)n_topo_nodes);
+        g_autofree int *fill = g_memdup2(node_first, sizeof(int) * (gsize)n_nodes);
         for (int r = 0; r < nranks; r++)
-            node_ranks[fill[mnnvl ? 0 : cs_topo_rank_node(topo, r)]++] = r;
+            node_ranks[fill[nccl_node[r]]++] = r;
     }
     for (int r = 0; r < nranks; r++) {
-        const int node = mnnvl ? 0 : cs_topo_rank_node(topo, r);
+        const int node = nccl_node[r];
         for (int k = node_first[node]; k < node_first[node + 1]; k++) {
             const int q = node_ranks[k];
             if (q == r)
@@ -297,12 +311,14 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     if (!have_pairs)
         max_path = total_intra = system->n_nodes == 1 ? NCCL_LOC_GBps : G_MAXDOUBLE;
 
-    /* NVSwitches and NICs of the first node. */
-    const int node0 = cs_topo_rank_node(topo, 0);
+    /* NVSwitches and NICs of the first NCCL node: every topology node of its clique. */
+    g_autofree gboolean *in_node0 = g_new0(gboolean, MAX(n_topo_nodes, 1));
+    for (int n = 0; n < n_topo_nodes; n++)
+        in_node0[n] = cs_uf_find(parent, n) == cs_uf_find(parent, cs_topo_rank_node(topo, 0));
     double nic_GBps = 0.0;
     for (int d = 0; d < cs_topo_n_devices(topo); d++) {
         const CsDevice *dev = cs_topo_device(topo, d);
-        if (dev->node != node0)
+        if (dev->node < 0 || dev->node >= n_topo_nodes || !in_node0[dev->node])
             continue;
         if (dev->kind == CS_DEVICE_NVSWITCH)
             system->nvswitch = TRUE;
