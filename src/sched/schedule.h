@@ -158,8 +158,8 @@ int cs_schedule_period(const CsSchedule *sched);
  * schedule is marked (cs_schedule_overflowed()); cs_algo_build() then refuses it. */
 #define CS_SCHEDULE_MAX_STEPS ((gsize)100000000)
 
-/* Bytes of memory one step may cost at the peak of a point: while it is built, a rank's
- * GArray holds up to twice its steps (it doubles) and cs_schedule_seal() copies them into one
+/* Bytes of memory one step may cost at the peak of a point: while it is built, its array
+ * holds up to twice its steps (it doubles) and cs_schedule_seal() may copy them into one
  * array beside it (3 x 48 B); the engine then adds 24 B a step to the sealed 48. */
 #define CS_SCHEDULE_STEP_PEAK_BYTES ((gsize)(3 * sizeof(CsStep)))
 
