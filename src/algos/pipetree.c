@@ -563,10 +563,54 @@ natural_runs(StepMerge *m, gsize n)
     }
 }
 
+/* Buckets a counting sort may use beyond twice the steps it sorts. */
+#define COUNT_SLACK 1024
+
+/* The counting sort's bucket of @s: buckets in (time, order) order, @o_span orders a time. */
+static inline gsize
+bucket_of(const TimedStep *s, gint64 t_min, gint64 o_min, guint64 o_span)
+{
+    return (gsize)(((guint64)s->time - (guint64)t_min) * o_span
+                   + ((guint64)s->order - (guint64)o_min));
+}
+
+/* Appends the @n steps of @a to rank @rank of @sched sorted by (time, order), stably, by a
+ * counting sort over the keys, whose times lie in [@t_min, @t_max] and orders in [@o_min,
+ * @o_max]: one bucket per (time, order), filled in queueing order. FALSE, adding nothing,
+ * when the keys span more than 2 @n + COUNT_SLACK buckets. The builders' logical times and
+ * orders are small integers (chunk indices plus a tree's depth; a phase's peer index), so
+ * the keys of a program of many steps are dense: two passes over the steps replace a merge
+ * whose heap of interleaved streams cost a cache miss per comparison. */
+static gboolean
+add_counted(CsSchedule *sched, int rank, const TimedStep *a, gsize n, gint64 t_min, gint64 t_max,
+            gint64 o_min, gint64 o_max)
+{
+    /* Spans as unsigned differences: no overflow for any gint64 keys (0 for the whole range). */
+    const guint64 t_span = (guint64)t_max - (guint64)t_min + 1;
+    const guint64 o_span = (guint64)o_max - (guint64)o_min + 1;
+    const guint64 limit = 2 * (guint64)n + COUNT_SLACK;
+
+    if (n > G_MAXUINT32 || t_span == 0 || o_span == 0 || t_span > limit || o_span > limit / t_span)
+        return FALSE;
+    const gsize n_buckets = (gsize)(t_span * o_span);
+    g_autofree guint32 *start = g_new0(guint32, n_buckets + 1);
+    g_autofree guint32 *perm = g_new(guint32, n);
+    for (gsize i = 0; i < n; i++)
+        start[bucket_of(&a[i], t_min, o_min, o_span) + 1]++;
+    for (gsize b = 0; b < n_buckets; b++)
+        start[b + 1] += start[b];
+    for (gsize i = 0; i < n; i++)
+        perm[start[bucket_of(&a[i], t_min, o_min, o_span)]++] = (guint32)i;
+    for (gsize k = 0; k < n; k++)
+        cs_schedule_add(sched, rank, &a[perm[k]].step);
+    return TRUE;
+}
+
 /* Appends @program to rank @rank of @sched sorted by (time, order), stably (queueing order
  * breaks ties). A program comes as a few sorted streams (phases, channels, passes; most often
- * one, copied as it is), which are merged straight into the schedule through a heap of their
- * heads: no sort buffer, no record moved but into the schedule. */
+ * one, copied as it is). Dense keys are counted (add_counted()); otherwise the streams are
+ * merged straight into the schedule through a heap of their heads: no sort buffer, no record
+ * moved but into the schedule. */
 static void
 add_sorted(CsSchedule *sched, int rank, GArray *program)
 {
@@ -574,14 +618,25 @@ add_sorted(CsSchedule *sched, int rank, GArray *program)
     const TimedStep *a = (const TimedStep *)(gconstpointer)program->data;
     gsize n_runs = n > 0 ? 1 : 0;
 
+    if (n == 0)
+        return;
     cs_schedule_reserve(sched, rank, n);
-    for (gsize i = 1; i < n; i++)
+    gint64 t_min = a[0].time, t_max = a[0].time;
+    gint64 o_min = a[0].order, o_max = a[0].order;
+    for (gsize i = 1; i < n; i++) {
         n_runs += timed_step_after(&a[i - 1], &a[i]);
+        t_min = MIN(t_min, a[i].time);
+        t_max = MAX(t_max, a[i].time);
+        o_min = MIN(o_min, a[i].order);
+        o_max = MAX(o_max, a[i].order);
+    }
     if (n_runs <= 1) {
         for (gsize i = 0; i < n; i++)
             cs_schedule_add(sched, rank, &a[i].step);
         return;
     }
+    if (add_counted(sched, rank, a, n, t_min, t_max, o_min, o_max))
+        return;
     g_autofree gsize *link = g_new(gsize, n);
     /* Piles never outnumber the natural runs (a run's steps go on one pile). */
     g_autofree StepRun *heap = g_new(StepRun, n_runs);

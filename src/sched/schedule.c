@@ -34,7 +34,9 @@ struct _CsSchedule {
     int *nic_lanes;       /* per channel: the NIC lane its network connections use; NULL = own */
     int period;           /* ranks 0..period-1 hold steps; the rest repeat them (nranks: all) */
 
-    int dtype_size; /* bytes: cs_dtype_size (dtype), which every region is checked against */
+    int dtype_size;    /* bytes: cs_dtype_size (dtype), which every region is checked against */
+    gint64 dtype_mask; /* dtype_size - 1 where that is a power of two (a region's check without a
+                        * division), else -1 */
 
     /* While building, steps go to @packed as long as they come rank by rank (every step of
      * a rank before any of a later rank's: the step sink's flush, a one-channel ring): that
@@ -116,6 +118,8 @@ cs_schedule_new(CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype,
     sched->period = nranks;
     sched->max_steps = cs_schedule_max_steps();
     sched->dtype_size = cs_dtype_size(dtype);
+    sched->dtype_mask
+        = (sched->dtype_size & (sched->dtype_size - 1)) == 0 ? sched->dtype_size - 1 : -1;
     sched->tail = -1;
     sched->first = g_new0(gsize, (gsize)nranks + 1);
     return sched;
@@ -210,11 +214,19 @@ cs_step_kind_writes_dst(CsStepKind kind)
     return kind != CS_STEP_SEND && kind != CS_STEP_RECV_REDUCE_SEND;
 }
 
+/* Whether @offset and @bytes (not negative) are whole elements of the datatype. */
+static inline gboolean
+whole_elements(const CsSchedule *sched, gint64 offset, gint64 bytes)
+{
+    if (sched->dtype_mask >= 0)
+        return ((offset | bytes) & sched->dtype_mask) == 0;
+    return offset % sched->dtype_size == 0 && bytes % sched->dtype_size == 0;
+}
+
 static gboolean
 region_ok(const CsSchedule *sched, guint buf, gint64 offset, gint64 bytes)
 {
-    int ts = sched->dtype_size;
-    return buf < CS_N_BUFS && offset >= 0 && offset % ts == 0 && bytes % ts == 0
+    return buf < CS_N_BUFS && offset >= 0 && whole_elements(sched, offset, bytes)
            && offset <= cs_schedule_buffer_bytes(sched, (CsBuffer)buf) - bytes;
 }
 
