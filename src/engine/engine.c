@@ -366,6 +366,30 @@ prefetch_slots(const Engine *e, gint32 id)
     }
 }
 
+/* The connections of step @st. */
+static inline void
+prefetch_step_conns(const Engine *e, const EStep *st)
+{
+    if (st->conn_out >= 0)
+        fetch(&e->conns[st->conn_out]);
+    if (st->conn_in >= 0)
+        fetch(&e->conns[st->conn_in]);
+}
+
+/* The message slots step @st will send into and take from, were it to begin now. */
+static inline void
+prefetch_step_slots(const Engine *e, const EStep *st)
+{
+    if (st->conn_out >= 0) {
+        const Conn *co = &e->conns[st->conn_out];
+        fetch(&e->msgs[co->slot_base + (co->n_sent & co->slot_mask)]);
+    }
+    if (st->conn_in >= 0) {
+        const Conn *ci = &e->conns[st->conn_in];
+        fetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
+    }
+}
+
 /* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
  * order: the current instant's in the FIFO @soon (an instant begins by moving its events
  * there, begin_instant(), so one pushed now sorts after them all: its seq is the largest);
@@ -516,6 +540,21 @@ step_finished(Engine *e, gint32 id, Stamp fin)
      * cursor runs its own step: fetch the line after this one well before it is needed. */
     if (c->step + 4 < e->ends[id])
         __builtin_prefetch(&e->steps[c->step + 4]);
+    /* The next step will begin here too, right after this one ends, where no stage of the
+     * instant's prefetching reached it. Where it uses other connections than this one (the
+     * messages of a multicast or an in-switch reduction go to and come from each peer in
+     * turn), fetch its message slots, through its connections fetched one step ago, and the
+     * connections of the step after it. */
+    if (c->step + 1 < e->ends[id]) {
+        const EStep *next = &e->steps[c->step + 1];
+        if (next->conn_out != c->cur.conn_out || next->conn_in != c->cur.conn_in)
+            prefetch_step_slots(e, next);
+        if (c->step + 2 < e->ends[id]) {
+            const EStep *after = &e->steps[c->step + 2];
+            if (after->conn_out != next->conn_out || after->conn_in != next->conn_in)
+                prefetch_step_conns(e, after);
+        }
+    }
     c->ready = fin;
     /* Starting a step only computes times (its send waits for an event at its own time), so
      * it can run now rather than as an event of its own; the depth bound keeps the stack
