@@ -100,7 +100,8 @@ test_seal_packs(void)
 }
 
 /* Setup: 4 ranks; steps come rank by rank (0, 0, 2: rank 1 has none yet), then rank 1 and
- * rank 0 again after rank 2's, then rank 2 and rank 3, with reservations between.
+ * rank 0 again after rank 2's, then rank 2 and rank 3, with reservations between (room in
+ * one rank's program, and room rank by rank, which steps out of rank order ignore).
  * Expectation: each rank's program holds its steps in the order they were added, its first
  * ones (added rank by rank) before its later ones, whatever other ranks did between; the
  * programs are consecutive, rank-major; the count while building is every step added. */
@@ -111,7 +112,10 @@ test_seal_order(void)
     g_autoptr(CsSchedule) s = cs_schedule_new(CS_OP_ALL_REDUCE, 4, 0, 64, CS_DTYPE_FLOAT,
                                               CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
 
+    /* Room for the steps rank by rank, then (ignored once they are not) again. */
+    cs_schedule_reserve_ranks(s, 0, G_N_ELEMENTS(ranks));
     for (guint i = 0; i < G_N_ELEMENTS(ranks); i++) {
+        cs_schedule_reserve_ranks(s, ranks[i], 1000);
         cs_schedule_reserve(s, ranks[i], 100);
         cs_schedule_step(s, ranks[i], 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 4,
                          (int)i);
@@ -141,6 +145,7 @@ test_seal_order(void)
     /* Rank by rank only, the last ranks empty. */
     g_autoptr(CsSchedule) t = cs_schedule_new(CS_OP_ALL_REDUCE, 4, 0, 64, CS_DTYPE_FLOAT,
                                               CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+    cs_schedule_reserve_ranks(t, 0, 3);
     for (int i = 0; i < 3; i++)
         cs_schedule_step(t, i / 2, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 4,
                          i);

@@ -368,11 +368,18 @@ typedef struct {
     CsStep step;
 } TimedStep;
 
+/* A rank's queued steps, in queueing order; the array doubles as it grows. */
+typedef struct {
+    TimedStep *a;
+    gsize len;
+    gsize cap;
+} TimedProgram;
+
 struct _CsStepSink {
     int n_ranks;
-    GArray **programs; /* per rank, of TimedStep */
-    gsize n_held;      /* steps held, all ranks: at most max_steps */
-    gsize max_steps;   /* what the memory budget holds of these and the schedule made of them */
+    TimedProgram *programs; /* per rank */
+    gsize n_held;           /* steps held, all ranks: at most max_steps */
+    gsize max_steps; /* what the memory budget holds of these and the schedule made of them */
     gboolean overflowed;
 };
 
@@ -382,14 +389,12 @@ cs_step_sink_new(int n_ranks)
     CsStepSink *sink = g_new0(CsStepSink, 1);
 
     sink->n_ranks = n_ranks;
-    /* Its GArrays hold up to twice their steps (they double), beside the schedule built from
+    /* Its arrays hold up to twice their steps (they double), beside the schedule built from
      * them. */
     sink->max_steps
         = (gsize)MIN(cs_membudget_bytes() / (2 * sizeof(TimedStep) + CS_SCHEDULE_STEP_PEAK_BYTES),
                      (guint64)CS_SCHEDULE_MAX_STEPS);
-    sink->programs = g_new(GArray *, n_ranks);
-    for (int r = 0; r < n_ranks; r++)
-        sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
+    sink->programs = g_new0(TimedProgram, n_ranks);
     return sink;
 }
 
@@ -399,7 +404,7 @@ cs_step_sink_free(CsStepSink *sink)
     if (sink == NULL)
         return;
     for (int r = 0; r < sink->n_ranks; r++)
-        g_array_unref(sink->programs[r]);
+        g_free(sink->programs[r].a);
     g_free(sink->programs);
     g_free(sink);
 }
@@ -407,9 +412,6 @@ cs_step_sink_free(CsStepSink *sink)
 void
 cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order, const CsStep *step)
 {
-    GArray *program;
-    TimedStep ts;
-
     g_return_if_fail(rank >= 0 && rank < sink->n_ranks);
 
     if (step->bytes == 0)
@@ -419,11 +421,15 @@ cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order, 
         return;
     }
     sink->n_held++;
-    program = sink->programs[rank];
-    ts.time = time;
-    ts.order = order;
-    ts.step = *step;
-    g_array_append_val(program, ts);
+    TimedProgram *program = &sink->programs[rank];
+    if (program->len == program->cap) {
+        program->cap = MAX(2 * program->cap, 32);
+        program->a = g_renew(TimedStep, program->a, program->cap);
+    }
+    TimedStep *ts = &program->a[program->len++];
+    ts->time = time;
+    ts->order = order;
+    ts->step = *step;
 }
 
 void
@@ -623,10 +629,10 @@ add_counted(CsSchedule *sched, int rank, const TimedStep *a, gsize n, gint64 t_m
  * merged straight into the schedule through a heap of their heads: no sort buffer, no record
  * moved but into the schedule. */
 static void
-add_sorted(CsSchedule *sched, int rank, GArray *program)
+add_sorted(CsSchedule *sched, int rank, const TimedProgram *program)
 {
     const gsize n = program->len;
-    const TimedStep *a = (const TimedStep *)(gconstpointer)program->data;
+    const TimedStep *a = program->a;
     gsize n_runs = n > 0 ? 1 : 0;
 
     if (n == 0)
@@ -671,11 +677,13 @@ add_sorted(CsSchedule *sched, int rank, GArray *program)
 void
 cs_step_sink_flush(CsStepSink *sink, CsSchedule *sched)
 {
+    /* The ranks' steps go to the schedule one rank after another. */
+    cs_schedule_reserve_ranks(sched, 0, sink->n_held);
     for (int r = 0; r < sink->n_ranks; r++) {
-        GArray *program = sink->programs[r];
+        TimedProgram *program = &sink->programs[r];
         add_sorted(sched, r, program);
-        g_array_unref(program);
-        sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
+        g_free(program->a);
+        *program = (TimedProgram){ NULL, 0, 0 };
     }
     if (sink->overflowed)
         cs_schedule_mark_overflowed(sched);

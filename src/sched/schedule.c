@@ -355,6 +355,27 @@ cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps)
         program_grow(prog, n_steps);
 }
 
+/**
+ * cs_schedule_reserve_ranks:
+ * Makes room for @n_steps more steps in all, which will come rank by rank from @first_rank on
+ * (every step of a rank before any of a later rank's): one array grows once, where growing it
+ * step by step would copy it as it doubles, and a fragmented heap would hold both copies.
+ * Nothing where the steps so far did not come rank by rank up to @first_rank.
+ */
+void
+cs_schedule_reserve_ranks(CsSchedule *sched, int first_rank, gsize n_steps)
+{
+    g_return_if_fail(sched != NULL && !sched->sealed);
+    g_return_if_fail(first_rank >= 0 && first_rank < sched->period);
+
+    if (sched->scattered != NULL || first_rank < sched->tail)
+        return;
+    if (n_steps > sched->max_steps - MIN(sched->n_added, sched->max_steps))
+        return;
+    if (sched->packed.cap - sched->packed.len < n_steps)
+        program_grow(&sched->packed, n_steps);
+}
+
 /* Sends @bytes at @offset of @buf to @peer. */
 void
 cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf, gint64 offset,

@@ -183,6 +183,8 @@ void cs_schedule_mark_overflowed(CsSchedule *sched);
 void cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step);
 /* Room for @n_steps more steps in @rank's program (appending them then copies nothing). */
 void cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps);
+/* Room for @n_steps more steps in all, to be appended rank by rank from @first_rank on. */
+void cs_schedule_reserve_ranks(CsSchedule *sched, int first_rank, gsize n_steps);
 
 /* Convenience appenders; each fills a CsStep and calls cs_schedule_add(). */
 void cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
