@@ -771,19 +771,23 @@ charged_links(const Conn *conn, guint8 flags, int *out, int *n_chain)
     return n;
 }
 
-/* What the flow of step @step (on @conn) charges into @out (room for its cursor's flow): its
- * own links and, for a multicast leader, every member's hops beyond the switch, each link
- * once. Returns how many; *@n_branches (nullable) says how many of them, at the end, are a
- * multicast's copies out of the switch (every link after the hops into it). */
+/* What the flow of step @step (on @conn; @st, the cursor's copy of it) charges into @out
+ * (room for its cursor's flow): its own links and, for a multicast leader, every member's hops
+ * beyond the switch, each link once. Returns how many; *@n_branches (nullable) says how many
+ * of them, at the end, are a multicast's copies out of the switch (every link after the hops
+ * into it). */
 static int
-flow_charged_links(const Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
+flow_charged_links(const Engine *e, gint32 step, const EStep *st, const Conn *conn, int *out,
+                   int *n_branches)
 {
-    guint8 flags = e->steps[step].flags;
+    /* From the cursor's line: e->steps[@step] and e->fan[@step] are far from the cache. */
+    guint8 flags = st->flags;
     /* Into the switch: the sender's hops, and the receiver's own copy's (REDUCE_SELF). */
     int n_chain;
     int n = charged_links(conn, flags, out, &n_chain);
     gboolean leads = !(flags & CS_STEP_FLAG_SHARED_FIRST_HOP);
-    gboolean fans = leads && e->fan != NULL && e->fan[step] >= 0;
+    /* DOES_FANS: e->fan[@step] names a member (setup_multicasts()). */
+    gboolean fans = leads && (st->does & DOES_FANS);
 
     for (gint32 k = fans ? e->fan[step] : -1; k >= 0; k = e->fan[k]) {
         const Conn *member = &e->conns[e->steps[k].conn_out];
@@ -809,7 +813,7 @@ start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime no
     int *links = &e->flow_links[e->flow_base[id]];
     CsRoute sub = conn->route;
 
-    sub.n_links = flow_charged_links(e, c->step, conn, links, &sub.n_branches);
+    sub.n_links = flow_charged_links(e, c->step, st, conn, links, &sub.n_branches);
     sub.links = links;
     if (sub.n_links == 0) {
         e->flow_first[id] = now;
@@ -851,7 +855,7 @@ finish_send(Engine *e, gint32 id, CsTime end)
         int n_links = conn->route.n_links;
         if (st->flags != 0 && n_links > 0) {
             int *charged = &e->flow_links[e->flow_base[id]];
-            n_links = flow_charged_links(e, c->step, conn, charged, NULL);
+            n_links = flow_charged_links(e, c->step, st, conn, charged, NULL);
             links = charged;
         }
         for (int i = 0; i < n_links; i++)
