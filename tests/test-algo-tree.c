@@ -394,7 +394,10 @@ test_one_node_chain(void)
 
 /* cs_step_sink_flush() hands a rank's steps over sorted by (time, order), ties in the order
  * they were queued: checked against an insertion sort (stable) on programs queued as many
- * interleaved runs with many ties, as one sorted run, and as one run backwards. */
+ * interleaved runs with many ties, as one sorted run, and as one run backwards. Each pattern
+ * comes dense (small integer keys, which the sink sorts by counting) and sparse (keys spread
+ * over a range far larger than the steps, and negative orders: merged), and the extreme keys
+ * (G_MININT64, G_MAXINT64) tie-break like any other. */
 static void
 test_sink_order(void)
 {
@@ -406,17 +409,25 @@ test_sink_order(void)
     /* Patterns: random keys with ties (many runs, few piles), one run, one run per step (more
      * runs than the piles a merge deals: merged from its natural runs), four interleaved
      * streams whose keys tie across streams (a CollNet chain's passes). */
-    for (int pattern = 0; pattern < 4; pattern++) {
+    for (int pattern = 0; pattern < 9; pattern++) {
+        const gint64 spread = pattern >= 4 ? 1000000007 : 1;
         g_autoptr(CsStepSink) sink = cs_step_sink_new(2);
         g_autoptr(CsSchedule) sched = cs_schedule_new(CS_OP_ALL_REDUCE, 2, 0, 4096, CS_DTYPE_FLOAT,
                                                       CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
         for (int i = 0; i < N; i++) {
             lcg = lcg * 1103515245u + 12345u;
-            time[i] = pattern == 0   ? (gint64)((lcg >> 16) % 7)
-                      : pattern == 1 ? i / 3
-                      : pattern == 2 ? N - i
-                                     : i / 8 + (i % 4) * 2;
-            order[i] = pattern == 0 ? (gint64)((lcg >> 8) % 3) : pattern == 3 ? i % 2 : 0;
+            const int base = pattern % 4;
+            time[i] = base == 0   ? (gint64)((lcg >> 16) % 7)
+                      : base == 1 ? i / 3
+                      : base == 2 ? N - i
+                                  : i / 8 + (i % 4) * 2;
+            time[i] *= spread;
+            order[i] = base == 0 ? (gint64)((lcg >> 8) % 3) : base == 3 ? i % 2 : 0;
+            order[i] = (order[i] - (pattern >= 4)) * spread;
+            if (pattern == 8) {
+                time[i] = i % 3 == 0 ? G_MAXINT64 : G_MININT64;
+                order[i] = i % 2 == 0 ? G_MAXINT64 : G_MININT64;
+            }
             CsStep step = { .bytes = 4,
                             .chunk = i,
                             .send_peer = -1,

@@ -99,6 +99,68 @@ test_seal_packs(void)
     g_assert_true(p2 == p1 + 1);
 }
 
+/* Setup: 4 ranks; steps come rank by rank (0, 0, 2: rank 1 has none yet), then rank 1 and
+ * rank 0 again after rank 2's, then rank 2 and rank 3, with reservations between (room in
+ * one rank's program, and room rank by rank, which steps out of rank order ignore).
+ * Expectation: each rank's program holds its steps in the order they were added, its first
+ * ones (added rank by rank) before its later ones, whatever other ranks did between; the
+ * programs are consecutive, rank-major; the count while building is every step added. */
+static void
+test_seal_order(void)
+{
+    static const int ranks[] = { 0, 0, 2, 1, 0, 2, 3, 1 };
+    g_autoptr(CsSchedule) s = cs_schedule_new(CS_OP_ALL_REDUCE, 4, 0, 64, CS_DTYPE_FLOAT,
+                                              CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+
+    /* Room for the steps rank by rank, then (ignored once they are not) again. */
+    cs_schedule_reserve_ranks(s, 0, G_N_ELEMENTS(ranks));
+    for (guint i = 0; i < G_N_ELEMENTS(ranks); i++) {
+        cs_schedule_reserve_ranks(s, ranks[i], 1000);
+        cs_schedule_reserve(s, ranks[i], 100);
+        cs_schedule_step(s, ranks[i], 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 4,
+                         (int)i);
+        g_assert_cmpuint(cs_schedule_n_steps(s), ==, i + 1);
+    }
+    cs_schedule_seal(s);
+    g_assert_cmpuint(cs_schedule_n_steps(s), ==, G_N_ELEMENTS(ranks));
+
+    static const int expect[4][3] = { { 0, 1, 4 }, { 3, 7, -1 }, { 2, 5, -1 }, { 6, -1, -1 } };
+    const CsStep *end = NULL;
+    for (int r = 0; r < 4; r++) {
+        gsize n;
+        const CsStep *p = cs_schedule_steps(s, r, &n);
+        if (end != NULL)
+            g_assert_true(p == end);
+        end = p + n;
+        for (gsize k = 0; k < 3; k++) {
+            if (expect[r][k] < 0) {
+                g_assert_cmpuint(n, ==, k);
+                break;
+            }
+            g_assert_cmpuint(n, >, k);
+            g_assert_cmpint(p[k].chunk, ==, expect[r][k]);
+        }
+    }
+
+    /* Rank by rank only, the last ranks empty. */
+    g_autoptr(CsSchedule) t = cs_schedule_new(CS_OP_ALL_REDUCE, 4, 0, 64, CS_DTYPE_FLOAT,
+                                              CS_REDOP_SUM, CS_PROTO_SIMPLE, 1);
+    cs_schedule_reserve_ranks(t, 0, 3);
+    for (int i = 0; i < 3; i++)
+        cs_schedule_step(t, i / 2, 0, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 4,
+                         i);
+    cs_schedule_seal(t);
+    static const gsize lens[4] = { 2, 1, 0, 0 };
+    int chunk = 0;
+    for (int r = 0; r < 4; r++) {
+        gsize n;
+        const CsStep *p = cs_schedule_steps(t, r, &n);
+        g_assert_cmpuint(n, ==, lens[r]);
+        for (gsize k = 0; k < n; k++)
+            g_assert_cmpint(p[k].chunk, ==, chunk++);
+    }
+}
+
 /* Setup: an all-reduce of 64 bytes of floats on 2 ranks and 1 channel; each bad step below
  * breaks one rule.
  * Expectation: each is refused with a critical warning and not added. */
@@ -398,6 +460,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/schedule/new/sizes", test_sizes);
     g_test_add_func("/schedule/seal/packs", test_seal_packs);
+    g_test_add_func("/schedule/seal/order", test_seal_order);
     g_test_add_func("/schedule/add/rejects", test_add_rejects);
     g_test_add_func("/schedule/add/rejects-flags", test_add_rejects_flags);
     g_test_add_func("/schedule/step-kinds", test_kinds);

@@ -368,11 +368,18 @@ typedef struct {
     CsStep step;
 } TimedStep;
 
+/* A rank's queued steps, in queueing order; the array doubles as it grows. */
+typedef struct {
+    TimedStep *a;
+    gsize len;
+    gsize cap;
+} TimedProgram;
+
 struct _CsStepSink {
     int n_ranks;
-    GArray **programs; /* per rank, of TimedStep */
-    gsize n_held;      /* steps held, all ranks: at most max_steps */
-    gsize max_steps;   /* what the memory budget holds of these and the schedule made of them */
+    TimedProgram *programs; /* per rank */
+    gsize n_held;           /* steps held, all ranks: at most max_steps */
+    gsize max_steps; /* what the memory budget holds of these and the schedule made of them */
     gboolean overflowed;
 };
 
@@ -382,14 +389,12 @@ cs_step_sink_new(int n_ranks)
     CsStepSink *sink = g_new0(CsStepSink, 1);
 
     sink->n_ranks = n_ranks;
-    /* Its GArrays hold up to twice their steps (they double), beside the schedule built from
+    /* Its arrays hold up to twice their steps (they double), beside the schedule built from
      * them. */
     sink->max_steps
         = (gsize)MIN(cs_membudget_bytes() / (2 * sizeof(TimedStep) + CS_SCHEDULE_STEP_PEAK_BYTES),
                      (guint64)CS_SCHEDULE_MAX_STEPS);
-    sink->programs = g_new(GArray *, n_ranks);
-    for (int r = 0; r < n_ranks; r++)
-        sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
+    sink->programs = g_new0(TimedProgram, n_ranks);
     return sink;
 }
 
@@ -399,7 +404,7 @@ cs_step_sink_free(CsStepSink *sink)
     if (sink == NULL)
         return;
     for (int r = 0; r < sink->n_ranks; r++)
-        g_array_unref(sink->programs[r]);
+        g_free(sink->programs[r].a);
     g_free(sink->programs);
     g_free(sink);
 }
@@ -407,9 +412,6 @@ cs_step_sink_free(CsStepSink *sink)
 void
 cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order, const CsStep *step)
 {
-    GArray *program;
-    TimedStep ts;
-
     g_return_if_fail(rank >= 0 && rank < sink->n_ranks);
 
     if (step->bytes == 0)
@@ -419,11 +421,15 @@ cs_step_sink_add_ordered(CsStepSink *sink, int rank, gint64 time, gint64 order, 
         return;
     }
     sink->n_held++;
-    program = sink->programs[rank];
-    ts.time = time;
-    ts.order = order;
-    ts.step = *step;
-    g_array_append_val(program, ts);
+    TimedProgram *program = &sink->programs[rank];
+    if (program->len == program->cap) {
+        program->cap = MAX(2 * program->cap, 32);
+        program->a = g_renew(TimedStep, program->a, program->cap);
+    }
+    TimedStep *ts = &program->a[program->len++];
+    ts->time = time;
+    ts->order = order;
+    ts->step = *step;
 }
 
 void
@@ -563,25 +569,91 @@ natural_runs(StepMerge *m, gsize n)
     }
 }
 
+/* Buckets a counting sort may use beyond twice the steps it sorts. */
+#define COUNT_SLACK 1024
+
+/* How many steps ahead the counting sort fetches the steps it gathers. */
+#define GATHER_AHEAD 16
+
+/* The counting sort's bucket of @s: buckets in (time, order) order, @o_span orders a time. */
+static inline gsize
+bucket_of(const TimedStep *s, gint64 t_min, gint64 o_min, guint64 o_span)
+{
+    return (gsize)(((guint64)s->time - (guint64)t_min) * o_span
+                   + ((guint64)s->order - (guint64)o_min));
+}
+
+/* Appends the @n steps of @a to rank @rank of @sched sorted by (time, order), stably, by a
+ * counting sort over the keys, whose times lie in [@t_min, @t_max] and orders in [@o_min,
+ * @o_max]: one bucket per (time, order), filled in queueing order. FALSE, adding nothing,
+ * when the keys span more than 2 @n + COUNT_SLACK buckets. The builders' logical times and
+ * orders are small integers (chunk indices plus a tree's depth; a phase's peer index), so
+ * the keys of a program of many steps are dense: two passes over the steps replace a merge
+ * whose heap of interleaved streams cost a cache miss per comparison. */
+static gboolean
+add_counted(CsSchedule *sched, int rank, const TimedStep *a, gsize n, gint64 t_min, gint64 t_max,
+            gint64 o_min, gint64 o_max)
+{
+    /* Spans as unsigned differences: no overflow for any gint64 keys (0 for the whole range). */
+    const guint64 t_span = (guint64)t_max - (guint64)t_min + 1;
+    const guint64 o_span = (guint64)o_max - (guint64)o_min + 1;
+    const guint64 limit = 2 * (guint64)n + COUNT_SLACK;
+
+    if (n > G_MAXUINT32 || t_span == 0 || o_span == 0 || t_span > limit || o_span > limit / t_span)
+        return FALSE;
+    const gsize n_buckets = (gsize)(t_span * o_span);
+    g_autofree guint32 *start = g_new0(guint32, n_buckets + 1);
+    g_autofree guint32 *perm = g_new(guint32, n);
+    for (gsize i = 0; i < n; i++)
+        start[bucket_of(&a[i], t_min, o_min, o_span) + 1]++;
+    for (gsize b = 0; b < n_buckets; b++)
+        start[b + 1] += start[b];
+    for (gsize i = 0; i < n; i++)
+        perm[start[bucket_of(&a[i], t_min, o_min, o_span)]++] = (guint32)i;
+    /* The steps are gathered out of queueing order: fetch them a few ahead (a record may
+     * straddle two cache lines). */
+    for (gsize k = 0; k < n; k++) {
+        if (k + GATHER_AHEAD < n) {
+            const char *next = (const char *)&a[perm[k + GATHER_AHEAD]];
+            __builtin_prefetch(next);
+            __builtin_prefetch(next + sizeof(TimedStep) - 1);
+        }
+        cs_schedule_add(sched, rank, &a[perm[k]].step);
+    }
+    return TRUE;
+}
+
 /* Appends @program to rank @rank of @sched sorted by (time, order), stably (queueing order
  * breaks ties). A program comes as a few sorted streams (phases, channels, passes; most often
- * one, copied as it is), which are merged straight into the schedule through a heap of their
- * heads: no sort buffer, no record moved but into the schedule. */
+ * one, copied as it is). Dense keys are counted (add_counted()); otherwise the streams are
+ * merged straight into the schedule through a heap of their heads: no sort buffer, no record
+ * moved but into the schedule. */
 static void
-add_sorted(CsSchedule *sched, int rank, GArray *program)
+add_sorted(CsSchedule *sched, int rank, const TimedProgram *program)
 {
     const gsize n = program->len;
-    const TimedStep *a = (const TimedStep *)(gconstpointer)program->data;
+    const TimedStep *a = program->a;
     gsize n_runs = n > 0 ? 1 : 0;
 
+    if (n == 0)
+        return;
     cs_schedule_reserve(sched, rank, n);
-    for (gsize i = 1; i < n; i++)
+    gint64 t_min = a[0].time, t_max = a[0].time;
+    gint64 o_min = a[0].order, o_max = a[0].order;
+    for (gsize i = 1; i < n; i++) {
         n_runs += timed_step_after(&a[i - 1], &a[i]);
+        t_min = MIN(t_min, a[i].time);
+        t_max = MAX(t_max, a[i].time);
+        o_min = MIN(o_min, a[i].order);
+        o_max = MAX(o_max, a[i].order);
+    }
     if (n_runs <= 1) {
         for (gsize i = 0; i < n; i++)
             cs_schedule_add(sched, rank, &a[i].step);
         return;
     }
+    if (add_counted(sched, rank, a, n, t_min, t_max, o_min, o_max))
+        return;
     g_autofree gsize *link = g_new(gsize, n);
     /* Piles never outnumber the natural runs (a run's steps go on one pile). */
     g_autofree StepRun *heap = g_new(StepRun, n_runs);
@@ -605,11 +677,13 @@ add_sorted(CsSchedule *sched, int rank, GArray *program)
 void
 cs_step_sink_flush(CsStepSink *sink, CsSchedule *sched)
 {
+    /* The ranks' steps go to the schedule one rank after another. */
+    cs_schedule_reserve_ranks(sched, 0, sink->n_held);
     for (int r = 0; r < sink->n_ranks; r++) {
-        GArray *program = sink->programs[r];
+        TimedProgram *program = &sink->programs[r];
         add_sorted(sched, r, program);
-        g_array_unref(program);
-        sink->programs[r] = g_array_new(FALSE, FALSE, sizeof(TimedStep));
+        g_free(program->a);
+        *program = (TimedProgram){ NULL, 0, 0 };
     }
     if (sink->overflowed)
         cs_schedule_mark_overflowed(sched);

@@ -366,6 +366,30 @@ prefetch_slots(const Engine *e, gint32 id)
     }
 }
 
+/* The connections of step @st. */
+static inline void
+prefetch_step_conns(const Engine *e, const EStep *st)
+{
+    if (st->conn_out >= 0)
+        fetch(&e->conns[st->conn_out]);
+    if (st->conn_in >= 0)
+        fetch(&e->conns[st->conn_in]);
+}
+
+/* The message slots step @st will send into and take from, were it to begin now. */
+static inline void
+prefetch_step_slots(const Engine *e, const EStep *st)
+{
+    if (st->conn_out >= 0) {
+        const Conn *co = &e->conns[st->conn_out];
+        fetch(&e->msgs[co->slot_base + (co->n_sent & co->slot_mask)]);
+    }
+    if (st->conn_in >= 0) {
+        const Conn *ci = &e->conns[st->conn_in];
+        fetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
+    }
+}
+
 /* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
  * order: the current instant's in the FIFO @soon (an instant begins by moving its events
  * there, begin_instant(), so one pushed now sorts after them all: its seq is the largest);
@@ -516,6 +540,21 @@ step_finished(Engine *e, gint32 id, Stamp fin)
      * cursor runs its own step: fetch the line after this one well before it is needed. */
     if (c->step + 4 < e->ends[id])
         __builtin_prefetch(&e->steps[c->step + 4]);
+    /* The next step will begin here too, right after this one ends, where no stage of the
+     * instant's prefetching reached it. Where it uses other connections than this one (the
+     * messages of a multicast or an in-switch reduction go to and come from each peer in
+     * turn), fetch its message slots, through its connections fetched one step ago, and the
+     * connections of the step after it. */
+    if (c->step + 1 < e->ends[id]) {
+        const EStep *next = &e->steps[c->step + 1];
+        if (next->conn_out != c->cur.conn_out || next->conn_in != c->cur.conn_in)
+            prefetch_step_slots(e, next);
+        if (c->step + 2 < e->ends[id]) {
+            const EStep *after = &e->steps[c->step + 2];
+            if (after->conn_out != next->conn_out || after->conn_in != next->conn_in)
+                prefetch_step_conns(e, after);
+        }
+    }
     c->ready = fin;
     /* Starting a step only computes times (its send waits for an event at its own time), so
      * it can run now rather than as an event of its own; the depth bound keeps the stack
@@ -752,21 +791,25 @@ charged_links(const Conn *conn, guint8 flags, LinkSet *set, int *n_chain)
             add_link_once(set, conn->back[i]);
 }
 
-/* What the flow of step @step (on @conn) charges into @out (room for its cursor's flow): its
- * own links and, for a multicast leader, every member's hops beyond the switch, each link
- * once. Returns how many; *@n_branches (nullable) says how many of them, at the end, are a
- * multicast's copies out of the switch (every link after the hops into it). */
+/* What the flow of step @step (on @conn; @st, the cursor's copy of it) charges into @out
+ * (room for its cursor's flow): its own links and, for a multicast leader, every member's hops
+ * beyond the switch, each link once. Returns how many; *@n_branches (nullable) says how many
+ * of them, at the end, are a multicast's copies out of the switch (every link after the hops
+ * into it). */
 static int
-flow_charged_links(Engine *e, gint32 step, const Conn *conn, int *out, int *n_branches)
+flow_charged_links(Engine *e, gint32 step, const EStep *st, const Conn *conn, int *out,
+                   int *n_branches)
 {
-    guint8 flags = e->steps[step].flags;
+    /* From the cursor's line: e->steps[@step] and e->fan[@step] are far from the cache. */
+    guint8 flags = st->flags;
     /* Into the switch: the sender's hops, and the receiver's own copy's (REDUCE_SELF). */
     int n_chain;
     LinkSet set;
     link_set_begin(e, &set, out);
     charged_links(conn, flags, &set, &n_chain);
     gboolean leads = !(flags & CS_STEP_FLAG_SHARED_FIRST_HOP);
-    gboolean fans = leads && e->fan != NULL && e->fan[step] >= 0;
+    /* DOES_FANS: e->fan[@step] names a member (setup_multicasts()). */
+    gboolean fans = leads && (st->does & DOES_FANS);
 
     for (gint32 k = fans ? e->fan[step] : -1; k >= 0; k = e->fan[k]) {
         const Conn *member = &e->conns[e->steps[k].conn_out];
@@ -793,7 +836,7 @@ start_flagged(Engine *e, gint32 id, const Conn *conn, const EStep *st, CsTime no
     int *links = &e->flow_links[e->flow_base[id]];
     CsRoute sub = conn->route;
 
-    sub.n_links = flow_charged_links(e, c->step, conn, links, &sub.n_branches);
+    sub.n_links = flow_charged_links(e, c->step, st, conn, links, &sub.n_branches);
     sub.links = links;
     if (sub.n_links == 0) {
         e->flow_first[id] = now;
@@ -835,7 +878,7 @@ finish_send(Engine *e, gint32 id, CsTime end)
         int n_links = conn->route.n_links;
         if (st->flags != 0 && n_links > 0) {
             int *charged = &e->flow_links[e->flow_base[id]];
-            n_links = flow_charged_links(e, c->step, conn, charged, NULL);
+            n_links = flow_charged_links(e, c->step, st, conn, charged, NULL);
             links = charged;
         }
         for (int i = 0; i < n_links; i++)

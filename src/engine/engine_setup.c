@@ -226,18 +226,21 @@ setup_multicasts(Engine *e)
 
         e->mc[id].next = -1;
         for (gint32 i = c->step; i < e->ends[id]; i++) {
+            /* The walk reads the compact steps; the schedule's, a cache line each, only for a
+             * member and its candidate leaders. */
+            const guint8 flags = e->steps[i].flags;
             if (!(e->steps[i].does & DOES_SEND))
                 continue;
-            const CsStep *st = &prog[e->local[i]];
             /* A message of an in-switch reduction leads no multicast. */
-            if (st->flags & (CS_STEP_FLAG_SHARED_LAST_HOP | CS_STEP_FLAG_REDUCE_SELF))
+            if (flags & (CS_STEP_FLAG_SHARED_LAST_HOP | CS_STEP_FLAG_REDUCE_SELF))
                 continue;
-            if (!(st->flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
+            if (!(flags & CS_STEP_FLAG_SHARED_FIRST_HOP)) {
                 leader[n % MULTICAST_LEADERS] = i;
                 tail[n % MULTICAST_LEADERS] = i;
                 n++;
                 continue;
             }
+            const CsStep *st = &prog[e->local[i]];
             for (int back = 1; back <= MIN(n, MULTICAST_LEADERS); back++) {
                 int slot = (n - back) % MULTICAST_LEADERS;
                 const CsStep *ls = &prog[e->local[leader[slot]]];

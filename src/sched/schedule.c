@@ -9,10 +9,15 @@
 
 G_DEFINE_QUARK(cs_schedule_error_quark, cs_schedule_error)
 
-/* Steps reserved per rank while building: small enough for 4,096 ranks of a tiny schedule
- * (4,096 x 32 x 48 B = 6 MiB), large enough that a chunked ring grows its arrays only a few
- * times (GArray doubles). */
+/* Steps a program's array holds when it is first needed; it doubles from there. */
 #define STEPS_RESERVE 32
+
+/* A growing array of steps. */
+typedef struct {
+    CsStep *steps;
+    gsize len;
+    gsize cap;
+} Program;
 
 struct _CsSchedule {
     CsOp op;
@@ -29,9 +34,20 @@ struct _CsSchedule {
     int *nic_lanes;       /* per channel: the NIC lane its network connections use; NULL = own */
     int period;           /* ranks 0..period-1 hold steps; the rest repeat them (nranks: all) */
 
-    GArray **building; /* per rank, while building; NULL once sealed */
-    CsStep *steps;     /* sealed: every rank's program, rank-major */
-    gsize *first;      /* sealed: nranks + 1 offsets into @steps */
+    int dtype_size;    /* bytes: cs_dtype_size (dtype), which every region is checked against */
+    gint64 dtype_mask; /* dtype_size - 1 where that is a power of two (a region's check without a
+                        * division), else -1 */
+
+    /* While building, steps go to @packed as long as they come rank by rank (every step of
+     * a rank before any of a later rank's: the step sink's flush, a one-channel ring): that
+     * array is then the sealed one, as it is. A step for a rank before @tail sends that rank's
+     * later steps, and every later step, to @scattered, and sealing packs both. */
+    gboolean sealed;
+    Program packed;     /* while building: the steps of ranks 0 .. @tail, rank-major */
+    int tail;           /* the last rank with steps in @packed, -1 before any */
+    Program *scattered; /* while building, NULL until needed: per rank, steps after @packed's */
+    CsStep *steps;      /* sealed: every rank's program, rank-major */
+    gsize *first;       /* nranks + 1 offsets into @steps (@packed while building, to @tail) */
     gsize n_steps;
     gsize n_added;       /* steps appended so far, all ranks */
     gsize max_steps;     /* cs_schedule_max_steps() when it was started */
@@ -101,9 +117,11 @@ cs_schedule_new(CsOp op, int nranks, int root, gint64 size_bytes, CsDtype dtype,
     sched->size = cs_op_size(op, size_bytes, dtype, nranks);
     sched->period = nranks;
     sched->max_steps = cs_schedule_max_steps();
-    sched->building = g_new(GArray *, nranks);
-    for (int r = 0; r < nranks; r++)
-        sched->building[r] = g_array_sized_new(FALSE, FALSE, sizeof(CsStep), STEPS_RESERVE);
+    sched->dtype_size = cs_dtype_size(dtype);
+    sched->dtype_mask
+        = (sched->dtype_size & (sched->dtype_size - 1)) == 0 ? sched->dtype_size - 1 : -1;
+    sched->tail = -1;
+    sched->first = g_new0(gsize, (gsize)nranks + 1);
     return sched;
 }
 
@@ -112,11 +130,12 @@ cs_schedule_free(CsSchedule *sched)
 {
     if (sched == NULL)
         return;
-    if (sched->building != NULL) {
+    if (sched->scattered != NULL) {
         for (int r = 0; r < sched->period; r++)
-            g_array_unref(sched->building[r]);
-        g_free(sched->building);
+            g_free(sched->scattered[r].steps);
+        g_free(sched->scattered);
     }
+    g_free(sched->packed.steps);
     g_free(sched->steps);
     g_free(sched->first);
     g_free(sched->nic_lanes);
@@ -129,7 +148,7 @@ cs_schedule_set_scratch(CsSchedule *sched, gint64 scratch_bytes)
 {
     g_return_if_fail(sched != NULL);
     g_return_if_fail(scratch_bytes >= 0);
-    g_return_if_fail(sched->building != NULL);
+    g_return_if_fail(!sched->sealed);
     sched->scratch_bytes = scratch_bytes;
 }
 
@@ -153,11 +172,9 @@ cs_schedule_set_algo(CsSchedule *sched, const char *algo_name)
 void
 cs_schedule_set_period(CsSchedule *sched, int period)
 {
-    g_return_if_fail(sched != NULL && sched->building != NULL);
+    g_return_if_fail(sched != NULL && !sched->sealed);
     g_return_if_fail(period >= 1 && period <= sched->nranks && sched->nranks % period == 0);
     g_return_if_fail(sched->n_added == 0 && sched->period == sched->nranks);
-    for (int r = period; r < sched->nranks; r++)
-        g_clear_pointer(&sched->building[r], g_array_unref);
     sched->period = period;
 }
 
@@ -197,11 +214,19 @@ cs_step_kind_writes_dst(CsStepKind kind)
     return kind != CS_STEP_SEND && kind != CS_STEP_RECV_REDUCE_SEND;
 }
 
+/* Whether @offset and @bytes (not negative) are whole elements of the datatype. */
+static inline gboolean
+whole_elements(const CsSchedule *sched, gint64 offset, gint64 bytes)
+{
+    if (sched->dtype_mask >= 0)
+        return ((offset | bytes) & sched->dtype_mask) == 0;
+    return offset % sched->dtype_size == 0 && bytes % sched->dtype_size == 0;
+}
+
 static gboolean
 region_ok(const CsSchedule *sched, guint buf, gint64 offset, gint64 bytes)
 {
-    int ts = cs_dtype_size(sched->dtype);
-    return buf < CS_N_BUFS && offset >= 0 && offset % ts == 0 && bytes % ts == 0
+    return buf < CS_N_BUFS && offset >= 0 && whole_elements(sched, offset, bytes)
            && offset <= cs_schedule_buffer_bytes(sched, (CsBuffer)buf) - bytes;
 }
 
@@ -225,6 +250,36 @@ flags_ok(CsStepKind kind, guint flags)
     return (flags & CS_STEP_FLAG_SHARED_LAST_HOP) == 0 || (flags & CS_STEP_FLAG_REDUCE_SELF) == 0;
 }
 
+/* Makes room in @prog for @more steps beyond its length: at least doubled, so that appending
+ * costs a constant time per step (a large array grows in place, where realloc can remap it). */
+static void
+program_grow(Program *prog, gsize more)
+{
+    gsize cap = MAX(MAX(prog->len + more, 2 * prog->cap), (gsize)STEPS_RESERVE);
+
+    prog->steps = g_renew(CsStep, prog->steps, cap);
+    prog->cap = cap;
+}
+
+/* The array @rank's next step goes to: @packed while steps come rank by rank (opening the
+ * ranks up to @rank there), else the rank's own (see struct _CsSchedule). */
+static Program *
+program_for(CsSchedule *sched, int rank)
+{
+    if (sched->scattered == NULL) {
+        if (rank == sched->tail)
+            return &sched->packed;
+        if (rank > sched->tail) {
+            for (int r = sched->tail + 1; r <= rank; r++)
+                sched->first[r] = sched->packed.len;
+            sched->tail = rank;
+            return &sched->packed;
+        }
+        sched->scattered = g_new0(Program, sched->period);
+    }
+    return &sched->scattered[rank];
+}
+
 /**
  * cs_schedule_add:
  * Appends a copy of @step to @rank's program. A malformed step (peer out of range, a region
@@ -236,7 +291,7 @@ void
 cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
 {
     g_return_if_fail(sched != NULL && step != NULL);
-    g_return_if_fail(sched->building != NULL);
+    g_return_if_fail(!sched->sealed);
     g_return_if_fail(rank >= 0 && rank < sched->period);
     g_return_if_fail(step->kind < CS_N_STEP_KINDS);
     g_return_if_fail(step->channel < sched->n_channels);
@@ -261,7 +316,10 @@ cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step)
         return;
     }
     sched->n_added++;
-    g_array_append_vals(sched->building[rank], step, 1);
+    Program *prog = program_for(sched, rank);
+    if (prog->len == prog->cap)
+        program_grow(prog, 1);
+    prog->steps[prog->len++] = *step;
 }
 
 gboolean
@@ -286,17 +344,36 @@ cs_schedule_mark_overflowed(CsSchedule *sched)
 void
 cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps)
 {
-    g_return_if_fail(sched != NULL && sched->building != NULL);
+    g_return_if_fail(sched != NULL && !sched->sealed);
     g_return_if_fail(rank >= 0 && rank < sched->period);
-    GArray *program = sched->building[rank];
-    guint len = program->len;
 
     /* Steps that will be dropped get no room. */
     if (n_steps > sched->max_steps - MIN(sched->n_added, sched->max_steps))
         return;
-    /* GArray keeps its allocation when it shrinks. */
-    g_array_set_size(program, len + (guint)n_steps);
-    g_array_set_size(program, len);
+    Program *prog = program_for(sched, rank);
+    if (prog->cap - prog->len < n_steps)
+        program_grow(prog, n_steps);
+}
+
+/**
+ * cs_schedule_reserve_ranks:
+ * Makes room for @n_steps more steps in all, which will come rank by rank from @first_rank on
+ * (every step of a rank before any of a later rank's): one array grows once, where growing it
+ * step by step would copy it as it doubles, and a fragmented heap would hold both copies.
+ * Nothing where the steps so far did not come rank by rank up to @first_rank.
+ */
+void
+cs_schedule_reserve_ranks(CsSchedule *sched, int first_rank, gsize n_steps)
+{
+    g_return_if_fail(sched != NULL && !sched->sealed);
+    g_return_if_fail(first_rank >= 0 && first_rank < sched->period);
+
+    if (sched->scattered != NULL || first_rank < sched->tail)
+        return;
+    if (n_steps > sched->max_steps - MIN(sched->n_added, sched->max_steps))
+        return;
+    if (sched->packed.cap - sched->packed.len < n_steps)
+        program_grow(&sched->packed, n_steps);
 }
 
 /* Sends @bytes at @offset of @buf to @peer. */
@@ -341,37 +418,52 @@ cs_schedule_step(CsSchedule *sched, int rank, int channel, CsStepKind kind, int 
 
 /**
  * cs_schedule_seal:
- * Packs the per-rank programs into one array (rank-major, program order) and frees the
- * building arrays one rank at a time, so the peak is the packed array plus one rank's
- * growth slack. Sealing twice is harmless.
+ * Packs the per-rank programs into one array (rank-major, program order). Steps that came
+ * rank by rank are in one already, which is kept as it is; otherwise each rank's are copied
+ * after its packed ones and freed rank by rank, so the peak is the packed array plus one
+ * rank's growth slack. Sealing twice is harmless.
  */
 void
 cs_schedule_seal(CsSchedule *sched)
 {
     g_return_if_fail(sched != NULL);
-    if (sched->building == NULL)
+    if (sched->sealed)
         return;
 
-    gsize total = 0;
-    for (int r = 0; r < sched->period; r++)
-        total += sched->building[r]->len;
-    sched->steps = g_new(CsStep, MAX(total, 1));
-    sched->first = g_new(gsize, sched->nranks + 1);
-    gsize at = 0;
-    for (int r = 0; r < sched->nranks; r++) {
-        GArray *prog = sched->building[r];
-        sched->first[r] = at;
-        if (prog == NULL)
-            continue;
-        if (prog->len > 0)
-            memcpy(sched->steps + at, prog->data, prog->len * sizeof(CsStep));
-        at += prog->len;
-        g_array_unref(prog);
-        sched->building[r] = NULL;
+    const gsize total = sched->n_added;
+    for (int r = sched->tail + 1; r <= sched->nranks; r++)
+        sched->first[r] = sched->packed.len;
+    if (sched->scattered == NULL) {
+        /* Shrunk to its length: the slack of its last doubling is given back. */
+        sched->steps = g_renew(CsStep, sched->packed.steps, MAX(total, 1));
     }
-    sched->first[sched->nranks] = at;
+    else {
+        const CsStep *packed = sched->packed.steps;
+        gsize at = 0;
+        sched->steps = g_new(CsStep, MAX(total, 1));
+        for (int r = 0; r < sched->nranks; r++) {
+            gsize from = sched->first[r];
+            gsize n_packed = sched->first[r + 1] - from;
+            sched->first[r] = at;
+            if (n_packed > 0)
+                memcpy(sched->steps + at, packed + from, n_packed * sizeof(CsStep));
+            at += n_packed;
+            if (r >= sched->period)
+                continue;
+            Program *prog = &sched->scattered[r];
+            if (prog->len > 0)
+                memcpy(sched->steps + at, prog->steps, prog->len * sizeof(CsStep));
+            at += prog->len;
+            g_clear_pointer(&prog->steps, g_free);
+        }
+        g_assert(at == total);
+        sched->first[sched->nranks] = at;
+        g_clear_pointer(&sched->scattered, g_free);
+        g_free(sched->packed.steps);
+    }
+    sched->packed = (Program){ NULL, 0, 0 };
     sched->n_steps = total;
-    g_clear_pointer(&sched->building, g_free);
+    sched->sealed = TRUE;
 }
 
 /**
@@ -390,7 +482,7 @@ cs_schedule_seal(CsSchedule *sched)
 CsSchedule *
 cs_schedule_replicate(const CsSchedule *sched, int copies, gboolean periodic, GError **error)
 {
-    g_return_val_if_fail(sched != NULL && sched->building == NULL, NULL);
+    g_return_val_if_fail(sched != NULL && sched->sealed, NULL);
     g_return_val_if_fail(sched->period == sched->nranks, NULL);
     g_return_val_if_fail(copies >= 1 && sched->nranks <= G_MAXINT / copies, NULL);
 
@@ -553,7 +645,7 @@ const CsStep *
 cs_schedule_steps(const CsSchedule *sched, int rank, gsize *n_steps)
 {
     g_return_val_if_fail(sched != NULL && n_steps != NULL, NULL);
-    g_return_val_if_fail(sched->building == NULL, NULL);
+    g_return_val_if_fail(sched->sealed, NULL);
     g_return_val_if_fail(rank >= 0 && rank < sched->nranks, NULL);
     *n_steps = sched->first[rank + 1] - sched->first[rank];
     return sched->steps + sched->first[rank];
@@ -563,12 +655,8 @@ cs_schedule_steps(const CsSchedule *sched, int rank, gsize *n_steps)
 gsize
 cs_schedule_n_steps(const CsSchedule *sched)
 {
-    if (sched->building == NULL)
-        return sched->n_steps;
-    gsize total = 0;
-    for (int r = 0; r < sched->period; r++)
-        total += sched->building[r]->len;
-    return total;
+    /* Only steps kept are counted as added. */
+    return sched->sealed ? sched->n_steps : sched->n_added;
 }
 
 const char *

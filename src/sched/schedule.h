@@ -158,8 +158,8 @@ int cs_schedule_period(const CsSchedule *sched);
  * schedule is marked (cs_schedule_overflowed()); cs_algo_build() then refuses it. */
 #define CS_SCHEDULE_MAX_STEPS ((gsize)100000000)
 
-/* Bytes of memory one step may cost at the peak of a point: while it is built, a rank's
- * GArray holds up to twice its steps (it doubles) and cs_schedule_seal() copies them into one
+/* Bytes of memory one step may cost at the peak of a point: while it is built, its array
+ * holds up to twice its steps (it doubles) and cs_schedule_seal() may copy them into one
  * array beside it (3 x 48 B); the engine then adds 24 B a step to the sealed 48. */
 #define CS_SCHEDULE_STEP_PEAK_BYTES ((gsize)(3 * sizeof(CsStep)))
 
@@ -183,6 +183,8 @@ void cs_schedule_mark_overflowed(CsSchedule *sched);
 void cs_schedule_add(CsSchedule *sched, int rank, const CsStep *step);
 /* Room for @n_steps more steps in @rank's program (appending them then copies nothing). */
 void cs_schedule_reserve(CsSchedule *sched, int rank, gsize n_steps);
+/* Room for @n_steps more steps in all, to be appended rank by rank from @first_rank on. */
+void cs_schedule_reserve_ranks(CsSchedule *sched, int first_rank, gsize n_steps);
 
 /* Convenience appenders; each fills a CsStep and calls cs_schedule_add(). */
 void cs_schedule_send(CsSchedule *sched, int rank, int channel, int peer, CsBuffer buf,
