@@ -93,8 +93,8 @@ static gboolean
 modelled(const CsNcclModel *m, int f, int a, int p)
 {
     const gboolean v228 = m->c->formula == CS_NCCL_FORMULA_2_28;
-    /* RCCL 2.21.5 (NCCL 2.21 underneath): no PAT; Tree/Simple is skipped on one gfx94
-     * node, so its bandwidth stays 0. */
+    /* RCCL: no PAT (2.21.5 has none; 2.26 models it only with NCCL_PAT_ENABLE, default 0);
+     * Tree/Simple is skipped on one gfx94x node, so its bandwidth stays 0. */
     if (is_rccl(m)
         && (a == CS_NCCL_ALGO_PAT
             || (a == CS_NCCL_ALGO_TREE && p == CS_PROTO_SIMPLE && rccl_gfx94_one_node(m))))
@@ -139,9 +139,9 @@ bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
         return 0.0;
     double bw = n_nodes <= 2 || collnet ? g->bw_intra_GBps : g->bw_inter_GBps;
     if (is_rccl(m)) {
-        /* RCCL 2.21.5 tuning.cc (the __HIP_PLATFORM_AMD__ branch): the bus bandwidth times
-         * bwRatio[nNodes <= 2 ? 0 : 1][a][p] replaces NCCL's refinements; Ring/LL broadcast
-         * and reduce on one gfx94 node x1.65. */
+        /* RCCL tuning.cc (2.21.5 and 2.26, the __HIP_PLATFORM_AMD__ branch): the bus
+         * bandwidth times bwRatio[nNodes <= 2 ? 0 : 1][a][p] replaces NCCL's refinements;
+         * Ring/LL broadcast and reduce on one gfx94x node x1.65. */
         double bus = nch * bw * rccl_model(m)->bw_ratio[n_nodes <= 2 ? 0 : 1][a][p];
         if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_LL
             && (f == CS_NCCL_FUNC_BROADCAST || f == CS_NCCL_FUNC_REDUCE) && rccl_gfx94_one_node(m))
@@ -261,7 +261,7 @@ latency(const CsNcclModel *m, int f, int a, int p, int nsteps)
     double lat = c->base_lat_us[a][p];
     double intra = hw_lat(m, intra_hw, a, p);
     /* 2.28: with one rank per node nothing hides the network, so the tree's figure is used. */
-    double inter = v228 && ppn_int == 1 ? c->hw_lat_us[CS_NCCL_HW_NET][CS_NCCL_ALGO_TREE][p]
+    double inter = v228 && ppn_int == 1 ? hw_lat(m, CS_NCCL_HW_NET, CS_NCCL_ALGO_TREE, p)
                                         : hw_lat(m, CS_NCCL_HW_NET, a, p);
     /* RCCL 2.21.5: the graph's network latency, when it has one, replaces the table's. */
     if (m->c->formula == CS_NCCL_FORMULA_RCCL_2_21)
@@ -343,8 +343,9 @@ static gboolean
 enabled(const CsNcclModel *m, int a, int p)
 {
     const CsNcclSystem *s = &m->sys;
-    /* RCCL 2.21.5 enables LL128 only on gfx90a with the machine model's ll128Enabled option
-     * (and an ENABLE_LL128 build); the models collsim matches set no such option. */
+    /* RCCL enables LL128 only with the machine model's ll128Enabled option (2.21.5: gfx90a;
+     * 2.26: gfx90a, gfx942, gfx950; and an ENABLE_LL128 build); the models collsim matches set
+     * no such option. */
     if (p == CS_PROTO_LL128 && is_rccl(m))
         return FALSE;
     if (p == CS_PROTO_LL128) {
@@ -476,9 +477,9 @@ algo_time(const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat_
     if (bw <= 0.0)
         return -1.0;
     if (is_rccl(m)) {
-        /* RCCL 2.21.5 ncclTopoGetAlgoTime: the tuning model's tree correction for Tree, its
-         * ring correction for Ring across nodes, by log2i(nBytes >> 6) (0 below 128 B), the
-         * last entry from 4 GiB on; no ring plateau. */
+        /* RCCL ncclTopoGetAlgoTime (2.21.5, 2.26): the tuning model's tree correction for
+         * Tree, its ring correction for Ring across nodes, by log2i(nBytes >> 6) (0 below
+         * 128 B), the last entry from 4 GiB on; no ring plateau. */
         const int idx = MIN(log2i(nbytes >> 6), CS_RCCL_N_CORRECTION - 1);
         if (a == CS_NCCL_ALGO_TREE)
             bw *= rccl_model(m)->tree_correction[p][idx];
