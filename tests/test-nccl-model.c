@@ -763,6 +763,226 @@ test_env_list(void)
     }
 }
 
+/* ---- RCCL's own model ---- */
+
+static const CsNcclConstants *
+rccl_constants(const char *version)
+{
+    g_autoptr(GError) error = NULL;
+    const CsNcclConstants *c = cs_rccl_constants_lookup(version, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(c);
+    return c;
+}
+
+/* A hand-built RCCL communicator: ring and tree graphs from a machine model's rings, whose bus
+ * bandwidth nChannels x bw is the GPU's totalBw (rome_models.cc parseGraph: bwIntra = bwInter =
+ * totalBw / nChannels): 7 xGMI links x 48 GB/s = 336 GB/s. No network latency from the graph,
+ * an Intel-class host (getNetOverhead 1 us). */
+static CsNcclSystem
+rccl_mesh(int ranks, int nodes, CsNcclAmdArch arch, int tuning)
+{
+    CsNcclSystem s;
+    cs_nccl_system_init(&s, ranks, nodes, CS_NCCL_ARCH_HOPPER);
+    s.amd_arch = arch;
+    s.rccl_tuning = tuning;
+    s.graphs[CS_NCCL_ALGO_RING] = graph(1, 336.0, CS_NCCL_HW_NVLINK);
+    s.graphs[CS_NCCL_ALGO_TREE] = graph(1, 336.0, CS_NCCL_HW_NVLINK);
+    return s;
+}
+
+static void
+test_rccl_mi300x_one_node(void)
+{
+    g_test_summary(
+        "8 x MI300X (gfx942), one node, all-reduce, RCCL 2.26 (ROCm/rccl 9e22c79d) "
+        "tuning_model_5, baseLat {12, 12, 17}. nsteps 14, no network step. Ring/LL: bus 336 x "
+        "bwRatio 0.08 = 26.88, x 8/14 = 15.36 GB/s; lat 12 + 14 x 0.8 = 23.2. Ring/Simple: "
+        "336 x 1.0 x 8/14 = 192; 17 + 14 x 2.1 = 46.4. Tree/LL: 336 x 0.06 x 0.5 = 10.08; "
+        "12 + 2 x (7 x 0.9) = 24.6. Tree/Simple: skipped on one gfx942 node (bandwidth 0); "
+        "LL128: off (no ll128Enabled). One node: no ring correction; tree/LL correction at "
+        "64 KiB (log2i(1024) = 10) 1.0. 64 KiB: ring/LL 23.2 + 65536 / 15360 = 27.4667 beats "
+        "tree/LL 31.10 and ring/Simple 46.74. 256 KiB: ring/LL 40.2667 < ring/Simple 47.765; "
+        "512 KiB: ring/Simple 46.4 + 524288 / 192000 = 49.1307 < ring/LL 57.33 (the crossover "
+        "is 23.2 / (1/15360 - 1/192000) = 387339 B). RCCL 2.21.5's model 5 gives the same.");
+    const int ar = CS_NCCL_FUNC_ALL_REDUCE;
+    const char *versions[] = { "2.26", "2.21" };
+    for (gsize v = 0; v < G_N_ELEMENTS(versions); v++) {
+        const CsNcclSystem s = rccl_mesh(8, 1, CS_NCCL_AMD_GFX942, 5);
+        g_autoptr(CsNcclModel) m = cs_nccl_model_new(rccl_constants(versions[v]), &s);
+        assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 15.36);
+        assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 23.2);
+        assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE),
+                     192.0);
+        assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 46.4);
+        assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL), 10.08);
+        assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL), 24.6);
+        assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 0.0);
+        assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL128), 0.0);
+        assert_close(
+            cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_TREE, CS_PROTO_LL, 65536),
+            24.6 + 65536.0 / 10080.0);
+
+        const struct {
+            gint64 bytes;
+            CsNcclAlgo algo;
+            CsProto proto;
+            double time_us;
+        } cases[] = {
+            { 65536, CS_NCCL_ALGO_RING, CS_PROTO_LL, 23.2 + 65536.0 / 15360.0 },
+            { 262144, CS_NCCL_ALGO_RING, CS_PROTO_LL, 23.2 + 262144.0 / 15360.0 },
+            { 524288, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE, 46.4 + 524288.0 / 192000.0 },
+        };
+        for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+            CsNcclPrediction p;
+            g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, cases[i].bytes, &p));
+            g_assert_cmpint(p.algo, ==, cases[i].algo);
+            g_assert_cmpint(p.proto, ==, cases[i].proto);
+            assert_close(p.time_us, cases[i].time_us);
+        }
+    }
+}
+
+static void
+test_rccl_gfx950_rules(void)
+{
+    g_test_summary("Tree/Simple on one node: RCCL 2.26 skips it on gfx942 and gfx950, 2.21.5 "
+                   "only on \"gfx94*\" (IsArchMatch is a prefix test), so a gfx950 node keeps it "
+                   "there: 336 x bwRatio 0.11 x 0.5 = 18.48 GB/s, 17 + 2 x 7 x 2.3 = 49.2 us.");
+    const int ar = CS_NCCL_FUNC_ALL_REDUCE;
+    const CsNcclSystem s26 = rccl_mesh(8, 1, CS_NCCL_AMD_GFX950, 6);
+    g_autoptr(CsNcclModel) m26 = cs_nccl_model_new(rccl_constants("2.26"), &s26);
+    assert_close(cs_nccl_model_bandwidth_GBps(m26, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 0.0);
+    const CsNcclSystem s21 = rccl_mesh(8, 1, CS_NCCL_AMD_GFX950, 5);
+    g_autoptr(CsNcclModel) m21 = cs_nccl_model_new(rccl_constants("2.21.5"), &s21);
+    assert_close(cs_nccl_model_bandwidth_GBps(m21, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 18.48);
+    assert_close(cs_nccl_model_latency_us(m21, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 49.2);
+}
+
+static void
+test_rccl_two_nodes_protocol(void)
+{
+    g_test_summary(
+        "2 nodes x 8 x MI355X (gfx950), all-reduce, RCCL 2.26 tuning_model_6, nsteps 30, 2 "
+        "network steps, bwRatio row 0 (2 nodes). Ring/LL: 336 x 0.08 x 16/30 = 14.336 GB/s, "
+        "12 + 28 x max(0.8, 1) + 2 x 9.5 = 59. Ring/Simple: 179.2, 17 + 28 x max(2.1, 3) + 2 x 320 "
+        "= 741. Tree/LL: 336 x 0.06 x 0.5 = 10.08, 12 + 2 x (7 x 0.9 + 10.5) = 45.6. "
+        "Tree/Simple: 336 x 0.11 x 0.5 = 18.48, 17 + 2 x (7 x 2.3 + 25) = 99.2. At 1 MiB "
+        "(log2i(16384) = 14; tree corrections LL 1.0, Simple 0.1; ring LL 0.4, Simple 0.1) the "
+        "model's minimum is tree/LL, 45.6 + 1048576 / 10080 = 149.63, but rccl_wrap.cc "
+        "rcclUpdateCollectiveProtocol makes it Simple (llProtoRanges all-reduce LL (0, 131071]): "
+        "tree/Simple 99.2 + 1048576 / 1848 = 666.61. At 131071 B (log2i 10) tree/LL stays LL "
+        "(45.6 + 131071 / 10080); at 131072 B (log2i 11: tree/LL x 0.6 = 67.27 beats ring/LL "
+        "68.14) tree/Simple, 99.2 + 131072 / 1848. With NCCL_PROTO=LL nothing is overridden.");
+    const CsNcclSystem s = rccl_mesh(16, 2, CS_NCCL_AMD_GFX950, 6);
+    g_autoptr(CsNcclModel) m = cs_nccl_model_new(rccl_constants("2.26"), &s);
+    const int ar = CS_NCCL_FUNC_ALL_REDUCE;
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 14.336);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_LL), 59.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 179.2);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_RING, CS_PROTO_SIMPLE), 741.0);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL), 10.08);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_LL), 45.6);
+    assert_close(cs_nccl_model_bandwidth_GBps(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 18.48);
+    assert_close(cs_nccl_model_latency_us(m, ar, CS_NCCL_ALGO_TREE, CS_PROTO_SIMPLE), 99.2);
+    assert_close(
+        cs_nccl_model_time_us(m, CS_OP_ALL_REDUCE, CS_NCCL_ALGO_TREE, CS_PROTO_LL, 1048576),
+        45.6 + 1048576.0 / 10080.0);
+
+    const struct {
+        gint64 bytes;
+        CsProto proto;
+        double time_us;
+    } cases[] = {
+        { 1048576, CS_PROTO_SIMPLE, 99.2 + 1048576.0 / 1848.0 },
+        { 131071, CS_PROTO_LL, 45.6 + 131071.0 / 10080.0 },
+        { 131072, CS_PROTO_SIMPLE, 99.2 + 131072.0 / 1848.0 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        CsNcclPrediction p;
+        g_assert_true(cs_nccl_model_pick(m, CS_OP_ALL_REDUCE, cases[i].bytes, &p));
+        g_assert_cmpint(p.algo, ==, CS_NCCL_ALGO_TREE);
+        g_assert_cmpint(p.proto, ==, cases[i].proto);
+        assert_close(p.time_us, cases[i].time_us);
+    }
+    CsNcclPrediction ll;
+    g_assert_true(cs_nccl_model_pick_among(m, CS_OP_ALL_REDUCE, 1048576, CS_NCCL_ALL_ALGOS,
+                                           1u << CS_PROTO_LL, &ll));
+    g_assert_cmpint(ll.algo, ==, CS_NCCL_ALGO_TREE);
+    g_assert_cmpint(ll.proto, ==, CS_PROTO_LL);
+}
+
+static void
+test_rccl_from_topo(void)
+{
+    g_test_summary(
+        "An 8-GPU node on a full xGMI mesh matches RCCL's machine models rome_model_79 (no "
+        "NICs) or _81 (8 NICs), \"tuning=5\"; 2.26 sets tuning 6 on gfx950. The bus "
+        "bandwidth is totalBw: 7 links x 48 GB/s (gfx942; gfx950 from 2.26, GFX95X_XGMI_WIDTH), "
+        "x 24 (VEGA_XGMI_WIDTH) for gfx950 under 2.21.5. An NVIDIA GPU under RCCL's model is "
+        "a guess.");
+    const struct {
+        const char *topo;
+        const char *version;
+        CsNcclAmdArch arch;
+        int nodes;
+        int tuning;
+        double bus_GBps;
+    } cases[] = {
+        { "mi300x-x8-xgmi", "2.26", CS_NCCL_AMD_GFX942, 1, 5, 336.0 },
+        { "mi300x-x8-xgmi", "2.21", CS_NCCL_AMD_GFX942, 1, 5, 336.0 },
+        { "mi355x-x8-xgmi", "2.26", CS_NCCL_AMD_GFX950, 1, 6, 336.0 },
+        { "mi355x-x8-2n-pollara", "2.26", CS_NCCL_AMD_GFX950, 2, 6, 336.0 },
+        { "mi355x-x8-2n-pollara", "2.21", CS_NCCL_AMD_GFX950, 2, 5, 168.0 },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsTopo) topo = cs_topo_load(cases[i].topo, &error);
+        g_assert_no_error(error);
+        CsNcclSystem s;
+        g_assert_true(
+            cs_nccl_system_from_topo(topo, 0, rccl_constants(cases[i].version), &s, &error));
+        g_assert_no_error(error);
+        g_assert_cmpint(s.amd_arch, ==, cases[i].arch);
+        g_assert_false(s.arch_guessed);
+        g_assert_cmpint(s.n_nodes, ==, cases[i].nodes);
+        g_assert_cmpint(s.rccl_tuning, ==, cases[i].tuning);
+        for (int a = CS_NCCL_ALGO_TREE; a <= CS_NCCL_ALGO_RING; a++)
+            assert_close(s.graphs[a].n_channels * s.graphs[a].bw_intra_GBps, cases[i].bus_GBps);
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) nvidia = cs_topo_load("dgx-h100x8", &error);
+    g_assert_no_error(error);
+    CsNcclSystem s;
+    g_assert_true(cs_nccl_system_from_topo(nvidia, 0, rccl_constants(NULL), &s, &error));
+    g_assert_true(s.arch_guessed);
+    g_assert_true(cs_nccl_system_from_topo(nvidia, 0, constants(NULL), &s, &error));
+    g_assert_false(s.arch_guessed);
+}
+
+static void
+test_rccl_versions(void)
+{
+    const CsNcclConstants *c = NULL;
+    g_autoptr(GError) error = NULL;
+
+    g_assert_true(cs_nccl_parse_spec("rccl", &c, &error));
+    g_assert_cmpstr(c->library, ==, "RCCL");
+    g_assert_cmpstr(c->version, ==, "2.26");
+    g_assert_true(cs_nccl_parse_spec("RCCL:2.21.5", &c, &error));
+    g_assert_cmpstr(c->version, ==, "2.21.5");
+    g_assert_false(cs_nccl_parse_spec("rccl:2.9", &c, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_VERSION);
+    g_clear_error(&error);
+    g_assert_false(cs_nccl_parse_spec("rccl:", &c, &error));
+    g_assert_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC);
+    g_assert_cmpstr(cs_rccl_constants_nearest("2.26.6")->version, ==, "2.26");
+    g_assert_cmpstr(cs_rccl_constants_nearest("2.27.7")->version, ==, "2.26");
+    g_assert_cmpstr(cs_rccl_constants_nearest("2.22.3")->version, ==, "2.21.5");
+    g_assert_cmpstr(cs_rccl_constants_nearest(NULL)->version, ==, "2.26");
+    g_assert_cmpstr(cs_nccl_constants_nearest(NULL)->library, ==, "NCCL");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -793,5 +1013,10 @@ main(int argc, char **argv)
     g_test_add_func("/nccl-model/time/pick-dgx-h100x8-sweep", test_pick_dgx_h100x8_sweep);
     g_test_add_func("/nccl-model/topo/hgx-h100x8-2n", test_from_topo_two_nodes);
     g_test_add_func("/nccl-model/topo/tree-intra-raised", test_from_topo_tree_intra_raised);
+    g_test_add_func("/nccl-model/rccl/mi300x-one-node", test_rccl_mi300x_one_node);
+    g_test_add_func("/nccl-model/rccl/gfx950-rules", test_rccl_gfx950_rules);
+    g_test_add_func("/nccl-model/rccl/two-nodes-protocol", test_rccl_two_nodes_protocol);
+    g_test_add_func("/nccl-model/rccl/from-topo", test_rccl_from_topo);
+    g_test_add_func("/nccl-model/rccl/versions", test_rccl_versions);
     return g_test_run();
 }

@@ -395,6 +395,11 @@ test_shipped_library(void)
         { "h100-sxm-8gpu-x2-ib400g_allreduce_default_ncclunknown.txt", "NCCL", NULL },
         /* "# rccl-tests: Version develop:a7809b3" */
         { "mi300x-8gpu-xgmi_allreduce_rccl-aac8.txt", "RCCL", NULL },
+        /* "# rccl-tests version 2.17.9-develop:2596ca5f71 rccl-headers=22803
+         * rccl-library=22707" */
+        { "mi355x-8gpu-xgmi_allreduce_rccl2.27.7.txt", "RCCL", "2.27.7" },
+        /* "RCCL version : 2.26.6-HEAD:6ade506" */
+        { "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt", "RCCL", "2.26.6" },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *path = shipped_path(cases[i].file);
@@ -428,6 +433,11 @@ test_library_from_logs(void)
           "nccl-library=22602\n",
           "NCCL", "2.26.2" },
         { "# software: RCCL from ROCm 6.2\n", "RCCL", NULL },
+        /* rccl-tests 2.17 prints RCCL_VERSION_CODE like nccl-tests; older ones no version. */
+        { "# rccl-tests version 2.17.9-develop:2596ca5f71 rccl-headers=22803 "
+          "rccl-library=22707\n",
+          "RCCL", "2.27.7" },
+        { "# rccl-tests: Version develop:a7809b3\n", "RCCL", NULL },
         /* A header that mentions a version is not the tool's own line. */
         { "# software: NCCL version 2.23.4\nhost:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8\n",
           "NCCL", "2.26.2" },

@@ -359,9 +359,9 @@ test_pick_fastest(void)
     }
 }
 
-/* On mi300x-x8-xgmi (RCCL: LL and Simple by default) an RCCL trace's rows keep to the default
- * protocols, and a trace whose NCCL_PROTO lists LL128 may get it: at 4 MiB the engine's
- * fastest is LL128, and LL otherwise. */
+/* On mi300x-x8-xgmi (RCCL: LL and Simple by default) an RCCL trace's rows picked by collsim's
+ * fastest keep to the default protocols, and a trace whose NCCL_PROTO lists LL128 may get it:
+ * at 4 MiB the engine's fastest is LL128, and LL otherwise. */
 static void
 test_pick_fastest_default_protocols(void)
 {
@@ -370,8 +370,8 @@ test_pick_fastest_default_protocols(void)
     g_autoptr(CsTrace) plain = pick_trace("# rccl-tests: Version develop:a7809b3\n");
     g_autoptr(CsTrace) listed
         = pick_trace("# algo/proto: NCCL_PROTO=LL,LL128\n# rccl-tests: Version develop:a7809b3\n");
-    g_autoptr(CsValidateReport) a = validate_with(topo, plain, CS_PICK_AUTO);
-    g_autoptr(CsValidateReport) b = validate_with(topo, listed, CS_PICK_AUTO);
+    g_autoptr(CsValidateReport) a = validate_with(topo, plain, CS_PICK_FASTEST);
+    g_autoptr(CsValidateReport) b = validate_with(topo, listed, CS_PICK_FASTEST);
     const CsValidateRow *row_a = &g_array_index(a->rows, CsValidateRow, 1);
     const CsValidateRow *row_b = &g_array_index(b->rows, CsValidateRow, 1);
     g_assert_cmpint(row_a->size_bytes, ==, 4 << 20);
@@ -379,6 +379,37 @@ test_pick_fastest_default_protocols(void)
     g_assert_cmpstr(row_b->proto, ==, "LL128");
     for (guint i = 0; i < a->rows->len; i++)
         g_assert_cmpstr(g_array_index(a->rows, CsValidateRow, i).proto, !=, "LL128");
+}
+
+/* On AMD GPUs RCCL's own tuning model picks an RCCL trace's rows (the newest set collsim carries
+ * when the trace names no release), and says so. On one MI300X node (tuning_model_5, see
+ * test-nccl-model /nccl-model/rccl/mi300x-one-node) ring/LL up to 387339 B, ring/Simple above:
+ * 1 KiB ring/LL, 4 MiB and 256 MiB ring/Simple. An NVIDIA topology keeps collsim's fastest for
+ * an RCCL trace. */
+static void
+test_pick_rccl_model(void)
+{
+    g_autoptr(CsTopo) topo = cs_topo_load("mi300x-x8-xgmi", NULL);
+    g_assert_nonnull(topo);
+    g_autoptr(CsTrace) trace = pick_trace("# rccl-tests: Version develop:a7809b3\n");
+    g_autoptr(CsTrace) named = pick_trace("RCCL version : 2.27.7-HEAD:96a25b5\n");
+    g_autoptr(CsValidateReport) r = validate_with(topo, trace, CS_PICK_AUTO);
+    g_autoptr(CsValidateReport) n = validate_with(topo, named, CS_PICK_AUTO);
+    g_assert_true(r->nccl_picks);
+    g_assert_true(g_str_has_prefix(r->picker, "RCCL 2.26's tuning model (trace: RCCL"));
+    g_assert_cmpstr(n->picker, ==, "RCCL 2.26's tuning model (trace: RCCL 2.27.7)");
+    const char *const want[][2] = { { "ring", "LL" }, { "ring", "Simple" }, { "ring", "Simple" } };
+    g_assert_cmpuint(r->rows->len, ==, G_N_ELEMENTS(want));
+    for (guint i = 0; i < r->rows->len; i++) {
+        const CsValidateRow *row = &g_array_index(r->rows, CsValidateRow, i);
+        g_assert_cmpstr(row->algo, ==, want[i][0]);
+        g_assert_cmpstr(row->proto, ==, want[i][1]);
+    }
+    assert_rows_picked(r, topo, "rccl", CS_NCCL_ALL_ALGOS);
+
+    g_autoptr(CsTopo) nvidia = cs_topo_load("dgx-h100x8", NULL);
+    g_autoptr(CsValidateReport) f = validate_with(nvidia, trace, CS_PICK_AUTO);
+    g_assert_cmpstr(f->picker, ==, "collsim's fastest");
 }
 
 /* ---- Where a smaller trace's ranks ran ---- */
@@ -756,6 +787,7 @@ main(int argc, char **argv)
     g_test_add_func("/validate/pick/fastest", test_pick_fastest);
     g_test_add_func("/validate/pick/fastest-default-protocols",
                     test_pick_fastest_default_protocols);
+    g_test_add_func("/validate/pick/rccl-model", test_pick_rccl_model);
     g_test_add_func("/validate/pick/within-nccl-algo", test_pick_within_nccl_algo);
     g_test_add_func("/validate/pick/no-nccl-model", test_pick_no_nccl_model);
     g_test_add_func("/validate/pick/nvls-disabled", test_pick_nvls_disabled);

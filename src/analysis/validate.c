@@ -161,6 +161,15 @@ cs_validate_trace_channels(const CsTrace *trace, GError **error)
 
 /* ---- Who picks what the trace did not force ---- */
 
+/* Whether rank 0's device is an AMD GPU (RCCL's tuning model applies). */
+static gboolean
+topo_gpus_amd(const CsTopo *topo)
+{
+    const CsDevice *dev = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
+    return dev->kind == CS_DEVICE_GPU
+           && cs_nccl_amd_arch_from_model(dev->model) != CS_NCCL_AMD_NONE;
+}
+
 /**
  * cs_validate_nccl_model:
  * NCCL's tuning model for @trace's @nranks ranks on @topo, when NCCL picks the rows'
@@ -181,9 +190,12 @@ cs_validate_nccl_model(const CsTopo *topo, const CsTrace *trace, CsOp op, int nr
         return NULL;
     const char *version = NULL;
     const char *library = cs_trace_library(trace, &version);
-    if (pick == CS_PICK_AUTO && library != NULL && strcmp(library, "NCCL") != 0)
+    /* Where the GPUs are AMD, the library is RCCL and its own tuning model picks. */
+    const gboolean amd = topo_gpus_amd(topo);
+    if (pick == CS_PICK_AUTO && library != NULL && strcmp(library, amd ? "RCCL" : "NCCL") != 0)
         return NULL;
-    const CsNcclConstants *constants = cs_nccl_constants_nearest(version);
+    const CsNcclConstants *constants
+        = amd ? cs_rccl_constants_nearest(version) : cs_nccl_constants_nearest(version);
     CsNcclSystem system;
     if (!cs_nccl_system_from_topo(topo, nranks, constants, &system, error))
         return NULL;
@@ -279,9 +291,9 @@ cs_trace_setup_init(CsTraceSetup *setup, const CsTopo *topo, const CsTrace *trac
                                 : version == NULL
                                     ? g_strdup_printf("%s version not printed", library)
                                     : g_strdup_printf("%s %s", library, version);
+        const CsNcclConstants *c = cs_nccl_model_constants(setup->options.nccl);
         setup->picker = g_strdup_printf(
-            "NCCL %s's tuning model (trace: %s)%s",
-            cs_nccl_model_constants(setup->options.nccl)->version, said,
+            "%s %s's tuning model (trace: %s)%s", c->library, c->version, said,
             trace_disables_nvls(trace) ? ", without NVLS and NVLSTree (NCCL_NVLS_ENABLE=0)" : "");
     }
     else
@@ -743,7 +755,8 @@ unknown_gpu_warnings(const CsTopo *topo, const CsTrace *trace, CsOp op, int nran
     const gboolean nccl_trace = library == NULL || strcmp(library, "NCCL") == 0;
     (void)nranks;
 
-    if (dev->kind == CS_DEVICE_GPU && cs_nccl_func_from_op(op) >= 0) {
+    if (dev->kind == CS_DEVICE_GPU && cs_nccl_func_from_op(op) >= 0
+        && cs_nccl_amd_arch_from_model(dev->model) == CS_NCCL_AMD_NONE) {
         cs_nccl_arch_from_model(dev->model, &known);
         if (!known && setup->options.pick == CS_PICK_AUTO && nccl_trace)
             g_ptr_array_add(warnings,
@@ -811,10 +824,11 @@ static CsNcclModel *
 spec_model(const CsTopo *topo, const CsTrace *trace, int nranks, const char *spec, GError **error)
 {
     const CsNcclConstants *constants = NULL;
-    if (strcmp(spec, "nccl") == 0) {
+    if (strcmp(spec, "nccl") == 0 || strcmp(spec, "rccl") == 0) {
         const char *version = NULL;
         cs_trace_library(trace, &version);
-        constants = cs_nccl_constants_nearest(version);
+        constants = spec[0] == 'r' ? cs_rccl_constants_nearest(version)
+                                   : cs_nccl_constants_nearest(version);
     }
     else if (!cs_nccl_parse_spec(spec, &constants, error))
         return NULL;
@@ -899,7 +913,8 @@ cs_validate_trace_full(const CsTopo *topo, const CsTrace *trace, const CsPredict
             return NULL;
         }
         report->nccl_model
-            = g_strdup_printf("NCCL %s's cost model", cs_nccl_model_constants(nccl_model)->version);
+            = g_strdup_printf("%s %s's cost model", cs_nccl_model_constants(nccl_model)->library,
+                              cs_nccl_model_constants(nccl_model)->version);
         const CsNcclSystem *system = cs_nccl_model_system(nccl_model);
         if (system->arch_guessed)
             g_ptr_array_add(report->warnings,

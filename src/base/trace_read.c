@@ -465,7 +465,13 @@ static void
 read_library_line(CsTrace *trace, const char *text)
 {
     if (g_str_has_prefix(text, "rccl-tests")) {
-        note_library(trace, "RCCL", NULL);
+        /* rccl-tests 2.17 prints "rccl-headers=22803 rccl-library=22707" (RCCL_VERSION_CODE,
+         * numbered after the NCCL release it follows); older ones print no version. */
+        const char *rcode = strstr(text, "rccl-library=");
+        g_autofree char *version = rcode != NULL ? cs_nccl_version_string(
+                                       g_ascii_strtoll(rcode + strlen("rccl-library="), NULL, 10))
+                                                 : NULL;
+        note_library(trace, "RCCL", version);
         return;
     }
     const char *code = strstr(text, "nccl-library=");

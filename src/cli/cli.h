@@ -121,8 +121,9 @@ gboolean cs_cli_flag_error(GError **error, const char *prog, const char *flag, G
 /* --pick's help, shared by validate and calibrate. */
 #define CS_CLI_PICK_HELP                                                                           \
     "Who picks what a trace did not force: auto (default: NCCL's tuning model for traces made "    \
-    "with NCCL or naming no library, on GPUs its model knows; collsim's fastest otherwise), "      \
-    "nccl or fastest"
+    "with NCCL or naming no library, on GPUs its model knows; RCCL's for traces made with RCCL "   \
+    "or naming no library, on AMD GPUs; collsim's fastest otherwise), nccl (the library's own "    \
+    "model) or fastest"
 
 /* ---- Threads (--jobs) ---- */
 

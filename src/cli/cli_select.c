@@ -279,7 +279,9 @@ cs_cli_select(int argc, char **argv, GError **error)
           "cost model",
           "M" },
         { "compare", 0, 0, G_OPTION_ARG_STRING, &o.compare,
-          "Compare with NCCL's choice: nccl or nccl:VERSION (2.19, 2.28)", "nccl[:V]" },
+          "Compare with NCCL's choice: nccl or nccl:VERSION (2.19, 2.28); rccl or rccl:VERSION "
+          "(2.21, 2.26) for RCCL's",
+          "nccl[:V]" },
         { "emit", 0, 0, G_OPTION_ARG_STRING, &o.emit,
           "table (default), json, env, nccl-tuner-csv, nccl-measurements-csv", "FORMAT" },
         { "output", 0, 0, G_OPTION_ARG_FILENAME, &o.output, "Write to FILE instead of stdout",

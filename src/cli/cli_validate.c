@@ -288,7 +288,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
         CS_CLI_SET_ENTRY(&sets),
         { "model", 'm', 0, G_OPTION_ARG_STRING_ARRAY, &models,
           "Network model: reservation (default) or maxmin; nccl[:VERSION] also holds NCCL's own "
-          "cost model against the rows (give --model twice for both)",
+          "cost model against the rows, rccl[:VERSION] RCCL's (give --model twice for both)",
           "MODEL" },
         { "ngpus", 'g', 0, G_OPTION_ARG_INT, &gpus_per_thread,
           "GPUs launched by one thread (default: the trace's nGpus, else the -g or --ngpus of its "
@@ -326,7 +326,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
                       "NCCL_ALGO/NCCL_PROTO (its headers say so) is predicted with the same\n"
                       "algorithm. What it left to NCCL is predicted as NCCL picks it: NCCL's\n"
                       "own tuning model (the constants of the nearest release) chooses the\n"
-                      "algorithm and protocol, collsim's engine times them (--pick). Traces of\n"
+                      "algorithm and protocol, collsim's engine times them (--pick); on AMD\n"
+                      "GPUs RCCL's own tuning model (rcclTuningModel[]) chooses. Traces of\n"
                       "the same collective with different forced algorithms are compared for\n"
                       "where one overtakes the other, measured and predicted.\n\n"
                       "A trace on fewer ranks than the topology has runs on the GPUs it\n"
@@ -335,7 +336,8 @@ cs_cli_validate(int argc, char **argv, GError **error)
                       "rank on its device's GPU; the 'placed:' line says which. --model\n"
                       "nccl[:VERSION] adds NCCL's own cost model (lat + bytes / bw, its pick\n"
                       "under the trace's NCCL_ALGO/NCCL_PROTO) beside collsim's, per row\n"
-                      "and in the summaries. A GPU model outside NCCL's generation table\n"
+                      "and in the summaries; --model rccl[:VERSION] RCCL's. A GPU model\n"
+                      "outside NCCL's generation table\n"
                       "is a warning on stderr.",
                       error))
         return FALSE;
@@ -359,7 +361,7 @@ cs_cli_validate(int argc, char **argv, GError **error)
     const char *nccl_spec = NULL;
     for (int i = 0; models != NULL && models[i] != NULL; i++) {
         const char *m = models[i];
-        const gboolean is_nccl = g_str_has_prefix(m, "nccl");
+        const gboolean is_nccl = g_str_has_prefix(m, "nccl") || g_str_has_prefix(m, "rccl");
         if (is_nccl) {
             const CsNcclConstants *constants;
             GError *local = NULL;

@@ -42,11 +42,63 @@ is_ag_rs(int f)
     return f == CS_NCCL_FUNC_ALL_GATHER || f == CS_NCCL_FUNC_REDUCE_SCATTER;
 }
 
+/* RCCL's own model (rccl_constants.c): NCCL's formulas on rcclTuningModel[]'s tables. */
+static gboolean
+is_rccl(const CsNcclModel *m)
+{
+    return m->c->formula == CS_NCCL_FORMULA_RCCL_2_21 || m->c->formula == CS_NCCL_FORMULA_RCCL_2_26;
+}
+
+/* Formulas NCCL changed by 2.28 that RCCL 2.26 already has (its NCCL base is newer than 2.19's
+ * forms): the network latency added to the table's, the ring's 2 (nNodes - 1) network steps,
+ * the bus -> algorithm ratio 1 for non-ring all-gather / reduce-scatter. */
+static gboolean
+newer_forms(const CsNcclModel *m)
+{
+    return m->c->formula == CS_NCCL_FORMULA_2_28 || m->c->formula == CS_NCCL_FORMULA_RCCL_2_26;
+}
+
+/* rcclTuningModel[comm->topo->tuning]; an entry collsim did not transcribe is never selected
+ * (nccl_system.c picks 0, 5 or 6), entry 0 stands in for safety. */
+static const CsRcclTuningModel *
+rccl_model(const CsNcclModel *m)
+{
+    const CsRcclTuningModel *t
+        = &m->c->rccl_models[CLAMP(m->sys.rccl_tuning, 0, CS_RCCL_N_TUNING_MODELS - 1)];
+    return t->present ? t : &m->c->rccl_models[0];
+}
+
+/* The per-hop latency of hardware class @hw: NCCL's hwLat, or RCCL's tuning model's. */
+static double
+hw_lat(const CsNcclModel *m, int hw, int a, int p)
+{
+    return is_rccl(m) ? rccl_model(m)->hw_lat_us[hw][a][p] : m->c->hw_lat_us[hw][a][p];
+}
+
+/* RCCL tuning.cc's arch rule for Tree/Simple and Ring/LL broadcast-reduce: 2.21.5 tests
+ * IsArchMatch(gcn, "gfx94"), 2.26 "gfx942" or "gfx950", each with every rank's GPU in this
+ * node's topology (topo->nodes[GPU].count == nRanks). */
+static gboolean
+rccl_gfx94_one_node(const CsNcclModel *m)
+{
+    const CsNcclAmdArch arch = m->sys.amd_arch;
+    const gboolean match
+        = arch == CS_NCCL_AMD_GFX942
+          || (m->c->formula == CS_NCCL_FORMULA_RCCL_2_26 && arch == CS_NCCL_AMD_GFX950);
+    return match && m->sys.n_nodes == 1;
+}
+
 /* Whether ncclTopoTuneModel computes (func, algo, proto) at all. */
 static gboolean
 modelled(const CsNcclModel *m, int f, int a, int p)
 {
     const gboolean v228 = m->c->formula == CS_NCCL_FORMULA_2_28;
+    /* RCCL: no PAT (2.21.5 has none; 2.26 models it only with NCCL_PAT_ENABLE, default 0);
+     * Tree/Simple is skipped on one gfx94x node, so its bandwidth stays 0. */
+    if (is_rccl(m)
+        && (a == CS_NCCL_ALGO_PAT
+            || (a == CS_NCCL_ALGO_TREE && p == CS_PROTO_SIMPLE && rccl_gfx94_one_node(m))))
+        return FALSE;
     if ((f == CS_NCCL_FUNC_BROADCAST || f == CS_NCCL_FUNC_REDUCE) && a != CS_NCCL_ALGO_RING)
         return FALSE;
     if (is_ag_rs(f) && a != CS_NCCL_ALGO_RING && a != CS_NCCL_ALGO_NVLS
@@ -86,6 +138,16 @@ bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
     if (nch <= 0)
         return 0.0;
     double bw = n_nodes <= 2 || collnet ? g->bw_intra_GBps : g->bw_inter_GBps;
+    if (is_rccl(m)) {
+        /* RCCL tuning.cc (2.21.5 and 2.26, the __HIP_PLATFORM_AMD__ branch): the bus
+         * bandwidth times bwRatio[nNodes <= 2 ? 0 : 1][a][p] replaces NCCL's refinements;
+         * Ring/LL broadcast and reduce on one gfx94x node x1.65. */
+        double bus = nch * bw * rccl_model(m)->bw_ratio[n_nodes <= 2 ? 0 : 1][a][p];
+        if (a == CS_NCCL_ALGO_RING && p == CS_PROTO_LL
+            && (f == CS_NCCL_FUNC_BROADCAST || f == CS_NCCL_FUNC_REDUCE) && rccl_gfx94_one_node(m))
+            bus *= 1.65;
+        return bus;
+    }
     if (a == CS_NCCL_ALGO_NVLS || a == CS_NCCL_ALGO_NVLS_TREE) {
         if (v228) {
             /* 2.28: NVLS needs 2 channels; per-channel bus bandwidth through the switch. */
@@ -172,14 +234,14 @@ bus_bandwidth(const CsNcclModel *m, int f, int a, int p)
 static double
 algo_ratio(const CsNcclModel *m, int f, int a, int nsteps)
 {
-    const gboolean v228 = m->c->formula == CS_NCCL_FORMULA_2_28;
+    const gboolean v228 = newer_forms(m);
     if (v228 ? (a != CS_NCCL_ALGO_RING && is_ag_rs(f))
              : (a == CS_NCCL_ALGO_COLLNET_DIRECT && is_ag_rs(f)))
         return 1.0;
     if (a == CS_NCCL_ALGO_RING)
         return (double)m->sys.n_ranks / nsteps;
     if (a == CS_NCCL_ALGO_NVLS || a == CS_NCCL_ALGO_NVLS_TREE)
-        return v228 ? (double)m->sys.n_ranks / nsteps : 5.0 / 6.0;
+        return m->c->formula == CS_NCCL_FORMULA_2_28 ? (double)m->sys.n_ranks / nsteps : 5.0 / 6.0;
     return 0.5;
 }
 
@@ -189,7 +251,7 @@ latency(const CsNcclModel *m, int f, int a, int p, int nsteps)
     const CsNcclConstants *c = m->c;
     const CsNcclSystem *s = &m->sys;
     const CsNcclGraph *g = &s->graphs[a];
-    const gboolean v228 = c->formula == CS_NCCL_FORMULA_2_28;
+    const gboolean v228 = newer_forms(m);
     const int n_nodes = s->n_nodes;
     const int n_ranks = s->n_ranks;
     const int ppn_int = n_ranks / n_nodes;
@@ -197,11 +259,15 @@ latency(const CsNcclModel *m, int f, int a, int p, int nsteps)
     const int hw = n_nodes == 1 ? intra_hw : CS_NCCL_HW_NET;
 
     double lat = c->base_lat_us[a][p];
-    double intra = c->hw_lat_us[intra_hw][a][p];
+    double intra = hw_lat(m, intra_hw, a, p);
     /* 2.28: with one rank per node nothing hides the network, so the tree's figure is used. */
-    double inter = v228 && ppn_int == 1 ? c->hw_lat_us[CS_NCCL_HW_NET][CS_NCCL_ALGO_TREE][p]
-                                        : c->hw_lat_us[CS_NCCL_HW_NET][a][p];
-    inter += g->latency_inter_us;
+    double inter = v228 && ppn_int == 1 ? hw_lat(m, CS_NCCL_HW_NET, CS_NCCL_ALGO_TREE, p)
+                                        : hw_lat(m, CS_NCCL_HW_NET, a, p);
+    /* RCCL 2.21.5: the graph's network latency, when it has one, replaces the table's. */
+    if (m->c->formula == CS_NCCL_FORMULA_RCCL_2_21)
+        inter = g->latency_inter_us > 0.0 ? g->latency_inter_us : inter;
+    else
+        inter += g->latency_inter_us;
     /* The flush after a Simple receive costs the network latency once more. */
     if (p == CS_PROTO_SIMPLE)
         inter += g->latency_inter_us;
@@ -209,13 +275,13 @@ latency(const CsNcclModel *m, int f, int a, int p, int nsteps)
     switch (a) {
     case CS_NCCL_ALGO_RING:
         if (f == CS_NCCL_FUNC_REDUCE || f == CS_NCCL_FUNC_BROADCAST) {
-            double hop = c->hw_lat_us[hw][a][p];
+            double hop = hw_lat(m, hw, a, p);
             if (g->same_channels) {
                 lat += hop;
             }
             else {
                 if (p == CS_PROTO_SIMPLE)
-                    hop = c->hw_lat_us[hw][CS_NCCL_ALGO_TREE][p];
+                    hop = hw_lat(m, hw, CS_NCCL_ALGO_TREE, p);
                 lat += nsteps * hop;
             }
         }
@@ -277,6 +343,11 @@ static gboolean
 enabled(const CsNcclModel *m, int a, int p)
 {
     const CsNcclSystem *s = &m->sys;
+    /* RCCL enables LL128 only with the machine model's ll128Enabled option (2.21.5: gfx90a;
+     * 2.26: gfx90a, gfx942, gfx950; and an ENABLE_LL128 build); the models collsim matches set
+     * no such option. */
+    if (p == CS_PROTO_LL128 && is_rccl(m))
+        return FALSE;
     if (p == CS_PROTO_LL128) {
         if (!s->graphs[a].ll128)
             return FALSE;
@@ -405,6 +476,23 @@ algo_time(const CsNcclModel *m, int f, int a, int p, gint64 nbytes, double *lat_
 
     if (bw <= 0.0)
         return -1.0;
+    if (is_rccl(m)) {
+        /* RCCL ncclTopoGetAlgoTime (2.21.5, 2.26): the tuning model's tree correction for
+         * Tree, its ring correction for Ring across nodes, by log2i(nBytes >> 6) (0 below
+         * 128 B), the last entry from 4 GiB on; no ring plateau. */
+        const int idx = MIN(log2i(nbytes >> 6), CS_RCCL_N_CORRECTION - 1);
+        if (a == CS_NCCL_ALGO_TREE)
+            bw *= rccl_model(m)->tree_correction[p][idx];
+        else if (a == CS_NCCL_ALGO_RING && m->sys.n_nodes > 1)
+            bw *= rccl_model(m)->ring_correction[p][idx];
+        if (bw <= 0.0)
+            return -1.0;
+        if (lat_out != NULL)
+            *lat_out = lat;
+        if (bw_out != NULL)
+            *bw_out = bw;
+        return lat + (double)nbytes / (1000.0 * bw);
+    }
     /* 2.28's log2i is -1 below 64 B (no correction); 2.19's is 0 there. */
     const gint64 units = nbytes >> 6;
     const int log_size = units <= 0 ? (c->formula == CS_NCCL_FORMULA_2_28 ? -1 : 0) : log2i(units);
@@ -455,6 +543,46 @@ cs_nccl_model_cost_table(const CsNcclModel *model, CsOp op, gint64 nbytes,
     return f >= 0;
 }
 
+/* RCCL 2.26 src/rccl_wrap.cc rcclUpdateCollectiveProtocol(), run on the model's pick: across
+ * nodes, for reduce-scatter, all-gather and all-reduce whose tuning model defines LL ranges
+ * (llProtoRanges), the protocol becomes Simple unless the size per rank (nBytes / nRanks for
+ * reduce-scatter and all-gather, nBytes for all-reduce: rcclGetSizePerRank) lies in
+ * (llMin, llMax], where it becomes LL; the LL128 range needs the machine model's ll128Enabled,
+ * which the models collsim matches do not set. The algorithm stays. RCCL skips this when
+ * NCCL_PROTO is set at all; here, when @proto_mask leaves out LL or Simple. */
+static void
+rccl_protocol_override(const CsNcclModel *m, int f, gint64 nbytes, guint proto_mask,
+                       CsNcclPrediction *out)
+{
+    if (m->c->formula != CS_NCCL_FORMULA_RCCL_2_26 || m->sys.n_nodes < 2)
+        return;
+    if ((proto_mask & (1u << CS_PROTO_LL)) == 0 || (proto_mask & (1u << CS_PROTO_SIMPLE)) == 0)
+        return;
+    /* RcclTunableColls order: reduce-scatter, all-gather, all-reduce. */
+    const int t = f == CS_NCCL_FUNC_REDUCE_SCATTER ? 0
+                  : f == CS_NCCL_FUNC_ALL_GATHER   ? 1
+                  : f == CS_NCCL_FUNC_ALL_REDUCE   ? 2
+                                                   : -1;
+    if (t < 0)
+        return;
+    const gint64(*r)[2] = rccl_model(m)->ll_ranges[t];
+    if (r[0][1] == 0 && r[1][1] == 0)
+        return; /* RCCL_LL_LIMITS_UNDEFINED: the model's choice stands */
+    const gint64 per_rank = t == 2 ? nbytes : nbytes / m->sys.n_ranks;
+    const CsProto p = per_rank > r[0][0] && per_rank <= r[0][1] ? CS_PROTO_LL : CS_PROTO_SIMPLE;
+    if (p == out->proto)
+        return;
+    double lat = 0.0;
+    double bw = 0.0;
+    const double time = algo_time(m, f, out->algo, p, nbytes, &lat, &bw);
+    out->proto = p;
+    if (time >= 0.0) {
+        out->time_us = time;
+        out->latency_us = lat;
+        out->bandwidth_GBps = bw;
+    }
+}
+
 /* The first minimum over the entries of @algo_mask x @proto_mask (bits of CsNcclAlgo and
  * CsProto), in NCCL's loop order. */
 static gboolean
@@ -485,6 +613,8 @@ pick(const CsNcclModel *m, int f, gint64 nbytes, guint algo_mask, guint proto_ma
             out->bandwidth_GBps = bw;
         }
     }
+    if (found)
+        rccl_protocol_override(m, f, nbytes, proto_mask, out);
     return found;
 }
 

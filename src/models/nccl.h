@@ -69,7 +69,39 @@ typedef enum {
 typedef enum {
     CS_NCCL_FORMULA_2_19,
     CS_NCCL_FORMULA_2_28,
+    CS_NCCL_FORMULA_RCCL_2_21, /* RCCL's own model (ROCm/rccl src/graph/tuning.cc, 2.21.5) */
+    CS_NCCL_FORMULA_RCCL_2_26, /* RCCL 2.26: gfx942/gfx950 rules, llProtoRanges */
 } CsNcclFormula;
+
+/* AMD GPU architectures RCCL's rules name (IsArchMatch on the gcn name); NONE on NVIDIA. */
+typedef enum {
+    CS_NCCL_AMD_NONE,
+    CS_NCCL_AMD_GFX90A, /* MI210, MI250(X) */
+    CS_NCCL_AMD_GFX942, /* MI300X, MI300A, MI325X */
+    CS_NCCL_AMD_GFX950, /* MI350X, MI355X */
+    CS_NCCL_AMD_OTHER,  /* an AMD GPU of another architecture */
+} CsNcclAmdArch;
+
+/* RCCL's rcclTuningModel[] entries (tuning_model_0 .. _5 in 2.21.5, .. _6 in 2.26). */
+#define CS_RCCL_N_TUNING_MODELS 7
+#define CS_RCCL_N_CORRECTION 27
+
+/**
+ * CsRcclTuningModel:
+ * One entry of RCCL's rcclTuningModel[] (struct tuningModel): per-hop latencies (us), the
+ * ratio the bus bandwidth is scaled by (index 0: 2 nodes or fewer, 1: more), and the tree and
+ * ring correction factors per protocol and log2(nBytes / 64). Plain data.
+ */
+typedef struct {
+    double hw_lat_us[3][CS_NCCL_N_ALGOS][CS_N_PROTOS];
+    double bw_ratio[2][CS_NCCL_N_ALGOS][CS_N_PROTOS];
+    double tree_correction[CS_N_PROTOS][CS_RCCL_N_CORRECTION];
+    double ring_correction[CS_N_PROTOS][CS_RCCL_N_CORRECTION];
+    /* llProtoRanges (2.26): per RCCL tunable collective (reduce-scatter, all-gather,
+     * all-reduce), for LL and LL128, {min, max} size per rank in bytes; 0 0 = undefined */
+    gint64 ll_ranges[3][2][2];
+    gboolean present; /* transcribed; FALSE for entries collsim never selects */
+} CsRcclTuningModel;
 
 #define CS_NCCL_N_TREE_CORRECTION 24
 /* NCCL_MAX_NVLS_ARITY: NVLS heads (graph channels) at most. */
@@ -82,6 +114,7 @@ typedef enum {
  * speed arrays and channel limits). Latencies in us, bandwidths in GB/s. Plain data.
  */
 typedef struct {
+    const char *library;   /* "NCCL" or "RCCL" */
     const char *version;   /* "2.28" */
     const char *reference; /* provenance, one line */
     CsNcclFormula formula;
@@ -100,6 +133,8 @@ typedef struct {
     /* NVLS CTAs (nvlsChannels): Hopper and older; Blackwell on one NVLink domain; Blackwell
      * across domains */
     int nvls_channels[3];
+    /* RCCL only (formulas CS_NCCL_FORMULA_RCCL_*): rcclTuningModel[], by index */
+    const CsRcclTuningModel *rccl_models;
 } CsNcclConstants;
 
 /**
@@ -127,11 +162,13 @@ typedef struct {
     int n_ranks;
     int n_nodes;
     CsNcclArch arch;
-    gboolean arch_guessed; /* the GPU model was not recognised: @arch is an assumption */
-    gboolean cpu_amd;      /* AMD hosts: llMaxBws row and 2 us network overhead */
-    gboolean collnet;      /* CollNet (SHARP) available */
-    gboolean nvswitch;     /* NVSwitches in the node (CollNet Direct needs them) */
-    int n_nics;            /* NICs per node (CollNet heads) */
+    gboolean arch_guessed;  /* the GPU model was not recognised: @arch is an assumption */
+    gboolean cpu_amd;       /* AMD hosts: llMaxBws row and 2 us network overhead */
+    gboolean collnet;       /* CollNet (SHARP) available */
+    gboolean nvswitch;      /* NVSwitches in the node (CollNet Direct needs them) */
+    int n_nics;             /* NICs per node (CollNet heads) */
+    CsNcclAmdArch amd_arch; /* RCCL's arch rules; CS_NCCL_AMD_NONE on NVIDIA GPUs */
+    int rccl_tuning;        /* RCCL: comm->topo->tuning, the rcclTuningModel[] index */
     CsNcclGraph graphs[CS_NCCL_N_ALGOS];
 } CsNcclSystem;
 
@@ -159,7 +196,15 @@ const CsNcclConstants *cs_nccl_constants_lookup(const char *version, GError **er
 /* The set nearest the release @version ("2.26.2" -> 2.28), the older on a tie; NULL or an
  * unreadable version: the newest. Never NULL. */
 const CsNcclConstants *cs_nccl_constants_nearest(const char *version);
-/* Parses a model spec "nccl" or "nccl:VERSION". */
+/* RCCL's constant sets (RCCL's own tuning model), oldest first (transfer none,
+ * NULL-terminated). */
+const CsNcclConstants *const *cs_rccl_constants_all(void);
+/* "2.21" or "2.21.5" or NULL (the newest). NULL with CS_NCCL_ERROR_VERSION listing known ones. */
+const CsNcclConstants *cs_rccl_constants_lookup(const char *version, GError **error);
+/* The RCCL set nearest the release @version ("2.27.7" -> 2.26), the older on a tie; NULL or
+ * an unreadable version: the newest. Never NULL. */
+const CsNcclConstants *cs_rccl_constants_nearest(const char *version);
+/* Parses a model spec "nccl", "nccl:VERSION", "rccl" or "rccl:VERSION". */
 gboolean cs_nccl_parse_spec(const char *spec, const CsNcclConstants **constants, GError **error);
 
 /* ---- Systems ---- */
@@ -179,6 +224,11 @@ CsNcclArch cs_nccl_arch_from_model(const char *model, gboolean *recognised);
 int cs_nccl_nvls_channels(const CsNcclConstants *constants, CsNcclArch arch,
                           gboolean several_domains);
 const char *cs_nccl_arch_name(CsNcclArch arch);
+/* The AMD architecture a GPU model string names ("Instinct MI300X" -> gfx942), or
+ * CS_NCCL_AMD_NONE when it names no AMD GPU. */
+CsNcclAmdArch cs_nccl_amd_arch_from_model(const char *model);
+/* "gfx90a", "gfx942", "gfx950", "AMD (other)", or "" for none. */
+const char *cs_nccl_amd_arch_name(CsNcclAmdArch arch);
 
 /* ---- The model ---- */
 

@@ -18,6 +18,7 @@
 /* NCCL 2.19 (src/graph/tuning.cc of the 2.19 releases; Volta/Ampere/Hopper rows only, a
  * Blackwell GPU falls in the Hopper row since 2.19 indexes by minCompCap >= 90). */
 static const CsNcclConstants nccl_2_19 = {
+    .library = "NCCL",
     .version = "2.19",
     .reference = "NVIDIA/nccl 2.19 src/graph/tuning.cc (baseLat, hwLat, llMaxBws, perChMax*, "
                  "treeCorrectionFactor), src/graph/search.cc (speed arrays, MAXCHANNELS 32)",
@@ -109,6 +110,7 @@ static const CsNcclConstants nccl_2_19 = {
 /* NCCL 2.28 (src/graph/tuning.cc ncclTunerConstantsDefaults, the table a v5 tuner plugin
  * receives at init; the CUDA toolkit of the development machines ships 2.28.9). */
 static const CsNcclConstants nccl_2_28 = {
+    .library = "NCCL",
     .version = "2.28",
     .reference = "NVIDIA/nccl 2.28 src/graph/tuning.cc (ncclTunerConstantsDefaults, "
                  "nvlsEfficiency, treeCorrectionFactor), src/graph/search.cc (speed arrays, "
@@ -286,26 +288,31 @@ cs_nccl_constants_nearest(const char *version)
 
 /**
  * cs_nccl_parse_spec:
- * "nccl" (newest constants) or "nccl:VERSION".
+ * "nccl" (newest constants), "nccl:VERSION", "rccl" (RCCL's own model, newest set) or
+ * "rccl:VERSION".
  */
 gboolean
 cs_nccl_parse_spec(const char *spec, const CsNcclConstants **constants, GError **error)
 {
     g_return_val_if_fail(spec != NULL && constants != NULL, FALSE);
-    if (g_ascii_strncasecmp(spec, "nccl", 4) != 0 || (spec[4] != '\0' && spec[4] != ':')) {
+    const gboolean rccl = g_ascii_strncasecmp(spec, "rccl", 4) == 0;
+    if ((!rccl && g_ascii_strncasecmp(spec, "nccl", 4) != 0)
+        || (spec[4] != '\0' && spec[4] != ':')) {
         g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC,
-                    "'%s' is not an NCCL model (expected 'nccl' or 'nccl:VERSION', e.g. "
-                    "'nccl:2.28')",
+                    "'%s' is not an NCCL model (expected 'nccl', 'nccl:VERSION', "
+                    "'rccl' or 'rccl:VERSION', e.g. 'nccl:2.28')",
                     spec);
         return FALSE;
     }
     const char *version = spec[4] == ':' ? spec + 5 : NULL;
     if (version != NULL && *version == '\0') {
         g_set_error(error, CS_NCCL_ERROR, CS_NCCL_ERROR_SPEC,
-                    "'%s': a version must follow 'nccl:' (e.g. 'nccl:2.28')", spec);
+                    "'%s': a version must follow '%.4s:' (e.g. '%.4s:%s')", spec, spec, spec,
+                    rccl ? "2.21" : "2.28");
         return FALSE;
     }
-    *constants = cs_nccl_constants_lookup(version, error);
+    *constants = rccl ? cs_rccl_constants_lookup(version, error)
+                      : cs_nccl_constants_lookup(version, error);
     return *constants != NULL;
 }
 

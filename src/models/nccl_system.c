@@ -56,6 +56,124 @@ cs_nccl_arch_from_model(const char *model, gboolean *recognised)
     return CS_NCCL_ARCH_HOPPER;
 }
 
+/**
+ * cs_nccl_amd_arch_from_model:
+ * The AMD architecture (the gcn name RCCL's IsArchMatch() tests) a GPU model string names.
+ */
+CsNcclAmdArch
+cs_nccl_amd_arch_from_model(const char *model)
+{
+    static const struct {
+        const char *token;
+        CsNcclAmdArch arch;
+    } table[] = {
+        { "MI355", CS_NCCL_AMD_GFX950 },  { "MI350", CS_NCCL_AMD_GFX950 },
+        { "MI325", CS_NCCL_AMD_GFX942 },  { "MI300", CS_NCCL_AMD_GFX942 },
+        { "MI250", CS_NCCL_AMD_GFX90A },  { "MI210", CS_NCCL_AMD_GFX90A },
+        { "GFX950", CS_NCCL_AMD_GFX950 }, { "GFX942", CS_NCCL_AMD_GFX942 },
+        { "GFX90A", CS_NCCL_AMD_GFX90A }, { "INSTINCT", CS_NCCL_AMD_OTHER },
+        { "RADEON", CS_NCCL_AMD_OTHER },  { "AMD", CS_NCCL_AMD_OTHER },
+    };
+    if (model == NULL)
+        return CS_NCCL_AMD_NONE;
+    g_autofree char *upper = g_ascii_strup(model, -1);
+    for (gsize i = 0; i < G_N_ELEMENTS(table); i++)
+        if (strstr(upper, table[i].token) != NULL)
+            return table[i].arch;
+    return CS_NCCL_AMD_NONE;
+}
+
+const char *
+cs_nccl_amd_arch_name(CsNcclAmdArch arch)
+{
+    switch (arch) {
+    case CS_NCCL_AMD_GFX90A:
+        return "gfx90a";
+    case CS_NCCL_AMD_GFX942:
+        return "gfx942";
+    case CS_NCCL_AMD_GFX950:
+        return "gfx950";
+    case CS_NCCL_AMD_OTHER:
+        return "AMD (other)";
+    case CS_NCCL_AMD_NONE:
+    default:
+        return "";
+    }
+}
+
+/* RCCL graph/topo.h ncclTopoXGMISpeed(): GB/s per xGMI link RCCL assumes, by the gcn name.
+ * 2.21.5: GFX94X_XGMI_WIDTH 48 for "gfx94*", MI200_XGMI_WIDTH 36 for gfx90a, VEGA_XGMI_WIDTH
+ * 24 for any other (gfx950 included: 2.21.5 predates it). 2.26 (ROCm/rccl topo.h 08814b0a):
+ * 48 for "gfx942", GFX95X_XGMI_WIDTH 48 for "gfx95*", 36 for gfx90a, else 24. */
+static double
+rccl_xgmi_GBps(const CsNcclConstants *constants, CsNcclAmdArch arch)
+{
+    if (arch == CS_NCCL_AMD_GFX942)
+        return 48.0;
+    if (arch == CS_NCCL_AMD_GFX950 && constants->formula == CS_NCCL_FORMULA_RCCL_2_26)
+        return 48.0;
+    if (arch == CS_NCCL_AMD_GFX90A)
+        return 36.0;
+    return 24.0;
+}
+
+/* RCCL's system on @topo (the ROCm build). RCCL matches a node of 8 GPUs on xGMI against its
+ * machine models before NCCL's search (rome_models.cc parseA2a8P(); 2.21.5: parseRome4P2H()),
+ * and a match sets the graphs from the model's rings with bwIntra = bwInter = totalBw /
+ * nChannels (parseGraph), so the tuning's bus bandwidth nChannels x bw is the GPU's totalBw:
+ * the sum of its xGMI links at ncclTopoXGMISpeed() (search.cc ncclTopoSearchInit, getTotalBw).
+ * The models an 8-GPU node on a full xGMI mesh (7 links per GPU) matches carry "tuning=5":
+ * rome_model_79 (no NICs), rome_model_81 (8 NICs), rome_model_84 (16 NICs), all noCpuCheck;
+ * from 2.26 a match on gfx950 sets tuning 6. Any other machine keeps topo->tuning = 0 (the
+ * system is calloc'ed) and collsim's emulation of NCCL's search stands. LL128 needs the
+ * model option ll128Enabled, which none of those sets. The match also compares NUMA and
+ * NIC-GPU PCIe distances, which collsim's topologies do not hold: a node that differs there
+ * would fall back to tuning 0 in RCCL. */
+static void
+rccl_system(const CsTopo *topo, int nranks, const CsNcclConstants *constants, CsNcclSystem *system)
+{
+    const double speed = rccl_xgmi_GBps(constants, system->amd_arch);
+    const int n_dev = cs_topo_n_devices(topo);
+    g_autofree int *xgmi_peers = g_new0(int, n_dev);
+    g_autofree double *total = g_new0(double, n_dev);
+    for (int l = 0; l < cs_topo_n_links(topo); l++) {
+        const CsLink *link = cs_topo_link(topo, l);
+        if (cs_link_kind_class(link->kind) != CS_LINK_CLASS_NVLINK)
+            continue;
+        if (cs_topo_device(topo, link->dst)->kind != CS_DEVICE_GPU)
+            continue;
+        xgmi_peers[link->src]++;
+        total[link->src] += MAX(link->count, 1) * speed;
+    }
+    double total_bw = 0.0;
+    gboolean full_mesh = TRUE;
+    for (int r = 0; r < nranks; r++) {
+        const int d = cs_topo_rank_device(topo, r);
+        total_bw = MAX(total_bw, total[d]);
+        if (xgmi_peers[d] != 7)
+            full_mesh = FALSE;
+    }
+    const int local = system->n_ranks / system->n_nodes;
+    const gboolean nics_match = system->n_nics == 0 || system->n_nics == 8 || system->n_nics == 16;
+    if (local == 8 && full_mesh && nics_match && total_bw > 0.0) {
+        /* 2.26 rome_models.cc: after the match, "if gfx950: system->tuning = 6". */
+        system->rccl_tuning = constants->formula == CS_NCCL_FORMULA_RCCL_2_26
+                                      && system->amd_arch == CS_NCCL_AMD_GFX950
+                                  ? 6
+                                  : 5;
+        for (int a = CS_NCCL_ALGO_TREE; a <= CS_NCCL_ALGO_RING; a++) {
+            CsNcclGraph *g = &system->graphs[a];
+            const int n = MAX(g->n_channels, 1);
+            g->n_channels = n;
+            g->bw_intra_GBps = g->bw_inter_GBps = total_bw / n;
+        }
+        system->graphs[CS_NCCL_ALGO_PAT] = system->graphs[CS_NCCL_ALGO_TREE];
+    }
+    else {
+        system->rccl_tuning = 0;
+    }
+}
+
 void
 cs_nccl_system_init(CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch arch)
 {
@@ -253,7 +371,11 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     const CsDevice *gpu0 = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
     const CsNcclArch arch = cs_nccl_arch_from_model(gpu0->model, &recognised);
     cs_nccl_system_init(system, nranks, n_nodes, arch);
-    system->arch_guessed = !recognised;
+    system->amd_arch = cs_nccl_amd_arch_from_model(gpu0->model);
+    /* NCCL's model knows NVIDIA generations, RCCL's AMD architectures. */
+    const gboolean rccl = constants->formula == CS_NCCL_FORMULA_RCCL_2_21
+                          || constants->formula == CS_NCCL_FORMULA_RCCL_2_26;
+    system->arch_guessed = rccl ? system->amd_arch == CS_NCCL_AMD_NONE : !recognised;
     system->collnet = system->n_nodes > 1 && cs_topo_has_sharp(topo);
 
     /* Intra-node paths: the widest single path (system->maxBw), every path NVLink or not, and
@@ -403,5 +525,8 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         system->graphs[CS_NCCL_ALGO_COLLNET_DIRECT] = cn;
         system->graphs[CS_NCCL_ALGO_COLLNET_CHAIN] = cn;
     }
+    if (constants->formula == CS_NCCL_FORMULA_RCCL_2_21
+        || constants->formula == CS_NCCL_FORMULA_RCCL_2_26)
+        rccl_system(topo, nranks, constants, system);
     return TRUE;
 }

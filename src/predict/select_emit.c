@@ -64,7 +64,8 @@ cs_select_describe(const CsSelection *sel)
 {
     g_autofree char *model
         = sel->nccl_model
-              ? g_strdup_printf("NCCL %s cost model", cs_nccl_model_constants(sel->nccl)->version)
+              ? g_strdup_printf("%s %s cost model", cs_nccl_model_constants(sel->nccl)->library,
+                                cs_nccl_model_constants(sel->nccl)->version)
               : g_strdup_printf("collsim engine (%s)", sel->model);
     g_autofree char *amount = sel->validated_margin ? g_strdup("the margin")
                                                     : g_strdup_printf("%g%%", sel->min_gain_pct);
@@ -72,7 +73,8 @@ cs_select_describe(const CsSelection *sel)
         = !sel->validated_margin && sel->min_gain_pct <= 0.0 ? g_strdup("")
           : sel->mpi
               ? g_strdup_printf(", a range's choice kept while within %s of the fastest", amount)
-              : g_strdup_printf(", NCCL %s's pick unless collsim's gains more than %s",
+              : g_strdup_printf(", %s %s's pick unless collsim's gains more than %s",
+                                cs_nccl_model_constants(sel->nccl)->library,
                                 cs_nccl_model_constants(sel->nccl)->version, amount);
     return g_strdup_printf("%s, %d rank%s on %d node%s, %s, %s%s", cs_topo_name(sel->topo),
                            sel->nranks, cs_select_plural(sel->nranks), sel->nnodes,

@@ -6,6 +6,8 @@
 
 #include "predict/select-private.h"
 
+#include <string.h>
+
 /* The candidate rule that applied (cs_predict_default_candidate()), in the table's words. */
 static const char *
 candidates_text(const CsSelection *sel)
@@ -92,10 +94,15 @@ static void
 append_nccl_tables(GString *out, const CsNcclModel *m)
 {
     const CsNcclSystem *s = cs_nccl_model_system(m);
+    const CsNcclConstants *c = cs_nccl_model_constants(m);
+    /* RCCL's model names the AMD architecture its rules test, NCCL's the generation. */
+    const char *arch = s->amd_arch != CS_NCCL_AMD_NONE && strcmp(c->library, "RCCL") == 0
+                           ? cs_nccl_amd_arch_name(s->amd_arch)
+                           : cs_nccl_arch_name(s->arch);
     g_string_append_printf(out,
-                           "# NCCL %s model on the emulated search: %s%s, %d rank%s on "
+                           "# %s %s model on the emulated search: %s%s, %d rank%s on "
                            "%d node%s\n",
-                           cs_nccl_model_constants(m)->version, cs_nccl_arch_name(s->arch),
+                           c->library, c->version, arch,
                            s->arch_guessed ? " (GPU not recognised: assumed)" : "", s->n_ranks,
                            cs_select_plural(s->n_ranks), s->n_nodes, cs_select_plural(s->n_nodes));
     for (int a = 0; a < CS_NCCL_N_ALGOS; a++) {
