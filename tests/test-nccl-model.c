@@ -511,11 +511,11 @@ test_from_topo_gb200_nvls_heads(void)
     g_assert_cmpint(s.graphs[CS_NCCL_ALGO_NVLS].n_channels, ==, 32);
 }
 
-/* Two GB200 NVL72 racks over InfiniBand (64 GPUs of each used, as the 2-rack trace's
- * 128 ranks): NCCL fuses each NVLink clique into one topology system (src/graph/topo.cc,
- * ncclTopoGetSystem under comm->MNNVL: ncclTopoFuseXml over the clique's ranks) and counts
- * nodes by their rings' first rank (init.cc "Determine nNodes"), so a rack is one node of
- * 2, with the NICs of all its trays, not 32 trays of 4 NICs each. */
+/* Two GB200 NVL72 racks over InfiniBand, all 144 GPUs: NCCL (2.21.5 on) fuses each NVLink clique
+ * into one topology system (src/graph/topo.cc, ncclTopoGetSystem under comm->MNNVL: ncclTopoFuseXml
+ * over the clique's ranks) and counts nodes by their rings' first rank (init.cc "Determine
+ * nNodes"), so a rack is one node of 2, with the NICs of all its trays, not 32 trays of 4 NICs
+ * each. */
 static void
 test_from_topo_gb200_racks_are_nodes(void)
 {
@@ -529,6 +529,17 @@ test_from_topo_gb200_racks_are_nodes(void)
     g_assert_cmpint(s.n_ranks, ==, cs_topo_n_ranks(topo));
     g_assert_cmpint(s.n_nodes, ==, 2);
     g_assert_cmpint(s.n_nics, ==, cs_topo_n_ranks(topo) / 2);
+    /* The racks' NVLink switches belong to no tray, and NCCL finds them (tuning.cc). */
+    g_assert_true(s.nvswitch);
+    /* Before 2.21.5 a clique that does not hold every rank is no node: the trays are. */
+    g_assert_true(cs_nccl_system_from_topo(topo, 0, constants("2.19"), &s, &error));
+    g_assert_cmpint(s.n_nodes, ==, cs_topo_n_ranks(topo) / 4);
+    /* One rack is one node under either. */
+    g_assert_true(cs_nccl_system_from_topo(topo, 72, constants("2.19"), &s, &error));
+    g_assert_cmpint(s.n_nodes, ==, 1);
+    g_assert_cmpint(cs_nccl_nodes(topo, 72, NULL, NULL, NULL), ==, 1);
+    const int two_trays_two_racks[] = { 0, 4, 72, 76 };
+    g_assert_cmpint(cs_nccl_nodes(topo, 4, two_trays_two_racks, NULL, NULL), ==, 2);
 }
 
 /* What NCCL 2.2x runs for all-reduce on one 8 x H100 node, as reported in NVIDIA/nccl-tests

@@ -106,6 +106,8 @@ typedef struct {
 #define CS_NCCL_N_TREE_CORRECTION 24
 /* NCCL_MAX_NVLS_ARITY: NVLS heads (graph channels) at most. */
 #define CS_NCCL_MAX_NVLS_ARITY 32
+/* NCCL_MAX_DIRECT_ARITY (device.h): CollNet Direct's heads are at most this + 1. */
+#define CS_NCCL_MAX_DIRECT_ARITY 7
 #define CS_NCCL_N_SCALES 3 /* 1 node, 2 nodes, 4+ nodes */
 
 /**
@@ -211,6 +213,11 @@ gboolean cs_nccl_parse_spec(const char *spec, const CsNcclConstants **constants,
 
 /* Zeroes @system and sets @n_ranks, @n_nodes and @arch; graphs are left empty. */
 void cs_nccl_system_init(CsNcclSystem *system, int n_ranks, int n_nodes, CsNcclArch arch);
+/* NCCL's nodes among some ranks of @topo (nccl_system.c): topology nodes, those an NVLink
+ * clique joins as one from 2.21.5 on. @ranks NULL: the first @nranks; @constants NULL: the
+ * newest release; @node (nullable): each rank's node. Returns how many. */
+int cs_nccl_nodes(const CsTopo *topo, int nranks, const int *ranks,
+                  const CsNcclConstants *constants, int *node);
 /* Emulates NCCL's topology search (search.cc) on the first @nranks ranks of @topo (0 = all):
  * NVLink bandwidth as NCCL assumes it per generation, the speed arrays, channel duplication.
  * An approximation of the search, documented in nccl_system.c. */

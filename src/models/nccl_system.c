@@ -7,6 +7,7 @@
  *     (ncclTopoCompute, ncclTopoDupChannels) and the tree graph's second pass;
  *   NVIDIA/nccl src/graph/topo.h     the NVLink bandwidth NCCL assumes per link and generation.
  * Bandwidths are in GB/s (1e9 B/s), as in NCCL. */
+#include "base/trace.h"
 #include "base/union_find.h"
 #include "models/nccl.h"
 
@@ -311,6 +312,65 @@ raise_tree_intra(CsNcclGraph *g, SpeedArray s, double max_path, double total_GBp
 }
 
 /**
+ * cs_nccl_nodes:
+ * NCCL's nodes among the ranks @ranks[0 .. @nranks - 1] of @topo (its first @nranks ranks
+ * when @ranks is NULL), as NCCL @constants' release counts them (NULL: the newest): the
+ * topology's nodes, those an NVLink clique joins (MNNVL) as one. From NCCL 2.21.5 on, NCCL
+ * fuses the topology of every GPU of a clique into one system (src/graph/topo.cc,
+ * ncclTopoGetSystem under comm->MNNVL, ncclTopoFuseXml) and counts nodes by their rings'
+ * first rank (init.cc, "Determine nNodes"): a rack of GB200 trays is one node, racks joined
+ * by InfiniBand several. Before 2.21.5 NCCL took MNNVL only where one clique held every rank
+ * (init.cc, 2.20.3: cliqueSize == nRanks); otherwise its nodes were the hosts. A node's ranks
+ * and an NVLink island's are joined by union-find over the topology's nodes and islands.
+ * @node: (out) (nullable): each rank's node, numbered from 0 in the order of first ranks.
+ * Returns: how many nodes (at least 1).
+ */
+int
+cs_nccl_nodes(const CsTopo *topo, int nranks, const int *ranks, const CsNcclConstants *constants,
+              int *node)
+{
+    g_return_val_if_fail(topo != NULL && nranks >= 0, 1);
+    const int n_topo_nodes = cs_topo_n_nodes(topo);
+    const gsize n_sets = (gsize)n_topo_nodes + (gsize)cs_topo_n_ranks(topo);
+    g_autofree int *parent = g_new(int, n_sets);
+    g_autofree int *number = g_new(int, n_sets);
+    for (gsize i = 0; i < n_sets; i++) {
+        parent[i] = (int)i;
+        number[i] = -1;
+    }
+    /* An island is numbered by its lowest rank (cs_topo_rank_island()), so its set's index
+     * stays below n_topo_nodes + the topology's ranks whichever ranks are asked. */
+    for (int i = 0; i < nranks; i++) {
+        const int r = ranks != NULL ? ranks[i] : i;
+        cs_uf_union(parent, cs_topo_rank_node(topo, r),
+                    n_topo_nodes + cs_topo_rank_island(topo, r));
+    }
+    const gboolean fuses_cliques = constants == NULL
+                                   || constants->formula == CS_NCCL_FORMULA_RCCL_2_21
+                                   || constants->formula == CS_NCCL_FORMULA_RCCL_2_26
+                                   || cs_nccl_release_code(constants->version) >= 22105;
+    int n = 0;
+    int first_root = -1;
+    gboolean one_clique = TRUE;
+    for (int i = 0; i < nranks; i++) {
+        const int r = ranks != NULL ? ranks[i] : i;
+        const int root = cs_uf_find(parent, cs_topo_rank_node(topo, r));
+        first_root = first_root < 0 ? root : first_root;
+        one_clique = one_clique && root == first_root;
+    }
+    for (int i = 0; i < nranks; i++) {
+        const int r = ranks != NULL ? ranks[i] : i;
+        const int key = fuses_cliques || one_clique ? cs_uf_find(parent, cs_topo_rank_node(topo, r))
+                                                    : cs_topo_rank_node(topo, r);
+        if (number[key] < 0)
+            number[key] = n++;
+        if (node != NULL)
+            node[i] = number[key];
+    }
+    return MAX(n, 1);
+}
+
+/**
  * cs_nccl_system_from_topo:
  * What NCCL's topology search would most likely find on @topo, from the first @nranks ranks.
  * The emulation follows search.cc's shape, not its backtracking:
@@ -340,32 +400,9 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         return FALSE;
     }
 
-    /* NCCL's nodes: the nodes among the ranks used, those joined by NVLink (MNNVL, NCCL 2.19+)
-     * as one. NCCL fuses the GPUs of an NVLink clique into one topology system, so its ring
-     * graph crosses a whole clique before it leaves, and init.cc counts nodes by their
-     * rings' first rank ("Determine nNodes, firstRanks"): a rack of GB200 trays is one node,
-     * and racks joined by InfiniBand are several. A node's ranks and an NVLink island's are
-     * joined (union-find over the topology's nodes, then its islands). */
-    const int n_topo_nodes = cs_topo_n_nodes(topo);
-    g_autofree int *parent = g_new(int, (gsize)n_topo_nodes + (gsize)nranks);
-    for (int i = 0; i < n_topo_nodes + nranks; i++)
-        parent[i] = i;
-    for (int r = 0; r < nranks; r++)
-        cs_uf_union(parent, cs_topo_rank_node(topo, r),
-                    n_topo_nodes + cs_topo_rank_island(topo, r));
-    /* Each rank's NCCL node, numbered 0 .. n_nodes - 1 by its first rank. */
+    /* Each rank's NCCL node (cs_nccl_nodes()). */
     g_autofree int *nccl_node = g_new(int, nranks);
-    g_autofree int *number = g_new(int, (gsize)n_topo_nodes + (gsize)nranks);
-    for (int i = 0; i < n_topo_nodes + nranks; i++)
-        number[i] = -1;
-    int n_nodes = 0;
-    for (int r = 0; r < nranks; r++) {
-        const int root = cs_uf_find(parent, cs_topo_rank_node(topo, r));
-        if (number[root] < 0)
-            number[root] = n_nodes++;
-        nccl_node[r] = number[root];
-    }
-    n_nodes = MAX(n_nodes, 1);
+    const int n_nodes = cs_nccl_nodes(topo, nranks, NULL, constants, nccl_node);
 
     gboolean recognised = FALSE;
     const CsDevice *gpu0 = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
@@ -433,10 +470,22 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     if (!have_pairs)
         max_path = total_intra = system->n_nodes == 1 ? NCCL_LOC_GBps : G_MAXDOUBLE;
 
-    /* NVSwitches and NICs of the first NCCL node: every topology node of its clique. */
+    /* NVSwitches and NICs of the first NCCL node: every topology node of its clique. An
+     * NVL72 rack's NVLink switches belong to no tray (node -1): an NVSwitch counts where it
+     * links to a GPU of that node (NCCL looks for any NVSwitch, tuning.cc). */
+    const int n_topo_nodes = cs_topo_n_nodes(topo);
     g_autofree gboolean *in_node0 = g_new0(gboolean, MAX(n_topo_nodes, 1));
-    for (int n = 0; n < n_topo_nodes; n++)
-        in_node0[n] = cs_uf_find(parent, n) == cs_uf_find(parent, cs_topo_rank_node(topo, 0));
+    g_autofree gboolean *gpu_node0 = g_new0(gboolean, MAX(cs_topo_n_devices(topo), 1));
+    for (int r = 0; r < nranks; r++)
+        if (nccl_node[r] == 0) {
+            in_node0[cs_topo_rank_node(topo, r)] = TRUE;
+            gpu_node0[cs_topo_rank_device(topo, r)] = TRUE;
+        }
+    for (int l = 0; l < cs_topo_n_links(topo); l++) {
+        const CsLink *link = cs_topo_link(topo, l);
+        if (gpu_node0[link->src] && cs_topo_device(topo, link->dst)->kind == CS_DEVICE_NVSWITCH)
+            system->nvswitch = TRUE;
+    }
     double nic_GBps = 0.0;
     for (int d = 0; d < cs_topo_n_devices(topo); d++) {
         const CsDevice *dev = cs_topo_device(topo, d);
@@ -516,14 +565,19 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     }
     if (system->collnet) {
         CsNcclGraph cn = ring;
-        cn.n_channels = MAX(system->n_nics, 1);
+        /* One channel per NIC, within what init.cc and search.cc allow: CollNet Chain's
+         * graph at most the ring's channels (maxChannels = ringGraph->nChannels), CollNet
+         * Direct's at most NCCL_MAX_DIRECT_ARITY + 1 = 8 heads and the node's GPUs. */
+        const int local = MAX(1, system->n_ranks / system->n_nodes);
+        cn.n_channels = MIN(MAX(system->n_nics, 1), ring.n_channels);
         cn.bw_intra_GBps = cn.bw_inter_GBps
             = first_speed(speed_array(arch, constants, TRUE), nic_GBps, nic_GBps);
         /* The CollNet graphs (TREE and COLLNET_DIRECT patterns) take the same second pass,
          * and the tuning reads their bwIntra at any node count. */
         raise_tree_intra(&cn, speed_array(arch, constants, TRUE), max_path, total_intra);
-        system->graphs[CS_NCCL_ALGO_COLLNET_DIRECT] = cn;
         system->graphs[CS_NCCL_ALGO_COLLNET_CHAIN] = cn;
+        cn.n_channels = MIN(MAX(system->n_nics, 1), MIN(CS_NCCL_MAX_DIRECT_ARITY + 1, local));
+        system->graphs[CS_NCCL_ALGO_COLLNET_DIRECT] = cn;
     }
     if (constants->formula == CS_NCCL_FORMULA_RCCL_2_21
         || constants->formula == CS_NCCL_FORMULA_RCCL_2_26)

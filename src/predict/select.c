@@ -1057,16 +1057,13 @@ compare_rows(Search *s, const CsNcclModel *nccl, const OpResult *r)
     return rows;
 }
 
-/* The nodes of @topo's ranks @ranks[0 .. @nranks - 1], or of its first @nranks ranks when
- * @ranks is NULL. */
+/* NCCL's nodes among @topo's ranks @ranks[0 .. @nranks - 1], or its first @nranks ranks when
+ * @ranks is NULL: what NCCL passes its tuner as nNodes (init.cc), an NVLink clique of GB200
+ * trays one node (cs_nccl_nodes()). */
 static int
 count_nodes(const CsTopo *topo, int nranks, const int *ranks)
 {
-    g_autoptr(GHashTable) nodes = g_hash_table_new(NULL, NULL);
-    for (int r = 0; r < nranks; r++)
-        g_hash_table_add(
-            nodes, GINT_TO_POINTER(cs_topo_rank_node(topo, ranks != NULL ? ranks[r] : r) + 1));
-    return MAX(1, (int)g_hash_table_size(nodes));
+    return cs_nccl_nodes(topo, nranks, ranks, NULL, NULL);
 }
 
 static CsSelection *
