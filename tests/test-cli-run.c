@@ -382,6 +382,32 @@ test_pick_nccl(void)
                           cs_trace_row(tn, i)->out_of_place.time_us);
 }
 
+/* On AMD GPUs RCCL's own tuning model picks by default (cs_nccl_default_spec()), as NCCL's
+ * does on NVIDIA GPUs: the same times as --pick rccl, and at 2 MiB on one MI355X node its
+ * ring/Simple (RCCL 2.26 switches to Simple near 387 KB on one node) where collsim's fastest is
+ * ring/LL. */
+static void
+test_pick_rccl_default(void)
+{
+    const char *const plain[]
+        = { "--topo", "mi355x-x8-xgmi", "-b", "8", "-e", "16M", "-f", "64", NULL };
+    const char *const rccl[] = { "--topo", "mi355x-x8-xgmi", "-b",        "8", "-e", "16M", "-f",
+                                 "64",     "--pick",         "rccl:2.26", NULL };
+    g_auto(CsTestRun) rd = cs_test_run_collsim(NULL, plain);
+    g_auto(CsTestRun) rr = cs_test_run_collsim(NULL, rccl);
+    g_assert_cmpint(rd.status, ==, 0);
+    g_assert_cmpint(rr.status, ==, 0);
+    g_assert_nonnull(strstr(rd.out, "# algo/proto: RCCL 2.26's pick per size"));
+    g_assert_nonnull(strstr(rd.out, "RCCL's pick per size (its tuning model)"));
+    g_assert_nonnull(strstr(rd.out, "\n#    2097152  ring       Simple "));
+    g_autoptr(CsTrace) td = trace_of(&rd);
+    g_autoptr(CsTrace) tr = trace_of(&rr);
+    g_assert_cmpuint(cs_trace_n_rows(td), ==, cs_trace_n_rows(tr));
+    for (gsize i = 0; i < cs_trace_n_rows(td); i++)
+        g_assert_cmpfloat(cs_trace_row(td, i)->out_of_place.time_us, ==,
+                          cs_trace_row(tr, i)->out_of_place.time_us);
+}
+
 /* The JSON and CSV carry the same predictions as the table. */
 static void
 test_formats_agree(void)
@@ -1605,6 +1631,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli-run/help", test_help);
     g_test_add_func("/cli-run/progress", test_progress);
     g_test_add_func("/cli-run/model/nccl", test_nccl_model);
+    g_test_add_func("/cli-run/pick/rccl-default", test_pick_rccl_default);
     g_test_add_func("/cli-run/verify", test_verify);
     g_test_add_func("/cli-run/bracketed", test_bracketed);
     return g_test_run();

@@ -706,17 +706,6 @@ coll_result_free(gpointer data)
     g_free(r);
 }
 
-/* Whether NCCL's model knows the GPUs of @topo's @nranks ranks: then its pick is the default,
- * as in `collsim run`. */
-static gboolean
-nccl_knows(const CsTopo *topo, int nranks)
-{
-    CsNcclSystem system;
-    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(NULL), &system, NULL))
-        return FALSE;
-    return !system.arch_guessed;
-}
-
 /* One collective on @sub (all its @n ranks), as `collsim run` predicts it by default, run by
  * @n_groups groups at once on @all (nullable with one group), each group's rank j on rank
  * i x n + j: NCCL's pick is one group's, the time the last group's. */
@@ -739,8 +728,9 @@ predict_collective(const CsTopo *sub, int n, const CsTopo *all, int n_groups, Cs
     popts.concurrent_topo = all;
     popts.cache = cache;
     g_autoptr(CsNcclModel) nccl = NULL;
-    if (cs_nccl_func_from_op(c->op) >= 0 && nccl_knows(sub, n)) {
-        nccl = cs_nccl_model_new_for_topo(sub, n, "nccl", error);
+    const char *spec = cs_nccl_func_from_op(c->op) >= 0 ? cs_nccl_default_spec(sub, n) : NULL;
+    if (spec != NULL) {
+        nccl = cs_nccl_model_new_for_topo(sub, n, spec, error);
         if (nccl == NULL)
             return FALSE;
         popts.pick = CS_PICK_NCCL;

@@ -303,7 +303,7 @@ count_nodes(const CsTopo *topo, int nranks)
 
 static void
 set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *o,
-            const char *model, const char *nccl_version, const char *cmd)
+            const char *model, const char *picker, const char *cmd)
 {
     cs_report_set_header(report, "source",
                          "collsim " COLLSIM_VERSION " prediction (simulated, not measured)");
@@ -331,11 +331,11 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
     g_autofree char *choice = NULL;
     if (o->all)
         choice = g_strdup("one block per algorithm x protocol");
-    else if ((o->algo != NULL || o->proto != NULL) && nccl_version != NULL)
-        choice = g_strdup_printf("%s forced, %s forced; NCCL %s's pick of the rest per size "
+    else if ((o->algo != NULL || o->proto != NULL) && picker != NULL)
+        choice = g_strdup_printf("%s forced, %s forced; %s's pick of the rest per size "
                                  "(its tuning model), timed by the engine",
                                  o->algo != NULL ? o->algo : "no algorithm",
-                                 o->proto != NULL ? o->proto : "no protocol", nccl_version);
+                                 o->proto != NULL ? o->proto : "no protocol", picker);
     else if (o->algo != NULL || o->proto != NULL)
         choice = g_strdup_printf("%s forced, %s forced; the fastest of the rest per size",
                                  o->algo != NULL ? o->algo : "no algorithm",
@@ -343,10 +343,10 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
     else if (o->any_algorithm)
         choice = g_strdup("the fastest per size among every algorithm collsim knows (see the "
                           "table after the block)");
-    else if (nccl_version != NULL)
-        choice = g_strdup_printf("NCCL %s's pick per size (its tuning model), timed by the "
+    else if (picker != NULL)
+        choice = g_strdup_printf("%s's pick per size (its tuning model), timed by the "
                                  "engine (see the table after the block)",
-                                 nccl_version);
+                                 picker);
     else if (cs_predict_cpu_ranks(topo, nranks))
         choice = g_strdup("the fastest per size among every algorithm collsim knows (CPU ranks: "
                           "an MPI library runs them; see the table after the block)");
@@ -361,24 +361,6 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
     cs_report_set_header(report, "columns",
                          "in-place repeats out-of-place (no in-place effect "
                          "is simulated); #wrong N/A (nothing is checked)");
-}
-
-/* Whether NCCL's model knows the GPUs of the first @nranks ranks (not a CPU, not a guessed
- * generation): only then is its pick the default. */
-static gboolean
-nccl_knows(const CsTopo *topo, int nranks)
-{
-    /* A GPU its model does not name (a made-up star) is answered without building NCCL's
-     * picture of the machine, which looks at every pair of GPUs in a node. */
-    gboolean recognised = FALSE;
-    (void)cs_nccl_arch_from_model(cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model,
-                                  &recognised);
-    if (!recognised)
-        return FALSE;
-    CsNcclSystem system;
-    if (!cs_nccl_system_from_topo(topo, nranks, cs_nccl_constants_nearest(NULL), &system, NULL))
-        return FALSE;
-    return !system.arch_guessed;
 }
 
 /* ---- Predictions ---- */
@@ -942,7 +924,8 @@ cs_cli_run(int argc, char **argv, GError **error)
           "Who picks the algorithm and protocol per size: nccl[:VERSION] (default where NCCL "
           "runs the collective on GPUs its model knows: NCCL's own tuning model, as an "
           "nccl-tests run does; the engine times its pick, collsim's fastest and the gain "
-          "beside it) or fastest (collsim's engine; the default elsewhere)",
+          "beside it), rccl[:VERSION] (RCCL's own tuning model; the default on AMD GPUs) or "
+          "fastest (collsim's engine; the default elsewhere)",
           "WHO" },
         { "format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Output: table (default), json, csv",
           "F" },
@@ -1046,13 +1029,15 @@ cs_cli_run(int argc, char **argv, GError **error)
                                   "nccl[:VERSION])");
     else if (cs_net_model_lookup(model, &cause) == NULL)
         return cs_cli_flag_error(error, prog, "--model", cause);
-    gboolean nccl_pick = o.pick != NULL && g_ascii_strncasecmp(o.pick, "nccl", 4) == 0;
+    gboolean nccl_pick = o.pick != NULL
+                         && (g_ascii_strncasecmp(o.pick, "nccl", 4) == 0
+                             || g_ascii_strncasecmp(o.pick, "rccl", 4) == 0);
     if (o.pick != NULL && !nccl_pick) {
         CsPick pick;
         if (!cs_pick_from_name(o.pick, &pick, NULL) || pick != CS_PICK_FASTEST)
             return cs_cli_usage_error(error, prog,
-                                      "--pick: \"%s\" is not a pick (fastest, nccl or "
-                                      "nccl:VERSION)",
+                                      "--pick: \"%s\" is not a pick (fastest, nccl[:VERSION] "
+                                      "or rccl[:VERSION])",
                                       o.pick);
     }
     if (nccl_pick) {
@@ -1170,14 +1155,17 @@ cs_cli_run(int argc, char **argv, GError **error)
      * release nearest the GPUs' constants), where NCCL runs the collective on GPUs its model
      * knows; collsim's fastest goes beside it. */
     /* Hockney's textbook machine has no NCCL to pick for it. */
-    const gboolean default_pick = o.pick == NULL && !o.all && !o.any_algorithm && !nccl_model
-                                  && !o.textbook && cs_nccl_func_from_op(op) >= 0
-                                  && nccl_knows(topo, nranks);
+    const char *default_spec = o.pick == NULL && !o.all && !o.any_algorithm && !nccl_model
+                                       && !o.textbook && cs_nccl_func_from_op(op) >= 0
+                                   ? cs_nccl_default_spec(topo, nranks)
+                                   : NULL;
+    const gboolean default_pick = default_spec != NULL;
     if (default_pick)
         nccl_pick = TRUE;
     g_autoptr(CsNcclModel) nccl = NULL;
     if (nccl_pick && !nccl_model) {
-        nccl = cs_nccl_model_new_for_topo(topo, nranks, default_pick ? "nccl" : o.pick, error);
+        nccl
+            = cs_nccl_model_new_for_topo(topo, nranks, default_pick ? default_spec : o.pick, error);
         if (nccl == NULL)
             return FALSE;
         popts.pick = CS_PICK_NCCL;
@@ -1191,11 +1179,16 @@ cs_cli_run(int argc, char **argv, GError **error)
 
     g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
     cs_report_set_layout(report, layout);
-    set_headers(report, topo, nranks, &o, model,
-                nccl != NULL ? cs_nccl_model_constants(nccl)->version : NULL, cmd);
+    const gboolean rccl = nccl != NULL && cs_nccl_constants_rccl(cs_nccl_model_constants(nccl));
+    g_autofree char *picker = nccl != NULL ? g_strdup_printf("%s %s", rccl ? "RCCL" : "NCCL",
+                                                             cs_nccl_model_constants(nccl)->version)
+                                           : NULL;
+    set_headers(report, topo, nranks, &o, model, picker, cmd);
     if (nccl != NULL)
-        cs_report_set_winners_title(report, "NCCL's pick per size (its tuning model), timed by "
-                                            "the engine");
+        cs_report_set_winners_title(report, rccl ? "RCCL's pick per size (its tuning model), "
+                                                   "timed by the engine"
+                                                 : "NCCL's pick per size (its tuning model), "
+                                                   "timed by the engine");
     gint64 first = g_array_index(sizes, gint64, 0);
     g_autofree char *preamble = NULL;
     gboolean increment = (o.step_bytes > 0 && !o.factor_given) || o.step_factor == 1;

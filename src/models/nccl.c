@@ -46,7 +46,7 @@ is_ag_rs(int f)
 static gboolean
 is_rccl(const CsNcclModel *m)
 {
-    return m->c->formula == CS_NCCL_FORMULA_RCCL_2_21 || m->c->formula == CS_NCCL_FORMULA_RCCL_2_26;
+    return cs_nccl_constants_rccl(m->c);
 }
 
 /* Formulas NCCL changed by 2.28 that RCCL 2.26 already has (its NCCL base is newer than 2.19's
@@ -427,6 +427,32 @@ cs_nccl_model_new_for_topo(const CsTopo *topo, int nranks, const char *spec, GEr
     if (!cs_nccl_system_from_topo(topo, nranks, c, &sys, error))
         return NULL;
     return cs_nccl_model_new(c, &sys);
+}
+
+/**
+ * cs_nccl_default_spec:
+ * The library model that picks by default on the first @nranks ranks of @topo: "nccl" where
+ * NCCL's model knows the GPUs' generation, "rccl" where RCCL's knows their AMD architecture
+ * (RCCL runs its own tuning model, docs/rccl-model.md), NULL otherwise (collsim's fastest
+ * picks then). A GPU neither names is answered without building the library's picture of
+ * the machine, which looks at every pair of GPUs in a node.
+ */
+const char *
+cs_nccl_default_spec(const CsTopo *topo, int nranks)
+{
+    g_return_val_if_fail(topo != NULL, NULL);
+    const char *model = cs_topo_device(topo, cs_topo_rank_device(topo, 0))->model;
+    gboolean recognised = FALSE;
+    (void)cs_nccl_arch_from_model(model, &recognised);
+    const gboolean amd = cs_nccl_amd_arch_from_model(model) != CS_NCCL_AMD_NONE;
+    if (!recognised && !amd)
+        return NULL;
+    CsNcclSystem system;
+    const CsNcclConstants *c
+        = amd ? cs_rccl_constants_nearest(NULL) : cs_nccl_constants_nearest(NULL);
+    if (!cs_nccl_system_from_topo(topo, nranks, c, &system, NULL) || system.arch_guessed)
+        return NULL;
+    return amd ? "rccl" : "nccl";
 }
 
 void

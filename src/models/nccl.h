@@ -241,6 +241,16 @@ const char *cs_nccl_amd_arch_name(CsNcclAmdArch arch);
 
 /* Tunes the model for @system (ncclTopoTuneModel). Returns: (transfer full). */
 CsNcclModel *cs_nccl_model_new(const CsNcclConstants *constants, const CsNcclSystem *system);
+/* Whether @c is one of RCCL's own sets (rccl_constants.c) rather than NCCL's. */
+static inline gboolean
+cs_nccl_constants_rccl(const CsNcclConstants *c)
+{
+    return c->formula == CS_NCCL_FORMULA_RCCL_2_21 || c->formula == CS_NCCL_FORMULA_RCCL_2_26;
+}
+
+/* "nccl" or "rccl": the library model that picks by default on @topo's first @nranks ranks
+ * (the one that knows its GPUs), NULL where neither does. */
+const char *cs_nccl_default_spec(const CsTopo *topo, int nranks);
 /* cs_nccl_parse_spec() + cs_nccl_system_from_topo() + cs_nccl_model_new().
  * Returns: (transfer full) (nullable). */
 CsNcclModel *cs_nccl_model_new_for_topo(const CsTopo *topo, int nranks, const char *spec,

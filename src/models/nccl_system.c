@@ -345,9 +345,7 @@ cs_nccl_nodes(const CsTopo *topo, int nranks, const int *ranks, const CsNcclCons
         cs_uf_union(parent, cs_topo_rank_node(topo, r),
                     n_topo_nodes + cs_topo_rank_island(topo, r));
     }
-    const gboolean fuses_cliques = constants == NULL
-                                   || constants->formula == CS_NCCL_FORMULA_RCCL_2_21
-                                   || constants->formula == CS_NCCL_FORMULA_RCCL_2_26
+    const gboolean fuses_cliques = constants == NULL || cs_nccl_constants_rccl(constants)
                                    || cs_nccl_release_code(constants->version) >= 22105;
     int n = 0;
     int first_root = -1;
@@ -410,8 +408,7 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
     cs_nccl_system_init(system, nranks, n_nodes, arch);
     system->amd_arch = cs_nccl_amd_arch_from_model(gpu0->model);
     /* NCCL's model knows NVIDIA generations, RCCL's AMD architectures. */
-    const gboolean rccl = constants->formula == CS_NCCL_FORMULA_RCCL_2_21
-                          || constants->formula == CS_NCCL_FORMULA_RCCL_2_26;
+    const gboolean rccl = cs_nccl_constants_rccl(constants);
     system->arch_guessed = rccl ? system->amd_arch == CS_NCCL_AMD_NONE : !recognised;
     system->collnet = system->n_nodes > 1 && cs_topo_has_sharp(topo);
 
@@ -579,8 +576,7 @@ cs_nccl_system_from_topo(const CsTopo *topo, int nranks, const CsNcclConstants *
         cn.n_channels = MIN(MAX(system->n_nics, 1), MIN(CS_NCCL_MAX_DIRECT_ARITY + 1, local));
         system->graphs[CS_NCCL_ALGO_COLLNET_DIRECT] = cn;
     }
-    if (constants->formula == CS_NCCL_FORMULA_RCCL_2_21
-        || constants->formula == CS_NCCL_FORMULA_RCCL_2_26)
+    if (cs_nccl_constants_rccl(constants))
         rccl_system(topo, nranks, constants, system);
     return TRUE;
 }
