@@ -1179,16 +1179,15 @@ cs_cli_run(int argc, char **argv, GError **error)
 
     g_autoptr(CsReport) report = cs_report_new(op, nranks, dtype, redop, o.root);
     cs_report_set_layout(report, layout);
-    const gboolean rccl = nccl != NULL && cs_nccl_constants_rccl(cs_nccl_model_constants(nccl));
-    g_autofree char *picker = nccl != NULL ? g_strdup_printf("%s %s", rccl ? "RCCL" : "NCCL",
-                                                             cs_nccl_model_constants(nccl)->version)
-                                           : NULL;
+    const CsNcclConstants *picked = nccl != NULL ? cs_nccl_model_constants(nccl) : NULL;
+    g_autofree char *picker
+        = picked != NULL ? g_strdup_printf("%s %s", picked->library, picked->version) : NULL;
     set_headers(report, topo, nranks, &o, model, picker, cmd);
-    if (nccl != NULL)
-        cs_report_set_winners_title(report, rccl ? "RCCL's pick per size (its tuning model), "
-                                                   "timed by the engine"
-                                                 : "NCCL's pick per size (its tuning model), "
-                                                   "timed by the engine");
+    if (picked != NULL) {
+        g_autofree char *title = g_strdup_printf(
+            "%s's pick per size (its tuning model), timed by the engine", picked->library);
+        cs_report_set_winners_title(report, title);
+    }
     gint64 first = g_array_index(sizes, gint64, 0);
     g_autofree char *preamble = NULL;
     gboolean increment = (o.step_bytes > 0 && !o.factor_given) || o.step_factor == 1;

@@ -328,44 +328,6 @@ prefetch_cursor(const Engine *e, gint32 id)
     fetch(c + 64);
 }
 
-/* Stage 2, 2/3 of the depth ahead: the connections of the cursor's step, and its next step. */
-static inline void
-prefetch_conns(const Engine *e, gint32 id)
-{
-    const Cursor *c = &e->cursors[id];
-
-    if (c->step + 1 < e->n_steps)
-        fetch(&e->steps[c->step + 1]);
-    if (c->cur.conn_out >= 0)
-        fetch(&e->conns[c->cur.conn_out]);
-    if (c->cur.conn_in >= 0)
-        fetch(&e->conns[c->cur.conn_in]);
-}
-
-/* Stage 3, 1/3 of the depth ahead: the message slots the step sends into and takes from,
- * and the connections of the next step. */
-static inline void
-prefetch_slots(const Engine *e, gint32 id)
-{
-    const Cursor *c = &e->cursors[id];
-
-    if (c->cur.conn_out >= 0) {
-        const Conn *co = &e->conns[c->cur.conn_out];
-        fetch(&e->msgs[co->slot_base + (co->n_sent & co->slot_mask)]);
-    }
-    if (c->cur.conn_in >= 0) {
-        const Conn *ci = &e->conns[c->cur.conn_in];
-        fetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
-    }
-    if (c->step + 1 < e->n_steps) {
-        const EStep *next = &e->steps[c->step + 1];
-        if (next->conn_out >= 0)
-            fetch(&e->conns[next->conn_out]);
-        if (next->conn_in >= 0)
-            fetch(&e->conns[next->conn_in]);
-    }
-}
-
 /* The connections of step @st. */
 static inline void
 prefetch_step_conns(const Engine *e, const EStep *st)
@@ -388,6 +350,29 @@ prefetch_step_slots(const Engine *e, const EStep *st)
         const Conn *ci = &e->conns[st->conn_in];
         fetch(&e->msgs[ci->slot_base + (ci->n_consumed & ci->slot_mask)]);
     }
+}
+
+/* Stage 2, 2/3 of the depth ahead: the connections of the cursor's step, and its next step. */
+static inline void
+prefetch_conns(const Engine *e, gint32 id)
+{
+    const Cursor *c = &e->cursors[id];
+
+    if (c->step + 1 < e->n_steps)
+        fetch(&e->steps[c->step + 1]);
+    prefetch_step_conns(e, &c->cur);
+}
+
+/* Stage 3, 1/3 of the depth ahead: the message slots the step sends into and takes from,
+ * and the connections of the next step. */
+static inline void
+prefetch_slots(const Engine *e, gint32 id)
+{
+    const Cursor *c = &e->cursors[id];
+
+    prefetch_step_slots(e, &c->cur);
+    if (c->step + 1 < e->n_steps)
+        prefetch_step_conns(e, &e->steps[c->step + 1]);
 }
 
 /* Queues an event. Events wait in three places, and every one of them keeps (time, seq)
@@ -762,9 +747,9 @@ add_link_once(LinkSet *set, int link)
     set->out[set->n++] = link;
 }
 
-/* The links a flagged message charges (see "Shared hops" above), in the order its bytes
- * cross them, into @out (room for the route's and the reverse route's links). Returns how
- * many; *@n_chain (nullable) says how many of them, at the start, lead into the switch. */
+/* Adds the links a flagged message charges (see "Shared hops" above) to @set, in the order
+ * its bytes cross them (room for the route's and the reverse route's links); *@n_chain
+ * (nullable) says how many of the set's links, at the start, lead into the switch. */
 static void
 charged_links(const Conn *conn, guint8 flags, LinkSet *set, int *n_chain)
 {
