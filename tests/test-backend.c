@@ -199,26 +199,26 @@ test_half(void)
      * halfway to 65536 and rounds to even (the infinity 0x7C00); 2^-24 is the smallest
      * subnormal 0x0001; 2^-25 is halfway between 0 and it and rounds to even 0; 0.1 rounds to
      * 0x2E66 (1.6 * 2^-4 = 1 + 614.4/1024 -> 614 = 0x266, exponent 11 -> 0x2C00 | 0x266). */
-    g_assert_cmphex(cs_reference_float_to_half(1.0f), ==, 0x3C00);
-    g_assert_cmphex(cs_reference_float_to_half(-2.0f), ==, 0xC000);
-    g_assert_cmphex(cs_reference_float_to_half(65504.0f), ==, 0x7BFF);
-    g_assert_cmphex(cs_reference_float_to_half(65520.0f), ==, 0x7C00);
-    g_assert_cmphex(cs_reference_float_to_half(0x1p-24f), ==, 0x0001);
-    g_assert_cmphex(cs_reference_float_to_half(0x1p-25f), ==, 0x0000);
-    g_assert_cmphex(cs_reference_float_to_half(0.1f), ==, 0x2E66);
+    g_assert_cmphex(cs_ref_float_to_half(1.0f), ==, 0x3C00);
+    g_assert_cmphex(cs_ref_float_to_half(-2.0f), ==, 0xC000);
+    g_assert_cmphex(cs_ref_float_to_half(65504.0f), ==, 0x7BFF);
+    g_assert_cmphex(cs_ref_float_to_half(65520.0f), ==, 0x7C00);
+    g_assert_cmphex(cs_ref_float_to_half(0x1p-24f), ==, 0x0001);
+    g_assert_cmphex(cs_ref_float_to_half(0x1p-25f), ==, 0x0000);
+    g_assert_cmphex(cs_ref_float_to_half(0.1f), ==, 0x2E66);
     /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: even mantissa, 1.0. */
-    g_assert_cmphex(cs_reference_float_to_half(1.0f + 0x1p-11f), ==, 0x3C00);
-    g_assert_cmphex(cs_reference_float_to_half(1.0f + 3 * 0x1p-11f), ==, 0x3C02);
+    g_assert_cmphex(cs_ref_float_to_half(1.0f + 0x1p-11f), ==, 0x3C00);
+    g_assert_cmphex(cs_ref_float_to_half(1.0f + 3 * 0x1p-11f), ==, 0x3C02);
 
-    g_assert_cmpfloat(cs_reference_half_to_float(0x3C00), ==, 1.0f);
-    g_assert_cmpfloat(cs_reference_half_to_float(0x0001), ==, 0x1p-24f);
-    g_assert_cmpfloat(cs_reference_half_to_float(0x0200), ==, 0x1p-15f);
-    g_assert_true(isinf(cs_reference_half_to_float(0x7C00)));
+    g_assert_cmpfloat(cs_ref_half_to_float(0x3C00), ==, 1.0f);
+    g_assert_cmpfloat(cs_ref_half_to_float(0x0001), ==, 0x1p-24f);
+    g_assert_cmpfloat(cs_ref_half_to_float(0x0200), ==, 0x1p-15f);
+    g_assert_true(isinf(cs_ref_half_to_float(0x7C00)));
     /* Every finite half survives the round trip. */
     for (guint32 h = 0; h < 0x10000; h++) {
         if ((h & 0x7C00) == 0x7C00)
             continue;
-        g_assert_cmphex(cs_reference_float_to_half(cs_reference_half_to_float((guint16)h)), ==, h);
+        g_assert_cmphex(cs_ref_float_to_half(cs_ref_half_to_float((guint16)h)), ==, h);
     }
 }
 
@@ -228,11 +228,11 @@ test_bf16(void)
     /* bfloat16 is the top half of a float: 1.0f = 0x3F800000 -> 0x3F80. 1 + 2^-8 is halfway
      * between 0x3F80 and 0x3F81: to even, 0x3F80; 1 + 3 * 2^-8 is halfway between 0x3F81 and
      * 0x3F82: to even, 0x3F82. */
-    g_assert_cmphex(cs_reference_float_to_bf16(1.0f), ==, 0x3F80);
-    g_assert_cmphex(cs_reference_float_to_bf16(1.0f + 0x1p-8f), ==, 0x3F80);
-    g_assert_cmphex(cs_reference_float_to_bf16(1.0f + 3 * 0x1p-8f), ==, 0x3F82);
-    g_assert_cmpfloat(cs_reference_bf16_to_float(0xC040), ==, -3.0f);
-    g_assert_true(isnan(cs_reference_bf16_to_float(cs_reference_float_to_bf16(NAN))));
+    g_assert_cmphex(cs_ref_float_to_bf16(1.0f), ==, 0x3F80);
+    g_assert_cmphex(cs_ref_float_to_bf16(1.0f + 0x1p-8f), ==, 0x3F80);
+    g_assert_cmphex(cs_ref_float_to_bf16(1.0f + 3 * 0x1p-8f), ==, 0x3F82);
+    g_assert_cmpfloat(cs_ref_bf16_to_float(0xC040), ==, -3.0f);
+    g_assert_true(isnan(cs_ref_bf16_to_float(cs_ref_float_to_bf16(NAN))));
 }
 
 /* ---- Reference: reductions ---- */
@@ -258,13 +258,13 @@ test_reduce_types(void)
     cs_reference_reduce(di, ai, bi, 1, CS_DTYPE_UINT32, CS_REDOP_MAX);
     g_assert_cmpuint((guint32)di[0], ==, 0xFFFFFFFFu);
     /* half: 1.5 + 2.25 = 3.75 (exact); min (1.5, 2.25) = 1.5. */
-    guint16 ah[1] = { cs_reference_float_to_half(1.5f) };
-    guint16 bh[1] = { cs_reference_float_to_half(2.25f) };
+    guint16 ah[1] = { cs_ref_float_to_half(1.5f) };
+    guint16 bh[1] = { cs_ref_float_to_half(2.25f) };
     guint16 dh[1];
     cs_reference_reduce(dh, ah, bh, 1, CS_DTYPE_HALF, CS_REDOP_SUM);
-    g_assert_cmpfloat(cs_reference_half_to_float(dh[0]), ==, 3.75f);
+    g_assert_cmpfloat(cs_ref_half_to_float(dh[0]), ==, 3.75f);
     cs_reference_reduce(dh, ah, bh, 1, CS_DTYPE_HALF, CS_REDOP_MIN);
-    g_assert_cmpfloat(cs_reference_half_to_float(dh[0]), ==, 1.5f);
+    g_assert_cmpfloat(cs_ref_half_to_float(dh[0]), ==, 1.5f);
     /* Average = sum, then divide: (7 + 2) / 3 = 3 for int, 9 / 4 = 2.25 for double. */
     gint32 x[1] = { 9 };
     cs_reference_divide(x, 1, CS_DTYPE_INT32, 3);
@@ -276,6 +276,36 @@ test_reduce_types(void)
     gint64 x64[1] = { -7 };
     cs_reference_divide(x64, 1, CS_DTYPE_INT64, 2);
     g_assert_cmpint(x64[0], ==, -3);
+}
+
+/* The element functions the GPU checks with (reference_element.h) reduce every datatype and
+ * operator exactly as the array loops the MPI backend reduces with: bits compared, over random
+ * bits (integers that wrap and change sign; NaNs, infinities and subnormals). */
+static void
+test_element_matches_arrays(void)
+{
+    enum { N = 64 };
+    guint8 a[N * 8];
+    guint8 b[N * 8];
+    guint8 want[N * 8];
+    guint64 state = 1;
+    for (gsize i = 0; i < sizeof a; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = (guint8)(state >> 56);
+        b[i] = (guint8)(state >> 48);
+    }
+    for (int d = 0; d < CS_N_DTYPES; d++) {
+        for (int op = 0; op < CS_N_REDOPS; op++) {
+            cs_reference_reduce(want, a, b, N, (CsDtype)d, (CsRedop)op);
+            for (int i = 0; i < N; i++)
+                g_assert_cmphex(cs_ref_combine(d, op, cs_ref_load(d, a, i), cs_ref_load(d, b, i)),
+                                ==, cs_ref_load(d, want, i));
+        }
+        memcpy(want, a, sizeof want);
+        cs_reference_divide(want, N, (CsDtype)d, 3);
+        for (int i = 0; i < N; i++)
+            g_assert_cmphex(cs_ref_divide(d, cs_ref_load(d, a, i), 3), ==, cs_ref_load(d, want, i));
+    }
 }
 
 /* Inputs are small integers: sums in [0, 7] per rank, products +-1 with one factor 2 (from
@@ -477,6 +507,7 @@ main(int argc, char **argv)
     g_test_add_func("/backend/reference/half", test_half);
     g_test_add_func("/backend/reference/bf16", test_bf16);
     g_test_add_func("/backend/reference/reduce-types", test_reduce_types);
+    g_test_add_func("/backend/reference/element-matches-arrays", test_element_matches_arrays);
     g_test_add_func("/backend/reference/inputs-bounded", test_inputs_bounded);
     g_test_add_func("/backend/reference/expected", test_expected);
     g_test_add_func("/backend/reference/count-wrong", test_count_wrong);

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* Host reference for the real backends: deterministic inputs, element-wise reductions on the
  * CPU for every datatype and operator, the collective's expected outputs, and the #wrong count.
- * The MPI backend reduces with these functions too; the CUDA kernels mirror them exactly. */
+ * The MPI backend reduces with these functions too; the CUDA kernels mirror them exactly. One
+ * element's input, expected value and check live in reference_element.h, which the GPU
+ * backends compile into kernels. */
 #pragma once
 
 #include <glib.h>
 
+#include "backends/reference_element.h"
 #include "base/op.h"
 
 G_BEGIN_DECLS
-
-/* IEEE binary16 and bfloat16 conversions, round to nearest even. */
-guint16 cs_reference_float_to_half(float value);
-float cs_reference_half_to_float(guint16 bits);
-guint16 cs_reference_float_to_bf16(float value);
-float cs_reference_bf16_to_float(guint16 bits);
 
 /* Writes elements [@first, @first + @n) of @rank's input into @buf. Values are small integers,
  * so sums, products (at most one factor 2 per element) and extrema are exact in every type and
@@ -29,6 +26,11 @@ void cs_reference_reduce(void *dst, const void *a, const void *b, gint64 n, CsDt
 
 /* @x[i] /= @divisor: the end of an AVG reduction (C division for integers). */
 void cs_reference_divide(void *x, gint64 n, CsDtype dtype, int divisor);
+
+/* What @op leaves in @rank's output, element by element (reference_element.h). Returns FALSE
+ * where the output is undefined (non-roots of reduce and gather). */
+gboolean cs_reference_expectation(CsOp op, const CsOpSize *size, int nranks, int root,
+                                  CsDtype dtype, CsRedop redop, int rank, CsRefExpect *expect);
 
 /* Fills @out (the output buffer, size->recv_bytes) with what @op leaves in @rank's output.
  * Returns FALSE, leaving @out alone, where the output is undefined (non-roots of reduce and
