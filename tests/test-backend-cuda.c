@@ -3,15 +3,19 @@
  * exits 77, which meson reports as skipped. With one: every algorithm x collective on 2, 3, 4
  * and 8 virtual ranks of GPU 0 and on the 4 and 16 ranks of two shipped topologies (NVLS,
  * two nodes), through peer copies and again staged through pinned host memory, with #wrong = 0;
- * datatype and operator pairs; every GPU as a rank when there are several; and NCCL's own
- * collectives on all GPUs. */
+ * datatype and operator pairs; every GPU as a rank when there are several; the GPU's own
+ * inputs and checks against the host reference; and NCCL's own collectives on all GPUs. */
 #include "config.h"
 
+#include <cuda_runtime_api.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "algos/registry.h"
 #include "backends/backend.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/reference.h"
 #include "topo/topo.h"
 #ifdef HAVE_NCCL
 #include "backends/nccl/nccl_backend.h"
@@ -40,6 +44,88 @@ assert_all_right(CsTrace *trace, const char *what)
         g_assert_cmpfloat(row->out_of_place.time_us, >, 0.0);
     }
     return cs_trace_n_rows(trace);
+}
+
+#define CUDA_ASSERT(call)                                                                          \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            g_error("%s: %s", #call, cudaGetErrorString(e_));                                      \
+    } while (0)
+
+/* Counts on the GPU the wrong elements of @host (@n elements) uploaded to @dev. */
+static gint64
+device_count(void *dev, const void *host, const CsRefExpect *e, gint64 bytes)
+{
+    char err[CS_CUDA_ERROR_LEN] = "";
+    gint64 wrong = -1;
+    CUDA_ASSERT(cudaMemcpy(dev, host, (size_t)bytes, cudaMemcpyHostToDevice));
+    if (cs_cuda_check_count_wrong(0, dev, e, &wrong, err) != 0)
+        g_error("count: %s", err);
+    return wrong;
+}
+
+/* The GPU writes the host's inputs and expected outputs bit for bit (every collective,
+ * datatype and operator on 3 ranks, 771 elements a block: not a multiple of a warp), and its
+ * check finds exactly the elements made wrong. */
+static void
+test_device_reference(void)
+{
+    const int P = 3;
+    const int root = 1;
+    const gint64 cap = (gint64)P * P * 771 * 8 + 8;
+    char err[CS_CUDA_ERROR_LEN] = "";
+    void *dev = NULL;
+    g_autofree guint8 *want = g_malloc(cap);
+    g_autofree guint8 *got = g_malloc(cap);
+    CUDA_ASSERT(cudaSetDevice(0));
+    CUDA_ASSERT(cudaMalloc(&dev, (size_t)cap));
+
+    for (int op = 0; op < CS_N_OPS; op++)
+        for (int d = 0; d < CS_N_DTYPES; d++)
+            for (int redop = 0; redop < (cs_op_reduces(op) ? CS_N_REDOPS : 1); redop++) {
+                gint64 ts = cs_dtype_size((CsDtype)d);
+                gint64 bytes = (gint64)P * 771 * ts;
+                CsOpSize size = cs_op_size((CsOp)op, bytes, (CsDtype)d, P);
+                for (int r = 0; r < P; r++) {
+                    CsRefExpect input = { .n = size.send_bytes / ts,
+                                          .block = 1,
+                                          .source = CS_REF_FROM_RANK,
+                                          .rank = r,
+                                          .nranks = P,
+                                          .dtype = d,
+                                          .redop = redop,
+                                          .reduces = cs_op_reduces(op) };
+                    cs_reference_fill_input(want, input.n, (CsDtype)d, (CsOp)op, (CsRedop)redop, r,
+                                            P, 0);
+                    if (cs_cuda_check_write(0, dev, &input, err) != 0)
+                        g_error("inputs: %s", err);
+                    CUDA_ASSERT(
+                        cudaMemcpy(got, dev, (size_t)size.send_bytes, cudaMemcpyDeviceToHost));
+                    g_assert_cmpmem(got, size.send_bytes, want, size.send_bytes);
+
+                    CsRefExpect e;
+                    if (!cs_reference_expectation((CsOp)op, &size, P, root, (CsDtype)d,
+                                                  (CsRedop)redop, r, &e))
+                        continue;
+                    g_assert_true(cs_reference_expected((CsOp)op, &size, P, root, (CsDtype)d,
+                                                        (CsRedop)redop, r, want));
+                    gint64 out_bytes = e.n * ts;
+                    g_assert_cmpint(out_bytes, >, 0);
+                    if (cs_cuda_check_write(0, dev, &e, err) != 0)
+                        g_error("expected: %s", err);
+                    CUDA_ASSERT(cudaMemcpy(got, dev, (size_t)out_bytes, cudaMemcpyDeviceToHost));
+                    g_assert_cmpmem(got, out_bytes, want, out_bytes);
+                    g_assert_cmpint(device_count(dev, want, &e, out_bytes), ==, 0);
+                    /* Three elements poisoned, as a run that never wrote them leaves them. */
+                    memset(want, CS_REFERENCE_POISON, (size_t)ts);
+                    memset(want + (e.n / 2) * ts, CS_REFERENCE_POISON, (size_t)ts);
+                    memset(want + (e.n - 1) * ts, CS_REFERENCE_POISON, (size_t)ts);
+                    g_assert_cmpint(device_count(dev, want, &e, out_bytes), ==, 3);
+                    g_assert_cmpint(cs_reference_count_wrong(want, got, e.n, (CsDtype)d, P), ==, 3);
+                }
+            }
+    CUDA_ASSERT(cudaFree(dev));
 }
 
 static void
@@ -264,6 +350,7 @@ main(int argc, char **argv)
                 g_test_add_data_func(path, c, test_virtual_ranks);
             }
         }
+    g_test_add_func("/backend/cuda/device-reference", test_device_reference);
     g_test_add_func("/backend/cuda/types", test_types);
     g_test_add_func("/backend/cuda/launch-modes", test_launch_modes);
     g_test_add_func("/backend/cuda/all-gpus", test_all_gpus);

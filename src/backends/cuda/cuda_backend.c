@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_exec.h"
 #include "backends/cuda/cuda_plan.h"
 #include "backends/reference.h"
@@ -191,44 +192,52 @@ poison_outputs(const Gpus *g, const CsSchedule *sched, GError **error)
     return TRUE;
 }
 
-/* Uploads every rank's input. */
+/* Writes every rank's input on its GPU (cuda_check.cu): nothing is computed on the host or
+ * copied. */
 static gboolean
 load_inputs(const Gpus *g, const CsSchedule *sched, GError **error)
 {
     char err[CS_CUDA_ERROR_LEN] = "";
     CsDtype dtype = cs_schedule_dtype(sched);
-    gint64 ts = cs_dtype_size(dtype);
-    gint64 in_bytes = cs_schedule_buffer_bytes(sched, CS_BUF_INPUT);
-    g_autofree guint8 *host = g_malloc((gsize)in_bytes + 1);
+    CsRefExpect input = {
+        .n = cs_schedule_buffer_bytes(sched, CS_BUF_INPUT) / cs_dtype_size(dtype),
+        .block = 1,
+        .source = CS_REF_FROM_RANK,
+        .nranks = g->nranks,
+        .dtype = (int32_t)dtype,
+        .redop = (int32_t)cs_schedule_redop(sched),
+        .reduces = cs_op_reduces(cs_schedule_op(sched)),
+    };
 
     for (int r = 0; r < g->nranks; r++) {
-        cs_reference_fill_input(host, in_bytes / ts, dtype, cs_schedule_op(sched),
-                                cs_schedule_redop(sched), r, g->nranks, 0);
-        if (cs_cuda_exec_upload(g->exec, r, CS_CUDA_MEM_INPUT, host, in_bytes, err) != 0)
-            return exec_failed(error, "upload", err);
+        int device = 0;
+        void *dst = cs_cuda_exec_arena(g->exec, r, CS_CUDA_MEM_INPUT, &device);
+        input.rank = r;
+        if (cs_cuda_check_write(device, dst, &input, err) != 0)
+            return exec_failed(error, "inputs", err);
     }
     return TRUE;
 }
 
-/* Wrong elements over all ranks' defined outputs after one run. */
+/* Wrong elements over all ranks' defined outputs after one run, counted on the GPUs. */
 static gboolean
 count_wrong(const Gpus *g, const CsSchedule *sched, gint64 *wrong, GError **error)
 {
     char err[CS_CUDA_ERROR_LEN] = "";
-    CsDtype dtype = cs_schedule_dtype(sched);
-    const CsOpSize *size = cs_schedule_size(sched);
-    gint64 n = size->recv_bytes / cs_dtype_size(dtype);
-    g_autofree guint8 *got = g_malloc((gsize)size->recv_bytes + 1);
-    g_autofree guint8 *expected = g_malloc((gsize)size->recv_bytes + 1);
 
     *wrong = 0;
     for (int r = 0; r < g->nranks; r++) {
-        if (!cs_reference_expected(cs_schedule_op(sched), size, g->nranks, cs_schedule_root(sched),
-                                   dtype, cs_schedule_redop(sched), r, expected))
+        CsRefExpect expect;
+        if (!cs_reference_expectation(cs_schedule_op(sched), cs_schedule_size(sched), g->nranks,
+                                      cs_schedule_root(sched), cs_schedule_dtype(sched),
+                                      cs_schedule_redop(sched), r, &expect))
             continue;
-        if (cs_cuda_exec_download(g->exec, r, CS_CUDA_MEM_OUTPUT, got, size->recv_bytes, err) != 0)
-            return exec_failed(error, "download", err);
-        *wrong += cs_reference_count_wrong(got, expected, n, dtype, g->nranks);
+        int device = 0;
+        const void *got = cs_cuda_exec_arena(g->exec, r, CS_CUDA_MEM_OUTPUT, &device);
+        gint64 rank_wrong = 0;
+        if (cs_cuda_check_count_wrong(device, got, &expect, &rank_wrong, err) != 0)
+            return exec_failed(error, "check", err);
+        *wrong += rank_wrong;
     }
     return TRUE;
 }
@@ -238,6 +247,10 @@ measure_size(const CsMeasureArgs *args, const CsAlgo *algo, const Gpus *g, gint6
              CsTrace *trace, GError **error)
 {
     char err[CS_CUDA_ERROR_LEN] = "";
+    /* Wall-clock phases of the point, for G_MESSAGES_DEBUG: where the host spends its time. */
+    gint64 t[7];
+    gint64 checked_run_us[2] = { 0, 0 }; /* the first captures the graph */
+    t[0] = g_get_monotonic_time();
     g_autoptr(CsSchedule) sched
         = cs_backend_build_schedule(args, algo, g->nranks, size_bytes, error);
     if (sched == NULL)
@@ -246,10 +259,13 @@ measure_size(const CsMeasureArgs *args, const CsAlgo *algo, const Gpus *g, gint6
     if (plan == NULL)
         return FALSE;
     const CsCudaPlanView *view = cs_cuda_plan_view(plan);
+    t[1] = g_get_monotonic_time();
     if (cs_cuda_exec_prepare(g->exec, view, err) != 0)
         return exec_failed(error, "allocation", err);
+    t[2] = g_get_monotonic_time();
     if (!load_inputs(g, sched, error))
         return FALSE;
+    t[3] = g_get_monotonic_time();
 
     gint64 wrong = -1;
     double ms = 0.0;
@@ -261,20 +277,31 @@ measure_size(const CsMeasureArgs *args, const CsAlgo *algo, const Gpus *g, gint6
             gint64 launch_wrong = 0;
             if (!poison_outputs(g, sched, error))
                 return FALSE;
+            gint64 run_start = g_get_monotonic_time();
             if (cs_cuda_exec_run(g->exec, view, 1, &ms, err) != 0)
                 return exec_failed(error, "checked run", err);
+            checked_run_us[launch] = g_get_monotonic_time() - run_start;
             if (!count_wrong(g, sched, &launch_wrong, error))
                 return FALSE;
             wrong += launch_wrong;
         }
     }
+    t[4] = g_get_monotonic_time();
     if (args->warmup > 0 && cs_cuda_exec_run(g->exec, view, args->warmup, &ms, err) != 0)
         return exec_failed(error, "warm-up", err);
+    t[5] = g_get_monotonic_time();
     if (cs_cuda_exec_run(g->exec, view, args->iters, &ms, err) != 0)
         return exec_failed(error, "timed run", err);
+    t[6] = g_get_monotonic_time();
 
-    g_debug("cuda: %s %" G_GINT64_FORMAT " B: %" G_GINT64_FORMAT " xops, %d events, %d slots",
-            algo->name, size_bytes, view->n_xops, view->n_events, cs_cuda_plan_slots(plan));
+    g_debug("cuda: %s %" G_GINT64_FORMAT " B: %" G_GINT64_FORMAT " xops, %d events, %d slots; "
+            "ms: schedule and plan %.1f, allocation %.1f, inputs %.1f, checked runs %.1f "
+            "(first launch %.1f, second %.1f), warm-up %.1f, timed %.1f (GPU %.1f)",
+            algo->name, size_bytes, view->n_xops, view->n_events, cs_cuda_plan_slots(plan),
+            (double)(t[1] - t[0]) / 1e3, (double)(t[2] - t[1]) / 1e3, (double)(t[3] - t[2]) / 1e3,
+            (double)(t[4] - t[3]) / 1e3, (double)checked_run_us[0] / 1e3,
+            (double)checked_run_us[1] / 1e3, (double)(t[5] - t[4]) / 1e3,
+            (double)(t[6] - t[5]) / 1e3, ms);
     cs_backend_trace_add(trace, args, cs_schedule_size(sched), g->nranks, ms / 1e3 / args->iters,
                          wrong, NAN, -1);
     return TRUE;

@@ -10,51 +10,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The datatype and operator numbering of op.h (CsDtype, CsRedop), which this file cannot
- * include: it would bring GLib in. cuda_backend.c asserts that the two agree. */
-enum {
-    DT_INT8,
-    DT_UINT8,
-    DT_INT32,
-    DT_UINT32,
-    DT_INT64,
-    DT_UINT64,
-    DT_HALF,
-    DT_FLOAT,
-    DT_DOUBLE,
-    DT_BFLOAT16
-};
-enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_AVG };
-
-#define THREADS 256
-#define MAX_BLOCKS 4096
-
-static void
-set_error(char *err, const char *fmt, ...)
-{
-    if (err == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, CS_CUDA_ERROR_LEN, fmt, ap);
-    va_end(ap);
-}
-
-/* The one checking macro (STYLE §5): on failure, name the call and CUDA's reason, then jump
- * to the label that frees what this function holds. */
-#define CUDA_CHECK(call, label)                                                                    \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            set_error(err, "%s: %s", #call, cudaGetErrorString(e_));                               \
-            goto label;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "backends/cuda/cuda_util.h"
+#include "backends/reference_element.h"
 
 /* ---- Kernels ---- */
 
@@ -144,11 +104,11 @@ template <typename T, int OP>
 __device__ T
 apply(T x, T y)
 {
-    if (OP == OP_PROD)
+    if (OP == CS_REF_PROD)
         return Ops<T>::prod(x, y);
-    if (OP == OP_MAX)
+    if (OP == CS_REF_MAX)
         return Ops<T>::max(x, y);
-    if (OP == OP_MIN)
+    if (OP == CS_REF_MIN)
         return Ops<T>::min(x, y);
     return Ops<T>::sum(x, y);
 }
@@ -175,13 +135,6 @@ divide_kernel(T *x, int64_t n, int divisor)
         x[i] = Ops<T>::div(x[i], divisor);
 }
 
-static unsigned
-blocks_for(int64_t n)
-{
-    int64_t blocks = (n + THREADS - 1) / THREADS;
-    return (unsigned)(blocks < 1 ? 1 : blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks);
-}
-
 template <typename T>
 static void
 launch_reduce_typed(int redop, void *dst, void *dst2, const void *a, const void *b, int64_t n,
@@ -191,19 +144,19 @@ launch_reduce_typed(int redop, void *dst, void *dst2, const void *a, const void 
     T *d2 = (T *)dst2;
     const T *x = (const T *)a;
     const T *y = (const T *)b;
-    unsigned g = blocks_for(n);
+    unsigned g = cs_cuda_blocks_for(n);
     switch (redop) {
-    case OP_PROD:
-        reduce_kernel<T, OP_PROD><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
+    case CS_REF_PROD:
+        reduce_kernel<T, CS_REF_PROD><<<g, CS_CUDA_THREADS, 0, s>>>(d, d2, x, y, n);
         break;
-    case OP_MAX:
-        reduce_kernel<T, OP_MAX><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
+    case CS_REF_MAX:
+        reduce_kernel<T, CS_REF_MAX><<<g, CS_CUDA_THREADS, 0, s>>>(d, d2, x, y, n);
         break;
-    case OP_MIN:
-        reduce_kernel<T, OP_MIN><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
+    case CS_REF_MIN:
+        reduce_kernel<T, CS_REF_MIN><<<g, CS_CUDA_THREADS, 0, s>>>(d, d2, x, y, n);
         break;
     default: /* SUM, and AVG whose division comes last */
-        reduce_kernel<T, OP_SUM><<<g, THREADS, 0, s>>>(d, d2, x, y, n);
+        reduce_kernel<T, CS_REF_SUM><<<g, CS_CUDA_THREADS, 0, s>>>(d, d2, x, y, n);
         break;
     }
 }
@@ -212,15 +165,15 @@ static int
 dtype_size(int dtype)
 {
     switch (dtype) {
-    case DT_INT8:
-    case DT_UINT8:
+    case CS_REF_INT8:
+    case CS_REF_UINT8:
         return 1;
-    case DT_HALF:
-    case DT_BFLOAT16:
+    case CS_REF_HALF:
+    case CS_REF_BFLOAT16:
         return 2;
-    case DT_INT32:
-    case DT_UINT32:
-    case DT_FLOAT:
+    case CS_REF_INT32:
+    case CS_REF_UINT32:
+    case CS_REF_FLOAT:
         return 4;
     default:
         return 8;
@@ -232,31 +185,31 @@ launch_reduce(int dtype, int redop, void *dst, void *dst2, const void *a, const 
               cudaStream_t s)
 {
     switch (dtype) {
-    case DT_INT8:
+    case CS_REF_INT8:
         launch_reduce_typed<int8_t>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_UINT8:
+    case CS_REF_UINT8:
         launch_reduce_typed<uint8_t>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_INT32:
+    case CS_REF_INT32:
         launch_reduce_typed<int32_t>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_UINT32:
+    case CS_REF_UINT32:
         launch_reduce_typed<uint32_t>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_INT64:
+    case CS_REF_INT64:
         launch_reduce_typed<int64_t>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_UINT64:
+    case CS_REF_UINT64:
         launch_reduce_typed<uint64_t>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_HALF:
+    case CS_REF_HALF:
         launch_reduce_typed<__half>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_FLOAT:
+    case CS_REF_FLOAT:
         launch_reduce_typed<float>(redop, dst, dst2, a, b, n, s);
         break;
-    case DT_DOUBLE:
+    case CS_REF_DOUBLE:
         launch_reduce_typed<double>(redop, dst, dst2, a, b, n, s);
         break;
     default:
@@ -268,37 +221,38 @@ launch_reduce(int dtype, int redop, void *dst, void *dst2, const void *a, const 
 static void
 launch_divide(int dtype, void *x, int64_t n, int divisor, cudaStream_t s)
 {
-    unsigned g = blocks_for(n);
+    unsigned g = cs_cuda_blocks_for(n);
     switch (dtype) {
-    case DT_INT8:
-        divide_kernel<int8_t><<<g, THREADS, 0, s>>>((int8_t *)x, n, divisor);
+    case CS_REF_INT8:
+        divide_kernel<int8_t><<<g, CS_CUDA_THREADS, 0, s>>>((int8_t *)x, n, divisor);
         break;
-    case DT_UINT8:
-        divide_kernel<uint8_t><<<g, THREADS, 0, s>>>((uint8_t *)x, n, divisor);
+    case CS_REF_UINT8:
+        divide_kernel<uint8_t><<<g, CS_CUDA_THREADS, 0, s>>>((uint8_t *)x, n, divisor);
         break;
-    case DT_INT32:
-        divide_kernel<int32_t><<<g, THREADS, 0, s>>>((int32_t *)x, n, divisor);
+    case CS_REF_INT32:
+        divide_kernel<int32_t><<<g, CS_CUDA_THREADS, 0, s>>>((int32_t *)x, n, divisor);
         break;
-    case DT_UINT32:
-        divide_kernel<uint32_t><<<g, THREADS, 0, s>>>((uint32_t *)x, n, divisor);
+    case CS_REF_UINT32:
+        divide_kernel<uint32_t><<<g, CS_CUDA_THREADS, 0, s>>>((uint32_t *)x, n, divisor);
         break;
-    case DT_INT64:
-        divide_kernel<int64_t><<<g, THREADS, 0, s>>>((int64_t *)x, n, divisor);
+    case CS_REF_INT64:
+        divide_kernel<int64_t><<<g, CS_CUDA_THREADS, 0, s>>>((int64_t *)x, n, divisor);
         break;
-    case DT_UINT64:
-        divide_kernel<uint64_t><<<g, THREADS, 0, s>>>((uint64_t *)x, n, divisor);
+    case CS_REF_UINT64:
+        divide_kernel<uint64_t><<<g, CS_CUDA_THREADS, 0, s>>>((uint64_t *)x, n, divisor);
         break;
-    case DT_HALF:
-        divide_kernel<__half><<<g, THREADS, 0, s>>>((__half *)x, n, divisor);
+    case CS_REF_HALF:
+        divide_kernel<__half><<<g, CS_CUDA_THREADS, 0, s>>>((__half *)x, n, divisor);
         break;
-    case DT_FLOAT:
-        divide_kernel<float><<<g, THREADS, 0, s>>>((float *)x, n, divisor);
+    case CS_REF_FLOAT:
+        divide_kernel<float><<<g, CS_CUDA_THREADS, 0, s>>>((float *)x, n, divisor);
         break;
-    case DT_DOUBLE:
-        divide_kernel<double><<<g, THREADS, 0, s>>>((double *)x, n, divisor);
+    case CS_REF_DOUBLE:
+        divide_kernel<double><<<g, CS_CUDA_THREADS, 0, s>>>((double *)x, n, divisor);
         break;
     default:
-        divide_kernel<__nv_bfloat16><<<g, THREADS, 0, s>>>((__nv_bfloat16 *)x, n, divisor);
+        divide_kernel<__nv_bfloat16>
+            <<<g, CS_CUDA_THREADS, 0, s>>>((__nv_bfloat16 *)x, n, divisor);
         break;
     }
 }
@@ -346,7 +300,7 @@ cs_cuda_exec_device_count(char *err)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-        set_error(err, "%s", cudaGetErrorString(e));
+        cs_cuda_set_error(err, "%s", cudaGetErrorString(e));
         return -1;
     }
     return n;
@@ -381,7 +335,7 @@ cs_cuda_exec_new(const int *rank_device, int n_ranks, char *err)
 {
     CsCudaExec *x = (CsCudaExec *)calloc(1, sizeof *x);
     if (x == NULL) {
-        set_error(err, "out of host memory");
+        cs_cuda_set_error(err, "out of host memory");
         return NULL;
     }
     x->n_ranks = n_ranks;
@@ -390,7 +344,7 @@ cs_cuda_exec_new(const int *rank_device, int n_ranks, char *err)
     x->mem = (void **)calloc((size_t)n_ranks * CS_CUDA_N_MEMS, sizeof(void *));
     x->cap = (int64_t *)calloc((size_t)n_ranks * CS_CUDA_N_MEMS, sizeof(int64_t));
     if (x->rank_device == NULL || x->direct == NULL || x->mem == NULL || x->cap == NULL) {
-        set_error(err, "out of host memory");
+        cs_cuda_set_error(err, "out of host memory");
         goto out_free_exec;
     }
     memcpy(x->rank_device, rank_device, (size_t)n_ranks * sizeof(int));
@@ -519,8 +473,9 @@ reserve_arena(CsCudaExec *x, int rank, int mem, int64_t bytes, char *err)
         e = cudaMalloc(&x->mem[i], (size_t)want);
     if (e != cudaSuccess) {
         x->mem[i] = NULL;
-        set_error(err, "rank %d (device %d): cannot allocate %lld bytes of %s memory: %s", rank,
-                  x->rank_device[rank], (long long)want, mem_names[mem], cudaGetErrorString(e));
+        cs_cuda_set_error(err, "rank %d (device %d): cannot allocate %lld bytes of %s memory: %s",
+                          rank, x->rank_device[rank], (long long)want, mem_names[mem],
+                          cudaGetErrorString(e));
         (void)cudaGetLastError();
         return -1;
     }
@@ -549,7 +504,7 @@ cs_cuda_exec_prepare(CsCudaExec *x, const CsCudaPlanView *plan, char *err)
         if (joins != NULL)
             x->joins = joins;
         if (streams == NULL || joins == NULL) {
-            set_error(err, "out of host memory");
+            cs_cuda_set_error(err, "out of host memory");
             return -1;
         }
         for (int s = x->n_streams; s < plan->n_streams; s++) {
@@ -575,7 +530,7 @@ cs_cuda_exec_prepare(CsCudaExec *x, const CsCudaPlanView *plan, char *err)
         if (devs != NULL)
             x->event_device = devs;
         if (events == NULL || devs == NULL) {
-            set_error(err, "out of host memory");
+            cs_cuda_set_error(err, "out of host memory");
             return -1;
         }
         for (int e = x->n_events; e < plan->n_events; e++) {
@@ -638,6 +593,13 @@ cs_cuda_exec_download(CsCudaExec *x, int rank, int mem, void *host, int64_t byte
     return 0;
 out_fail:
     return -1;
+}
+
+void *
+cs_cuda_exec_arena(const CsCudaExec *x, int rank, int mem, int *device)
+{
+    *device = x->rank_device[rank];
+    return x->mem[rank * CS_CUDA_N_MEMS + mem];
 }
 
 int
@@ -773,7 +735,7 @@ capture_iteration(Issuer *is, const CsCudaPlanView *plan, const unsigned char *u
     if (issued != 0)
         goto out_free_graph;
     if (ended != cudaSuccess) {
-        set_error(err, "cudaStreamEndCapture: %s", cudaGetErrorString(ended));
+        cs_cuda_set_error(err, "cudaStreamEndCapture: %s", cudaGetErrorString(ended));
         goto out_free_graph;
     }
     CUDA_CHECK(cudaGraphInstantiateWithFlags(exec, graph, 0), out_free_graph);
@@ -808,7 +770,7 @@ cs_cuda_exec_run(CsCudaExec *x, const CsCudaPlanView *plan, int iters, double *e
     float ms = 0.0f;
     unsigned char *used = (unsigned char *)calloc((size_t)plan->n_streams + 1, 1);
     if (used == NULL) {
-        set_error(err, "out of host memory");
+        cs_cuda_set_error(err, "out of host memory");
         return -1;
     }
     for (int64_t i = 0; i < plan->n_xops; i++)
@@ -822,10 +784,10 @@ cs_cuda_exec_run(CsCudaExec *x, const CsCudaPlanView *plan, int iters, double *e
         char why[CS_CUDA_ERROR_LEN] = "";
         drop_graph(x);
         if (capture_iteration(&is, plan, used, &x->graph, why) != 0) {
-            set_error(err,
-                      "capturing the schedule into a CUDA graph failed (%s); "
-                      "COLLSIM_CUDA_GRAPHS=0 issues it from the host instead",
-                      why);
+            cs_cuda_set_error(err,
+                              "capturing the schedule into a CUDA graph failed (%s); "
+                              "COLLSIM_CUDA_GRAPHS=0 issues it from the host instead",
+                              why);
             goto out_free;
         }
         x->graph_plan = plan;

@@ -109,6 +109,10 @@ int cs_cuda_exec_upload(CsCudaExec *exec, int rank, int mem, const void *host, i
                         char *err);
 int cs_cuda_exec_download(CsCudaExec *exec, int rank, int mem, void *host, int64_t bytes,
                           char *err);
+/* The device address of rank @rank's arena @mem (as large as the last prepared plan needs),
+ * and the device it is on in @device. */
+void *cs_cuda_exec_arena(const CsCudaExec *exec, int rank, int mem, int *device);
+
 /* Sets @bytes of an arena to @value (synchronous). */
 int cs_cuda_exec_fill(CsCudaExec *exec, int rank, int mem, int value, int64_t bytes, char *err);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cuda/cuda_check.h"
 #include "backends/reference.h"
 #include "base/trace.h"
 
@@ -446,29 +447,39 @@ reserve(Nccl *n, gint64 send_bytes, gint64 recv_bytes, GError **error)
     return TRUE;
 }
 
-/* Writes inputs where this half reads them and poisons the output. */
+/* Writes inputs where this half reads them and poisons the output, on the GPUs
+ * (cuda_check.cu): nothing is computed on the host or copied. */
 static gboolean
 load(const CsMeasureArgs *args, const Nccl *n, const CsOpSize *size, gboolean in_place,
      GError **error)
 {
-    gint64 ts = cs_dtype_size(args->dtype);
-    g_autofree guint8 *host = g_malloc((gsize)size->send_bytes + 1);
+    char err[CS_CUDA_ERROR_LEN] = "";
+    CsRefExpect input = {
+        .n = size->send_bytes / cs_dtype_size(args->dtype),
+        .block = 1,
+        .source = CS_REF_FROM_RANK,
+        .nranks = n->nranks,
+        .dtype = (int32_t)args->dtype,
+        .redop = (int32_t)args->redop,
+        .reduces = cs_op_reduces(args->op),
+    };
 
     for (int i = 0; i < n->nlocal; i++) {
         guint8 *in;
         guint8 *out;
         buffers_for(n, i, size, args->op, in_place, &in, &out);
-        cs_reference_fill_input(host, size->send_bytes / ts, args->dtype, args->op, args->redop,
-                                n->first_rank + i, n->nranks, 0);
         CUDA_OK(cudaSetDevice(n->devices[i]), "cudaSetDevice");
         CUDA_OK(cudaMemset(n->recv[i], CS_REFERENCE_POISON,
                            (size_t)MAX(size->send_bytes, size->recv_bytes)),
                 "cudaMemset");
-        if (size->send_bytes > 0)
-            CUDA_OK(cudaMemcpy(in, host, (size_t)size->send_bytes, cudaMemcpyHostToDevice),
-                    "cudaMemcpy (input)");
-        /* The memset is asynchronous and a copy from pageable memory may return before its
-         * DMA lands; NCCL's streams do not wait for the legacy stream. */
+        /* In place, the input is written over the poison: both on the legacy stream. */
+        input.rank = n->first_rank + i;
+        if (cs_cuda_check_write(n->devices[i], in, &input, err) != 0) {
+            g_set_error(error, CS_BACKEND_ERROR, CS_BACKEND_ERROR_RUNTIME,
+                        "nccl backend: inputs: %s", err);
+            return FALSE;
+        }
+        /* NCCL's streams do not wait for the legacy stream (an empty input launches nothing). */
         CUDA_OK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     }
     return TRUE;
@@ -478,25 +489,24 @@ static gboolean
 count_wrong(const CsMeasureArgs *args, const Nccl *n, const CsOpSize *size, gboolean in_place,
             gint64 *wrong, GError **error)
 {
-    gint64 ts = cs_dtype_size(args->dtype);
-    g_autofree guint8 *got = g_malloc((gsize)size->recv_bytes + 1);
-    g_autofree guint8 *expected = g_malloc((gsize)size->recv_bytes + 1);
+    char err[CS_CUDA_ERROR_LEN] = "";
 
     *wrong = 0;
     for (int i = 0; i < n->nlocal; i++) {
         guint8 *in;
         guint8 *out;
-        int rank = n->first_rank + i;
-        if (!cs_reference_expected(args->op, size, n->nranks, args->root, args->dtype, args->redop,
-                                   rank, expected))
+        CsRefExpect expect;
+        if (!cs_reference_expectation(args->op, size, n->nranks, args->root, args->dtype,
+                                      args->redop, n->first_rank + i, &expect))
             continue;
         buffers_for(n, i, size, args->op, in_place, &in, &out);
-        CUDA_OK(cudaSetDevice(n->devices[i]), "cudaSetDevice");
-        if (size->recv_bytes > 0)
-            CUDA_OK(cudaMemcpy(got, out, (size_t)size->recv_bytes, cudaMemcpyDeviceToHost),
-                    "cudaMemcpy (output)");
-        *wrong += cs_reference_count_wrong(got, expected, size->recv_bytes / ts, args->dtype,
-                                           n->nranks);
+        gint64 rank_wrong = 0;
+        if (cs_cuda_check_count_wrong(n->devices[i], out, &expect, &rank_wrong, err) != 0) {
+            g_set_error(error, CS_BACKEND_ERROR, CS_BACKEND_ERROR_RUNTIME,
+                        "nccl backend: check: %s", err);
+            return FALSE;
+        }
+        *wrong += rank_wrong;
     }
     return TRUE;
 }
