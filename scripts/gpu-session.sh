@@ -6,7 +6,10 @@
 # Steps: info test measure tuner (the default), and sanitize: the GPU tests under
 # compute-sanitizer memcheck, then initcheck with graphs and again without
 # (COLLSIM_CUDA_GRAPHS=0), which tells whether initcheck's reports on graph launches
-# (docs/measurements/h100-cuda-nccl.md) are the graphs' or the plans'.
+# (docs/measurements/h100-cuda-nccl.md) are the graphs' or the plans'. SANITIZE_RUNS picks
+# among memcheck:1 initcheck:1 initcheck:0, SHARDS sets the parallel processes (default 8),
+# SANITIZE_LIMIT each one's time limit in seconds (900);
+# TEST_LIMIT (420) and MEASURE_LIMIT (300, each trace) bound the other steps.
 #
 # It builds and uses build-gpu/ (meson setup build-gpu -Dcuda=enabled) unless COLLSIM_GPU_BIN names a
 # folder holding collsim, test-backend-cuda and libnccl-tuner-collsim.so; COLLSIM_GPU_LIB may
@@ -56,7 +59,7 @@ fi
 if step test; then
     # The GPU tests, as `meson test --suite cuda` runs them.
     start=$(date +%s)
-    timeout 420 "$bin/test-backend-cuda" >"$out/test-backend-cuda.log" 2>&1
+    timeout "${TEST_LIMIT:-420}" "$bin/test-backend-cuda" >"$out/test-backend-cuda.log" 2>&1
     rc=$?
     echo "test-backend-cuda: exit $rc in $(($(date +%s) - start)) s"
     grep -E '^(not ok|# Start of|Bail)' "$out/test-backend-cuda.log" | grep -v '# Start' | head -20
@@ -65,20 +68,39 @@ if step test; then
 fi
 
 if step sanitize; then
+    # compute-sanitizer slows every CUDA call by an order of magnitude (memcheck got through 19
+    # of 202 tests in 120 s on an H200), so the tests are dealt round-robin to SHARDS
+    # processes on the same GPU. Too many shards slow each other down: on the H200 the 8 tests
+    # 10 memcheck and 5 initcheck shards did not reach in 210 s took 2-29 s each, 8 at once.
     sanitizer=$(command -v compute-sanitizer)
     for candidate in /usr/local/cuda*/bin/compute-sanitizer; do
         [ -z "$sanitizer" ] && [ -x "$candidate" ] && sanitizer=$candidate
     done
-    for run in memcheck:1 initcheck:1 initcheck:0; do
+    shards=${SHARDS:-8}
+    limit=${SANITIZE_LIMIT:-900}
+    mapfile -t tests < <("$bin/test-backend-cuda" -l 2>/dev/null | grep '^/')
+    for run in ${SANITIZE_RUNS:-memcheck:1 initcheck:1 initcheck:0}; do
         tool=${run%:*}
         graphs=${run#*:}
-        log="$out/sanitize-$tool-graphs$graphs.log"
         start=$(date +%s)
-        COLLSIM_CUDA_GRAPHS=$graphs timeout 900 "$sanitizer" --tool "$tool" --print-limit 20 \
-            --error-exitcode 9 "$bin/test-backend-cuda" >"$log" 2>&1
-        echo "$tool (graphs $graphs): exit $? in $(($(date +%s) - start)) s," \
-            "$(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log") not ok;" \
-            "$(grep -m1 'ERROR SUMMARY' "$log")"
+        for ((k = 0; k < shards; k++)); do
+            args=()
+            for ((i = k; i < ${#tests[@]}; i += shards)); do args+=(-p "${tests[i]}"); done
+            log="$out/sanitize-$tool-graphs$graphs-$k.log"
+            COLLSIM_CUDA_GRAPHS=$graphs timeout "$limit" "$sanitizer" --tool "$tool" \
+                --print-limit 20 --error-exitcode 9 "$bin/test-backend-cuda" "${args[@]}" \
+                >"$log" 2>&1 &
+        done
+        wait
+        logs=("$out/sanitize-$tool-graphs$graphs"-*.log)
+        cat "${logs[@]}" >"$out/sanitize-$tool-graphs$graphs.log"
+        rm -f "${logs[@]}"
+        log="$out/sanitize-$tool-graphs$graphs.log"
+        echo "$tool (graphs $graphs, $shards shards): $(($(date +%s) - start)) s," \
+            "$(grep -c '^ok' "$log") ok of ${#tests[@]}, $(grep -c '^not ok' "$log") not ok;" \
+            "errors: $(grep -hE 'ERROR SUMMARY: [0-9]+ errors?$' "$log" | awk '{s += $4} END {print s + 0}')" \
+            "in $(grep -cE 'ERROR SUMMARY: [0-9]+ errors?$' "$log") finished shards of $shards" \
+            "(a shard's errors: grep -B2 'Program hit\|Invalid\|Uninitialized' $log)"
     done
 fi
 
@@ -88,7 +110,10 @@ measure() {
     shift
     local start
     start=$(date +%s)
-    if timeout 300 "$collsim" measure "$@" --output "$out/$name.txt" 2>"$out/$name.err"; then
+    # Debug messages time each point's phases on the host (schedule, allocation, inputs,
+    # checks, warm-up, timed) into NAME.err.
+    if G_MESSAGES_DEBUG=collsim timeout "${MEASURE_LIMIT:-300}" "$collsim" measure "$@" \
+        --output "$out/$name.txt" 2>"$out/$name.err"; then
         echo "$name: ok in $(($(date +%s) - start)) s"
     else
         echo "$name: FAILED ($(head -c 300 "$out/$name.err"))"
@@ -96,6 +121,10 @@ measure() {
 }
 
 if step measure; then
+    # The command that spent 48 s on its 64 MiB point when the host computed the reference
+    # (docs/measurements/h200-cuda.md).
+    measure cuda-vr8-allreduce-ring-64M-1G --backend cuda --op allreduce --algo ring \
+        --virtual-ranks 8 -b 64M -e 1G -f 4 -n 5 -w 2
     measure cuda-vr8-allreduce-ring --backend cuda --op allreduce --algo ring --virtual-ranks 8 \
         -b 8 -e 1G -f 2 -n 20 -w 5
     measure cuda-vr8-allgather-ring --backend cuda --op allgather --algo ring --virtual-ranks 8 \
