@@ -46,12 +46,15 @@ cases=(
     "b200-8gpu-x2-gcp-a4-roce-8nic_allreduce_ncclunknown_partial.txt gcp-a4-b200x8-2n-roce 10"
     # 12 nodes with SHARP (CollNet Chain), 96 ranks, measured 9.4%.
     "h100-sxm-96gpu-ib-sharp-collnetchain_allreduce_nccl2.18.1_partial.txt hgx-h100x8-12n-sharp 12"
-    # 2 x 8 MI355X over 8 Pollara 400 per node (ANP plugin), measured 37.4% with RCCL's own
+    # 2 x 8 MI355X over 8 Pollara 400 per node (ANP plugin), measured 32.6% with RCCL's own
     # tuning model picking (49.1% when collsim's fastest picked; RCCL's 64 rail channels across
-    # the nodes, docs/accuracy-multinode.md "AMD across nodes").
-    "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt mi355x-x8-2n-pollara 40"
-    # The same machine class on Vultr (RCCL 2.27.7, 8 AMD AI NICs per node), measured 19.5%
-    # (15.8% under collsim's fastest), and that README's single-node run (one process, -g 8),
+    # the nodes, docs/accuracy-multinode.md "AMD across nodes"). The ceiling fell from 40 to 35
+    # (37.4%) when RCCL's Tree/Simple got its chains along the mesh paths and its short-pipeline
+    # chunk (docs/rccl-model.md, "How the engine runs RCCL's pick").
+    "mi355x-8gpu-x2-roce-pollara8x400g-anp_allreduce_rccl2.26.6.txt mi355x-x8-2n-pollara 35"
+    # The same machine class on Vultr (RCCL 2.27.7, 8 AMD AI NICs per node), measured 17.1%
+    # (19.5% before RCCL's Tree/Simple chains and chunk; 15.8% under collsim's fastest), and
+    # that README's single-node run (one process, -g 8),
     # measured 20.9% (18.7% under collsim's fastest): RCCL's model picks Simple from 387 KB
     # (one node) and 128 KiB (two nodes), where the engine times Simple slower than these
     # machines run; the ceiling rose from 20 to 22 with RCCL's pick (docs/accuracy.md).

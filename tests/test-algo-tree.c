@@ -390,6 +390,55 @@ test_one_node_chain(void)
     }
 }
 
+/* Two nodes of 8 fully connected MI355X with a NIC each (mi355x-x8-2n-pollara): RCCL builds
+ * its tree channels from its model's rings when the model has no tree of its own
+ * (rome_model_81 and 89: parseRome4P2H's "Fall back to tree from ringBase",
+ * src/graph/rome_models.cc, ROCm/rccl 0cbce2a7), so each channel's chain through a node is one
+ * of 8 paths that together follow every directed xGMI link once. Expectation, 16 channels of
+ * an all-reduce: inside each node every one of the 56 directed GPU pairs carries traffic, and
+ * on every channel each node's chain still gives each GPU at most two chain neighbours in
+ * the node, the head one; every pair of a path is an xGMI link (one hop). Chains in rank
+ * order (before) used only the 16 pairs (r, r +- 1 mod 8). */
+static void
+test_mesh_rail_paths(void)
+{
+    g_autoptr(CsTopo) topo = cs_test_load_topo("mi355x-x8-2n-pollara");
+    int p = cs_topo_n_ranks(topo);
+    g_autoptr(CsSchedule) sched
+        = build(topo, CS_OP_ALL_REDUCE, p, 0, 4 * (16 * 1024 + 3), 1024, 16, CS_PROTO_SIMPLE);
+    gboolean pair[16][16] = { { FALSE } };
+    int n_pairs[2] = { 0, 0 };
+
+    g_test_summary("a tree across xGMI mesh nodes chains each channel along its own path");
+    g_assert_cmpint(p, ==, 16);
+    cs_test_assert_checks(sched, NULL);
+    for (int r = 0; r < p; r++) {
+        gsize n;
+        const CsStep *steps = cs_schedule_steps(sched, r, &n);
+        for (gsize i = 0; i < n; i++) {
+            int q = steps[i].send_peer;
+            if (q < 0 || cs_topo_rank_node(topo, q) != cs_topo_rank_node(topo, r))
+                continue;
+            g_assert_cmpint(cs_topo_route(topo, r, q)->n_links, ==, 1);
+            if (!pair[r][q])
+                n_pairs[cs_topo_rank_node(topo, r)]++;
+            pair[r][q] = TRUE;
+        }
+    }
+    g_assert_cmpint(n_pairs[0], ==, 56);
+    g_assert_cmpint(n_pairs[1], ==, 56);
+    for (int c = 0; c < 16; c++) {
+        for (int r = 0; r < p; r++) {
+            int peers[16];
+            int np = distinct_send_peers(sched, r, c, peers, 16);
+            int local = 0;
+            for (int k = 0; k < np; k++)
+                local += cs_topo_rank_node(topo, peers[k]) == cs_topo_rank_node(topo, r);
+            g_assert_cmpint(local, <=, 2);
+        }
+    }
+}
+
 /* ---- Step sink ---- */
 
 /* cs_step_sink_flush() hands a rank's steps over sorted by (time, order), ties in the order
@@ -488,6 +537,7 @@ main(int argc, char **argv)
     g_test_add_func("/algo/tree/topo/hgx-16n", test_topo_sixteen_nodes);
     g_test_add_func("/algo/tree/rounds/p8", test_rounds);
     g_test_add_func("/algo/tree/topo/one-node-chain", test_one_node_chain);
+    g_test_add_func("/algo/tree/topo/mesh-rail-paths", test_mesh_rail_paths);
     g_test_add_func("/algo/tree/sink/order", test_sink_order);
     return g_test_run();
 }

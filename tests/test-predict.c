@@ -269,6 +269,55 @@ test_channels_mesh_rail(void)
     g_assert_cmpint(best.n_channels, ==, 112);
 }
 
+/* The largest message of the schedule collsim predicts @size_bytes of a Tree/Simple
+ * all-reduce on @topo with: the pipeline chunk. */
+static gint64
+tree_simple_chunk(const CsTopo *topo, gint64 size_bytes)
+{
+    const CsAlgo *tree = cs_algo_lookup("tree", NULL);
+    CsPredictOptions opt;
+    g_autoptr(GError) error = NULL;
+    gint64 chunk = 0;
+
+    cs_predict_options_init(&opt);
+    g_autoptr(CsSchedule) sched = cs_predict_schedule(topo, CS_OP_ALL_REDUCE, size_bytes, tree,
+                                                      CS_PROTO_SIMPLE, &opt, &error);
+    g_assert_no_error(error);
+    for (int r = 0; r < cs_schedule_n_ranks(sched); r++) {
+        gsize n;
+        const CsStep *steps = cs_schedule_steps(sched, r, &n);
+        for (gsize i = 0; i < n; i++)
+            chunk = MAX(chunk, steps[i].bytes);
+    }
+    return chunk;
+}
+
+/* RCCL's Tree/Simple all-reduce chunk (ROCm/rccl 0cbce2a7 src/enqueue.cc computeCollChunkInfo,
+ * rocm-systems projects/rccl calcCollChunking; NCCL dropped the rule after 2.19): one 512 KiB
+ * slot, halved while nBytes / (nChannels x chunk) < depth x 8 above 128 KiB, < depth x 4
+ * above 64 KiB, < depth above 32 KiB; depth = nRanks / nNodes - 1 + log2i(nNodes).
+ * Setup: mi355x-x8-2n-pollara, 16 ranks on 2 nodes, depth 8 - 1 + 1 = 8, 64 channels.
+ * Expectation: 64 MiB: 67108864 / (64 x 512 KiB) = 2 < 64, halved to 128 KiB (8 < 64 but the
+ * first rule stops there), then 64 KiB (16 < 32; the second rule stops at 64 KiB); 16 >= 8.
+ * 1 GiB: 32 < 64 at 512 KiB, 64 at 256 KiB: 256 KiB. 2 GiB: 64, one slot (512 KiB).
+ * NCCL on NVIDIA GPUs (hgx-h100x8-2n, NCCL 2.28) keeps the slot at 64 MiB. */
+static void
+test_chunk_rccl_tree_simple(void)
+{
+    g_autoptr(CsTopo) amd = cs_test_load_topo("mi355x-x8-2n-pollara");
+    g_autoptr(CsTopo) nvidia = cs_test_load_topo("hgx-h100x8-2n");
+    const CsAlgo *tree = cs_algo_lookup("tree", NULL);
+
+    g_test_summary("RCCL's Tree/Simple all-reduce shrinks its chunk for short pipelines");
+    g_assert_cmpint(
+        cs_predict_default_channels(amd, tree, CS_OP_ALL_REDUCE, CS_PROTO_SIMPLE, 64 << 20, 16), ==,
+        64);
+    g_assert_cmpint(tree_simple_chunk(amd, (gint64)64 << 20), ==, 65536);
+    g_assert_cmpint(tree_simple_chunk(amd, (gint64)1 << 30), ==, 262144);
+    g_assert_cmpint(tree_simple_chunk(amd, (gint64)2 << 30), ==, 524288);
+    g_assert_cmpint(tree_simple_chunk(nvidia, (gint64)64 << 20), ==, 524288);
+}
+
 /* NCCL's per-size channel count on 8 x H100 (NCCL 2.30.7 enqueue.cc "Ring/Tree channel
  * tuning", tuning.cc thresholds): a channel is dropped while nBytes < nc x 512 threads x
  * threshold, the threshold 8 B for LL but 8 B x nRanks for Ring's LL. 256 KiB ring LL on 8
@@ -1800,6 +1849,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/channels/mesh-rail", test_channels_mesh_rail);
     g_test_add_func("/predict/channels/rccl-mesh-sizes", test_channels_rccl_mesh_sizes);
     g_test_add_func("/predict/channels/nccl-ring-ll", test_channels_nccl_ring_ll);
+    g_test_add_func("/predict/chunk/rccl-tree-simple", test_chunk_rccl_tree_simple);
     g_test_add_func("/predict/channels/nccl-p2p", test_channels_p2p);
     g_test_add_func("/predict/channels/nvls", test_channels_nvls);
     g_test_add_func("/predict/channels/p2p-split", test_p2p_split);

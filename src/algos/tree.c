@@ -16,7 +16,15 @@
  * parent node and child1 to the chain head and child0 to the second rank of the chain; a
  * child node's chain starts at the same local index as the rank it attaches to, so every
  * inter-node edge joins two GPUs of the same rail. Chains are rotated per channel pair so
- * channels use different GPUs (and NICs) as node heads. On one node that leaves the chain
+ * channels use different GPUs (and NICs) as node heads. A chain runs through its node in
+ * local order, except across nodes of 8 fully connected GPUs with a NIC each (8 x MI300X or
+ * MI355X, cs_mesh_rail_nodes()): there RCCL's machine model has no tree of its own and its
+ * tree channels take the model's rings (rome_model_81 and 89, parseRome4P2H's "Fall back to
+ * tree from ringBase", src/graph/rome_models.cc, ROCm/rccl 0cbce2a7 (2.21.5) and the 2.26
+ * line), 8 paths each from another GPU that together follow every directed xGMI link once;
+ * here the chain from head h is path h of cs_mesh_paths_new(), whose second rank is h + 1
+ * (where child0 attaches, as above), so the channels spread over all 56 links instead of
+ * loading the 16 between neighbours in local order. On one node that leaves the chain
  * alone: NCCL's tree of a single node is the chain of its GPUs (connectTrees: no tree edge
  * between nodes; tuning.cc prices it as 2 (ppn - 1) intra-node hops), reduced up to the
  * chain head and broadcast back down. Without a topology (the textbook and MPI case) the
@@ -35,19 +43,33 @@
  * Broadcast and reduce (NCCL has no tree for them) use Sanders et al.'s two-tree scheme: the
  * root sits above two complementary trees over the other ranks (or nodes). */
 #include "algos/algo.h"
+#include "algos/mesh_rings.h"
 #include "algos/pipetree.h"
 
 /* ---- Tree shapes ---- */
 
 typedef struct {
     const CsNodeGroups *groups;
-    int *parent;  /* per group: parent group, -1 at the top */
-    int *type;    /* per group: 0 = child0 of its parent, 1 = child1 */
-    int *start;   /* per group: local index of the chain head, -1 = unknown */
-    int top;      /* the group holding the root */
-    int rotation; /* extra offset of the rooted group's attach point */
+    const int *paths; /* NULL, or per head h: the chain from h (n x n local indices) */
+    int *parent;      /* per group: parent group, -1 at the top */
+    int *type;        /* per group: 0 = child0 of its parent, 1 = child1 */
+    int *start;       /* per group: local index of the chain head, -1 = unknown */
+    int top;          /* the group holding the root */
+    int rotation;     /* extra offset of the rooted group's attach point */
     gboolean rooted;
 } Shape;
+
+/* Local index of the @i-th rank of group @g's chain, which starts at local index @head: the
+ * path from @head where the shape has paths, the ranks in local order otherwise. */
+static int
+chain_local(const Shape *s, int g, int head, int i)
+{
+    int n = cs_node_groups_size(s->groups, g);
+
+    if (s->paths != NULL)
+        return s->paths[(gsize)head * n + i];
+    return (head + i) % n;
+}
 
 /* Local index in group @g where a child group of @type attaches (NCCL balanced pattern:
  * child0 on the second rank of the chain, parent and child1 on the head). */
@@ -59,7 +81,7 @@ attach_local(const Shape *s, int g, int type)
     if (s->rooted && g == s->top)
         return (s->start[g] + s->rotation) % n;
     if (type == 0 && n > 1)
-        return (s->start[g] + 1) % n;
+        return chain_local(s, g, s->start[g], 1);
     return s->start[g];
 }
 
@@ -74,16 +96,17 @@ chain_start(Shape *s, int g)
     return s->start[g];
 }
 
-/* Double binary tree @which over the groups of @groups, a chain inside each group. With
- * @root >= 0 the root's group is on top and the other groups form the tree below it. */
+/* Double binary tree @which over the groups of @groups, a chain inside each group (along
+ * @paths, nullable: see Shape). With @root >= 0 the root's group is on top and the other
+ * groups form the tree below it. */
 static CsPipeTree *
-build_tree(const CsNodeGroups *groups, int which, int rotation, int root)
+build_tree(const CsNodeGroups *groups, const int *paths, int which, int rotation, int root)
 {
     int n = groups->n_groups;
     g_autofree int *parent = g_new(int, n);
     g_autofree int *type = g_new(int, n);
     g_autofree int *start = g_new(int, n);
-    Shape s = { groups, parent, type, start, 0, rotation, root >= 0 };
+    Shape s = { groups, paths, parent, type, start, 0, rotation, root >= 0 };
     CsPipeTree *tree = cs_pipetree_new(groups->n_ranks);
     int c0, c1;
 
@@ -116,8 +139,8 @@ build_tree(const CsNodeGroups *groups, int which, int rotation, int root)
         int len = cs_node_groups_size(groups, g);
         int head = chain_start(&s, g);
         for (int i = 1; i < len; i++)
-            cs_pipetree_link(tree, cs_node_groups_rank(groups, g, (head + i - 1) % len),
-                             cs_node_groups_rank(groups, g, (head + i) % len));
+            cs_pipetree_link(tree, cs_node_groups_rank(groups, g, chain_local(&s, g, head, i - 1)),
+                             cs_node_groups_rank(groups, g, chain_local(&s, g, head, i)));
         if (parent[g] >= 0)
             cs_pipetree_link(
                 tree, cs_node_groups_rank(groups, parent[g], attach_local(&s, parent[g], type[g])),
@@ -226,6 +249,10 @@ tree_build(const CsAlgoArgs *args, GError **error)
         groups = cs_node_groups_new_flat(p);
     }
     chunk_el = tree_chunk(args) / esize;
+    /* Nodes of 8 fully connected GPUs with a NIC each: chains along RCCL's paths (Shape). */
+    g_autofree int *paths = NULL;
+    if (args->topo != NULL && groups->n_groups > 1 && cs_mesh_rail_nodes(args->topo, p))
+        paths = cs_mesh_paths_new(cs_node_groups_size(groups, 0));
 
     sched = cs_schedule_new(args->op, p, root < 0 ? 0 : root, args->size_bytes, args->dtype,
                             args->redop, args->proto, n_channels);
@@ -236,7 +263,7 @@ tree_build(const CsAlgoArgs *args, GError **error)
     sink = cs_step_sink_new(p);
     for (int c = 0; c < n_channels; c++) {
         int which = n_channels == 1 ? 0 : c % 2;
-        g_autoptr(CsPipeTree) tree = build_tree(groups, which, c / 2, root);
+        g_autoptr(CsPipeTree) tree = build_tree(groups, paths, which, c / 2, root);
         gint64 first = cs_pipetree_part_start(n_el, n_channels, c);
         gint64 end = cs_pipetree_part_start(n_el, n_channels, c + 1);
 
@@ -291,7 +318,8 @@ const CsAlgo cs_algo_tree = {
     .name = "tree",
     .summary = "NCCL double binary tree (nodes as chains), pipelined reduce up + broadcast down",
     .reference = "Sanders, Speck, Traff, Parallel Computing 35(12) 2009 (two-tree); "
-                 "NCCL 2.28 src/graph/trees.cc, src/graph/connect.cc, src/device/all_reduce.h",
+                 "NCCL 2.28 src/graph/trees.cc, src/graph/connect.cc, src/device/all_reduce.h; "
+                 "RCCL 2.21.5 src/graph/rome_models.cc (tree chains from ringBase)",
     .ops = CS_OP_BIT(CS_OP_ALL_REDUCE) | CS_OP_BIT(CS_OP_BROADCAST) | CS_OP_BIT(CS_OP_REDUCE),
     .supports = tree_supports,
     .build = tree_build,

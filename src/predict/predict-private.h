@@ -83,9 +83,11 @@ gboolean cs_predict_p2p_plan(const CsTopo *topo, const CsAlgo *algo, CsOp op, Cs
 
 /* NCCL's collective channel count before small operations drop some (predict_channels.c). */
 int cs_predict_coll_channels_max(const CsTopo *topo, int nranks);
-/* The pipeline chunk NCCL's collectives use where it differs from one slot, 0 elsewhere
+/* The pipeline chunk NCCL's (RCCL's on AMD GPUs) collectives use for @size_bytes on
+ * @n_channels channels of @nranks ranks of @topo where it differs from one slot, 0 elsewhere
  * (predict_channels.c). */
-gint64 cs_predict_nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto);
+gint64 cs_predict_nccl_chunk_bytes(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                                   gint64 size_bytes, int nranks, int n_channels);
 
 /* Whether the first @nranks ranks of @topo span more than one node, more than one NVLink
  * domain (predict_candidates.c). */

@@ -675,7 +675,9 @@ cs_predict_point_args(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAl
     if (textbook)
         args->chunk_bytes = MAX(size_bytes, (gint64)cs_dtype_size(options->dtype));
     else
-        args->chunk_bytes = p2p ? plan.chunk_bytes : cs_predict_nccl_chunk_bytes(algo, op, proto);
+        args->chunk_bytes = p2p ? plan.chunk_bytes
+                                : cs_predict_nccl_chunk_bytes(topo, algo, op, proto, size_bytes,
+                                                              nranks, channels);
     /* The chunk this size gets, pinned: smaller sizes simulated to extend this one (NVLS
      * shrinks its chunk for them) then run the same pipeline, on the same line. */
     args->chunk_bytes = cs_algo_step_chunk(algo, args);

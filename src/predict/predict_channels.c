@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* NCCL's channel counts (cs_predict_default_channels()): how many channels each algorithm
  * starts from on a machine, how many small operations, CollNet and NVLS keep, and the
- * pipeline chunk NCCL's Simple rings use. */
+ * pipeline chunk NCCL's Simple rings (and RCCL's Simple trees) use. */
 #include "predict/predict-private.h"
 
 #include "algos/mesh_rings.h"
@@ -187,14 +187,60 @@ cs_predict_coll_channels_max(const CsTopo *topo, int nranks)
     return max_ch;
 }
 
+/* RCCL's Tree/Simple all-reduce chunk for @bytes on @n_channels channels of @nranks ranks
+ * over @n_nodes nodes: one slot, halved while the pipeline is short for the tree's depth
+ * (RCCL keeps this rule, which NCCL dropped after 2.19: ROCm/rccl 0cbce2a7 (2.21.5)
+ * src/enqueue.cc computeCollChunkInfo, ROCm/rocm-systems 005e1bb0 projects/rccl/src/enqueue.cc
+ * calcCollChunking, "Optimize chunkSize / nSteps" for ncclPatternTreeUpDown): halve while
+ * nBytes / (nChannels x chunk) < depth x 8 and the chunk is above 128 KiB, < depth x 4 above
+ * 64 KiB, < depth above 32 KiB, with depth = nRanks / nNodes - 1 + log2i(nNodes)
+ * (src/graph/connect.cc, tree.depth). */
+static gint64
+rccl_tree_simple_chunk(gint64 bytes, int n_channels, int nranks, int n_nodes)
+{
+    const gint64 depth = nranks / n_nodes - 1 + cs_pipetree_log2i(n_nodes);
+    const gint64 nc = MAX(n_channels, 1);
+    gint64 chunk = cs_proto_info(CS_PROTO_SIMPLE)->slot_data_bytes;
+
+    while (bytes / (nc * chunk) < depth * 8 && chunk > 131072)
+        chunk /= 2;
+    while (bytes / (nc * chunk) < depth * 4 && chunk > 65536)
+        chunk /= 2;
+    while (bytes / (nc * chunk) < depth && chunk > 32768)
+        chunk /= 2;
+    return chunk;
+}
+
+/* Whether the GPUs of @topo are AMD's, where RCCL runs the collectives. */
+static gboolean
+rccl_gpus(const CsTopo *topo)
+{
+    const CsDevice *gpu = cs_topo_device(topo, cs_topo_rank_device(topo, 0));
+    return gpu->kind == CS_DEVICE_GPU
+           && cs_nccl_amd_arch_from_model(gpu->model) != CS_NCCL_AMD_NONE;
+}
+
 /* The pipeline chunk NCCL uses for its collectives, where it differs from one slot
  * (cs_algo_default_chunk()): Simple rings move ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS =
- * NCCL_STEPS / 2 = 4 slots per step (NCCL 2.2x src/include/collectives.h); 0 keeps the
- * algorithm's default. Grouped send/recv has its own (cs_predict_p2p_plan()). */
+ * NCCL_STEPS / 2 = 4 slots per step (NCCL 2.2x src/include/collectives.h); on AMD GPUs
+ * RCCL's Tree/Simple all-reduce shrinks its one-slot chunk for short pipelines
+ * (rccl_tree_simple_chunk()); 0 keeps the algorithm's default. Grouped send/recv has its own
+ * (cs_predict_p2p_plan()). */
 gint64
-cs_predict_nccl_chunk_bytes(const CsAlgo *algo, CsOp op, CsProto proto)
+cs_predict_nccl_chunk_bytes(const CsTopo *topo, const CsAlgo *algo, CsOp op, CsProto proto,
+                            gint64 size_bytes, int nranks, int n_channels)
 {
-    if (proto != CS_PROTO_SIMPLE || g_strcmp0(algo->name, "ring") != 0)
+    if (proto != CS_PROTO_SIMPLE)
+        return 0;
+    if (g_strcmp0(algo->name, "tree") == 0) {
+        if (op != CS_OP_ALL_REDUCE || !rccl_gpus(topo))
+            return 0;
+        g_autoptr(CsNodeGroups) groups = cs_node_groups_new(topo, nranks, NULL);
+        if (groups == NULL)
+            return 0;
+        return rccl_tree_simple_chunk(size_bytes, n_channels, nranks, groups->n_groups);
+    }
+    if (g_strcmp0(algo->name, "ring") != 0)
         return 0;
     if (op != CS_OP_ALL_REDUCE && op != CS_OP_ALL_GATHER && op != CS_OP_REDUCE_SCATTER)
         return 0;
