@@ -60,7 +60,9 @@ device_count(void *dev, const void *host, const CsRefExpect *e, gint64 bytes)
     char err[CS_CUDA_ERROR_LEN] = "";
     gint64 wrong = -1;
     CUDA_ASSERT(cudaMemcpy(dev, host, (size_t)bytes, cudaMemcpyHostToDevice));
-    if (cs_cuda_check_count_wrong(0, dev, e, &wrong, err) != 0)
+    const int device = 0;
+    const void *got = dev;
+    if (cs_cuda_check_count_wrong(1, &device, &got, e, &wrong, err) != 0)
         g_error("count: %s", err);
     return wrong;
 }
@@ -126,6 +128,31 @@ test_device_reference(void)
                 }
             }
     CUDA_ASSERT(cudaFree(dev));
+
+    /* Several outputs in one call (as a measured point checks its ranks): output i has i
+     * poisoned elements, and each gets its own count. */
+    CsOpSize size = cs_op_size(CS_OP_ALL_REDUCE, 4000, CS_DTYPE_FLOAT, P);
+    CsRefExpect e[3];
+    int devices[3] = { 0, 0, 0 };
+    const void *outs[3];
+    void *bufs[3];
+    gint64 wrong[3] = { -1, -1, -1 };
+    for (int i = 0; i < 3; i++) {
+        g_assert_true(cs_reference_expectation(CS_OP_ALL_REDUCE, &size, P, 0, CS_DTYPE_FLOAT,
+                                               CS_REDOP_SUM, i, &e[i]));
+        g_assert_true(cs_reference_expected(CS_OP_ALL_REDUCE, &size, P, 0, CS_DTYPE_FLOAT,
+                                            CS_REDOP_SUM, i, want));
+        memset(want, CS_REFERENCE_POISON, (size_t)i * sizeof(float));
+        CUDA_ASSERT(cudaMalloc(&bufs[i], (size_t)size.recv_bytes));
+        CUDA_ASSERT(cudaMemcpy(bufs[i], want, (size_t)size.recv_bytes, cudaMemcpyHostToDevice));
+        outs[i] = bufs[i];
+    }
+    if (cs_cuda_check_count_wrong(3, devices, outs, e, wrong, err) != 0)
+        g_error("count: %s", err);
+    for (int i = 0; i < 3; i++) {
+        g_assert_cmpint(wrong[i], ==, i);
+        CUDA_ASSERT(cudaFree(bufs[i]));
+    }
 }
 
 static void

@@ -181,14 +181,13 @@ static gboolean
 poison_outputs(const Gpus *g, const CsSchedule *sched, GError **error)
 {
     char err[CS_CUDA_ERROR_LEN] = "";
-    for (int r = 0; r < g->nranks; r++)
-        if (cs_cuda_exec_fill(g->exec, r, CS_CUDA_MEM_OUTPUT, CS_REFERENCE_POISON,
+    if (cs_cuda_exec_fill_all(g->exec, CS_CUDA_MEM_OUTPUT, CS_REFERENCE_POISON,
                               cs_schedule_buffer_bytes(sched, CS_BUF_OUTPUT), err)
-                != 0
-            || cs_cuda_exec_fill(g->exec, r, CS_CUDA_MEM_SCRATCH, CS_REFERENCE_POISON,
+            != 0
+        || cs_cuda_exec_fill_all(g->exec, CS_CUDA_MEM_SCRATCH, CS_REFERENCE_POISON,
                                  cs_schedule_buffer_bytes(sched, CS_BUF_SCRATCH), err)
-                   != 0)
-            return exec_failed(error, "fill", err);
+               != 0)
+        return exec_failed(error, "fill", err);
     return TRUE;
 }
 
@@ -224,21 +223,25 @@ static gboolean
 count_wrong(const Gpus *g, const CsSchedule *sched, gint64 *wrong, GError **error)
 {
     char err[CS_CUDA_ERROR_LEN] = "";
+    g_autofree int *devices = g_new(int, g->nranks);
+    g_autofree const void **got = g_new(const void *, g->nranks);
+    g_autofree CsRefExpect *expect = g_new(CsRefExpect, g->nranks);
+    g_autofree gint64 *rank_wrong = g_new(gint64, g->nranks);
+    int n = 0;
 
-    *wrong = 0;
     for (int r = 0; r < g->nranks; r++) {
-        CsRefExpect expect;
         if (!cs_reference_expectation(cs_schedule_op(sched), cs_schedule_size(sched), g->nranks,
                                       cs_schedule_root(sched), cs_schedule_dtype(sched),
-                                      cs_schedule_redop(sched), r, &expect))
+                                      cs_schedule_redop(sched), r, &expect[n]))
             continue;
-        int device = 0;
-        const void *got = cs_cuda_exec_arena(g->exec, r, CS_CUDA_MEM_OUTPUT, &device);
-        gint64 rank_wrong = 0;
-        if (cs_cuda_check_count_wrong(device, got, &expect, &rank_wrong, err) != 0)
-            return exec_failed(error, "check", err);
-        *wrong += rank_wrong;
+        got[n] = cs_cuda_exec_arena(g->exec, r, CS_CUDA_MEM_OUTPUT, &devices[n]);
+        n++;
     }
+    if (cs_cuda_check_count_wrong(n, devices, got, expect, rank_wrong, err) != 0)
+        return exec_failed(error, "check", err);
+    *wrong = 0;
+    for (int i = 0; i < n; i++)
+        *wrong += rank_wrong[i];
     return TRUE;
 }
 
@@ -293,15 +296,19 @@ measure_size(const CsMeasureArgs *args, const CsAlgo *algo, const Gpus *g, gint6
     if (cs_cuda_exec_run(g->exec, view, args->iters, &ms, err) != 0)
         return exec_failed(error, "timed run", err);
     t[6] = g_get_monotonic_time();
+    double capture_ms[3] = { 0, 0, 0 };
+    if (g->graphs)
+        cs_cuda_exec_capture_ms(g->exec, capture_ms);
 
     g_debug("cuda: %s %" G_GINT64_FORMAT " B: %" G_GINT64_FORMAT " xops, %d events, %d slots; "
             "ms: schedule and plan %.1f, allocation %.1f, inputs %.1f, checked runs %.1f "
-            "(first launch %.1f, second %.1f), warm-up %.1f, timed %.1f (GPU %.1f)",
+            "(first launch %.1f: capture %.1f, instantiate %.1f, upload %.1f; second %.1f), "
+            "warm-up %.1f, timed %.1f (GPU %.1f)",
             algo->name, size_bytes, view->n_xops, view->n_events, cs_cuda_plan_slots(plan),
             (double)(t[1] - t[0]) / 1e3, (double)(t[2] - t[1]) / 1e3, (double)(t[3] - t[2]) / 1e3,
-            (double)(t[4] - t[3]) / 1e3, (double)checked_run_us[0] / 1e3,
-            (double)checked_run_us[1] / 1e3, (double)(t[5] - t[4]) / 1e3,
-            (double)(t[6] - t[5]) / 1e3, ms);
+            (double)(t[4] - t[3]) / 1e3, (double)checked_run_us[0] / 1e3, capture_ms[0],
+            capture_ms[1], capture_ms[2], (double)checked_run_us[1] / 1e3,
+            (double)(t[5] - t[4]) / 1e3, (double)(t[6] - t[5]) / 1e3, ms);
     cs_backend_trace_add(trace, args, cs_schedule_size(sched), g->nranks, ms / 1e3 / args->iters,
                          wrong, NAN, -1);
     return TRUE;

@@ -6,6 +6,8 @@
 
 #include "backends/cuda/cuda_util.h"
 
+#include <stdlib.h>
+
 __global__ void
 write_kernel(void *dst, CsRefExpect e)
 {
@@ -44,26 +46,61 @@ out_fail:
 }
 
 int
-cs_cuda_check_count_wrong(int device, const void *got, const CsRefExpect *expect, int64_t *wrong,
-                          char *err)
+cs_cuda_check_count_wrong(int n, const int *devices, const void *const *got,
+                          const CsRefExpect *expect, int64_t *wrong, char *err)
 {
-    unsigned long long *counter = NULL;
-    unsigned long long count = 0;
+    /* One array of n counters on each device, shared by its ranks: every kernel is queued
+     * before anything waits, and each device is waited on once, by its copy back. */
+    unsigned long long **base = (unsigned long long **)calloc((size_t)n + 1, sizeof *base);
+    unsigned long long *counts = (unsigned long long *)calloc((size_t)n + 1, sizeof *counts);
+    size_t bytes = (size_t)n * sizeof **base;
+    int rc = -1;
 
-    *wrong = 0;
-    if (expect->n <= 0)
-        return 0;
-    CUDA_CHECK(cudaSetDevice(device), out_fail);
-    CUDA_CHECK(cudaMalloc((void **)&counter, sizeof *counter), out_fail);
-    CUDA_CHECK(cudaMemset(counter, 0, sizeof *counter), out_fail);
-    count_kernel<<<cs_cuda_blocks_for(expect->n), CS_CUDA_THREADS>>>(got, *expect, counter);
-    CUDA_CHECK(cudaGetLastError(), out_fail);
-    CUDA_CHECK(cudaMemcpy(&count, counter, sizeof count, cudaMemcpyDeviceToHost), out_fail);
-    CUDA_CHECK(cudaFree(counter), out_fail);
-    *wrong = (int64_t)count;
-    return 0;
-out_fail:
-    if (counter != NULL)
-        (void)cudaFree(counter);
-    return -1;
+    if (base == NULL || counts == NULL) {
+        cs_cuda_set_error(err, "out of host memory");
+        goto out_free;
+    }
+    for (int i = 0; i < n; i++) {
+        wrong[i] = 0;
+        for (int j = 0; j < i && base[i] == NULL; j++)
+            if (devices[j] == devices[i])
+                base[i] = base[j];
+        if (base[i] != NULL)
+            continue;
+        CUDA_CHECK(cudaSetDevice(devices[i]), out_free);
+        CUDA_CHECK(cudaMalloc((void **)&base[i], bytes), out_free);
+        CUDA_CHECK(cudaMemset(base[i], 0, bytes), out_free);
+    }
+    for (int i = 0; i < n; i++) {
+        if (expect[i].n <= 0)
+            continue;
+        CUDA_CHECK(cudaSetDevice(devices[i]), out_free);
+        count_kernel<<<cs_cuda_blocks_for(expect[i].n), CS_CUDA_THREADS>>>(got[i], expect[i],
+                                                                          base[i] + i);
+        CUDA_CHECK(cudaGetLastError(), out_free);
+    }
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = devices[j] != devices[i];
+        if (!first)
+            continue;
+        CUDA_CHECK(cudaSetDevice(devices[i]), out_free);
+        CUDA_CHECK(cudaMemcpy(counts, base[i], bytes, cudaMemcpyDeviceToHost), out_free);
+        for (int k = i; k < n; k++)
+            if (devices[k] == devices[i])
+                wrong[k] = (int64_t)counts[k];
+    }
+    rc = 0;
+out_free:
+    for (int i = 0; base != NULL && i < n; i++) {
+        int first = base[i] != NULL;
+        for (int j = 0; j < i && first; j++)
+            first = base[j] != base[i];
+        if (first && cudaSetDevice(devices[i]) == cudaSuccess)
+            (void)cudaFree(base[i]);
+    }
+    free(base);
+    free(counts);
+    return rc;
 }

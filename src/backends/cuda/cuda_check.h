@@ -19,10 +19,11 @@ extern "C" {
  * (CS_CUDA_ERROR_LEN bytes). */
 int cs_cuda_check_write(int device, void *dst, const CsRefExpect *expect, char *err);
 
-/* Counts the elements of @got (memory of @device) that cs_ref_wrong() finds wrong against
- * @expect into @wrong. Synchronous. Returns 0, or -1 with @err set. */
-int cs_cuda_check_count_wrong(int device, const void *got, const CsRefExpect *expect,
-                              int64_t *wrong, char *err);
+/* For each of @n outputs, counts the elements of @got[i] (memory of @devices[i]) that
+ * cs_ref_wrong() finds wrong against @expect[i] into @wrong[i]: every kernel queued first,
+ * then one wait per device. Returns 0, or -1 with @err set. */
+int cs_cuda_check_count_wrong(int n, const int *devices, const void *const *got,
+                              const CsRefExpect *expect, int64_t *wrong, char *err);
 
 #ifdef __cplusplus
 }

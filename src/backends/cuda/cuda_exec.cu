@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backends/cuda/cuda_util.h"
 #include "backends/reference_element.h"
@@ -278,8 +279,24 @@ struct CsCudaExec {
     cudaEvent_t t1;
     int use_graphs;
     cudaGraphExec_t graph;            /* the captured iteration of graph_plan, or NULL */
+    double capture_ms[3];             /* the last capture: issuing, instantiation, upload */
     const CsCudaPlanView *graph_plan; /* valid until the next prepare */
 };
+
+static double
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void
+cs_cuda_exec_capture_ms(const CsCudaExec *x, double ms[3])
+{
+    for (int i = 0; i < 3; i++)
+        ms[i] = x->capture_ms[i];
+}
 
 /* Forgets the captured graph (it holds the addresses of arenas that may move). */
 static void
@@ -602,15 +619,36 @@ cs_cuda_exec_arena(const CsCudaExec *x, int rank, int mem, int *device)
     return x->mem[rank * CS_CUDA_N_MEMS + mem];
 }
 
+/* Every distinct device of @x, once each, synchronized. */
+static int
+sync_devices(const CsCudaExec *x, char *err)
+{
+    for (int r = 0; r < x->n_ranks; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = x->rank_device[q] == x->rank_device[r];
+        if (seen)
+            continue;
+        CUDA_CHECK(cudaSetDevice(x->rank_device[r]), out_fail);
+        CUDA_CHECK(cudaDeviceSynchronize(), out_fail);
+    }
+    return 0;
+out_fail:
+    return -1;
+}
+
 int
-cs_cuda_exec_fill(CsCudaExec *x, int rank, int mem, int value, int64_t bytes, char *err)
+cs_cuda_exec_fill_all(CsCudaExec *x, int mem, int value, int64_t bytes, char *err)
 {
     if (bytes == 0)
         return 0;
-    CUDA_CHECK(cudaSetDevice(x->rank_device[rank]), out_fail);
-    CUDA_CHECK(cudaMemset(x->mem[rank * CS_CUDA_N_MEMS + mem], value, (size_t)bytes), out_fail);
-    CUDA_CHECK(cudaDeviceSynchronize(), out_fail);
-    return 0;
+    /* All memsets queued first, then one synchronization per device: the executor's streams
+     * do not wait for the legacy stream the memsets run on. */
+    for (int r = 0; r < x->n_ranks; r++) {
+        CUDA_CHECK(cudaSetDevice(x->rank_device[r]), out_fail);
+        CUDA_CHECK(cudaMemset(x->mem[r * CS_CUDA_N_MEMS + mem], value, (size_t)bytes), out_fail);
+    }
+    return sync_devices(x, err);
 out_fail:
     return -1;
 }
@@ -724,9 +762,11 @@ capture_iteration(Issuer *is, const CsCudaPlanView *plan, const unsigned char *u
     cudaGraph_t graph = NULL;
     int issued;
     cudaError_t ended;
+    double t[4];
     *exec = NULL;
     if (use_device(is, x->main_device, err) != 0)
         return -1;
+    t[0] = now_ms();
     CUDA_CHECK(cudaStreamBeginCapture(x->main, cudaStreamCaptureModeRelaxed), out_fail);
     issued = issue_iteration(is, plan, used, err);
     /* The capture must end whatever happened, or the main stream stays capturing. */
@@ -738,9 +778,14 @@ capture_iteration(Issuer *is, const CsCudaPlanView *plan, const unsigned char *u
         cs_cuda_set_error(err, "cudaStreamEndCapture: %s", cudaGetErrorString(ended));
         goto out_free_graph;
     }
+    t[1] = now_ms();
     CUDA_CHECK(cudaGraphInstantiateWithFlags(exec, graph, 0), out_free_graph);
+    t[2] = now_ms();
     CUDA_CHECK(cudaGraphUpload(*exec, x->main), out_free_exec);
     CUDA_CHECK(cudaStreamSynchronize(x->main), out_free_exec);
+    t[3] = now_ms();
+    for (int i = 0; i < 3; i++)
+        x->capture_ms[i] = t[i + 1] - t[i];
     cudaGraphDestroy(graph);
     return 0;
 

@@ -113,8 +113,9 @@ int cs_cuda_exec_download(CsCudaExec *exec, int rank, int mem, void *host, int64
  * and the device it is on in @device. */
 void *cs_cuda_exec_arena(const CsCudaExec *exec, int rank, int mem, int *device);
 
-/* Sets @bytes of an arena to @value (synchronous). */
-int cs_cuda_exec_fill(CsCudaExec *exec, int rank, int mem, int value, int64_t bytes, char *err);
+/* Sets the first @bytes of every rank's arena @mem to @value (synchronous: one
+ * synchronization per device). */
+int cs_cuda_exec_fill_all(CsCudaExec *exec, int mem, int value, int64_t bytes, char *err);
 
 /* Runs @plan @iters times back to back, every iteration fenced by a fork and a join across all
  * streams, and returns the elapsed GPU time of all iterations in @elapsed_ms (CUDA events on
@@ -123,6 +124,10 @@ int cs_cuda_exec_fill(CsCudaExec *exec, int rank, int mem, int value, int64_t by
  * @iters times. A capture that fails is an error. Returns 0, or -1 with @err set. */
 int cs_cuda_exec_run(CsCudaExec *exec, const CsCudaPlanView *plan, int iters, double *elapsed_ms,
                      char *err);
+
+/* Host milliseconds of the last graph capture: issuing into the capture, instantiation,
+ * upload (0 before the first). */
+void cs_cuda_exec_capture_ms(const CsCudaExec *exec, double ms[3]);
 
 /* Graphs on (1, the default) or off (0: every iteration issues the list's copies, kernels and
  * event waits from the host, which the timing then includes). */

@@ -490,24 +490,31 @@ count_wrong(const CsMeasureArgs *args, const Nccl *n, const CsOpSize *size, gboo
             gint64 *wrong, GError **error)
 {
     char err[CS_CUDA_ERROR_LEN] = "";
+    g_autofree int *devices = g_new(int, n->nlocal);
+    g_autofree const void **got = g_new(const void *, n->nlocal);
+    g_autofree CsRefExpect *expect = g_new(CsRefExpect, n->nlocal);
+    g_autofree gint64 *rank_wrong = g_new(gint64, n->nlocal);
+    int k = 0;
 
-    *wrong = 0;
     for (int i = 0; i < n->nlocal; i++) {
         guint8 *in;
         guint8 *out;
-        CsRefExpect expect;
         if (!cs_reference_expectation(args->op, size, n->nranks, args->root, args->dtype,
-                                      args->redop, n->first_rank + i, &expect))
+                                      args->redop, n->first_rank + i, &expect[k]))
             continue;
         buffers_for(n, i, size, args->op, in_place, &in, &out);
-        gint64 rank_wrong = 0;
-        if (cs_cuda_check_count_wrong(n->devices[i], out, &expect, &rank_wrong, err) != 0) {
-            g_set_error(error, CS_BACKEND_ERROR, CS_BACKEND_ERROR_RUNTIME,
-                        "nccl backend: check: %s", err);
-            return FALSE;
-        }
-        *wrong += rank_wrong;
+        devices[k] = n->devices[i];
+        got[k] = out;
+        k++;
     }
+    if (cs_cuda_check_count_wrong(k, devices, got, expect, rank_wrong, err) != 0) {
+        g_set_error(error, CS_BACKEND_ERROR, CS_BACKEND_ERROR_RUNTIME, "nccl backend: check: %s",
+                    err);
+        return FALSE;
+    }
+    *wrong = 0;
+    for (int i = 0; i < k; i++)
+        *wrong += rank_wrong[i];
     return TRUE;
 }
 
