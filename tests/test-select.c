@@ -135,6 +135,90 @@ test_min_gain(void)
     g_assert_cmpfloat(gs, >, 20.0);
 }
 
+/* ---- Crossovers between costly grid sizes: interpolated ---- */
+
+static double
+predicted_us(const CsTopo *topo, CsOp op, gint64 size, const CsSelectChoice *choice)
+{
+    CsPredictOptions popts;
+    cs_predict_options_init(&popts);
+    CsPrediction pred;
+    g_autoptr(GError) error = NULL;
+    const CsAlgo *algo = cs_algo_lookup(cs_select_choice_algo_name(choice), &error);
+    g_assert_no_error(error);
+    g_assert_true(cs_predict_one(topo, op, size, algo, choice->proto, &popts, &pred, &error));
+    g_assert_no_error(error);
+    return (double)pred.result.time / 1e6;
+}
+
+static void
+test_interpolated_crossovers(void)
+{
+    g_test_summary("issue 28: between two grid sizes that each replayed more than "
+                   "interpolate_events events, the crossover search reads a candidate's time off "
+                   "the line joining them instead of replaying it (an NVLS tree on 128 GPUs: 2-4 "
+                   "s a point), and says so; with interpolation off nothing is marked. With a "
+                   "threshold of one event every crossover of dgx-h100x8's all-reduce is "
+                   "interpolated, and its times are the lines through the grid sizes' own "
+                   "predictions.");
+    g_autoptr(CsTopo) topo = load("dgx-h100x8");
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = (gint64)64 << 20;
+    o.nccl_only = TRUE;
+    o.interpolate_events = -1;
+    g_autoptr(CsSelection) off = run_select(topo, &o);
+    const CsSelectTable *t_off = table_of(off, CS_OP_ALL_REDUCE);
+    g_assert_cmpuint(t_off->crossovers->len, >, 0);
+    for (guint i = 0; i < t_off->crossovers->len; i++)
+        g_assert_false(g_array_index(t_off->crossovers, CsSelectCrossover, i).interpolated);
+    /* The default threshold (2,000,000 events) is far above anything on 8 GPUs to 64 MiB:
+     * the same crossovers, none interpolated. */
+    o.interpolate_events = 0;
+    g_autoptr(CsSelection) dflt = run_select(topo, &o);
+    const CsSelectTable *t_dflt = table_of(dflt, CS_OP_ALL_REDUCE);
+    g_assert_cmpuint(t_dflt->crossovers->len, ==, t_off->crossovers->len);
+    for (guint i = 0; i < t_dflt->crossovers->len; i++) {
+        const CsSelectCrossover *a = &g_array_index(t_dflt->crossovers, CsSelectCrossover, i);
+        const CsSelectCrossover *b = &g_array_index(t_off->crossovers, CsSelectCrossover, i);
+        g_assert_false(a->interpolated);
+        g_assert_cmpint(a->size_bytes, ==, b->size_bytes);
+    }
+
+    o.interpolate_events = 1;
+    g_autoptr(CsSelection) on = run_select(topo, &o);
+    const CsSelectTable *t_on = table_of(on, CS_OP_ALL_REDUCE);
+    assert_ranges(t_on);
+    guint checked = 0;
+    for (guint i = 0; i < t_on->crossovers->len; i++) {
+        const CsSelectCrossover *x = &g_array_index(t_on->crossovers, CsSelectCrossover, i);
+        /* The grid is 8 B x 2^k: the grid sizes around the crossover. */
+        gint64 g1 = 8;
+        while (g1 * 2 < x->size_bytes)
+            g1 *= 2;
+        const gint64 g2 = g1 * 2;
+        if (x->below_bytes <= g1)
+            continue; /* a crossover right above a grid size: its lower time is simulated */
+        g_assert_true(x->interpolated);
+        const double t1 = predicted_us(topo, CS_OP_ALL_REDUCE, g1, &x->to);
+        const double t2 = predicted_us(topo, CS_OP_ALL_REDUCE, g2, &x->to);
+        const double line = t1 + (t2 - t1) * (double)(x->size_bytes - g1) / (double)(g2 - g1);
+        g_assert_cmpfloat_with_epsilon(x->to_time_us, line, 1e-6 * line);
+        checked++;
+    }
+    g_assert_cmpuint(checked, >, 0);
+    g_autofree char *table = cs_selection_to_table(on);
+    g_assert_nonnull(strstr(table, "(interpolated)"));
+    g_assert_nonnull(strstr(table, "#   interpolated: between two grid sizes that each replayed "
+                                   "more than 1 events"));
+    g_autofree char *json = cs_selection_to_json(on);
+    g_autoptr(cJSON) root = cJSON_Parse(json);
+    g_assert_cmpfloat(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "grid"),
+                                                               "interpolate_events")),
+                      ==, 1.0);
+}
+
 /* ---- The default margin: the validated error of the machine class ---- */
 
 /* The default margin of @topo's class in every regime is the larger of 5% and the validated
@@ -1625,6 +1709,7 @@ main(int argc, char **argv)
     g_test_add_func("/select/nccl-model/crossovers-by-hand", test_nccl_model_crossovers);
     g_test_add_func("/select/nccl-picks/exact", test_nccl_picks);
     g_test_add_func("/select/margin/by-machine-class", test_margin_by_class);
+    g_test_add_func("/select/crossovers/interpolated", test_interpolated_crossovers);
     g_test_add_func("/select/margin/keeps-nccl-below-it", test_margin_keeps_nccl);
     g_test_add_func("/select/nccl-model/granularity", test_nccl_model_granularity);
     g_test_add_func("/select/engine/allreduce-exact", test_engine_allreduce);

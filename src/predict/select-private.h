@@ -34,6 +34,7 @@ struct _CsSelection {
     gint64 step_factor;
     gboolean exact;
     gint64 max_events;
+    gint64 interpolate_events; /* 0: no interpolation */
     double min_gain_pct; /* --min-gain's margin (0: the plain fastest); see validated_margin */
     gboolean validated_margin;        /* margins per regime from the validated errors */
     double margin_pct[CS_N_REGIMES];  /* the margin applied per regime, percent */

@@ -15,8 +15,13 @@
  * size whose simulation exceeds options->max_events for a candidate, its time is extrapolated
  * linearly from its last two simulated grid sizes (same channel count): a pipelined schedule
  * is linear in its chunk count once the pipeline is full. Below that, a large size is
- * predicted as cs_predict_one() does, extended where its own pipeline is on a line. --exact
- * turns both off.
+ * predicted as cs_predict_one() does, extended where its own pipeline is on a line. Where
+ * that fails (trees and NVLS under the reservation model, whose windows' slopes wander by
+ * 1-2% up to GiB sizes: docs/performance.md) a grid size is replayed whole, millions of
+ * events; the bisection between two such grid sizes would replay every point it visits as
+ * long (2-4 s each for an NVLS tree on 128 GPUs, some 27 of them per crossover), so there a
+ * size's time is read off the line between the two grid sizes and the crossover is marked
+ * interpolated. --exact turns all three off.
  *
  * Threads (options->jobs): each candidate's grid sizes, cap included, depend on that candidate
  * alone, so they are predicted first, one candidate per task on a pool of threads
@@ -47,6 +52,9 @@ G_DEFINE_QUARK(cs_select_error_quark, cs_select_error)
 /* clang-format on */
 
 #define DEFAULT_MAX_EVENTS ((gint64)40000)
+/* Events of a whole replay past which the sizes between two such grid sizes are interpolated:
+ * about half a second of the engine each. */
+#define DEFAULT_INTERPOLATE_EVENTS ((gint64)2000000)
 #define MAX_CROSSOVERS 512
 
 void
@@ -112,7 +120,8 @@ typedef struct {
     gint64 events;
     gboolean extrapolated;
     gboolean bracketed;
-    const char *why; /* (nullable) interned: why the prediction failed */
+    gboolean interpolated; /* read off the line between two grid sizes (interpolate()) */
+    const char *why;       /* (nullable) interned: why the prediction failed */
 } Eval;
 
 static guint
@@ -143,17 +152,19 @@ typedef struct {
     gint64 grid_end;                  /* bytes: the grid's largest size */
     CsOp op;
     int nranks;
-    GArray *cands;            /* Cand */
-    GHashTable *cache;        /* EvalKey -> Eval */
-    CsPointCache *points;     /* simulated points, shared by sizes extended from them */
-    gint64 *cap;              /* per candidate: first grid size past max_events, 0 */
-    gint64 *cap_below;        /* per candidate: the grid size before it */
-    int n_sims;               /* atomic */
-    gint64 unserved;          /* a grid size no candidate runs (the table is then empty), or 0 */
-    const char *unserved_why; /* (nullable) interned: why the first candidate fails there */
-    GMutex lock;              /* guards @cache: candidates are predicted on threads */
-    guint progress_done;      /* steps told to options->progress: candidates, then the */
-    guint progress_total;     /* grid intervals searched for crossovers, per table */
+    GArray *cands;             /* Cand */
+    GHashTable *cache;         /* EvalKey -> Eval */
+    CsPointCache *points;      /* simulated points, shared by sizes extended from them */
+    gint64 *cap;               /* per candidate: first grid size past max_events, 0 */
+    gint64 *cap_below;         /* per candidate: the grid size before it */
+    const GArray *grid;        /* the grid sizes, ascending */
+    gint64 interpolate_events; /* see interpolate(); 0: never */
+    int n_sims;                /* atomic */
+    gint64 unserved;           /* a grid size no candidate runs (the table is then empty), or 0 */
+    const char *unserved_why;  /* (nullable) interned: why the first candidate fails there */
+    GMutex lock;               /* guards @cache: candidates are predicted on threads */
+    guint progress_done;       /* steps told to options->progress: candidates, then the */
+    guint progress_total;      /* grid intervals searched for crossovers, per table */
 } Search;
 
 static Eval evaluate(Search *s, int c, gint64 size, int channels);
@@ -250,6 +261,45 @@ extrapolate(Search *s, int c, gint64 size, int channels)
     return e;
 }
 
+/* Between two grid sizes whose predictions each replayed more than interpolate_events events
+ * (whole, or in the windows they were extended from) with the same channels: the line joining
+ * them, instead of a replay as long. Only sizes strictly between grid sizes, once both are
+ * known: the grid itself is always predicted. */
+static gboolean
+interpolate(Search *s, int c, gint64 size, int channels, Eval *out)
+{
+    if (s->grid == NULL || s->interpolate_events <= 0 || s->grid->len < 2)
+        return FALSE;
+    guint lo = 0;
+    guint hi = s->grid->len - 1;
+    const gint64 *grid = (const gint64 *)(gpointer)s->grid->data;
+    if (size <= grid[lo] || size >= grid[hi])
+        return FALSE;
+    while (hi - lo > 1) {
+        const guint mid = (lo + hi) / 2;
+        if (grid[mid] <= size)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    Eval a;
+    Eval b;
+    if (size == grid[lo] || !recall(s, c, grid[lo], channels, &a)
+        || !recall(s, c, grid[hi], channels, &b))
+        return FALSE;
+    if (!a.ok || !b.ok || a.events <= s->interpolate_events || b.events <= s->interpolate_events
+        || a.channels != b.channels || a.peer_channels != b.peer_channels)
+        return FALSE;
+    *out = a;
+    out->time_ps
+        = a.time_ps
+          + (b.time_ps - a.time_ps) * (double)(size - grid[lo]) / (double)(grid[hi] - grid[lo]);
+    out->events = 0;
+    out->bracketed = FALSE;
+    out->interpolated = TRUE;
+    return TRUE;
+}
+
 /* The candidate's time at @size with @channels (0 = predictor's choice), memoised. */
 static Eval
 evaluate(Search *s, int c, gint64 size, int channels)
@@ -258,7 +308,7 @@ evaluate(Search *s, int c, gint64 size, int channels)
     if (!recall(s, c, size, channels, &e)) {
         if (s->cap[c] > 0 && size > s->cap[c])
             e = extrapolate(s, c, size, channels);
-        else
+        else if (!interpolate(s, c, size, channels, &e))
             e = simulate(s, c, size, channels);
         remember(s, c, size, channels, &e);
         /* The predictor's own channel count, forced, is the same prediction. */
@@ -303,6 +353,7 @@ pack_eval(GByteArray *out, const EvalKey *k, const Eval *e)
     cs_pack_int(out, e->events);
     cs_pack_int(out, e->extrapolated);
     cs_pack_int(out, e->bracketed);
+    cs_pack_int(out, e->interpolated);
     cs_pack_string(out, e->why);
 }
 
@@ -322,6 +373,7 @@ unpack_evals(Search *s, int c, gint64 n, CsUnpack *in)
         e.events = cs_unpack_int(in);
         e.extrapolated = (gboolean)cs_unpack_int(in);
         e.bracketed = (gboolean)cs_unpack_int(in);
+        e.interpolated = (gboolean)cs_unpack_int(in);
         e.why = cs_unpack_interned(in);
         Eval known;
         if (!recall(s, c, size, channels, &known))
@@ -492,10 +544,23 @@ record(Bisect *b, gint64 size, const Best *from, const Best *to)
     x.below_bytes = size - b->g;
     x.from = choice_of(s, from->cand, from->channels);
     x.to = choice_of(s, to->cand, to->channels);
-    x.from_time_us = evaluate(s, from->cand, size, 0).time_ps / 1e6;
-    x.to_time_us = evaluate(s, to->cand, size, 0).time_ps / 1e6;
-    x.from_time_below_us = evaluate(s, from->cand, x.below_bytes, 0).time_ps / 1e6;
-    x.to_time_below_us = evaluate(s, to->cand, x.below_bytes, 0).time_ps / 1e6;
+    const Eval times[4]
+        = { evaluate(s, from->cand, size, 0), evaluate(s, to->cand, size, 0),
+            evaluate(s, from->cand, x.below_bytes, 0), evaluate(s, to->cand, x.below_bytes, 0) };
+    x.from_time_us = times[0].time_ps / 1e6;
+    x.to_time_us = times[1].time_ps / 1e6;
+    x.from_time_below_us = times[2].time_ps / 1e6;
+    x.to_time_below_us = times[3].time_ps / 1e6;
+    for (int i = 0; i < 4; i++)
+        x.interpolated |= times[i].interpolated;
+    /* The argmin that confirmed the crossover weighed every candidate at both sizes. */
+    for (guint c = 0; c < s->cands->len && !x.interpolated; c++) {
+        Eval e;
+        if (!b->mask[c])
+            continue;
+        x.interpolated |= (recall(s, (int)c, size, 0, &e) && e.interpolated)
+                          || (recall(s, (int)c, x.below_bytes, 0, &e) && e.interpolated);
+    }
     g_array_append_val(b->out, x);
 }
 
@@ -1112,6 +1177,9 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     sel->exact = o->exact;
     sel->forced_channels = o->predict.n_channels;
     sel->max_events = o->max_events > 0 ? o->max_events : DEFAULT_MAX_EVENTS;
+    sel->interpolate_events = o->exact || o->nccl_spec != NULL ? 0
+                              : o->interpolate_events == 0     ? DEFAULT_INTERPOLATE_EVENTS
+                                                               : MAX(o->interpolate_events, 0);
     sel->min_gain_pct = o->nccl_spec != NULL ? 0.0 : MAX(0.0, o->min_gain_pct);
     /* The margin per size regime: --min-gain, or (the default) the model's validated error
      * for this machine class there, at least 5%. Under NCCL's own model there is none. */
@@ -1200,6 +1268,8 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
         g_ptr_array_add(sel->ops, r);
         r->grid = g_steal_pointer(&grid);
         s.grid_end = g_array_index(r->grid, gint64, r->grid->len - 1);
+        s.grid = r->grid;
+        s.interpolate_events = sel->interpolate_events;
         const gint64 g = granularity(s.op, o->predict.dtype, nranks);
 
         g_autofree gboolean *all_mask = g_new0(gboolean, MAX(1, s.cands->len));

@@ -38,6 +38,9 @@ typedef struct {
     gboolean nccl_only;        /* only algorithms NCCL implements (NCCL emitters force it) */
     gboolean exact;            /* simulate every size (no extrapolation past the cap) */
     gint64 max_events;         /* extrapolation cap: events of one simulation (0 = default) */
+    gint64 interpolate_events; /* a crossover search between two grid sizes that each replayed
+                                * more than this many events reads the sizes between them off
+                                * the line joining them (0 = default, 2,000,000; < 0: never) */
     double min_gain_pct;       /* percent: 0 = the fastest per size; > 0 = NCCL's own pick
                                 * unless the fastest gains more than this over it, and a range's
                                 * choice kept while within this of the fastest (hysteresis) */
@@ -101,6 +104,8 @@ typedef struct {
     double to_time_us;         /* @to at @size_bytes */
     double from_time_below_us; /* @from at @below_bytes */
     double to_time_below_us;   /* @to at @below_bytes */
+    gboolean interpolated;     /* a candidate's time at either size (these four, or one the
+                                * argmin weighed) read off the line between two grid sizes */
 } CsSelectCrossover;
 
 /**

@@ -127,6 +127,7 @@ selection_json(const CsSelection *sel)
     cJSON_AddNumberToObject(grid, "factor", (double)sel->step_factor);
     cJSON_AddBoolToObject(grid, "exact", sel->exact);
     cJSON_AddNumberToObject(grid, "max_events", (double)sel->max_events);
+    cJSON_AddNumberToObject(grid, "interpolate_events", (double)sel->interpolate_events);
     cJSON_AddNumberToObject(grid, "min_gain_pct", sel->min_gain_pct);
     if (sel->notes != NULL) {
         cJSON *notes = cJSON_AddArrayToObject(root, "notes");
@@ -191,6 +192,7 @@ selection_json(const CsSelection *sel)
             cJSON_AddNumberToObject(to, "time_us", round_us(x->to_time_us));
             cJSON_AddNumberToObject(to, "time_below_us", round_us(x->to_time_below_us));
             cJSON_AddItemToObject(o, "to", to);
+            cJSON_AddBoolToObject(o, "interpolated", x->interpolated);
             cJSON_AddItemToArray(xs, o);
         }
         cJSON_AddItemToObject(c, "ranges", ranges_json(t, FALSE));

@@ -64,6 +64,7 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
     else {
         g_string_append(out, "# crossovers: first size of the new choice; both times at that "
                              "size and one element below\n");
+        gboolean any_interpolated = FALSE;
         for (guint i = 0; i < t->crossovers->len; i++) {
             const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
             g_autofree char *from = cs_select_choice_label(&x->from);
@@ -71,10 +72,18 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
             g_autofree char *human = cs_select_size_text(x->size_bytes);
             g_string_append_printf(out,
                                    "#%13" G_GINT64_FORMAT "  (%s) %s -> %s: %.6f vs %.6f us;"
-                                   " at %" G_GINT64_FORMAT ": %.6f vs %.6f\n",
+                                   " at %" G_GINT64_FORMAT ": %.6f vs %.6f%s\n",
                                    x->size_bytes, human, from, to, x->from_time_us, x->to_time_us,
-                                   x->below_bytes, x->from_time_below_us, x->to_time_below_us);
+                                   x->below_bytes, x->from_time_below_us, x->to_time_below_us,
+                                   x->interpolated ? " (interpolated)" : "");
+            any_interpolated |= x->interpolated;
         }
+        if (any_interpolated)
+            g_string_append_printf(out,
+                                   "#   interpolated: between two grid sizes that each replayed "
+                                   "more than %" G_GINT64_FORMAT " events, a time read off the "
+                                   "line joining them; --exact simulates every size\n",
+                                   sel->interpolate_events);
     }
     g_string_append(out, "# ranges:\n");
     for (guint i = 0; i < t->ranges->len; i++) {
