@@ -15,6 +15,7 @@
 
 #include "algos/registry.h"
 #include "base/json_util.h"
+#include "base/membudget.h"
 #include "analysis/validate.h"
 #include "predict/select.h"
 
@@ -217,6 +218,55 @@ test_interpolated_crossovers(void)
     g_assert_cmpfloat(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "grid"),
                                                                "interpolate_events")),
                       ==, 1.0);
+}
+
+/* Setup: a memory budget of 16 MiB (COLLSIM_MEMORY_LIMIT, a fresh process), under which NVLS
+ * on dgx-h100x8 cannot be simulated from 136 MiB on.
+ * Expectation: the choice changes there to a ring, and the crossover's NVLS side has no time:
+ * "cannot run" in the table, null in JSON (it printed 0.000000 us). */
+static void
+test_crossover_cannot_run(void)
+{
+    if (!g_test_subprocess()) {
+        g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+        g_test_trap_assert_passed();
+        return;
+    }
+    g_setenv("COLLSIM_MEMORY_LIMIT", "16M", TRUE);
+    g_assert_true(cs_membudget_init(NULL));
+    g_autoptr(CsTopo) topo = load("dgx-h100x8");
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = CS_OP_BIT(CS_OP_ALL_REDUCE);
+    o.max_bytes = (gint64)1 << 30;
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    const CsSelectTable *t = table_of(sel, CS_OP_ALL_REDUCE);
+    assert_ranges(t);
+    guint cannot = 0;
+    for (guint i = 0; i < t->crossovers->len; i++) {
+        const CsSelectCrossover *x = &g_array_index(t->crossovers, CsSelectCrossover, i);
+        g_assert_false(isnan(x->to_time_us));
+        if (isnan(x->from_time_us)) {
+            g_assert_cmpstr(cs_select_choice_algo_name(&x->from), ==, "nvls");
+            g_assert_false(isnan(x->from_time_below_us));
+            cannot++;
+        }
+    }
+    g_assert_cmpuint(cannot, ==, 1);
+    g_autofree char *table = cs_selection_to_table(sel);
+    g_assert_nonnull(strstr(table, ": cannot run vs "));
+    g_assert_null(strstr(table, ": 0.000000 vs "));
+    g_autofree char *json = cs_selection_to_json(sel);
+    g_autoptr(cJSON) root = cJSON_Parse(json);
+    g_assert_nonnull(root);
+    const cJSON *xs = cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(root, "collectives"), 0), "crossovers");
+    guint nulls = 0;
+    for (int i = 0; i < cJSON_GetArraySize(xs); i++) {
+        const cJSON *from = cJSON_GetObjectItem(cJSON_GetArrayItem(xs, i), "from");
+        nulls += cJSON_IsNull(cJSON_GetObjectItem(from, "time_us"));
+    }
+    g_assert_cmpuint(nulls, ==, 1);
 }
 
 /* ---- The default margin: the validated error of the machine class ---- */
@@ -1710,6 +1760,7 @@ main(int argc, char **argv)
     g_test_add_func("/select/nccl-picks/exact", test_nccl_picks);
     g_test_add_func("/select/margin/by-machine-class", test_margin_by_class);
     g_test_add_func("/select/crossovers/interpolated", test_interpolated_crossovers);
+    g_test_add_func("/select/crossovers/cannot-run", test_crossover_cannot_run);
     g_test_add_func("/select/margin/keeps-nccl-below-it", test_margin_keeps_nccl);
     g_test_add_func("/select/nccl-model/granularity", test_nccl_model_granularity);
     g_test_add_func("/select/engine/allreduce-exact", test_engine_allreduce);

@@ -547,10 +547,11 @@ record(Bisect *b, gint64 size, const Best *from, const Best *to)
     const Eval times[4]
         = { evaluate(s, from->cand, size, 0), evaluate(s, to->cand, size, 0),
             evaluate(s, from->cand, x.below_bytes, 0), evaluate(s, to->cand, x.below_bytes, 0) };
-    x.from_time_us = times[0].time_ps / 1e6;
-    x.to_time_us = times[1].time_ps / 1e6;
-    x.from_time_below_us = times[2].time_ps / 1e6;
-    x.to_time_below_us = times[3].time_ps / 1e6;
+    /* A side that cannot run at a size (the reason the choice changes there) has no time. */
+    x.from_time_us = times[0].ok ? times[0].time_ps / 1e6 : NAN;
+    x.to_time_us = times[1].ok ? times[1].time_ps / 1e6 : NAN;
+    x.from_time_below_us = times[2].ok ? times[2].time_ps / 1e6 : NAN;
+    x.to_time_below_us = times[3].ok ? times[3].time_ps / 1e6 : NAN;
     for (int i = 0; i < 4; i++)
         x.interpolated |= times[i].interpolated;
     /* The argmin that confirmed the crossover weighed every candidate at both sizes. */

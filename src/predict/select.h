@@ -100,10 +100,10 @@ typedef struct {
     gint64 below_bytes;
     CsSelectChoice from;
     CsSelectChoice to;
-    double from_time_us;       /* @from at @size_bytes */
-    double to_time_us;         /* @to at @size_bytes */
-    double from_time_below_us; /* @from at @below_bytes */
-    double to_time_below_us;   /* @to at @below_bytes */
+    double from_time_us;       /* @from at @size_bytes (NAN: it cannot run there) */
+    double to_time_us;         /* @to at @size_bytes (NAN: as above) */
+    double from_time_below_us; /* @from at @below_bytes (NAN: as above) */
+    double to_time_below_us;   /* @to at @below_bytes (NAN: as above) */
     gboolean interpolated;     /* a candidate's time at either size (these four, or one the
                                 * argmin weighed) read off the line between two grid sizes */
 } CsSelectCrossover;

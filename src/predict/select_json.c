@@ -62,6 +62,16 @@ round_us(double us)
     return round(us * 1e6) / 1e6;
 }
 
+/* A crossover side's time, or null where that side cannot run. */
+static void
+add_time(cJSON *o, const char *key, double us)
+{
+    if (isnan(us))
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddNumberToObject(o, key, round_us(us));
+}
+
 static cJSON *
 ranges_json(const CsSelectTable *t, gboolean nccl_names)
 {
@@ -185,12 +195,12 @@ selection_json(const CsSelection *sel)
             cJSON_AddNumberToObject(o, "size_bytes", (double)x->size_bytes);
             cJSON_AddNumberToObject(o, "below_bytes", (double)x->below_bytes);
             cJSON *from = choice_json(&x->from, FALSE);
-            cJSON_AddNumberToObject(from, "time_us", round_us(x->from_time_us));
-            cJSON_AddNumberToObject(from, "time_below_us", round_us(x->from_time_below_us));
+            add_time(from, "time_us", x->from_time_us);
+            add_time(from, "time_below_us", x->from_time_below_us);
             cJSON_AddItemToObject(o, "from", from);
             cJSON *to = choice_json(&x->to, FALSE);
-            cJSON_AddNumberToObject(to, "time_us", round_us(x->to_time_us));
-            cJSON_AddNumberToObject(to, "time_below_us", round_us(x->to_time_below_us));
+            add_time(to, "time_us", x->to_time_us);
+            add_time(to, "time_below_us", x->to_time_below_us);
             cJSON_AddItemToObject(o, "to", to);
             cJSON_AddBoolToObject(o, "interpolated", x->interpolated);
             cJSON_AddItemToArray(xs, o);

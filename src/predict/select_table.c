@@ -6,6 +6,7 @@
 
 #include "predict/select-private.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The candidate rule that applied (cs_predict_default_candidate()), in the table's words. */
@@ -20,6 +21,13 @@ candidates_text(const CsSelection *sel)
         return "every algorithm collsim knows (CPU ranks: an MPI library runs them, no NCCL)";
     return "what an nccl-tests run can execute (NCCL's algorithms; --any-algorithm weighs "
            "every one)";
+}
+
+/* A crossover side's time, "cannot run" where it has none. */
+static char *
+time_text(double us)
+{
+    return isnan(us) ? g_strdup("cannot run") : g_strdup_printf("%.6f", us);
 }
 
 static void
@@ -70,11 +78,14 @@ append_table(GString *out, const CsSelection *sel, const CsSelectTable *t, const
             g_autofree char *from = cs_select_choice_label(&x->from);
             g_autofree char *to = cs_select_choice_label(&x->to);
             g_autofree char *human = cs_select_size_text(x->size_bytes);
+            g_autofree char *t0 = time_text(x->from_time_us);
+            g_autofree char *t1 = time_text(x->to_time_us);
+            g_autofree char *t2 = time_text(x->from_time_below_us);
+            g_autofree char *t3 = time_text(x->to_time_below_us);
             g_string_append_printf(out,
-                                   "#%13" G_GINT64_FORMAT "  (%s) %s -> %s: %.6f vs %.6f us;"
-                                   " at %" G_GINT64_FORMAT ": %.6f vs %.6f%s\n",
-                                   x->size_bytes, human, from, to, x->from_time_us, x->to_time_us,
-                                   x->below_bytes, x->from_time_below_us, x->to_time_below_us,
+                                   "#%13" G_GINT64_FORMAT "  (%s) %s -> %s: %s vs %s us;"
+                                   " at %" G_GINT64_FORMAT ": %s vs %s%s\n",
+                                   x->size_bytes, human, from, to, t0, t1, x->below_bytes, t2, t3,
                                    x->interpolated ? " (interpolated)" : "");
             any_interpolated |= x->interpolated;
         }
