@@ -162,25 +162,6 @@ launch_reduce_typed(int redop, void *dst, void *dst2, const void *a, const void 
     }
 }
 
-static int
-dtype_size(int dtype)
-{
-    switch (dtype) {
-    case CS_REF_INT8:
-    case CS_REF_UINT8:
-        return 1;
-    case CS_REF_HALF:
-    case CS_REF_BFLOAT16:
-        return 2;
-    case CS_REF_INT32:
-    case CS_REF_UINT32:
-    case CS_REF_FLOAT:
-        return 4;
-    default:
-        return 8;
-    }
-}
-
 static void
 launch_reduce(int dtype, int redop, void *dst, void *dst2, const void *a, const void *b, int64_t n,
               cudaStream_t s)
@@ -682,7 +663,7 @@ issue(Issuer *is, const CsCudaPlanView *plan, const CsCudaXop *op, char *err)
     for (int w = 0; w < op->n_waits; w++)
         CUDA_CHECK(cudaStreamWaitEvent(s, x->events[plan->waits[op->wait_first + w]], 0), out_fail);
     if (op->bytes > 0) {
-        int64_t n = op->bytes / dtype_size(plan->dtype);
+        int64_t n = op->bytes / cs_ref_dtype_size(plan->dtype);
         void *dst = address(x, op->dst);
         void *dst2 = op->dst2.mem >= 0 ? address(x, op->dst2) : NULL;
         switch (op->action) {
