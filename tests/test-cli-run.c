@@ -1597,11 +1597,40 @@ test_bracketed(void)
     g_assert_true(g_str_has_suffix(csv.out, ",0,1\n"));
 }
 
+/* Setup: a memory budget of 16 MiB (COLLSIM_MEMORY_LIMIT), under which NVLS, NCCL's pick on
+ * dgx-h100x8, cannot be simulated at 256 MiB.
+ * Expectation: the sweep's other sizes still come out, the missing one is a note and a
+ * warning, exit 0 (the whole sweep failed with one line before); a sweep of that size alone
+ * fails with its reason, exit 2, said once. */
+static void
+test_sweep_unpredicted_size(void)
+{
+    g_setenv("COLLSIM_MEMORY_LIMIT", "16M", TRUE);
+    const char *const sweep[]
+        = { "--topo", "dgx-h100x8", "--op", "allreduce", "-b", "64M", "-e", "256M", NULL };
+    g_auto(CsTestRun) r = cs_test_run_collsim(NULL, sweep);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_nonnull(strstr(r.out, "\n    67108864 "));
+    g_assert_nonnull(strstr(r.out, "\n   134217728 "));
+    g_assert_null(strstr(r.out, "\n   268435456 "));
+    g_assert_nonnull(strstr(r.out, "# note: 268435456 bytes: not predicted: "));
+    g_assert_nonnull(strstr(r.err, "warning: allreduce of 268435456 bytes: not predicted: "));
+    g_assert_nonnull(strstr(r.err, "beyond the memory budget (COLLSIM_MEMORY_LIMIT=16M)"));
+    const char *const alone[]
+        = { "--topo", "dgx-h100x8", "--op", "allreduce", "-b", "256M", "-e", "256M", NULL };
+    g_auto(CsTestRun) a = cs_test_run_collsim(NULL, alone);
+    g_unsetenv("COLLSIM_MEMORY_LIMIT");
+    g_assert_cmpint(a.status, ==, 2);
+    g_assert_null(strstr(a.err, "warning"));
+    g_assert_nonnull(strstr(a.err, "collsim: allreduce of 268435456 bytes: "));
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cli-run/golden/default", test_golden_default);
+    g_test_add_func("/cli-run/sweep/unpredicted-size", test_sweep_unpredicted_size);
     g_test_add_func("/cli-run/pick/nccl", test_pick_nccl);
     g_test_add_func("/cli-run/golden/seed-h100x4-g4", test_golden_seed_h100);
     g_test_add_func("/cli-run/golden/explain-mst-broadcast-6", test_golden_explain_mst);

@@ -427,9 +427,10 @@ sizes_job_item(guint i, gpointer data)
     if (!cs_predict_best(j->topo, j->op, size, j->algo, j->proto, j->popts, &j->pred[i],
                          &j->errors[i]))
         return;
-    if (j->fastest_opts != NULL)
-        cs_predict_best(j->topo, j->op, size, j->algo, j->proto, j->fastest_opts, &j->fastest[i],
-                        &j->errors[i]);
+    if (j->fastest_opts != NULL
+        && !cs_predict_best(j->topo, j->op, size, j->algo, j->proto, j->fastest_opts,
+                            &j->fastest[i], &j->errors[i]))
+        g_prefix_error(&j->errors[i], "collsim's fastest choice beside it: ");
 }
 
 /* Size @i's slots, for the other ranks of a study: its error, or its prediction(s). */
@@ -529,17 +530,22 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
     };
     sizes_job_run(&j, jobs);
     gboolean ok = TRUE;
+    guint predicted = 0;
+    g_autoptr(GPtrArray) unpredicted = g_ptr_array_new_with_free_func(g_free);
     cs_report_begin_block(report, "best", TRUE);
     for (guint i = 0; i < sizes->len && ok; i++) {
         gint64 size = g_array_index(sizes, gint64, i);
         const CsPrediction *pred = &j.pred[i];
+        /* A size collsim cannot predict (a schedule beyond the memory budget, say) is said,
+         * and the others still come out, as validate does with its rows. */
         if (j.errors[i] != NULL) {
-            g_propagate_prefixed_error(error, g_steal_pointer(&j.errors[i]),
-                                       "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog,
-                                       cs_op_name(op), size);
-            ok = FALSE;
-            break;
+            g_autofree char *note = g_strdup_printf("%" G_GINT64_FORMAT " bytes: not predicted: %s",
+                                                    size, j.errors[i]->message);
+            cs_report_add_note(report, note);
+            g_ptr_array_add(unpredicted, g_steal_pointer(&note));
+            continue;
         }
+        predicted++;
         cs_report_add(report, pred);
         if (j.fastest_opts != NULL)
             cs_report_set_alternative(report, &j.fastest[i]);
@@ -557,6 +563,17 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
         }
         if (verified != NULL && !verify_point(topo, op, pred, popts, verified, error))
             ok = FALSE;
+    }
+    if (ok && predicted > 0)
+        for (guint i = 0; i < unpredicted->len; i++)
+            g_printerr("%s: warning: %s of %s\n", prog, cs_op_name(op),
+                       (const char *)g_ptr_array_index(unpredicted, i));
+    /* Nothing to show: the first size's reason is the command's. */
+    if (ok && predicted == 0 && sizes->len > 0) {
+        g_propagate_prefixed_error(error, g_steal_pointer(&j.errors[0]),
+                                   "%s: %s of %" G_GINT64_FORMAT " bytes: ", prog, cs_op_name(op),
+                                   g_array_index(sizes, gint64, 0));
+        ok = FALSE;
     }
     sizes_job_clear(&j);
     return ok;
