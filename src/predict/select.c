@@ -270,6 +270,11 @@ interpolate(Search *s, int c, gint64 size, int channels, Eval *out)
 {
     if (s->grid == NULL || s->interpolate_events <= 0 || s->grid->len < 2)
         return FALSE;
+    /* A refusal that depends on the size itself still runs (simulate()). */
+    const Cand *cand = &g_array_index(s->cands, Cand, c);
+    if (!cs_predict_default_proto(s->topo, cand->algo, s->op, cand->proto, size, s->nranks,
+                                  s->o->predict.any_algorithm))
+        return FALSE;
     guint lo = 0;
     guint hi = s->grid->len - 1;
     const gint64 *grid = (const gint64 *)(gpointer)s->grid->data;
