@@ -302,13 +302,13 @@ measure_size(const CsMeasureArgs *args, const CsAlgo *algo, const Gpus *g, gint6
 
     g_debug("cuda: %s %" G_GINT64_FORMAT " B: %" G_GINT64_FORMAT " xops, %d events, %d slots; "
             "ms: schedule and plan %.1f, allocation %.1f, inputs %.1f, checked runs %.1f "
-            "(first launch %.1f: capture %.1f, instantiate %.1f, upload %.1f; second %.1f), "
-            "warm-up %.1f, timed %.1f (GPU %.1f)",
+            "(first launch %.1f, second %.1f), warm-up %.1f, timed %.1f (GPU %.1f); the graph, "
+            "built in the first run: capture %.1f, instantiate %.1f, upload %.1f",
             algo->name, size_bytes, view->n_xops, view->n_events, cs_cuda_plan_slots(plan),
             (double)(t[1] - t[0]) / 1e3, (double)(t[2] - t[1]) / 1e3, (double)(t[3] - t[2]) / 1e3,
-            (double)(t[4] - t[3]) / 1e3, (double)checked_run_us[0] / 1e3, capture_ms[0],
-            capture_ms[1], capture_ms[2], (double)checked_run_us[1] / 1e3,
-            (double)(t[5] - t[4]) / 1e3, (double)(t[6] - t[5]) / 1e3, ms);
+            (double)(t[4] - t[3]) / 1e3, (double)checked_run_us[0] / 1e3,
+            (double)checked_run_us[1] / 1e3, (double)(t[5] - t[4]) / 1e3,
+            (double)(t[6] - t[5]) / 1e3, ms, capture_ms[0], capture_ms[1], capture_ms[2]);
     cs_backend_trace_add(trace, args, cs_schedule_size(sched), g->nranks, ms / 1e3 / args->iters,
                          wrong, NAN, -1);
     return TRUE;
