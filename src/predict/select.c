@@ -270,11 +270,6 @@ interpolate(Search *s, int c, gint64 size, int channels, Eval *out)
 {
     if (s->grid == NULL || s->interpolate_events <= 0 || s->grid->len < 2)
         return FALSE;
-    /* A refusal that depends on the size itself still runs (simulate()). */
-    const Cand *cand = &g_array_index(s->cands, Cand, c);
-    if (!cs_predict_default_proto(s->topo, cand->algo, s->op, cand->proto, size, s->nranks,
-                                  s->o->predict.any_algorithm))
-        return FALSE;
     guint lo = 0;
     guint hi = s->grid->len - 1;
     const gint64 *grid = (const gint64 *)(gpointer)s->grid->data;
@@ -294,6 +289,12 @@ interpolate(Search *s, int c, gint64 size, int channels, Eval *out)
         return FALSE;
     if (!a.ok || !b.ok || a.events <= s->interpolate_events || b.events <= s->interpolate_events
         || a.channels != b.channels || a.peer_channels != b.peer_channels)
+        return FALSE;
+    /* A refusal that depends on the size itself still runs (simulate()): checked last, so
+     * grid sizes and cheap neighbours do not ask it twice. */
+    const Cand *cand = &g_array_index(s->cands, Cand, c);
+    if (!cs_predict_default_proto(s->topo, cand->algo, s->op, cand->proto, size, s->nranks,
+                                  s->o->predict.any_algorithm))
         return FALSE;
     *out = a;
     out->time_ps
