@@ -382,10 +382,10 @@ test_pick_nccl(void)
                           cs_trace_row(tn, i)->out_of_place.time_us);
 }
 
-/* On AMD GPUs RCCL's own tuning model picks by default (cs_nccl_default_spec()), as NCCL's
- * does on NVIDIA GPUs: the same times as --pick rccl, and at 2 MiB on one MI355X node its
- * ring/Simple (RCCL 2.26 switches to Simple near 387 KB on one node) where collsim's fastest is
- * ring/LL. */
+/* On AMD GPUs RCCL's own pick applies by default (cs_nccl_default_spec()), as NCCL's does on
+ * NVIDIA GPUs: the same times as --pick rccl; at 2 MiB on one MI355X node RCCL's MSCCL
+ * scheduler runs its all-pairs Simple file (allpairs.c), at 8 B (2 floats, no multiple of the LL
+ * file's 256 chunks) its tuning model's ring/LL. */
 static void
 test_pick_rccl_default(void)
 {
@@ -399,7 +399,8 @@ test_pick_rccl_default(void)
     g_assert_cmpint(rr.status, ==, 0);
     g_assert_nonnull(strstr(rd.out, "# algo/proto: RCCL 2.26's pick per size"));
     g_assert_nonnull(strstr(rd.out, "RCCL's pick per size (its tuning model)"));
-    g_assert_nonnull(strstr(rd.out, "\n#    2097152  ring       Simple "));
+    g_assert_nonnull(strstr(rd.out, "\n#    2097152  allpairs   Simple "));
+    g_assert_nonnull(strstr(rd.out, "\n#          8  ring       LL "));
     g_autoptr(CsTrace) td = trace_of(&rd);
     g_autoptr(CsTrace) tr = trace_of(&rr);
     g_assert_cmpuint(cs_trace_n_rows(td), ==, cs_trace_n_rows(tr));

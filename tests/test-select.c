@@ -1313,7 +1313,7 @@ static const CliCase cli_cases[] = {
       "float, collsim engine (reservation), a range's choice kept while within the margin of "
       "the fastest\n" },
     { "candidates-any", "select --topo dgx-h100x8 --op allreduce -e 64 --any-algorithm", 0,
-      "recursive_doubling/LL" },
+      "allpairs/LL" },
     { "candidates-json", "select --topo dgx-h100x8 --op allreduce -e 64 --emit json", 0,
       "\"candidate_rule\":\t\"nccl-tests\"" },
     { "candidates-any-nccl-only", "select --topo dgx-h100x8 --any-algorithm --nccl-only", 2,

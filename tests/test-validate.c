@@ -382,10 +382,11 @@ test_pick_fastest_default_protocols(void)
 }
 
 /* On AMD GPUs RCCL's own tuning model picks an RCCL trace's rows (the newest set collsim carries
- * when the trace names no release), and says so. On one MI300X node (tuning_model_5, see
- * test-nccl-model /nccl-model/rccl/mi300x-one-node) ring/LL up to 387339 B, ring/Simple above:
- * 1 KiB ring/LL, 4 MiB and 256 MiB ring/Simple. An NVIDIA topology keeps collsim's fastest for
- * an RCCL trace. */
+ * when the trace names no release), and says so. On one MI300X node RCCL's MSCCL scheduler
+ * comes first (allpairs.c): 1 KiB (256 floats, a multiple of the LL file's 256 chunks) and
+ * 4 MiB run its all-pairs files; 256 MiB is past them, where the tuning model (tuning_model_5,
+ * see test-nccl-model /nccl-model/rccl/mi300x-one-node) takes ring/Simple. An NVIDIA topology
+ * keeps collsim's fastest for an RCCL trace. */
 static void
 test_pick_rccl_model(void)
 {
@@ -398,18 +399,83 @@ test_pick_rccl_model(void)
     g_assert_true(r->nccl_picks);
     g_assert_true(g_str_has_prefix(r->picker, "RCCL 2.26's tuning model (trace: RCCL"));
     g_assert_cmpstr(n->picker, ==, "RCCL 2.26's tuning model (trace: RCCL 2.27.7)");
-    const char *const want[][2] = { { "ring", "LL" }, { "ring", "Simple" }, { "ring", "Simple" } };
+    const char *const want[][2]
+        = { { "allpairs", "LL" }, { "allpairs", "Simple" }, { "ring", "Simple" } };
     g_assert_cmpuint(r->rows->len, ==, G_N_ELEMENTS(want));
     for (guint i = 0; i < r->rows->len; i++) {
         const CsValidateRow *row = &g_array_index(r->rows, CsValidateRow, i);
+        g_assert_true(row->nccl_picked);
         g_assert_cmpstr(row->algo, ==, want[i][0]);
         g_assert_cmpstr(row->proto, ==, want[i][1]);
     }
-    assert_rows_picked(r, topo, "rccl", CS_NCCL_ALL_ALGOS);
+    /* The row past MSCCL's files is the tuning model's own pick. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsNcclModel) rccl = cs_nccl_model_new_for_topo(topo, r->nranks, "rccl", &error);
+    g_assert_no_error(error);
+    CsNcclPrediction pick;
+    g_assert_true(cs_nccl_model_pick_among(rccl, CS_OP_ALL_REDUCE, 268435456, CS_NCCL_ALL_ALGOS,
+                                           CS_NCCL_ALL_PROTOS, &pick));
+    g_assert_cmpstr(cs_nccl_algo_collsim_name(pick.algo), ==, "ring");
 
     g_autoptr(CsTopo) nvidia = cs_topo_load("dgx-h100x8", NULL);
     g_autoptr(CsValidateReport) f = validate_with(nvidia, trace, CS_PICK_AUTO);
     g_assert_cmpstr(f->picker, ==, "collsim's fastest");
+}
+
+/* RCCL's MSCCL scheduler takes an all-pairs file only for an element count that is a multiple
+ * of the file's chunks per loop and a size inside its range (msccl_lifecycle.cc): 8 B
+ * (2 floats) and 32 MiB stay with the tuning model's ring, 1 KiB and 16 MiB run all-pairs, and
+ * only on one node of 8 AMD GPUs on an xGMI mesh. */
+static void
+test_pick_rccl_msccl_rule(void)
+{
+    g_autoptr(CsTopo) mi300x = cs_topo_load("mi300x-x8-xgmi", NULL);
+    g_autoptr(CsTopo) nvidia = cs_topo_load("dgx-h100x8", NULL);
+    g_autoptr(CsTopo) pollara = cs_topo_load("mi355x-x8-2n-pollara", NULL);
+    g_assert_nonnull(mi300x);
+    g_assert_nonnull(nvidia);
+    g_assert_nonnull(pollara);
+    /* The files' channels: LL 4 to 64 KiB, then 8. */
+    const struct {
+        gint64 bytes;
+        const char *algo;
+        int channels;
+    } cases[] = { { 8, "ring", 0 },          { 1024, "allpairs", 4 },     { 65536, "allpairs", 4 },
+                  { 65540, "ring", 0 }, /* 16385 floats: no multiple of 512 */
+                  { 131072, "allpairs", 8 }, { 16777216, "allpairs", 8 }, { 33554432, "ring", 0 } };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        CsPredictOptions options;
+        cs_predict_options_init(&options);
+        options.pick = CS_PICK_AUTO;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsNcclModel) rccl = cs_nccl_model_new_for_topo(mi300x, 8, "rccl", &error);
+        g_assert_no_error(error);
+        options.nccl = rccl;
+        CsPrediction p;
+        g_assert_true(cs_predict_best(mi300x, CS_OP_ALL_REDUCE, cases[i].bytes, NULL, -1, &options,
+                                      &p, &error));
+        g_assert_no_error(error);
+        g_assert_cmpstr(p.algo->name, ==, cases[i].algo);
+        g_assert_true(p.nccl_picked);
+        if (cases[i].channels > 0)
+            g_assert_cmpint(p.n_channels, ==, cases[i].channels);
+    }
+    /* Not a one-node xGMI mesh of AMD GPUs: no MSCCL. */
+    for (int k = 0; k < 2; k++) {
+        const CsTopo *topo = k == 0 ? nvidia : pollara;
+        CsPredictOptions options;
+        cs_predict_options_init(&options);
+        options.pick = CS_PICK_AUTO;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(CsNcclModel) model = cs_nccl_model_new_for_topo(topo, cs_topo_n_ranks(topo),
+                                                                  k == 0 ? "nccl" : "rccl", &error);
+        g_assert_no_error(error);
+        options.nccl = model;
+        CsPrediction p;
+        g_assert_true(
+            cs_predict_best(topo, CS_OP_ALL_REDUCE, 1048576, NULL, -1, &options, &p, &error));
+        g_assert_cmpstr(p.algo->name, !=, "allpairs");
+    }
 }
 
 /* ---- Where a smaller trace's ranks ran ---- */
@@ -788,6 +854,7 @@ main(int argc, char **argv)
     g_test_add_func("/validate/pick/fastest-default-protocols",
                     test_pick_fastest_default_protocols);
     g_test_add_func("/validate/pick/rccl-model", test_pick_rccl_model);
+    g_test_add_func("/validate/pick/rccl-msccl-rule", test_pick_rccl_msccl_rule);
     g_test_add_func("/validate/pick/within-nccl-algo", test_pick_within_nccl_algo);
     g_test_add_func("/validate/pick/no-nccl-model", test_pick_no_nccl_model);
     g_test_add_func("/validate/pick/nvls-disabled", test_pick_nvls_disabled);

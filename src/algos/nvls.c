@@ -261,10 +261,10 @@ nvls_build(const CsAlgoArgs *args, GError **error)
                     gint64 bytes = CLAMP(shard_len[x] - i * chunk_el, 0, chunk_el) * es;
                     blocks[x] = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
                 }
-                cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, TRUE);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, TRUE, 0);
                 for (int x = 0; x < p; x++)
                     blocks[x].src_buf = CS_BUF_OUTPUT;
-                cs_pipetree_direct_all_gather(sink, c, m, p, blocks, i + 2, (int)i, TRUE);
+                cs_pipetree_direct_all_gather(sink, c, m, p, blocks, i + 2, (int)i, TRUE, 0);
             }
             continue;
         }
@@ -284,13 +284,13 @@ nvls_build(const CsAlgoArgs *args, GError **error)
                         = (CsBlockMove){ CS_BUF_INPUT, off, CS_BUF_OUTPUT, x * bb + off, bytes };
             }
             if (args->op == CS_OP_REDUCE_SCATTER) {
-                cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, TRUE);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, TRUE, 0);
                 continue;
             }
             for (int x = 0; x < p; x++)
                 cs_step_sink_step(sink, x, i, c, CS_STEP_COPY, -1, -1, CS_BUF_INPUT, off,
                                   CS_BUF_OUTPUT, x * bb + off, bytes, (int)i);
-            cs_pipetree_direct_all_gather(sink, c, m, p, blocks, i, (int)i, TRUE);
+            cs_pipetree_direct_all_gather(sink, c, m, p, blocks, i, (int)i, TRUE, 0);
         }
     }
     cs_step_sink_flush(sink, sched);

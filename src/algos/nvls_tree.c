@@ -166,7 +166,7 @@ nvls_tree_build(const CsAlgoArgs *args, GError **error)
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank(domains, g, x);
-                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, TRUE);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, TRUE, 0);
             }
             for (int j = 0; j < l; j++) {
                 CsTreeRegion region = {
@@ -187,7 +187,7 @@ nvls_tree_build(const CsAlgoArgs *args, GError **error)
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank(domains, g, x);
                 cs_pipetree_direct_all_gather(sink, c, m, l, blocks, i + 3 + 2 * height, (int)i,
-                                              TRUE);
+                                              TRUE, 0);
             }
         }
     }

@@ -875,12 +875,22 @@ direct_step(CsStepSink *sink, int rank, gint64 time, gint64 order, int channel, 
 #define ORDER_AG(q, c) (2 * (gint64)(q) + (c) % 2)
 #define ORDER_RS(q, c) (2 * (gint64)(q) + 1 - (c) % 2)
 
+/* The distance a direct phase's @j-th peer (1 .. k - 1) lies at: j itself, or with @rotate
+ * the distances taken from 1 + rotate % (k - 1) on, wrapping (so that channels with
+ * different rotations start on different links). Sender and receiver of one connection
+ * give its message the same j, so both ends keep one order. */
+static int
+visit_distance(int j, int k, int rotate)
+{
+    return 1 + (j - 1 + rotate % (k - 1)) % (k - 1);
+}
+
 /* In the switch, the messages into member h are one ld_reduce: the one from h - 1 (q = 1)
  * leads it and also brings h's own copy to the switch, the others share its last hop. */
 void
 cs_pipetree_direct_reduce_scatter(CsStepSink *sink, int channel, const int *m, int k,
                                   const CsBlockMove *blocks, gint64 time, int chunk,
-                                  gboolean in_switch)
+                                  gboolean in_switch, int rotate)
 {
     if (k == 1) {
         const CsBlockMove *b = &blocks[0];
@@ -891,19 +901,21 @@ cs_pipetree_direct_reduce_scatter(CsStepSink *sink, int channel, const int *m, i
     }
     for (int x = 0; x < k; x++) {
         const CsBlockMove *own = &blocks[x];
-        for (int q = 1; q < k; q++) {
+        for (int j = 1; j < k; j++) {
+            const int q = visit_distance(j, k, rotate);
             const CsBlockMove *b = &blocks[(x + q) % k];
             guint8 flags = !in_switch ? 0
-                           : q == 1   ? CS_STEP_FLAG_REDUCE_SELF
+                           : j == 1   ? CS_STEP_FLAG_REDUCE_SELF
                                       : CS_STEP_FLAG_SHARED_LAST_HOP;
-            direct_step(sink, m[x], time, ORDER_RS(q, channel), channel, CS_STEP_SEND, -1,
+            direct_step(sink, m[x], time, ORDER_RS(j, channel), channel, CS_STEP_SEND, -1,
                         m[(x + q) % k], b->src_buf, b->src_off, b->src_buf, b->src_off, b->bytes,
                         chunk, flags);
         }
-        for (int q = 1; q < k; q++) {
-            CsBuffer src = q == 1 ? own->src_buf : own->dst_buf;
-            gint64 src_off = q == 1 ? own->src_off : own->dst_off;
-            direct_step(sink, m[x], time + 1, ORDER_RS(q, channel), channel, CS_STEP_RECV_REDUCE,
+        for (int j = 1; j < k; j++) {
+            const int q = visit_distance(j, k, rotate);
+            CsBuffer src = j == 1 ? own->src_buf : own->dst_buf;
+            gint64 src_off = j == 1 ? own->src_off : own->dst_off;
+            direct_step(sink, m[x], time + 1, ORDER_RS(j, channel), channel, CS_STEP_RECV_REDUCE,
                         m[(x + k - q) % k], -1, src, src_off, own->dst_buf, own->dst_off,
                         own->bytes, chunk, 0);
         }
@@ -914,21 +926,24 @@ cs_pipetree_direct_reduce_scatter(CsStepSink *sink, int channel, const int *m, i
  * lands on x itself, the others share its first hop. */
 void
 cs_pipetree_direct_all_gather(CsStepSink *sink, int channel, const int *m, int k,
-                              const CsBlockMove *blocks, gint64 time, int chunk, gboolean in_switch)
+                              const CsBlockMove *blocks, gint64 time, int chunk, gboolean in_switch,
+                              int rotate)
 {
     for (int x = 0; x < k; x++) {
         const CsBlockMove *own = &blocks[x];
-        for (int q = 1; q < k; q++) {
+        for (int j = 1; j < k; j++) {
+            const int q = visit_distance(j, k, rotate);
             guint8 flags = !in_switch ? 0
-                           : q == 1   ? CS_STEP_FLAG_MULTICAST_SELF
+                           : j == 1   ? CS_STEP_FLAG_MULTICAST_SELF
                                       : CS_STEP_FLAG_SHARED_FIRST_HOP;
-            direct_step(sink, m[x], time, ORDER_AG(q, channel), channel, CS_STEP_SEND, -1,
+            direct_step(sink, m[x], time, ORDER_AG(j, channel), channel, CS_STEP_SEND, -1,
                         m[(x + q) % k], own->src_buf, own->src_off, own->src_buf, own->src_off,
                         own->bytes, chunk, flags);
         }
-        for (int q = 1; q < k; q++) {
+        for (int j = 1; j < k; j++) {
+            const int q = visit_distance(j, k, rotate);
             const CsBlockMove *b = &blocks[(x + k - q) % k];
-            direct_step(sink, m[x], time + 1, ORDER_AG(q, channel), channel, CS_STEP_RECV,
+            direct_step(sink, m[x], time + 1, ORDER_AG(j, channel), channel, CS_STEP_RECV,
                         m[(x + k - q) % k], -1, b->dst_buf, b->dst_off, b->dst_buf, b->dst_off,
                         b->bytes, chunk, 0);
         }
@@ -1103,7 +1118,7 @@ cs_collnet_direct_schedule(const CsAlgoArgs *args, const CsNodeGroups *nodes, gi
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank(nodes, g, x);
-                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, nvls);
+                cs_pipetree_direct_reduce_scatter(sink, c, m, l, blocks, i, (int)i, nvls, 0);
             }
             for (int h = 0; h < heads; h++) {
                 const CsBlockMove *b = &blocks[cs_collnet_head_local(h, heads, l)];
@@ -1117,7 +1132,7 @@ cs_collnet_direct_schedule(const CsAlgoArgs *args, const CsNodeGroups *nodes, gi
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank(nodes, g, x);
-                cs_pipetree_direct_all_gather(sink, c, m, l, blocks, i + 6, (int)i, nvls);
+                cs_pipetree_direct_all_gather(sink, c, m, l, blocks, i + 6, (int)i, nvls, 0);
             }
         }
     }

@@ -181,20 +181,22 @@ typedef struct {
  * parity, the all-gather the other): on each connection their messages keep one order.
  * @in_switch:
  * the messages into each member are one in-switch reduction (NVLS ld_reduce): the first
- * carries CS_STEP_FLAG_REDUCE_SELF, the others CS_STEP_FLAG_SHARED_LAST_HOP. */
+ * carries CS_STEP_FLAG_REDUCE_SELF, the others CS_STEP_FLAG_SHARED_LAST_HOP. @rotate: the
+ * distances are visited from 1 + rotate % (k - 1) on, wrapping (0: 1 .. k-1); the orders go
+ * with the visit, so sends leave and receives are taken in the rotated order. */
 void cs_pipetree_direct_reduce_scatter(CsStepSink *sink, int channel, const int *m, int k,
                                        const CsBlockMove *blocks, gint64 time, int chunk,
-                                       gboolean in_switch);
+                                       gboolean in_switch, int rotate);
 /* All-gather among @m[0..k-1]: member x sends block x's @src to every other member, which
  * stores it in its @dst. Sends at @time, receives at @time + 1; member x sends to x+q and
  * receives from x-q, q = 1..k-1, interleaved with a reduce-scatter of the same time (see
  * above). The owner's own copy, if
  * needed, is the caller's. @in_switch: each member's sends are one multicast (NVLS
  * multimem.st): the first carries CS_STEP_FLAG_MULTICAST_SELF, the others
- * CS_STEP_FLAG_SHARED_FIRST_HOP. */
+ * CS_STEP_FLAG_SHARED_FIRST_HOP. @rotate as for the reduce-scatter. */
 void cs_pipetree_direct_all_gather(CsStepSink *sink, int channel, const int *m, int k,
                                    const CsBlockMove *blocks, gint64 time, int chunk,
-                                   gboolean in_switch);
+                                   gboolean in_switch, int rotate);
 
 /* ---- In-network reduction (SHARP) ---- */
 

@@ -14,13 +14,14 @@ extern const CsAlgo cs_algo_nvls_tree;
 extern const CsAlgo cs_algo_collnet_direct;
 extern const CsAlgo cs_algo_collnet_chain;
 extern const CsAlgo cs_algo_pat;
+extern const CsAlgo cs_algo_allpairs;
 extern const CsAlgo cs_algo_recursive_doubling;
 extern const CsAlgo cs_algo_rhd;
 extern const CsAlgo cs_algo_bruck;
 extern const CsAlgo cs_algo_pairwise;
 extern const CsAlgo cs_algo_direct;
 
-/* NCCL's algorithms first, then the MPI classics (Thakur, Rabenseifner, Gropp 2005). */
+/* NCCL's and RCCL's algorithms first, then the MPI classics (Thakur, Rabenseifner, Gropp 2005). */
 static const CsAlgo *const algos[] = {
     &cs_algo_ring,
     &cs_algo_tree,
@@ -29,6 +30,7 @@ static const CsAlgo *const algos[] = {
     &cs_algo_collnet_direct,
     &cs_algo_collnet_chain,
     &cs_algo_pat,
+    &cs_algo_allpairs,
     &cs_algo_hierarchical,
     &cs_algo_mst,
     &cs_algo_recursive_doubling,

@@ -93,6 +93,9 @@ gint64 cs_predict_nccl_chunk_bytes(const CsTopo *topo, const CsAlgo *algo, CsOp 
  * domain (predict_candidates.c). */
 gboolean cs_predict_spans_nodes(const CsTopo *topo, int nranks);
 gboolean cs_predict_spans_nvlink_domains(const CsTopo *topo, int nranks);
+/* One node of 8 AMD GPUs on single xGMI links, as RCCL's rome_model_79, which enables MSCCL
+ * (predict_channels.c). */
+gboolean cs_predict_rccl_mesh8(const CsTopo *topo, int nranks);
 /* Whether an nccl-tests run could carry @op with @proto on @algo (predict_candidates.c). */
 gboolean cs_predict_proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op,
                                         CsProto proto, gint64 size_bytes, int nranks, int release);

@@ -6,6 +6,7 @@
 
 #include "base/parallel.h"
 
+#include "algos/allpairs.h"
 #include "algos/registry.h"
 
 static const char *const pick_names[] = {
@@ -33,6 +34,40 @@ cs_pick_from_name(const char *name, CsPick *pick, GError **error)
     return FALSE;
 }
 
+/* RCCL's MSCCL scheduler, which RCCL asks before its own tuning model (ROCm/rccl 2.21.5
+ * src/collectives.cc: mscclEnqueueCheck() ahead of ncclEnqueueCheck(), NCCL_ALGO and
+ * NCCL_PROTO not read): on one node of 8 fully xGMI-connected AMD GPUs (rome_model_79's
+ * mscclEnabled, cs_predict_rccl_mesh8()) an all-reduce whose size and element count an
+ * allreduce_pairs file takes runs that file (allpairs.c). 1 with @out set, 0 where it does not
+ * apply (or collsim refuses it), -1 with @error. */
+static int
+predict_rccl_msccl(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
+                   int proto_filter, const CsPredictOptions *options, CsPrediction *out,
+                   GError **error)
+{
+    const CsAlgo *allpairs = cs_algo_lookup("allpairs", NULL);
+    const int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    CsProto proto;
+    if (op != CS_OP_ALL_REDUCE || allpairs == NULL
+        || (algo_filter != NULL && algo_filter != allpairs)
+        || g_strcmp0(cs_nccl_model_constants(options->nccl)->library, "RCCL") != 0
+        || !cs_predict_rccl_mesh8(topo, nranks)
+        || !cs_allpairs_msccl_plan(size_bytes, size_bytes / cs_dtype_size(options->dtype), nranks,
+                                   &proto, NULL)
+        || (proto_filter >= 0 && proto_filter != (int)proto))
+        return 0;
+    g_autoptr(GError) local = NULL;
+    if (cs_predict_one(topo, op, size_bytes, allpairs, proto, options, out, &local)) {
+        out->nccl_picked = TRUE;
+        return 1;
+    }
+    if (local != NULL && !is_refusal(local)) {
+        g_propagate_error(error, g_steal_pointer(&local));
+        return -1;
+    }
+    return 0;
+}
+
 /* NCCL's pick under options->nccl, simulated: 1 with @out set, 0 when NCCL has no model for
  * @op or allows nothing collsim simulates (the caller then takes the fastest), -1 with
  * @error. NCCL picks among what NCCL_ALGO (options->nccl_algo_mask, @algo_filter) and
@@ -43,6 +78,10 @@ predict_nccl_pick(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *
                   int proto_filter, const CsPredictOptions *options, CsPrediction *out,
                   GError **error)
 {
+    int msccl
+        = predict_rccl_msccl(topo, op, size_bytes, algo_filter, proto_filter, options, out, error);
+    if (msccl != 0)
+        return msccl;
     guint algos = options->nccl_algo_mask != 0 ? options->nccl_algo_mask : CS_NCCL_ALL_ALGOS;
     if (algo_filter != NULL) {
         CsNcclAlgo a;
@@ -223,7 +262,9 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             continue;
         if ((algo->ops & CS_OP_BIT(op)) == 0)
             continue;
-        if (algo_filter == NULL && !cs_predict_default_candidate(algo, op, topo, nranks, any))
+        if (algo_filter == NULL
+            && !cs_predict_default_candidate(algo, op, topo, nranks,
+                                             options != NULL && options->any_algorithm))
             continue;
         op_has_algo = TRUE;
         if (algo->supports != NULL

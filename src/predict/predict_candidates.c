@@ -82,15 +82,19 @@ cs_predict_cpu_ranks(const CsTopo *topo, int nranks)
 /* The one candidate rule of cs_predict_best() and cs_select_run() (predict.h): on GPU ranks
  * what an nccl-tests run can execute (algo_in_nccl_tests()); on CPU ranks, which an MPI
  * library runs (and collsim's mpi backend, which runs collsim's own schedules), every
- * algorithm, as Open MPI's and MPICH's collective tuning choose among recursive doubling,
- * Rabenseifner, Bruck, ring and trees; with @any_algorithm every algorithm anywhere. */
+ * algorithm but RCCL's MSCCL all-pairs, as Open MPI's and MPICH's collective tuning choose
+ * among recursive doubling, Rabenseifner, Bruck, ring and trees; with @any_algorithm every
+ * algorithm anywhere. */
 gboolean
 cs_predict_default_candidate(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks,
                              gboolean any_algorithm)
 {
     g_return_val_if_fail(algo != NULL && topo != NULL, FALSE);
-    if (any_algorithm || cs_predict_cpu_ranks(topo, nranks))
+    if (any_algorithm)
         return TRUE;
+    /* MSCCL's all-pairs is RCCL's (its pick takes it: predict_best.c), no MPI library's. */
+    if (cs_predict_cpu_ranks(topo, nranks))
+        return g_strcmp0(algo->name, "allpairs") != 0;
     return algo_in_nccl_tests(algo, op, topo, nranks);
 }
 

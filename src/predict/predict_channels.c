@@ -4,6 +4,7 @@
  * pipeline chunk NCCL's Simple rings (and RCCL's Simple trees) use. */
 #include "predict/predict-private.h"
 
+#include "algos/allpairs.h"
 #include "algos/mesh_rings.h"
 #include "algos/pipetree.h"
 
@@ -48,6 +49,20 @@ rccl_mesh8_node(const CsTopo *topo, int nranks)
 {
     return nranks == 8 && cs_topo_n_ranks(topo) == 8 && cs_topo_n_nodes(topo) == 1
            && cs_topo_full_mesh(topo, nranks);
+}
+
+static gboolean rccl_gpus(const CsTopo *topo);
+
+/**
+ * cs_predict_rccl_mesh8:
+ * Whether @nranks ranks of @topo are one node of 8 AMD GPUs fully connected by single xGMI
+ * links, the node RCCL matches to rome_model_79 (see rccl_mesh8_node()), which enables MSCCL.
+ */
+gboolean
+cs_predict_rccl_mesh8(const CsTopo *topo, int nranks)
+{
+    g_return_val_if_fail(topo != NULL, FALSE);
+    return rccl_mesh8_node(topo, nranks) && rccl_gpus(topo);
 }
 
 /* gfx950 (CDNA 4: Instinct MI350X and MI355X, AMD's CDNA 4 ISA guide) by the GPU's model. */
@@ -284,6 +299,9 @@ cs_predict_default_channels_at(const CsTopo *topo, const CsAlgo *algo, CsOp op, 
         return plan.channels;
     /* NCCL's collective algorithms (the ones models/nccl.c maps to one) run on many channels;
      * the others are MPI classics that move one message at a time per rank. */
+    /* RCCL's MSCCL files fix their channels (allpairs.c). */
+    if (g_strcmp0(algo->name, "allpairs") == 0)
+        return cs_allpairs_channels(proto, size_bytes);
     CsNcclAlgo na;
     if (!cs_nccl_algo_from_collsim(algo->name, &na))
         return 1;
