@@ -1308,8 +1308,8 @@ static const CliCase cli_cases[] = {
     { "candidates-gpu", "select --topo dgx-h100x8 --op allreduce -e 64K", 0,
       "# candidates: what an nccl-tests run can execute" },
     { "candidates-cpu", "select --topo cpu-host-shm --op allreduce -e 64K", 0,
-      "# candidates: every algorithm collsim knows (CPU ranks: an MPI library runs them, no "
-      "NCCL)" },
+      "# candidates: every algorithm collsim knows but RCCL's all-pairs (CPU ranks: an MPI "
+      "library runs them, no NCCL)" },
     { "candidates-cpu-no-nccl-pick", "select --topo eth-cpu-8n --op allreduce -e 64K", 0,
       "float, collsim engine (reservation), a range's choice kept while within the margin of "
       "the fastest\n" },

@@ -422,10 +422,31 @@ test_pick_rccl_model(void)
     g_assert_cmpstr(f->picker, ==, "collsim's fastest");
 }
 
+/* The pick on one MI300X node for @bytes of @dtype with @redop on @nranks ranks (0: all). */
+static CsPrediction
+rccl_pick_mi300x(const CsTopo *topo, gint64 bytes, CsDtype dtype, CsRedop redop, int nranks)
+{
+    CsPredictOptions options;
+    cs_predict_options_init(&options);
+    options.pick = CS_PICK_AUTO;
+    options.dtype = dtype;
+    options.redop = redop;
+    options.nranks = nranks;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsNcclModel) rccl
+        = cs_nccl_model_new_for_topo(topo, nranks > 0 ? nranks : 8, "rccl", &error);
+    g_assert_no_error(error);
+    options.nccl = rccl;
+    CsPrediction p;
+    g_assert_true(cs_predict_best(topo, CS_OP_ALL_REDUCE, bytes, NULL, -1, &options, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(p.nccl_picked);
+    return p;
+}
+
 /* RCCL's MSCCL scheduler takes an all-pairs file only for an element count that is a multiple
- * of the file's chunks per loop and a size inside its range (msccl_lifecycle.cc): 8 B
- * (2 floats) and 32 MiB stay with the tuning model's ring, 1 KiB and 16 MiB run all-pairs, and
- * only on one node of 8 AMD GPUs on an xGMI mesh. */
+ * of the file's chunks per loop and a size inside its range (msccl_lifecycle.cc), never for
+ * avg, and only on one node of 8 AMD GPUs on an xGMI mesh, all 8 in the communicator. */
 static void
 test_pick_rccl_msccl_rule(void)
 {
@@ -435,31 +456,40 @@ test_pick_rccl_msccl_rule(void)
     g_assert_nonnull(mi300x);
     g_assert_nonnull(nvidia);
     g_assert_nonnull(pollara);
-    /* The files' channels: LL 4 to 64 KiB, then 8. */
+    /* The files: LL on 4 channels to 64 KiB (256 chunks), LL on 8 to 512 KiB - 1 and Simple on
+     * 8 to 16 MiB (512 chunks). */
     const struct {
         gint64 bytes;
         const char *algo;
+        const char *proto;
         int channels;
-    } cases[] = { { 8, "ring", 0 },          { 1024, "allpairs", 4 },     { 65536, "allpairs", 4 },
-                  { 65540, "ring", 0 }, /* 16385 floats: no multiple of 512 */
-                  { 131072, "allpairs", 8 }, { 16777216, "allpairs", 8 }, { 33554432, "ring", 0 } };
+    } cases[] = {
+        { 8, "ring", NULL, 0 },
+        { 1024, "allpairs", "LL", 4 },
+        { 65536, "allpairs", "LL", 4 },
+        { 65540, "ring", NULL, 0 }, /* 16385 floats */
+        { 66560, "ring", NULL, 0 }, /* 16640 floats: a multiple of 256, not of 512 */
+        { 131072, "allpairs", "LL", 8 },
+        { 262144, "allpairs", "LL", 8 },
+        { 524288, "allpairs", "Simple", 8 },
+        { 16777216, "allpairs", "Simple", 8 },
+        { 33554432, "ring", NULL, 0 },
+    };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        CsPredictOptions options;
-        cs_predict_options_init(&options);
-        options.pick = CS_PICK_AUTO;
-        g_autoptr(GError) error = NULL;
-        g_autoptr(CsNcclModel) rccl = cs_nccl_model_new_for_topo(mi300x, 8, "rccl", &error);
-        g_assert_no_error(error);
-        options.nccl = rccl;
-        CsPrediction p;
-        g_assert_true(cs_predict_best(mi300x, CS_OP_ALL_REDUCE, cases[i].bytes, NULL, -1, &options,
-                                      &p, &error));
-        g_assert_no_error(error);
+        CsPrediction p = rccl_pick_mi300x(mi300x, cases[i].bytes, CS_DTYPE_FLOAT, CS_REDOP_SUM, 0);
         g_assert_cmpstr(p.algo->name, ==, cases[i].algo);
-        g_assert_true(p.nccl_picked);
+        if (cases[i].proto != NULL)
+            g_assert_cmpstr(cs_proto_name(p.proto), ==, cases[i].proto);
         if (cases[i].channels > 0)
             g_assert_cmpint(p.n_channels, ==, cases[i].channels);
     }
+    /* 1 KiB of doubles is 128 elements; avg never runs MSCCL; nor does a communicator of 4. */
+    g_assert_cmpstr(rccl_pick_mi300x(mi300x, 1024, CS_DTYPE_DOUBLE, CS_REDOP_SUM, 0).algo->name, ==,
+                    "ring");
+    g_assert_cmpstr(rccl_pick_mi300x(mi300x, 1024, CS_DTYPE_FLOAT, CS_REDOP_AVG, 0).algo->name, ==,
+                    "ring");
+    g_assert_cmpstr(rccl_pick_mi300x(mi300x, 4096, CS_DTYPE_FLOAT, CS_REDOP_SUM, 4).algo->name, !=,
+                    "allpairs");
     /* Not a one-node xGMI mesh of AMD GPUs: no MSCCL. */
     for (int k = 0; k < 2; k++) {
         const CsTopo *topo = k == 0 ? nvidia : pollara;

@@ -882,11 +882,13 @@ direct_step(CsStepSink *sink, int rank, gint64 time, gint64 order, int channel, 
 static int
 visit_distance(int j, int k, int rotate)
 {
+    g_return_val_if_fail(rotate >= 0, j);
     return 1 + (j - 1 + rotate % (k - 1)) % (k - 1);
 }
 
-/* In the switch, the messages into member h are one ld_reduce: the one from h - 1 (q = 1)
- * leads it and also brings h's own copy to the switch, the others share its last hop. */
+/* In the switch, the messages into member h are one ld_reduce: the first visited (from h - 1
+ * unrotated) leads it and also brings h's own copy to the switch, the others share its last
+ * hop. */
 void
 cs_pipetree_direct_reduce_scatter(CsStepSink *sink, int channel, const int *m, int k,
                                   const CsBlockMove *blocks, gint64 time, int chunk,

@@ -348,8 +348,9 @@ set_headers(CsReport *report, const CsTopo *topo, int nranks, const RunOptions *
                                  "engine (see the table after the block)",
                                  picker);
     else if (cs_predict_cpu_ranks(topo, nranks))
-        choice = g_strdup("the fastest per size among every algorithm collsim knows (CPU ranks: "
-                          "an MPI library runs them; see the table after the block)");
+        choice = g_strdup("the fastest per size among every algorithm collsim knows but RCCL's "
+                          "all-pairs (CPU ranks: an MPI library runs them; see the table after "
+                          "the block)");
     else
         choice = g_strdup("the fastest per size among what NCCL runs (see the table after the "
                           "block)");

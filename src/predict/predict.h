@@ -50,7 +50,8 @@ typedef struct {
     gboolean any_algorithm;        /* cs_predict_best without a filter: FALSE (default) weighs
                                     * the candidates of cs_predict_default_candidate() (on GPU
                                     * ranks what an nccl-tests run can execute, on CPU ranks every
-                                    * algorithm), TRUE every registered algorithm */
+                                    * algorithm but RCCL's all-pairs), TRUE every registered
+                                    * algorithm */
     CsPick pick;                   /* see CsPick; default CS_PICK_FASTEST */
     const CsNcclModel *nccl;       /* (nullable) NCCL's model for CS_PICK_NCCL / CS_PICK_AUTO */
     guint nccl_algo_mask;          /* the algorithms NCCL may pick (1 << CsNcclAlgo), as NCCL_ALGO
@@ -179,7 +180,8 @@ gboolean cs_predict_cpu_ranks(const CsTopo *topo, int nranks);
  * and PAT for all-gather and reduce-scatter; ring, tree, NVLS, NVLSTree and CollNet for
  * all-reduce; grouped send/recv, "direct", for scatter, gather and all-to-all), carried by the
  * protocol NCCL's p2p plan takes for grouped send/recv; on CPU ranks, which an MPI library
- * runs, every algorithm and protocol; with @any_algorithm (--any-algorithm) every one. The
+ * runs, every algorithm but RCCL's MSCCL all-pairs, with every protocol; with @any_algorithm
+ * (--any-algorithm) every one. The
  * algorithm's own supports() still decides whether the machine allows it. */
 gboolean cs_predict_default_candidate(const CsAlgo *algo, CsOp op, const CsTopo *topo, int nranks,
                                       gboolean any_algorithm);

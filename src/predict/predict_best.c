@@ -35,11 +35,14 @@ cs_pick_from_name(const char *name, CsPick *pick, GError **error)
 }
 
 /* RCCL's MSCCL scheduler, which RCCL asks before its own tuning model (ROCm/rccl 2.21.5
- * src/collectives.cc: mscclEnqueueCheck() ahead of ncclEnqueueCheck(), NCCL_ALGO and
- * NCCL_PROTO not read): on one node of 8 fully xGMI-connected AMD GPUs (rome_model_79's
- * mscclEnabled, cs_predict_rccl_mesh8()) an all-reduce whose size and element count an
- * allreduce_pairs file takes runs that file (allpairs.c). 1 with @out set, 0 where it does not
- * apply (or collsim refuses it), -1 with @error. */
+ * src/collectives.cc: mscclEnqueueCheck() ahead of ncclEnqueueCheck()): on one node of 8 fully
+ * xGMI-connected AMD GPUs (rome_model_79's mscclEnabled, cs_predict_rccl_mesh8()) an
+ * all-reduce whose size (count x type size) and element count an allreduce_pairs file takes
+ * runs that file (allpairs.c), except with the avg operator (msccl_lifecycle.cc: no MSCCL for
+ * op >= ncclAvg). RCCL reads neither NCCL_ALGO nor NCCL_PROTO there; collsim treats a forced
+ * algorithm or protocol (--algo, --proto, a trace's NCCL_ALGO/NCCL_PROTO) as forcing the
+ * choice, so a forced one other than the file's keeps MSCCL out. 1 with @out set, 0 where it
+ * does not apply (or collsim refuses it), -1 with @error. */
 static int
 predict_rccl_msccl(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
                    int proto_filter, const CsPredictOptions *options, CsPrediction *out,
@@ -47,13 +50,14 @@ predict_rccl_msccl(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo 
 {
     const CsAlgo *allpairs = cs_algo_lookup("allpairs", NULL);
     const int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
+    const int es = cs_dtype_size(options->dtype);
+    const gint64 count = size_bytes / es;
     CsProto proto;
-    if (op != CS_OP_ALL_REDUCE || allpairs == NULL
+    if (op != CS_OP_ALL_REDUCE || options->redop == CS_REDOP_AVG || allpairs == NULL
         || (algo_filter != NULL && algo_filter != allpairs)
         || g_strcmp0(cs_nccl_model_constants(options->nccl)->library, "RCCL") != 0
         || !cs_predict_rccl_mesh8(topo, nranks)
-        || !cs_allpairs_msccl_plan(size_bytes, size_bytes / cs_dtype_size(options->dtype), nranks,
-                                   &proto, NULL)
+        || !cs_allpairs_msccl_plan(count * es, count, nranks, &proto, NULL)
         || (proto_filter >= 0 && proto_filter != (int)proto))
         return 0;
     g_autoptr(GError) local = NULL;
@@ -239,7 +243,8 @@ cs_predict_best(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *al
             return found_pick > 0;
     }
     nranks = options != NULL && options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
-    /* On CPU ranks every algorithm and protocol is a candidate (cs_predict_default_candidate). */
+    /* On CPU ranks every protocol is a candidate, and every algorithm but RCCL's all-pairs
+     * (cs_predict_default_candidate). */
     gboolean any
         = (options != NULL && options->any_algorithm) || cs_predict_cpu_ranks(topo, nranks);
     const guint allowed_protos = cs_predict_unforced_protos(topo, options);

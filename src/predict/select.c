@@ -926,10 +926,10 @@ granularity(CsOp op, CsDtype dtype, int nranks)
 }
 
 /* Collsim's candidates for @op: the algorithms collsim run weighs by default
- * (cs_predict_default_candidate(): NCCL's on GPU ranks, every one on CPU ranks, every one
- * with @any_algorithm) that serve it here, with every protocol the GPUs' library picks from
- * by default (the topology's default_protocols; the predictor refuses illegal protocols, and
- * simulate() those NCCL's p2p plan does not take, size by size). */
+ * (cs_predict_default_candidate(): NCCL's on GPU ranks, every one but RCCL's all-pairs on CPU
+ * ranks, every one with @any_algorithm) that serve it here, with every protocol the GPUs' library
+ * picks from by default (the topology's default_protocols; the predictor refuses illegal protocols,
+ * and simulate() those NCCL's p2p plan does not take, size by size). */
 static GArray *
 collsim_candidates(const CsTopo *topo, CsOp op, int nranks, const CsNcclModel *nccl,
                    gboolean any_algorithm)

@@ -18,7 +18,8 @@ candidates_text(const CsSelection *sel)
     if (sel->any_algorithm)
         return "every algorithm collsim knows (--any-algorithm)";
     if (sel->mpi)
-        return "every algorithm collsim knows (CPU ranks: an MPI library runs them, no NCCL)";
+        return "every algorithm collsim knows but RCCL's all-pairs (CPU ranks: an MPI library "
+               "runs them, no NCCL)";
     return "what an nccl-tests run can execute (NCCL's algorithms; --any-algorithm weighs "
            "every one)";
 }
