@@ -109,7 +109,13 @@ printf '   (crossovers and ranges)\n'
 
 # Every algorithm side by side (`run --all`: one block per algorithm x protocol), best protocol
 # per algorithm, from the CSV output. The latency-optimal ones lead in the first columns, the
-# bandwidth-optimal ones in the last.
+# bandwidth-optimal ones in the last. All-pairs (every rank sends each peer its share at once,
+# reduces its own, then sends the sum to every peer: RCCL runs it on 8 fully connected MI300X)
+# leads almost everywhere: 2 rounds, and on a non-blocking switch a ring's bytes. That holds
+# because the engine lets a rank's 7 messages leave back to back, paying alpha as latency; in
+# the one-port textbook model (`--textbook`, each message pays alpha on its sender) it pays 14
+# alphas and loses to recursive doubling's 3 (1 KiB: 312 against 69 us). No MPI library has it,
+# which is why `select` on CPU ranks leaves it out (above).
 printf '\n$ collsim run --topo eth-cpu-8n --op allreduce --all -b 1K -e 64M -f 16 --format csv'
 printf '   (best protocol per algorithm, time in us)\n'
 "$COLLSIM" run --topo eth-cpu-8n --op allreduce --all -b 1K -e 64M -f 16 --format csv |
