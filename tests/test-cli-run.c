@@ -401,6 +401,14 @@ test_pick_rccl_default(void)
     g_assert_nonnull(strstr(rd.out, "RCCL's pick per size (its tuning model)"));
     g_assert_nonnull(strstr(rd.out, "\n#    2097152  allpairs   Simple "));
     g_assert_nonnull(strstr(rd.out, "\n#          8  ring       LL "));
+    /* The library's pick runs too: at 32 KiB all-pairs beats every candidate, and the fastest
+     * column says "(same)" instead of a slower choice with a negative gain. */
+    g_assert_nonnull(strstr(rd.out, "\n#      32768  allpairs   LL             4 "));
+    const char *row = strstr(rd.out, "\n#      32768  allpairs ");
+    const char *end = row != NULL ? strchr(row + 1, '\n') : NULL;
+    g_assert_nonnull(end);
+    g_autofree char *line = g_strndup(row, end - row);
+    g_assert_nonnull(strstr(line, "(same)"));
     g_autoptr(CsTrace) td = trace_of(&rd);
     g_autoptr(CsTrace) tr = trace_of(&rr);
     g_assert_cmpuint(cs_trace_n_rows(td), ==, cs_trace_n_rows(tr));

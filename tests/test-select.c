@@ -300,6 +300,30 @@ check_validated_margins(const CsSelection *sel, const char *topo_name, const cha
     }
 }
 
+/* The MSCCL note is the all-reduce's on one node of 8 AMD GPUs on an xGMI mesh under RCCL's
+ * pick: not on an NVIDIA node, not for all-gather alone. */
+static gboolean
+selection_notes_msccl(const char *topo_name, guint ops)
+{
+    g_autoptr(CsTopo) topo = load(topo_name);
+    CsSelectOptions o;
+    cs_select_options_init(&o);
+    o.ops = ops;
+    o.max_bytes = 4 << 10;
+    g_autoptr(CsSelection) sel = run_select(topo, &o);
+    g_autofree char *json = cs_selection_to_json(sel);
+    return strstr(json, "RCCL's MSCCL scheduler") != NULL;
+}
+
+static void
+test_rccl_msccl_note(void)
+{
+    g_test_summary("select says where RCCL's MSCCL takes the all-reduce whatever the table says");
+    g_assert_true(selection_notes_msccl("mi300x-x8-xgmi", CS_OP_BIT(CS_OP_ALL_REDUCE)));
+    g_assert_false(selection_notes_msccl("mi300x-x8-xgmi", CS_OP_BIT(CS_OP_ALL_GATHER)));
+    g_assert_false(selection_notes_msccl("dgx-h100x8", CS_OP_BIT(CS_OP_ALL_REDUCE)));
+}
+
 static void
 test_margin_by_class(void)
 {
@@ -1321,6 +1345,15 @@ static const CliCase cli_cases[] = {
       "--any-algorithm weighs every algorithm; --nccl-only keeps NCCL's" },
     { "candidates-any-nccl-model", "select --topo dgx-h100x8 --any-algorithm --model nccl", 2,
       "--any-algorithm needs collsim's engine" },
+    /* On AMD GPUs the baseline is RCCL's own pick, as collsim run's, and on one xGMI node the
+     * selection says which all-reduces RCCL's MSCCL takes whatever the table says. */
+    { "rccl-baseline", "select --topo mi300x-x8-xgmi --op allreduce -e 64K", 0,
+      "RCCL 2.26's pick unless collsim's gains more than the margin" },
+    { "rccl-msccl-note", "select --topo mi300x-x8-xgmi --op allreduce -e 64K", 0,
+      "# allreduce: RCCL's MSCCL scheduler runs its all-pairs files on this node from 1 KiB to "
+      "16 MiB" },
+    { "rccl-msccl-note-json", "select --topo mi300x-x8-xgmi --op allreduce -e 64K --emit json", 0,
+      "RCCL's MSCCL scheduler runs its all-pairs files" },
 };
 
 static void
@@ -1799,6 +1832,7 @@ main(int argc, char **argv)
         g_test_add_data_func(path, &cli_cases[i], test_cli);
     }
     g_test_add_func("/select/cli/output-file", test_cli_output_file);
+    g_test_add_func("/select/rccl/msccl-note", test_rccl_msccl_note);
     g_test_add_func("/select/shapes/placement", test_shape_placement);
     g_test_add_func("/select/shapes/own-topology", test_shape_sees_topology);
     g_test_add_func("/select/shapes/equal-single-runs", test_shapes_equal_single_runs);

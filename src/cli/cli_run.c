@@ -430,8 +430,15 @@ sizes_job_item(guint i, gpointer data)
         return;
     if (j->fastest_opts != NULL
         && !cs_predict_best(j->topo, j->op, size, j->algo, j->proto, j->fastest_opts,
-                            &j->fastest[i], &j->errors[i]))
+                            &j->fastest[i], &j->errors[i])) {
         g_prefix_error(&j->errors[i], "collsim's fastest choice beside it: ");
+        return;
+    }
+    /* The library's own pick runs too, also where it is none of the candidates (RCCL's MSCCL
+     * all-pairs): the fastest is never slower than it. */
+    if (j->fastest_opts != NULL && j->pred[i].nccl_picked
+        && j->pred[i].time_us < j->fastest[i].time_us)
+        j->fastest[i] = j->pred[i];
 }
 
 /* Size @i's slots, for the other ranks of a study: its error, or its prediction(s). */

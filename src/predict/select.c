@@ -39,6 +39,8 @@
 
 #include "predict/select-private.h"
 
+#include "predict/predict-private.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -1138,6 +1140,27 @@ count_nodes(const CsTopo *topo, int nranks, const int *ranks)
     return cs_nccl_nodes(topo, nranks, ranks, NULL, NULL);
 }
 
+/* On one node of 8 AMD GPUs on an xGMI mesh, RCCL's MSCCL scheduler takes the all-reduces its
+ * all-pairs files cover before NCCL_ALGO, NCCL_PROTO or a tuner plugin is read (allpairs.c,
+ * predict_best.c): an all-reduce table cannot change what RCCL runs there, and the selection
+ * says so. */
+static void
+note_rccl_msccl(CsSelection *sel, const CsTopo *topo, const CsSelectOptions *o, int nranks)
+{
+    if ((o->ops & CS_OP_BIT(CS_OP_ALL_REDUCE)) == 0 || sel->nccl == NULL
+        || g_strcmp0(cs_nccl_model_constants(sel->nccl)->library, "RCCL") != 0
+        || !cs_predict_rccl_mesh8(topo, nranks))
+        return;
+    g_autofree char *from = cs_units_format_size(256 * (gint64)cs_dtype_size(o->predict.dtype));
+    g_autofree char *line = g_strdup_printf(
+        "allreduce: RCCL's MSCCL scheduler runs its all-pairs files on this node from %s to 16 MiB "
+        "(element counts a multiple of 256, of 512 above 64 KiB; not avg) before NCCL_ALGO, "
+        "NCCL_PROTO or a tuner plugin is read: there the table does not change what RCCL runs "
+        "(collsim's allpairs; docs/rccl-model.md)",
+        from);
+    cs_selection_add_note(sel, line);
+}
+
 static CsSelection *
 run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GError **error)
 {
@@ -1206,8 +1229,11 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
     sel->compare_spec = g_strdup(compare_spec);
     sel->ops = g_ptr_array_new_with_free_func(op_result_free);
 
-    /* NCCL's model: the selection's model, or what NCCL implements and picks. */
-    const char *spec = o->nccl_spec != NULL ? o->nccl_spec : compare_spec;
+    /* NCCL's model: the selection's model, or what NCCL implements and picks; by default the
+     * library that runs on these GPUs (RCCL's own on AMD GPUs, as collsim run picks). */
+    const char *spec = o->nccl_spec != NULL   ? o->nccl_spec
+                       : compare_spec != NULL ? compare_spec
+                                              : cs_nccl_default_spec(topo, nranks);
     sel->nccl = cs_nccl_model_new_for_topo(topo, nranks, spec, error);
     if (sel->nccl == NULL)
         return NULL;
@@ -1336,6 +1362,7 @@ run(const CsTopo *topo, const CsSelectOptions *o, const char *compare_spec, GErr
                     "reduce, allgather, reducescatter and allreduce)");
         return NULL;
     }
+    note_rccl_msccl(sel, topo, o, nranks);
     sel->seconds = (g_get_monotonic_time() - t0) / 1e6;
     g_debug("select: %d simulations in %.3f s", sel->n_sims, sel->seconds);
     return g_steal_pointer(&sel);
