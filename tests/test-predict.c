@@ -41,6 +41,7 @@ static const int pow2_p[] = { 2, 4, 8, 16, 0 };
  * to powers of two. */
 static const FormCase form_cases[] = {
     { "ring", CS_OP_ALL_REDUCE, any_p },
+    { "allpairs", CS_OP_ALL_REDUCE, any_p },
     { "ring", CS_OP_ALL_GATHER, any_p },
     { "ring", CS_OP_REDUCE_SCATTER, any_p },
     { "mst", CS_OP_BROADCAST, any_p },

@@ -360,6 +360,10 @@ cs_alpha_beta_sendrecv(int nranks, double n_bytes, double alpha_s, double bw_Bps
 static const CsAlphaBetaForm forms[] = {
     { "ring", CS_OP_ALL_REDUCE, "2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma", "PY09; C07",
       cs_alpha_beta_ring_allreduce },
+    /* A pairwise-exchange reduce-scatter, then its all-gather: one port sends a phase's P-1
+     * blocks in turn, so all-pairs costs what the ring does (the engine overlaps their alphas). */
+    { "allpairs", CS_OP_ALL_REDUCE, "2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma",
+      "TRG05 4.5, 4.1", cs_alpha_beta_ring_allreduce },
     { "ring", CS_OP_ALL_GATHER, "(P-1) alpha + (P-1)/P n beta", "TRG05 4.1",
       cs_alpha_beta_ring_allgather },
     { "ring", CS_OP_REDUCE_SCATTER, "(P-1) alpha + (P-1)/P n beta + (P-1)/P n gamma", "C07",
