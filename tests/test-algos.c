@@ -256,7 +256,8 @@ test_step_chunk(void)
 }
 
 /* A loop is every part of every channel one chunk further: a ring cuts a channel's data per
- * rank, NVLS per head (every GPU of its domain), a tree not at all. A loop too large (a
+ * rank (its broadcast and reduce not at all), NVLS per head (every GPU of its domain), a tree
+ * not at all. A loop too large (a
  * tree's counted per rank: 16 GiB on 1,024 ranks) would keep any size from being extended. */
 static void
 test_loop_bytes(void)
@@ -279,6 +280,13 @@ test_loop_bytes(void)
     /* Two domains of 8 heads each. */
     g_assert_cmpint(cs_algo_loop_bytes(nvls_tree, &args), ==,
                     8 * 32 * cs_algo_step_chunk(nvls_tree, &args));
+    /* A ring's broadcast and reduce are chains: a channel's share crosses them chunk after
+     * chunk, not cut per rank (counted per rank, a loop of 16 GiB on 1,024 ranks kept every
+     * size of them from being extended). */
+    for (int k = 0; k < 2; k++) {
+        args.op = k == 0 ? CS_OP_BROADCAST : CS_OP_REDUCE;
+        g_assert_cmpint(cs_algo_loop_bytes(ring, &args), ==, 32 * cs_algo_step_chunk(ring, &args));
+    }
 }
 #endif
 

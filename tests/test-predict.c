@@ -1465,6 +1465,43 @@ test_extrapolation(void)
     g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 0.01);
 }
 
+/* A ring broadcast or reduce on 2 nodes is a chain of 16 ranks that fills in 15 hops and then
+ * moves one chunk per channel per step. A broadcast of 128 MiB (LL: 128 loops of 32 channels x
+ * 32 KiB; 8 loops, too few to extend, when a loop was counted per rank) and a reduce of 1 GiB
+ * (whose windows reach one line later) are extended from windows on their line and land on
+ * the whole replay to a thousandth of a percent (4 GiB on 16 nodes, every protocol: equal to
+ * the picosecond, docs/performance.md). */
+static void
+test_extend_ring_chain(void)
+{
+    g_test_summary("A ring broadcast and reduce extend from their chain's own loops, equal to "
+                   "the whole replay.");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(CsTopo) topo = cs_topo_load("hgx-h100x8-2n", &error);
+    g_assert_no_error(error);
+    const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const struct {
+        CsOp op;
+        gint64 bytes;
+    } cases[] = { { CS_OP_BROADCAST, (gint64)128 << 20 }, { CS_OP_REDUCE, (gint64)1 << 30 } };
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        CsPredictOptions opt;
+        cs_predict_options_init(&opt);
+        CsPrediction fast;
+        CsPrediction exact;
+        g_assert_true(cs_predict_one(topo, cases[k].op, cases[k].bytes, ring, CS_PROTO_LL, &opt,
+                                     &fast, &error));
+        g_assert_no_error(error);
+        g_assert_true(fast.extrapolated);
+        opt.exact = TRUE;
+        g_assert_true(cs_predict_one(topo, cases[k].op, cases[k].bytes, ring, CS_PROTO_LL, &opt,
+                                     &exact, &error));
+        g_assert_no_error(error);
+        g_assert_false(exact.extrapolated);
+        g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 1e-5);
+    }
+}
+
 /* The windows a large size is extended from lie on a grid of 8 x 2^k loops. Setup: 4 GiB
  * NVLS all-reduce, Simple, on dgx-h100x4 (16 channels x 4 heads x NCCL's 128 KiB chunk: 8 MiB
  * a loop). The windows 128 MiB - 512 MiB and 256 MiB - 1 GiB are still filling the pipeline
@@ -1871,6 +1908,7 @@ main(int argc, char **argv)
     g_test_add_func("/predict/one/zero-time", test_zero_time);
     g_test_add_func("/predict/one/extrapolation", test_extrapolation);
     g_test_add_func("/predict/one/extrapolation-grid", test_extrapolation_grid);
+    g_test_add_func("/predict/one/extrapolation-ring-chain", test_extend_ring_chain);
     g_test_add_func("/predict/one/point-cache", test_point_cache);
     g_test_add_func("/predict/one/point-cache-sweep", test_point_cache_sweep);
     g_test_add_func("/predict/one/point-cache-threads", test_point_cache_threads);

@@ -599,6 +599,16 @@ reduce_channel(const Ring *g, int root_pos, gint64 first, gint64 count, gint64 c
 
 /* ---- The algorithm ---- */
 
+/* Into how many parts a channel's share is cut, each one chunk further per loop: one per rank
+ * for the collectives that move a block per rank around the ring (ring_build), one for the
+ * chains of broadcast and reduce, whose share crosses the chain chunk after chunk
+ * (broadcast_channel(), reduce_channel()). */
+static int
+ring_parts(const CsAlgoArgs *args)
+{
+    return args->op == CS_OP_BROADCAST || args->op == CS_OP_REDUCE ? 1 : args->nranks;
+}
+
 static gboolean
 ring_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
@@ -775,6 +785,7 @@ const CsAlgo cs_algo_ring = {
     .ops = RING_OPS,
     .supports = ring_supports,
     .build = ring_build,
+    .parts = ring_parts,
     .period = ring_period,
     .bound = ring_bound,
 };
