@@ -287,6 +287,13 @@ test_loop_bytes(void)
         args.op = k == 0 ? CS_OP_BROADCAST : CS_OP_REDUCE;
         g_assert_cmpint(cs_algo_loop_bytes(ring, &args), ==, 32 * cs_algo_step_chunk(ring, &args));
     }
+    /* Grouped send/recv: a block per peer, and sendrecv's one message to one peer. */
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
+    args.op = CS_OP_ALL_TO_ALL;
+    g_assert_cmpint(cs_algo_loop_bytes(direct, &args), ==,
+                    16 * 32 * cs_algo_step_chunk(direct, &args));
+    args.op = CS_OP_SEND_RECV;
+    g_assert_cmpint(cs_algo_loop_bytes(direct, &args), ==, 32 * cs_algo_step_chunk(direct, &args));
 }
 #endif
 

@@ -1470,32 +1470,43 @@ test_extrapolation(void)
  * 32 KiB; 8 loops, too few to extend, when a loop was counted per rank) and a reduce of 1 GiB
  * (whose windows reach one line later) are extended from windows on their line and land on
  * the whole replay to a thousandth of a percent (4 GiB on 16 nodes, every protocol: equal to
- * the picosecond, docs/performance.md). */
+ * the picosecond, docs/performance.md). So is grouped send/recv, whose one peer takes a chunk
+ * per round: 256 MiB on 16 nodes (4 loops when a loop was counted per rank). */
 static void
 test_extend_ring_chain(void)
 {
-    g_test_summary("A ring broadcast and reduce extend from their chain's own loops, equal to "
-                   "the whole replay.");
+    g_test_summary("A ring broadcast and reduce, and grouped send/recv, extend from their own "
+                   "loops, equal to the whole replay.");
     g_autoptr(GError) error = NULL;
     g_autoptr(CsTopo) topo = cs_topo_load("hgx-h100x8-2n", &error);
     g_assert_no_error(error);
+    g_autoptr(CsTopo) sixteen = cs_topo_load("hgx-h100x8-16n", &error);
+    g_assert_no_error(error);
     const CsAlgo *ring = cs_algo_lookup("ring", NULL);
+    const CsAlgo *direct = cs_algo_lookup("direct", NULL);
     const struct {
+        const CsTopo *topo;
+        const CsAlgo *algo;
         CsOp op;
+        CsProto proto;
         gint64 bytes;
-    } cases[] = { { CS_OP_BROADCAST, (gint64)128 << 20 }, { CS_OP_REDUCE, (gint64)1 << 30 } };
+    } cases[] = {
+        { topo, ring, CS_OP_BROADCAST, CS_PROTO_LL, (gint64)128 << 20 },
+        { topo, ring, CS_OP_REDUCE, CS_PROTO_LL, (gint64)1 << 30 },
+        { sixteen, direct, CS_OP_SEND_RECV, CS_PROTO_SIMPLE, (gint64)256 << 20 },
+    };
     for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
         CsPredictOptions opt;
         cs_predict_options_init(&opt);
         CsPrediction fast;
         CsPrediction exact;
-        g_assert_true(cs_predict_one(topo, cases[k].op, cases[k].bytes, ring, CS_PROTO_LL, &opt,
-                                     &fast, &error));
+        g_assert_true(cs_predict_one(cases[k].topo, cases[k].op, cases[k].bytes, cases[k].algo,
+                                     cases[k].proto, &opt, &fast, &error));
         g_assert_no_error(error);
         g_assert_true(fast.extrapolated);
         opt.exact = TRUE;
-        g_assert_true(cs_predict_one(topo, cases[k].op, cases[k].bytes, ring, CS_PROTO_LL, &opt,
-                                     &exact, &error));
+        g_assert_true(cs_predict_one(cases[k].topo, cases[k].op, cases[k].bytes, cases[k].algo,
+                                     cases[k].proto, &opt, &exact, &error));
         g_assert_no_error(error);
         g_assert_false(exact.extrapolated);
         g_assert_cmpfloat(rel_error(fast.time_us, exact.time_us), <, 1e-5);

@@ -154,6 +154,16 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
     }
 }
 
+/* Into how many parts a channel's data is cut, each one chunk further per loop: one block per
+ * peer for scatter, gather and all-to-all (a chunk round visits every peer), one message for
+ * sendrecv, whose one peer takes a chunk per round (counted per rank, a loop of 512 MiB on
+ * 1,024 ranks kept its sizes below 8 GiB from being extended). */
+static int
+direct_parts(const CsAlgoArgs *args)
+{
+    return args->op == CS_OP_SEND_RECV ? 1 : args->nranks;
+}
+
 static gboolean
 direct_supports(const CsTopo *topo, CsOp op, int nranks, const char **why)
 {
@@ -218,4 +228,5 @@ const CsAlgo cs_algo_direct = {
     .ops = DIRECT_OPS,
     .supports = direct_supports,
     .build = direct_build,
+    .parts = direct_parts,
 };
