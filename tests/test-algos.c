@@ -294,6 +294,13 @@ test_loop_bytes(void)
                     16 * 32 * cs_algo_step_chunk(direct, &args));
     args.op = CS_OP_SEND_RECV;
     g_assert_cmpint(cs_algo_loop_bytes(direct, &args), ==, 32 * cs_algo_step_chunk(direct, &args));
+    /* Its message in 4 pieces over 5 channels: a loop is whole rounds of the 4 (20 chunks). */
+    args.n_channels = 5;
+    args.peer_channels = 4;
+    g_assert_cmpint(cs_algo_loop_bytes(direct, &args), ==,
+                    4 * 5 * cs_algo_step_chunk(direct, &args));
+    args.peer_channels = 8; /* at most the channels: 5 pieces, one loop of 5 chunks */
+    g_assert_cmpint(cs_algo_loop_bytes(direct, &args), ==, 5 * cs_algo_step_chunk(direct, &args));
 }
 #endif
 

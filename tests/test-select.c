@@ -303,12 +303,13 @@ check_validated_margins(const CsSelection *sel, const char *topo_name, const cha
 /* The MSCCL note is the all-reduce's on one node of 8 AMD GPUs on an xGMI mesh under RCCL's
  * pick: not on an NVIDIA node, not for all-gather alone. */
 static gboolean
-selection_notes_msccl(const char *topo_name, guint ops)
+selection_notes_msccl(const char *topo_name, guint ops, CsRedop redop)
 {
     g_autoptr(CsTopo) topo = load(topo_name);
     CsSelectOptions o;
     cs_select_options_init(&o);
     o.ops = ops;
+    o.predict.redop = redop;
     o.max_bytes = 4 << 10;
     g_autoptr(CsSelection) sel = run_select(topo, &o);
     g_autofree char *json = cs_selection_to_json(sel);
@@ -318,10 +319,16 @@ selection_notes_msccl(const char *topo_name, guint ops)
 static void
 test_rccl_msccl_note(void)
 {
-    g_test_summary("select says where RCCL's MSCCL takes the all-reduce whatever the table says");
-    g_assert_true(selection_notes_msccl("mi300x-x8-xgmi", CS_OP_BIT(CS_OP_ALL_REDUCE)));
-    g_assert_false(selection_notes_msccl("mi300x-x8-xgmi", CS_OP_BIT(CS_OP_ALL_GATHER)));
-    g_assert_false(selection_notes_msccl("dgx-h100x8", CS_OP_BIT(CS_OP_ALL_REDUCE)));
+    g_test_summary("select says where RCCL's MSCCL takes the all-reduce whatever the table says "
+                   "(not for avg, not for all-gather, not on NVIDIA GPUs)");
+    g_assert_true(
+        selection_notes_msccl("mi300x-x8-xgmi", CS_OP_BIT(CS_OP_ALL_REDUCE), CS_REDOP_SUM));
+    g_assert_false(
+        selection_notes_msccl("mi300x-x8-xgmi", CS_OP_BIT(CS_OP_ALL_GATHER), CS_REDOP_SUM));
+    g_assert_false(selection_notes_msccl("dgx-h100x8", CS_OP_BIT(CS_OP_ALL_REDUCE), CS_REDOP_SUM));
+    /* MSCCL never runs avg. */
+    g_assert_false(
+        selection_notes_msccl("mi300x-x8-xgmi", CS_OP_BIT(CS_OP_ALL_REDUCE), CS_REDOP_AVG));
 }
 
 static void

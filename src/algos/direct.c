@@ -154,14 +154,27 @@ direct_channel(CsSchedule *s, CsOp op, int P, int root, int ch, int n_ch, int pa
     }
 }
 
-/* Into how many parts a channel's data is cut, each one chunk further per loop: one block per
- * peer for scatter, gather and all-to-all (a chunk round visits every peer), one message for
- * sendrecv, whose one peer takes a chunk per round (counted per rank, a loop of 512 MiB on
- * 1,024 ranks kept its sizes below 8 GiB from being extended). */
+/* Into how many parts a channel's data is cut, each one chunk further per loop (a loop being
+ * parts x channels x chunk, cs_algo_loop_bytes()): one block per peer for scatter, gather and
+ * all-to-all (a chunk round visits every peer); for sendrecv, whose one message is cut into
+ * min(peer_channels, channels) pieces that each move a chunk per round (direct_build()), as
+ * few as make a loop whole rounds (counted per rank, a loop of 512 MiB on 1,024 ranks kept its
+ * sizes below 8 GiB from being extended). */
 static int
 direct_parts(const CsAlgoArgs *args)
 {
-    return args->op == CS_OP_SEND_RECV ? 1 : args->nranks;
+    if (args->op != CS_OP_SEND_RECV)
+        return args->nranks;
+    const int n_ch = MAX(args->n_channels, 1);
+    const int pieces = args->peer_channels > 0 ? MIN(args->peer_channels, n_ch) : n_ch;
+    int a = n_ch;
+    int b = pieces;
+    while (b != 0) {
+        const int t = a % b;
+        a = b;
+        b = t;
+    }
+    return pieces / a;
 }
 
 static gboolean

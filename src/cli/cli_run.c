@@ -572,6 +572,28 @@ predict_best_block(CsReport *report, const CsTopo *topo, CsOp op, const GArray *
         if (verified != NULL && !verify_point(topo, op, pred, popts, verified, error))
             ok = FALSE;
     }
+    /* Where the pick is no candidate (RCCL's MSCCL all-pairs) and beats them all, the fastest
+     * column repeats it (sizes_job_item()), which --pick fastest cannot print. */
+    const int nranks = popts->nranks > 0 ? popts->nranks : cs_topo_n_ranks(topo);
+    guint repeated = 0;
+    const char *repeated_algo = NULL;
+    for (guint i = 0; j.fastest_opts != NULL && i < sizes->len; i++) {
+        const CsPrediction *pred = &j.pred[i];
+        if (j.errors[i] == NULL && pred->nccl_picked && pred->algo != NULL
+            && j.fastest[i].algo == pred->algo && j.fastest[i].proto == pred->proto
+            && !cs_predict_default_candidate(pred->algo, op, topo, nranks, popts->any_algorithm)) {
+            repeated++;
+            repeated_algo = pred->algo->name;
+        }
+    }
+    if (repeated > 0) {
+        g_autofree char *note = g_strdup_printf(
+            "at %u size%s the library's pick (%s) is none of collsim's candidates and beats "
+            "them all: the fastest column repeats it (--pick fastest prints the candidates' "
+            "fastest)",
+            repeated, repeated > 1 ? "s" : "", repeated_algo);
+        cs_report_add_note(report, note);
+    }
     if (ok && predicted > 0)
         for (guint i = 0; i < unpredicted->len; i++)
             g_printerr("%s: warning: %s of %s\n", prog, cs_op_name(op),

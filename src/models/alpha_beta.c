@@ -361,8 +361,11 @@ static const CsAlphaBetaForm forms[] = {
     { "ring", CS_OP_ALL_REDUCE, "2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma", "PY09; C07",
       cs_alpha_beta_ring_allreduce },
     /* A pairwise-exchange reduce-scatter, then its all-gather: one port sends a phase's P-1
-     * blocks in turn, so all-pairs costs what the ring does (the engine overlaps their alphas). */
-    { "allpairs", CS_OP_ALL_REDUCE, "2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma",
+     * blocks in turn, so all-pairs costs what the ring does. A GPU with a link per peer (an
+     * xGMI mesh) sends them at once, which the engine models and this form does not. */
+    { "allpairs", CS_OP_ALL_REDUCE,
+      "2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma (one port: a phase's P-1 messages in "
+      "turn)",
       "TRG05 4.5, 4.1", cs_alpha_beta_ring_allreduce },
     { "ring", CS_OP_ALL_GATHER, "(P-1) alpha + (P-1)/P n beta", "TRG05 4.1",
       cs_alpha_beta_ring_allgather },

@@ -1147,8 +1147,8 @@ count_nodes(const CsTopo *topo, int nranks, const int *ranks)
 static void
 note_rccl_msccl(CsSelection *sel, const CsTopo *topo, const CsSelectOptions *o, int nranks)
 {
-    if ((o->ops & CS_OP_BIT(CS_OP_ALL_REDUCE)) == 0 || sel->nccl == NULL
-        || g_strcmp0(cs_nccl_model_constants(sel->nccl)->library, "RCCL") != 0
+    if ((o->ops & CS_OP_BIT(CS_OP_ALL_REDUCE)) == 0 || o->predict.redop == CS_REDOP_AVG
+        || sel->nccl == NULL || g_strcmp0(cs_nccl_model_constants(sel->nccl)->library, "RCCL") != 0
         || !cs_predict_rccl_mesh8(topo, nranks))
         return;
     g_autofree char *from = cs_units_format_size(256 * (gint64)cs_dtype_size(o->predict.dtype));
