@@ -127,19 +127,11 @@ allpairs_build(const CsAlgoArgs *args, GError **error)
     for (int x = 0; x < p; x++)
         m[x] = x;
     for (int c = 0; c < args->n_channels; c++) {
-        gint64 first, len, max_len = 0;
-        cs_algo_split(size.recv_bytes / es, args->n_channels, c, &first, &len);
-        for (int x = 0; x < p; x++) {
-            cs_algo_split(len, p, x, &block_first[x], &block_len[x]);
-            block_first[x] += first;
-            max_len = MAX(max_len, block_len[x]);
-        }
+        const gint64 max_len = cs_pipetree_channel_shards(size.recv_bytes / es, args->n_channels, c,
+                                                          p, block_first, block_len);
         for (gint64 i = 0; i * chunk_el < max_len; i++) {
-            for (int x = 0; x < p; x++) {
-                gint64 at = (block_first[x] + i * chunk_el) * es;
-                gint64 bytes = CLAMP(block_len[x] - i * chunk_el, 0, chunk_el) * es;
-                blocks[x] = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
-            }
+            for (int x = 0; x < p; x++)
+                blocks[x] = cs_pipetree_shard_chunk(block_first, block_len, x, i, chunk_el, es);
             cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, FALSE, c);
             for (int x = 0; x < p; x++)
                 blocks[x].src_buf = CS_BUF_OUTPUT;

@@ -245,22 +245,13 @@ nvls_build(const CsAlgoArgs *args, GError **error)
 
     for (int c = 0; c < n_channels; c++) {
         if (args->op == CS_OP_ALL_REDUCE) {
-            gint64 first, len, max_len = 0;
             g_autofree gint64 *shard_first = g_new(gint64, p);
             g_autofree gint64 *shard_len = g_new(gint64, p);
-
-            cs_algo_split(size.recv_bytes / es, n_channels, c, &first, &len);
-            for (int x = 0; x < p; x++) {
-                cs_algo_split(len, p, x, &shard_first[x], &shard_len[x]);
-                shard_first[x] += first;
-                max_len = MAX(max_len, shard_len[x]);
-            }
+            const gint64 max_len = cs_pipetree_channel_shards(size.recv_bytes / es, n_channels, c,
+                                                              p, shard_first, shard_len);
             for (gint64 i = 0; i * chunk_el < max_len; i++) {
-                for (int x = 0; x < p; x++) {
-                    gint64 at = (shard_first[x] + i * chunk_el) * es;
-                    gint64 bytes = CLAMP(shard_len[x] - i * chunk_el, 0, chunk_el) * es;
-                    blocks[x] = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
-                }
+                for (int x = 0; x < p; x++)
+                    blocks[x] = cs_pipetree_shard_chunk(shard_first, shard_len, x, i, chunk_el, es);
                 cs_pipetree_direct_reduce_scatter(sink, c, m, p, blocks, i, (int)i, TRUE, 0);
                 for (int x = 0; x < p; x++)
                     blocks[x].src_buf = CS_BUF_OUTPUT;

@@ -139,7 +139,6 @@ nvls_tree_build(const CsAlgoArgs *args, GError **error)
 
     for (int c = 0; c < n_channels; c++) {
         int which = n_channels == 1 ? 0 : c % 2;
-        gint64 first, len, max_len = 0;
         int height = 0;
 
         /* Shard j's tree joins the heads j of every domain: an inter-domain tree per rail. */
@@ -151,18 +150,11 @@ nvls_tree_build(const CsAlgoArgs *args, GError **error)
             cs_pipetree_dtree_over(trees[j], m, n, which);
             height = MAX(height, trees[j]->height);
         }
-        cs_algo_split(size.recv_bytes / es, n_channels, c, &first, &len);
-        for (int j = 0; j < l; j++) {
-            cs_algo_split(len, l, j, &shard_first[j], &shard_len[j]);
-            shard_first[j] += first;
-            max_len = MAX(max_len, shard_len[j]);
-        }
+        const gint64 max_len = cs_pipetree_channel_shards(size.recv_bytes / es, n_channels, c, l,
+                                                          shard_first, shard_len);
         for (gint64 i = 0; i * chunk_el < max_len; i++) {
-            for (int j = 0; j < l; j++) {
-                gint64 at = (shard_first[j] + i * chunk_el) * es;
-                gint64 bytes = CLAMP(shard_len[j] - i * chunk_el, 0, chunk_el) * es;
-                blocks[j] = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
-            }
+            for (int j = 0; j < l; j++)
+                blocks[j] = cs_pipetree_shard_chunk(shard_first, shard_len, j, i, chunk_el, es);
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank(domains, g, x);

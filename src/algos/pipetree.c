@@ -886,6 +886,28 @@ visit_distance(int j, int k, int rotate)
     return 1 + (j - 1 + rotate % (k - 1)) % (k - 1);
 }
 
+gint64
+cs_pipetree_channel_shards(gint64 count, int n_channels, int c, int k, gint64 *first, gint64 *len)
+{
+    gint64 channel_first, channel_len, longest = 0;
+    cs_algo_split(count, n_channels, c, &channel_first, &channel_len);
+    for (int x = 0; x < k; x++) {
+        cs_algo_split(channel_len, k, x, &first[x], &len[x]);
+        first[x] += channel_first;
+        longest = MAX(longest, len[x]);
+    }
+    return longest;
+}
+
+CsBlockMove
+cs_pipetree_shard_chunk(const gint64 *first, const gint64 *len, int x, gint64 i, gint64 chunk_el,
+                        int es)
+{
+    const gint64 at = (first[x] + i * chunk_el) * es;
+    const gint64 bytes = CLAMP(len[x] - i * chunk_el, 0, chunk_el) * es;
+    return (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
+}
+
 /* In the switch, the messages into member h are one ld_reduce: the first visited (from h - 1
  * unrotated) leads it and also brings h's own copy to the switch, the others share its last
  * hop. */
@@ -1099,24 +1121,15 @@ cs_collnet_direct_schedule(const CsAlgoArgs *args, const CsNodeGroups *nodes, gi
     CsSchedule *sched = cs_algo_schedule_new(args);
 
     for (int c = 0; c < args->n_channels; c++) {
-        gint64 first, len, max_len = 0;
-
-        cs_algo_split(size.recv_bytes / es, args->n_channels, c, &first, &len);
-        for (int h = 0; h < heads; h++) {
-            cs_algo_split(len, heads, h, &shard_first[h], &shard_len[h]);
-            shard_first[h] += first;
-            max_len = MAX(max_len, shard_len[h]);
-        }
+        const gint64 max_len = cs_pipetree_channel_shards(size.recv_bytes / es, args->n_channels, c,
+                                                          heads, shard_first, shard_len);
         for (gint64 i = 0; i * chunk_el < max_len; i++) {
             /* Block x of the node's phases is head x's piece; other ranks own nothing. */
             for (int x = 0; x < l; x++)
                 blocks[x] = (CsBlockMove){ CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 0 };
-            for (int h = 0; h < heads; h++) {
-                gint64 at = (shard_first[h] + i * chunk_el) * es;
-                gint64 bytes = CLAMP(shard_len[h] - i * chunk_el, 0, chunk_el) * es;
+            for (int h = 0; h < heads; h++)
                 blocks[cs_collnet_head_local(h, heads, l)]
-                    = (CsBlockMove){ CS_BUF_INPUT, at, CS_BUF_OUTPUT, at, bytes };
-            }
+                    = cs_pipetree_shard_chunk(shard_first, shard_len, h, i, chunk_el, es);
             for (int g = 0; g < n; g++) {
                 for (int x = 0; x < l; x++)
                     m[x] = cs_node_groups_rank(nodes, g, x);

@@ -174,6 +174,15 @@ typedef struct {
     gint64 bytes;
 } CsBlockMove;
 
+/* Channel @c's share of @count elements (cs_algo_split() over @n_channels), cut into @k shards
+ * the same way: shard x starts at element @first[x] and holds @len[x]. Returns the longest. */
+gint64 cs_pipetree_channel_shards(gint64 count, int n_channels, int c, int k, gint64 *first,
+                                  gint64 *len);
+/* Chunk @i (@chunk_el elements of @es bytes) of shard @x of cs_pipetree_channel_shards(), from
+ * the input to the output at the same offsets; empty past the shard's end. */
+CsBlockMove cs_pipetree_shard_chunk(const gint64 *first, const gint64 *len, int x, gint64 i,
+                                    gint64 chunk_el, int es);
+
 /* Reduce-scatter among @m[0..k-1]: member x receives block x's @src from every other member
  * and reduces it with its own into its @dst (one member: a copy). Sends at @time, receives at
  * @time + 1; member x sends to x+q and receives from x-q in order q = 1..k-1, interleaved
