@@ -37,6 +37,7 @@
 
 #include "algos/algo.h"
 #include "algos/pipetree.h"
+#include "base/units.h"
 
 /* One MSCCL algorithm file of RCCL 2.21.5's allreduce_pairs set, out-of-place (nccl-tests'
  * first column): the sizes it takes, its protocol, channels and chunks per loop. */
@@ -79,6 +80,25 @@ cs_allpairs_msccl_plan(gint64 size_bytes, gint64 count, int nranks, CsProto *pro
         }
     }
     return FALSE;
+}
+
+/**
+ * cs_allpairs_msccl_text:
+ * The files' rule in words for elements of @type_size bytes, from the table: "from 1 KiB to 16
+ * MiB (element counts a multiple of 256, of 512 above 64 KiB; not avg)". (transfer full)
+ */
+char *
+cs_allpairs_msccl_text(int type_size)
+{
+    const MscclFile *first = &allpairs_files[0];
+    const MscclFile *last = &allpairs_files[G_N_ELEMENTS(allpairs_files) - 1];
+    g_autofree char *from = cs_units_format_size((gint64)first->chunks_per_loop * type_size);
+    g_autofree char *to = cs_units_format_size(last->max_bytes);
+    g_autofree char *above = cs_units_format_size(first->max_bytes);
+    return g_strdup_printf("from %s to %s (element counts a multiple of %d, of %d above %s; not "
+                           "avg)",
+                           from, to, first->chunks_per_loop, allpairs_files[1].chunks_per_loop,
+                           above);
 }
 
 /**

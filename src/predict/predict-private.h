@@ -96,6 +96,9 @@ gboolean cs_predict_spans_nvlink_domains(const CsTopo *topo, int nranks);
 /* One node of 8 AMD GPUs on single xGMI links, as RCCL's rome_model_79, which enables MSCCL
  * (predict_channels.c). */
 gboolean cs_predict_rccl_mesh8(const CsTopo *topo, int nranks);
+/* Whether RCCL under @model runs MSCCL's all-pairs files there (predict_best.c). */
+gboolean cs_predict_rccl_msccl_node(const CsTopo *topo, int nranks, const CsNcclModel *model,
+                                    CsRedop redop);
 /* Whether an nccl-tests run could carry @op with @proto on @algo (predict_candidates.c). */
 gboolean cs_predict_proto_in_nccl_tests(const CsTopo *topo, const CsAlgo *algo, CsOp op,
                                         CsProto proto, gint64 size_bytes, int nranks, int release);

@@ -34,31 +34,45 @@ cs_pick_from_name(const char *name, CsPick *pick, GError **error)
     return FALSE;
 }
 
+/**
+ * cs_predict_rccl_msccl_node:
+ * Whether RCCL under @model runs MSCCL's all-pairs files for the all-reduces they cover on
+ * @nranks ranks of @topo with @redop: one node of 8 fully xGMI-connected AMD GPUs
+ * (rome_model_79's mscclEnabled, cs_predict_rccl_mesh8()), any operator but avg
+ * (msccl_lifecycle.cc: no MSCCL for op >= ncclAvg). Which sizes: cs_allpairs_msccl_plan().
+ */
+gboolean
+cs_predict_rccl_msccl_node(const CsTopo *topo, int nranks, const CsNcclModel *model, CsRedop redop)
+{
+    return redop != CS_REDOP_AVG && model != NULL
+           && g_strcmp0(cs_nccl_model_constants(model)->library, "RCCL") == 0
+           && cs_predict_rccl_mesh8(topo, nranks);
+}
+
 /* RCCL's MSCCL scheduler, which RCCL asks before its own tuning model (ROCm/rccl 2.21.5
- * src/collectives.cc: mscclEnqueueCheck() ahead of ncclEnqueueCheck()): on one node of 8 fully
- * xGMI-connected AMD GPUs (rome_model_79's mscclEnabled, cs_predict_rccl_mesh8()) an
- * all-reduce whose size (count x type size) and element count an allreduce_pairs file takes
- * runs that file (allpairs.c), except with the avg operator (msccl_lifecycle.cc: no MSCCL for
- * op >= ncclAvg). RCCL reads neither NCCL_ALGO nor NCCL_PROTO there; collsim treats a forced
- * algorithm or protocol (--algo, --proto, a trace's NCCL_ALGO/NCCL_PROTO) as forcing the
- * choice, so a forced one other than the file's keeps MSCCL out. 1 with @out set, 0 where it
- * does not apply (or collsim refuses it), -1 with @error. */
+ * src/collectives.cc: mscclEnqueueCheck() ahead of ncclEnqueueCheck()): where
+ * cs_predict_rccl_msccl_node(), an all-reduce whose size (count x type size) and element count
+ * an allreduce_pairs file takes runs that file (allpairs.c). RCCL reads neither NCCL_ALGO nor
+ * NCCL_PROTO there; collsim treats a forced algorithm or protocol (--algo, --proto, a trace's
+ * NCCL_ALGO/NCCL_PROTO) as forcing the choice, so a forced one other than the file's keeps
+ * MSCCL out. 1 with @out set, 0 where it does not apply (or collsim refuses it), -1 with
+ * @error. */
 static int
 predict_rccl_msccl(const CsTopo *topo, CsOp op, gint64 size_bytes, const CsAlgo *algo_filter,
                    int proto_filter, const CsPredictOptions *options, CsPrediction *out,
                    GError **error)
 {
-    const CsAlgo *allpairs = cs_algo_lookup("allpairs", NULL);
     const int nranks = options->nranks > 0 ? options->nranks : cs_topo_n_ranks(topo);
     const int es = cs_dtype_size(options->dtype);
     const gint64 count = size_bytes / es;
     CsProto proto;
-    if (op != CS_OP_ALL_REDUCE || options->redop == CS_REDOP_AVG || allpairs == NULL
-        || (algo_filter != NULL && algo_filter != allpairs)
-        || g_strcmp0(cs_nccl_model_constants(options->nccl)->library, "RCCL") != 0
-        || !cs_predict_rccl_mesh8(topo, nranks)
+    if (op != CS_OP_ALL_REDUCE
+        || !cs_predict_rccl_msccl_node(topo, nranks, options->nccl, options->redop)
         || !cs_allpairs_msccl_plan(count * es, count, nranks, &proto, NULL)
         || (proto_filter >= 0 && proto_filter != (int)proto))
+        return 0;
+    const CsAlgo *allpairs = cs_algo_lookup("allpairs", NULL);
+    if (allpairs == NULL || (algo_filter != NULL && algo_filter != allpairs))
         return 0;
     g_autoptr(GError) local = NULL;
     if (cs_predict_one(topo, op, size_bytes, allpairs, proto, options, out, &local)) {

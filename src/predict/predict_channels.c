@@ -297,11 +297,11 @@ cs_predict_default_channels_at(const CsTopo *topo, const CsAlgo *algo, CsOp op, 
     P2pPlan plan;
     if (cs_predict_p2p_plan(topo, algo, op, proto, size_bytes, nranks, release, &plan))
         return plan.channels;
-    /* NCCL's collective algorithms (the ones models/nccl.c maps to one) run on many channels;
-     * the others are MPI classics that move one message at a time per rank. */
     /* RCCL's MSCCL files fix their channels (allpairs.c). */
     if (g_strcmp0(algo->name, "allpairs") == 0)
         return cs_allpairs_channels(proto, size_bytes);
+    /* NCCL's collective algorithms (the ones models/nccl.c maps to one) run on many channels;
+     * the others are MPI classics that move one message at a time per rank. */
     CsNcclAlgo na;
     if (!cs_nccl_algo_from_collsim(algo->name, &na))
         return 1;

@@ -44,6 +44,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "algos/allpairs.h"
 #include "algos/registry.h"
 #include "base/json_util.h"
 #include "base/parallel.h"
@@ -1147,17 +1148,15 @@ count_nodes(const CsTopo *topo, int nranks, const int *ranks)
 static void
 note_rccl_msccl(CsSelection *sel, const CsTopo *topo, const CsSelectOptions *o, int nranks)
 {
-    if ((o->ops & CS_OP_BIT(CS_OP_ALL_REDUCE)) == 0 || o->predict.redop == CS_REDOP_AVG
-        || sel->nccl == NULL || g_strcmp0(cs_nccl_model_constants(sel->nccl)->library, "RCCL") != 0
-        || !cs_predict_rccl_mesh8(topo, nranks))
+    if ((o->ops & CS_OP_BIT(CS_OP_ALL_REDUCE)) == 0
+        || !cs_predict_rccl_msccl_node(topo, nranks, sel->nccl, o->predict.redop))
         return;
-    g_autofree char *from = cs_units_format_size(256 * (gint64)cs_dtype_size(o->predict.dtype));
+    g_autofree char *rule = cs_allpairs_msccl_text(cs_dtype_size(o->predict.dtype));
     g_autofree char *line = g_strdup_printf(
-        "allreduce: RCCL's MSCCL scheduler runs its all-pairs files on this node from %s to 16 MiB "
-        "(element counts a multiple of 256, of 512 above 64 KiB; not avg) before NCCL_ALGO, "
-        "NCCL_PROTO or a tuner plugin is read: there the table does not change what RCCL runs "
-        "(collsim's allpairs; docs/rccl-model.md)",
-        from);
+        "allreduce: RCCL's MSCCL scheduler runs its all-pairs files on this node %s before "
+        "NCCL_ALGO, NCCL_PROTO or a tuner plugin is read: there the table does not change what "
+        "RCCL runs (collsim's allpairs; docs/rccl-model.md)",
+        rule);
     cs_selection_add_note(sel, line);
 }
 
